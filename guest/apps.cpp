@@ -1,0 +1,135 @@
+#include "guest/apps.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace vtoe::guest {
+
+using cpu::CycleClass;
+
+WorkloadType parse_workload_type(const std::string& text) {
+  if (text == "tcp_tx") return WorkloadType::TcpTx;
+  if (text == "tcp_rx") return WorkloadType::TcpRx;
+  if (text == "cpu") return WorkloadType::Cpu;
+  if (text == "rpc") return WorkloadType::Rpc;
+  throw std::invalid_argument("unknown workload type '" + text + "'");
+}
+
+const char* to_string(WorkloadType type) {
+  switch (type) {
+    case WorkloadType::TcpTx: return "tcp_tx";
+    case WorkloadType::TcpRx: return "tcp_rx";
+    case WorkloadType::Cpu: return "cpu";
+    case WorkloadType::Rpc: return "rpc";
+  }
+  return "?";
+}
+
+// The byte at stream offset i: lets the peer check every byte end to end.
+inline std::uint8_t pattern_byte(std::uint64_t i) { return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff); }
+
+Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
+                         SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)
+    : core::Module(name),
+      workload_(workload),
+      sockets_(sockets),
+      core_(core),
+      ctx_(core.add_context(std::string(this->name()), 2, owner)),
+      costs_(costs) {
+  SC_THREAD(run);
+}
+
+bool Application::stopped() const {
+  if (workload_.stop_ps && core::now_ps() >= workload_.stop_ps) return true;
+  if (workload_.total_bytes &&
+      counters_.tx_bytes + counters_.rx_bytes >= workload_.total_bytes)
+    return true;
+  return false;
+}
+
+void Application::fail(const std::string& why) {
+  counters_.failed = true;
+  counters_.error = why;
+  VTOE_LOG(log_, Warn) << why;
+}
+
+void Application::run() {
+  if (workload_.start_ps) sc_core::wait(core::ps(workload_.start_ps));
+  switch (workload_.type) {
+    case WorkloadType::TcpTx: run_tx(); break;
+    case WorkloadType::TcpRx: run_rx(); break;
+    case WorkloadType::Cpu: run_cpu(); break;
+    case WorkloadType::Rpc: run_rpc(); break;
+  }
+}
+
+void Application::run_tx() {
+  const int s = sockets_.socket(ctx_);
+  if (s < 0) return fail("socket() failed");
+  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port); e != SockError::Ok)
+    return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+  std::vector<std::uint8_t> msg(workload_.message_size);
+  std::uint64_t offset = 0;
+  while (!stopped()) {
+    for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = pattern_byte(offset + i);
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+    const std::size_t n = sockets_.send(ctx_, s, msg.data(), msg.size());
+    counters_.tx_bytes += n;
+    offset += n;
+    if (n < msg.size()) return fail("send() stopped early: connection lost");
+  }
+  sockets_.close(ctx_, s);
+}
+
+void Application::run_rx() {
+  const int ls = sockets_.socket(ctx_);
+  if (ls < 0) return fail("socket() failed");
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 4); e != SockError::Ok)
+    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  const int s = sockets_.accept(ctx_, ls);
+  if (s < 0) return fail("accept() failed with error " + std::to_string(s));
+  std::vector<std::uint8_t> msg(workload_.message_size);
+  std::uint64_t offset = 0;
+  while (!stopped()) {
+    const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size());
+    if (n == 0) break;  // peer closed
+    for (std::size_t i = 0; i < n; ++i)
+      if (msg[i] != pattern_byte(offset + i)) return fail("received data corrupted at byte " + std::to_string(offset + i));
+    offset += n;
+    counters_.rx_bytes += n;
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+  }
+  sockets_.close(ctx_, s);
+}
+
+void Application::run_cpu() {
+  while (!workload_.stop_ps || core::now_ps() < workload_.stop_ps)
+    core_.execute(ctx_, workload_.cpu_chunk_cycles, CycleClass::GuestUser);
+}
+
+void Application::run_rpc() {
+  const int s = sockets_.socket(ctx_);
+  if (s < 0) return fail("socket() failed");
+  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port); e != SockError::Ok)
+    return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+  std::vector<std::uint8_t> req(workload_.message_size, 0x5a);
+  std::vector<std::uint8_t> resp(std::max<std::uint32_t>(workload_.response_size, 1));
+  while (!stopped()) {
+    const core::TimePs t0 = core::now_ps();
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+    if (sockets_.send(ctx_, s, req.data(), req.size()) < req.size()) return fail("send() failed");
+    counters_.tx_bytes += req.size();
+    std::size_t got = 0;
+    while (got < workload_.response_size) {
+      const std::size_t n = sockets_.recv(ctx_, s, resp.data(), workload_.response_size - got);
+      if (n == 0) return fail("connection closed during a response");
+      got += n;
+    }
+    counters_.rx_bytes += got;
+    ++counters_.transactions;
+    counters_.latency_sum_ps += core::now_ps() - t0;
+  }
+  sockets_.close(ctx_, s);
+}
+
+}  // namespace vtoe::guest

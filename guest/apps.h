@@ -1,0 +1,67 @@
+// Guest applications: the workloads of the paper's experiments. Each runs as one process (a core
+// context of process priority) in a SystemC thread and counts the bytes its socket calls moved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+
+#include "models/core/module.h"
+#include "models/cpu/core.h"
+#include "guest/socket_api.h"
+
+namespace vtoe::guest {
+
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc };
+WorkloadType parse_workload_type(const std::string& text);
+const char* to_string(WorkloadType type);
+
+struct Workload {
+  WorkloadType type = WorkloadType::TcpTx;
+  std::uint32_t message_size = 8000;
+  std::uint32_t response_size = 64;   // rpc
+  std::uint16_t port = 5001;          // peer port (tx, rpc) or local listening port (rx)
+  std::uint32_t peer_ip = 0;
+  std::uint64_t total_bytes = 0;      // 0 = unlimited
+  core::TimePs start_ps = 0;
+  core::TimePs stop_ps = 0;           // 0 = never
+  double cpu_chunk_cycles = 1e6;      // cpu: work between checks of the stop time
+};
+
+// Application-level progress, read by the runner.
+struct AppCounters {
+  std::uint64_t tx_bytes = 0;
+  std::uint64_t rx_bytes = 0;
+  std::uint64_t transactions = 0;
+  std::uint64_t latency_sum_ps = 0;
+  bool failed = false;
+  std::string error;
+};
+
+class Application : public core::Module {
+ public:
+  SC_HAS_PROCESS(Application);
+  Application(const sc_core::sc_module_name& name, const Workload& workload, SocketLayer& sockets,
+              cpu::Core& core, int owner, const GuestCosts& costs);
+
+  const AppCounters& counters() const { return counters_; }
+  const Workload& workload() const { return workload_; }
+
+ private:
+  void run();
+  void run_tx();
+  void run_rx();
+  void run_cpu();
+  void run_rpc();
+  bool stopped() const;
+  void fail(const std::string& why);
+
+  Workload workload_;
+  SocketLayer& sockets_;
+  cpu::Core& core_;
+  cpu::Core::Context& ctx_;
+  GuestCosts costs_;
+  AppCounters counters_;
+};
+
+}  // namespace vtoe::guest

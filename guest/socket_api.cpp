@@ -1,0 +1,234 @@
+#include "guest/socket_api.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vtoe::guest {
+
+using cpu::CycleClass;
+using toe::EventType;
+
+SocketLayer::SocketLayer(const sc_core::sc_module_name& name, ToeDriver& driver, cpu::Core& core,
+                         GuestMemory& mem, const GuestCosts& costs, const SocketParams& params)
+    : core::Module(name),
+      driver_(driver),
+      core_(core),
+      mem_(mem),
+      costs_(costs),
+      params_(params),
+      sends_(stats_.counter("send_calls", "send() calls")),
+      recvs_(stats_.counter("recv_calls", "recv() calls")),
+      blocked_(stats_.counter("blocked", "times a call slept")),
+      errors_(stats_.counter("errors", "error completions")) {
+  driver_.on_completion([this](const toe::EcqDesc& d) { on_completion(d); });
+}
+
+SocketLayer::Socket* SocketLayer::get(int s) {
+  auto it = sockets_.find(s);
+  return it == sockets_.end() ? nullptr : &it->second;
+}
+
+SocketLayer::Socket& SocketLayer::create_socket() {
+  // Socket ids are 16-bit on the TOE side; skip ids still in use after a wrap.
+  while (sockets_.count(next_id_) || next_id_ == 0) next_id_ = (next_id_ + 1) & 0xffff;
+  Socket& so = sockets_[next_id_];
+  so.id = next_id_;
+  next_id_ = (next_id_ + 1) & 0xffff;
+  so.tx_addr = mem_.allocate(params_.send_buffer, 4096);
+  so.rx_addr = mem_.allocate(params_.recv_buffer, 4096);
+  return so;
+}
+
+void SocketLayer::block(Ctx& ctx, Socket& so) {
+  (void)ctx;
+  ++blocked_;
+  ++so.waiters;
+  sc_core::wait(so.ev);
+  --so.waiters;
+}
+
+void SocketLayer::wake(Socket& so) {
+  if (so.waiters > 0) {
+    // The kernel thread makes the sleeping process runnable.
+    so.ev.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes) {
+  core_.execute(ctx, costs_.copy_fixed + costs_.copy_per_byte * static_cast<double>(bytes),
+                CycleClass::GuestKernel);
+}
+
+int SocketLayer::socket(Ctx& ctx) {
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  driver_.start(ctx);
+  return create_socket().id;
+}
+
+void SocketLayer::command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
+                          std::uint16_t arg, bool with_rx_buffer) {
+  toe::CmdDesc cmd{};
+  cmd.opcode = static_cast<std::uint8_t>(op);
+  cmd.sock = static_cast<std::uint16_t>(so.id);
+  cmd.ip = ip;
+  cmd.port = port;
+  cmd.arg = arg;
+  if (with_rx_buffer) {
+    cmd.rx_addr = so.rx_addr;
+    cmd.rx_size = params_.recv_buffer;
+  }
+  cmd.cookie = next_cookie_++;
+  so.cmd_done = false;
+  driver_.post(ctx, toe::Ring::Cmd, &cmd);
+}
+
+SockError SocketLayer::connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t port) {
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* so = get(s);
+  if (!so) return SockError::BadSocket;
+  command(ctx, *so, toe::CmdOp::Connect, ip, port, 0, true);
+  while (!so->connected && so->err == SockError::Ok) block(ctx, *so);
+  return so->err;
+}
+
+SockError SocketLayer::listen(Ctx& ctx, int s, std::uint16_t port, int backlog) {
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* so = get(s);
+  if (!so) return SockError::BadSocket;
+  command(ctx, *so, toe::CmdOp::Listen, 0, port, static_cast<std::uint16_t>(backlog), false);
+  while (!so->cmd_done && so->err == SockError::Ok) block(ctx, *so);
+  if (so->err == SockError::Ok) so->listening = true;
+  return so->err;
+}
+
+int SocketLayer::accept(Ctx& ctx, int s) {
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* ls = get(s);
+  if (!ls || !ls->listening) return static_cast<int>(SockError::BadSocket);
+  Socket& so = create_socket();
+  command(ctx, so, toe::CmdOp::Accept, 0, 0, static_cast<std::uint16_t>(s), true);
+  while (!so.connected && so.err == SockError::Ok) block(ctx, so);
+  if (so.err != SockError::Ok) {
+    const int e = static_cast<int>(so.err);
+    sockets_.erase(so.id);
+    return e;
+  }
+  return so.id;
+}
+
+std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len) {
+  ++sends_;
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* so = get(s);
+  if (!so || !so->connected) return 0;
+  const std::uint32_t size = params_.send_buffer;
+  std::size_t done = 0;
+  while (done < len) {
+    if (so->err != SockError::Ok || so->closed) break;
+    const std::uint64_t used = so->tx_tail - so->tx_done;
+    if (used >= size) {
+      block(ctx, *so);
+      continue;
+    }
+    // One context covers a contiguous piece of the ring.
+    const std::uint32_t pos = static_cast<std::uint32_t>(so->tx_tail % size);
+    const std::size_t n = std::min<std::size_t>(
+        {len - done, size - used, size - pos, params_.max_context});
+    copy_cost(ctx, n);
+    mem_.write(so->tx_addr + pos, data + done, n);
+    toe::SendDesc desc{};
+    desc.sock = static_cast<std::uint16_t>(so->id);
+    desc.length = static_cast<std::uint32_t>(n);
+    desc.addr = so->tx_addr + pos;
+    desc.cookie = next_cookie_++;
+    so->tx_tail += n;
+    done += n;
+    driver_.post(ctx, toe::Ring::Send, &desc);
+  }
+  return done;
+}
+
+std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max) {
+  ++recvs_;
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* so = get(s);
+  if (!so || !so->connected) return 0;
+  const std::uint32_t size = params_.recv_buffer;
+  while (so->rx_avail_end == so->rx_read) {
+    if (so->peer_closed || so->err != SockError::Ok || so->closed) return 0;
+    if (!so->waiting_notify) {
+      // Ask the TOE to interrupt on the next data rather than when the buffer fills.
+      toe::RecvDesc desc{};
+      desc.sock = static_cast<std::uint16_t>(so->id);
+      desc.flags = toe::kRecvNotifyNow;
+      so->waiting_notify = true;
+      driver_.post(ctx, toe::Ring::Recv, &desc);
+      continue;  // the post may have slept; look again
+    }
+    block(ctx, *so);
+  }
+  const std::size_t avail = so->rx_avail_end - so->rx_read;
+  std::size_t n = std::min(avail, max);
+  copy_cost(ctx, n);
+  std::size_t copied = 0;
+  while (copied < n) {  // the data may wrap around the ring's end
+    const std::uint32_t pos = static_cast<std::uint32_t>((so->rx_read + copied) % size);
+    const std::size_t piece = std::min<std::size_t>(n - copied, size - pos);
+    mem_.read(so->rx_addr + pos, out + copied, piece);
+    copied += piece;
+  }
+  so->rx_read += n;
+  toe::RecvDesc desc{};
+  desc.sock = static_cast<std::uint16_t>(so->id);
+  desc.release = static_cast<std::uint32_t>(n);
+  driver_.post(ctx, toe::Ring::Recv, &desc);
+  return n;
+}
+
+void SocketLayer::close(Ctx& ctx, int s) {
+  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  Socket* so = get(s);
+  if (!so || so->closed) return;
+  command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
+  so->closed = true;
+}
+
+SockError SocketLayer::error(int s) const {
+  auto it = sockets_.find(s);
+  return it == sockets_.end() ? SockError::BadSocket : it->second.err;
+}
+
+void SocketLayer::on_completion(const toe::EcqDesc& d) {
+  Socket* so = get(d.sock);
+  if (!so) return;
+  bool wake_needed = true;
+  switch (static_cast<EventType>(d.type)) {
+    case EventType::CmdDone: so->cmd_done = true; break;
+    case EventType::Connected:
+    case EventType::Accepted: so->connected = true; break;
+    case EventType::SendDone: so->tx_done += d.length; break;
+    case EventType::RxData:
+      so->rx_avail_end += d.length;
+      so->waiting_notify = false;
+      break;
+    case EventType::PeerClosed: so->peer_closed = true; break;
+    case EventType::Closed:
+      so->closed = true;
+      if (d.status != 0 && so->err == SockError::Ok) so->err = SockError::Reset;
+      break;
+    case EventType::Error:
+      ++errors_;
+      so->err = d.status == static_cast<int>(toe::Status::Refused)    ? SockError::Refused
+                : d.status == static_cast<int>(toe::Status::TimedOut) ? SockError::TimedOut
+                : d.status == static_cast<int>(toe::Status::Reset)    ? SockError::Reset
+                                                                       : SockError::NoResources;
+      break;
+    default: wake_needed = false; break;
+  }
+  if (wake_needed && so->waiters > 0) {
+    core_.execute(driver_.kthread_context(), costs_.wakeup, CycleClass::GuestKernel);
+  }
+  wake(*so);
+}
+
+}  // namespace vtoe::guest

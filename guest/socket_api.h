@@ -1,0 +1,90 @@
+// The guest's socket API (paper §2.2), BSD-like and blocking, on top of the TOE driver's rings.
+// Data is copied by programmed I/O between the application's buffer and a per-socket kernel
+// buffer in guest memory (one-copy): send() fills the kernel send buffer and posts SendQ
+// contexts pointing into it; the TOE writes received payload into the kernel receive buffer and
+// recv() copies it out and hands the space back through RecvQ.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <systemc>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/cpu/core.h"
+#include "models/toe/descriptors.h"
+#include "guest/costs.h"
+#include "guest/guest_memory.h"
+#include "guest/toe_driver.h"
+
+namespace vtoe::guest {
+
+struct SocketParams {
+  std::uint32_t send_buffer = 64 * 1024;  // kernel send buffer per socket
+  std::uint32_t recv_buffer = 64 * 1024;  // kernel receive buffer per socket
+  std::uint32_t max_context = 64 * 1024;  // largest payload of one SendQ context
+};
+
+enum class SockError : int { Ok = 0, BadSocket = -1, Refused = -2, Reset = -3, TimedOut = -4, NoResources = -5, Closed = -6 };
+
+class SocketLayer : public core::Module {
+ public:
+  using Ctx = cpu::Core::Context;
+  SocketLayer(const sc_core::sc_module_name& name, ToeDriver& driver, cpu::Core& core,
+              GuestMemory& mem, const GuestCosts& costs, const SocketParams& params);
+
+  int socket(Ctx& ctx);  // >0 socket id, <0 error
+  SockError connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t port);
+  SockError listen(Ctx& ctx, int s, std::uint16_t port, int backlog);
+  int accept(Ctx& ctx, int s);  // new socket id or <0
+  // Blocks until all `len` bytes are in kernel buffers; returns bytes taken (< len on error).
+  std::size_t send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len);
+  // Blocks until at least one byte is there; returns bytes copied, 0 at end of stream or error.
+  std::size_t recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max);
+  void close(Ctx& ctx, int s);
+  SockError error(int s) const;
+
+  void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread
+
+ private:
+  struct Socket {
+    int id = 0;
+    bool listening = false, connected = false, peer_closed = false, closed = false;
+    SockError err = SockError::Ok;
+    // Kernel send buffer: a byte ring; [tx_done, tx_tail) is owned by the TOE until SendDone.
+    std::uint64_t tx_addr = 0;
+    std::uint64_t tx_tail = 0, tx_done = 0;
+    // Kernel receive buffer: [rx_read, rx_avail_end) is data the TOE reported.
+    std::uint64_t rx_addr = 0;
+    std::uint64_t rx_read = 0, rx_avail_end = 0;
+    bool waiting_notify = false;
+    std::deque<int> accepted;  // listener: sockets whose Accepted arrived
+    bool cmd_done = false;
+    int waiters = 0;
+    sc_core::sc_event ev;
+  };
+  Socket* get(int s);
+  Socket& create_socket();
+  void block(Ctx& ctx, Socket& so);  // sleep until the socket's event
+  void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
+               std::uint16_t arg, bool with_rx_buffer);
+  void copy_cost(Ctx& ctx, std::size_t bytes);
+  void wake(Socket& so);
+
+  ToeDriver& driver_;
+  cpu::Core& core_;
+  GuestMemory& mem_;
+  GuestCosts costs_;
+  SocketParams params_;
+  std::map<int, Socket> sockets_;
+  int next_id_ = 1;
+  std::uint32_t next_cookie_ = 1;
+  std::vector<std::uint8_t> bounce_;
+  core::Counter& sends_;
+  core::Counter& recvs_;
+  core::Counter& blocked_;
+  core::Counter& errors_;
+};
+
+}  // namespace vtoe::guest

@@ -1,0 +1,80 @@
+// The guest's TOE driver (paper §2.2): owns the four rings of its control channel in guest
+// memory, posts contexts and rings doorbells, and handles the TOE interrupt in two halves: an
+// interrupt service routine that drains the ECQ, and a kernel thread that delivers each
+// completion to its socket. Every step is charged to the core as guest kernel cycles.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <systemc>
+#include <tlm>
+
+#include "models/core/module.h"
+#include "models/cpu/core.h"
+#include "models/toe/descriptors.h"
+#include "guest/costs.h"
+#include "guest/guest_memory.h"
+
+namespace vtoe::guest {
+
+struct DriverParams {
+  std::uint64_t regs_addr = 0;       // bus address of the control channel's register page
+  std::uint32_t ring_entries = 256;  // per ring, power of two
+};
+
+class ToeDriver : public core::Module {
+ public:
+  sc_core::sc_in<bool> irq;
+
+  SC_HAS_PROCESS(ToeDriver);
+  ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner, GuestMemory& mem,
+            const GuestCosts& costs, const DriverParams& params, tlm::tlm_initiator_socket<>& bus);
+
+  // Allocates the rings and programs the channel. Call once from a thread before any post.
+  void start(cpu::Core::Context& ctx);
+  // Post one context on behalf of `ctx` (waits while the ring is full).
+  void post(cpu::Core::Context& ctx, toe::Ring ring, const void* desc);
+  // Where completions go (called in the kernel thread, after its per-event cost).
+  void on_completion(std::function<void(const toe::EcqDesc&)> cb) { deliver_ = std::move(cb); }
+
+  // Register access on behalf of `ctx`: the core stalls for the bus latency.
+  void write_reg(cpu::Core::Context& ctx, std::uint64_t offset, std::uint32_t value);
+  std::uint32_t read_reg(cpu::Core::Context& ctx, std::uint64_t offset);
+
+  std::uint64_t interrupts() const { return interrupts_.value(); }
+  cpu::Core::Context& kthread_context() { return kthread_ctx_; }
+
+ private:
+  struct RingState {
+    std::uint64_t addr = 0;
+    std::uint32_t tail = 0;   // host->TOE: next slot to fill; ECQ: unused
+    std::uint32_t head = 0;   // ECQ: next slot to read; host->TOE: last head seen
+  };
+  void isr_thread();
+  void kthread();
+  std::uint64_t ring_reg(toe::Ring r, std::uint64_t sub) const {
+    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
+  }
+
+  cpu::Core& core_;
+  GuestMemory& mem_;
+  GuestCosts costs_;
+  DriverParams params_;
+  tlm::tlm_initiator_socket<>& bus_;
+  cpu::Core::Context& isr_ctx_;
+  cpu::Core::Context& kthread_ctx_;
+  RingState rings_[toe::kRings];
+  std::deque<toe::EcqDesc> events_;
+  std::function<void(const toe::EcqDesc&)> deliver_;
+  sc_core::sc_event events_ev_;
+  sc_core::sc_event ring_space_ev_;
+  bool started_ = false;
+  core::Counter& interrupts_;
+  core::Counter& completions_;
+  core::Counter& posted_;
+  core::Counter& ring_full_;
+  core::Counter& bus_errors_;
+};
+
+}  // namespace vtoe::guest

@@ -1,0 +1,92 @@
+// Statistics: named counters and accumulators grouped per module, registered in creation order
+// (so every dump is deterministic). A baseline taken at the end of warm-up is subtracted on report.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace vtoe::core {
+
+class Counter {
+ public:
+  void add(std::uint64_t n = 1) { value_ += n; }
+  Counter& operator++() { ++value_; return *this; }
+  Counter& operator+=(std::uint64_t n) { value_ += n; return *this; }
+  std::uint64_t value() const { return value_; }
+  // Value since the last baseline (warm-up end).
+  std::uint64_t measured() const { return value_ - baseline_; }
+  void mark_baseline() { baseline_ = value_; }
+
+ private:
+  std::uint64_t value_ = 0;
+  std::uint64_t baseline_ = 0;
+};
+
+// Sum/count/min/max of samples (e.g. queue occupancy at each enqueue).
+class Accumulator {
+ public:
+  void sample(double v) {
+    sum_ += v;
+    ++count_;
+    if (v < min_) min_ = v;
+    if (v > max_) max_ = v;
+  }
+  std::uint64_t count() const { return count_; }
+  double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+  double min() const { return count_ ? min_ : 0.0; }
+  double max() const { return count_ ? max_ : 0.0; }
+  void mark_baseline() { *this = Accumulator(); }
+
+ private:
+  double sum_ = 0;
+  std::uint64_t count_ = 0;
+  double min_ = std::numeric_limits<double>::infinity();
+  double max_ = -std::numeric_limits<double>::infinity();
+};
+
+class StatGroup;
+
+// Every group registers itself here; the runner marks the baseline and dumps all groups.
+class StatRegistry {
+ public:
+  static StatRegistry& instance();
+  void add(StatGroup* group);
+  void remove(StatGroup* group);
+  const std::vector<StatGroup*>& groups() const { return groups_; }
+  void mark_baseline();
+
+ private:
+  std::vector<StatGroup*> groups_;
+};
+
+class StatGroup {
+ public:
+  struct CounterEntry { std::string name; std::string description; Counter* counter; };
+  struct AccumulatorEntry { std::string name; std::string description; Accumulator* acc; };
+
+  explicit StatGroup(std::string name);
+  ~StatGroup();
+  StatGroup(const StatGroup&) = delete;
+  StatGroup& operator=(const StatGroup&) = delete;
+
+  // References stay valid for the group's lifetime.
+  Counter& counter(const std::string& name, const std::string& description = "");
+  Accumulator& accumulator(const std::string& name, const std::string& description = "");
+
+  const std::string& name() const { return name_; }
+  const std::vector<CounterEntry>& counters() const { return counter_index_; }
+  const std::vector<AccumulatorEntry>& accumulators() const { return acc_index_; }
+  void mark_baseline();
+
+ private:
+  std::string name_;
+  std::deque<Counter> counters_;  // deque: stable addresses
+  std::deque<Accumulator> accs_;
+  std::vector<CounterEntry> counter_index_;
+  std::vector<AccumulatorEntry> acc_index_;
+};
+
+}  // namespace vtoe::core

@@ -1,0 +1,188 @@
+#include "models/net/peer_host.h"
+
+#include <algorithm>
+
+namespace vtoe::net {
+
+namespace {
+// Same stream pattern the guest applications send and check.
+inline std::uint8_t pattern_byte(std::uint64_t i) {
+  return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
+}
+constexpr core::TimePs kRetryPs = 1'000'000'000;  // 1 ms between connection attempts
+}  // namespace
+
+PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& params)
+    : core::Module(name),
+      params_(params),
+      buf_(64 * 1024),
+      rx_bytes_(stats_.counter("rx_bytes", "payload bytes received by peer applications")),
+      tx_bytes_(stats_.counter("tx_bytes", "payload bytes sent by peer applications")),
+      pattern_errors_(
+          stats_.counter("pattern_errors", "received bytes that differ from the sent pattern")),
+      connect_retries_(
+          stats_.counter("connect_retries", "source connection attempts refused and retried")) {
+  EthernetMacParams mp;
+  mp.rate_bps = params.rate_bps;
+  mp.address = params.stack.mac.b;
+  mp.max_frame = params.stack.mtu + 18;
+  mac_ = std::make_unique<EthernetMac>("mac", mp);
+  mac_->set_upper(this);
+  stack_ = std::make_unique<tcpip::Stack>(params_.stack, *this);
+  for (const PeerApp& app : params_.apps) {
+    if (app.type == PeerAppType::Source) continue;
+    const tcpip::ConnId l = stack_->listen(app.port, 16, 0);
+    if (!l)
+      throw std::runtime_error(std::string(this->name()) + ": cannot listen on port " +
+                               std::to_string(app.port));
+    listeners_[l] = &app;
+  }
+  SC_METHOD(timer_expired);
+  sensitive << timer_ev_;
+  dont_initialize();
+  SC_METHOD(start_sources);
+  sensitive << retry_ev_;
+}
+
+void PeerHost::start_sources() {
+  // Runs at time 0 and again on retries; connects every source whose start time has come and that
+  // has no connection yet.
+  const core::TimePs now = core::now_ps();
+  core::TimePs next = UINT64_MAX;
+  for (const PeerApp& app : params_.apps) {
+    if (app.type != PeerAppType::Source) continue;
+    bool active = false;
+    for (auto& [id, c] : conns_) active |= c.app == &app;
+    if (active) continue;
+    if (app.start_ps > now) {
+      next = std::min(next, app.start_ps);
+      continue;
+    }
+    const tcpip::ConnId c = stack_->connect(app.remote_ip, app.port, 0, now);
+    if (c) conns_[c].app = &app;
+  }
+  rearm();
+  if (next != UINT64_MAX) retry_ev_.notify(core::ps(next - now));
+}
+
+void PeerHost::receive_frame(Frame&& frame) {
+  stack_->receive_frame(frame.data(), frame.size(), core::now_ps());
+  rearm();
+}
+
+void PeerHost::transmit(tcpip::Frame&& frame) { mac_->send(std::move(frame)); }
+
+void PeerHost::rearm() {
+  const core::TimePs next = stack_->next_deadline();
+  if (next == timer_at_) return;
+  timer_at_ = next;
+  timer_ev_.cancel();
+  if (next == UINT64_MAX) return;
+  const core::TimePs now = core::now_ps();
+  timer_ev_.notify(core::ps(next > now ? next - now : 0));
+}
+
+void PeerHost::timer_expired() {
+  timer_at_ = UINT64_MAX;
+  stack_->poll(core::now_ps());
+  rearm();
+}
+
+void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
+  const core::TimePs now = core::now_ps();
+  for (;;) {
+    const std::size_t n = stack_->recv(c, buf_.data(), buf_.size(), now);
+    if (n == 0) break;
+    rx_bytes_ += n;
+    const PeerApp& app = *conn.app;
+    if (app.type == PeerAppType::Sink && app.verify_pattern) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (buf_[i] != pattern_byte(conn.rx_offset + i)) ++pattern_errors_;
+    } else if (app.type == PeerAppType::Echo) {
+      conn.owed += n;
+    } else if (app.type == PeerAppType::RpcServer) {
+      conn.request_bytes += n;
+      const std::uint32_t req = std::max<std::uint32_t>(app.request_size, 1);
+      while (conn.request_bytes >= req) {
+        conn.request_bytes -= req;
+        conn.owed += app.response_size;
+      }
+    }
+    conn.rx_offset += n;
+  }
+  if (conn.owed) fill(c, conn);
+}
+
+void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
+  const core::TimePs now = core::now_ps();
+  const PeerApp& app = *conn.app;
+  for (;;) {
+    std::size_t want = buf_.size();
+    if (app.type != PeerAppType::Source) want = std::min<std::uint64_t>(want, conn.owed);
+    want = std::min(want, stack_->send_space(c));
+    if (want == 0) break;
+    if (app.type == PeerAppType::Source)
+      for (std::size_t i = 0; i < want; ++i) buf_[i] = pattern_byte(conn.tx_offset + i);
+    else if (app.type == PeerAppType::RpcServer)
+      std::fill_n(buf_.begin(), want, 0xa5);
+    else  // echo: the guest's stream is the pattern, so the echoed bytes are that pattern too
+      for (std::size_t i = 0; i < want; ++i) buf_[i] = pattern_byte(conn.tx_offset + i);
+    const std::size_t n = stack_->send(c, buf_.data(), want, now);
+    if (n == 0) break;
+    tx_bytes_ += n;
+    conn.tx_offset += n;
+    if (app.type != PeerAppType::Source) conn.owed -= n;
+  }
+}
+
+void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
+  using tcpip::Event;
+  switch (ev) {
+    case Event::Accepted: {
+      auto it = listeners_.find(info.listener);
+      if (it == listeners_.end()) return;
+      conns_[info.conn].app = it->second;
+      break;
+    }
+    case Event::Connected: {
+      auto it = conns_.find(info.conn);
+      if (it != conns_.end()) fill(info.conn, it->second);
+      break;
+    }
+    case Event::Readable: {
+      auto it = conns_.find(info.conn);
+      if (it != conns_.end()) drain(info.conn, it->second);
+      break;
+    }
+    case Event::Writable: {
+      auto it = conns_.find(info.conn);
+      if (it != conns_.end()) fill(info.conn, it->second);
+      break;
+    }
+    case Event::PeerClosed: {
+      auto it = conns_.find(info.conn);
+      if (it != conns_.end()) drain(info.conn, it->second);
+      stack_->close(info.conn, core::now_ps());
+      break;
+    }
+    case Event::Refused:
+    case Event::TimedOut:
+    case Event::Reset:
+    case Event::Closed: {
+      auto it = conns_.find(info.conn);
+      if (it == conns_.end()) break;
+      const bool source = it->second.app->type == PeerAppType::Source;
+      conns_.erase(it);
+      if (source && ev == Event::Refused) {
+        // The guest is not listening yet: try again shortly.
+        ++connect_retries_;
+        retry_ev_.notify(core::ps(kRetryPs));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace vtoe::net

@@ -1,0 +1,83 @@
+// The simulated peer host at the far end of the link: a MAC and the same protocol engine as the
+// TOE (tcpip::Stack), with server and client applications driven by protocol events. It has no
+// CPU model: it answers as fast as the protocol allows, so the platform under test is the limit.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/net/ethernet_mac.h"
+#include "models/net/frame.h"
+#include "models/toe/tcpip/stack.h"
+
+namespace vtoe::net {
+
+enum class PeerAppType { Sink, Source, Echo, RpcServer };
+
+struct PeerApp {
+  PeerAppType type = PeerAppType::Sink;
+  std::uint16_t port = 5001;        // listening port (sink, echo, rpc) or remote port (source)
+  std::uint32_t remote_ip = 0;      // source: whom to connect to
+  std::uint32_t request_size = 0;   // rpc: bytes per request
+  std::uint32_t response_size = 0;  // rpc: bytes per response
+  core::TimePs start_ps = 0;        // source: first connection attempt
+  bool verify_pattern = true;       // sink: check the guest's byte pattern
+};
+
+struct PeerHostParams {
+  tcpip::StackConfig stack;
+  double rate_bps = 10e9;
+  std::vector<PeerApp> apps;
+};
+
+class PeerHost : public core::Module, public tcpip::StackListener, public FrameSink {
+ public:
+  SC_HAS_PROCESS(PeerHost);
+  PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& params);
+
+  EthernetMac& mac() { return *mac_; }
+  tcpip::Stack& stack() { return *stack_; }
+  std::uint64_t bytes_received() const { return rx_bytes_.value(); }
+  std::uint64_t bytes_sent() const { return tx_bytes_.value(); }
+  std::uint64_t pattern_errors() const { return pattern_errors_.value(); }
+
+  // FrameSink (from the MAC) and StackListener (from the stack).
+  void receive_frame(Frame&& frame) override;
+  void transmit(tcpip::Frame&& frame) override;
+  void tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) override;
+
+ private:
+  struct Conn {
+    const PeerApp* app = nullptr;
+    std::uint64_t rx_offset = 0;  // stream offset for pattern checks
+    std::uint64_t tx_offset = 0;
+    std::uint64_t owed = 0;           // echo/rpc: bytes to send back
+    std::uint64_t request_bytes = 0;  // rpc: bytes of the current request
+  };
+  void start_sources();
+  void timer_expired();
+  void rearm();
+  void drain(tcpip::ConnId c, Conn& conn);
+  void fill(tcpip::ConnId c, Conn& conn);
+
+  PeerHostParams params_;
+  std::unique_ptr<EthernetMac> mac_;
+  std::unique_ptr<tcpip::Stack> stack_;
+  std::map<tcpip::ConnId, const PeerApp*> listeners_;
+  std::map<tcpip::ConnId, Conn> conns_;
+  std::vector<std::uint8_t> buf_;
+  sc_core::sc_event timer_ev_;
+  sc_core::sc_event retry_ev_;
+  core::TimePs timer_at_ = UINT64_MAX;
+  core::Counter& rx_bytes_;
+  core::Counter& tx_bytes_;
+  core::Counter& pattern_errors_;
+  core::Counter& connect_retries_;
+};
+
+}  // namespace vtoe::net

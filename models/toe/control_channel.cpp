@@ -1,0 +1,145 @@
+#include "models/toe/control_channel.h"
+
+#include <cstring>
+
+#include "models/toe/dma_port.h"
+
+namespace vtoe::toe {
+
+ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
+                               tlm::tlm_initiator_socket<>& dma)
+    : core::Module(name),
+      index_(index),
+      dma_(dma),
+      doorbells_(stats_.counter("doorbells", "host writes to a CmdQ/SendQ/RecvQ tail")),
+      fetched_(stats_.counter("contexts_fetched", "contexts read from host rings")),
+      completions_(stats_.counter("completions", "ECQ entries written")),
+      errors_(stats_.counter("errors", "bad register programming or DMA faults")),
+      ecq_full_waits_(stats_.counter("ecq_full_waits", "times the ECQ was full")) {
+  sideband_.vm_id = 0;
+  sideband_.channel = static_cast<std::uint16_t>(index);
+  sideband_.stream_id = static_cast<std::uint32_t>(index);
+  SC_THREAD(completion_thread);
+}
+
+void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
+  sideband_.vm_id = vm_id;
+  sideband_.stream_id = stream_id;
+}
+
+void ControlChannel::latch_error(const std::string& what) {
+  status_ |= 1;
+  ++errors_;
+  VTOE_LOG(log_, Warn) << what;
+}
+
+void ControlChannel::reg_write(std::uint64_t offset, std::uint32_t value) {
+  if (offset == reg::kCtrl) {
+    ctrl_ = value;
+    update_irq();
+    return;
+  }
+  if (offset == reg::kStatus) {  // write 1 to clear
+    status_ &= ~value;
+    return;
+  }
+  if (offset >= reg::kRingBase && offset < reg::kRingBase + kRings * reg::kRingStride) {
+    const int r = static_cast<int>((offset - reg::kRingBase) / reg::kRingStride);
+    const std::uint64_t sub = (offset - reg::kRingBase) % reg::kRingStride;
+    const bool ecq = r == static_cast<int>(Ring::Ecq);
+    // The host owns the tail of host->TOE rings and the head of the ECQ; the rest is read-only
+    // once the ring runs.
+    if ((sub == reg::kRingHead && !ecq) || (sub == reg::kRingTail && ecq)) {
+      latch_error("write to a TOE-owned ring index ignored");
+      return;
+    }
+    std::string error;
+    if (!rings_[r].write_register(sub, value, &error)) {
+      latch_error("ring " + std::to_string(r) + ": " + error);
+      return;
+    }
+    if (sub == reg::kRingTail) {
+      ++doorbells_;
+      if (doorbell_) doorbell_();
+    } else if (ecq && sub == reg::kRingHead) {
+      ecq_space_ev_.notify(sc_core::SC_ZERO_TIME);
+      update_irq();
+    }
+    return;
+  }
+  latch_error("write to unknown register offset " + std::to_string(offset));
+}
+
+std::uint32_t ControlChannel::reg_read(std::uint64_t offset) const {
+  if (offset == reg::kCtrl) return ctrl_;
+  if (offset == reg::kStatus) return status_;
+  if (offset >= reg::kRingBase && offset < reg::kRingBase + kRings * reg::kRingStride) {
+    const int r = static_cast<int>((offset - reg::kRingBase) / reg::kRingStride);
+    return rings_[r].read_register((offset - reg::kRingBase) % reg::kRingStride);
+  }
+  return 0;
+}
+
+std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max) {
+  RingEngine& ring = this->ring(r);
+  std::uint32_t n = ring.pending_contiguous();
+  if (n > max) n = max;
+  if (n == 0) return 0;
+  const DmaResult res = dma_transfer(dma_, tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
+                                     n * kDescBytes, sideband_);
+  sc_core::wait(core::ps(res.delay_ps));
+  if (!res.ok) {
+    latch_error("DMA fault fetching ring " + std::to_string(static_cast<int>(r)));
+    ctrl_ &= ~reg::kCtrlEnable;  // a channel whose rings point nowhere stops instead of spinning
+    return 0;
+  }
+  fetched_ += n;
+  return n;
+}
+
+void ControlChannel::post(const EcqDesc& event) {
+  outbox_.push_back(event);
+  outbox_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ControlChannel::update_irq() {
+  const RingEngine& ecq = rings_[static_cast<int>(Ring::Ecq)];
+  // Level interrupt: completions are waiting until the host moves the ECQ head up to the tail.
+  const bool pending = ecq.head() != ecq.tail() && (ctrl_ & reg::kCtrlIrqEnable);
+  if (pending != irq_pending_) {
+    irq_pending_ = pending;
+    if (irq_changed_) irq_changed_();
+  }
+}
+
+void ControlChannel::completion_thread() {
+  for (;;) {
+    while (outbox_.empty()) sc_core::wait(outbox_ev_);
+    RingEngine& ecq = ring(Ring::Ecq);
+    if (!enabled() || !ecq.configured()) {
+      // Nobody to tell; drop rather than wedge (the host reset or never set up its ECQ).
+      outbox_.clear();
+      continue;
+    }
+    if (ecq.space() == 0) {
+      ++ecq_full_waits_;
+      sc_core::wait(ecq_space_ev_);
+      continue;
+    }
+    EcqDesc desc = outbox_.front();
+    outbox_.pop_front();
+    desc.valid = 1;
+    const DmaResult res = dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+                                       reinterpret_cast<std::uint8_t*>(&desc), kDescBytes, sideband_);
+    sc_core::wait(core::ps(res.delay_ps));
+    if (!res.ok) {
+      latch_error("DMA fault writing the ECQ");
+      continue;
+    }
+    ecq.produce();
+    ++completions_;
+    update_irq();
+  }
+}
+
+}  // namespace vtoe::toe

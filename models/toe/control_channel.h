@@ -1,0 +1,80 @@
+// One TOE control channel (paper Fig. 1): the register page the host driver programs, the four
+// rings in host memory (CmdQ, SendQ, RecvQ, ECQ) and the completion writer that fills the ECQ and
+// raises the channel's interrupt. A native TOE has one channel; the multi-channel TOE of direct
+// I/O access has one per VM.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <systemc>
+#include <tlm>
+
+#include "models/core/module.h"
+#include "models/core/sideband.h"
+#include "models/toe/descriptors.h"
+#include "models/toe/ring_engine.h"
+
+namespace vtoe::toe {
+
+class ControlChannel : public core::Module {
+ public:
+  SC_HAS_PROCESS(ControlChannel);
+  ControlChannel(const sc_core::sc_module_name& name, int index, tlm::tlm_initiator_socket<>& dma);
+
+  int index() const { return index_; }
+  // Who owns the channel: carried in the sideband of every DMA it causes.
+  void set_owner(std::uint16_t vm_id, std::uint32_t stream_id);
+  const core::SidebandExtension& sideband() const { return sideband_; }
+
+  // Register access from the host; never fails loudly: bad programming latches an error status.
+  void reg_write(std::uint64_t offset, std::uint32_t value);
+  std::uint32_t reg_read(std::uint64_t offset) const;
+
+  bool enabled() const { return ctrl_ & reg::kCtrlEnable; }
+  RingEngine& ring(Ring r) { return rings_[static_cast<int>(r)]; }
+  std::uint32_t pending(Ring r) const { return enabled() ? rings_[static_cast<int>(r)].pending() : 0; }
+
+  // Reads up to `max` contiguous pending contexts of a host->TOE ring into `out` (kDescBytes
+  // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA.
+  std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max);
+  void consume(Ring r, std::uint32_t n) { ring(r).consume(n); }
+
+  // Queues a completion for the ECQ; written in order by the completion thread.
+  void post(const EcqDesc& event);
+  std::size_t completions_waiting() const { return outbox_.size(); }
+
+  // Interrupt state of this channel: completions written that the host has not acknowledged.
+  bool irq_pending() const { return irq_pending_; }
+  // Called whenever irq_pending() may have changed.
+  void on_irq_change(std::function<void()> cb) { irq_changed_ = std::move(cb); }
+  // Called when the host rings a doorbell of a host->TOE ring.
+  void on_doorbell(std::function<void()> cb) { doorbell_ = std::move(cb); }
+
+ private:
+  void completion_thread();
+  void update_irq();
+  void latch_error(const std::string& what);
+
+  int index_;
+  tlm::tlm_initiator_socket<>& dma_;
+  core::SidebandExtension sideband_;
+  std::uint32_t ctrl_ = 0;
+  std::uint32_t status_ = 0;
+  std::array<RingEngine, kRings> rings_;
+  std::deque<EcqDesc> outbox_;
+  bool irq_pending_ = false;
+  sc_core::sc_event outbox_ev_;
+  sc_core::sc_event ecq_space_ev_;
+  std::function<void()> irq_changed_;
+  std::function<void()> doorbell_;
+  core::Counter& doorbells_;
+  core::Counter& fetched_;
+  core::Counter& completions_;
+  core::Counter& errors_;
+  core::Counter& ecq_full_waits_;
+};
+
+}  // namespace vtoe::toe

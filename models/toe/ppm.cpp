@@ -1,0 +1,273 @@
+#include "models/toe/ppm.h"
+
+#include <algorithm>
+
+namespace vtoe::toe {
+
+using core::TimePs;
+
+Ppm::Ppm(const sc_core::sc_module_name& name, const PpmParams& params,
+         const tcpip::StackConfig& stack_config, Ccb& ccb, net::EthernetMac& mac,
+         std::vector<ControlChannel*> channels)
+    : core::Module(name),
+      params_(params),
+      ccb_(ccb),
+      mac_(mac),
+      channels_(std::move(channels)),
+      stack_(std::make_unique<tcpip::Stack>(stack_config, *this)),
+      tx_cost_ps_(core::cycles_to_ps(params.tx_cycles_per_frame, params.device_freq_hz)),
+      rx_cost_ps_(core::cycles_to_ps(params.rx_cycles_per_frame, params.device_freq_hz)),
+      cmd_cost_ps_(core::cycles_to_ps(params.cycles_per_command, params.device_freq_hz)),
+      frames_tx_(stats_.counter("frames_tx", "frames handed to the MAC")),
+      frames_rx_(stats_.counter("frames_rx", "frames taken from the MAC")),
+      commands_(stats_.counter("commands", "CmdQ contexts executed")),
+      bad_commands_(stats_.counter("bad_commands", "CmdQ contexts refused")) {
+  SC_METHOD(tx_stage);
+  sensitive << tx_ev_;
+  dont_initialize();
+  SC_METHOD(rx_stage);
+  sensitive << rx_ev_;
+  dont_initialize();
+  SC_METHOD(timer_expired);
+  sensitive << timer_ev_;
+  dont_initialize();
+}
+
+EcqDesc Ppm::event(EventType type, std::uint16_t sock, Status status) {
+  EcqDesc d{};
+  d.type = static_cast<std::uint8_t>(type);
+  d.sock = sock;
+  d.status = static_cast<std::int32_t>(status);
+  return d;
+}
+
+// ---- Frame pipelines: each frame occupies the PPM for its processing time, in order. ----
+
+void Ppm::transmit(tcpip::Frame&& frame) {
+  const TimePs now = core::now_ps();
+  tx_free_at_ = std::max(tx_free_at_, now) + tx_cost_ps_;
+  const bool was_empty = tx_fifo_.empty();
+  tx_fifo_.push_back({tx_free_at_, std::move(frame)});
+  if (was_empty) tx_ev_.notify(core::ps(tx_free_at_ - now));
+}
+
+void Ppm::tx_stage() {
+  const TimePs now = core::now_ps();
+  while (!tx_fifo_.empty() && tx_fifo_.front().at <= now) {
+    mac_.send(std::move(tx_fifo_.front().frame));
+    tx_fifo_.pop_front();
+    ++frames_tx_;
+  }
+  if (!tx_fifo_.empty()) tx_ev_.notify(core::ps(tx_fifo_.front().at - now));
+}
+
+void Ppm::receive_frame(net::Frame&& frame) {
+  const TimePs now = core::now_ps();
+  rx_free_at_ = std::max(rx_free_at_, now) + rx_cost_ps_ + ccb_.access_latency_ps();
+  const bool was_empty = rx_fifo_.empty();
+  rx_fifo_.push_back({rx_free_at_, std::move(frame)});
+  if (was_empty) rx_ev_.notify(core::ps(rx_free_at_ - now));
+}
+
+void Ppm::rx_stage() {
+  const TimePs now = core::now_ps();
+  while (!rx_fifo_.empty() && rx_fifo_.front().at <= now) {
+    net::Frame frame = std::move(rx_fifo_.front().frame);
+    rx_fifo_.pop_front();
+    ++frames_rx_;
+    stack_->receive_frame(frame.data(), frame.size(), now);
+  }
+  if (!rx_fifo_.empty()) rx_ev_.notify(core::ps(rx_fifo_.front().at - now));
+  stack_touched();
+}
+
+// ---- Protocol timers ----
+
+void Ppm::stack_touched() {
+  const TimePs next = stack_->next_deadline();
+  if (next == timer_at_) return;
+  timer_at_ = next;
+  timer_ev_.cancel();
+  if (next == UINT64_MAX) return;
+  const TimePs now = core::now_ps();
+  timer_ev_.notify(core::ps(next > now ? next - now : 0));
+}
+
+void Ppm::timer_expired() {
+  timer_at_ = UINT64_MAX;
+  stack_->poll(core::now_ps());
+  stack_touched();
+}
+
+// ---- Commands ----
+
+void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
+  sc_core::wait(core::ps(cmd_cost_ps_ + ccb_.access_latency_ps()));
+  ++commands_;
+  const int ch = channel.index();
+  const TimePs now = core::now_ps();
+  auto refuse = [&](Status st) {
+    ++bad_commands_;
+    EcqDesc ev = event(EventType::Error, cmd.sock, st);
+    ev.cookie = cmd.cookie;
+    ev.arg = cmd.opcode;
+    channel.post(ev);
+  };
+  auto rx_buffer_ok = [&]() { return cmd.rx_size >= 64 && cmd.rx_addr != 0; };
+
+  switch (static_cast<CmdOp>(cmd.opcode)) {
+    case CmdOp::Connect: {
+      if (!rx_buffer_ok() || cmd.port == 0) return refuse(Status::BadDescriptor);
+      CcbEntry* e = ccb_.create(ch, cmd.sock);
+      if (!e) return refuse(ccb_.find(ch, cmd.sock) ? Status::BadSocket : Status::TableFull);
+      const tcpip::ConnId c = stack_->connect(cmd.ip, cmd.port, 0, now);
+      if (!c) {
+        ccb_.remove(*e);
+        return refuse(Status::TableFull);
+      }
+      e->state = CcbEntry::State::Connecting;
+      e->rx_addr = cmd.rx_addr;
+      e->rx_size = cmd.rx_size;
+      ccb_.bind(*e, c);
+      break;
+    }
+    case CmdOp::Listen: {
+      CcbEntry* e = ccb_.create(ch, cmd.sock);
+      if (!e) return refuse(ccb_.find(ch, cmd.sock) ? Status::BadSocket : Status::TableFull);
+      const tcpip::ConnId l = stack_->listen(cmd.port, std::max<int>(1, cmd.arg), now);
+      if (!l) {
+        ccb_.remove(*e);
+        return refuse(Status::PortInUse);
+      }
+      e->kind = CcbEntry::Kind::Listener;
+      e->state = CcbEntry::State::Established;
+      ccb_.bind(*e, l);
+      EcqDesc ev = event(EventType::CmdDone, cmd.sock);
+      ev.arg = cmd.opcode;
+      channel.post(ev);
+      break;
+    }
+    case CmdOp::Accept: {
+      CcbEntry* listener = ccb_.find(ch, cmd.arg);
+      if (!listener || listener->kind != CcbEntry::Kind::Listener) return refuse(Status::BadSocket);
+      if (!rx_buffer_ok()) return refuse(Status::BadDescriptor);
+      CcbEntry* e = ccb_.create(ch, cmd.sock);
+      if (!e) return refuse(ccb_.find(ch, cmd.sock) ? Status::BadSocket : Status::TableFull);
+      e->state = CcbEntry::State::AcceptWaiting;
+      e->listener_sock = cmd.arg;
+      e->rx_addr = cmd.rx_addr;
+      e->rx_size = cmd.rx_size;
+      listener->accept_socks.push_back(cmd.sock);
+      bind_accept(*listener);
+      break;
+    }
+    case CmdOp::Close:
+    case CmdOp::Abort: {
+      CcbEntry* e = ccb_.find(ch, cmd.sock);
+      if (!e) return refuse(Status::BadSocket);
+      const bool abort = static_cast<CmdOp>(cmd.opcode) == CmdOp::Abort;
+      EcqDesc done = event(EventType::CmdDone, cmd.sock);
+      done.arg = cmd.opcode;
+      if (e->kind == CcbEntry::Kind::Listener || !e->conn) {
+        // Listeners and never-connected sockets go at once; queued accepts are dropped.
+        if (e->kind == CcbEntry::Kind::Listener) {
+          for (tcpip::ConnId pending : e->backlog) stack_->abort(pending, now);
+          for (std::uint16_t s : e->accept_socks)
+            if (CcbEntry* w = ccb_.find(ch, s)) drop_connection(*w, EventType::Closed, Status::BadSocket);
+          if (e->conn) stack_->abort(e->conn, now);
+        }
+        channel.post(done);
+        drop_connection(*e, EventType::Closed, Status::Ok);
+        break;
+      }
+      e->state = CcbEntry::State::Closing;
+      channel.post(done);
+      if (abort) {
+        const tcpip::ConnId c = e->conn;
+        drop_connection(*e, EventType::Closed, Status::Ok);
+        stack_->abort(c, now);
+      } else {
+        stack_->close(e->conn, now);
+      }
+      break;
+    }
+    default:
+      return refuse(Status::BadDescriptor);
+  }
+  stack_touched();
+}
+
+void Ppm::bind_accept(CcbEntry& listener) {
+  while (!listener.accept_socks.empty() && !listener.backlog.empty()) {
+    const std::uint16_t sock = listener.accept_socks.front();
+    const tcpip::ConnId c = listener.backlog.front();
+    listener.accept_socks.pop_front();
+    listener.backlog.pop_front();
+    CcbEntry* e = ccb_.find(listener.channel, sock);
+    if (!e) continue;
+    ccb_.bind(*e, c);
+    e->state = CcbEntry::State::Established;
+    EcqDesc ev = event(EventType::Accepted, sock);
+    ev.arg = listener.sock;
+    post(listener.channel, ev);
+    if (stack_->readable(c) && readable_) readable_(c);
+  }
+}
+
+void Ppm::drop_connection(CcbEntry& e, EventType type, Status status) {
+  EcqDesc ev = event(type, e.sock, status);
+  const int ch = e.channel;
+  ccb_.remove(e);
+  post(ch, ev);
+}
+
+// ---- Protocol events -> completions ----
+
+void Ppm::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
+  using tcpip::Event;
+  if (ev == Event::Accepted) {
+    CcbEntry* listener = ccb_.by_conn(info.listener);
+    if (!listener) {
+      stack_->abort(info.conn, core::now_ps());
+      return;
+    }
+    listener->backlog.push_back(info.conn);
+    bind_accept(*listener);
+    return;
+  }
+  if (ev == Event::Writable) {
+    if (writable_) writable_();
+    return;
+  }
+  CcbEntry* e = ccb_.by_conn(info.conn);
+  if (!e) return;  // not (or no longer) known to the host: nothing to report
+  switch (ev) {
+    case Event::Connected:
+      e->state = CcbEntry::State::Established;
+      post(e->channel, event(EventType::Connected, e->sock));
+      break;
+    case Event::Readable:
+      if (readable_) readable_(info.conn);
+      break;
+    case Event::PeerClosed:
+      e->peer_closed = true;
+      if (readable_) readable_(info.conn);
+      break;
+    case Event::Closed:
+      drop_connection(*e, EventType::Closed, Status::Ok);
+      break;
+    case Event::Reset:
+    case Event::TimedOut:
+    case Event::Refused: {
+      const Status st = ev == Event::Reset     ? Status::Reset
+                        : ev == Event::Refused ? Status::Refused
+                                               : Status::TimedOut;
+      drop_connection(*e, e->state == CcbEntry::State::Connecting ? EventType::Error : EventType::Closed, st);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace vtoe::toe

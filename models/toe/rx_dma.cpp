@@ -1,0 +1,121 @@
+#include "models/toe/rx_dma.h"
+
+#include <algorithm>
+
+#include "models/toe/dma_port.h"
+
+namespace vtoe::toe {
+
+RxDma::RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm,
+             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
+    : core::Module(name),
+      dma_(dma),
+      ppm_(ppm),
+      ccb_(ccb),
+      channels_(std::move(channels)),
+      burst_(std::max<std::uint32_t>(burst_bytes, 64)),
+      staging_(burst_),
+      bytes_per_channel_(channels_.size(), 0),
+      bytes_(stats_.counter("bytes", "payload bytes written to host memory")),
+      notifications_(stats_.counter("notifications", "RxData completions")),
+      host_full_(stats_.counter("host_buffer_full", "times a kernel receive buffer was full")),
+      bad_contexts_(stats_.counter("bad_contexts", "RecvQ contexts for unknown sockets or over-releases")) {
+  SC_THREAD(run);
+}
+
+std::uint64_t RxDma::bytes(int channel) const {
+  return bytes_per_channel_.at(static_cast<std::size_t>(channel));
+}
+
+void RxDma::kick(tcpip::ConnId conn) {
+  CcbEntry* e = ccb_.by_conn(conn);
+  if (!e || e->rx_queued || e->kind != CcbEntry::Kind::Connection) return;
+  e->rx_queued = true;
+  work_.push_back(conn);
+  work_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void RxDma::recv_context(int channel, const RecvDesc& desc) {
+  CcbEntry* e = ccb_.find(channel, desc.sock);
+  if (!e || e->kind != CcbEntry::Kind::Connection) {
+    ++bad_contexts_;
+    EcqDesc ev = Ppm::event(EventType::Error, desc.sock, Status::BadSocket);
+    channels_[static_cast<std::size_t>(channel)]->post(ev);
+    return;
+  }
+  const std::uint64_t outstanding = e->rx_notified - e->rx_released;
+  if (desc.release > outstanding) {
+    // The host cannot hand back bytes it was never given; refuse instead of corrupting the ring.
+    ++bad_contexts_;
+    EcqDesc ev = Ppm::event(EventType::Error, desc.sock, Status::BadDescriptor);
+    channels_[static_cast<std::size_t>(channel)]->post(ev);
+    return;
+  }
+  e->rx_released += desc.release;
+  if (desc.flags & kRecvNotifyNow) e->notify_now = true;
+  maybe_notify(*e);
+  if (e->conn) kick(e->conn);
+}
+
+void RxDma::maybe_notify(CcbEntry& e) {
+  const std::uint64_t fresh = e.rx_written - e.rx_notified;
+  const bool drained = e.conn == 0 || ppm_.stack().readable(e.conn) == 0;
+  if (fresh > 0 && (e.rx_free() == 0 || e.notify_now || (e.peer_closed && drained))) {
+    EcqDesc ev = Ppm::event(EventType::RxData, e.sock);
+    ev.offset = static_cast<std::uint32_t>(e.rx_notified % e.rx_size);
+    ev.length = static_cast<std::uint32_t>(fresh);
+    e.rx_notified = e.rx_written;
+    e.notify_now = false;
+    ++notifications_;
+    channels_[static_cast<std::size_t>(e.channel)]->post(ev);
+  }
+  if (e.peer_closed && drained && e.rx_written == e.rx_notified && !e.peer_closed_posted) {
+    e.peer_closed_posted = true;
+    channels_[static_cast<std::size_t>(e.channel)]->post(Ppm::event(EventType::PeerClosed, e.sock));
+  }
+}
+
+void RxDma::run() {
+  tcpip::Stack& stack = ppm_.stack();
+  for (;;) {
+    while (work_.empty()) sc_core::wait(work_ev_);
+    const tcpip::ConnId conn = work_.front();
+    work_.pop_front();
+    CcbEntry* e = ccb_.by_conn(conn);
+    if (!e) continue;
+    e->rx_queued = false;
+    for (;;) {
+      const std::size_t avail = stack.readable(conn);
+      const std::uint32_t free = e->rx_free();
+      if (avail == 0 || free == 0) {
+        if (avail > 0) ++host_full_;
+        maybe_notify(*e);
+        break;
+      }
+      // Up to the end of the ring in one burst; the rest in the next.
+      const std::uint32_t pos = static_cast<std::uint32_t>(e->rx_written % e->rx_size);
+      const std::uint32_t n = static_cast<std::uint32_t>(
+          std::min<std::size_t>({avail, free, burst_, e->rx_size - pos}));
+      stack.recv(conn, staging_.data(), n, core::now_ps());
+      ppm_.stack_touched();
+      ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
+      const int channel = e->channel;
+      const DmaResult res =
+          dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos, staging_.data(), n, ch.sideband());
+      sc_core::wait(core::ps(res.delay_ps));
+      e = ccb_.by_conn(conn);
+      if (!e) break;  // closed while the DMA ran
+      if (!res.ok) {
+        channels_[static_cast<std::size_t>(channel)]->post(
+            Ppm::event(EventType::Error, e->sock, Status::DmaFault));
+        break;
+      }
+      e->rx_written += n;
+      bytes_ += n;
+      bytes_per_channel_[static_cast<std::size_t>(channel)] += n;
+      maybe_notify(*e);
+    }
+  }
+}
+
+}  // namespace vtoe::toe

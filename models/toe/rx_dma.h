@@ -1,0 +1,51 @@
+// Receive DMA (paper §2.2): moves in-order payload from the Rx local buffer (the protocol
+// connection's receive buffer) into the socket's kernel receive buffer in host memory, and tells
+// the host with an RxData completion when that buffer is full, or at once when a RecvQ context
+// asked to be told (the host is waiting), or when the peer closed and the last byte is in.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/toe/ccb.h"
+#include "models/toe/control_channel.h"
+#include "models/toe/ppm.h"
+
+namespace vtoe::toe {
+
+class RxDma : public core::Module {
+ public:
+  SC_HAS_PROCESS(RxDma);
+  RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm, Ccb& ccb,
+        std::vector<ControlChannel*> channels, std::uint32_t burst_bytes);
+
+  // Connection has data (or a FIN) to move.
+  void kick(tcpip::ConnId conn);
+  // A RecvQ context for a socket: space handed back and/or a request to be told at once.
+  void recv_context(int channel, const RecvDesc& desc);
+  std::uint64_t bytes(int channel) const;
+
+ private:
+  void run();
+  void maybe_notify(CcbEntry& e);
+
+  tlm::tlm_initiator_socket<>& dma_;
+  Ppm& ppm_;
+  Ccb& ccb_;
+  std::vector<ControlChannel*> channels_;
+  std::uint32_t burst_;
+  std::deque<tcpip::ConnId> work_;
+  std::vector<std::uint8_t> staging_;
+  std::vector<std::uint64_t> bytes_per_channel_;
+  sc_core::sc_event work_ev_;
+  core::Counter& bytes_;
+  core::Counter& notifications_;
+  core::Counter& host_full_;
+  core::Counter& bad_contexts_;
+};
+
+}  // namespace vtoe::toe

@@ -1,0 +1,99 @@
+#include "models/toe/toe.h"
+
+#include <cstring>
+
+namespace vtoe::toe {
+
+Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
+    : core::Module(name),
+      in("in"),
+      dma("dma"),
+      irq("irq"),
+      params_(params),
+      reg_latency_ps_(core::cycles_to_ps(params.reg_access_cycles, params.device_freq_hz)),
+      reg_accesses_(stats_.counter("register_accesses", "host reads and writes of TOE registers")),
+      bad_accesses_(stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
+  in.register_b_transport(this, &Toe::b_transport);
+  std::vector<ControlChannel*> chans;
+  for (int i = 0; i < params.channels; ++i) {
+    channels_.push_back(std::make_unique<ControlChannel>(
+        ("channel" + std::to_string(i)).c_str(), i, static_cast<tlm::tlm_initiator_socket<>&>(dma)));
+    chans.push_back(channels_.back().get());
+  }
+  ccb_ = std::make_unique<Ccb>("ccb", params.ccb_capacity, params.ccb_access_ps);
+  net::EthernetMacParams mp;
+  mp.rate_bps = params.bandwidth_bps;
+  mp.address = params.stack.mac.b;
+  mp.tx_queue_frames = params.mac_queue_frames;
+  mp.max_frame = params.stack.mtu + 18;
+  mac_ = std::make_unique<net::EthernetMac>("mac", mp);
+  PpmParams pp = params.ppm;
+  pp.device_freq_hz = params.device_freq_hz;
+  tcpip::StackConfig sc = params.stack;
+  sc.max_connections = params.ccb_capacity;
+  ppm_ = std::make_unique<Ppm>("ppm", pp, sc, *ccb_, *mac_, chans);
+  mac_->set_upper(ppm_.get());
+  auto& dma_socket = static_cast<tlm::tlm_initiator_socket<>&>(dma);
+  tx_dma_ = std::make_unique<TxDma>("tx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
+  rx_dma_ = std::make_unique<RxDma>("rx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
+  DispatcherParams dp = params.dispatcher;
+  dp.device_freq_hz = params.device_freq_hz;
+  dispatcher_ = std::make_unique<Dispatcher>("dispatcher", dp, chans, *ppm_, *tx_dma_, *rx_dma_);
+  ppm_->on_readable([this](tcpip::ConnId c) { rx_dma_->kick(c); });
+  ppm_->on_writable([this]() { tx_dma_->space_freed(); });
+  for (auto& ch : channels_) {
+    ch->on_doorbell([this]() { dispatcher_->doorbell(); });
+    ch->on_irq_change([this]() { update_irq(); });
+  }
+  SC_METHOD(drive_irq);
+  sensitive << irq_ev_;
+}
+
+Toe::~Toe() = default;
+
+std::uint64_t Toe::tx_bytes() const {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < channel_count(); ++i) sum += tx_dma_->bytes(i);
+  return sum;
+}
+
+std::uint64_t Toe::rx_bytes() const {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < channel_count(); ++i) sum += rx_dma_->bytes(i);
+  return sum;
+}
+
+void Toe::update_irq() {
+  bool level = false;
+  for (auto& ch : channels_) level |= ch->irq_pending();
+  if (level != irq_level_) {
+    irq_level_ = level;
+    irq_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Toe::drive_irq() { irq.write(irq_level_); }
+
+void Toe::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  ++reg_accesses_;
+  delay += core::ps(reg_latency_ps_);
+  const std::uint64_t addr = gp.get_address();
+  const std::size_t ch = addr / reg::kChannelStride;
+  if (gp.get_data_length() != 4 || ch >= channels_.size() || (addr & 3) != 0) {
+    ++bad_accesses_;
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const std::uint64_t offset = addr % reg::kChannelStride;
+  std::uint32_t value = 0;
+  if (gp.is_write()) {
+    std::memcpy(&value, gp.get_data_ptr(), 4);
+    channels_[ch]->reg_write(offset, value);
+  } else if (gp.is_read()) {
+    value = channels_[ch]->reg_read(offset);
+    std::memcpy(gp.get_data_ptr(), &value, 4);
+  }
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace vtoe::toe

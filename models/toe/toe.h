@@ -1,0 +1,79 @@
+// The TCP/IP offload engine (paper Fig. 1): control channels, command dispatcher, PPM, CCB,
+// Tx/Rx DMA and the MAC, behind one register target `in`, one DMA initiator `dma` (where the
+// SystemMMU sits in a virtualized platform) and one interrupt line `irq`.
+#pragma once
+
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/net/ethernet_mac.h"
+#include "models/toe/ccb.h"
+#include "models/toe/control_channel.h"
+#include "models/toe/dispatcher.h"
+#include "models/toe/ppm.h"
+#include "models/toe/rx_dma.h"
+#include "models/toe/tcpip/stack.h"
+#include "models/toe/tx_dma.h"
+
+namespace vtoe::toe {
+
+struct ToeParams {
+  int channels = 1;
+  double bandwidth_bps = 10e9;        // MAC line rate
+  double device_freq_hz = 400e6;
+  std::uint32_t ccb_capacity = 256;
+  core::TimePs ccb_access_ps = 10'000;  // 10 ns
+  std::uint32_t dma_burst = 4096;     // bytes per DMA transaction
+  double reg_access_cycles = 4;       // register read/write latency on the device clock
+  PpmParams ppm;
+  DispatcherParams dispatcher;
+  tcpip::StackConfig stack;           // addresses, MTU, buffers (Tx/Rx local buffers), timers
+  std::uint32_t mac_queue_frames = 1024;
+};
+
+class Toe : public core::Module {
+ public:
+  tlm_utils::simple_target_socket<Toe> in;
+  tlm_utils::simple_initiator_socket<Toe> dma;
+  sc_core::sc_out<bool> irq;
+
+  SC_HAS_PROCESS(Toe);
+  Toe(const sc_core::sc_module_name& name, const ToeParams& params);
+  ~Toe() override;
+
+  net::EthernetMac& mac() { return *mac_; }
+  Ppm& ppm() { return *ppm_; }
+  Ccb& ccb() { return *ccb_; }
+  ControlChannel& channel(int i) { return *channels_.at(static_cast<std::size_t>(i)); }
+  int channel_count() const { return static_cast<int>(channels_.size()); }
+  std::uint64_t tx_bytes() const;  // payload read from hosts (all channels)
+  std::uint64_t rx_bytes() const;  // payload written to hosts (all channels)
+  TxDma& tx_dma() { return *tx_dma_; }
+  RxDma& rx_dma() { return *rx_dma_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void update_irq();
+  void drive_irq();
+
+  ToeParams params_;
+  std::vector<std::unique_ptr<ControlChannel>> channels_;
+  std::unique_ptr<Ccb> ccb_;
+  std::unique_ptr<net::EthernetMac> mac_;
+  std::unique_ptr<Ppm> ppm_;
+  std::unique_ptr<TxDma> tx_dma_;
+  std::unique_ptr<RxDma> rx_dma_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  bool irq_level_ = false;
+  sc_core::sc_event irq_ev_;
+  core::TimePs reg_latency_ps_;
+  core::Counter& reg_accesses_;
+  core::Counter& bad_accesses_;
+};
+
+}  // namespace vtoe::toe

@@ -1,0 +1,87 @@
+#include "models/toe/tx_dma.h"
+
+#include <algorithm>
+
+#include "models/toe/dma_port.h"
+
+namespace vtoe::toe {
+
+TxDma::TxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm,
+             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
+    : core::Module(name),
+      dma_(dma),
+      ppm_(ppm),
+      ccb_(ccb),
+      channels_(std::move(channels)),
+      burst_(std::max<std::uint32_t>(burst_bytes, 64)),
+      staging_(burst_),
+      bytes_per_channel_(channels_.size(), 0),
+      bytes_(stats_.counter("bytes", "payload bytes read from host memory")),
+      contexts_(stats_.counter("contexts", "SendQ contexts completed")),
+      faults_(stats_.counter("faults", "contexts failed by DMA faults or bad sockets")),
+      stalls_(stats_.counter("buffer_full_stalls", "waits for Tx local buffer space")) {
+  SC_THREAD(run);
+}
+
+void TxDma::enqueue(const TxJob& job) {
+  jobs_.push_back(job);
+  job_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+std::uint64_t TxDma::bytes(int channel) const {
+  return bytes_per_channel_.at(static_cast<std::size_t>(channel));
+}
+
+void TxDma::finish(TxJob& job, EventType type, Status status) {
+  EcqDesc ev = Ppm::event(type, job.desc.sock, status);
+  ev.length = job.done;
+  ev.cookie = job.desc.cookie;
+  channels_[static_cast<std::size_t>(job.channel)]->post(ev);
+  if (type == EventType::SendDone) ++contexts_; else ++faults_;
+  jobs_.pop_front();
+  dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TxDma::run() {
+  tcpip::Stack& stack = ppm_.stack();
+  for (;;) {
+    while (jobs_.empty()) sc_core::wait(job_ev_);
+    TxJob& job = jobs_.front();
+    CcbEntry* e = ccb_.find(job.channel, job.desc.sock);
+    if (!e || !e->conn || e->kind != CcbEntry::Kind::Connection ||
+        e->state != CcbEntry::State::Established) {
+      finish(job, EventType::Error, Status::BadSocket);
+      continue;
+    }
+    if (job.done == job.desc.length) {
+      finish(job, EventType::SendDone, Status::Ok);
+      continue;
+    }
+    const std::size_t space = stack.send_space(e->conn);
+    if (space == 0) {
+      ++stalls_;
+      sc_core::wait(space_ev_);
+      continue;
+    }
+    const tcpip::ConnId conn = e->conn;
+    const std::uint32_t n = static_cast<std::uint32_t>(
+        std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
+    ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
+    const DmaResult res =
+        dma_transfer(dma_, tlm::TLM_READ_COMMAND, job.desc.addr + job.done, staging_.data(), n, ch.sideband());
+    sc_core::wait(core::ps(res.delay_ps));
+    if (!res.ok) {
+      finish(job, EventType::Error, Status::DmaFault);
+      continue;
+    }
+    // The connection may have gone while the DMA ran.
+    if (!ccb_.by_conn(conn)) continue;
+    const std::size_t accepted = stack.send(conn, staging_.data(), n, core::now_ps());
+    ppm_.stack_touched();
+    job.done += static_cast<std::uint32_t>(accepted);
+    bytes_ += accepted;
+    bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
+  }
+}
+
+}  // namespace vtoe::toe

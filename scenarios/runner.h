@@ -1,0 +1,20 @@
+// Runs one scenario: builds the platform, simulates warm-up then the measured window, and writes
+// DIR/results.json (deterministic: only simulated quantities), DIR/run.json (wall-clock time and
+// speed), DIR/scenario.yaml (the resolved scenario) and, when asked, one pcap per link.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "scenarios/cli.h"
+#include "scenarios/config.h"
+
+namespace vtoe::scenario {
+
+// Entry point used by `vtoe run`; returns the process exit status.
+int run_scenario(const Config& cfg, const RunOptions& options);
+
+// Builds, simulates and returns results.json's content (no files, no output). For tests.
+nlohmann::ordered_json simulate(const Config& cfg, const std::string& pcap_dir = "");
+
+}  // namespace vtoe::scenario

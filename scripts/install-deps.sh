@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what vtoe needs on Debian/Ubuntu, only if something is missing (fast when all is there).
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config libsystemc-dev libyaml-cpp-dev libpcap-dev
+          libcli11-dev libgtest-dev nlohmann-json3-dev tshark python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
