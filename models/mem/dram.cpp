@@ -1,0 +1,205 @@
+#include "models/mem/dram.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+namespace vtoe::mem {
+
+namespace {
+
+std::string range_text(std::uint64_t addr, std::uint64_t len) {
+  std::ostringstream s;
+  s << "[0x" << std::hex << addr << ", 0x" << addr + len << ")";
+  return s.str();
+}
+
+}  // namespace
+
+Dram::Dram(const sc_core::sc_module_name& name, const DramParams& params)
+    : core::Module(name),
+      in("in"),
+      params_(params),
+      bytes_read_(stats_.counter("bytes_read", "bytes read through the TLM socket")),
+      bytes_written_(stats_.counter("bytes_written", "bytes written through the TLM socket")),
+      transactions_(stats_.counter("transactions", "TLM transactions served (read/write)")),
+      busy_ps_(stats_.counter("busy_ps", "ps the channel spent transferring data")),
+      address_errors_(stats_.counter("address_errors", "transactions outside the DRAM")) {
+  if (params_.size == 0) throw std::invalid_argument(std::string(this->name()) + ": size is 0");
+  if (!(params_.bandwidth_bps > 0)) {
+    throw std::invalid_argument(std::string(this->name()) + ": bandwidth must be > 0");
+  }
+  pages_.resize(static_cast<std::size_t>((params_.size + kPageSize - 1) >> kPageBits));
+  in.register_b_transport(this, &Dram::b_transport);
+  in.register_nb_transport_fw(this, &Dram::nb_transport_fw);
+  in.register_transport_dbg(this, &Dram::transport_dbg);
+}
+
+double Dram::utilisation(core::TimePs window) const {
+  if (window == 0) return 0.0;
+  const double u = static_cast<double>(busy_ps_.measured()) / static_cast<double>(window);
+  return std::min(u, 1.0);
+}
+
+std::uint8_t* Dram::page_for_write(std::uint64_t page) {
+  auto& p = pages_[static_cast<std::size_t>(page)];
+  if (!p) {
+    p.reset(new std::uint8_t[kPageSize]());  // value-initialised: zeros
+    ++pages_allocated_;
+  }
+  return p.get();
+}
+
+void Dram::copy_out(std::uint64_t addr, std::uint8_t* dst, std::size_t len) const {
+  while (len > 0) {
+    const std::uint64_t page = addr >> kPageBits;
+    const std::size_t off = static_cast<std::size_t>(addr & (kPageSize - 1));
+    const std::size_t n = std::min(len, kPageSize - off);
+    const auto& p = pages_[static_cast<std::size_t>(page)];
+    if (p) {
+      std::memcpy(dst, p.get() + off, n);
+    } else {
+      std::memset(dst, 0, n);
+    }
+    addr += n;
+    dst += n;
+    len -= n;
+  }
+}
+
+void Dram::copy_in(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
+  while (len > 0) {
+    const std::uint64_t page = addr >> kPageBits;
+    const std::size_t off = static_cast<std::size_t>(addr & (kPageSize - 1));
+    const std::size_t n = std::min(len, kPageSize - off);
+    std::memcpy(page_for_write(page) + off, src, n);
+    addr += n;
+    src += n;
+    len -= n;
+  }
+}
+
+void Dram::read(std::uint64_t addr, void* dst, std::size_t len) const {
+  if (!in_range(addr, len)) {
+    throw std::out_of_range(std::string(name()) + ": backdoor read " + range_text(addr, len) +
+                            " outside DRAM of " + std::to_string(params_.size) + " bytes");
+  }
+  copy_out(addr, static_cast<std::uint8_t*>(dst), len);
+}
+
+void Dram::write(std::uint64_t addr, const void* src, std::size_t len) {
+  if (!in_range(addr, len)) {
+    throw std::out_of_range(std::string(name()) + ": backdoor write " + range_text(addr, len) +
+                            " outside DRAM of " + std::to_string(params_.size) + " bytes");
+  }
+  copy_in(addr, static_cast<const std::uint8_t*>(src), len);
+}
+
+bool Dram::access(tlm::tlm_generic_payload& trans) {
+  const std::uint64_t addr = trans.get_address();
+  const std::size_t len = trans.get_data_length();
+  std::uint8_t* data = trans.get_data_ptr();
+  const std::uint8_t* be = trans.get_byte_enable_ptr();
+  const std::size_t be_len = trans.get_byte_enable_length();
+  std::size_t width = trans.get_streaming_width();
+  if (width == 0) width = len;
+  const bool is_read = trans.is_read();
+
+  if (be == nullptr && width >= len) {  // the common case: one contiguous burst
+    if (is_read) {
+      copy_out(addr, data, len);
+    } else {
+      copy_in(addr, data, len);
+    }
+    return true;
+  }
+  if (be != nullptr && be_len == 0) return false;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (be != nullptr && be[i % be_len] != TLM_BYTE_ENABLED) continue;
+    const std::uint64_t a = addr + (i % width);
+    if (is_read) {
+      copy_out(a, data + i, 1);
+    } else {
+      copy_in(a, data + i, 1);
+    }
+  }
+  return true;
+}
+
+void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const tlm::tlm_command cmd = trans.get_command();
+  const std::uint64_t len = trans.get_data_length();
+  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  const std::uint64_t width = trans.get_streaming_width();
+  const std::uint64_t span = (width != 0 && width < len) ? width : len;
+  if (!in_range(trans.get_address(), span)) {
+    ++address_errors_;
+    VTOE_LOG(log_, Debug) << "address error at 0x" << std::hex << trans.get_address() << std::dec
+                          << " len " << len;
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (len > 0 && trans.get_data_ptr() == nullptr) {
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  if (!access(trans)) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+
+  // Timing: accept, queue behind the channel, transfer, then the access latency.
+  const core::TimePs arrival = core::now_ps() + delay.value();
+  const core::TimePs start = std::max(arrival + params_.accept_delay_ps, busy_until_);
+  const core::TimePs transfer = core::transfer_time_ps(len, params_.bandwidth_bps);
+  busy_until_ = start + transfer;
+  const core::TimePs done = busy_until_ + params_.latency_ps;
+  delay += core::ps(done - arrival);
+
+  ++transactions_;
+  busy_ps_ += transfer;
+  if (cmd == tlm::TLM_READ_COMMAND) {
+    bytes_read_ += len;
+  } else {
+    bytes_written_ += len;
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+tlm::tlm_sync_enum Dram::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                         sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) {
+    // This target completes every request early, so an initiator never has a reason to send
+    // END_RESP (or any other phase) to it.
+    SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase (only BEGIN_REQ is accepted)");
+    return tlm::TLM_COMPLETED;
+  }
+  b_transport(trans, delay);
+  phase = tlm::END_RESP;
+  return tlm::TLM_COMPLETED;
+}
+
+unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& trans) {
+  const std::uint64_t addr = trans.get_address();
+  std::uint64_t len = trans.get_data_length();
+  const tlm::tlm_command cmd = trans.get_command();
+  if (cmd == tlm::TLM_IGNORE_COMMAND) return 0;
+  if (addr >= params_.size) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return 0;
+  }
+  len = std::min<std::uint64_t>(len, params_.size - addr);  // debug accesses may be truncated
+  if (cmd == tlm::TLM_READ_COMMAND) {
+    copy_out(addr, trans.get_data_ptr(), static_cast<std::size_t>(len));
+  } else {
+    copy_in(addr, trans.get_data_ptr(), static_cast<std::size_t>(len));
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  return static_cast<unsigned int>(len);
+}
+
+}  // namespace vtoe::mem

@@ -1,0 +1,102 @@
+#include "models/net/ethernet_link.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace vtoe::net {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+EthernetLink::Direction::Direction(EthernetLink& link, const char* tag)
+    : event((std::string(tag) + "_event").c_str()),
+      frames(link.stats_.counter(std::string(tag) + "_frames", "frames that entered the link")),
+      bytes(link.stats_.counter(std::string(tag) + "_bytes", "bytes that entered the link")),
+      drops(link.stats_.counter(std::string(tag) + "_drops", "frames lost")),
+      link_(link),
+      rng_(
+          splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))) {
+  ring_.resize(16);
+}
+
+void EthernetLink::Direction::receive_frame(Frame&& frame) {
+  const core::TimePs now = core::now_ps();
+  if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), now);
+  ++frames;
+  bytes += frame.size();
+  ++link_.frames_;
+  link_.bytes_ += frame.size();
+  if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
+    ++drops;
+    ++link_.drops_;
+    return;
+  }
+  if (count_ == ring_.size()) {  // grow, keeping the order
+    std::vector<Entry> bigger(ring_.size() * 2);
+    for (std::size_t i = 0; i < count_; ++i) {
+      bigger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
+    }
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
+  std::size_t tail = head_ + count_;
+  if (tail >= ring_.size()) tail -= ring_.size();
+  ring_[tail].due = now + link_.params_.delay_ps;
+  ring_[tail].frame = std::move(frame);
+  if (++count_ == 1) event.notify(core::ps(link_.params_.delay_ps));
+}
+
+void EthernetLink::Direction::deliver() {
+  const core::TimePs now = core::now_ps();
+  while (count_ > 0 && ring_[head_].due <= now) {
+    Frame frame = std::move(ring_[head_].frame);
+    if (++head_ == ring_.size()) head_ = 0;
+    --count_;
+    if (receiver != nullptr) receiver->receive_frame(std::move(frame));
+  }
+  if (count_ > 0) event.notify(core::ps(ring_[head_].due - now));
+}
+
+EthernetLink::EthernetLink(const sc_core::sc_module_name& name, const EthernetLinkParams& params)
+    : core::Module(name),
+      params_(params),
+      frames_(stats_.counter("frames", "frames that entered the link, both directions")),
+      bytes_(stats_.counter("bytes", "bytes that entered the link, both directions")),
+      drops_(stats_.counter("drops", "frames lost, both directions")),
+      a_to_b_(*this, "a_to_b"),
+      b_to_a_(*this, "b_to_a") {
+  if (!(params_.loss >= 0.0 && params_.loss <= 1.0)) {
+    throw std::invalid_argument(std::string(this->name()) + ": loss must be within 0..1");
+  }
+  SC_METHOD(deliver_a_to_b);
+  sensitive << a_to_b_.event;
+  dont_initialize();
+  SC_METHOD(deliver_b_to_a);
+  sensitive << b_to_a_.event;
+  dont_initialize();
+}
+
+EthernetLink::~EthernetLink() = default;
+
+void EthernetLink::enable_pcap(const std::string& path) {
+  pcap_ = std::make_unique<PcapWriter>(path);
+}
+
+}  // namespace vtoe::net

@@ -1,0 +1,111 @@
+// EthernetLink: a point-to-point full-duplex link. Each direction delivers frames to its receiver
+// `delay_ps` after they enter (a sending MAC hands a frame over when its last bit leaves, so the
+// receiver gets it when its last bit arrives), in order, or loses them with probability `loss`
+// (independent per frame).
+//
+// Losses are deterministic: each direction draws from its own std::mt19937_64 seeded from
+// (seed, link name, direction), with a uniform double made from the top 53 bits; the same seed and
+// the same traffic give the same drops, whatever the other direction does. No draw is made when
+// loss is 0.
+//
+// Optional pcap tap: every frame that enters the link (both directions, including frames that the
+// loss model drops afterwards — they were put on the wire) is recorded at the simulated time it
+// entered, in nanoseconds.
+//
+// Events: one SC_METHOD and one sc_event per direction; a constant delay keeps each direction a
+// FIFO, so only the head frame is ever scheduled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/net/frame.h"
+#include "models/net/pcap_writer.h"
+
+namespace vtoe::net {
+
+struct EthernetLinkParams {
+  core::TimePs delay_ps = 0;  ///< propagation delay, ps
+  double loss = 0.0;          ///< probability that a frame is lost, 0..1
+  std::uint64_t seed = 1;     ///< seed of the loss model
+};
+
+class EthernetLink : public core::Module {
+ public:
+  SC_HAS_PROCESS(EthernetLink);
+  EthernetLink(const sc_core::sc_module_name& name, const EthernetLinkParams& params = {});
+  ~EthernetLink() override;
+
+  // Frames sent by endpoint A enter at end_a() and come out at the receiver attached to B, and
+  // vice versa. A direction without a receiver discards its frames (after counting them).
+  FrameSink& end_a() { return a_to_b_; }
+  FrameSink& end_b() { return b_to_a_; }
+  void attach_a(FrameSink* receiver) { b_to_a_.receiver = receiver; }
+  void attach_b(FrameSink* receiver) { a_to_b_.receiver = receiver; }
+
+  // Records every frame entering the link into a pcap file (throws if it cannot be opened).
+  void enable_pcap(const std::string& path);
+
+  const EthernetLinkParams& params() const { return params_; }
+
+  // Totals over both directions: frames and bytes that entered the link, frames lost.
+  std::uint64_t frames() const { return frames_.value(); }
+  std::uint64_t bytes() const { return bytes_.value(); }
+  std::uint64_t drops() const { return drops_.value(); }
+  // Per direction.
+  std::uint64_t frames_a_to_b() const { return a_to_b_.frames.value(); }
+  std::uint64_t frames_b_to_a() const { return b_to_a_.frames.value(); }
+  std::uint64_t drops_a_to_b() const { return a_to_b_.drops.value(); }
+  std::uint64_t drops_b_to_a() const { return b_to_a_.drops.value(); }
+
+  // Uniform double in [0, 1) from the top 53 bits of one draw.
+  static double uniform01(std::mt19937_64& rng) {
+    return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
+  }
+
+ private:
+  struct Entry {
+    core::TimePs due;
+    Frame frame;
+  };
+
+  class Direction : public FrameSink {
+   public:
+    Direction(EthernetLink& link, const char* tag);
+    void receive_frame(Frame&& frame) override;
+    void deliver();
+
+    FrameSink* receiver = nullptr;
+    sc_core::sc_event event;
+    core::Counter& frames;
+    core::Counter& bytes;
+    core::Counter& drops;
+
+   private:
+    EthernetLink& link_;
+    std::mt19937_64 rng_;
+    // Growable ring of frames in flight, in delivery order.
+    std::vector<Entry> ring_;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+  };
+
+  void deliver_a_to_b() { a_to_b_.deliver(); }
+  void deliver_b_to_a() { b_to_a_.deliver(); }
+
+  EthernetLinkParams params_;
+  std::unique_ptr<PcapWriter> pcap_;
+  core::Counter& frames_;
+  core::Counter& bytes_;
+  core::Counter& drops_;
+  Direction a_to_b_;
+  Direction b_to_a_;
+};
+
+}  // namespace vtoe::net

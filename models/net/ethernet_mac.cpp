@@ -1,0 +1,93 @@
+#include "models/net/ethernet_mac.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace vtoe::net {
+
+EthernetMac::EthernetMac(const sc_core::sc_module_name& name, const EthernetMacParams& params)
+    : core::Module(name),
+      params_(params),
+      tx_event_("tx_event"),
+      tx_frames_(stats_.counter("tx_frames", "frames handed to the wire")),
+      tx_bytes_(stats_.counter("tx_bytes", "bytes handed to the wire (no FCS/preamble/IFG)")),
+      rx_frames_(stats_.counter("rx_frames", "frames accepted and passed up")),
+      rx_bytes_(stats_.counter("rx_bytes", "bytes of accepted frames")),
+      tx_drops_(stats_.counter("tx_drops", "frames dropped because the tx queue was full")),
+      rx_errors_(stats_.counter("rx_errors", "frames too short or longer than max_frame")),
+      rx_filtered_(stats_.counter("rx_filtered", "frames for another destination")) {
+  if (!(params_.rate_bps > 0)) {
+    throw std::invalid_argument(std::string(this->name()) + ": rate must be > 0");
+  }
+  if (params_.tx_queue_frames == 0) {
+    throw std::invalid_argument(std::string(this->name()) + ": tx queue capacity is 0");
+  }
+  ring_.resize(params_.tx_queue_frames);
+  SC_METHOD(tx_done);
+  sensitive << tx_event_;
+  dont_initialize();
+}
+
+void EthernetMac::set_tx_ready_callback(std::function<void()> callback,
+                                        std::size_t threshold_frames) {
+  tx_ready_ = std::move(callback);
+  tx_ready_threshold_ = threshold_frames;
+}
+
+bool EthernetMac::send(Frame&& frame) {
+  if (count_ == ring_.size()) {
+    ++tx_drops_;
+    VTOE_LOG(log_, Debug) << "tx queue full, dropped a frame of " << frame.size() << " bytes";
+    return false;
+  }
+  if (params_.pad_short_frames && frame.size() < kMinFrame) frame.resize(kMinFrame, 0);
+  std::size_t tail = head_ + count_;
+  if (tail >= ring_.size()) tail -= ring_.size();
+  queued_bytes_ += frame.size();
+  ring_[tail] = std::move(frame);
+  if (++count_ == 1) tx_event_.notify(core::ps(wire_time_ps(ring_[head_].size())));
+  return true;
+}
+
+void EthernetMac::tx_done() {
+  Frame frame = std::move(ring_[head_]);
+  if (++head_ == ring_.size()) head_ = 0;
+  const std::size_t before = count_--;
+  queued_bytes_ -= frame.size();
+  if (count_ > 0) tx_event_.notify(core::ps(wire_time_ps(ring_[head_].size())));
+
+  ++tx_frames_;
+  tx_bytes_ += frame.size();
+  if (wire_ != nullptr) wire_->receive_frame(std::move(frame));
+
+  if (tx_ready_ && before >= tx_ready_threshold_ && count_ < tx_ready_threshold_) tx_ready_();
+}
+
+bool EthernetMac::accepts(const Frame& frame) const {
+  if (params_.promiscuous) return true;
+  bool own = true;
+  bool broadcast = true;
+  for (std::size_t i = 0; i < 6; ++i) {
+    own = own && frame[i] == params_.address[i];
+    broadcast = broadcast && frame[i] == 0xff;
+  }
+  if (own || broadcast) return true;
+  return params_.accept_multicast && (frame[0] & 0x01) != 0;
+}
+
+void EthernetMac::receive_frame(Frame&& frame) {
+  if (frame.size() < kHeader || frame.size() > params_.max_frame) {
+    ++rx_errors_;
+    VTOE_LOG(log_, Debug) << "rx error: frame of " << frame.size() << " bytes";
+    return;
+  }
+  if (!accepts(frame)) {
+    ++rx_filtered_;
+    return;
+  }
+  ++rx_frames_;
+  rx_bytes_ += frame.size();
+  if (upper_ != nullptr) upper_->receive_frame(std::move(frame));
+}
+
+}  // namespace vtoe::net

@@ -1,0 +1,119 @@
+// EthernetMac: a generic Ethernet MAC (used by the TOE and by the simulated peer host).
+//
+// Transmit: send() queues a frame (bounded queue, overflow counted as tx_drops). Frames are
+// serialised one at a time at line rate; each occupies the wire for
+//   wire_bytes = max(len, 60) + 4 (FCS) + 8 (preamble/SFD) + 12 (inter-frame gap)
+// and is handed to the wire sink (the link) at the end of that slot, i.e. the inter-frame gap is
+// accounted before the hand-off; the next frame starts right after. Frames shorter than 60 bytes
+// are timed as padded; their bytes are padded with zeros only if `pad_short_frames` is set.
+// One SC_METHOD and one sc_event: one kernel event per frame.
+//
+// Receive: receive_frame() (called by the link when the last bit arrives) drops frames shorter
+// than 14 bytes or longer than `max_frame` (rx_errors), then frames whose destination is neither
+// this MAC nor broadcast (rx_filtered) unless promiscuous, and passes the rest to the upper sink
+// in zero time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/net/frame.h"
+
+namespace vtoe::net {
+
+using MacAddress = std::array<std::uint8_t, 6>;
+inline constexpr MacAddress kBroadcastMac{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+struct EthernetMacParams {
+  MacAddress address{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};  ///< locally administered
+  double rate_bps = 10e9;                                  ///< line rate, bit/s
+  std::size_t tx_queue_frames = 1024;  ///< tx queue capacity incl. the frame on the wire
+  std::size_t max_frame = 1518;        ///< longest frame accepted, bytes without FCS (1500 MTU +
+                                       ///< 14 header + 4 for an 802.1Q tag)
+  bool promiscuous = false;            ///< accept frames for any destination
+  bool accept_multicast = false;       ///< accept group addresses other than broadcast
+  bool pad_short_frames = false;       ///< zero-pad frames below 60 bytes before they leave
+};
+
+class EthernetMac : public core::Module, public FrameSink {
+ public:
+  static constexpr std::size_t kMinFrame = 60;  // without FCS
+  static constexpr std::size_t kHeader = 14;
+  static constexpr std::size_t kOverhead = 4 + 8 + 12;  // FCS + preamble/SFD + IFG
+
+  SC_HAS_PROCESS(EthernetMac);
+  EthernetMac(const sc_core::sc_module_name& name, const EthernetMacParams& params = {});
+
+  // Where transmitted frames go (the link end) and where received frames go (the stack).
+  // A MAC without a wire discards what it sends (an unplugged cable); one without an upper sink
+  // discards what it receives (after counting it).
+  void set_wire(FrameSink* wire) { wire_ = wire; }
+  void set_upper(FrameSink* upper) { upper_ = upper; }
+
+  // Queues a frame for transmission; false (and tx_drops+1, frame discarded) if the queue is full.
+  bool send(Frame&& frame);
+  // Frames arriving from the wire.
+  void receive_frame(Frame&& frame) override;
+
+  // Called (from the tx SC_METHOD) when, after a frame left, the queue holds fewer than
+  // `threshold_frames` frames while it held at least that many before.
+  void set_tx_ready_callback(std::function<void()> callback, std::size_t threshold_frames);
+
+  std::size_t tx_queue_frames() const { return count_; }
+  // Bytes of frames queued and not yet handed to the wire (the one being serialised included).
+  std::size_t tx_queue_bytes() const { return queued_bytes_; }
+  bool tx_busy() const { return count_ > 0; }
+
+  // Wire occupancy of one frame of `len` bytes (without FCS), in bytes and in ps at this rate.
+  static std::size_t wire_bytes(std::size_t len) {
+    return (len < kMinFrame ? kMinFrame : len) + kOverhead;
+  }
+  core::TimePs wire_time_ps(std::size_t len) const {
+    return core::transfer_time_ps(wire_bytes(len), params_.rate_bps);
+  }
+
+  const EthernetMacParams& params() const { return params_; }
+  const MacAddress& address() const { return params_.address; }
+
+  std::uint64_t tx_frames() const { return tx_frames_.value(); }
+  std::uint64_t tx_bytes() const { return tx_bytes_.value(); }
+  std::uint64_t rx_frames() const { return rx_frames_.value(); }
+  std::uint64_t rx_bytes() const { return rx_bytes_.value(); }
+  std::uint64_t tx_drops() const { return tx_drops_.value(); }
+  std::uint64_t rx_errors() const { return rx_errors_.value(); }
+  std::uint64_t rx_filtered() const { return rx_filtered_.value(); }
+
+ private:
+  void tx_done();  // SC_METHOD on tx_event_
+  bool accepts(const Frame& frame) const;
+
+  EthernetMacParams params_;
+  FrameSink* wire_ = nullptr;
+  FrameSink* upper_ = nullptr;
+
+  // Ring buffer of tx frames; the head is on the wire while count_ > 0.
+  std::vector<Frame> ring_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+  std::size_t queued_bytes_ = 0;
+  sc_core::sc_event tx_event_;
+
+  std::function<void()> tx_ready_;
+  std::size_t tx_ready_threshold_ = 0;
+
+  core::Counter& tx_frames_;
+  core::Counter& tx_bytes_;
+  core::Counter& rx_frames_;
+  core::Counter& rx_bytes_;
+  core::Counter& tx_drops_;
+  core::Counter& rx_errors_;
+  core::Counter& rx_filtered_;
+};
+
+}  // namespace vtoe::net

@@ -1,0 +1,218 @@
+// net::EthernetMac: serialisation timing, padding, queue overflow, tx-ready, rx filtering.
+#include "models/net/ethernet_mac.h"
+
+#include <gtest/gtest.h>
+
+#include "models/net/ethernet_link.h"
+#include "tests/unit/net/net_bench.h"
+
+using namespace sc_core;
+using vtoe::net::EthernetLink;
+using vtoe::net::EthernetLinkParams;
+using vtoe::net::EthernetMac;
+using vtoe::net::EthernetMacParams;
+using vtoe::net::Frame;
+using vtoe::net::kBroadcastMac;
+using vtoe::test::Collector;
+using vtoe::test::Driver;
+using vtoe::test::make_frame;
+using vtoe::test::tag_of;
+
+namespace {
+
+const vtoe::net::MacAddress kOwn{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+const vtoe::net::MacAddress kOther{0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
+
+// (1514 + 4 + 8 + 12) bytes * 8 / 10 Gbit/s = 1230.4 ns.
+constexpr vtoe::core::TimePs kFullSlot10G = 1'230'400;
+// (60 + 4 + 8 + 12) bytes * 8 / 10 Gbit/s = 67.2 ns.
+constexpr vtoe::core::TimePs kMinSlot10G = 67'200;
+
+}  // namespace
+
+TEST(EthernetMac, FullFramesLeaveAtLineRateBackToBack) {
+  EthernetMac mac("mac");
+  Collector wire;
+  mac.set_wire(&wire);
+  Driver drv("drv", [&] {
+    for (std::uint32_t i = 0; i < 3; ++i) EXPECT_TRUE(mac.send(make_frame(kOther, 1514, i)));
+    EXPECT_EQ(mac.tx_queue_frames(), 3u);
+    EXPECT_EQ(mac.tx_queue_bytes(), 3u * 1514);
+    wait(sc_time::from_value(kFullSlot10G));
+    EXPECT_EQ(mac.tx_queue_bytes(), 2u * 1514);
+    // A frame sent long after the queue drained starts at once.
+    wait(sc_time::from_value(10'000'000));
+    mac.send(make_frame(kOther, 1514, 3));
+  });
+  sc_start();
+  EXPECT_EQ(mac.wire_time_ps(1514), kFullSlot10G);
+  ASSERT_EQ(wire.arrivals.size(), 4u);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(wire.arrivals[i].time, (i + 1) * kFullSlot10G) << i;
+    EXPECT_EQ(tag_of(wire.arrivals[i].frame), i);
+    EXPECT_EQ(wire.arrivals[i].frame.size(), 1514u);
+  }
+  EXPECT_EQ(wire.arrivals[3].time, kFullSlot10G + 10'000'000 + kFullSlot10G);
+  EXPECT_EQ(mac.tx_frames(), 4u);
+  EXPECT_EQ(mac.tx_bytes(), 4u * 1514);
+  EXPECT_EQ(mac.tx_queue_bytes(), 0u);
+}
+
+TEST(EthernetMac, ShortFramesAreTimedAsPadded) {
+  EthernetMacParams p;
+  p.pad_short_frames = true;
+  EthernetMac plain("plain");
+  EthernetMac padding("padding", p);
+  Collector w1;
+  Collector w2;
+  plain.set_wire(&w1);
+  padding.set_wire(&w2);
+  Driver drv("drv", [&] {
+    plain.send(make_frame(kBroadcastMac, 42, 1, 0x0806));  // an ARP request is 42 bytes
+    plain.send(make_frame(kBroadcastMac, 42, 2, 0x0806));
+    padding.send(make_frame(kBroadcastMac, 42, 1, 0x0806));
+  });
+  sc_start();
+  ASSERT_EQ(w1.arrivals.size(), 2u);
+  EXPECT_EQ(w1.arrivals[0].time, kMinSlot10G);
+  EXPECT_EQ(w1.arrivals[1].time, 2 * kMinSlot10G);
+  EXPECT_EQ(w1.arrivals[0].frame.size(), 42u);
+  ASSERT_EQ(w2.arrivals.size(), 1u);
+  EXPECT_EQ(w2.arrivals[0].time, kMinSlot10G);
+  ASSERT_EQ(w2.arrivals[0].frame.size(), 60u);
+  for (std::size_t i = 42; i < 60; ++i) EXPECT_EQ(w2.arrivals[0].frame[i], 0) << i;
+}
+
+TEST(EthernetMac, OneGigabitRate) {
+  EthernetMacParams p;
+  p.rate_bps = 1e9;
+  EthernetMac mac("mac", p);
+  Collector wire;
+  mac.set_wire(&wire);
+  Driver drv("drv", [&] { mac.send(make_frame(kOther, 1514)); });
+  sc_start();
+  ASSERT_EQ(wire.arrivals.size(), 1u);
+  EXPECT_EQ(wire.arrivals[0].time, 12'304'000u);
+}
+
+TEST(EthernetMac, QueueOverflowIsCountedAsTxDrops) {
+  EthernetMacParams p;
+  p.tx_queue_frames = 4;
+  EthernetMac mac("mac", p);
+  Collector wire;
+  mac.set_wire(&wire);
+  Driver drv("drv", [&] {
+    for (std::uint32_t i = 0; i < 6; ++i) {
+      EXPECT_EQ(mac.send(make_frame(kOther, 100, i)), i < 4) << i;
+    }
+    // One slot later there is room for one more.
+    wait(sc_time::from_value(mac.wire_time_ps(100)));
+    EXPECT_TRUE(mac.send(make_frame(kOther, 100, 6)));
+    EXPECT_FALSE(mac.send(make_frame(kOther, 100, 7)));
+  });
+  sc_start();
+  EXPECT_EQ(mac.tx_drops(), 3u);
+  ASSERT_EQ(wire.arrivals.size(), 5u);
+  const std::uint32_t want[5] = {0, 1, 2, 3, 6};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(tag_of(wire.arrivals[i].frame), want[i]);
+}
+
+TEST(EthernetMac, TxReadyCallbackFiresWhenQueueDrainsBelowThreshold) {
+  EthernetMacParams p;
+  p.tx_queue_frames = 8;
+  EthernetMac mac("mac", p);
+  Collector wire;
+  mac.set_wire(&wire);
+  std::vector<vtoe::core::TimePs> calls;
+  std::uint32_t next = 0;
+  mac.set_tx_ready_callback(
+      [&] {
+        calls.push_back(vtoe::core::now_ps());
+        EXPECT_EQ(mac.tx_queue_frames(), 3u);
+        // Refill from inside the callback, as a producer would.
+        if (calls.size() == 1) {
+          while (mac.send(make_frame(kOther, 1514, next))) ++next;
+        }
+      },
+      4);
+  Driver drv("drv", [&] {
+    while (mac.send(make_frame(kOther, 1514, next))) ++next;
+  });
+  sc_start();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], 5 * kFullSlot10G);        // 8 -> 3 after the fifth frame left
+  EXPECT_EQ(calls[1], (5 + 5) * kFullSlot10G);  // refilled to 8, drained to 3 again
+  EXPECT_EQ(next, 13u);
+  ASSERT_EQ(wire.arrivals.size(), 13u);
+  for (std::uint32_t i = 0; i < 13; ++i) {
+    EXPECT_EQ(tag_of(wire.arrivals[i].frame), i);
+    EXPECT_EQ(wire.arrivals[i].time, (i + 1) * kFullSlot10G);
+  }
+  EXPECT_EQ(mac.tx_drops(), 2u);  // the two failed sends that found the queue full
+}
+
+TEST(EthernetMac, ReceiveFiltersByDestinationAndLength) {
+  EthernetMacParams pp;
+  pp.promiscuous = true;
+  EthernetMac mac("mac");
+  EthernetMac promisc("promisc", pp);
+  Collector up;
+  Collector up_p;
+  mac.set_upper(&up);
+  promisc.set_upper(&up_p);
+  for (EthernetMac* m : {&mac, &promisc}) {
+    m->receive_frame(make_frame(kOwn, 60, 1));
+    m->receive_frame(make_frame(kBroadcastMac, 42, 2));
+    m->receive_frame(make_frame(kOther, 60, 3));
+    m->receive_frame(make_frame({0x01, 0x00, 0x5e, 0, 0, 1}, 60, 4));  // multicast
+    m->receive_frame(Frame(13, 0xff));                                 // runt
+    m->receive_frame(make_frame(kOwn, 1518, 5));                       // longest accepted
+    m->receive_frame(make_frame(kOwn, 1519, 6));                       // too long
+  }
+  ASSERT_EQ(up.arrivals.size(), 3u);
+  EXPECT_EQ(tag_of(up.arrivals[0].frame), 1u);
+  EXPECT_EQ(tag_of(up.arrivals[1].frame), 2u);
+  EXPECT_EQ(tag_of(up.arrivals[2].frame), 5u);
+  EXPECT_EQ(mac.rx_frames(), 3u);
+  EXPECT_EQ(mac.rx_bytes(), 60u + 42 + 1518);
+  EXPECT_EQ(mac.rx_errors(), 2u);
+  EXPECT_EQ(mac.rx_filtered(), 2u);
+  EXPECT_EQ(up_p.arrivals.size(), 5u);
+  EXPECT_EQ(promisc.rx_errors(), 2u);
+  EXPECT_EQ(promisc.rx_filtered(), 0u);
+}
+
+TEST(EthernetMac, TwoMacsOverALink) {
+  EthernetMacParams pa;
+  pa.address = kOwn;
+  EthernetMacParams pb;
+  pb.address = kOther;
+  EthernetMac a("a", pa);
+  EthernetMac b("b", pb);
+  EthernetLinkParams lp;
+  lp.delay_ps = 500'000;
+  EthernetLink link("link", lp);
+  a.set_wire(&link.end_a());
+  b.set_wire(&link.end_b());
+  link.attach_a(&a);
+  link.attach_b(&b);
+  Collector up_a;
+  Collector up_b;
+  a.set_upper(&up_a);
+  b.set_upper(&up_b);
+  Driver drv("drv", [&] {
+    a.send(make_frame(kOther, 1514, 1));
+    a.send(make_frame(kOther, 1514, 2));
+    b.send(make_frame(kOwn, 64, 3));
+  });
+  sc_start();
+  ASSERT_EQ(up_b.arrivals.size(), 2u);
+  EXPECT_EQ(up_b.arrivals[0].time, kFullSlot10G + 500'000);
+  EXPECT_EQ(up_b.arrivals[1].time, 2 * kFullSlot10G + 500'000);
+  ASSERT_EQ(up_a.arrivals.size(), 1u);
+  EXPECT_EQ(up_a.arrivals[0].time, b.wire_time_ps(64) + 500'000);
+  EXPECT_EQ(link.frames(), 3u);
+  EXPECT_EQ(link.bytes(), 2u * 1514 + 64);
+}
+
+VTOE_TEST_MAIN
