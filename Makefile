@@ -3,8 +3,9 @@ PRESET ?= release
 BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/scenarios/vtoe
+VENV := build/venv
 
-.PHONY: quickstart test deps build bench clean format asan
+.PHONY: quickstart test deps build bench clean format asan venv
 
 quickstart: build
 	$(VTOE) run scenarios/quickstart.yaml --out out/quickstart
@@ -16,8 +17,17 @@ build: deps
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# Python for integration tests and scripts: a venv made from the system interpreter.
+$(VENV)/.stamp: requirements.txt | deps
+	/usr/bin/python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.stamp
+
+test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration
 
 asan:
 	$(MAKE) test PRESET=asan

@@ -17,16 +17,22 @@ WorkloadType parse_workload_type(const std::string& text) {
 
 const char* to_string(WorkloadType type) {
   switch (type) {
-    case WorkloadType::TcpTx: return "tcp_tx";
-    case WorkloadType::TcpRx: return "tcp_rx";
-    case WorkloadType::Cpu: return "cpu";
-    case WorkloadType::Rpc: return "rpc";
+    case WorkloadType::TcpTx:
+      return "tcp_tx";
+    case WorkloadType::TcpRx:
+      return "tcp_rx";
+    case WorkloadType::Cpu:
+      return "cpu";
+    case WorkloadType::Rpc:
+      return "rpc";
   }
   return "?";
 }
 
 // The byte at stream offset i: lets the peer check every byte end to end.
-inline std::uint8_t pattern_byte(std::uint64_t i) { return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff); }
+inline std::uint8_t pattern_byte(std::uint64_t i) {
+  return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
+}
 
 Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
                          SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)
@@ -41,8 +47,7 @@ Application::Application(const sc_core::sc_module_name& name, const Workload& wo
 
 bool Application::stopped() const {
   if (workload_.stop_ps && core::now_ps() >= workload_.stop_ps) return true;
-  if (workload_.total_bytes &&
-      counters_.tx_bytes + counters_.rx_bytes >= workload_.total_bytes)
+  if (workload_.total_bytes && counters_.tx_bytes + counters_.rx_bytes >= workload_.total_bytes)
     return true;
   return false;
 }
@@ -56,17 +61,26 @@ void Application::fail(const std::string& why) {
 void Application::run() {
   if (workload_.start_ps) sc_core::wait(core::ps(workload_.start_ps));
   switch (workload_.type) {
-    case WorkloadType::TcpTx: run_tx(); break;
-    case WorkloadType::TcpRx: run_rx(); break;
-    case WorkloadType::Cpu: run_cpu(); break;
-    case WorkloadType::Rpc: run_rpc(); break;
+    case WorkloadType::TcpTx:
+      run_tx();
+      break;
+    case WorkloadType::TcpRx:
+      run_rx();
+      break;
+    case WorkloadType::Cpu:
+      run_cpu();
+      break;
+    case WorkloadType::Rpc:
+      run_rpc();
+      break;
   }
 }
 
 void Application::run_tx() {
   const int s = sockets_.socket(ctx_);
   if (s < 0) return fail("socket() failed");
-  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port); e != SockError::Ok)
+  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+      e != SockError::Ok)
     return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
   std::vector<std::uint8_t> msg(workload_.message_size);
   std::uint64_t offset = 0;
@@ -94,7 +108,8 @@ void Application::run_rx() {
     const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size());
     if (n == 0) break;  // peer closed
     for (std::size_t i = 0; i < n; ++i)
-      if (msg[i] != pattern_byte(offset + i)) return fail("received data corrupted at byte " + std::to_string(offset + i));
+      if (msg[i] != pattern_byte(offset + i))
+        return fail("received data corrupted at byte " + std::to_string(offset + i));
     offset += n;
     counters_.rx_bytes += n;
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
@@ -110,7 +125,8 @@ void Application::run_cpu() {
 void Application::run_rpc() {
   const int s = sockets_.socket(ctx_);
   if (s < 0) return fail("socket() failed");
-  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port); e != SockError::Ok)
+  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+      e != SockError::Ok)
     return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
   std::vector<std::uint8_t> req(workload_.message_size, 0x5a);
   std::vector<std::uint8_t> resp(std::max<std::uint32_t>(workload_.response_size, 1));

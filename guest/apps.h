@@ -6,9 +6,9 @@
 #include <string>
 #include <systemc>
 
+#include "guest/socket_api.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
-#include "guest/socket_api.h"
 
 namespace vtoe::guest {
 
@@ -19,13 +19,13 @@ const char* to_string(WorkloadType type);
 struct Workload {
   WorkloadType type = WorkloadType::TcpTx;
   std::uint32_t message_size = 8000;
-  std::uint32_t response_size = 64;   // rpc
-  std::uint16_t port = 5001;          // peer port (tx, rpc) or local listening port (rx)
+  std::uint32_t response_size = 64;  // rpc
+  std::uint16_t port = 5001;         // peer port (tx, rpc) or local listening port (rx)
   std::uint32_t peer_ip = 0;
-  std::uint64_t total_bytes = 0;      // 0 = unlimited
+  std::uint64_t total_bytes = 0;  // 0 = unlimited
   core::TimePs start_ps = 0;
-  core::TimePs stop_ps = 0;           // 0 = never
-  double cpu_chunk_cycles = 1e6;      // cpu: work between checks of the stop time
+  core::TimePs stop_ps = 0;       // 0 = never
+  double cpu_chunk_cycles = 1e6;  // cpu: work between checks of the stop time
 };
 
 // Application-level progress, read by the runner.

@@ -8,17 +8,20 @@
 namespace vtoe::guest {
 
 struct GuestCosts {
-  double syscall = 1000;          // enter and leave the kernel for one socket call
-  double copy_fixed = 100;        // set up one programmed-I/O copy
-  double copy_per_byte = 2.5;     // programmed-I/O copy between user and kernel buffer
-  double post_context = 200;      // build one ring context in host memory
-  double doorbell = 150;          // uncached store to a TOE register (plus the device latency)
-  double isr = 1000;              // interrupt entry, exit and acknowledge
-  double ecq_entry = 100;         // read and retire one ECQ completion
-  double kthread_event = 400;     // deliver one completion to its socket
-  double wakeup = 500;            // make a blocked process runnable
-  double app_per_message = 300;   // application work per message (guest user)
-  double context_switch = 1500;   // switch between processes
+  double syscall = 1000;        // enter and leave the kernel for one socket call
+  double copy_fixed = 100;      // set up one programmed-I/O copy
+  double copy_per_byte = 2.75;  // programmed-I/O copy, user buffer -> kernel send buffer
+  // Kernel receive buffer -> user buffer: the source was just written by the TOE's DMA, so the
+  // copy misses the cache on every line it reads.
+  double copy_per_byte_rx = 3.0;
+  double post_context = 200;     // build one ring context in host memory
+  double doorbell = 150;         // uncached store to a TOE register (plus the device latency)
+  double isr = 1000;             // interrupt entry, exit and acknowledge
+  double ecq_entry = 100;        // read and retire one ECQ completion
+  double kthread_event = 400;    // deliver one completion to its socket
+  double wakeup = 500;           // make a blocked process runnable
+  double app_per_message = 300;  // application work per message (guest user)
+  double context_switch = 1500;  // switch between processes
 };
 
 }  // namespace vtoe::guest

@@ -28,7 +28,9 @@ class GuestMemory {
     next_ = at + bytes;
     return at;
   }
-  void read(std::uint64_t addr, void* dst, std::size_t len) const { access_(addr, dst, len, false); }
+  void read(std::uint64_t addr, void* dst, std::size_t len) const {
+    access_(addr, dst, len, false);
+  }
   void write(std::uint64_t addr, const void* src, std::size_t len) const {
     access_(addr, const_cast<void*>(src), len, true);
   }

@@ -2,19 +2,20 @@
 // applications, running on a core, with a bus port `bus` for register accesses.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <memory>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
-#include "models/core/module.h"
-#include "models/cpu/core.h"
 #include "guest/apps.h"
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
 #include "guest/socket_api.h"
 #include "guest/toe_driver.h"
+#include "models/core/module.h"
+#include "models/cpu/core.h"
 
 namespace vtoe::guest {
 

@@ -54,8 +54,8 @@ void SocketLayer::wake(Socket& so) {
   }
 }
 
-void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes) {
-  core_.execute(ctx, costs_.copy_fixed + costs_.copy_per_byte * static_cast<double>(bytes),
+void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte) {
+  core_.execute(ctx, costs_.copy_fixed + per_byte * static_cast<double>(bytes),
                 CycleClass::GuestKernel);
 }
 
@@ -132,9 +132,9 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     }
     // One context covers a contiguous piece of the ring.
     const std::uint32_t pos = static_cast<std::uint32_t>(so->tx_tail % size);
-    const std::size_t n = std::min<std::size_t>(
-        {len - done, size - used, size - pos, params_.max_context});
-    copy_cost(ctx, n);
+    const std::size_t n =
+        std::min<std::size_t>({len - done, size - used, size - pos, params_.max_context});
+    copy_cost(ctx, n, costs_.copy_per_byte);
     mem_.write(so->tx_addr + pos, data + done, n);
     toe::SendDesc desc{};
     desc.sock = static_cast<std::uint16_t>(so->id);
@@ -169,7 +169,7 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   }
   const std::size_t avail = so->rx_avail_end - so->rx_read;
   std::size_t n = std::min(avail, max);
-  copy_cost(ctx, n);
+  copy_cost(ctx, n, costs_.copy_per_byte_rx);
   std::size_t copied = 0;
   while (copied < n) {  // the data may wrap around the ring's end
     const std::uint32_t pos = static_cast<std::uint32_t>((so->rx_read + copied) % size);
@@ -203,15 +203,23 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
   if (!so) return;
   bool wake_needed = true;
   switch (static_cast<EventType>(d.type)) {
-    case EventType::CmdDone: so->cmd_done = true; break;
+    case EventType::CmdDone:
+      so->cmd_done = true;
+      break;
     case EventType::Connected:
-    case EventType::Accepted: so->connected = true; break;
-    case EventType::SendDone: so->tx_done += d.length; break;
+    case EventType::Accepted:
+      so->connected = true;
+      break;
+    case EventType::SendDone:
+      so->tx_done += d.length;
+      break;
     case EventType::RxData:
       so->rx_avail_end += d.length;
       so->waiting_notify = false;
       break;
-    case EventType::PeerClosed: so->peer_closed = true; break;
+    case EventType::PeerClosed:
+      so->peer_closed = true;
+      break;
     case EventType::Closed:
       so->closed = true;
       if (d.status != 0 && so->err == SockError::Ok) so->err = SockError::Reset;
@@ -221,9 +229,11 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
       so->err = d.status == static_cast<int>(toe::Status::Refused)    ? SockError::Refused
                 : d.status == static_cast<int>(toe::Status::TimedOut) ? SockError::TimedOut
                 : d.status == static_cast<int>(toe::Status::Reset)    ? SockError::Reset
-                                                                       : SockError::NoResources;
+                                                                      : SockError::NoResources;
       break;
-    default: wake_needed = false; break;
+    default:
+      wake_needed = false;
+      break;
   }
   if (wake_needed && so->waiters > 0) {
     core_.execute(driver_.kthread_context(), costs_.wakeup, CycleClass::GuestKernel);

@@ -11,12 +11,12 @@
 #include <systemc>
 #include <vector>
 
-#include "models/core/module.h"
-#include "models/cpu/core.h"
-#include "models/toe/descriptors.h"
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
 #include "guest/toe_driver.h"
+#include "models/core/module.h"
+#include "models/cpu/core.h"
+#include "models/toe/descriptors.h"
 
 namespace vtoe::guest {
 
@@ -26,7 +26,15 @@ struct SocketParams {
   std::uint32_t max_context = 64 * 1024;  // largest payload of one SendQ context
 };
 
-enum class SockError : int { Ok = 0, BadSocket = -1, Refused = -2, Reset = -3, TimedOut = -4, NoResources = -5, Closed = -6 };
+enum class SockError : int {
+  Ok = 0,
+  BadSocket = -1,
+  Refused = -2,
+  Reset = -3,
+  TimedOut = -4,
+  NoResources = -5,
+  Closed = -6
+};
 
 class SocketLayer : public core::Module {
  public:
@@ -69,7 +77,7 @@ class SocketLayer : public core::Module {
   void block(Ctx& ctx, Socket& so);  // sleep until the socket's event
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
-  void copy_cost(Ctx& ctx, std::size_t bytes);
+  void copy_cost(Ctx& ctx, std::size_t bytes, double per_byte);
   void wake(Socket& so);
 
   ToeDriver& driver_;

@@ -7,8 +7,8 @@ namespace vtoe::guest {
 using cpu::CycleClass;
 using toe::Ring;
 
-ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner, GuestMemory& mem,
-                     const GuestCosts& costs, const DriverParams& params,
+ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner,
+                     GuestMemory& mem, const GuestCosts& costs, const DriverParams& params,
                      tlm::tlm_initiator_socket<>& bus)
     : core::Module(name),
       irq("irq"),
@@ -89,7 +89,8 @@ void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
     ++ring_full_;
     sc_core::wait(ring_space_ev_);
   }
-  mem_.write(rs.addr + static_cast<std::uint64_t>(rs.tail) * toe::kDescBytes, desc, toe::kDescBytes);
+  mem_.write(rs.addr + static_cast<std::uint64_t>(rs.tail) * toe::kDescBytes, desc,
+             toe::kDescBytes);
   rs.tail = (rs.tail + 1) & mask;
   ++posted_;
   write_reg(ctx, ring_reg(ring, toe::reg::kRingTail), rs.tail);

@@ -10,11 +10,11 @@
 #include <systemc>
 #include <tlm>
 
+#include "guest/costs.h"
+#include "guest/guest_memory.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
 #include "models/toe/descriptors.h"
-#include "guest/costs.h"
-#include "guest/guest_memory.h"
 
 namespace vtoe::guest {
 
@@ -48,8 +48,8 @@ class ToeDriver : public core::Module {
  private:
   struct RingState {
     std::uint64_t addr = 0;
-    std::uint32_t tail = 0;   // host->TOE: next slot to fill; ECQ: unused
-    std::uint32_t head = 0;   // ECQ: next slot to read; host->TOE: last head seen
+    std::uint32_t tail = 0;  // host->TOE: next slot to fill; ECQ: unused
+    std::uint32_t head = 0;  // ECQ: next slot to read; host->TOE: last head seen
   };
   void isr_thread();
   void kthread();

@@ -73,7 +73,8 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
   toe_irq_ = std::make_unique<sc_core::sc_signal<bool>>("toe_irq");
   toe_->irq(*toe_irq_);
   toe_->dma.bind(bus_->in);
-  bus_->map(kToeRegBase, static_cast<std::uint64_t>(tp.channels) * toe::reg::kChannelStride, toe_->in, "toe");
+  bus_->map(kToeRegBase, static_cast<std::uint64_t>(tp.channels) * toe::reg::kChannelStride,
+            toe_->in, "toe");
 
   // The guest (native: the host OS) and its applications.
   const std::uint64_t guest_mem = cfg.get_bytes("platform.guest_memory");
@@ -87,8 +88,10 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
     mem::Dram* dram = dram_.get();
     memories_.push_back(std::make_unique<guest::GuestMemory>(
         base, guest_mem, [dram](std::uint64_t a, void* d, std::size_t n, bool write) {
-          if (write) dram->write(a, d, n);
-          else dram->read(a, d, n);
+          if (write)
+            dram->write(a, d, n);
+          else
+            dram->read(a, d, n);
         }));
     guest::GuestParams gp;
     gp.owner = static_cast<int>(i);
@@ -96,6 +99,7 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
     c.syscall = cfg.get_double("guest.costs.syscall");
     c.copy_fixed = cfg.get_double("guest.costs.copy_fixed");
     c.copy_per_byte = cfg.get_double("guest.costs.copy_per_byte");
+    c.copy_per_byte_rx = cfg.get_double("guest.costs.copy_per_byte_rx");
     c.post_context = cfg.get_double("guest.costs.post_context");
     c.doorbell = cfg.get_double("guest.costs.doorbell");
     c.isr = cfg.get_double("guest.costs.isr");
@@ -120,7 +124,8 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
     gp.workloads.push_back(w);
     const std::string name = cfg.get_string(p + "name");
     vm_names_.push_back(name);
-    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp));
+    guests_.push_back(
+        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp));
     guests_.back()->bus.bind(bus_->in);
     guests_.back()->driver().irq(*toe_irq_);
   }
@@ -146,7 +151,9 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
     net::PeerApp app;
     app.port = w.port;
     switch (w.type) {
-      case guest::WorkloadType::TcpTx: app.type = net::PeerAppType::Sink; break;
+      case guest::WorkloadType::TcpTx:
+        app.type = net::PeerAppType::Sink;
+        break;
       case guest::WorkloadType::Rpc:
         app.type = net::PeerAppType::RpcServer;
         app.request_size = w.message_size;
@@ -157,7 +164,8 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
         app.remote_ip = tp.stack.ip;
         app.start_ps = w.start_ps;
         break;
-      case guest::WorkloadType::Cpu: continue;
+      case guest::WorkloadType::Cpu:
+        continue;
     }
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
     pp.apps.push_back(app);

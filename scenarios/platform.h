@@ -9,8 +9,8 @@
 #include <systemc>
 #include <vector>
 
-#include "guest/guest_os.h"
 #include "guest/guest_memory.h"
+#include "guest/guest_os.h"
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
 #include "models/mem/interconnect.h"

@@ -90,12 +90,14 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   ordered_json t;
   t["tx_mbps"] = rounded(mbps(now.toe_tx - base.toe_tx, measured_s));
   t["rx_mbps"] = rounded(mbps(now.toe_rx - base.toe_rx, measured_s));
-  t["dram_utilisation"] = rounded(p.dram().utilisation(static_cast<core::TimePs>(measured_s * 1e12)), 6);
+  t["dram_utilisation"] =
+      rounded(p.dram().utilisation(static_cast<core::TimePs>(measured_s * 1e12)), 6);
   r["toe"] = t;
 
   ordered_json links = ordered_json::array();
   net::EthernetLink& l = p.link();
-  links.push_back({{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
+  links.push_back(
+      {{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
   r["links"] = links;
 
   ordered_json peer;
@@ -110,7 +112,9 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
     ordered_json gs;
     for (const auto& e : g->counters()) gs[e.name] = e.counter->measured();
     for (const auto& e : g->accumulators()) {
-      gs[e.name] = {{"mean", rounded(e.acc->mean())}, {"max", rounded(e.acc->max())}, {"samples", e.acc->count()}};
+      gs[e.name] = {{"mean", rounded(e.acc->mean())},
+                    {"max", rounded(e.acc->max())},
+                    {"samples", e.acc->count()}};
     }
     if (!gs.empty()) stats[g->name()] = gs;
   }
@@ -158,28 +162,36 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
 
   if (!options.quiet) {
     std::ostringstream out;
-    out << "vtoe " << version_string() << ": " << (options.scenario.empty() ? "built-in default scenario" : options.scenario)
-        << ", architecture " << results["architecture"].get<std::string>() << ", seed " << results["seed"] << "\n";
-    out << "simulated " << sim_s << " s (measured " << results["measured_s"].get<double>() << " s after warm-up) in "
-        << std::fixed << std::setprecision(2) << wall << " s wall (" << (wall > 0 ? sim_s / wall : 0) << " sim s per wall s)\n\n";
-    out << std::left << std::setw(10) << "vm" << std::setw(9) << "workload" << std::right << std::setw(8) << "msg B"
-        << std::setw(11) << "tx Mbit/s" << std::setw(11) << "rx Mbit/s" << std::setw(8) << "user" << std::setw(8)
-        << "kernel" << std::setw(8) << "hyp" << std::setw(8) << "idle" << "\n";
+    out << "vtoe " << version_string() << ": "
+        << (options.scenario.empty() ? "built-in default scenario" : options.scenario)
+        << ", architecture " << results["architecture"].get<std::string>() << ", seed "
+        << results["seed"] << "\n";
+    out << "simulated " << sim_s << " s (measured " << results["measured_s"].get<double>()
+        << " s after warm-up) in " << std::fixed << std::setprecision(2) << wall << " s wall ("
+        << (wall > 0 ? sim_s / wall : 0) << " sim s per wall s)\n\n";
+    out << std::left << std::setw(10) << "vm" << std::setw(9) << "workload" << std::right
+        << std::setw(8) << "msg B" << std::setw(11) << "tx Mbit/s" << std::setw(11) << "rx Mbit/s"
+        << std::setw(8) << "user" << std::setw(8) << "kernel" << std::setw(8) << "hyp"
+        << std::setw(8) << "idle"
+        << "\n";
     for (const auto& v : results["vms"]) {
       const auto& c = v["cpu"];
       out << std::left << std::setw(10) << v["name"].get<std::string>() << std::setw(9)
-          << v["workload"].get<std::string>() << std::right << std::setw(8) << v["message_size"].get<int>()
-          << std::setw(11) << std::setprecision(1) << v["tx_mbps"].get<double>() << std::setw(11)
-          << v["rx_mbps"].get<double>();
+          << v["workload"].get<std::string>() << std::right << std::setw(8)
+          << v["message_size"].get<int>() << std::setw(11) << std::setprecision(1)
+          << v["tx_mbps"].get<double>() << std::setw(11) << v["rx_mbps"].get<double>();
       for (const char* k : {"guest_user", "guest_kernel", "hypervisor", "idle"})
         out << std::setw(7) << std::setprecision(1) << c[k].get<double>() * 100 << "%";
       out << "\n";
-      if (!v["error"].get<std::string>().empty()) out << "  error: " << v["error"].get<std::string>() << "\n";
+      if (!v["error"].get<std::string>().empty())
+        out << "  error: " << v["error"].get<std::string>() << "\n";
     }
-    out << "\nTOE: tx " << std::setprecision(1) << results["toe"]["tx_mbps"].get<double>() << " Mbit/s, rx "
-        << results["toe"]["rx_mbps"].get<double>() << " Mbit/s; link0: " << results["links"][0]["frames"]
-        << " frames, " << results["links"][0]["drops"] << " dropped\n";
-    out << "results: " << dir << "/results.json" << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "") << "\n";
+    out << "\nTOE: tx " << std::setprecision(1) << results["toe"]["tx_mbps"].get<double>()
+        << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>()
+        << " Mbit/s; link0: " << results["links"][0]["frames"] << " frames, "
+        << results["links"][0]["drops"] << " dropped\n";
+    out << "results: " << dir << "/results.json"
+        << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "") << "\n";
     std::cout << out.str();
   }
   return 0;

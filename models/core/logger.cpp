@@ -23,12 +23,18 @@ LogLevel parse_log_level(const std::string& text) {
 
 const char* to_string(LogLevel level) {
   switch (level) {
-    case LogLevel::Off: return "off";
-    case LogLevel::Error: return "error";
-    case LogLevel::Warn: return "warn";
-    case LogLevel::Info: return "info";
-    case LogLevel::Debug: return "debug";
-    case LogLevel::Trace: return "trace";
+    case LogLevel::Off:
+      return "off";
+    case LogLevel::Error:
+      return "error";
+    case LogLevel::Warn:
+      return "warn";
+    case LogLevel::Info:
+      return "info";
+    case LogLevel::Debug:
+      return "debug";
+    case LogLevel::Trace:
+      return "trace";
   }
   return "?";
 }

@@ -23,7 +23,10 @@ class Logger {
   // Where all loggers write (default std::cerr); tests capture it.
   static void set_sink(std::ostream* out);
 
-  void set_level(LogLevel level) { level_ = level; has_level_ = true; }
+  void set_level(LogLevel level) {
+    level_ = level;
+    has_level_ = true;
+  }
   LogLevel level() const { return has_level_ ? level_ : default_level(); }
   bool enabled(LogLevel level) const { return level != LogLevel::Off && level <= this->level(); }
   const std::string& name() const { return name_; }
@@ -52,7 +55,7 @@ class LogLine {
 }  // namespace vtoe::core
 
 // Usage: VTOE_LOG(log_, Debug) << "fetched " << n << " contexts";
-#define VTOE_LOG(logger, lvl)                                          \
-  if (!(logger).enabled(::vtoe::core::LogLevel::lvl)) {               \
-  } else                                                               \
+#define VTOE_LOG(logger, lvl)                           \
+  if (!(logger).enabled(::vtoe::core::LogLevel::lvl)) { \
+  } else                                                \
     ::vtoe::core::LogLine((logger), ::vtoe::core::LogLevel::lvl).stream()

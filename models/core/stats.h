@@ -13,8 +13,14 @@ namespace vtoe::core {
 class Counter {
  public:
   void add(std::uint64_t n = 1) { value_ += n; }
-  Counter& operator++() { ++value_; return *this; }
-  Counter& operator+=(std::uint64_t n) { value_ += n; return *this; }
+  Counter& operator++() {
+    ++value_;
+    return *this;
+  }
+  Counter& operator+=(std::uint64_t n) {
+    value_ += n;
+    return *this;
+  }
   std::uint64_t value() const { return value_; }
   // Value since the last baseline (warm-up end).
   std::uint64_t measured() const { return value_ - baseline_; }
@@ -64,8 +70,16 @@ class StatRegistry {
 
 class StatGroup {
  public:
-  struct CounterEntry { std::string name; std::string description; Counter* counter; };
-  struct AccumulatorEntry { std::string name; std::string description; Accumulator* acc; };
+  struct CounterEntry {
+    std::string name;
+    std::string description;
+    Counter* counter;
+  };
+  struct AccumulatorEntry {
+    std::string name;
+    std::string description;
+    Accumulator* acc;
+  };
 
   explicit StatGroup(std::string name);
   ~StatGroup();

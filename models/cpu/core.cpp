@@ -9,9 +9,12 @@ using core::TimePs;
 
 const char* to_string(CycleClass cls) {
   switch (cls) {
-    case CycleClass::GuestUser: return "guest_user";
-    case CycleClass::GuestKernel: return "guest_kernel";
-    case CycleClass::Hypervisor: return "hypervisor";
+    case CycleClass::GuestUser:
+      return "guest_user";
+    case CycleClass::GuestKernel:
+      return "guest_kernel";
+    case CycleClass::Hypervisor:
+      return "hypervisor";
   }
   return "?";
 }
@@ -22,7 +25,8 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
       busy_(static_cast<std::size_t>(std::max(owners, 1))),
       switches_(stats_.counter("context_switches", "switches between different contexts")),
       preemptions_(stats_.counter("preemptions", "a higher priority context took the core")) {
-  if (params_.freq_hz <= 0) throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
+  if (params_.freq_hz <= 0)
+    throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
   for (auto& b : busy_) b.fill(0);
   SC_METHOD(on_tick);
   sensitive << tick_;
@@ -41,7 +45,8 @@ Core::Context& Core::add_context(const std::string& name, int priority, int owne
 
 void Core::execute(Context& ctx, double cycles, CycleClass cls) {
   if (cycles <= 0) return;
-  if (ctx.pending_) throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
+  if (ctx.pending_)
+    throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
   account();
   ctx.remaining_ps_ = cycles_ps(cycles);
   ctx.cls_ = cls;

@@ -51,7 +51,7 @@ class Core : public core::Module {
     core::TimePs remaining_ps_ = 0;  // work left in the current request
     core::TimePs overhead_ps_ = 0;   // switch cost to run before the request, as guest kernel
     CycleClass cls_ = CycleClass::GuestKernel;
-    std::uint64_t seq_ = 0;          // FIFO order among equal priorities
+    std::uint64_t seq_ = 0;  // FIFO order among equal priorities
     core::TimePs slice_used_ps_ = 0;
     sc_core::sc_event done_;
   };
@@ -67,7 +67,9 @@ class Core : public core::Module {
   void execute(Context& ctx, double cycles, CycleClass cls);
 
   double freq_hz() const { return params_.freq_hz; }
-  core::TimePs cycles_ps(double cycles) const { return core::cycles_to_ps(cycles, params_.freq_hz); }
+  core::TimePs cycles_ps(double cycles) const {
+    return core::cycles_to_ps(cycles, params_.freq_hz);
+  }
 
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);

@@ -154,7 +154,8 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
       if (it != conns_.end()) drain(info.conn, it->second);
       break;
     }
-    case Event::Writable: {
+    case Event::Writable:
+    case Event::SendAcked: {  // acknowledged data freed send-buffer space
       auto it = conns_.find(info.conn);
       if (it != conns_.end()) fill(info.conn, it->second);
       break;

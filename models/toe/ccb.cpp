@@ -2,7 +2,8 @@
 
 namespace vtoe::toe {
 
-Ccb::Ccb(const sc_core::sc_module_name& name, std::uint32_t capacity, core::TimePs access_latency_ps)
+Ccb::Ccb(const sc_core::sc_module_name& name, std::uint32_t capacity,
+         core::TimePs access_latency_ps)
     : core::Module(name),
       capacity_(capacity),
       access_latency_ps_(access_latency_ps),

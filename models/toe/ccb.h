@@ -39,7 +39,9 @@ struct CcbEntry {
   std::deque<std::uint16_t> accept_socks;
   std::deque<tcpip::ConnId> backlog;
 
-  std::uint32_t rx_free() const { return rx_size - static_cast<std::uint32_t>(rx_written - rx_released); }
+  std::uint32_t rx_free() const {
+    return rx_size - static_cast<std::uint32_t>(rx_written - rx_released);
+  }
 };
 
 class Ccb : public core::Module {

@@ -129,8 +129,9 @@ void ControlChannel::completion_thread() {
     EcqDesc desc = outbox_.front();
     outbox_.pop_front();
     desc.valid = 1;
-    const DmaResult res = dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
-                                       reinterpret_cast<std::uint8_t*>(&desc), kDescBytes, sideband_);
+    const DmaResult res =
+        dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+                     reinterpret_cast<std::uint8_t*>(&desc), kDescBytes, sideband_);
     sc_core::wait(core::ps(res.delay_ps));
     if (!res.ok) {
       latch_error("DMA fault writing the ECQ");

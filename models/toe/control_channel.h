@@ -35,7 +35,9 @@ class ControlChannel : public core::Module {
 
   bool enabled() const { return ctrl_ & reg::kCtrlEnable; }
   RingEngine& ring(Ring r) { return rings_[static_cast<int>(r)]; }
-  std::uint32_t pending(Ring r) const { return enabled() ? rings_[static_cast<int>(r)].pending() : 0; }
+  std::uint32_t pending(Ring r) const {
+    return enabled() ? rings_[static_cast<int>(r)].pending() : 0;
+  }
 
   // Reads up to `max` contiguous pending contexts of a host->TOE ring into `out` (kDescBytes
   // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA.

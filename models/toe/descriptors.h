@@ -10,15 +10,15 @@ namespace vtoe::toe {
 // ---- Registers (byte offsets inside a channel's 4 KiB page) ----
 namespace reg {
 constexpr std::uint64_t kChannelStride = 0x1000;
-constexpr std::uint64_t kCtrl = 0x000;       // bit0 enable, bit1 interrupt enable
-constexpr std::uint64_t kStatus = 0x004;     // bit0 error latched
-constexpr std::uint64_t kRingBase = 0x100;   // + ring * kRingStride
+constexpr std::uint64_t kCtrl = 0x000;      // bit0 enable, bit1 interrupt enable
+constexpr std::uint64_t kStatus = 0x004;    // bit0 error latched
+constexpr std::uint64_t kRingBase = 0x100;  // + ring * kRingStride
 constexpr std::uint64_t kRingStride = 0x20;
 constexpr std::uint64_t kRingAddrLo = 0x00;  // ring base address (bus address of entry 0)
 constexpr std::uint64_t kRingAddrHi = 0x04;
-constexpr std::uint64_t kRingSize = 0x08;    // entries, power of two, >= 2
-constexpr std::uint64_t kRingHead = 0x0c;    // consumer index
-constexpr std::uint64_t kRingTail = 0x10;    // producer index (doorbell for host->TOE rings)
+constexpr std::uint64_t kRingSize = 0x08;  // entries, power of two, >= 2
+constexpr std::uint64_t kRingHead = 0x0c;  // consumer index
+constexpr std::uint64_t kRingTail = 0x10;  // producer index (doorbell for host->TOE rings)
 constexpr std::uint32_t kCtrlEnable = 1u << 0;
 constexpr std::uint32_t kCtrlIrqEnable = 1u << 1;
 }  // namespace reg
@@ -40,11 +40,11 @@ struct CmdDesc {
   std::uint8_t opcode;
   std::uint8_t flags;
   std::uint16_t sock;
-  std::uint32_t ip;        // host byte order
+  std::uint32_t ip;  // host byte order
   std::uint16_t port;
-  std::uint16_t arg;       // backlog (Listen) or listening socket (Accept)
-  std::uint32_t rx_size;   // kernel receive buffer size in bytes
-  std::uint64_t rx_addr;   // kernel receive buffer bus address
+  std::uint16_t arg;      // backlog (Listen) or listening socket (Accept)
+  std::uint32_t rx_size;  // kernel receive buffer size in bytes
+  std::uint64_t rx_addr;  // kernel receive buffer bus address
   std::uint32_t cookie;
   std::uint32_t reserved;
 };
@@ -54,8 +54,8 @@ struct SendDesc {
   std::uint16_t sock;
   std::uint16_t flags;
   std::uint32_t length;
-  std::uint64_t addr;      // payload in host memory
-  std::uint32_t cookie;    // echoed in SendDone
+  std::uint64_t addr;    // payload in host memory
+  std::uint32_t cookie;  // echoed in SendDone
   std::uint32_t reserved[3];
 };
 
@@ -64,7 +64,7 @@ constexpr std::uint16_t kRecvNotifyNow = 1u << 0;  // interrupt on the next byte
 struct RecvDesc {
   std::uint16_t sock;
   std::uint16_t flags;
-  std::uint32_t release;   // bytes of the receive buffer the host has consumed and hands back
+  std::uint32_t release;  // bytes of the receive buffer the host has consumed and hands back
   std::uint32_t reserved[6];
 };
 
@@ -94,13 +94,13 @@ enum class Status : std::int32_t {
 
 struct EcqDesc {
   std::uint8_t type;
-  std::uint8_t valid;      // set by the TOE, cleared by the host when consumed
+  std::uint8_t valid;  // set by the TOE, cleared by the host when consumed
   std::uint16_t sock;
   std::int32_t status;
   std::uint32_t length;
   std::uint32_t offset;
   std::uint32_t cookie;
-  std::uint16_t arg;       // listening socket (Accepted), opcode (CmdDone)
+  std::uint16_t arg;  // listening socket (Accepted), opcode (CmdDone)
   std::uint16_t reserved0;
   std::uint64_t reserved1;
 };

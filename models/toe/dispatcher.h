@@ -19,9 +19,9 @@ namespace vtoe::toe {
 
 struct DispatcherParams {
   double device_freq_hz = 400e6;
-  double cycles_per_context = 16;   // decode and route one fetched context
-  std::uint32_t fetch_batch = 8;    // contexts read from a ring in one DMA burst
-  std::uint32_t tx_outstanding = 4; // send contexts queued in the Tx DMA at most
+  double cycles_per_context = 16;    // decode and route one fetched context
+  std::uint32_t fetch_batch = 8;     // contexts read from a ring in one DMA burst
+  std::uint32_t tx_outstanding = 4;  // send contexts queued in the Tx DMA at most
 };
 
 class Dispatcher : public core::Module {

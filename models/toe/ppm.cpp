@@ -173,7 +173,8 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
         if (e->kind == CcbEntry::Kind::Listener) {
           for (tcpip::ConnId pending : e->backlog) stack_->abort(pending, now);
           for (std::uint16_t s : e->accept_socks)
-            if (CcbEntry* w = ccb_.find(ch, s)) drop_connection(*w, EventType::Closed, Status::BadSocket);
+            if (CcbEntry* w = ccb_.find(ch, s))
+              drop_connection(*w, EventType::Closed, Status::BadSocket);
           if (e->conn) stack_->abort(e->conn, now);
         }
         channel.post(done);
@@ -235,7 +236,8 @@ void Ppm::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
     bind_accept(*listener);
     return;
   }
-  if (ev == Event::Writable) {
+  // The Tx DMA waits for send-buffer space: any acknowledgment may have made some.
+  if (ev == Event::Writable || ev == Event::SendAcked) {
     if (writable_) writable_();
     return;
   }
@@ -262,7 +264,8 @@ void Ppm::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
       const Status st = ev == Event::Reset     ? Status::Reset
                         : ev == Event::Refused ? Status::Refused
                                                : Status::TimedOut;
-      drop_connection(*e, e->state == CcbEntry::State::Connecting ? EventType::Error : EventType::Closed, st);
+      drop_connection(
+          *e, e->state == CcbEntry::State::Connecting ? EventType::Error : EventType::Closed, st);
       break;
     }
     default:

@@ -22,9 +22,9 @@ namespace vtoe::toe {
 
 struct PpmParams {
   double device_freq_hz = 400e6;
-  double tx_cycles_per_frame = 64;   // header generation, checksum offload, queueing
-  double rx_cycles_per_frame = 64;   // parse, CCB lookup, reassembly bookkeeping
-  double cycles_per_command = 32;    // executing one CmdQ context
+  double tx_cycles_per_frame = 64;  // header generation, checksum offload, queueing
+  double rx_cycles_per_frame = 64;  // parse, CCB lookup, reassembly bookkeeping
+  double cycles_per_command = 32;   // executing one CmdQ context
 };
 
 class Ppm : public core::Module, public tcpip::StackListener, public net::FrameSink {
@@ -45,7 +45,9 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   void on_readable(std::function<void(tcpip::ConnId)> cb) { readable_ = std::move(cb); }
   void on_writable(std::function<void()> cb) { writable_ = std::move(cb); }
 
-  void post(int channel, const EcqDesc& ev) { channels_.at(static_cast<std::size_t>(channel))->post(ev); }
+  void post(int channel, const EcqDesc& ev) {
+    channels_.at(static_cast<std::size_t>(channel))->post(ev);
+  }
   static EcqDesc event(EventType type, std::uint16_t sock, Status status = Status::Ok);
 
   // net::FrameSink: frames from the MAC.

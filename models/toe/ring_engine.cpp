@@ -14,7 +14,8 @@ bool RingEngine::write_register(std::uint64_t offset, std::uint32_t value, std::
       return true;
     case reg::kRingSize:
       if (value < 2 || (value & (value - 1)) != 0 || value > (1u << 16)) {
-        if (error) *error = "ring size " + std::to_string(value) + " is not a power of two in [2, 65536]";
+        if (error)
+          *error = "ring size " + std::to_string(value) + " is not a power of two in [2, 65536]";
         return false;
       }
       size_ = value;
@@ -23,7 +24,9 @@ bool RingEngine::write_register(std::uint64_t offset, std::uint32_t value, std::
     case reg::kRingHead:
     case reg::kRingTail:
       if (!configured() || value >= size_) {
-        if (error) *error = "ring index " + std::to_string(value) + " outside a ring of " + std::to_string(size_);
+        if (error)
+          *error =
+              "ring index " + std::to_string(value) + " outside a ring of " + std::to_string(size_);
         return false;
       }
       (offset == reg::kRingHead ? head_ : tail_) = value;
@@ -36,12 +39,18 @@ bool RingEngine::write_register(std::uint64_t offset, std::uint32_t value, std::
 
 std::uint32_t RingEngine::read_register(std::uint64_t offset) const {
   switch (offset) {
-    case reg::kRingAddrLo: return static_cast<std::uint32_t>(addr_);
-    case reg::kRingAddrHi: return static_cast<std::uint32_t>(addr_ >> 32);
-    case reg::kRingSize: return size_;
-    case reg::kRingHead: return head_;
-    case reg::kRingTail: return tail_;
-    default: return 0;
+    case reg::kRingAddrLo:
+      return static_cast<std::uint32_t>(addr_);
+    case reg::kRingAddrHi:
+      return static_cast<std::uint32_t>(addr_ >> 32);
+    case reg::kRingSize:
+      return size_;
+    case reg::kRingHead:
+      return head_;
+    case reg::kRingTail:
+      return tail_;
+    default:
+      return 0;
   }
 }
 

@@ -32,7 +32,9 @@ class RingEngine {
   void consume(std::uint32_t n) { head_ = (head_ + n) & (size_ - 1); }
 
   // TOE->host: free slots (one always stays empty to tell full from empty).
-  std::uint32_t space() const { return configured() ? size_ - 1 - ((tail_ - head_) & (size_ - 1)) : 0; }
+  std::uint32_t space() const {
+    return configured() ? size_ - 1 - ((tail_ - head_) & (size_ - 1)) : 0;
+  }
   std::uint32_t produce_index() const { return tail_; }
   void produce() { tail_ = (tail_ + 1) & (size_ - 1); }
 

@@ -19,7 +19,8 @@ RxDma::RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& d
       bytes_(stats_.counter("bytes", "payload bytes written to host memory")),
       notifications_(stats_.counter("notifications", "RxData completions")),
       host_full_(stats_.counter("host_buffer_full", "times a kernel receive buffer was full")),
-      bad_contexts_(stats_.counter("bad_contexts", "RecvQ contexts for unknown sockets or over-releases")) {
+      bad_contexts_(
+          stats_.counter("bad_contexts", "RecvQ contexts for unknown sockets or over-releases")) {
   SC_THREAD(run);
 }
 
@@ -100,8 +101,8 @@ void RxDma::run() {
       ppm_.stack_touched();
       ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const int channel = e->channel;
-      const DmaResult res =
-          dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos, staging_.data(), n, ch.sideband());
+      const DmaResult res = dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
+                                         staging_.data(), n, ch.sideband());
       sc_core::wait(core::ps(res.delay_ps));
       e = ccb_.by_conn(conn);
       if (!e) break;  // closed while the DMA ran

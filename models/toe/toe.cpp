@@ -12,12 +12,14 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
       params_(params),
       reg_latency_ps_(core::cycles_to_ps(params.reg_access_cycles, params.device_freq_hz)),
       reg_accesses_(stats_.counter("register_accesses", "host reads and writes of TOE registers")),
-      bad_accesses_(stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
+      bad_accesses_(
+          stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
   in.register_b_transport(this, &Toe::b_transport);
   std::vector<ControlChannel*> chans;
   for (int i = 0; i < params.channels; ++i) {
-    channels_.push_back(std::make_unique<ControlChannel>(
-        ("channel" + std::to_string(i)).c_str(), i, static_cast<tlm::tlm_initiator_socket<>&>(dma)));
+    channels_.push_back(
+        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
+                                         static_cast<tlm::tlm_initiator_socket<>&>(dma)));
     chans.push_back(channels_.back().get());
   }
   ccb_ = std::make_unique<Ccb>("ccb", params.ccb_capacity, params.ccb_access_ps);

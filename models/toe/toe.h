@@ -3,11 +3,12 @@
 // SystemMMU sits in a virtualized platform) and one interrupt line `irq`.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
 #include <memory>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
 #include "models/core/module.h"
@@ -24,15 +25,15 @@ namespace vtoe::toe {
 
 struct ToeParams {
   int channels = 1;
-  double bandwidth_bps = 10e9;        // MAC line rate
+  double bandwidth_bps = 10e9;  // MAC line rate
   double device_freq_hz = 400e6;
   std::uint32_t ccb_capacity = 256;
   core::TimePs ccb_access_ps = 10'000;  // 10 ns
-  std::uint32_t dma_burst = 4096;     // bytes per DMA transaction
-  double reg_access_cycles = 4;       // register read/write latency on the device clock
+  std::uint32_t dma_burst = 4096;       // bytes per DMA transaction
+  double reg_access_cycles = 4;         // register read/write latency on the device clock
   PpmParams ppm;
   DispatcherParams dispatcher;
-  tcpip::StackConfig stack;           // addresses, MTU, buffers (Tx/Rx local buffers), timers
+  tcpip::StackConfig stack;  // addresses, MTU, buffers (Tx/Rx local buffers), timers
   std::uint32_t mac_queue_frames = 1024;
 };
 

@@ -37,7 +37,10 @@ void TxDma::finish(TxJob& job, EventType type, Status status) {
   ev.length = job.done;
   ev.cookie = job.desc.cookie;
   channels_[static_cast<std::size_t>(job.channel)]->post(ev);
-  if (type == EventType::SendDone) ++contexts_; else ++faults_;
+  if (type == EventType::SendDone)
+    ++contexts_;
+  else
+    ++faults_;
   jobs_.pop_front();
   dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -67,8 +70,8 @@ void TxDma::run() {
     const std::uint32_t n = static_cast<std::uint32_t>(
         std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
     ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
-    const DmaResult res =
-        dma_transfer(dma_, tlm::TLM_READ_COMMAND, job.desc.addr + job.done, staging_.data(), n, ch.sideband());
+    const DmaResult res = dma_transfer(dma_, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
+                                       staging_.data(), n, ch.sideband());
     sc_core::wait(core::ps(res.delay_ps));
     if (!res.ok) {
       finish(job, EventType::Error, Status::DmaFault);

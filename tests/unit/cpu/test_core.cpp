@@ -6,10 +6,10 @@
 
 #include "models/cpu/core.h"
 
+using vtoe::core::TimePs;
 using vtoe::cpu::Core;
 using vtoe::cpu::CoreParams;
 using vtoe::cpu::CycleClass;
-using vtoe::core::TimePs;
 
 namespace {
 
@@ -20,7 +20,8 @@ constexpr TimePs kMs = 1000 * kUs;
 // Runs `body` as one SystemC thread and records when each step finished.
 struct Proc : sc_core::sc_module {
   SC_HAS_PROCESS(Proc);
-  Proc(sc_core::sc_module_name n, std::function<void()> body) : sc_module(n), body_(std::move(body)) {
+  Proc(sc_core::sc_module_name n, std::function<void()> body)
+      : sc_module(n), body_(std::move(body)) {
     SC_THREAD(run);
   }
   void run() { body_(); }
@@ -38,7 +39,7 @@ TEST(CpuCore, ExecuteTakesCyclesOverFrequencyAndIsAccounted) {
   auto& ctx = core.add_context("proc", 2);
   TimePs done_at = 0;
   Proc proc("proc", [&] {
-    core.execute(ctx, 2000, CycleClass::GuestUser);  // 1 us at 2 GHz
+    core.execute(ctx, 2000, CycleClass::GuestUser);    // 1 us at 2 GHz
     core.execute(ctx, 1000, CycleClass::GuestKernel);  // 0.5 us
     done_at = now();
   });
@@ -80,8 +81,14 @@ TEST(CpuCore, EqualPrioritiesShareByTimeSlice) {
   auto& y = core.add_context("y", 2);
   TimePs x_done = 0, y_done = 0;
   // Each needs 3 ms: with 1 ms slices they alternate and both finish near the end.
-  Proc a("a", [&] { core.execute(x, 6e6, CycleClass::GuestUser); x_done = now(); });
-  Proc b("b", [&] { core.execute(y, 6e6, CycleClass::GuestUser); y_done = now(); });
+  Proc a("a", [&] {
+    core.execute(x, 6e6, CycleClass::GuestUser);
+    x_done = now();
+  });
+  Proc b("b", [&] {
+    core.execute(y, 6e6, CycleClass::GuestUser);
+    y_done = now();
+  });
   sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_MS));
   EXPECT_EQ(x_done, 5 * kMs);
   EXPECT_EQ(y_done, 6 * kMs);
@@ -96,7 +103,10 @@ TEST(CpuCore, SwitchCostChargedAsKernelBetweenProcesses) {
   auto& y = core.add_context("y", 2);
   TimePs y_done = 0;
   Proc a("a", [&] { core.execute(x, 2000, CycleClass::GuestUser); });
-  Proc b("b", [&] { core.execute(y, 2000, CycleClass::GuestUser); y_done = now(); });
+  Proc b("b", [&] {
+    core.execute(y, 2000, CycleClass::GuestUser);
+    y_done = now();
+  });
   sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
   // x runs 1 us, then a switch (0.5 us) and y's 1 us.
   EXPECT_EQ(y_done, 2500 * kNs);

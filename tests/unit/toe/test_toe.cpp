@@ -1,11 +1,11 @@
 // TOE bench: a bare host (no CPU model) programs one control channel's rings in DRAM and drives
 // the TOE through its registers; the TOE talks over a link to a simulated peer host.
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstring>
 #include <functional>
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "models/mem/dram.h"
@@ -24,7 +24,9 @@ namespace {
 
 constexpr std::uint64_t kRegs = 0x4000'0000;
 constexpr std::uint32_t kEntries = 64;
-inline std::uint8_t pattern_byte(std::uint64_t i) { return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff); }
+inline std::uint8_t pattern_byte(std::uint64_t i) {
+  return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
+}
 
 struct Host : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Host> bus{"bus"};
@@ -76,7 +78,8 @@ struct Host : sc_core::sc_module {
     for (int r = 0; r < toe::kRings; ++r) {
       ring_addr[r] = alloc(kEntries * toe::kDescBytes);
       write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingSize), kEntries);
-      write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrLo), static_cast<std::uint32_t>(ring_addr[r]));
+      write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrLo),
+                static_cast<std::uint32_t>(ring_addr[r]));
       write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrHi), 0);
     }
     write_reg(toe::reg::kCtrl, toe::reg::kCtrlEnable | toe::reg::kCtrlIrqEnable);
@@ -89,7 +92,7 @@ struct Host : sc_core::sc_module {
   }
   // Waits for the interrupt and drains the ECQ into `events`.
   void drain() {
-    if (!irq.read()) wait(irq.posedge_event() | sc_core::sc_time(50, sc_core::SC_MS));
+    if (!irq.read()) wait(sc_core::sc_time(50, sc_core::SC_MS), irq.posedge_event());
     const std::uint64_t base = ring_addr[static_cast<int>(Ring::Ecq)];
     for (;;) {
       EcqDesc d;
@@ -104,11 +107,13 @@ struct Host : sc_core::sc_module {
   }
   // Drains until an event of `type` for `sock` arrives (or the time limit passes).
   EcqDesc wait_for(EventType type, std::uint16_t sock, double limit_ms = 200) {
-    const sc_core::sc_time end = sc_core::sc_time_stamp() + sc_core::sc_time(limit_ms, sc_core::SC_MS);
+    const sc_core::sc_time end =
+        sc_core::sc_time_stamp() + sc_core::sc_time(limit_ms, sc_core::SC_MS);
     std::size_t seen = 0;
     while (sc_core::sc_time_stamp() < end) {
       for (; seen < events.size(); ++seen)
-        if (events[seen].type == static_cast<std::uint8_t>(type) && events[seen].sock == sock) return events[seen];
+        if (events[seen].type == static_cast<std::uint8_t>(type) && events[seen].sock == sock)
+          return events[seen];
       drain();
     }
     ADD_FAILURE() << "no event " << int(type) << " for socket " << sock;
@@ -119,7 +124,10 @@ struct Host : sc_core::sc_module {
     for (auto& e : events) n += e.type == static_cast<std::uint8_t>(type);
     return n;
   }
-  void run() { script(*this); sc_core::sc_stop(); }
+  void run() {
+    script(*this);
+    sc_core::sc_stop();
+  }
 };
 
 struct Bench {
@@ -155,7 +163,8 @@ struct Bench {
   }
 };
 
-CmdDesc connect_cmd(Host& h, std::uint16_t sock, std::uint16_t port, std::uint32_t rx_size = 64 * 1024) {
+CmdDesc connect_cmd(Host& h, std::uint16_t sock, std::uint16_t port,
+                    std::uint32_t rx_size = 64 * 1024) {
   CmdDesc c{};
   c.opcode = static_cast<std::uint8_t>(toe::CmdOp::Connect);
   c.sock = sock;
@@ -199,7 +208,7 @@ TEST(Toe, TransmitsSendQueuePayloadToPeerIntact) {
       ++posted;
     }
     while (h.count(EventType::SendDone) < kCount) h.drain();
-    h.wait(sc_core::sc_time(5, sc_core::SC_MS));
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
   };
   sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
   EXPECT_EQ(b.host.count(EventType::SendDone), kCount);
@@ -327,12 +336,13 @@ TEST(Toe, HostileContextsGetErrorsAndTheToeKeepsWorking) {
     good.cookie = 7;
     h.post(Ring::Send, &good);
     h.wait_for(EventType::SendDone, 1);
-    h.wait(sc_core::sc_time(5, sc_core::SC_MS));
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
   };
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
   auto status_of = [&](std::uint16_t sock, std::uint32_t cookie, bool by_cookie) {
     for (auto& e : b.host.events)
-      if (e.type == static_cast<std::uint8_t>(EventType::Error) && e.sock == sock && (!by_cookie || e.cookie == cookie))
+      if (e.type == static_cast<std::uint8_t>(EventType::Error) && e.sock == sock &&
+          (!by_cookie || e.cookie == cookie))
         return static_cast<toe::Status>(e.status);
     return toe::Status::Ok;
   };

@@ -1,0 +1,122 @@
+// Basic types of the vtoe TCP/IP engine: addresses, ids, frames, states, events, configuration.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vtoe::tcpip {
+
+/// Simulated time in picoseconds. The engine never reads a clock: every call carries `now`.
+using TimePs = std::uint64_t;
+/// "No deadline".
+constexpr TimePs kNever = UINT64_MAX;
+
+/// A 48-bit Ethernet address.
+struct MacAddr {
+  std::array<std::uint8_t, 6> b{};
+
+  bool operator==(const MacAddr& o) const { return b == o.b; }
+  bool operator!=(const MacAddr& o) const { return b != o.b; }
+  bool is_broadcast() const;
+  bool is_multicast() const { return (b[0] & 1) != 0; }
+  bool is_zero() const;
+  /// "02:00:00:00:00:01".
+  std::string to_string() const;
+  static MacAddr broadcast();
+  /// Parses "aa:bb:cc:dd:ee:ff"; false on syntax error.
+  static bool parse(const std::string& s, MacAddr& out);
+  /// 02:00:00:00:hi:lo — a locally administered address derived from a number (tests, scenarios).
+  static MacAddr local(std::uint32_t n);
+};
+
+/// IPv4 address in host byte order (10.0.0.1 == 0x0A000001).
+using Ipv4 = std::uint32_t;
+/// Parses a dotted quad; returns 0 on error.
+Ipv4 parse_ipv4(const std::string& s);
+/// Parses a dotted quad; false on error.
+bool parse_ipv4(const std::string& s, Ipv4& out);
+std::string ipv4_to_string(Ipv4 a);
+
+/// Connection or listener handle; 0 is invalid. Listener ids have bit 31 set.
+using ConnId = std::uint32_t;
+
+/// A whole Ethernet II frame (destination MAC first), without preamble and FCS.
+using Frame = std::vector<std::uint8_t>;
+
+enum class TcpState {
+  Closed,
+  Listen,
+  SynSent,
+  SynReceived,
+  Established,
+  FinWait1,
+  FinWait2,
+  CloseWait,
+  Closing,
+  LastAck,
+  TimeWait
+};
+const char* to_string(TcpState s);
+
+/// Events reported through StackListener::tcp_event.
+/// Every connection id ends with exactly one terminal event (Closed, Reset, TimedOut or Refused);
+/// the id is invalid once that callback returns. Connections created by a listener are reported
+/// (Accepted) only once their handshake completes; ones that die before are never reported.
+enum class Event {
+  Connected,   ///< active open completed
+  Accepted,    ///< new connection on a listener; info.conn = new id, info.listener = listener
+  Readable,    ///< new in-order bytes can be read; info.bytes = bytes that just arrived
+  Writable,    ///< send space freed after send() had accepted less than offered
+  SendAcked,   ///< info.bytes of data were acknowledged by the peer
+  PeerClosed,  ///< FIN received (no more data will arrive)
+  Closed,      ///< terminal: fully closed (after TIME_WAIT, LAST_ACK, abort(), close() of a
+               ///< listener or of a connection that was never established)
+  Reset,       ///< terminal: RST received
+  TimedOut,    ///< terminal: retransmissions exhausted (an RST was sent)
+  Refused      ///< terminal: RST in answer to our SYN
+};
+const char* to_string(Event e);
+inline bool is_terminal(Event e) {
+  return e == Event::Closed || e == Event::Reset || e == Event::TimedOut || e == Event::Refused;
+}
+
+struct EventInfo {
+  ConnId conn = 0;
+  ConnId listener = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct StackConfig {
+  MacAddr mac;
+  Ipv4 ip = 0;
+  int prefix_len = 24;
+  Ipv4 gateway = 0;                            ///< 0: no route off the subnet
+  std::uint32_t mtu = 1500;                    ///< IP MTU; our MSS = mtu - 40
+  std::uint32_t initial_window_segments = 10;  ///< RFC 6928
+  std::uint8_t window_scale = 7;               ///< our shift, offered in SYN (RFC 7323), <= 14
+  std::uint32_t send_buffer = 256 * 1024;      ///< per-connection unsent+unacked bytes
+  std::uint32_t recv_buffer = 256 * 1024;      ///< per-connection unread bytes = receive window
+  std::uint32_t max_connections = 1024;        ///< CCB capacity; SYNs beyond it get RST
+  TimePs rto_initial = 1'000'000'000'000ull;   ///< 1 s (RFC 6298)
+  TimePs rto_min = 200'000'000'000ull;         ///< 200 ms
+  TimePs rto_max = 60'000'000'000'000ull;      ///< 60 s
+  TimePs delayed_ack = 40'000'000'000ull;      ///< 40 ms; ACK at least every 2nd full segment
+  TimePs time_wait = 60'000'000'000'000ull;    ///< 2*MSL
+  TimePs arp_timeout = 1'000'000'000'000ull;   ///< per ARP request
+  int arp_retries = 3;                         ///< ARP requests before queued frames are dropped
+  std::uint32_t max_retransmissions = 15;      ///< then the connection is aborted (TimedOut)
+  bool nagle = false;
+  std::uint16_t ephemeral_port_base = 49152;
+  std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
+  // --- additions ---
+  std::uint32_t max_syn_retransmissions = 5;  ///< SYN / SYN-ACK retransmissions before giving up
+  std::uint32_t arp_queue_limit = 256;        ///< frames held per unresolved next hop
+  std::uint32_t max_ooo_ranges = 64;          ///< out-of-order holes tracked per connection
+  std::uint8_t ttl = 64;
+  bool pad_short_frames = true;  ///< pad emitted frames to the 60-byte Ethernet minimum
+};
+
+}  // namespace vtoe::tcpip

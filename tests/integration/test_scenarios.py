@@ -1,0 +1,100 @@
+"""Integration: whole scenarios through the vtoe command line."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+SHORT = ["duration=60ms", "warmup=10ms"]
+
+
+def test_quickstart_reports_throughput_and_cpu_breakdown(vtoe, tmp_path):
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--out", tmp_path / "q", *sum((["--set", s] for s in SHORT), []))
+    assert "tx Mbit/s" in proc.stdout and "idle" in proc.stdout
+    res = json.loads((tmp_path / "q" / "results.json").read_text())
+    for key in ("sim_time_s", "measured_s", "vms", "toe", "links"):
+        assert key in res
+    vm = res["vms"][0]
+    assert vm["tx_mbps"] > 1000
+    cpu = vm["cpu"]
+    assert set(cpu) == {"guest_user", "guest_kernel", "hypervisor", "idle"}
+    assert sum(cpu.values()) == pytest.approx(1.0, abs=1e-3)
+    assert res["measured_s"] == pytest.approx(0.05)
+    assert res["links"][0]["frames"] > 1000
+    assert res["peer"]["pattern_errors"] == 0
+    run = json.loads((tmp_path / "q" / "run.json").read_text())
+    assert run["wall_s"] > 0
+    assert "wall" not in json.dumps(res)
+
+
+def test_same_seed_gives_byte_identical_results(vtoe, tmp_path):
+    outs = []
+    for i in range(2):
+        _, out = vtoe.scenario("scenarios/native/lossy_tx.yaml", *SHORT, out=tmp_path / f"r{i}", extra=["--pcap"])
+        outs.append(out)
+    assert (outs[0] / "results.json").read_bytes() == (outs[1] / "results.json").read_bytes()
+    assert (outs[0] / "link0.pcap").read_bytes() == (outs[1] / "link0.pcap").read_bytes()
+    _, other = vtoe.scenario("scenarios/native/lossy_tx.yaml", *SHORT, "seed=8", out=tmp_path / "r2")
+    assert (other / "results.json").read_bytes() != (outs[0] / "results.json").read_bytes()
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_pcap_decodes_cleanly_with_checksums_verified(vtoe, tmp_path):
+    _, out = vtoe.scenario("scenarios/native/lossy_tx.yaml", "duration=20ms", "warmup=5ms", extra=["--pcap"])
+    pcap = out / "link0.pcap"
+    base = ["tshark", "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
+            "-o", "udp.check_checksum:TRUE"]
+    total = subprocess.run(base + ["-T", "fields", "-e", "frame.number"], capture_output=True, text=True, check=True)
+    frames = len(total.stdout.split())
+    assert frames > 1000
+    bad = subprocess.run(base + ["-Y", "_ws.malformed || ip.checksum.status == 0 || tcp.checksum.status == 0"],
+                         capture_output=True, text=True, check=True)
+    assert bad.stdout.strip() == "", bad.stdout[:2000]
+    handshake = subprocess.run(base + ["-Y", "tcp.flags.syn == 1 && tcp.options.mss_val && tcp.options.wscale.shift"],
+                               capture_output=True, text=True, check=True)
+    assert len(handshake.stdout.strip().splitlines()) >= 2  # SYN and SYN-ACK carry MSS and window scale
+    ns = subprocess.run(["tshark", "-r", str(pcap), "-c", "3", "-T", "fields", "-e", "frame.time_epoch"],
+                        capture_output=True, text=True, check=True)
+    assert all(len(t.split(".")[1]) == 9 for t in ns.stdout.split())  # nanosecond timestamps
+
+
+def test_receive_and_rpc_workloads_move_verified_data(vtoe):
+    rx, _ = vtoe.scenario("scenarios/native/rx_10g.yaml", *SHORT)
+    assert rx["vms"][0]["rx_mbps"] > 1000 and rx["vms"][0]["error"] == ""
+    rpc, _ = vtoe.scenario("scenarios/native/rpc.yaml", *SHORT)
+    assert rpc["vms"][0]["transactions"] > 100
+    assert rpc["vms"][0]["mean_latency_us"] > 0
+
+
+def test_lossy_link_recovers_by_retransmission(vtoe):
+    res, _ = vtoe.scenario("scenarios/native/lossy_tx.yaml", *SHORT)
+    assert res["links"][0]["drops"] > 10
+    assert res["vms"][0]["tx_mbps"] > 100
+    assert res["peer"]["pattern_errors"] == 0
+    assert res["stats"]["toe.ppm"]["frames_tx"] > 0
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "tests/integration/data/unknown_key.yaml"], "network.link_dealy"),
+    (["run", "tests/integration/data/bad_unit.yaml"], "platform.cpu_freq"),
+    (["run", "tests/integration/data/out_of_range.yaml"], "network.loss"),
+    (["run", "tests/integration/data/does_not_exist.yaml"], "does_not_exist.yaml"),
+    (["run", "scenarios/quickstart.yaml", "--set", "vms.0.workload.type=ftp"], "vms.0.workload.type"),
+    (["run", "scenarios/quickstart.yaml", "--set", "duration=fast"], "duration"),
+])
+def test_bad_input_is_one_clear_line_and_nothing_runs(vtoe, tmp_path, args, needle):
+    out = tmp_path / "bad"
+    proc = vtoe.run(*args, "--out", out, check=False)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert needle in lines[0]
+    assert not (out / "results.json").exists()
+
+
+def test_keys_lists_every_key_with_default_and_meaning(vtoe):
+    proc = vtoe.run("keys")
+    for key in ("platform.cpu_freq", "toe.bandwidth", "vms[].workload.message_size", "guest.costs.copy_per_byte"):
+        assert key in proc.stdout

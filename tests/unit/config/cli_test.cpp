@@ -1,0 +1,200 @@
+// CLI: parsing of run/validate/keys/--version, bad flags, and cli_main's exit codes and messages.
+#include "scenarios/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace vtoe::scenario {
+namespace {
+
+CliArgs parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "vtoe");
+  return parse_cli(static_cast<int>(args.size()), args.data());
+}
+
+std::string usage_error(std::vector<const char*> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(CliParse, RunWithEverything) {
+  const CliArgs a =
+      parse({"run", "scenarios/paper/fig7.yaml", "--set", "toe.bandwidth=1Gbps",
+             "--set=vms.0.name=a", "--seed", "9", "--pcap", "--log-level", "debug", "--quiet"});
+  EXPECT_EQ(a.command, Command::Run);
+  EXPECT_EQ(a.run.scenario, "scenarios/paper/fig7.yaml");
+  EXPECT_EQ(a.run.sets,
+            (std::vector<std::string>{"toe.bandwidth=1Gbps", "vms.0.name=a", "seed=9"}));
+  EXPECT_EQ(a.run.out_dir, "out/fig7");
+  EXPECT_TRUE(a.run.pcap);
+  EXPECT_TRUE(a.run.quiet);
+  EXPECT_EQ(a.run.log_level, core::LogLevel::Debug);
+}
+
+TEST(CliParse, RunDefaults) {
+  const CliArgs a = parse({"run"});
+  EXPECT_EQ(a.command, Command::Run);
+  EXPECT_EQ(a.run.scenario, "");
+  EXPECT_TRUE(a.run.sets.empty());
+  EXPECT_EQ(a.run.out_dir, "out/default");
+  EXPECT_FALSE(a.run.pcap);
+  EXPECT_FALSE(a.run.quiet);
+  EXPECT_EQ(a.run.log_level, core::LogLevel::Info);
+  EXPECT_EQ(parse({"run", "x.yaml", "--out", "/tmp/r"}).run.out_dir, "/tmp/r");
+  // --set options after the file, and the file after --set, both work.
+  EXPECT_EQ(parse({"run", "--set", "seed=3", "x.yaml"}).run.scenario, "x.yaml");
+}
+
+TEST(CliParse, ValidateAndKeys) {
+  const CliArgs v = parse({"validate", "x.yaml", "--set", "seed=2"});
+  EXPECT_EQ(v.command, Command::Validate);
+  EXPECT_EQ(v.run.scenario, "x.yaml");
+  EXPECT_EQ(v.run.sets, (std::vector<std::string>{"seed=2"}));
+  const CliArgs k = parse({"keys"});
+  EXPECT_EQ(k.command, Command::Keys);
+  EXPECT_EQ(k.keys_format, KeysFormat::Text);
+  EXPECT_EQ(parse({"keys", "--format", "markdown"}).keys_format, KeysFormat::Markdown);
+}
+
+TEST(CliParse, VersionAndHelp) {
+  const CliArgs v = parse({"--version"});
+  EXPECT_EQ(v.command, Command::Version);
+  EXPECT_EQ(v.text, "vtoe " + version_string() + "\n");
+  EXPECT_NE(version_string(), "");
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(version_string()[0]))) << version_string();
+  const CliArgs h = parse({"--help"});
+  EXPECT_EQ(h.command, Command::Help);
+  EXPECT_NE(h.text.find("validate"), std::string::npos);
+  const CliArgs rh = parse({"run", "--help"});
+  EXPECT_EQ(rh.command, Command::Help);
+  EXPECT_NE(rh.text.find("--log-level"), std::string::npos);
+}
+
+TEST(CliParse, BadCommandLines) {
+  EXPECT_EQ(usage_error({}), "a command is required: run, validate or keys (see vtoe --help)");
+  EXPECT_NE(usage_error({"run", "--bogus"}).find("--bogus"), std::string::npos);
+  EXPECT_EQ(usage_error({"frobnicate"}),
+            "unknown command 'frobnicate' (commands: run, validate, keys; see vtoe --help)");
+  EXPECT_NE(usage_error({"run", "--log-level", "loud"}).find("loud"), std::string::npos);
+  EXPECT_NE(usage_error({"run", "--seed", "abc"}).find("--seed"), std::string::npos);
+  EXPECT_NE(usage_error({"run", "--seed", "-1"}).find("expected a non-negative integer"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"run", "--seed", "18446744073709551616"}), "<no error>");
+  EXPECT_EQ(parse({"run", "--seed", "18446744073709551615"}).run.sets.back(),
+            "seed=18446744073709551615");
+  EXPECT_NE(usage_error({"keys", "--format", "html"}).find("html"), std::string::npos);
+  EXPECT_NE(usage_error({"run", "a.yaml", "b.yaml"}), "<no error>");
+  EXPECT_NE(usage_error({"run", "--set"}), "<no error>");
+  EXPECT_NE(usage_error({"keys", "--pcap"}), "<no error>");
+}
+
+struct Outcome {
+  int code;
+  std::string out, err;
+  int runs;
+  std::uint64_t seed;
+  RunOptions options;
+};
+
+Outcome cli(std::vector<const char*> args, int run_result = 0, bool run_throws = false) {
+  args.insert(args.begin(), "vtoe");
+  Outcome o{};
+  std::ostringstream out, err;
+  o.code = cli_main(
+      static_cast<int>(args.size()), args.data(),
+      [&](const Config& c, const RunOptions& opts) {
+        ++o.runs;
+        o.seed = c.get_uint("seed");
+        o.options = opts;
+        if (run_throws) throw std::runtime_error("disk full\nreally");
+        return run_result;
+      },
+      out, err);
+  o.out = out.str();
+  o.err = err.str();
+  return o;
+}
+
+TEST(CliMain, RunCallsTheRunFunction) {
+  const Outcome o = cli({"run", "--seed", "77", "--set", "toe.mtu=1000"}, 5);
+  EXPECT_EQ(o.code, 5);
+  EXPECT_EQ(o.runs, 1);
+  EXPECT_EQ(o.seed, 77u);
+  EXPECT_EQ(o.options.out_dir, "out/default");
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CliMain, RunLoadsTheFile) {
+  const std::string path = ::testing::TempDir() + "cli_test_s1.yaml";
+  { std::ofstream(path) << "seed: 12\n"; }
+  const Outcome o = cli({"run", path.c_str()});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_EQ(o.seed, 12u);
+  EXPECT_EQ(o.options.out_dir, "out/cli_test_s1");
+  std::remove(path.c_str());
+  const Outcome missing = cli({"run", path.c_str()});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_EQ(missing.runs, 0);
+  EXPECT_EQ(missing.err,
+            "vtoe: " + path + ": cannot read scenario file: No such file or directory\n");
+}
+
+TEST(CliMain, ConfigAndUsageErrorsExitTwoWithOneLine) {
+  const Outcome bad = cli({"run", "--set", "platform.cpu_freq=fast"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_EQ(bad.runs, 0);
+  EXPECT_EQ(bad.err,
+            "vtoe: --set platform.cpu_freq: expected a frequency such as 2GHz or 400MHz, got "
+            "\"fast\"\n");
+  const Outcome flag = cli({"run", "--bogus"});
+  EXPECT_EQ(flag.code, kExitUsage);
+  EXPECT_EQ(flag.err.rfind("vtoe: ", 0), 0u);
+  EXPECT_EQ(flag.err.find('\n'), flag.err.size() - 1);
+  EXPECT_EQ(cli({}).code, kExitUsage);
+}
+
+TEST(CliMain, RunFailureExitsOne) {
+  const Outcome o = cli({"run"}, 0, true);
+  EXPECT_EQ(o.code, kExitFailure);
+  EXPECT_EQ(o.err, "vtoe: disk full really\n");
+}
+
+TEST(CliMain, ValidateKeysVersion) {
+  const Outcome v = cli({"validate", "--set", "seed=4"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.runs, 0);
+  EXPECT_EQ(v.out, Config::defaults({"seed=4"}).resolved_yaml());
+  EXPECT_NE(v.out.find("seed: 4\n"), std::string::npos);
+  const Outcome k = cli({"keys", "--format", "markdown"});
+  EXPECT_EQ(k.code, 0);
+  EXPECT_EQ(k.out, describe_keys(Schema::builtin(), KeysFormat::Markdown));
+  EXPECT_EQ(cli({"keys"}).out, describe_keys(Schema::builtin(), KeysFormat::Text));
+  const Outcome ver = cli({"--version"});
+  EXPECT_EQ(ver.code, 0);
+  EXPECT_EQ(ver.out, "vtoe " + version_string() + "\n");
+  const Outcome bad = cli({"validate", "--set", "warmup=1s"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_EQ(bad.err, "vtoe: --set warmup: must be less than duration (100ms), got 1s\n");
+}
+
+}  // namespace
+}  // namespace vtoe::scenario
+
+// cli.cpp uses the core logger, which pulls in libsystemc, whose main() needs an sc_main. This
+// file's main() takes precedence over libsystemc's; sc_main runs the same tests if it is ever used.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
+extern "C" int sc_main(int argc, char* argv[]) { return main(argc, argv); }

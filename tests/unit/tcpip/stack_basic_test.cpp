@@ -1,0 +1,506 @@
+// Stack basics: ARP, ICMP echo, UDP, TCP handshake and option negotiation, refusal, abort,
+// every close sequence, timeouts, simultaneous open, backlog and table limits.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "tests/unit/tcpip/harness.h"
+
+namespace vtoe::tcpip::test {
+namespace {
+
+struct Pair {
+  ConnId a = 0, b = 0, listener = 0;
+};
+
+Pair connect_pair(Net& net, std::uint16_t port = 5000) {
+  Pair p;
+  p.listener = net.b.stack->listen(port, 16, net.now);
+  p.a = net.a.stack->connect(kIpB, port, 0, net.now);
+  EXPECT_NE(p.a, 0u);
+  EXPECT_TRUE(net.run_until(
+      [&] { return net.b.count(Event::Accepted) > 0 && net.a.count(Event::Connected, p.a) > 0; },
+      kSec));
+  for (auto& ev : net.b.events)
+    if (ev.first == Event::Accepted) p.b = ev.second.conn;
+  return p;
+}
+
+std::size_t read_all(Host& h, ConnId c, std::string* out = nullptr) {
+  std::uint8_t buf[4096];
+  std::size_t total = 0;
+  for (;;) {
+    std::size_t n = h.stack->recv(c, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (out) out->append(reinterpret_cast<char*>(buf), n);
+    total += n;
+  }
+  return total;
+}
+
+TEST(Arp, ResolveAndPing) {
+  Net net;
+  const std::uint8_t data[] = "ping payload 0123456789";
+  net.a.stack->ping(kIpB, 0x77, 1, net.now, data, sizeof data);
+  net.run_for(10 * kMs);
+  ASSERT_EQ(net.a.echo_replies.size(), 1u);
+  EXPECT_EQ(std::get<0>(net.a.echo_replies[0]), kIpB);
+  EXPECT_EQ(std::get<1>(net.a.echo_replies[0]), 0x77);
+  EXPECT_EQ(std::get<2>(net.a.echo_replies[0]), 1);
+  EXPECT_EQ(std::get<3>(net.a.echo_replies[0]),
+            std::vector<std::uint8_t>(data, data + sizeof data));
+  EXPECT_EQ(net.a.stack->stats().arp_requests_sent, 1u);
+  EXPECT_EQ(net.b.stack->stats().arp_replies_sent, 1u);
+  EXPECT_EQ(net.b.stack->stats().echo_requests_in, 1u);
+  MacAddr m;
+  ASSERT_TRUE(net.a.stack->arp_lookup(kIpB, m));
+  EXPECT_EQ(m, config_b().mac);
+  ASSERT_TRUE(net.b.stack->arp_lookup(kIpA, m));  // learned from the request
+  EXPECT_EQ(m, config_a().mac);
+  // Cached: a second ping needs no ARP.
+  net.a.stack->ping(kIpB, 0x77, 2, net.now);
+  net.run_for(10 * kMs);
+  EXPECT_EQ(net.a.echo_replies.size(), 2u);
+  EXPECT_EQ(net.a.stack->stats().arp_requests_sent, 1u);
+  EXPECT_EQ(net.b.stack->stats().arp_requests_sent, 0u);
+}
+
+TEST(Arp, UnresolvedRetriesThenDrops) {
+  Net net;
+  net.a.stack->ping(0x0A000063, 1, 1, net.now);  // 10.0.0.99: nobody
+  net.a.stack->ping(0x0A000063, 1, 2, net.now);
+  net.run_for(10 * kSec);
+  const auto& s = net.a.stack->stats();
+  EXPECT_EQ(s.arp_requests_sent, 3u);  // arp_retries
+  EXPECT_EQ(s.drop_arp_unresolved, 2u);
+  EXPECT_EQ(net.a.stack->next_deadline(), kNever);
+  // Off-subnet without a gateway: no route.
+  net.a.stack->ping(0x0B000001, 1, 1, net.now);
+  EXPECT_EQ(net.a.stack->stats().drop_no_route, 1u);
+}
+
+TEST(Udp, EchoAndPortUnreachable) {
+  Net net;
+  ASSERT_TRUE(net.b.stack->udp_bind(7));
+  EXPECT_FALSE(net.b.stack->udp_bind(7));
+  net.b.on_udp = [&](std::uint16_t port, Ipv4 src, std::uint16_t sport, const std::uint8_t* d,
+                     std::size_t n) { net.b.stack->udp_send(port, src, sport, d, n, net.now); };
+  ASSERT_TRUE(net.a.stack->udp_bind(40000));
+  const std::string msg = "hello, udp";
+  ASSERT_TRUE(net.a.stack->udp_send(40000, kIpB, 7,
+                                    reinterpret_cast<const std::uint8_t*>(msg.data()),
+                                    msg.size(), net.now));
+  net.run_for(10 * kMs);
+  ASSERT_EQ(net.a.udp.size(), 1u);
+  EXPECT_EQ(std::get<0>(net.a.udp[0]), 40000);
+  EXPECT_EQ(std::get<1>(net.a.udp[0]), kIpB);
+  EXPECT_EQ(std::get<2>(net.a.udp[0]), 7);
+  EXPECT_EQ(std::string(std::get<3>(net.a.udp[0]).begin(), std::get<3>(net.a.udp[0]).end()), msg);
+  // Unbound port: counted, answered with ICMP port unreachable.
+  net.a.stack->udp_send(40000, kIpB, 9, nullptr, 0, net.now);
+  net.run_for(10 * kMs);
+  EXPECT_EQ(net.b.stack->stats().udp_no_port, 1u);
+  EXPECT_EQ(net.b.stack->stats().icmp_out, 1u);
+  EXPECT_EQ(net.a.stack->stats().icmp_in, 1u);
+  // Too large for the MTU: refused.
+  std::vector<std::uint8_t> big(1473);
+  EXPECT_FALSE(net.a.stack->udp_send(40000, kIpB, 7, big.data(), big.size(), net.now));
+}
+
+TEST(Tcp, HandshakeNegotiatesMssAndWindowScale) {
+  StackConfig ca = config_a(), cb = config_b();
+  ca.window_scale = 7;
+  cb.window_scale = 5;
+  cb.mtu = 9000;
+  Net net(ca, cb);
+  net.keep_log = true;
+  net.a.stack->ping(kIpB, 1, 1, 0);  // resolve ARP first so the SYN's RTT sample is clean
+  net.run_for(1 * kMs);
+  Pair p = connect_pair(net);
+  ASSERT_NE(p.b, 0u);
+  const ConnectionInfo ia = net.a.stack->info(p.a), ib = net.b.stack->info(p.b);
+  EXPECT_EQ(ia.state, TcpState::Established);
+  EXPECT_EQ(ib.state, TcpState::Established);
+  EXPECT_EQ(ia.peer_mss, 8960u);
+  EXPECT_EQ(ia.snd_mss, 1460u);
+  EXPECT_EQ(ib.peer_mss, 1460u);
+  EXPECT_EQ(ib.snd_mss, 1460u);
+  EXPECT_TRUE(ia.wscale_ok);
+  EXPECT_TRUE(ib.wscale_ok);
+  EXPECT_EQ(ia.snd_wscale, 5);
+  EXPECT_EQ(ia.rcv_wscale, 7);
+  EXPECT_EQ(ib.snd_wscale, 7);
+  EXPECT_EQ(ib.rcv_wscale, 5);
+  EXPECT_EQ(ia.cwnd, 10u * 1460u);  // IW10
+  EXPECT_EQ(ia.srtt, 100 * kUs);    // one handshake sample: 2 x 50 us
+  EXPECT_EQ(ia.rto, ca.rto_min);
+  EXPECT_EQ(ia.snd_una, ia.iss + 1);
+  EXPECT_EQ(ib.rcv_nxt, ia.iss + 1);
+  EXPECT_EQ(ia.rcv_nxt, ib.iss + 1);
+  // A knows B's window from the (unscaled) SYN-ACK; B sees A's full 256 KiB, scaled by 2^7.
+  EXPECT_EQ(ia.snd_wnd, 65535u);
+  EXPECT_EQ(ib.snd_wnd, 256u * 1024u);
+  EXPECT_EQ(ib.rcv_wnd, 65535u);  // B has only sent its SYN-ACK so far
+  EXPECT_EQ(net.a.count(Event::Connected, p.a), 1);
+  ASSERT_EQ(net.b.count(Event::Accepted), 1);
+  for (auto& e : net.b.events) {
+    if (e.first == Event::Accepted) {
+      EXPECT_EQ(e.second.listener, p.listener);
+    }
+  }
+  // The SYN on the wire carries MSS 1460 and WS 7 and a valid checksum.
+  bool saw_syn = false;
+  for (auto& lf : net.log) {
+    FrameView v;
+    if (lf.from == 0 && decode_frame(lf.f.data(), lf.f.size(), v) && v.is_tcp &&
+        v.tcp.flags == tcp_flags::kSyn) {
+      saw_syn = true;
+      EXPECT_TRUE(v.checksums_ok);
+      EXPECT_TRUE(v.ip.df);
+      EXPECT_EQ(v.tcp_opts.mss, 1460);
+      EXPECT_EQ(v.tcp_opts.wscale, 7);
+      EXPECT_EQ(v.tcp.window, 65535);
+    }
+  }
+  EXPECT_TRUE(saw_syn);
+}
+
+TEST(Tcp, NoWindowScaleWhenPeerDoesNotOffer) {
+  Net net;
+  net.keep_log = true;
+  net.b.stack->listen(80, 4, 0);
+  const MacAddr evil = MacAddr::local(3);
+  const Ipv4 ip3 = 0x0A000003;
+  ArpPacket arp;
+  arp.op = ArpPacket::kRequest;
+  arp.sha = evil;
+  arp.spa = ip3;
+  arp.tpa = kIpB;
+  net.inject(1, build_arp_frame(evil, MacAddr::broadcast(), arp), 1 * kUs);
+  TcpHeader h;
+  h.src_port = 1111;
+  h.dst_port = 80;
+  h.seq = 1000;
+  h.flags = tcp_flags::kSyn;
+  h.window = 8192;
+  TcpOptions o;
+  o.has_mss = true;
+  o.mss = 1000;
+  net.inject(1, build_tcp_frame(evil, config_b().mac, ip3, kIpB, h, o, nullptr, 0), 2 * kUs);
+  net.run_for(1 * kMs);
+  bool saw = false;
+  for (auto& lf : net.log) {
+    FrameView v;
+    if (lf.from == 1 && decode_frame(lf.f.data(), lf.f.size(), v) && v.is_tcp) {
+      saw = true;
+      EXPECT_EQ(v.eth.dst, evil);
+      EXPECT_EQ(v.tcp.flags, tcp_flags::kSyn | tcp_flags::kAck);
+      EXPECT_EQ(v.tcp.ack, 1001u);
+      EXPECT_TRUE(v.tcp_opts.has_mss);
+      EXPECT_FALSE(v.tcp_opts.has_wscale);
+      EXPECT_TRUE(v.checksums_ok);
+    }
+  }
+  EXPECT_TRUE(saw);
+}
+
+TEST(Tcp, ConnectToClosedPortIsRefused) {
+  Net net;
+  const ConnId c = net.a.stack->connect(kIpB, 81, 0, net.now);
+  ASSERT_NE(c, 0u);
+  EXPECT_EQ(net.a.stack->state(c), TcpState::SynSent);
+  net.run_for(100 * kMs);
+  EXPECT_EQ(net.a.count(Event::Refused, c), 1);
+  EXPECT_EQ(net.a.terminal_events(c), 1);
+  EXPECT_EQ(net.a.stack->state(c), TcpState::Closed);
+  EXPECT_FALSE(net.a.stack->info(c).valid);
+  EXPECT_EQ(net.b.stack->stats().rst_sent, 1u);
+  EXPECT_EQ(net.a.stack->stats().conns_refused, 1u);
+  EXPECT_EQ(net.a.stack->connection_count(), 0u);
+  EXPECT_EQ(net.a.stack->send(c, reinterpret_cast<const std::uint8_t*>("x"), 1, net.now), 0u);
+}
+
+TEST(Tcp, AbortResetsPeer) {
+  Net net;
+  Pair p = connect_pair(net);
+  net.a.stack->abort(p.a, net.now);
+  EXPECT_EQ(net.a.count(Event::Closed, p.a), 1);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::Closed);
+  net.run_for(10 * kMs);
+  EXPECT_EQ(net.b.count(Event::Reset, p.b), 1);
+  EXPECT_EQ(net.b.terminal_events(p.b), 1);
+  EXPECT_EQ(net.b.stack->state(p.b), TcpState::Closed);
+  EXPECT_EQ(net.b.stack->connection_count(), 0u);
+  EXPECT_EQ(net.a.stack->stats().rst_sent, 1u);
+}
+
+TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
+  StackConfig ca = config_a();
+  ca.time_wait = 3 * kSec;
+  Net net(ca, config_b());
+  Pair p = connect_pair(net);
+  std::vector<std::uint8_t> data(10000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  ASSERT_EQ(net.a.stack->send(p.a, data.data(), data.size(), net.now), data.size());
+  net.a.stack->close(p.a, net.now);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::FinWait1);
+  EXPECT_EQ(net.a.stack->send(p.a, data.data(), 1, net.now), 0u);  // no sends after close
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::PeerClosed, p.b) == 1; }, kSec));
+  std::string got;
+  EXPECT_EQ(read_all(net.b, p.b, &got), data.size());
+  EXPECT_EQ(std::memcmp(got.data(), data.data(), data.size()), 0);
+  EXPECT_EQ(net.b.stack->state(p.b), TcpState::CloseWait);
+  net.run_for(1 * kMs);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::FinWait2);
+  net.b.stack->close(p.b, net.now);
+  EXPECT_EQ(net.b.stack->state(p.b), TcpState::LastAck);
+  ASSERT_TRUE(net.run_until([&] { return net.a.stack->state(p.a) == TcpState::TimeWait; }, kSec));
+  const TimePs t_tw = net.now;
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Closed, p.b) == 1; }, kSec));
+  EXPECT_EQ(net.a.count(Event::Closed, p.a), 0);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::Closed, p.a) == 1; }, 10 * kSec));
+  EXPECT_EQ(net.now, t_tw + 3 * kSec);  // exactly 2*MSL after entering TIME_WAIT
+  EXPECT_EQ(net.a.terminal_events(p.a), 1);
+  EXPECT_EQ(net.b.terminal_events(p.b), 1);
+  EXPECT_EQ(net.a.stack->connection_count(), 0u);
+  EXPECT_EQ(net.b.stack->connection_count(), 0u);
+  EXPECT_EQ(net.a.stack->next_deadline(), kNever);
+}
+
+TEST(Tcp, PassiveCloseByClient) {
+  StackConfig cb = config_b();
+  cb.time_wait = 2 * kSec;
+  Net net(config_a(), cb);
+  Pair p = connect_pair(net);
+  const std::string msg = "bye from server";
+  net.b.stack->send(p.b, reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size(), net.now);
+  net.b.stack->close(p.b, net.now);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::PeerClosed, p.a) == 1; }, kSec));
+  std::string got;
+  read_all(net.a, p.a, &got);
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::CloseWait);
+  // CLOSE_WAIT can still send.
+  net.a.stack->send(p.a, reinterpret_cast<const std::uint8_t*>("ok"), 2, net.now);
+  net.a.stack->close(p.a, net.now);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::LastAck);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::Closed, p.a) == 1; }, kSec));
+  EXPECT_EQ(net.b.stack->state(p.b), TcpState::TimeWait);
+  got.clear();
+  read_all(net.b, p.b, &got);
+  EXPECT_EQ(got, "ok");
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Closed, p.b) == 1; }, 5 * kSec));
+  EXPECT_EQ(net.b.terminal_events(p.b), 1);
+}
+
+TEST(Tcp, SimultaneousCloseGoesThroughClosing) {
+  StackConfig ca = config_a(), cb = config_b();
+  ca.time_wait = cb.time_wait = 1 * kSec;
+  Net net(ca, cb);
+  Pair p = connect_pair(net);
+  net.run_for(100 * kMs);
+  net.a.stack->close(p.a, net.now);
+  net.b.stack->close(p.b, net.now);
+  bool a_closing = false, b_closing = false;
+  ASSERT_TRUE(net.run_until(
+      [&] {
+        a_closing |= net.a.stack->state(p.a) == TcpState::Closing;
+        b_closing |= net.b.stack->state(p.b) == TcpState::Closing;
+        return net.a.stack->state(p.a) == TcpState::TimeWait &&
+               net.b.stack->state(p.b) == TcpState::TimeWait;
+      },
+      kSec));
+  EXPECT_TRUE(a_closing);
+  EXPECT_TRUE(b_closing);
+  ASSERT_TRUE(net.run_until(
+      [&] { return net.a.count(Event::Closed, p.a) == 1 && net.b.count(Event::Closed, p.b) == 1; },
+      5 * kSec));
+  EXPECT_EQ(net.a.count(Event::PeerClosed, p.a), 1);
+  EXPECT_EQ(net.b.count(Event::PeerClosed, p.b), 1);
+}
+
+TEST(Tcp, LostLastAckMakesPeerRetransmitFin) {
+  StackConfig ca = config_a();
+  ca.time_wait = 5 * kSec;
+  Net net(ca, config_b());
+  Pair p = connect_pair(net);
+  net.a.stack->close(p.a, net.now);
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::PeerClosed, p.b) == 1; }, kSec));
+  net.run_for(1 * kMs);
+  // Drop A's first ACK of B's FIN.
+  bool dropped = false;
+  net.filter = [&](int from, const Frame& f, std::uint64_t) {
+    Verdict v;
+    FrameView fv;
+    if (from == 0 && !dropped && decode_frame(f.data(), f.size(), fv) && fv.is_tcp &&
+        fv.tcp.flags == tcp_flags::kAck) {
+      dropped = v.drop = true;
+    }
+    return v;
+  };
+  net.b.stack->close(p.b, net.now);
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Closed, p.b) == 1; }, 3 * kSec));
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(net.b.stack->stats().retransmits, 1u);
+  EXPECT_EQ(net.b.stack->stats().rto_timeouts, 1u);
+  EXPECT_EQ(net.a.stack->state(p.a), TcpState::TimeWait);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::Closed, p.a) == 1; }, 10 * kSec));
+}
+
+TEST(Tcp, RetransmissionsExhaustedTimesOut) {
+  StackConfig ca = config_a();
+  ca.max_retransmissions = 4;
+  Net net(ca, config_b());
+  Pair p = connect_pair(net);
+  net.keep_log = true;
+  net.filter = [](int, const Frame&, std::uint64_t) { return Verdict{true, 1, 0}; };
+  const std::uint8_t d[100] = {};
+  net.a.stack->send(p.a, d, sizeof d, net.now);
+  const TimePs t0 = net.now;
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::TimedOut, p.a) == 1; }, 100 * kSec));
+  EXPECT_EQ(net.a.stack->stats().rto_timeouts, 4u);
+  EXPECT_EQ(net.a.stack->stats().conns_timed_out, 1u);
+  EXPECT_EQ(net.a.stack->stats().rst_sent, 1u);
+  // 200 ms, then backoff 400, 800, 1600, and the 5th expiry at +3200 gives up.
+  EXPECT_EQ(net.now - t0, (200 + 400 + 800 + 1600 + 3200) * kMs);
+  std::vector<TimePs> data_times;
+  for (auto& lf : net.log)
+    if (lf.from == 0 && is_tcp_data(lf.f)) data_times.push_back(lf.t - t0);
+  ASSERT_EQ(data_times.size(), 5u);
+  EXPECT_EQ(data_times[1], 200 * kMs);
+  EXPECT_EQ(data_times[2], 600 * kMs);
+  EXPECT_EQ(data_times[3], 1400 * kMs);
+  EXPECT_EQ(data_times[4], 3000 * kMs);
+}
+
+TEST(Tcp, SynTimesOut) {
+  StackConfig ca = config_a();
+  ca.max_syn_retransmissions = 3;
+  Net net(ca, config_b());
+  net.filter = [](int from, const Frame& f, std::uint64_t) {
+    FrameView v;
+    Verdict r;
+    r.drop = from == 1 && decode_frame(f.data(), f.size(), v) && v.is_tcp;
+    return r;
+  };
+  net.b.stack->listen(5000, 4, 0);
+  const ConnId c = net.a.stack->connect(kIpB, 5000, 0, 0);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::TimedOut, c) == 1; }, 100 * kSec));
+  EXPECT_EQ(net.a.stack->stats().syn_retransmits, 3u);
+  EXPECT_EQ(net.now, (1 + 2 + 4 + 8) * kSec + 0);  // 1 s initial RTO, doubled each time
+  // B's half-open connection gives up too and is never reported.
+  net.run_for(100 * kSec);
+  EXPECT_EQ(net.b.count(Event::Accepted), 0);
+  EXPECT_EQ(net.b.stack->connection_count(), 0u);
+}
+
+TEST(Tcp, LostSynAckStartsWithOneSegmentWindow) {
+  Net net;
+  bool dropped = false;
+  net.filter = [&](int from, const Frame& f, std::uint64_t) {
+    FrameView v;
+    Verdict r;
+    if (from == 1 && !dropped && decode_frame(f.data(), f.size(), v) && v.is_tcp &&
+        (v.tcp.flags & tcp_flags::kSyn))
+      dropped = r.drop = true;
+    return r;
+  };
+  net.b.stack->listen(5000, 4, 0);
+  Pair p;
+  p.a = net.a.stack->connect(kIpB, 5000, 0, 0);
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Accepted) == 1; }, 5 * kSec));
+  p.b = net.b.events.back().second.conn;
+  EXPECT_EQ(net.a.count(Event::Connected, p.a), 1);
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(net.a.stack->info(p.a).cwnd, 1460u);  // RFC 5681 §3.1
+  EXPECT_EQ(net.b.stack->info(p.b).cwnd, 1460u);
+}
+
+TEST(Tcp, SimultaneousOpen) {
+  Net net;
+  const ConnId a = net.a.stack->connect(kIpB, 6000, 7000, 0);
+  const ConnId b = net.b.stack->connect(kIpA, 7000, 6000, 0);
+  ASSERT_TRUE(net.run_until(
+      [&] { return net.a.count(Event::Connected, a) == 1 && net.b.count(Event::Connected, b) == 1; },
+      5 * kSec));
+  EXPECT_EQ(net.a.stack->state(a), TcpState::Established);
+  EXPECT_EQ(net.b.stack->state(b), TcpState::Established);
+  const std::uint8_t d[] = {1, 2, 3};
+  net.a.stack->send(a, d, 3, net.now);
+  net.run_for(100 * kMs);
+  EXPECT_EQ(net.b.stack->readable(b), 3u);
+}
+
+TEST(Tcp, BacklogAndTableLimits) {
+  StackConfig cb = config_b();
+  cb.max_connections = 4;
+  Net net(config_a(), cb);
+  net.b.stack->listen(5000, 2, 0);
+  std::vector<ConnId> cs;
+  for (int i = 0; i < 6; ++i) cs.push_back(net.a.stack->connect(kIpB, 5000, 0, 0));
+  net.run_for(30 * kSec);
+  int connected = 0, refused = 0;
+  for (ConnId c : cs) {
+    connected += net.a.count(Event::Connected, c);
+    refused += net.a.count(Event::Refused, c);
+  }
+  EXPECT_EQ(connected, 4);
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ(net.b.count(Event::Accepted), 4);
+  EXPECT_EQ(net.b.stack->connection_count(), 4u);
+  EXPECT_GE(net.b.stack->stats().drop_listen_overflow, 1u);
+  EXPECT_EQ(net.b.stack->stats().drop_table_full, 2u);
+}
+
+TEST(Tcp, ListenerCloseAndPortReuse) {
+  Net net;
+  const ConnId l = net.b.stack->listen(5000, 4, 0);
+  ASSERT_NE(l, 0u);
+  EXPECT_EQ(net.b.stack->listen(5000, 4, 0), 0u);  // in use
+  EXPECT_EQ(net.b.stack->state(l), TcpState::Listen);
+  net.b.stack->close(l, 0);
+  EXPECT_EQ(net.b.count(Event::Closed, l), 1);
+  EXPECT_EQ(net.b.stack->state(l), TcpState::Closed);
+  const ConnId c = net.a.stack->connect(kIpB, 5000, 0, 0);
+  net.run_for(100 * kMs);
+  EXPECT_EQ(net.a.count(Event::Refused, c), 1);
+  EXPECT_NE(net.b.stack->listen(5000, 4, net.now), 0u);
+}
+
+TEST(Tcp, EventsAreDeliveredInOrderAndCallbacksMayReenter) {
+  Net net;
+  const ConnId l = net.b.stack->listen(5000, 4, 0);
+  (void)l;
+  // The server echoes everything it reads, from inside the callbacks.
+  net.b.on_event = [&](Event ev, const EventInfo& i) {
+    if (ev == Event::Readable) {
+      std::uint8_t buf[2048];
+      std::size_t n;
+      while ((n = net.b.stack->recv(i.conn, buf, sizeof buf, net.now)) > 0)
+        net.b.stack->send(i.conn, buf, n, net.now);
+    } else if (ev == Event::PeerClosed) {
+      net.b.stack->close(i.conn, net.now);
+    }
+  };
+  const ConnId c = net.a.stack->connect(kIpB, 5000, 0, 0);
+  const std::string msg(5000, 'q');
+  net.a.stack->send(c, reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size(), 0);
+  net.a.stack->close(c, 0);
+  ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::PeerClosed, c) == 1; }, kSec));
+  std::string got;
+  read_all(net.a, c, &got);
+  EXPECT_EQ(got, msg);
+  // Order of A's events: Connected first, PeerClosed last so far.
+  ASSERT_FALSE(net.a.events.empty());
+  EXPECT_EQ(net.a.events.front().first, Event::Connected);
+  EXPECT_EQ(net.a.events.back().first, Event::PeerClosed);
+}
+
+}  // namespace
+}  // namespace vtoe::tcpip::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
