@@ -118,6 +118,14 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
     }
     if (!gs.empty()) stats[g->name()] = gs;
   }
+  // The protocol engines' own counters (whole run: they have no warm-up baseline).
+  auto tcp_stats = [](const tcpip::Stack& stack) {
+    ordered_json j;
+    stack.stats().for_each([&](std::string_view name, std::uint64_t v) { j[std::string(name)] = v; });
+    return j;
+  };
+  stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
+  stats["peer.tcpip"] = tcp_stats(p.peer().stack());
   r["stats"] = stats;
   return r;
 }

@@ -69,11 +69,14 @@ def test_receive_and_rpc_workloads_move_verified_data(vtoe):
 
 
 def test_lossy_link_recovers_by_retransmission(vtoe):
-    res, _ = vtoe.scenario("scenarios/native/lossy_tx.yaml", *SHORT)
+    res, _ = vtoe.scenario("scenarios/native/lossy_tx.yaml", "duration=300ms", "warmup=10ms")
     assert res["links"][0]["drops"] > 10
-    assert res["vms"][0]["tx_mbps"] > 100
+    tcp = res["stats"]["toe.ppm.tcpip"]
+    assert tcp["retransmits"] > 0 and tcp["fast_retransmits"] > 0
+    assert res["vms"][0]["tx_mbps"] > 20
+    # Every byte the peer got is the guest's pattern, in order, despite the losses.
     assert res["peer"]["pattern_errors"] == 0
-    assert res["stats"]["toe.ppm"]["frames_tx"] > 0
+    assert res["peer"]["rx_bytes"] > 1_000_000
 
 
 @pytest.mark.parametrize("args, needle", [
