@@ -1,5 +1,7 @@
 #include "guest/apps.h"
 
+#include "models/core/stream_pattern.h"
+
 #include <stdexcept>
 #include <vector>
 
@@ -29,10 +31,6 @@ const char* to_string(WorkloadType type) {
   return "?";
 }
 
-// The byte at stream offset i: lets the peer check every byte end to end.
-inline std::uint8_t pattern_byte(std::uint64_t i) {
-  return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
-}
 
 Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
                          SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)
@@ -85,7 +83,7 @@ void Application::run_tx() {
   std::vector<std::uint8_t> msg(workload_.message_size);
   std::uint64_t offset = 0;
   while (!stopped()) {
-    for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = pattern_byte(offset + i);
+    core::StreamPattern::fill(offset, msg.data(), msg.size());
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
     const std::size_t n = sockets_.send(ctx_, s, msg.data(), msg.size());
     counters_.tx_bytes += n;
@@ -107,9 +105,9 @@ void Application::run_rx() {
   while (!stopped()) {
     const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size());
     if (n == 0) break;  // peer closed
-    for (std::size_t i = 0; i < n; ++i)
-      if (msg[i] != pattern_byte(offset + i))
-        return fail("received data corrupted at byte " + std::to_string(offset + i));
+    if (core::StreamPattern::mismatches(offset, msg.data(), n) != 0)
+      return fail("received data corrupted in bytes " + std::to_string(offset) + ".." +
+                  std::to_string(offset + n));
     offset += n;
     counters_.rx_bytes += n;
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);

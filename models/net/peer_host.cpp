@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
+#include "models/core/stream_pattern.h"
+
 namespace vtoe::net {
 
 namespace {
-// Same stream pattern the guest applications send and check.
-inline std::uint8_t pattern_byte(std::uint64_t i) {
-  return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
-}
 constexpr core::TimePs kRetryPs = 1'000'000'000;  // 1 ms between connection attempts
 }  // namespace
 
@@ -96,8 +94,7 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
     rx_bytes_ += n;
     const PeerApp& app = *conn.app;
     if (app.type == PeerAppType::Sink && app.verify_pattern) {
-      for (std::size_t i = 0; i < n; ++i)
-        if (buf_[i] != pattern_byte(conn.rx_offset + i)) ++pattern_errors_;
+      pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset, buf_.data(), n);
     } else if (app.type == PeerAppType::Echo) {
       conn.owed += n;
     } else if (app.type == PeerAppType::RpcServer) {
@@ -121,12 +118,10 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
     if (app.type != PeerAppType::Source) want = std::min<std::uint64_t>(want, conn.owed);
     want = std::min(want, stack_->send_space(c));
     if (want == 0) break;
-    if (app.type == PeerAppType::Source)
-      for (std::size_t i = 0; i < want; ++i) buf_[i] = pattern_byte(conn.tx_offset + i);
-    else if (app.type == PeerAppType::RpcServer)
+    if (app.type == PeerAppType::RpcServer)
       std::fill_n(buf_.begin(), want, 0xa5);
-    else  // echo: the guest's stream is the pattern, so the echoed bytes are that pattern too
-      for (std::size_t i = 0; i < want; ++i) buf_[i] = pattern_byte(conn.tx_offset + i);
+    else  // source, and echo: the guest's stream is the pattern, so echoed bytes are too
+      core::StreamPattern::fill(conn.tx_offset, buf_.data(), want);
     const std::size_t n = stack_->send(c, buf_.data(), want, now);
     if (n == 0) break;
     tx_bytes_ += n;

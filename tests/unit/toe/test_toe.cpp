@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/core/stream_pattern.h"
 #include "models/mem/dram.h"
 #include "models/mem/interconnect.h"
 #include "models/net/ethernet_link.h"
