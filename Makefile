@@ -7,7 +7,9 @@ VENV := build/venv
 
 .PHONY: quickstart test deps build bench clean format asan venv
 
-quickstart: build
+quickstart: deps
+	@cmake --preset $(PRESET) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target vtoe
 	$(VTOE) run scenarios/quickstart.yaml --out out/quickstart
 
 deps:

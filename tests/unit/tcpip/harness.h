@@ -135,7 +135,8 @@ class Net {
     }
     const TimePs end = start + f.size() * ps_per_byte;
     busy_until[from] = end;
-    for (int i = 1; i < v.copies; ++i) push(end + delay + v.extra_delay + i, 1 - from, f);
+    // Copies arrive right behind the original (same time, next in queue order).
+    for (int i = 1; i < v.copies; ++i) push(end + delay + v.extra_delay, 1 - from, f);
     push(end + delay + v.extra_delay, 1 - from, std::move(f));
   }
   /// Puts a frame on the wire towards `to`, arriving at `at` (hostile / crafted input).

@@ -359,6 +359,98 @@ TEST(Toe, HostileContextsGetErrorsAndTheToeKeepsWorking) {
   EXPECT_EQ(b.peer->bytes_received(), 3000u);
 }
 
+namespace {
+// Sends a fixed mix of malformed and hostile frames into one end of the link.
+struct Attacker : sc_core::sc_module {
+  SC_HAS_PROCESS(Attacker);
+  Attacker(sc_core::sc_module_name n, net::FrameSink& wire) : sc_module(n), wire_(wire) {
+    SC_THREAD(run);
+  }
+  void run() {
+    const tcpip::MacAddr me{{2, 0, 0, 0, 0, 9}}, toe_mac{{2, 0, 0, 0, 0, 1}};
+    const tcpip::Ipv4 src = tcpip::parse_ipv4("10.0.0.66"), dst = tcpip::parse_ipv4("10.0.0.1");
+    std::uint32_t rng = 12345;
+    auto next = [&] {
+      rng = rng * 1664525u + 1013904223u;
+      return rng;
+    };
+    sc_core::wait(sc_core::sc_time(200, sc_core::SC_US));
+    for (int round = 0; round < 40; ++round) {
+      std::vector<net::Frame> frames;
+      frames.push_back(net::Frame(10, 0xee));    // runt
+      frames.push_back(net::Frame(9100, 0x11));  // oversized
+      tcpip::TcpHeader h;
+      h.src_port = 40000;
+      h.dst_port = 9999;  // closed port: RST answers
+      h.flags = 0x02;     // SYN
+      h.seq = next();
+      h.window = 1000;
+      frames.push_back(tcpip::build_tcp_frame(me, toe_mac, src, dst, h, {}, nullptr, 0));
+      net::Frame bad_sum = frames.back();
+      bad_sum[50] ^= 0x5a;  // TCP checksum broken
+      frames.push_back(bad_sum);
+      net::Frame bad_ip = frames[2];
+      bad_ip[24] ^= 0xff;  // IPv4 header checksum broken
+      frames.push_back(bad_ip);
+      net::Frame garbage(200);  // our MAC, IPv4, then noise
+      for (auto& b : garbage) b = static_cast<std::uint8_t>(next());
+      std::copy(toe_mac.b.begin(), toe_mac.b.end(), garbage.begin());
+      garbage[12] = 0x08;
+      garbage[13] = 0x00;
+      frames.push_back(garbage);
+      for (auto& f : frames) {
+        wire_.receive_frame(std::move(f));
+        sc_core::wait(sc_core::sc_time(5, sc_core::SC_US));
+      }
+    }
+  }
+  net::FrameSink& wire_;
+};
+}  // namespace
+
+TEST(Toe, HostileFramesAreCountedAndDroppedWhileATransferCompletes) {
+  net::PeerApp sink;
+  sink.type = net::PeerAppType::Sink;
+  sink.port = 5001;
+  Bench b({sink});
+  Attacker attacker("attacker", b.link.end_b());
+  constexpr std::uint32_t kMsg = 8000, kCount = 100;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    CmdDesc c = connect_cmd(h, 1, 5001);
+    h.post(Ring::Cmd, &c);
+    h.wait_for(EventType::Connected, 1);
+    const std::uint64_t buf = h.alloc(kMsg * 8);
+    std::vector<std::uint8_t> data(kMsg);
+    std::uint64_t offset = 0;
+    for (std::uint32_t posted = 0; posted < kCount; ++posted) {
+      while (posted - h.count(EventType::SendDone) >= 8) h.drain();
+      for (std::uint32_t i = 0; i < kMsg; ++i) data[i] = pattern_byte(offset + i);
+      h.dram.write(buf + (posted % 8) * kMsg, data.data(), kMsg);
+      toe::SendDesc s{};
+      s.sock = 1;
+      s.length = kMsg;
+      s.addr = buf + (posted % 8) * kMsg;
+      h.post(Ring::Send, &s);
+      offset += kMsg;
+      // Pace the sender so the attack overlaps the transfer.
+      sc_core::wait(sc_core::sc_time(20, sc_core::SC_US));
+    }
+    while (h.count(EventType::SendDone) < kCount) h.drain();
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
+  };
+  sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
+  EXPECT_EQ(b.peer->bytes_received(), std::uint64_t{kMsg} * kCount);
+  EXPECT_EQ(b.peer->pattern_errors(), 0u);
+  const tcpip::StackStats& st = b.toe_->ppm().stack().stats();
+  EXPECT_GE(b.toe_->mac().rx_errors(), 80u);  // runts and oversized frames stop at the MAC
+  EXPECT_GE(st.drop_bad_tcp_checksum, 40u);
+  EXPECT_GE(st.drop_bad_ip_checksum, 40u);
+  EXPECT_GE(st.rst_sent, 40u);  // SYNs to a closed port are refused per RFC 9293
+  EXPECT_GT(st.total_drops(), 120u);
+  EXPECT_EQ(b.host.count(EventType::Error), 0u);
+}
+
 int sc_main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW);
