@@ -28,9 +28,11 @@ ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int o
   SC_THREAD(kthread);
 }
 
-void ToeDriver::write_reg(cpu::Core::Context& ctx, std::uint64_t offset, std::uint32_t value) {
+// One 32-bit register access; the core stalls until it completes (uncached, strongly ordered).
+void ToeDriver::reg_access(cpu::Core::Context& ctx, tlm::tlm_command cmd, std::uint64_t offset,
+                           std::uint32_t& value) {
   tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_command(cmd);
   gp.set_address(params_.regs_addr + offset);
   gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
   gp.set_data_length(4);
@@ -39,25 +41,17 @@ void ToeDriver::write_reg(cpu::Core::Context& ctx, std::uint64_t offset, std::ui
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   bus_->b_transport(gp, delay);
   if (!gp.is_response_ok()) ++bus_errors_;
-  // The store does not retire until the device has it: the core stalls for the bus latency.
   core_.execute(ctx, costs_.doorbell + static_cast<double>(delay.value()) * core_.freq_hz() / 1e12,
                 CycleClass::GuestKernel);
 }
 
+void ToeDriver::write_reg(cpu::Core::Context& ctx, std::uint64_t offset, std::uint32_t value) {
+  reg_access(ctx, tlm::TLM_WRITE_COMMAND, offset, value);
+}
+
 std::uint32_t ToeDriver::read_reg(cpu::Core::Context& ctx, std::uint64_t offset) {
   std::uint32_t value = 0;
-  tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_READ_COMMAND);
-  gp.set_address(params_.regs_addr + offset);
-  gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-  gp.set_data_length(4);
-  gp.set_streaming_width(4);
-  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  bus_->b_transport(gp, delay);
-  if (!gp.is_response_ok()) ++bus_errors_;
-  core_.execute(ctx, costs_.doorbell + static_cast<double>(delay.value()) * core_.freq_hz() / 1e12,
-                CycleClass::GuestKernel);
+  reg_access(ctx, tlm::TLM_READ_COMMAND, offset, value);
   return value;
 }
 

@@ -51,6 +51,8 @@ class ToeDriver : public core::Module {
     std::uint32_t tail = 0;  // host->TOE: next slot to fill; ECQ: unused
     std::uint32_t head = 0;  // ECQ: next slot to read; host->TOE: last head seen
   };
+  void reg_access(cpu::Core::Context& ctx, tlm::tlm_command cmd, std::uint64_t offset,
+                  std::uint32_t& value);
   void isr_thread();
   void kthread();
   std::uint64_t ring_reg(toe::Ring r, std::uint64_t sub) const {

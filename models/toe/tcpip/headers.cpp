@@ -196,8 +196,8 @@ TcpParse parse_tcp(const std::uint8_t* p, std::size_t len, TcpHeader& h, TcpOpti
 std::size_t tcp_options_len(const TcpOptions& o) {
   std::size_t n = 0;
   if (o.has_mss) n += 4;
-  if (o.has_wscale) n += 4;  // NOP + 3
-  if (o.sack_permitted) n += 4;  // NOP NOP + 2
+  if (o.has_wscale) n += 4;       // NOP + 3
+  if (o.sack_permitted) n += 4;   // NOP NOP + 2
   if (o.has_timestamps) n += 12;  // NOP NOP + 10
   return n;
 }
@@ -248,8 +248,8 @@ void write_tcp_header(std::uint8_t* p, const TcpHeader& h) {
 
 std::uint16_t transport_checksum(Ipv4 src, Ipv4 dst, std::uint8_t proto, const std::uint8_t* seg,
                                  std::size_t len) {
-  return internet_checksum(
-      seg, len, pseudo_header_sum(src, dst, proto, static_cast<std::uint16_t>(len)));
+  return internet_checksum(seg, len,
+                           pseudo_header_sum(src, dst, proto, static_cast<std::uint16_t>(len)));
 }
 
 bool verify_transport_checksum(Ipv4 src, Ipv4 dst, std::uint8_t proto, const std::uint8_t* seg,

@@ -101,7 +101,7 @@ struct IcmpHeader {
   std::uint16_t id = 0, seq = 0;  ///< the 4 "rest of header" bytes as echo id/sequence
 };
 bool parse_icmp(const std::uint8_t* p, std::size_t len, IcmpHeader& h);  // len >= 8
-void write_icmp(std::uint8_t* p, const IcmpHeader& h);                   // 8 bytes, checksum as given
+void write_icmp(std::uint8_t* p, const IcmpHeader& h);  // 8 bytes, checksum as given
 
 // ---------------------------------------------------------------- UDP
 struct UdpHeader {

@@ -190,8 +190,8 @@ TcpConnection* Stack::create_conn(Ipv4 rip, std::uint16_t rport, std::uint16_t l
   slot_gen_[slot] = gen;
   const ConnId id = (static_cast<ConnId>(gen) << kSlotBits) | (slot + 1);
   TcpHost& host = *this;
-  slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, cfg_.ip, lport, rip,
-                                                 rport, next_isn(rip, rport, lport));
+  slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, cfg_.ip, lport, rip, rport,
+                                                 next_isn(rip, rport, lport));
   by_tuple_[tuple_key(rip, rport, lport)] = id;
   ++conn_count_;
   return slots_[slot].get();
@@ -332,7 +332,7 @@ void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now)
   EthHeader eth;
   if (data == nullptr || !parse_eth(data, len, eth)) {
     ++stats_.drop_truncated;
-  } else if (len > kEthHeaderLen + cfg_.mtu) {
+  } else if (len > (cfg_.max_rx_frame ? cfg_.max_rx_frame : kEthHeaderLen + cfg_.mtu)) {
     ++stats_.drop_oversized;
   } else if (eth.dst != cfg_.mac && !eth.dst.is_broadcast()) {
     ++stats_.drop_not_for_us;
@@ -373,10 +373,17 @@ void Stack::handle_arp(const EthHeader& eth, const std::uint8_t* p, std::size_t 
 void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
   Ipv4Header ip;
   switch (parse_ipv4_header(p, n, ip)) {
-    case IpParse::Ok: break;
-    case IpParse::Truncated: ++stats_.drop_truncated; return;
-    case IpParse::BadHeader: ++stats_.drop_bad_ip_header; return;
-    case IpParse::BadChecksum: ++stats_.drop_bad_ip_checksum; return;
+    case IpParse::Ok:
+      break;
+    case IpParse::Truncated:
+      ++stats_.drop_truncated;
+      return;
+    case IpParse::BadHeader:
+      ++stats_.drop_bad_ip_header;
+      return;
+    case IpParse::BadChecksum:
+      ++stats_.drop_bad_ip_checksum;
+      return;
   }
   if (ip.mf || ip.frag_offset != 0) {
     ++stats_.drop_fragments;
@@ -525,10 +532,15 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   TcpHeader h;
   TcpOptions o;
   switch (parse_tcp(p, n, h, o)) {
-    case TcpParse::Ok: break;
+    case TcpParse::Ok:
+      break;
     case TcpParse::Truncated:
-    case TcpParse::BadHeader: ++stats_.drop_bad_tcp_header; return;
-    case TcpParse::BadOptions: ++stats_.drop_bad_tcp_options; return;
+    case TcpParse::BadHeader:
+      ++stats_.drop_bad_tcp_header;
+      return;
+    case TcpParse::BadOptions:
+      ++stats_.drop_bad_tcp_options;
+      return;
   }
   if (h.src_port == 0 || h.dst_port == 0) {
     ++stats_.drop_bad_tcp_header;

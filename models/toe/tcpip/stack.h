@@ -87,8 +87,8 @@ class Stack final : private TcpHost {
   bool udp_bind(std::uint16_t port);
   void udp_unbind(std::uint16_t port);
   /// Sends one datagram (no fragmentation: payload <= mtu - 28, else dropped and false).
-  bool udp_send(std::uint16_t src_port, Ipv4 dst, std::uint16_t dst_port,
-                const std::uint8_t* data, std::size_t len, TimePs now);
+  bool udp_send(std::uint16_t src_port, Ipv4 dst, std::uint16_t dst_port, const std::uint8_t* data,
+                std::size_t len, TimePs now);
   /// ICMP echo request; the reply is reported through StackListener::icmp_echo_reply.
   void ping(Ipv4 dst, std::uint16_t id, std::uint16_t seq, TimePs now,
             const std::uint8_t* data = nullptr, std::size_t len = 0);

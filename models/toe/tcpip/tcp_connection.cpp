@@ -81,9 +81,13 @@ std::uint16_t TcpConnection::window_field(bool syn) {
   const std::uint32_t thresh =
       std::min<std::uint32_t>(static_cast<std::uint32_t>(rcvbuf_.capacity() / 2), our_mss_);
   if (seq_gt(edge, rcv_adv_) && edge - rcv_adv_ >= thresh) rcv_adv_ = edge;
-  std::uint32_t w = rcv_adv_ - rcv_nxt_;
-  if (wscale_ok_) w >>= rcv_wscale_;
-  return static_cast<std::uint16_t>(std::min<std::uint32_t>(w, 65535));
+  const std::uint8_t shift = wscale_ok_ ? rcv_wscale_ : 0;
+  std::uint32_t w = (rcv_adv_ - rcv_nxt_) >> shift;
+  if (w > 65535) {  // the 16-bit field is the limit: what the peer sees is what we advertised
+    w = 65535;
+    rcv_adv_ = rcv_nxt_ + (w << shift);
+  }
+  return static_cast<std::uint16_t>(w);
 }
 
 void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off,
@@ -190,10 +194,18 @@ void TcpConnection::die(Event ev) {
   tmode_ = TimerMode::None;
   rtx_deadline_ = delack_deadline_ = tw_deadline_ = kNever;
   switch (ev) {
-    case Event::Reset: ++st_.conns_reset; break;
-    case Event::TimedOut: ++st_.conns_timed_out; break;
-    case Event::Refused: ++st_.conns_refused; break;
-    default: ++st_.conns_closed; break;
+    case Event::Reset:
+      ++st_.conns_reset;
+      break;
+    case Event::TimedOut:
+      ++st_.conns_timed_out;
+      break;
+    case Event::Refused:
+      ++st_.conns_refused;
+      break;
+    default:
+      ++st_.conns_closed;
+      break;
   }
   host_.tcp_notify(*this, ev, 0);
 }
@@ -292,8 +304,8 @@ void TcpConnection::handle_syn_sent(const TcpHeader& h, const TcpOptions& o, Tim
 
 // ------------------------------------------------------------------------------------ input
 
-void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o,
-                               const std::uint8_t* payload, std::size_t len, TimePs now) {
+void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const std::uint8_t* payload,
+                               std::size_t len, TimePs now) {
   if (dead_) return;
   if (state_ == TcpState::SynSent) {
     handle_syn_sent(h, o, now);
@@ -354,8 +366,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o,
   }
 
   // Acceptability test (RFC 9293 §3.10.7.4).
-  const std::uint32_t seg_len =
-      static_cast<std::uint32_t>(len) + (syn ? 1u : 0u) + (fin ? 1u : 0u);
+  const std::uint32_t seg_len = static_cast<std::uint32_t>(len) + (syn ? 1u : 0u) + (fin ? 1u : 0u);
   bool acceptable;
   if (seg_len == 0)
     acceptable = wnd == 0 ? seq == rcv_nxt_ : in_window(seq);

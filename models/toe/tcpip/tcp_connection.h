@@ -15,10 +15,18 @@
 
 namespace vtoe::tcpip {
 
-inline bool seq_lt(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) < 0; }
-inline bool seq_le(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) <= 0; }
-inline bool seq_gt(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) > 0; }
-inline bool seq_ge(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
+inline bool seq_lt(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) < 0;
+}
+inline bool seq_le(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) <= 0;
+}
+inline bool seq_gt(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) > 0;
+}
+inline bool seq_ge(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) >= 0;
+}
 
 /// A segment a connection wants on the wire; the host adds TCP/IP/Ethernet framing.
 struct TcpSegmentOut {
@@ -50,9 +58,9 @@ class TcpHost {
 
 class TcpConnection {
  public:
-  TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id,
-                Ipv4 local_ip, std::uint16_t local_port, Ipv4 remote_ip,
-                std::uint16_t remote_port, std::uint32_t iss);
+  TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id, Ipv4 local_ip,
+                std::uint16_t local_port, Ipv4 remote_ip, std::uint16_t remote_port,
+                std::uint32_t iss);
 
   // --- opening
   void open_active(TimePs now);
@@ -126,7 +134,9 @@ class TcpConnection {
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
-  std::uint32_t data_end() const { return snd_data_base_ + static_cast<std::uint32_t>(sndbuf_.size()); }
+  std::uint32_t data_end() const {
+    return snd_data_base_ + static_cast<std::uint32_t>(sndbuf_.size());
+  }
 
   TcpHost& host_;
   const StackConfig& cfg_;
@@ -166,7 +176,7 @@ class TcpConnection {
   TimePs rtt_start_ = 0;
   bool have_rtt_ = false;
   TimePs srtt_ = 0, rttvar_ = 0, rto_;
-  std::uint32_t rtx_count_ = 0;     // consecutive retransmissions of the head
+  std::uint32_t rtx_count_ = 0;  // consecutive retransmissions of the head
   std::uint32_t probes_unanswered_ = 0;
   bool syn_retransmitted_ = false;
   TimerMode tmode_ = TimerMode::None;

@@ -52,8 +52,12 @@ bool MacAddr::parse(const std::string& s, MacAddr& out) {
 
 MacAddr MacAddr::local(std::uint32_t n) {
   MacAddr m;
-  m.b = {0x02, 0x00, static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
-         static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
+  m.b = {0x02,
+         0x00,
+         static_cast<std::uint8_t>(n >> 24),
+         static_cast<std::uint8_t>(n >> 16),
+         static_cast<std::uint8_t>(n >> 8),
+         static_cast<std::uint8_t>(n)};
   return m;
 }
 
@@ -95,33 +99,54 @@ std::string ipv4_to_string(Ipv4 a) {
 
 const char* to_string(TcpState s) {
   switch (s) {
-    case TcpState::Closed: return "CLOSED";
-    case TcpState::Listen: return "LISTEN";
-    case TcpState::SynSent: return "SYN_SENT";
-    case TcpState::SynReceived: return "SYN_RECEIVED";
-    case TcpState::Established: return "ESTABLISHED";
-    case TcpState::FinWait1: return "FIN_WAIT_1";
-    case TcpState::FinWait2: return "FIN_WAIT_2";
-    case TcpState::CloseWait: return "CLOSE_WAIT";
-    case TcpState::Closing: return "CLOSING";
-    case TcpState::LastAck: return "LAST_ACK";
-    case TcpState::TimeWait: return "TIME_WAIT";
+    case TcpState::Closed:
+      return "CLOSED";
+    case TcpState::Listen:
+      return "LISTEN";
+    case TcpState::SynSent:
+      return "SYN_SENT";
+    case TcpState::SynReceived:
+      return "SYN_RECEIVED";
+    case TcpState::Established:
+      return "ESTABLISHED";
+    case TcpState::FinWait1:
+      return "FIN_WAIT_1";
+    case TcpState::FinWait2:
+      return "FIN_WAIT_2";
+    case TcpState::CloseWait:
+      return "CLOSE_WAIT";
+    case TcpState::Closing:
+      return "CLOSING";
+    case TcpState::LastAck:
+      return "LAST_ACK";
+    case TcpState::TimeWait:
+      return "TIME_WAIT";
   }
   return "?";
 }
 
 const char* to_string(Event e) {
   switch (e) {
-    case Event::Connected: return "Connected";
-    case Event::Accepted: return "Accepted";
-    case Event::Readable: return "Readable";
-    case Event::Writable: return "Writable";
-    case Event::SendAcked: return "SendAcked";
-    case Event::PeerClosed: return "PeerClosed";
-    case Event::Closed: return "Closed";
-    case Event::Reset: return "Reset";
-    case Event::TimedOut: return "TimedOut";
-    case Event::Refused: return "Refused";
+    case Event::Connected:
+      return "Connected";
+    case Event::Accepted:
+      return "Accepted";
+    case Event::Readable:
+      return "Readable";
+    case Event::Writable:
+      return "Writable";
+    case Event::SendAcked:
+      return "SendAcked";
+    case Event::PeerClosed:
+      return "PeerClosed";
+    case Event::Closed:
+      return "Closed";
+    case Event::Reset:
+      return "Reset";
+    case Event::TimedOut:
+      return "TimedOut";
+    case Event::Refused:
+      return "Refused";
   }
   return "?";
 }

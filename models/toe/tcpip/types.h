@@ -117,6 +117,9 @@ struct StackConfig {
   std::uint32_t max_ooo_ranges = 64;          ///< out-of-order holes tracked per connection
   std::uint8_t ttl = 64;
   bool pad_short_frames = true;  ///< pad emitted frames to the 60-byte Ethernet minimum
+  /// Largest received frame accepted (bytes, without FCS); 0 = 14 + mtu. Raise it when frames
+  /// come from a Linux interface with GRO/LRO on (coalesced segments exceed the MTU).
+  std::uint32_t max_rx_frame = 0;
 };
 
 }  // namespace vtoe::tcpip

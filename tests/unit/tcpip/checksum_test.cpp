@@ -1,11 +1,12 @@
 // Internet checksum (RFC 1071) vectors and differential tests against a reference.
+#include "models/toe/tcpip/checksum.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "models/toe/tcpip/checksum.h"
 #include "models/toe/tcpip/headers.h"
 
 namespace vtoe::tcpip {

@@ -50,8 +50,8 @@ inline std::uint8_t pattern(std::uint64_t i, std::uint64_t salt = 0) {
 /// What the link does with one frame.
 struct Verdict {
   bool drop = false;
-  int copies = 1;            ///< > 1 duplicates the frame
-  TimePs extra_delay = 0;    ///< reordering
+  int copies = 1;          ///< > 1 duplicates the frame
+  TimePs extra_delay = 0;  ///< reordering
 };
 
 class Net;
@@ -180,7 +180,7 @@ class Net {
 
   TimePs now = 0;
   TimePs delay = 50 * kUs;
-  TimePs ps_per_byte = 0;            ///< serialization time; 8000 = 1 Gbit/s
+  TimePs ps_per_byte = 0;             ///< serialization time; 8000 = 1 Gbit/s
   std::size_t queue_limit_bytes = 0;  ///< drop-tail limit of the sender queue (0 = none)
   std::function<Verdict(int from, const Frame&, std::uint64_t idx)> filter;
   std::function<void(int from, const Frame&, std::uint64_t idx)> on_send;
@@ -263,7 +263,8 @@ class Transfer {
   void pump(Host& h, Side& s) {
     std::uint8_t buf[16384];
     while (s.conn && s.sent < s.to_send) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, s.to_send - s.sent));
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, s.to_send - s.sent));
       for (std::size_t i = 0; i < n; ++i) buf[i] = pattern(s.sent + i, s.salt);
       const std::size_t k = h.stack->send(s.conn, buf, n, net_.now);
       s.sent += k;

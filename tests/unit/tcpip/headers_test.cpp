@@ -1,4 +1,6 @@
 // Parse/build round-trips and hostile option lists.
+#include "models/toe/tcpip/headers.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "models/toe/tcpip/checksum.h"
-#include "models/toe/tcpip/headers.h"
 
 namespace vtoe::tcpip {
 namespace {

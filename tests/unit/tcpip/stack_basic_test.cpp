@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "models/toe/tcpip/checksum.h"
 #include "tests/unit/tcpip/harness.h"
 
 namespace vtoe::tcpip::test {
@@ -88,9 +89,8 @@ TEST(Udp, EchoAndPortUnreachable) {
                      std::size_t n) { net.b.stack->udp_send(port, src, sport, d, n, net.now); };
   ASSERT_TRUE(net.a.stack->udp_bind(40000));
   const std::string msg = "hello, udp";
-  ASSERT_TRUE(net.a.stack->udp_send(40000, kIpB, 7,
-                                    reinterpret_cast<const std::uint8_t*>(msg.data()),
-                                    msg.size(), net.now));
+  ASSERT_TRUE(net.a.stack->udp_send(
+      40000, kIpB, 7, reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size(), net.now));
   net.run_for(10 * kMs);
   ASSERT_EQ(net.a.udp.size(), 1u);
   EXPECT_EQ(std::get<0>(net.a.udp[0]), 40000);
@@ -106,6 +106,42 @@ TEST(Udp, EchoAndPortUnreachable) {
   // Too large for the MTU: refused.
   std::vector<std::uint8_t> big(1473);
   EXPECT_FALSE(net.a.stack->udp_send(40000, kIpB, 7, big.data(), big.size(), net.now));
+}
+
+TEST(Ipv4, OptionsAreSkippedAndOversizedFramesDropped) {
+  Net net;
+  ASSERT_TRUE(net.b.stack->udp_bind(9));
+  // UDP datagram in an IPv4 header with 4 bytes of options (IHL 6: NOP NOP NOP EOL).
+  const std::uint8_t payload[] = {'o', 'p', 't'};
+  std::vector<std::uint8_t> pkt(24 + 8 + sizeof payload);
+  Ipv4Header ip;
+  ip.src = kIpA;
+  ip.dst = kIpB;
+  ip.proto = kIpProtoUdp;
+  ip.total_len = static_cast<std::uint16_t>(pkt.size());
+  write_ipv4_header(pkt.data(), ip);
+  pkt[0] = 0x46;
+  pkt[20] = pkt[21] = pkt[22] = 1;
+  pkt[23] = 0;
+  pkt[10] = pkt[11] = 0;
+  store_be16(pkt.data() + 10, internet_checksum(pkt.data(), 24));
+  write_udp(pkt.data() + 24, UdpHeader{1234, 9, 8 + sizeof payload, 0});
+  std::memcpy(pkt.data() + 32, payload, sizeof payload);
+  store_be16(pkt.data() + 30,
+             transport_checksum(kIpA, kIpB, kIpProtoUdp, pkt.data() + 24, 8 + sizeof payload));
+  Frame f(14 + pkt.size());
+  write_eth(f.data(), EthHeader{config_b().mac, config_a().mac, kEtherTypeIpv4});
+  std::memcpy(f.data() + 14, pkt.data(), pkt.size());
+  net.inject(1, f, 1);
+  net.run_for(1 * kMs);
+  ASSERT_EQ(net.b.udp.size(), 1u);
+  EXPECT_EQ(std::get<3>(net.b.udp[0]), std::vector<std::uint8_t>(payload, payload + 3));
+  // A frame longer than 14 + MTU is dropped.
+  Frame big(14 + 1501, 0);
+  write_eth(big.data(), EthHeader{config_b().mac, config_a().mac, kEtherTypeIpv4});
+  net.inject(1, big, net.now + 1);
+  net.run_for(1 * kMs);
+  EXPECT_EQ(net.b.stack->stats().drop_oversized, 1u);
 }
 
 TEST(Tcp, HandshakeNegotiatesMssAndWindowScale) {
@@ -247,6 +283,10 @@ TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
   EXPECT_EQ(net.a.stack->state(p.a), TcpState::FinWait1);
   EXPECT_EQ(net.a.stack->send(p.a, data.data(), 1, net.now), 0u);  // no sends after close
   ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::PeerClosed, p.b) == 1; }, kSec));
+  std::uint8_t pk[16];
+  ASSERT_EQ(net.b.stack->peek(p.b, 100, pk, sizeof pk), sizeof pk);  // DMA-style look-ahead
+  EXPECT_EQ(std::memcmp(pk, data.data() + 100, sizeof pk), 0);
+  EXPECT_EQ(net.b.stack->readable(p.b), data.size());  // peek consumed nothing
   std::string got;
   EXPECT_EQ(read_all(net.b, p.b, &got), data.size());
   EXPECT_EQ(std::memcmp(got.data(), data.data(), data.size()), 0);
@@ -422,7 +462,9 @@ TEST(Tcp, SimultaneousOpen) {
   const ConnId a = net.a.stack->connect(kIpB, 6000, 7000, 0);
   const ConnId b = net.b.stack->connect(kIpA, 7000, 6000, 0);
   ASSERT_TRUE(net.run_until(
-      [&] { return net.a.count(Event::Connected, a) == 1 && net.b.count(Event::Connected, b) == 1; },
+      [&] {
+        return net.a.count(Event::Connected, a) == 1 && net.b.count(Event::Connected, b) == 1;
+      },
       5 * kSec));
   EXPECT_EQ(net.a.stack->state(a), TcpState::Established);
   EXPECT_EQ(net.b.stack->state(b), TcpState::Established);

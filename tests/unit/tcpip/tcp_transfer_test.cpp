@@ -261,8 +261,8 @@ TEST(Transfer, DeepReorderingRetransmitsOnlyTheLateSegment) {
   t.start();
   ASSERT_TRUE(net.run_until([&] { return t.data_done(); }, 60 * kSec));
   const auto& s = net.a.stack->stats();
-  EXPECT_EQ(s.fast_retransmits, 1u);  // looked like a loss
-  EXPECT_EQ(s.retransmits, 1u);       // but only the missing segment was resent
+  EXPECT_EQ(s.fast_retransmits, 1u);                   // looked like a loss
+  EXPECT_EQ(s.retransmits, 1u);                        // but only the missing segment was resent
   EXPECT_EQ(net.b.stack->stats().old_duplicates, 1u);  // the late original
   EXPECT_TRUE(t.sb.data_ok);
 }
@@ -365,6 +365,98 @@ TEST(Transfer, LostWindowUpdateIsRecoveredByPersistProbe) {
   EXPECT_EQ(dropped, 1);
   EXPECT_GT(net.a.stack->stats().persist_probes, probes_before);
   EXPECT_TRUE(t.sb.data_ok);
+}
+
+TEST(Transfer, SequenceNumbersWrapAround) {
+  // Find an ISN seed whose first connection starts 1 MiB below 2^32 (deterministic search).
+  std::uint32_t seed = 0;
+  for (std::uint32_t cand = 1; cand < 200000 && seed == 0; ++cand) {
+    struct Null : StackListener {
+      void transmit(Frame&&) override {}
+      void tcp_event(Event, const EventInfo&) override {}
+    } sink;
+    StackConfig c = config_a();
+    c.isn_seed = cand;
+    Stack s(c, sink);
+    const std::uint32_t iss = s.info(s.connect(kIpB, 5000, 0, 0)).iss;
+    if (iss >= 0xffffffffu - (2u << 20) && iss <= 0xffffffffu - (1u << 20)) seed = cand;
+  }
+  ASSERT_NE(seed, 0u);
+  StackConfig ca = config_a();
+  ca.isn_seed = seed;
+  Net net(ca, config_b());
+  net.ps_per_byte = kGbit;
+  net.queue_limit_bytes = 64 * 1024;
+  std::mt19937_64 rng(8);
+  net.filter = [&](int, const Frame&, std::uint64_t) {
+    Verdict v;
+    v.drop = rng() % 100 == 0;
+    v.extra_delay = rng() % 50 == 0 ? 20 * kUs : 0;
+    return v;
+  };
+  Transfer t(net, 6 << 20, 0);
+  t.start();
+  const std::uint32_t iss = net.a.stack->info(t.sa.conn).iss;
+  ASSERT_TRUE(net.run_until([&] { return t.data_done(); }, 600 * kSec));
+  EXPECT_TRUE(t.sb.data_ok);
+  net.run_for(1 * kSec);  // the last (delayed) ACK
+  const ConnectionInfo i = net.a.stack->info(t.sa.conn);
+  EXPECT_LT(i.snd_una, iss);  // wrapped
+  EXPECT_EQ(i.snd_una - iss - 1, 6u << 20);
+  EXPECT_GT(net.a.stack->stats().retransmits, 0u);
+}
+
+TEST(Transfer, SmallSendBufferReportsWritable) {
+  StackConfig ca = config_a();
+  ca.send_buffer = 8 * 1024;
+  Net net(ca, config_b());
+  Transfer t(net, 1 << 20, 0);
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.data_done(); }, 60 * kSec));
+  EXPECT_TRUE(t.sb.data_ok);
+  EXPECT_GT(net.a.count(Event::Writable, t.sa.conn), 10);
+  EXPECT_LE(net.a.stack->info(t.sa.conn).send_queued, 8u * 1024u);
+}
+
+TEST(Transfer, NagleCoalescesSmallWrites) {
+  StackConfig ca = config_a();
+  ca.nagle = true;
+  Net net(ca, config_b());
+  warm_arp(net);
+  net.keep_log = true;
+  Transfer t(net, 0, 0);
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.sb.conn != 0; }, kSec));
+  std::uint8_t d[100];
+  for (int i = 0; i < 100; ++i) d[i] = pattern(static_cast<std::uint64_t>(i), 1);
+  net.a.stack->send(t.sa.conn, d, 100, net.now);  // nothing in flight: goes at once
+  for (int k = 1; k <= 10; ++k) {
+    for (int i = 0; i < 100; ++i) d[i] = pattern(static_cast<std::uint64_t>(k * 100 + i), 1);
+    net.a.stack->send(t.sa.conn, d, 100, net.now);  // held back while the first is unACKed
+  }
+  ASSERT_TRUE(net.run_until([&] { return t.sb.received == 1100; }, kSec));
+  EXPECT_TRUE(t.sb.data_ok);
+  std::vector<std::size_t> sizes;
+  for (auto& lf : net.log) {
+    FrameView v;
+    if (lf.from == 0 && is_tcp_data(lf.f, &v)) sizes.push_back(v.payload_len);
+  }
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0], 100u);
+  EXPECT_EQ(sizes[1], 1000u);
+}
+
+TEST(Transfer, WithoutWindowScalingTheWindowCapsAt64K) {
+  StackConfig ca = config_a(), cb = config_b();
+  ca.window_scale = 0;  // offered as shift 0: scaling on, but no scaling of our window
+  cb.window_scale = 0;
+  Net net(ca, cb);
+  Transfer t(net, 2 << 20, 0);
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.data_done(); }, 60 * kSec));
+  EXPECT_TRUE(t.sb.data_ok);
+  EXPECT_EQ(net.a.stack->info(t.sa.conn).snd_wnd, 65535u);  // 256 KiB buffer, 16-bit field
+  EXPECT_EQ(net.b.stack->info(t.sb.conn).rcv_wnd, 65535u);
 }
 
 struct RunResult {
