@@ -80,7 +80,8 @@ void Application::run_tx() {
   if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
       e != SockError::Ok)
     return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
-  std::vector<std::uint8_t> msg(workload_.message_size);
+  std::vector<std::uint8_t>& msg = buffer_;
+  msg.assign(workload_.message_size, 0);
   std::uint64_t offset = 0;
   while (!stopped()) {
     core::StreamPattern::fill(offset, msg.data(), msg.size());
@@ -100,7 +101,8 @@ void Application::run_rx() {
     return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
   const int s = sockets_.accept(ctx_, ls);
   if (s < 0) return fail("accept() failed with error " + std::to_string(s));
-  std::vector<std::uint8_t> msg(workload_.message_size);
+  std::vector<std::uint8_t>& msg = buffer_;
+  msg.assign(workload_.message_size, 0);
   std::uint64_t offset = 0;
   while (!stopped()) {
     const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size());
@@ -126,8 +128,10 @@ void Application::run_rpc() {
   if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
       e != SockError::Ok)
     return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
-  std::vector<std::uint8_t> req(workload_.message_size, 0x5a);
-  std::vector<std::uint8_t> resp(std::max<std::uint32_t>(workload_.response_size, 1));
+  std::vector<std::uint8_t>& req = buffer_;
+  req.assign(workload_.message_size, 0x5a);
+  std::vector<std::uint8_t>& resp = reply_;
+  resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
   while (!stopped()) {
     const core::TimePs t0 = core::now_ps();
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);

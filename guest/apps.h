@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <systemc>
+#include <vector>
 
 #include "guest/socket_api.h"
 #include "models/core/module.h"
@@ -62,6 +63,10 @@ class Application : public core::Module {
   cpu::Core::Context& ctx_;
   GuestCosts costs_;
   AppCounters counters_;
+  // Message buffers live here, not on the thread's stack: a thread still blocked when the
+  // simulation ends is never unwound.
+  std::vector<std::uint8_t> buffer_;
+  std::vector<std::uint8_t> reply_;
 };
 
 }  // namespace vtoe::guest
