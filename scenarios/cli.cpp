@@ -34,7 +34,7 @@ const CLI::Validator kSeed(
       }
       return std::string();
     },
-    "N");
+    "");
 
 void add_scenario_options(CLI::App* cmd, RunOptions& opts, std::string& seed) {
   cmd->add_option("file", opts.scenario, "Scenario YAML file (default: the built-in scenario)");

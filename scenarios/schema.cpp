@@ -34,14 +34,14 @@ std::vector<Key> builtin_keys() {
       K::frequency("platform.device_freq", "400MHz", "Clock of the TOE and other devices")
           .above("0Hz"),
       K::bandwidth("platform.dram_bandwidth", "6.4Gbps", "Peak DRAM bandwidth").above("0bps"),
-      K::time("platform.dram_latency", "50ns", "DRAM access latency before the first byte"),
+      K::time("platform.dram_latency", "50ns", "DRAM access latency, added after the last byte of each transfer"),
       K::bytes("platform.dram_size", "1024MiB", "Physical DRAM size").at_least("1MiB"),
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
       K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
 
       K::bandwidth("toe.bandwidth", "10Gbps", "Line rate of the TOE's Ethernet MAC").above("0bps"),
-      K::bytes("toe.tx_buffer", "256KiB", "TOE local transmit buffer").above("0B"),
-      K::bytes("toe.rx_buffer", "256KiB", "TOE local receive buffer").above("0B"),
+      K::bytes("toe.tx_buffer", "256KiB", "TOE Tx local buffer per connection (TCP send buffer)").above("0B"),
+      K::bytes("toe.rx_buffer", "256KiB", "TOE Rx local buffer per connection (TCP receive window)").above("0B"),
       K::uint("toe.ccb.connections", "256", "Connection contexts the CCB holds").at_least("1"),
       K::time("toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update"),
       K::bytes("toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)")

@@ -24,7 +24,9 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
       params_(params),
       busy_(static_cast<std::size_t>(std::max(owners, 1))),
       switches_(stats_.counter("context_switches", "switches between different contexts")),
-      preemptions_(stats_.counter("preemptions", "a higher priority context took the core")) {
+      preemptions_(stats_.counter(
+          "preemptions",
+          "a running context lost the core before finishing (higher priority or slice end)")) {
   if (params_.freq_hz <= 0)
     throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
   for (auto& b : busy_) b.fill(0);
@@ -110,13 +112,14 @@ void Core::reschedule() {
     if (current_) current_->slice_used_ps_ = 0;
     if (next) {
       next->slice_used_ps_ = 0;
-      if (last_ran_ && last_ran_ != next) {
-        ++switches_;
-        if (next->priority_ >= params_.switch_cost_min_priority &&
-            last_ran_->priority_ >= params_.switch_cost_min_priority)
-          next->overhead_ps_ += cycles_ps(params_.switch_cycles);
-      }
+      if (last_ran_ && last_ran_ != next) ++switches_;
       last_ran_ = next;
+      // A process switch costs the same whether or not interrupt handlers ran in between.
+      if (next->priority_ >= params_.switch_cost_min_priority) {
+        if (last_process_ && last_process_ != next)
+          next->overhead_ps_ += cycles_ps(params_.switch_cycles);
+        last_process_ = next;
+      }
     }
     current_ = next;
   }

@@ -90,6 +90,7 @@ class Core : public core::Module {
   std::vector<Context*> ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
+  Context* last_process_ = nullptr;  // last context of process priority (for switch costs)
   core::TimePs seg_start_ = 0;
   core::TimePs baseline_at_ = 0;
   std::uint64_t next_seq_ = 1;

@@ -33,7 +33,7 @@ enum class CmdOp : std::uint8_t {
   Listen = 2,   // sock, port, backlog -> ECQ CmdDone | Error
   Accept = 3,   // sock = new socket, arg = listening socket, rx buffer -> ECQ Accepted
   Close = 4,    // sock: graceful -> ECQ CmdDone, later Closed
-  Abort = 5,    // sock: RST -> ECQ Closed
+  Abort = 5,    // sock: RST -> ECQ CmdDone, then Closed
 };
 
 struct CmdDesc {

@@ -32,7 +32,16 @@ std::uint64_t TxDma::bytes(int channel) const {
   return bytes_per_channel_.at(static_cast<std::size_t>(channel));
 }
 
+bool TxDma::more_queued_for(const TxJob& job) const {
+  for (std::size_t i = 1; i < jobs_.size(); ++i)
+    if (jobs_[i].channel == job.channel && jobs_[i].desc.sock == job.desc.sock) return true;
+  return false;
+}
+
 void TxDma::finish(TxJob& job, EventType type, Status status) {
+  if (type != EventType::SendDone)
+    if (CcbEntry* e = ccb_.find(job.channel, job.desc.sock); e && e->conn)
+      ppm_.stack().set_cork(e->conn, false, core::now_ps());
   EcqDesc ev = Ppm::event(type, job.desc.sock, status);
   ev.length = job.done;
   ev.cookie = job.desc.cookie;
@@ -79,7 +88,13 @@ void TxDma::run() {
     }
     // The connection may have gone while the DMA ran.
     if (!ccb_.by_conn(conn)) continue;
-    const std::size_t accepted = stack.send(conn, staging_.data(), n, core::now_ps());
+    // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
+    // not end segments early; the last piece uncorks and sends what is held.
+    const bool more = job.done + n < job.desc.length || more_queued_for(job);
+    const core::TimePs now = core::now_ps();
+    if (more) stack.set_cork(conn, true, now);
+    const std::size_t accepted = stack.send(conn, staging_.data(), n, now);
+    if (!more) stack.set_cork(conn, false, now);
     ppm_.stack_touched();
     job.done += static_cast<std::uint32_t>(accepted);
     bytes_ += accepted;

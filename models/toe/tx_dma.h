@@ -38,6 +38,7 @@ class TxDma : public core::Module {
  private:
   void run();
   void finish(TxJob& job, EventType type, Status status);
+  bool more_queued_for(const TxJob& job) const;  // another queued context for the same socket
 
   tlm::tlm_initiator_socket<>& dma_;
   Ppm& ppm_;

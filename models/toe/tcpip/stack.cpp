@@ -693,6 +693,16 @@ void Stack::close(ConnId id, TimePs now) {
   flush_events();
 }
 
+void Stack::set_cork(ConnId id, bool on, TimePs now) {
+  now_ = std::max(now_, now);
+  if (id & kListenerBit) return;
+  TcpConnection* c = find(id);
+  if (!c) return;
+  c->set_cork(on, now);
+  after_op(*c);
+  flush_events();
+}
+
 void Stack::abort(ConnId id, TimePs now) {
   now_ = std::max(now_, now);
   if (id & kListenerBit) {

@@ -78,6 +78,9 @@ class Stack final : private TcpHost {
   void close(ConnId c, TimePs now);
   /// Abortive close: RST; reports Closed.
   void abort(ConnId c, TimePs now);
+  /// TCP_CORK: while on, segments shorter than the MSS wait for more data (the caller knows more
+  /// is coming, e.g. the rest of a DMA'd send context); off sends what is held.
+  void set_cork(ConnId c, bool on, TimePs now);
   TcpState state(ConnId c) const;
   ConnectionInfo info(ConnId c) const;
   /// Number of connections in the table (all states but listeners).

@@ -726,6 +726,12 @@ std::uint32_t TcpConnection::retransmit_head(TimePs now) {
   return snd_una_ + len + (fin ? 1 : 0);
 }
 
+void TcpConnection::set_cork(bool on, TimePs now) {
+  if (cork_ == on) return;
+  cork_ = on;
+  if (!on) output(now);
+}
+
 void TcpConnection::output(TimePs now) {
   if (!can_send_data_state()) return;
   for (;;) {
@@ -741,7 +747,7 @@ void TcpConnection::output(TimePs now) {
     if (len > 0 && len < snd_mss_) {
       // Sender SWS avoidance and Nagle (RFC 9293 §3.8.6.2.1).
       const bool all = len == avail;
-      const bool ok = (all && (!cfg_.nagle || flight == 0 || fin_now)) ||
+      const bool ok = (all && !cork_ && (!cfg_.nagle || flight == 0 || fin_now)) ||
                       (max_snd_wnd_ > 0 && len >= max_snd_wnd_ / 2);
       if (!ok) break;
     }

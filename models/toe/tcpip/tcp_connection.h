@@ -84,6 +84,10 @@ class TcpConnection {
   }
   void close(TimePs now);
   void abort(TimePs now);
+  // Cork (Linux TCP_CORK): while on, a segment shorter than the MSS is held back because the
+  // writer has said more data follows; turning it off sends what is held.
+  void set_cork(bool on, TimePs now);
+  bool corked() const { return cork_; }
 
   // --- identity / state
   ConnId id() const { return id_; }
@@ -198,6 +202,7 @@ class TcpConnection {
 
   // counters
   std::uint64_t bytes_sent_ = 0, bytes_acked_ = 0, bytes_received_ = 0;
+  bool cork_ = false;
 };
 
 }  // namespace vtoe::tcpip

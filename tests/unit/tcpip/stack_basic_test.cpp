@@ -257,6 +257,28 @@ TEST(Tcp, ConnectToClosedPortIsRefused) {
   EXPECT_EQ(net.a.stack->send(c, reinterpret_cast<const std::uint8_t*>("x"), 1, net.now), 0u);
 }
 
+TEST(Tcp, CorkHoldsPartialSegmentsUntilUncorked) {
+  Net net;
+  Pair p = connect_pair(net);
+  const std::uint64_t segs0 = net.a.stack->stats().tcp_data_segs_out;
+  std::vector<std::uint8_t> data(2000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  net.a.stack->set_cork(p.a, true, net.now);
+  ASSERT_EQ(net.a.stack->send(p.a, data.data(), 1000, net.now), 1000u);
+  net.run_for(5 * kMs);
+  EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0);  // less than one MSS: held
+  ASSERT_EQ(net.a.stack->send(p.a, data.data() + 1000, 1000, net.now), 1000u);
+  net.run_for(5 * kMs);
+  EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0 + 1);  // one full segment left
+  EXPECT_EQ(net.b.stack->readable(p.b), 1460u);
+  net.a.stack->set_cork(p.a, false, net.now);
+  net.run_for(5 * kMs);
+  EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0 + 2);  // the 540-byte rest
+  std::vector<std::uint8_t> got(2000);
+  ASSERT_EQ(net.b.stack->recv(p.b, got.data(), got.size(), net.now), 2000u);
+  EXPECT_EQ(got, data);
+}
+
 TEST(Tcp, AbortResetsPeer) {
   Net net;
   Pair p = connect_pair(net);
