@@ -48,6 +48,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <systemc>
 #include <tlm>
 #include <vector>
