@@ -22,11 +22,15 @@ const char* to_string(CycleClass cls) {
 Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int owners)
     : core::Module(name),
       params_(params),
+      last_process_(static_cast<std::size_t>(std::max(owners, 1)), nullptr),
       busy_(static_cast<std::size_t>(std::max(owners, 1))),
+      vm_ready_(static_cast<std::size_t>(std::max(owners, 1)), 0),
+      vm_blocked_(static_cast<std::size_t>(std::max(owners, 1)), true),
       switches_(stats_.counter("context_switches", "switches between different contexts")),
       preemptions_(stats_.counter(
           "preemptions",
-          "a running context lost the core before finishing (higher priority or slice end)")) {
+          "a running context lost the core before finishing (higher priority or slice end)")),
+      vm_switches_(stats_.counter("vm_switches", "the VM on the core changed")) {
   if (params_.freq_hz <= 0)
     throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
   for (auto& b : busy_) b.fill(0);
@@ -35,106 +39,198 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
   dont_initialize();
 }
 
-Core::Context& Core::add_context(const std::string& name, int priority, int owner) {
-  if (owner < 0 || owner >= owners()) throw std::out_of_range("Core::add_context: bad owner");
+Core::Context& Core::add_context(const std::string& name, int priority, int vm, bool io_wake) {
+  if (vm < 0 || vm >= owners()) throw std::out_of_range("Core::add_context: bad VM index");
   contexts_.emplace_back();
   Context& c = contexts_.back();
   c.name_ = name;
   c.priority_ = priority;
-  c.owner_ = owner;
+  c.domain_ = vm;
+  c.io_wake_ = io_wake;
   return c;
 }
 
-void Core::execute(Context& ctx, double cycles, CycleClass cls) {
+Core::Context& Core::add_hypervisor_context(const std::string& name, int priority) {
+  contexts_.emplace_back();
+  Context& c = contexts_.back();
+  c.name_ = name;
+  c.priority_ = priority;
+  c.domain_ = kHypervisorDomain;
+  return c;
+}
+
+void Core::set_vm_scheduler(hypervisor::VmScheduler* scheduler, const VmHooks& hooks) {
+  if (scheduler && scheduler->vm_count() != owners())
+    throw std::invalid_argument("Core::set_vm_scheduler: scheduler and core disagree on VMs");
+  vm_sched_ = scheduler;
+  hooks_ = hooks;
+  running_vm_ = scheduler ? -1 : 0;
+}
+
+int Core::charge_owner(int wanted) const {
+  if (wanted >= 0 && wanted < owners()) return wanted;
+  return running_vm_ >= 0 ? running_vm_ : 0;
+}
+
+void Core::add_overhead(double cycles, CycleClass cls, int owner) {
+  if (cycles <= 0) return;
+  overheads_.push_back({cycles_ps(cycles), cls, charge_owner(owner)});
+}
+
+void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
   if (cycles <= 0) return;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
   account();
   ctx.remaining_ps_ = cycles_ps(cycles);
   ctx.cls_ = cls;
+  ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
   ctx.seq_ = next_seq_++;
   ready_.push_back(&ctx);
+  if (ctx.domain_ != kHypervisorDomain) {
+    const int vm = ctx.domain_;
+    if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
+      vm_blocked_[vm] = false;
+      if (vm_sched_->wake(vm, ctx.io_wake_, core::now_ps()) || running_vm_ < 0)
+        vm_decision_due_ = true;
+    }
+  }
   reschedule();
   sc_core::wait(ctx.done_);
 }
 
-// Charges the time since the last decision to whoever had the core.
+// Charges the time since the last decision: pending overheads first, then the running context.
 void Core::account() {
   const TimePs now = core::now_ps();
   TimePs elapsed = now - seg_start_;
   seg_start_ = now;
-  if (!current_) {
-    idle_ += elapsed;
-    return;
+  while (elapsed > 0 && !overheads_.empty()) {
+    Overhead& o = overheads_.front();
+    const TimePs take = std::min(elapsed, o.ps);
+    busy_[o.owner][static_cast<int>(o.cls)] += take;
+    o.ps -= take;
+    elapsed -= take;
+    if (o.ps == 0) overheads_.pop_front();
   }
-  Context& c = *current_;
-  c.slice_used_ps_ += elapsed;
-  const TimePs ov = std::min(elapsed, c.overhead_ps_);
-  c.overhead_ps_ -= ov;
-  busy_[c.owner_][static_cast<int>(CycleClass::GuestKernel)] += ov;
-  elapsed -= ov;
-  const TimePs work = std::min(elapsed, c.remaining_ps_);
-  c.remaining_ps_ -= work;
-  busy_[c.owner_][static_cast<int>(c.cls_)] += work;
-  idle_ += elapsed - work;  // cannot happen with exact ticks; keeps the books balanced
+  if (current_ && elapsed > 0) {
+    Context& c = *current_;
+    const TimePs work = std::min(elapsed, c.remaining_ps_);
+    c.remaining_ps_ -= work;
+    c.slice_used_ps_ += work;
+    busy_[c.charge_][static_cast<int>(c.cls_)] += work;
+    elapsed -= work;
+  }
+  idle_ += elapsed;
 }
 
 Core::Context* Core::pick() const {
   Context* best = nullptr;
-  for (Context* c : ready_)
-    if (!best || c->priority_ < best->priority_ ||
-        (c->priority_ == best->priority_ && c->seq_ < best->seq_))
-      best = c;
+  auto better = [](const Context* a, const Context* b) {
+    // Hypervisor contexts before guest ones; then priority; then FIFO.
+    const bool ha = a->domain_ == kHypervisorDomain, hb = b->domain_ == kHypervisorDomain;
+    if (ha != hb) return ha;
+    if (a->priority_ != b->priority_) return a->priority_ < b->priority_;
+    return a->seq_ < b->seq_;
+  };
+  for (Context* c : ready_) {
+    if (c->domain_ != kHypervisorDomain && vm_sched_ && c->domain_ != running_vm_) continue;
+    if (!best || better(c, best)) best = c;
+  }
   return best;
+}
+
+// Asks the VM scheduler which VM's vCPU runs, when a decision is due.
+void Core::decide_vm() {
+  const TimePs now = core::now_ps();
+  // The running vCPU has nothing to do: the guest executes WFI.
+  if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] &&
+      hooks_.trap_wfi) {
+    vm_blocked_[running_vm_] = true;
+    vm_sched_->block(running_vm_, now);
+    if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
+    add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_);
+    vm_decision_due_ = true;
+  }
+  if (!vm_decision_due_ && now < vm_next_event_) return;
+  vm_decision_due_ = false;
+  const int next = vm_sched_->pick(running_vm_, now);
+  if (next != running_vm_) {
+    if (running_vm_ >= 0 && next >= 0) {
+      ++vm_switches_;
+      add_overhead(hooks_.switch_cycles, CycleClass::Hypervisor, next);
+    }
+    if (hooks_.on_switch) hooks_.on_switch(running_vm_, next);
+    running_vm_ = next;
+  }
+  vm_next_event_ = vm_sched_->next_event(now);
 }
 
 void Core::reschedule() {
   // Retire a finished request.
-  if (current_ && current_->remaining_ps_ == 0 && current_->overhead_ps_ == 0) {
+  if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
     done->pending_ = false;
     ready_.erase(std::find(ready_.begin(), ready_.end(), done));
+    if (done->domain_ != kHypervisorDomain) --vm_ready_[done->domain_];
     current_ = nullptr;
     done->done_.notify(sc_core::SC_ZERO_TIME);
   }
-  // Time slice over and someone of the same priority waits: go to the back of the line.
+  if (vm_sched_) decide_vm();
+  // Time slice over and someone of the same priority and VM waits: go to the back of the line.
+  auto same_queue = [&](const Context* a, const Context* b) {
+    return a != b && a->priority_ == b->priority_ && a->domain_ == b->domain_;
+  };
   if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps) {
     for (Context* c : ready_)
-      if (c != current_ && c->priority_ == current_->priority_) {
+      if (same_queue(c, current_)) {
         current_->seq_ = next_seq_++;
         break;
       }
   }
   Context* next = pick();
   if (next != current_) {
-    if (current_ && next) ++preemptions_;
-    if (current_) current_->slice_used_ps_ = 0;
+    if (current_) {
+      ++preemptions_;
+      current_->slice_used_ps_ = 0;
+    }
     if (next) {
       next->slice_used_ps_ = 0;
       if (last_ran_ && last_ran_ != next) ++switches_;
       last_ran_ = next;
       // A process switch costs the same whether or not interrupt handlers ran in between.
-      if (next->priority_ >= params_.switch_cost_min_priority) {
-        if (last_process_ && last_process_ != next)
-          next->overhead_ps_ += cycles_ps(params_.switch_cycles);
-        last_process_ = next;
+      if (next->domain_ != kHypervisorDomain &&
+          next->priority_ >= params_.switch_cost_min_priority) {
+        Context*& last = last_process_[next->domain_];
+        if (last && last != next)
+          add_overhead(params_.switch_cycles, CycleClass::GuestKernel, next->domain_);
+        last = next;
       }
     }
     current_ = next;
   }
   tick_.cancel();
-  if (!current_) return;
-  TimePs until = current_->overhead_ps_ + current_->remaining_ps_;
-  for (Context* c : ready_)
-    if (c != current_ && c->priority_ == current_->priority_) {
-      const TimePs left = params_.timeslice_ps > current_->slice_used_ps_
-                              ? params_.timeslice_ps - current_->slice_used_ps_
-                              : 0;
-      until = std::min(until, std::max<TimePs>(left, 1));
-      break;
-    }
-  tick_.notify(core::ps(until));
+  TimePs until = hypervisor::kNoEvent;
+  TimePs busy_ahead = 0;
+  for (const Overhead& o : overheads_) busy_ahead += o.ps;
+  if (current_) {
+    until = busy_ahead + current_->remaining_ps_;
+    for (Context* c : ready_)
+      if (same_queue(c, current_)) {
+        const TimePs left = params_.timeslice_ps > current_->slice_used_ps_
+                                ? params_.timeslice_ps - current_->slice_used_ps_
+                                : 0;
+        until = std::min(until, busy_ahead + std::max<TimePs>(left, 1));
+        break;
+      }
+  } else if (busy_ahead > 0) {
+    until = busy_ahead;
+  }
+  if (vm_sched_ && vm_next_event_ != hypervisor::kNoEvent) {
+    const TimePs now = core::now_ps();
+    until = std::min(until, vm_next_event_ > now ? vm_next_event_ - now : 1);
+  }
+  if (until != hypervisor::kNoEvent) tick_.notify(core::ps(until));
 }
 
 void Core::on_tick() {
@@ -164,7 +260,6 @@ void Core::mark_baseline() {
   account();
   for (auto& b : busy_) b.fill(0);
   idle_ = 0;
-  baseline_at_ = core::now_ps();
 }
 
 }  // namespace vtoe::cpu

@@ -1,20 +1,29 @@
 // A processor core on which modelled software consumes cycles.
 //
 // Software is written as SystemC threads; each thread belongs to a Context (a process, a kernel
-// thread, an interrupt handler) and calls execute(ctx, cycles, class) to spend CPU time. The core
-// runs one context at a time: the highest priority ready context, round robin with a time slice
-// among equal priorities, and a higher priority context preempts a lower one at once. Every
-// picosecond of the core is accounted to one owner (VM) and class: guest user, guest kernel,
-// hypervisor, or to idle when nothing is ready.
+// thread, an interrupt handler, a hypervisor handler) and calls execute(ctx, cycles, class) to
+// spend CPU time. The core runs one context at a time:
+//  - hypervisor contexts first (they preempt any guest: exceptions taken to Hyp mode);
+//  - then the contexts of the VM whose vCPU is on the core. Which VM that is, is decided by a
+//    VmScheduler when one is set (virtualized platforms); without one every guest context is
+//    eligible (native platform);
+//  - among them the highest priority ready context, round robin with a time slice among equal
+//    priorities; a higher priority context preempts a lower one at once.
+// Costs the core pays between contexts (process switches, VM switches, trapped WFI) are
+// "overheads": burned before the next context runs and charged to their own class and owner.
+// Every picosecond of the core is accounted to one owner (VM) and class: guest user, guest
+// kernel, hypervisor, or to idle when nothing is ready.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <systemc>
 #include <vector>
 
+#include "hypervisor/vm_scheduler.h"
 #include "models/core/module.h"
 
 namespace vtoe::cpu {
@@ -23,14 +32,28 @@ enum class CycleClass : int { GuestUser = 0, GuestKernel = 1, Hypervisor = 2 };
 constexpr int kCycleClasses = 3;
 const char* to_string(CycleClass cls);
 
+// Scheduling domain of hypervisor contexts (guest contexts use their VM index).
+constexpr int kHypervisorDomain = -1;
+
 struct CoreParams {
   double freq_hz = 2e9;
-  // Slice after which a ready context of the same priority gets the core (guest context switch).
+  // Slice after which a ready context of the same priority and VM gets the core (guest context
+  // switch interval).
   core::TimePs timeslice_ps = 2'500'000'000;  // 2.5 ms
   // Cycles charged (as guest kernel) when the core switches between two different contexts of
-  // priority >= switch_cost_min_priority (process switches; interrupt entry has its own cost).
+  // priority >= switch_cost_min_priority of one VM (process switches; interrupt entry has its
+  // own cost in the handler).
   double switch_cycles = 0;
   int switch_cost_min_priority = 2;
+};
+
+// What the hypervisor does around VM scheduling decisions (virtualized platforms only).
+struct VmHooks {
+  double switch_cycles = 0;  // hypervisor cycles of one VM switch (state save/restore)
+  bool trap_wfi = true;      // an idle vCPU traps (WFI) and gives the core up
+  double wfi_cycles = 0;     // hypervisor cycles of handling a trapped WFI
+  std::function<void(int from, int to)> on_switch;  // e.g. save/restore the vGIC (paper Fig. 8)
+  std::function<void(int vm)> on_wfi;               // count the exit
 };
 
 class Core : public core::Module {
@@ -39,18 +62,19 @@ class Core : public core::Module {
    public:
     const std::string& name() const { return name_; }
     int priority() const { return priority_; }
-    int owner() const { return owner_; }
+    int domain() const { return domain_; }
     bool busy() const { return pending_; }
 
    private:
     friend class Core;
     std::string name_;
     int priority_ = 0;
-    int owner_ = 0;
+    int domain_ = 0;        // VM index, or kHypervisorDomain
+    bool io_wake_ = false;  // its becoming ready is an I/O event for its VM (interrupt handler)
     bool pending_ = false;
     core::TimePs remaining_ps_ = 0;  // work left in the current request
-    core::TimePs overhead_ps_ = 0;   // switch cost to run before the request, as guest kernel
     CycleClass cls_ = CycleClass::GuestKernel;
+    int charge_ = 0;         // owner the current request is charged to
     std::uint64_t seq_ = 0;  // FIFO order among equal priorities
     core::TimePs slice_used_ps_ = 0;
     sc_core::sc_event done_;
@@ -59,17 +83,25 @@ class Core : public core::Module {
   SC_HAS_PROCESS(Core);
   Core(const sc_core::sc_module_name& name, const CoreParams& params, int owners = 1);
 
-  // Lower number = higher priority. Owner is the VM index the context's cycles are charged to.
-  Context& add_context(const std::string& name, int priority, int owner = 0);
+  // A guest context of VM `vm` (lower priority number = higher priority). `io_wake` marks
+  // interrupt handlers: their VM's wake-up counts as an I/O event for the VM scheduler.
+  Context& add_context(const std::string& name, int priority, int vm = 0, bool io_wake = false);
+  // A hypervisor context: runs whatever VM is on the core, before any guest context.
+  Context& add_hypervisor_context(const std::string& name, int priority = 0);
+
+  // Hands VM selection to `scheduler` (virtualized platforms). Call before simulation starts.
+  void set_vm_scheduler(hypervisor::VmScheduler* scheduler, const VmHooks& hooks);
 
   // Spend `cycles` on the core as `cls`; returns when they have been executed. Call only from
-  // the SystemC thread that stands for `ctx`.
-  void execute(Context& ctx, double cycles, CycleClass cls);
+  // the SystemC thread that stands for `ctx`. `charge_to` is the owner (VM) the time is charged
+  // to; by default the context's VM (hypervisor contexts: the VM on the core).
+  void execute(Context& ctx, double cycles, CycleClass cls, int charge_to = -1);
 
   double freq_hz() const { return params_.freq_hz; }
   core::TimePs cycles_ps(double cycles) const {
     return core::cycles_to_ps(cycles, params_.freq_hz);
   }
+  int running_vm() const { return running_vm_; }
 
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);
@@ -78,27 +110,47 @@ class Core : public core::Module {
   void mark_baseline();
   int owners() const { return static_cast<int>(busy_.size()); }
   std::uint64_t context_switches() const { return switches_.value(); }
+  std::uint64_t vm_switches() const { return vm_switches_.value(); }
 
  private:
+  struct Overhead {
+    core::TimePs ps;
+    CycleClass cls;
+    int owner;
+  };
   void on_tick();
   void account();
   void reschedule();
+  void decide_vm();
   Context* pick() const;
+  void add_overhead(double cycles, CycleClass cls, int owner);
+  int charge_owner(int wanted) const;
 
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
   std::vector<Context*> ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
-  Context* last_process_ = nullptr;  // last context of process priority (for switch costs)
+  std::vector<Context*> last_process_;  // per VM: last context of process priority (switch costs)
+  std::deque<Overhead> overheads_;
   core::TimePs seg_start_ = 0;
-  core::TimePs baseline_at_ = 0;
   std::uint64_t next_seq_ = 1;
   std::vector<std::array<core::TimePs, kCycleClasses>> busy_;
   core::TimePs idle_ = 0;
   sc_core::sc_event tick_;
+
+  // VM scheduling (virtualized platforms).
+  hypervisor::VmScheduler* vm_sched_ = nullptr;
+  VmHooks hooks_;
+  int running_vm_ = 0;            // native: everything is VM 0
+  std::vector<int> vm_ready_;     // ready guest contexts per VM
+  std::vector<bool> vm_blocked_;  // the VM scheduler was told the VM blocked
+  bool vm_decision_due_ = false;
+  core::TimePs vm_next_event_ = hypervisor::kNoEvent;
+
   core::Counter& switches_;
   core::Counter& preemptions_;
+  core::Counter& vm_switches_;
 };
 
 }  // namespace vtoe::cpu

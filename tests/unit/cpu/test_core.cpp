@@ -130,6 +130,138 @@ TEST(CpuCore, OwnersAccountedSeparatelyAndBaselineResets) {
   EXPECT_THROW(core.add_context("bad", 2, 5), std::out_of_range);
 }
 
+namespace {
+// A VM scheduler for tests: round robin over runnable VMs with a fixed slice; preempts on an
+// I/O wake when `tickle` is set. Records the calls it gets.
+struct FakeScheduler : vtoe::hypervisor::VmScheduler {
+  explicit FakeScheduler(int vms, TimePs slice) : runnable(vms, false), slice_(slice) {}
+  int vm_count() const override { return static_cast<int>(runnable.size()); }
+  bool wake(int vm, bool io, TimePs) override {
+    runnable[vm] = true;
+    ++wakes;
+    return io && tickle;
+  }
+  void block(int vm, TimePs) override {
+    runnable[vm] = false;
+    ++blocks;
+  }
+  int pick(int running, TimePs now) override {
+    const int n = vm_count();
+    const bool keep = running >= 0 && runnable[running] && now < slice_end_;
+    if (keep && !(tickle_target >= 0 && runnable[tickle_target] && tickle_target != running))
+      return running;
+    int next = -1;
+    if (tickle_target >= 0 && runnable[tickle_target]) next = tickle_target;
+    for (int i = 1; next < 0 && i <= n; ++i) {
+      const int v = ((running < 0 ? -1 : running) + i + n) % n;
+      if (runnable[v]) next = v;
+    }
+    tickle_target = -1;
+    slice_end_ = now + slice_;
+    picks.push_back(next);
+    return next;
+  }
+  TimePs next_event(TimePs) const override { return slice_end_; }
+  const char* state_name(int) const override { return "X"; }
+  std::vector<bool> runnable;
+  std::vector<int> picks;
+  int wakes = 0, blocks = 0, tickle_target = -1;
+  bool tickle = false;
+  TimePs slice_, slice_end_ = 0;
+};
+}  // namespace
+
+TEST(CpuCoreVirtualized, VmsTakeTurnsAndSwitchesCostHypervisorTime) {
+  Core core("core", CoreParams{}, 2);
+  FakeScheduler sched(2, 30 * kMs);
+  vtoe::cpu::VmHooks hooks;
+  hooks.switch_cycles = 2000;  // 1 us per VM switch
+  int switches_seen = 0;
+  hooks.on_switch = [&](int, int) { ++switches_seen; };
+  core.set_vm_scheduler(&sched, hooks);
+  auto& a = core.add_context("vm0.p", 2, 0);
+  auto& b = core.add_context("vm1.p", 2, 1);
+  // Both CPU-bound for 45 ms: 30 ms slices alternate.
+  TimePs a_done = 0, b_done = 0;
+  Proc pa("pa", [&] {
+    core.execute(a, 90e6, CycleClass::GuestUser);
+    a_done = now();
+  });
+  Proc pb("pb", [&] {
+    core.execute(b, 90e6, CycleClass::GuestUser);
+    b_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(200, sc_core::SC_MS));
+  ASSERT_GE(sched.picks.size(), 3u);
+  EXPECT_EQ(sched.picks[0], 0);
+  EXPECT_EQ(sched.picks[1], 1);  // VM 1 gets the core when VM 0's slice ends
+  // VM 0: 30 ms; switch (1 us, inside VM 1's slice); VM 1 until 60 ms; switch; VM 0 its last
+  // 15 ms; then VM 1 (switch) its remaining 15 ms + 1 us.
+  EXPECT_EQ(a_done, 75 * kMs + 1 * kUs);
+  EXPECT_EQ(b_done, 90 * kMs + 3 * kUs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestUser), 45 * kMs);
+  EXPECT_EQ(core.busy_ps(1, CycleClass::GuestUser), 45 * kMs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::Hypervisor) + core.busy_ps(1, CycleClass::Hypervisor),
+            3 * kUs);
+  EXPECT_EQ(core.vm_switches(), 3u);
+  EXPECT_GE(switches_seen, 3);
+}
+
+TEST(CpuCoreVirtualized, HypervisorContextPreemptsAnyVmAndIsChargedToItsTarget) {
+  Core core("core", CoreParams{}, 2);
+  FakeScheduler sched(2, 30 * kMs);
+  core.set_vm_scheduler(&sched, vtoe::cpu::VmHooks{});
+  auto& g = core.add_context("vm0.p", 2, 0);
+  auto& h = core.add_hypervisor_context("hyp.irq");
+  TimePs g_done = 0, h_done = 0;
+  Proc pg("pg", [&] {
+    core.execute(g, 20000, CycleClass::GuestUser);
+    g_done = now();
+  });  // 10 us
+  Proc ph("ph", [&] {
+    sc_core::wait(sc_core::sc_time(2, sc_core::SC_US));
+    core.execute(h, 4000, CycleClass::Hypervisor, /*charge_to=*/1);  // 2 us for VM 1
+    h_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(h_done, 4 * kUs);
+  EXPECT_EQ(g_done, 12 * kUs);
+  EXPECT_EQ(core.busy_ps(1, CycleClass::Hypervisor), 2 * kUs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestUser), 10 * kUs);
+}
+
+TEST(CpuCoreVirtualized, IdleVcpuTrapsWfiAndAnIoWakeCanPreempt) {
+  Core core("core", CoreParams{}, 2);
+  FakeScheduler sched(2, 30 * kMs);
+  vtoe::cpu::VmHooks hooks;
+  hooks.wfi_cycles = 200;  // 100 ns
+  int wfis = 0;
+  hooks.on_wfi = [&](int) { ++wfis; };
+  core.set_vm_scheduler(&sched, hooks);
+  auto& cpu_bound = core.add_context("vm0.loop", 2, 0);
+  auto& isr = core.add_context("vm1.isr", 0, 1, /*io_wake=*/true);
+  TimePs isr_done = 0;
+  // VM 1 runs a short job at t=0 and then has nothing: it traps WFI and VM 0 takes the core.
+  Proc p0("p0", [&] {
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_US));
+    core.execute(cpu_bound, 200e6, CycleClass::GuestUser);
+  });
+  Proc p1("p1", [&] {
+    core.execute(isr, 2000, CycleClass::GuestKernel);
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
+    sched.tickle = true;
+    sched.tickle_target = 1;
+    core.execute(isr, 2000, CycleClass::GuestKernel);  // an interrupt for VM 1 at 5 ms
+    isr_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(20, sc_core::SC_MS));
+  EXPECT_GE(wfis, 1);
+  EXPECT_GE(sched.blocks, 1);
+  // With tickle the interrupt handler runs at once (plus nothing else queued), not after 30 ms.
+  EXPECT_GT(isr_done, 5 * kMs);
+  EXPECT_LT(isr_done, 5 * kMs + 10 * kUs);
+}
+
 int sc_main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW);
