@@ -3,16 +3,17 @@
 //
 // Software models (hypervisor, guest OS) call the C++ methods below from their own processes; there
 // is no register/TLM interface. State changes take effect at once for the query and acknowledge
-// methods; the output lines (`irq`, `virq`, `maintenance`) follow one delta cycle later, driven by a
-// single internal process (so several software processes may call in without becoming drivers).
+// methods; the output lines (`irq`, `virq`, `maintenance`) follow one delta cycle later, driven by
+// a single internal process (so several software processes may call in without becoming drivers).
 //
 // Interrupt IDs follow GICv2: 0-15 SGIs, 16-31 PPIs, SPIs from 32 (input spi[i] is ID 32 + i),
-// 1023 spurious. PPI 25 is the virtual-interface maintenance interrupt (as on GIC-400): its level is
-// the `maintenance` line, so a hypervisor may enable ID 25 and take it through `irq` like any other.
+// 1023 spurious. PPI 25 is the virtual-interface maintenance interrupt (as on GIC-400): its level
+// is the `maintenance` line, so a hypervisor may enable ID 25 and take it through `irq` like any
+// other.
 //
 // Paper §4.2 / Fig. 8: at every VM switch the hypervisor calls save() for the outgoing guest and
-// restore() with the incoming guest's VgicState; the virtual CPU interface then acts on whatever list
-// registers are loaded.
+// restore() with the incoming guest's VgicState; the virtual CPU interface then acts on whatever
+// list registers are loaded.
 #pragma once
 
 #include <array>
@@ -107,28 +108,31 @@ struct VgicState {
   // GICH_APR: bit n set = a virtual interrupt of priority level n (priority >> 3) is active and its
   // priority not yet dropped; the lowest set bit is the guest's running priority.
   std::uint32_t apr = 0;
-  // GICH_EISR: LRs emptied by a guest EOI with the EOI bit set. Model choice: the bit is sticky until
-  // the hypervisor writes that LR (or clears it with clear_eoi_status()); the architecture derives it
-  // from the LR contents instead, which differs only for an empty LR rewritten with EOI=1.
+  // GICH_EISR: LRs emptied by a guest EOI with the EOI bit set. Model choice: the bit is sticky
+  // until the hypervisor writes that LR (or clears it with clear_eoi_status()); the architecture
+  // derives it from the LR contents instead, which differs only for an empty LR rewritten with
+  // EOI=1.
   std::uint32_t eisr = 0;
 };
 
 class Gic : public core::Module {
  public:
+  SC_HAS_PROCESS(Gic);
   Gic(const sc_core::sc_module_name& name, int num_spis);
 
   // Ports. All must be bound.
-  sc_core::sc_vector<sc_core::sc_in<bool>> spi;  // level-sensitive (or edge, see set_edge_triggered)
-  sc_core::sc_out<bool> irq;                     // physical IRQ to the CPU
-  sc_core::sc_out<bool> virq;                    // virtual IRQ to the CPU (the running guest)
-  sc_core::sc_out<bool> maintenance;             // GICH maintenance interrupt (also PPI 25)
+  sc_core::sc_vector<sc_core::sc_in<bool>>
+      spi;                            // level-sensitive (or edge, see set_edge_triggered)
+  sc_core::sc_out<bool> irq;          // physical IRQ to the CPU
+  sc_core::sc_out<bool> virq;         // virtual IRQ to the CPU (the running guest)
+  sc_core::sc_out<bool> maintenance;  // GICH maintenance interrupt (also PPI 25)
 
   int num_spis() const { return num_spis_; }
   int num_ids() const { return kFirstSpi + num_spis_; }
 
   // ---- Distributor (GICD) ----
-  void set_distributor_enabled(bool on);  // GICD_CTLR; on at reset (model choice)
-  void enable(int id, bool on);           // GICD_ISENABLER / ICENABLER; all off at reset
+  void set_distributor_enabled(bool on);         // GICD_CTLR; on at reset (model choice)
+  void enable(int id, bool on);                  // GICD_ISENABLER / ICENABLER; all off at reset
   void set_priority(int id, std::uint8_t prio);  // GICD_IPRIORITYR; lower value = higher priority
   void set_edge_triggered(int id, bool edge);    // GICD_ICFGR; level-sensitive at reset
   void set_pending(int id);                      // GICD_ISPENDR (software-triggered, e.g. an SGI)
@@ -140,27 +144,27 @@ class Gic : public core::Module {
   bool line_level(int id) const;  // sampled level of the SPI input (PPI 25: the maintenance line)
 
   // ---- Physical CPU interface (GICC) ----
-  void set_cpu_interface_enabled(bool on);         // GICC_CTLR.Enable; on at reset (model choice)
-  void set_priority_mask(std::uint8_t pmr);        // GICC_PMR: signal only priority < pmr; 0xFF reset
-  void set_split_eoi(bool on);                     // GICC_CTLR.EOImode: EOI drops priority only
-  int acknowledge();                               // GICC_IAR: ID made active, or 1023
-  void end_of_interrupt(int id);                   // GICC_EOIR: drop priority (+ deactivate)
-  void deactivate(int id);                         // GICC_DIR (split EOI mode)
-  int highest_pending() const;                     // GICC_HPPIR: what acknowledge() would return
-  std::uint8_t running_priority() const;           // GICC_RPR
-  bool irq_asserted() const;                       // level `irq` is being driven to
+  void set_cpu_interface_enabled(bool on);   // GICC_CTLR.Enable; on at reset (model choice)
+  void set_priority_mask(std::uint8_t pmr);  // GICC_PMR: signal only priority < pmr; 0xFF reset
+  void set_split_eoi(bool on);               // GICC_CTLR.EOImode: EOI drops priority only
+  int acknowledge();                         // GICC_IAR: ID made active, or 1023
+  void end_of_interrupt(int id);             // GICC_EOIR: drop priority (+ deactivate)
+  void deactivate(int id);                   // GICC_DIR (split EOI mode)
+  int highest_pending() const;               // GICC_HPPIR: what acknowledge() would return
+  std::uint8_t running_priority() const;     // GICC_RPR
+  bool irq_asserted() const;                 // level `irq` is being driven to
 
   // ---- Virtual interface control (GICH), for the hypervisor ----
   void write_lr(int i, const ListRegister& lr);
   ListRegister read_lr(int i) const;
-  int free_lr() const;                 // lowest invalid LR, or -1
-  int pending_lr_count() const;        // LRs in pending or pending+active
-  int valid_lr_count() const;          // LRs not invalid
-  void write_hcr(std::uint32_t v);     // GICH_HCR
+  int free_lr() const;              // lowest invalid LR, or -1
+  int pending_lr_count() const;     // LRs in pending or pending+active
+  int valid_lr_count() const;       // LRs not invalid
+  void write_hcr(std::uint32_t v);  // GICH_HCR
   std::uint32_t hcr() const { return cur_.hcr; }
-  void write_vmcr(std::uint32_t v);    // GICH_VMCR
+  void write_vmcr(std::uint32_t v);  // GICH_VMCR
   std::uint32_t vmcr() const { return cur_.vmcr; }
-  void write_apr(std::uint32_t v);     // GICH_APR
+  void write_apr(std::uint32_t v);  // GICH_APR
   std::uint32_t apr() const { return cur_.apr; }
   std::uint32_t eisr() const { return cur_.eisr; }  // GICH_EISR
   std::uint32_t elrsr() const;                      // GICH_ELRSR: bit i = LR i invalid
@@ -199,13 +203,13 @@ class Gic : public core::Module {
   void check_id(int id, const char* what) const;
   void check_lr(int i) const;
   bool pending_(int id) const;
-  int best_pending_(bool ignore_running) const;
+  int best_pending_() const;
   int best_virtual_pending_() const;
   bool virtual_group_enabled_(const ListRegister& lr) const;
   void deactivate_(int id, const char* who);
-  void changed_();          // state changed: re-evaluate outputs in the next delta
-  void sample_inputs_();    // SC_METHOD on the SPI lines
-  void drive_outputs_();    // SC_METHOD: the only writer of irq/virq/maintenance
+  void changed_();        // state changed: re-evaluate outputs in the next delta
+  void sample_inputs_();  // SC_METHOD on the SPI lines
+  void drive_outputs_();  // SC_METHOD: the only writer of irq/virq/maintenance
 
   int num_spis_;
   std::vector<Irq> irqs_;

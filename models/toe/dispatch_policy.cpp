@@ -29,8 +29,7 @@ DispatchPolicyKind parse_dispatch_policy(const std::string& name) {
   if (name == "fcfs") return DispatchPolicyKind::Fcfs;
   if (name == "rr") return DispatchPolicyKind::RoundRobin;
   if (name == "dwrr") return DispatchPolicyKind::Dwrr;
-  throw std::invalid_argument("unknown dispatch policy '" + name +
-                              "' (expected fcfs, rr or dwrr)");
+  throw std::invalid_argument("unknown dispatch policy '" + name + "' (expected fcfs, rr or dwrr)");
 }
 
 const char* to_string(DispatchPolicyKind kind) {
@@ -152,9 +151,9 @@ std::unique_ptr<DispatchPolicy> make_dispatch_policy(DispatchPolicyKind kind, st
       if (quanta.empty()) {
         quanta.assign(queues, default_quantum);
       } else if (quanta.size() != queues) {
-        throw std::invalid_argument("dwrr needs one quantum per queue: " +
-                                    std::to_string(quanta.size()) + " quanta for " +
-                                    std::to_string(queues) + " queues");
+        throw std::invalid_argument(
+            "dwrr needs one quantum per queue: " + std::to_string(quanta.size()) + " quanta for " +
+            std::to_string(queues) + " queues");
       }
       return std::make_unique<DwrrPolicy>(std::move(quanta));
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -283,17 +284,18 @@ TEST(Dwrr, Figure12PhasesRedistributeIdleShare) {
 }
 
 TEST(Dwrr, IdleQueueDoesNotHoardDeficit) {
-  // VM0 sends one small command (left with almost a whole quantum of credit), goes idle while VM1
-  // streams, then streams too. From its return on it must not get ahead of VM1: the credit it had
-  // when it went idle is gone (standard DRR). The literal Fig. 4 keeps it, so VM0 bursts.
-  auto max_lead_after_return = [](bool reset) {
+  // VM0 sends one small command (left with almost a whole quantum of credit), stays idle while VM1
+  // streams `idle` commands, then streams too. From its return on it must never get ahead of VM1
+  // by more than one message: the credit it had when it went idle is gone (standard DRR). The
+  // literal Fig. 4 keeps it, and VM0 spends it in a burst ahead of VM1.
+  auto max_lead_after_return = [](bool reset, int idle) {
     DwrrPolicy p({16000, 16000}, reset);
     SaturatedBench bench(p, {fixed(1000), fixed(1000)});
     bench.push_one(0, 100);
     EXPECT_EQ(bench.step(), 0);
     EXPECT_EQ(p.deficit(0), 15900u);
     bench.set_active(1, true);
-    for (int k = 0; k < 35; ++k) EXPECT_EQ(bench.step(), 1);
+    for (int k = 0; k < idle; ++k) EXPECT_EQ(bench.step(), 1);
     EXPECT_EQ(p.deficit(0), reset ? 0u : 15900u);
     bench.reset_counts();
     bench.set_active(0, true);
@@ -302,13 +304,18 @@ TEST(Dwrr, IdleQueueDoesNotHoardDeficit) {
       bench.step();
       lead = std::max(lead, bench.bytes()[0] - bench.bytes()[1]);
     }
-    // Over the long run the two still share equally either way.
+    // Over the long run the two share equally either way.
     EXPECT_NEAR(bench.shares()[0], 0.5, 0.02);
     return lead;
   };
-  EXPECT_LE(max_lead_after_return(true), 1000.0);
-  // The check above can fail: without the reset VM0 spends its hoarded 15900 bytes first.
-  EXPECT_GT(max_lead_after_return(false), 10000.0);
+  double literal_worst = -1e18;
+  for (int idle = 1; idle <= 40; ++idle) {
+    EXPECT_LE(max_lead_after_return(true, idle), 1000.0) << "idle for " << idle;
+    literal_worst = std::max(literal_worst, max_lead_after_return(false, idle));
+  }
+  // The check above can fail: without the reset VM0 spends its hoarded 15900 bytes first (worst
+  // when it returns just as VM1's turn ends).
+  EXPECT_GE(literal_worst, 15000.0);
 }
 
 TEST(Dwrr, PointerStaysOnQueueWhileDeficitLasts) {
@@ -347,7 +354,10 @@ TEST(Dwrr, HugeHeadAgainstTinyQuantumTerminatesQuickly) {
   DwrrPolicy p({1, 3, 2});
   const std::uint32_t huge = std::numeric_limits<std::uint32_t>::max();
   std::vector<QueueHead> heads = {{false, huge, 0}, {true, 0, 0}, {false, huge, 1}};
+  const auto start = std::chrono::steady_clock::now();
   const int q = p.pick(heads);
+  // Microseconds with the skip; tens of seconds if the rounds were iterated one by one.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   // Queue 2 (quantum 2) fills up in half the rounds queue 0 (quantum 1) needs.
   EXPECT_EQ(q, 2);
   EXPECT_GE(p.deficit(2), huge);
@@ -439,7 +449,7 @@ void compare_with_figure4(bool reset, std::uint64_t seed) {
     for (std::size_t n = 0; n < quanta.size(); ++n) {
       ASSERT_EQ(policy.deficit(n), ref.deficit(n)) << "step " << step << " queue " << n;
     }
-    if (got >= 0) ASSERT_EQ(policy.pointer(), ref.pointer()) << "step " << step;
+    ASSERT_EQ(policy.pointer(), ref.pointer()) << "step " << step;
   }
   EXPECT_GT(served, 15000);
 }
