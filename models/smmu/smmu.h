@@ -60,10 +60,10 @@
 namespace vtoe::smmu {
 
 struct SmmuParams {
-  std::size_t tlb_entries = 32;           ///< per-stream TLB entries (4 KiB pages), 0 = no TLB
-  core::TimePs hit_latency_ps = 0;        ///< added per page on a TLB hit, ps
-  core::TimePs walk_latency_ps = 100'000; ///< added per page on a TLB miss (stage-2 walk), ps
-  std::size_t fault_queue_depth = 64;     ///< fault records kept until popped
+  std::size_t tlb_entries = 32;            ///< per-stream TLB entries (4 KiB pages), 0 = no TLB
+  core::TimePs hit_latency_ps = 0;         ///< added per page on a TLB hit, ps
+  core::TimePs walk_latency_ps = 100'000;  ///< added per page on a TLB miss (stage-2 walk), ps
+  std::size_t fault_queue_depth = 64;      ///< fault records kept until popped
 };
 
 struct Fault {
@@ -145,7 +145,7 @@ class Smmu : public core::Module {
   bool translate(Context& ctx, std::uint64_t addr, std::uint64_t span, bool write, bool timed,
                  std::vector<Piece>& pieces, core::TimePs& latency, TranslationFault& fault);
   void record_fault(const Fault& fault);
-  // Forwards `trans` as the given pieces (b_transport, or transport_dbg when dbg).
+  // Forwards `trans` downstream as the given pieces and restores it.
   void forward(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,
                const std::vector<Piece>& pieces);
 

@@ -105,8 +105,8 @@ void Stage2Table::map(std::uint64_t ipa, std::uint64_t pa, std::uint64_t size, P
   // The only candidates for overlap: the region starting at or before `ipa`, and the first one
   // starting after it.
   auto next = regions_.upper_bound(ipa);
-  const Map::const_iterator hits[2] = {
-      next == regions_.begin() ? regions_.end() : std::prev(next), next};
+  const Map::const_iterator hits[2] = {next == regions_.begin() ? regions_.end() : std::prev(next),
+                                       next};
   for (auto it : hits) {
     if (it == regions_.end()) continue;
     const std::uint64_t r_last = it->first + (it->second.size - 1);
@@ -163,10 +163,10 @@ void Stage2Table::protect(std::uint64_t ipa, std::uint64_t size, Perm perm) {
     it->second.perm = perm;
     ++it;
   }
-  // Merge back: walk the changed regions and their neighbours.
+  // Merge back: the region before the range, the changed ones and the one right after it.
   it = regions_.find(ipa);
   if (it != regions_.begin()) it = std::prev(it);
-  while (it != regions_.end() && it->first <= last) {
+  while (it != regions_.end() && (it->first <= last || it->first == end)) {
     const std::uint64_t key = it->first;
     merge_around(it);
     it = regions_.upper_bound(key);  // valid whether or not `key` was merged away
