@@ -139,6 +139,7 @@ void ControlChannel::completion_thread() {
     }
     ecq.produce();
     ++completions_;
+    if (completion_written_) completion_written_();
     update_irq();
   }
 }

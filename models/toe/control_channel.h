@@ -52,6 +52,8 @@ class ControlChannel : public core::Module {
   bool irq_pending() const { return irq_pending_; }
   // Called whenever irq_pending() may have changed.
   void on_irq_change(std::function<void()> cb) { irq_changed_ = std::move(cb); }
+  // Called after each completion is written to the ECQ (the interrupt bit vector's input).
+  void on_completion_written(std::function<void()> cb) { completion_written_ = std::move(cb); }
   // Called when the host rings a doorbell of a host->TOE ring.
   void on_doorbell(std::function<void()> cb) { doorbell_ = std::move(cb); }
 
@@ -72,6 +74,7 @@ class ControlChannel : public core::Module {
   sc_core::sc_event ecq_space_ev_;
   std::function<void()> irq_changed_;
   std::function<void()> doorbell_;
+  std::function<void()> completion_written_;
   core::Counter& doorbells_;
   core::Counter& fetched_;
   core::Counter& completions_;

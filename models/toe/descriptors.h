@@ -19,6 +19,13 @@ constexpr std::uint64_t kRingAddrHi = 0x04;
 constexpr std::uint64_t kRingSize = 0x08;  // entries, power of two, >= 2
 constexpr std::uint64_t kRingHead = 0x0c;  // consumer index
 constexpr std::uint64_t kRingTail = 0x10;  // producer index (doorbell for host->TOE rings)
+// Multi-channel control unit (paper §3.2): one page after the channels' pages.
+constexpr std::uint64_t kControlUnitBase = 0x10000;  // up to 16 channel pages below it
+constexpr std::uint64_t kIrqVector = 0x000;  // bit i: channel i wrote completions since the bit was
+                                             // cleared; write 1s to clear
+constexpr std::uint64_t kChannelCount = 0x004;  // read-only
+constexpr std::uint64_t kRegionSize = kControlUnitBase + 0x1000;
+constexpr int kMaxChannels = 16;
 constexpr std::uint32_t kCtrlEnable = 1u << 0;
 constexpr std::uint32_t kCtrlIrqEnable = 1u << 1;
 }  // namespace reg

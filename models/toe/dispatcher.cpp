@@ -23,6 +23,10 @@ Dispatcher::Dispatcher(const sc_core::sc_module_name& name, const DispatcherPara
       send_contexts_(stats_.counter("send_contexts", "SendQ contexts passed to the Tx DMA")),
       recv_contexts_(stats_.counter("recv_contexts", "RecvQ contexts served")),
       bad_contexts_(stats_.counter("bad_contexts", "malformed contexts refused")) {
+  policy_ =
+      make_dispatch_policy(params.policy, channels_.size(), params.quanta, params.default_quantum);
+  heads_.resize(channels_.size());
+  head_desc_.resize(channels_.size());
   SC_THREAD(run);
 }
 
@@ -53,36 +57,45 @@ bool Dispatcher::serve_recv(ControlChannel& ch) {
   return n > 0;
 }
 
-bool Dispatcher::serve_send(ControlChannel& ch) {
-  std::uint8_t raw[kDescBytes];
-  if (ch.fetch(Ring::Send, raw, 1) != 1) return false;
-  sc_core::wait(core::ps(context_cost_ps_));
-  TxJob job;
-  job.channel = ch.index();
-  std::memcpy(&job.desc, raw, kDescBytes);
-  ch.consume(Ring::Send, 1);
-  if (job.desc.length == 0 || job.desc.length > kMaxSendLength) {
-    ++bad_contexts_;
-    EcqDesc ev = Ppm::event(EventType::Error, job.desc.sock, Status::BadDescriptor);
-    ev.cookie = job.desc.cookie;
-    ch.post(ev);
-    return true;
+// Reads the head SendQ context of every channel that has one pending and none prefetched.
+// Malformed contexts are refused here, before they can take a turn.
+bool Dispatcher::prefetch_send_heads() {
+  bool progress = false;
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    ControlChannel& ch = *channels_[c];
+    if (!heads_[c].empty || !ch.pending(Ring::Send)) continue;
+    std::uint8_t raw[kDescBytes];
+    if (ch.fetch(Ring::Send, raw, 1) != 1) continue;
+    sc_core::wait(core::ps(context_cost_ps_));
+    ch.consume(Ring::Send, 1);
+    progress = true;
+    SendDesc desc;
+    std::memcpy(&desc, raw, kDescBytes);
+    if (desc.length == 0 || desc.length > kMaxSendLength) {
+      ++bad_contexts_;
+      EcqDesc ev = Ppm::event(EventType::Error, desc.sock, Status::BadDescriptor);
+      ev.cookie = desc.cookie;
+      ch.post(ev);
+      continue;
+    }
+    head_desc_[c] = desc;
+    heads_[c] = QueueHead{false, desc.length, arrivals_++};
   }
+  return progress;
+}
+
+// Moves the send context the policy picks to the Tx DMA.
+bool Dispatcher::serve_send() {
+  const int c = policy_->pick(heads_);
+  if (c < 0) return false;
+  TxJob job;
+  job.channel = c;
+  job.desc = head_desc_[static_cast<std::size_t>(c)];
+  policy_->served(c, job.desc.length);
+  heads_[static_cast<std::size_t>(c)] = QueueHead{};
   ++send_contexts_;
   tx_.enqueue(job);
   return true;
-}
-
-int Dispatcher::pick_send_channel() {
-  const std::size_t n = channels_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t c = (rr_ + i) % n;
-    if (channels_[c]->pending(Ring::Send)) {
-      rr_ = (c + 1) % n;
-      return static_cast<int>(c);
-    }
-  }
-  return -1;
 }
 
 void Dispatcher::run() {
@@ -92,10 +105,8 @@ void Dispatcher::run() {
       progress |= serve_commands(*ch);
       progress |= serve_recv(*ch);
     }
-    if (tx_.queued() < params_.tx_outstanding) {
-      const int c = pick_send_channel();
-      if (c >= 0) progress |= serve_send(*channels_[static_cast<std::size_t>(c)]);
-    }
+    progress |= prefetch_send_heads();
+    if (tx_.queued() < params_.tx_outstanding) progress |= serve_send();
     if (!progress) sc_core::wait(work_ev_ | tx_.dequeued_event());
   }
 }

@@ -1,8 +1,8 @@
 // TOE command dispatcher: serves the control channels' rings. Commands and receive contexts are
-// served as they come; send contexts go to the Tx DMA in the order the policy chooses between
-// channels (round robin here; the QoS policies of paper Fig. 4 plug in at pick_send_channel).
-// A bounded number of send contexts is in the Tx DMA at once so that the policy, not the
-// arrival order, decides who is served.
+// served as they come; send contexts go to the Tx DMA in the order a QoS policy (FCFS, round
+// robin or DWRR, paper Fig. 4) chooses between the channels' SendQ heads, each prefetched so the
+// policy sees its size. A bounded number of send contexts is in the Tx DMA at once so that the
+// policy, not the arrival order, decides who is served.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "models/core/module.h"
 #include "models/toe/control_channel.h"
+#include "models/toe/dispatch_policy.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
 #include "models/toe/tx_dma.h"
@@ -22,6 +23,9 @@ struct DispatcherParams {
   double cycles_per_context = 16;    // decode and route one fetched context
   std::uint32_t fetch_batch = 8;     // contexts read from a ring in one DMA burst
   std::uint32_t tx_outstanding = 4;  // send contexts queued in the Tx DMA at most
+  DispatchPolicyKind policy = DispatchPolicyKind::RoundRobin;
+  std::vector<std::uint32_t> quanta;  // DWRR bytes per channel; empty = default_quantum each
+  std::uint32_t default_quantum = 16000;
 };
 
 class Dispatcher : public core::Module {
@@ -36,15 +40,18 @@ class Dispatcher : public core::Module {
   void run();
   bool serve_commands(ControlChannel& ch);
   bool serve_recv(ControlChannel& ch);
-  bool serve_send(ControlChannel& ch);
-  int pick_send_channel();
+  bool prefetch_send_heads();
+  bool serve_send();
 
   DispatcherParams params_;
   std::vector<ControlChannel*> channels_;
   Ppm& ppm_;
   TxDma& tx_;
   RxDma& rx_;
-  std::size_t rr_ = 0;
+  std::unique_ptr<DispatchPolicy> policy_;
+  std::vector<QueueHead> heads_;     // what the policy sees of each channel's SendQ
+  std::vector<SendDesc> head_desc_;  // the prefetched head contexts
+  std::uint64_t arrivals_ = 0;
   core::TimePs context_cost_ps_;
   std::vector<std::uint8_t> buf_;
   sc_core::sc_event work_ev_;

@@ -1,6 +1,7 @@
 #include "models/toe/toe.h"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace vtoe::toe {
 
@@ -16,6 +17,9 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
           stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
   in.register_b_transport(this, &Toe::b_transport);
   std::vector<ControlChannel*> chans;
+  if (params.channels < 1 || params.channels > reg::kMaxChannels)
+    throw std::invalid_argument(std::string(this->name()) + ": channels must be 1.." +
+                                std::to_string(reg::kMaxChannels));
   for (int i = 0; i < params.channels; ++i) {
     channels_.push_back(
         std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
@@ -46,6 +50,11 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   for (auto& ch : channels_) {
     ch->on_doorbell([this]() { dispatcher_->doorbell(); });
     ch->on_irq_change([this]() { update_irq(); });
+    const int index = ch->index();
+    ch->on_completion_written([this, index]() {
+      irq_vector_ |= 1u << index;
+      update_irq();
+    });
   }
   SC_METHOD(drive_irq);
   sensitive << irq_ev_;
@@ -67,7 +76,11 @@ std::uint64_t Toe::rx_bytes() const {
 
 void Toe::update_irq() {
   bool level = false;
-  for (auto& ch : channels_) level |= ch->irq_pending();
+  if (params_.irq_mode == IrqMode::BitVector) {
+    level = irq_vector_ != 0;
+  } else {
+    for (auto& ch : channels_) level |= ch->irq_pending();
+  }
   if (level != irq_level_) {
     irq_level_ = level;
     irq_ev_.notify(sc_core::SC_ZERO_TIME);
@@ -76,11 +89,32 @@ void Toe::update_irq() {
 
 void Toe::drive_irq() { irq.write(irq_level_); }
 
+void Toe::control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset) {
+  std::uint32_t value = 0;
+  if (gp.is_write()) {
+    std::memcpy(&value, gp.get_data_ptr(), 4);
+    if (offset == reg::kIrqVector) {
+      irq_vector_ &= ~value;
+      update_irq();
+    }
+  } else {
+    if (offset == reg::kIrqVector) value = irq_vector_;
+    if (offset == reg::kChannelCount) value = static_cast<std::uint32_t>(channels_.size());
+    std::memcpy(gp.get_data_ptr(), &value, 4);
+  }
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
 void Toe::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   ++reg_accesses_;
   delay += core::ps(reg_latency_ps_);
   const std::uint64_t addr = gp.get_address();
   const std::size_t ch = addr / reg::kChannelStride;
+  if (gp.get_data_length() == 4 && (addr & 3) == 0 && addr >= reg::kControlUnitBase &&
+      addr < reg::kRegionSize) {
+    control_unit_access(gp, addr - reg::kControlUnitBase);
+    return;
+  }
   if (gp.get_data_length() != 4 || ch >= channels_.size() || (addr & 3) != 0) {
     ++bad_accesses_;
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);

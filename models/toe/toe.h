@@ -23,8 +23,15 @@
 
 namespace vtoe::toe {
 
+// How the TOE's one interrupt line is driven.
+enum class IrqMode {
+  Level,      // high while any channel has completions the host has not taken (native, DE)
+  BitVector,  // multi-channel control unit: high while the interrupt bit vector is non-zero (DA)
+};
+
 struct ToeParams {
   int channels = 1;
+  IrqMode irq_mode = IrqMode::Level;
   double bandwidth_bps = 10e9;  // MAC line rate
   double device_freq_hz = 400e6;
   std::uint32_t ccb_capacity = 256;
@@ -55,11 +62,13 @@ class Toe : public core::Module {
   std::uint64_t tx_bytes() const;  // payload read from hosts (all channels)
   std::uint64_t rx_bytes() const;  // payload written to hosts (all channels)
   TxDma& tx_dma() { return *tx_dma_; }
+  std::uint32_t irq_vector() const { return irq_vector_; }
   RxDma& rx_dma() { return *rx_dma_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void update_irq();
+  void control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset);
   void drive_irq();
 
   ToeParams params_;
@@ -71,6 +80,7 @@ class Toe : public core::Module {
   std::unique_ptr<RxDma> rx_dma_;
   std::unique_ptr<Dispatcher> dispatcher_;
   bool irq_level_ = false;
+  std::uint32_t irq_vector_ = 0;  // multi-channel control unit (IrqMode::BitVector)
   sc_core::sc_event irq_ev_;
   core::TimePs reg_latency_ps_;
   core::Counter& reg_accesses_;
