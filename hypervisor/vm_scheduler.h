@@ -12,7 +12,8 @@ namespace vtoe::hypervisor {
 using TimePs = std::uint64_t;
 constexpr TimePs kNoEvent = UINT64_MAX;
 
-// Decides which VM's vCPU runs on the one physical core. The core model calls it; it keeps no clock.
+// Decides which VM's vCPU runs on the one physical core. The core model calls it; it keeps no
+// clock.
 class VmScheduler {
  public:
   virtual ~VmScheduler() = default;
