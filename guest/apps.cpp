@@ -1,9 +1,9 @@
 #include "guest/apps.h"
 
-#include "models/core/stream_pattern.h"
-
 #include <stdexcept>
 #include <vector>
+
+#include "models/core/stream_pattern.h"
 
 namespace vtoe::guest {
 
@@ -30,7 +30,6 @@ const char* to_string(WorkloadType type) {
   }
   return "?";
 }
-
 
 Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
                          SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)

@@ -3,11 +3,10 @@
 namespace vtoe::guest {
 
 GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-                 const GuestParams& params)
-    : core::Module(name), bus("bus"), memory_(memory) {
-  auto& bus_socket = static_cast<tlm::tlm_initiator_socket<>&>(bus);
+                 const GuestParams& params, RegisterPort& regs, InterruptPort& irq)
+    : core::Module(name), memory_(memory) {
   driver_ = std::make_unique<ToeDriver>("driver", core, params.owner, memory_, params.costs,
-                                        params.driver, bus_socket);
+                                        params.driver, regs, irq);
   sockets_ = std::make_unique<SocketLayer>("sockets", *driver_, core, memory_, params.costs,
                                            params.sockets);
   for (std::size_t i = 0; i < params.workloads.size(); ++i)

@@ -1,17 +1,16 @@
-// A guest operating system (native here: the host OS itself): its TOE driver, socket layer and
-// applications, running on a core, with a bus port `bus` for register accesses.
+// A guest operating system (or, native, the host OS itself): its TOE driver, socket layer and
+// applications, running on a core, reaching its devices through a register port and an
+// interrupt port (see hardware_ports.h).
 #pragma once
-
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include <memory>
 #include <systemc>
-#include <tlm>
 #include <vector>
 
 #include "guest/apps.h"
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
+#include "guest/hardware_ports.h"
 #include "guest/socket_api.h"
 #include "guest/toe_driver.h"
 #include "models/core/module.h"
@@ -29,10 +28,8 @@ struct GuestParams {
 
 class GuestOs : public core::Module {
  public:
-  tlm_utils::simple_initiator_socket<GuestOs> bus;
-
   GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-          const GuestParams& params);
+          const GuestParams& params, RegisterPort& regs, InterruptPort& irq);
 
   ToeDriver& driver() { return *driver_; }
   SocketLayer& sockets() { return *sockets_; }

@@ -8,10 +8,10 @@
 #include <deque>
 #include <functional>
 #include <systemc>
-#include <tlm>
 
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
+#include "guest/hardware_ports.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
 #include "models/toe/descriptors.h"
@@ -19,17 +19,16 @@
 namespace vtoe::guest {
 
 struct DriverParams {
-  std::uint64_t regs_addr = 0;       // bus address of the control channel's register page
+  std::uint64_t regs_addr = 0;       // guest-physical address of the control channel's registers
   std::uint32_t ring_entries = 256;  // per ring, power of two
 };
 
 class ToeDriver : public core::Module {
  public:
-  sc_core::sc_in<bool> irq;
-
   SC_HAS_PROCESS(ToeDriver);
   ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner, GuestMemory& mem,
-            const GuestCosts& costs, const DriverParams& params, tlm::tlm_initiator_socket<>& bus);
+            const GuestCosts& costs, const DriverParams& params, RegisterPort& regs,
+            InterruptPort& irq);
 
   // Allocates the rings and programs the channel. Call once from a thread before any post.
   void start(cpu::Core::Context& ctx);
@@ -38,7 +37,7 @@ class ToeDriver : public core::Module {
   // Where completions go (called in the kernel thread, after its per-event cost).
   void on_completion(std::function<void(const toe::EcqDesc&)> cb) { deliver_ = std::move(cb); }
 
-  // Register access on behalf of `ctx`: the core stalls for the bus latency.
+  // Register access (offset in the channel page) on behalf of `ctx`, through the register port.
   void write_reg(cpu::Core::Context& ctx, std::uint64_t offset, std::uint32_t value);
   std::uint32_t read_reg(cpu::Core::Context& ctx, std::uint64_t offset);
 
@@ -51,8 +50,6 @@ class ToeDriver : public core::Module {
     std::uint32_t tail = 0;  // host->TOE: next slot to fill; ECQ: unused
     std::uint32_t head = 0;  // ECQ: next slot to read; host->TOE: last head seen
   };
-  void reg_access(cpu::Core::Context& ctx, tlm::tlm_command cmd, std::uint64_t offset,
-                  std::uint32_t& value);
   void isr_thread();
   void kthread();
   std::uint64_t ring_reg(toe::Ring r, std::uint64_t sub) const {
@@ -63,7 +60,8 @@ class ToeDriver : public core::Module {
   GuestMemory& mem_;
   GuestCosts costs_;
   DriverParams params_;
-  tlm::tlm_initiator_socket<>& bus_;
+  RegisterPort& regs_;
+  InterruptPort& irq_;
   cpu::Core::Context& isr_ctx_;
   cpu::Core::Context& kthread_ctx_;
   RingState rings_[toe::kRings];
@@ -76,7 +74,6 @@ class ToeDriver : public core::Module {
   core::Counter& completions_;
   core::Counter& posted_;
   core::Counter& ring_full_;
-  core::Counter& bus_errors_;
 };
 
 }  // namespace vtoe::guest

@@ -70,6 +70,17 @@ const std::vector<CrossCheck>& cross_checks() {
            }
          }
        }},
+      {"quantum entries <= VMs",
+       {"toe.dispatcher.quantum", "vms"},
+       [](const Config& c, const Fail& fail) {
+         const auto q = parse_byte_list(c.get_string("toe.dispatcher.quantum"));
+         if (q.size() > c.list_size("vms")) {
+           fail("toe.dispatcher.quantum",
+                std::to_string(q.size()) + " quantum entries for " +
+                    std::to_string(c.list_size("vms")) + " VMs (one per VM at most)",
+                "vms");
+         }
+       }},
       {"native runs one VM",
        {"architecture", "vms"},
        [](const Config& c, const Fail& fail) {

@@ -25,27 +25,45 @@ std::vector<Key> builtin_keys() {
               "Seed of every random stream; same scenario and seed give identical results"),
       K::time("duration", "100ms", "Simulated time to run").above("0s"),
       K::time("warmup", "10ms", "Simulated time at the start excluded from metrics (< duration)"),
-      K::enumeration("architecture", {"native"}, "native",
-                     "Platform: native (guest on bare metal); de = device emulation, "
-                     "da = direct access")
-          .reserve({"de", "da"}),
+      K::enumeration("architecture", {"native", "de", "da"}, "native",
+                     "Platform: native (one OS on bare metal), de (device emulation: the "
+                     "hypervisor emulates a TOE per VM) or da (direct I/O access: a physical "
+                     "TOE channel per VM)"),
 
       K::frequency("platform.cpu_freq", "2GHz", "Clock of each CPU core").above("0Hz"),
       K::frequency("platform.device_freq", "400MHz", "Clock of the TOE and other devices")
           .above("0Hz"),
       K::bandwidth("platform.dram_bandwidth", "6.4Gbps", "Peak DRAM bandwidth").above("0bps"),
-      K::time("platform.dram_latency", "50ns", "DRAM access latency, added after the last byte of each transfer"),
+      K::time("platform.dram_latency", "50ns",
+              "DRAM access latency, added after the last byte of each transfer"),
       K::bytes("platform.dram_size", "1024MiB", "Physical DRAM size").at_least("1MiB"),
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
       K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
 
       K::bandwidth("toe.bandwidth", "10Gbps", "Line rate of the TOE's Ethernet MAC").above("0bps"),
-      K::bytes("toe.tx_buffer", "256KiB", "TOE Tx local buffer per connection (TCP send buffer)").above("0B"),
-      K::bytes("toe.rx_buffer", "256KiB", "TOE Rx local buffer per connection (TCP receive window)").above("0B"),
+      K::bytes("toe.tx_buffer", "256KiB", "TOE Tx local buffer per connection (TCP send buffer)")
+          .above("0B"),
+      K::bytes("toe.rx_buffer", "256KiB", "TOE Rx local buffer per connection (TCP receive window)")
+          .above("0B"),
       K::uint("toe.ccb.connections", "256", "Connection contexts the CCB holds").at_least("1"),
       K::time("toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update"),
       K::bytes("toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)")
           .range("576B", "9000B"),
+      K::uint("toe.channels", "8",
+              "Physical control channels of the multi-channel TOE (da: one per VM; VMs beyond "
+              "the last channel share it through device emulation)")
+          .range("1", "16"),
+      K::enumeration("toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
+                     "QoS dispatcher between VMs' send contexts: first come first served, round "
+                     "robin, or deficit weighted round robin (paper Fig. 4)"),
+      K::string("toe.dispatcher.quantum", "",
+                "DWRR quantum per VM in bytes, comma separated in VM order (e.g. 32000, 8000, "
+                "16000, 16000 for weights 4:1:2:2); VMs without an entry get 16000")
+          .validate(require_byte_list, "comma-separated byte counts"),
+      K::uint("toe.dispatcher.depth", "4",
+              "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
+              "VMs' queues, where the policy orders them)")
+          .range("1", "256"),
       K::bytes("toe.dma_burst", "4KiB", "Largest payload one Tx/Rx DMA transaction moves")
           .range("64B", "1MiB"),
       K::real("toe.register_cycles", "4", "Device cycles for one host access to a TOE register")
@@ -79,6 +97,46 @@ std::vector<Key> builtin_keys() {
                "Simulated peer: TCP send and receive buffer per connection")
           .range("4KiB", "64MiB"),
 
+      K::boolean("hypervisor.scheduler.boost", "true",
+                 "Credit scheduler: a VM woken by an I/O event while idle enters BOOST"),
+      K::boolean("hypervisor.scheduler.tickle", "true",
+                 "Credit scheduler: a waking VM of higher priority preempts the running one"),
+      K::time("hypervisor.scheduler.timeslice", "30ms", "VM switch interval").above("0s"),
+      K::time("hypervisor.scheduler.tick", "10ms", "Credit accounting tick").above("0s"),
+      K::boolean("hypervisor.trap_wfi", "true",
+                 "An idle vCPU's WFI traps to the hypervisor, which runs another VM"),
+      K::real("hypervisor.costs.exit", "600",
+              "CPU cycles to take an exception to Hyp mode, save guest state and return")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.data_abort", "1200",
+              "CPU cycles to decode a stage-2 data abort and emulate one register access")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.irq", "1500",
+              "CPU cycles to take a physical IRQ: acknowledge, find the source, end it")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.vgic_inject", "600",
+              "CPU cycles to make one virtual interrupt pending in a list register")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.vm_switch", "5000",
+              "CPU cycles of a VM switch: vCPU registers, vGIC list registers, stage 2")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.wfi", "500", "CPU cycles to handle a trapped WFI")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.tick", "800", "CPU cycles of the scheduler's timer interrupt")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.hvc", "800", "CPU cycles to handle a hypercall").range("0", "1e9"),
+      K::real("hypervisor.costs.vtoe_context", "1500",
+              "DE: CPU cycles to copy, check and translate one guest ring context")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.ecq_forward", "800",
+              "DE: CPU cycles to move one completion into a VM's virtual ECQ")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.dispatch", "400",
+              "DE: CPU cycles for the QoS dispatcher to move one context to the TOE")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.bitvector", "300",
+              "DA: CPU cycles to decode the multi-channel interrupt bit vector")
+          .range("0", "1e9"),
       K::time("guest.context_switch_interval", "2.5ms", "Time slice of the guest OS scheduler")
           .above("0s"),
       K::real("guest.costs.syscall", "1000",
@@ -126,7 +184,9 @@ std::vector<Key> builtin_keys() {
       K::bytes("guest.socket.recv_buffer", "64KiB", "Kernel receive buffer of each socket")
           .range("4KiB", "64MiB"),
 
-      K::list("vms", 1, 1, "Virtual machines, one item each (native: exactly one)"),
+      K::list("vms", 1, 1,
+              "Virtual machines, one item each (native: exactly one; de/da: up to 7 with the "
+              "default memory sizes)"),
       K::string("vms[].name", "vm{i}", "Name of the VM in logs and results ({i} = item index)")
           .validate(
               [](const Value& v) {
@@ -138,6 +198,7 @@ std::vector<Key> builtin_keys() {
                 if (!ok) throw ValueError("expected a name of letters, digits, '_', '-' or '.'");
               },
               "letters, digits, _ - ."),
+      K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
       K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc"}, "tcp_tx",
                      "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only "
                      "computes, rpc sends requests and waits for responses"),
@@ -534,6 +595,33 @@ void require_ipv4(const Value& value) {
     throw ValueError("expected a dotted-quad IPv4 address such as 10.0.0.1, got " + quoted(s));
   }
 }
+
+std::vector<std::uint64_t> parse_byte_list(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::size_t i = 0;
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (i < text.size()) {
+    std::size_t j = text.find(',', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::size_t a = i, b = j;
+    while (a < b && blank(text[a])) ++a;
+    while (b > a && blank(text[b - 1])) --b;
+    const std::string entry(text.substr(a, b - a));
+    if (entry.empty()) throw ValueError("empty entry in the list " + quoted(std::string(text)));
+    try {
+      const std::uint64_t v = core::parse_bytes(entry, core::BareNumber::BaseUnit);
+      if (v == 0) throw ValueError("entry " + quoted(entry) + " must be more than 0 bytes");
+      out.push_back(v);
+    } catch (const core::UnitError& e) {
+      throw ValueError("entry " + quoted(entry) + ": " + e.what());
+    }
+    i = j + 1;
+    if (j == text.size()) break;
+  }
+  return out;
+}
+
+void require_byte_list(const Value& value) { parse_byte_list(std::get<std::string>(value)); }
 
 // ---------------------------------------------------------------------------------------------
 // Schema

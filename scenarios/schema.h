@@ -132,6 +132,10 @@ std::string describe_range(const Key& key);
 /// Validator for String keys: a dotted-quad IPv4 address such as 10.0.0.1.
 bool is_ipv4(std::string_view text);
 void require_ipv4(const Value& value);
+/// "16000, 4KiB,8000B" -> byte counts (empty text -> empty list); throws ValueError naming the
+/// bad entry.
+std::vector<std::uint64_t> parse_byte_list(std::string_view text);
+void require_byte_list(const Value& value);
 
 enum class KeysFormat { Text, Markdown };
 /// Every key with type, default, accepted values and meaning, then the accepted unit suffixes.

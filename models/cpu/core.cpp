@@ -152,8 +152,16 @@ void Core::decide_vm() {
     add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_);
     vm_decision_due_ = true;
   }
-  if (!vm_decision_due_ && now < vm_next_event_) return;
+  // The scheduler's own deadline (tick or slice end) is a timer interrupt; a decision asked for
+  // by a wake-up or a blocked vCPU is not.
+  const bool timer = now >= vm_next_event_ && !vm_decision_due_;
+  if (!vm_decision_due_ && !timer) return;
   vm_decision_due_ = false;
+  if (timer && running_vm_ >= 0) {
+    // The scheduler's timer interrupt: an exit of the running VM.
+    if (hooks_.on_timer) hooks_.on_timer(running_vm_);
+    add_overhead(hooks_.tick_cycles, CycleClass::Hypervisor, running_vm_);
+  }
   const int next = vm_sched_->pick(running_vm_, now);
   if (next != running_vm_) {
     if (running_vm_ >= 0 && next >= 0) {

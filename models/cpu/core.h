@@ -52,8 +52,10 @@ struct VmHooks {
   double switch_cycles = 0;  // hypervisor cycles of one VM switch (state save/restore)
   bool trap_wfi = true;      // an idle vCPU traps (WFI) and gives the core up
   double wfi_cycles = 0;     // hypervisor cycles of handling a trapped WFI
+  double tick_cycles = 0;    // hypervisor cycles of the scheduler's timer interrupt
   std::function<void(int from, int to)> on_switch;  // e.g. save/restore the vGIC (paper Fig. 8)
   std::function<void(int vm)> on_wfi;               // count the exit
+  std::function<void(int vm)> on_timer;             // the scheduler timer interrupted `vm`
 };
 
 class Core : public core::Module {

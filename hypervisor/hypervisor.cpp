@@ -1,0 +1,218 @@
+#include "hypervisor/hypervisor.h"
+
+#include <stdexcept>
+
+namespace vtoe::hypervisor {
+
+using cpu::CycleClass;
+
+// The vCPU's register accesses: stage 2 passes device pages through, traps the rest.
+class Hypervisor::Stage2Port : public guest::RegisterPort {
+ public:
+  Stage2Port(Hypervisor& hyp, int vm) : hyp_(hyp), vm_(vm) {}
+  void access(Ctx& ctx, bool write, std::uint64_t addr, std::uint32_t& value) override {
+    hyp_.guest_access(vm_, ctx, write, addr, value);
+  }
+
+ private:
+  Hypervisor& hyp_;
+  int vm_;
+};
+
+// The guest's GIC CPU interface: the virtual one, fed from the list registers.
+class Hypervisor::VirtualIrqPort : public guest::InterruptPort {
+ public:
+  VirtualIrqPort(Hypervisor& hyp, int vm) : hyp_(hyp), vm_(vm) {}
+  bool pending() const override { return hyp_.virq_pending(vm_); }
+  const sc_core::sc_event& pending_event() const override { return *hyp_.virq_ev_[vm_]; }
+  int acknowledge() override { return hyp_.virtual_acknowledge(vm_); }
+  void end_of_interrupt(int id) override { hyp_.virtual_eoi(vm_, id); }
+
+ private:
+  Hypervisor& hyp_;
+  int vm_;
+};
+
+Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
+                       cpu::Core& core, gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq,
+                       guest::BusRegisterPort& bus)
+    : core::Module(name),
+      params_(params),
+      core_(core),
+      gic_(gic),
+      gic_irq_(gic_irq),
+      bus_(bus),
+      irq_ctx_(core.add_hypervisor_context(std::string(this->name()) + ".irq")),
+      bad_accesses_(stats_.counter("bad_accesses", "guest accesses to unmapped, unemulated IPAs")),
+      injections_(stats_.counter("virq_injections", "virtual interrupts made pending")),
+      phys_irqs_(stats_.counter("physical_irqs", "physical interrupts handled")) {
+  const int n = params.vms;
+  scheduler_ = std::make_unique<CreditScheduler>(n, params.scheduler);
+  for (int vm = 0; vm < n; ++vm) {
+    stage2_.push_back(std::make_shared<smmu::Stage2Table>("vm" + std::to_string(vm) + " stage 2"));
+    reg_ports_.push_back(std::make_unique<Stage2Port>(*this, vm));
+    irq_ports_.push_back(std::make_unique<VirtualIrqPort>(*this, vm));
+    virq_ev_.push_back(std::make_unique<sc_core::sc_event>());
+  }
+  saved_.resize(static_cast<std::size_t>(n));
+  overflow_.assign(static_cast<std::size_t>(n), false);
+  exits_.resize(static_cast<std::size_t>(n));
+
+  cpu::VmHooks hooks;
+  hooks.switch_cycles = params.costs.vm_switch;
+  hooks.trap_wfi = params.trap_wfi;
+  hooks.wfi_cycles = params.costs.exit + params.costs.wfi;
+  hooks.tick_cycles = params.costs.exit + params.costs.tick;
+  hooks.on_switch = [this](int from, int to) { vm_switched(from, to); };
+  hooks.on_wfi = [this](int vm) { ++exits_[static_cast<std::size_t>(vm)].wfi; };
+  hooks.on_timer = [this](int vm) { ++exits_[static_cast<std::size_t>(vm)].timer; };
+  core_.set_vm_scheduler(scheduler_.get(), hooks);
+  SC_THREAD(irq_thread);
+}
+
+void Hypervisor::add_trap_handler(std::uint64_t ipa, std::uint64_t size, TrapHandler handler) {
+  traps_.push_back({ipa, size, std::move(handler)});
+}
+
+void Hypervisor::set_irq_handler(int id, IrqHandler handler) {
+  irq_handlers_.emplace_back(id, std::move(handler));
+  gic_.enable(id, true);
+}
+
+void Hypervisor::device_access(Ctx& ctx, bool write, std::uint64_t pa, std::uint32_t& value,
+                               int charge_to) {
+  bus_.access_as(ctx, write, pa, value, CycleClass::Hypervisor, charge_to);
+}
+
+void Hypervisor::guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa,
+                              std::uint32_t& value) {
+  const auto t = stage2(vm).translate(ipa, write);
+  if (t && t->attr == smmu::MemAttr::Device) {
+    // Direct access: the page is mapped to the device, no exit.
+    bus_.access_as(ctx, write, t->pa, value, CycleClass::GuestKernel, vm);
+    return;
+  }
+  // Stage-2 data abort: exit to Hyp mode and emulate.
+  ++exits_[static_cast<std::size_t>(vm)].data_abort;
+  spend(ctx, params_.costs.exit + params_.costs.data_abort, vm);
+  for (Trap& trap : traps_) {
+    if (ipa >= trap.ipa && ipa - trap.ipa < trap.size) {
+      trap.handler(vm, ctx, ipa - trap.ipa, write, value);
+      return;
+    }
+  }
+  // Nothing there: the write is dropped, a read returns 0 (a real hypervisor would inject an
+  // abort into the guest; ours only counts it).
+  ++bad_accesses_;
+  VTOE_LOG(log_, Warn) << "vm" << vm << " accessed unmapped IPA 0x" << std::hex << ipa;
+  if (!write) value = 0;
+}
+
+void Hypervisor::irq_thread() {
+  for (;;) {
+    while (!gic_.irq_asserted()) sc_core::wait(gic_irq_.posedge_event());
+    // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
+    const int running = core_.running_vm();
+    if (running >= 0) ++exits_[static_cast<std::size_t>(running)].irq;
+    spend(irq_ctx_, params_.costs.exit + params_.costs.irq, running >= 0 ? running : 0);
+    const int id = gic_.acknowledge();
+    if (id == gic::kSpuriousId) continue;
+    ++phys_irqs_;
+    for (auto& [hid, handler] : irq_handlers_)
+      if (hid == id) handler(irq_ctx_);
+    gic_.end_of_interrupt(id);
+  }
+}
+
+// ---- Virtual interrupts ----
+
+void Hypervisor::vm_switched(int from, int to) {
+  if (loaded_vm_ >= 0) saved_[static_cast<std::size_t>(loaded_vm_)] = gic_.save();
+  gic_.restore(to >= 0 ? saved_[static_cast<std::size_t>(to)] : gic::VgicState{});
+  loaded_vm_ = to;
+  (void)from;
+  if (to >= 0 && overflow_[static_cast<std::size_t>(to)]) place_virq(to);
+}
+
+// Puts the TOE's virtual interrupt into `vm`'s list registers (live or saved).
+void Hypervisor::place_virq(int vm) {
+  const int vid = params_.toe_virq;
+  const bool live = vm == loaded_vm_;
+  gic::VgicState& saved = saved_[static_cast<std::size_t>(vm)];
+  auto read = [&](int i) { return live ? gic_.read_lr(i) : saved.lr[static_cast<std::size_t>(i)]; };
+  auto write = [&](int i, const gic::ListRegister& lr) {
+    if (live)
+      gic_.write_lr(i, lr);
+    else
+      saved.lr[static_cast<std::size_t>(i)] = lr;
+  };
+  overflow_[static_cast<std::size_t>(vm)] = false;
+  int free = -1;
+  for (int i = 0; i < gic::kListRegisters; ++i) {
+    gic::ListRegister lr = read(i);
+    if (lr.valid() && lr.virtual_id == vid) {
+      if (lr.pending()) return;  // already pending: interrupts of one ID coalesce
+      lr.state = gic::LrState::PendingActive;
+      write(i, lr);
+      return;
+    }
+    if (!lr.valid() && free < 0) free = i;
+  }
+  if (free < 0) {
+    overflow_[static_cast<std::size_t>(vm)] = true;  // kept in software until an LR frees up
+    return;
+  }
+  write(free, gic::ListRegister::make_pending(vid, gic::kDefaultPriority));
+}
+
+void Hypervisor::inject(int vm) {
+  ++injections_;
+  place_virq(vm);
+  virq_ev_[static_cast<std::size_t>(vm)]->notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Hypervisor::virq_pending(int vm) {
+  if (overflow_[static_cast<std::size_t>(vm)]) return true;
+  for (int i = 0; i < gic::kListRegisters; ++i) {
+    const gic::ListRegister lr =
+        vm == loaded_vm_ ? gic_.read_lr(i)
+                         : saved_[static_cast<std::size_t>(vm)].lr[static_cast<std::size_t>(i)];
+    if (lr.pending()) return true;
+  }
+  return false;
+}
+
+// The guest acknowledges at its virtual CPU interface. Normally its vCPU is on the core; if the
+// core switched VMs in the same instant, the saved copy stands for the interface.
+int Hypervisor::virtual_acknowledge(int vm) {
+  if (vm == loaded_vm_) return gic_.virtual_acknowledge();
+  gic::VgicState& s = saved_[static_cast<std::size_t>(vm)];
+  int best = -1;
+  for (int i = 0; i < gic::kListRegisters; ++i)
+    if (s.lr[static_cast<std::size_t>(i)].pending() &&
+        (best < 0 || s.lr[static_cast<std::size_t>(i)].priority <
+                         s.lr[static_cast<std::size_t>(best)].priority))
+      best = i;
+  if (best < 0) return gic::kSpuriousId;
+  gic::ListRegister& lr = s.lr[static_cast<std::size_t>(best)];
+  lr.state = lr.state == gic::LrState::PendingActive ? gic::LrState::Active : gic::LrState::Active;
+  return lr.virtual_id;
+}
+
+void Hypervisor::virtual_eoi(int vm, int id) {
+  if (vm == loaded_vm_) {
+    gic_.virtual_end_of_interrupt(id);
+  } else {
+    for (auto& lr : saved_[static_cast<std::size_t>(vm)].lr) {
+      if (lr.valid() && lr.virtual_id == id && lr.active()) {
+        lr.state =
+            lr.state == gic::LrState::PendingActive ? gic::LrState::Pending : gic::LrState::Invalid;
+        break;
+      }
+    }
+  }
+  // A list register freed up: what waited in software goes in (the maintenance interrupt's job).
+  if (overflow_[static_cast<std::size_t>(vm)]) place_virq(vm);
+}
+
+}  // namespace vtoe::hypervisor

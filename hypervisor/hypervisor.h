@@ -1,0 +1,146 @@
+// The hypervisor (paper §4.2, the CASL hypervisor on ARMv7 with virtualization extensions), as a
+// model: guests run at PL1, the hypervisor at Hyp, and control comes back to it only through VM
+// exits — a stage-2 data abort (a guest touched an emulated device page), a physical IRQ, a
+// trapped WFI, an HVC, or the scheduler's timer. Each exit and each handler costs named cycles on
+// the core (HypervisorCosts) and is counted per VM and cause.
+//
+// It owns: the per-VM stage-2 tables (IPA -> PA), the credit scheduler that picks which vCPU runs
+// (with BOOST and Tickle), the virtual GIC management (list registers saved and restored on
+// every VM switch, paper Fig. 8; virtual interrupt injection), and the vCPUs' views of their
+// hardware (guest::RegisterPort through stage 2, guest::InterruptPort on the virtual CPU
+// interface). Device emulation (the virtual TOE manager) plugs in as a trap handler and an
+// interrupt handler.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "guest/hardware_ports.h"
+#include "guest/native_ports.h"
+#include "hypervisor/credit_scheduler.h"
+#include "models/core/module.h"
+#include "models/cpu/core.h"
+#include "models/gic/gic.h"
+#include "models/smmu/stage2_table.h"
+
+namespace vtoe::hypervisor {
+
+// Cycles on the 2 GHz core; docs/hypervisor.md explains each and how they were calibrated.
+struct HypervisorCosts {
+  double exit = 600;           // take an exception to Hyp mode, save guest state, return (eret)
+  double data_abort = 1200;    // decode a stage-2 data abort and emulate one register access
+  double irq = 1500;           // physical IRQ: acknowledge at the GIC, find the source, end it
+  double vgic_inject = 600;    // put one virtual interrupt in a list register or saved state
+  double vm_switch = 5000;     // switch vCPUs: registers, vGIC list registers, stage-2 base
+  double wfi = 500;            // handle a trapped WFI
+  double tick = 800;           // scheduler timer interrupt
+  double hvc = 800;            // handle a hypercall
+  double vtoe_context = 1500;  // DE: copy, check and translate one guest ring context
+  double ecq_forward = 800;    // DE: move one completion into a VM's virtual ECQ
+  double dispatch = 400;       // DE: the QoS dispatcher moves one context to the physical queue
+  double bitvector = 300;      // DA: decode the interrupt bit vector
+};
+
+struct ExitCounts {
+  std::uint64_t data_abort = 0, irq = 0, wfi = 0, hvc = 0, timer = 0;
+};
+
+struct HypervisorParams {
+  int vms = 1;
+  HypervisorCosts costs;
+  CreditParams scheduler;
+  bool trap_wfi = true;
+  int toe_virq = 32 + 16;  // virtual interrupt ID guests see for their TOE (a virtual SPI)
+};
+
+class Hypervisor : public core::Module {
+ public:
+  using Ctx = cpu::Core::Context;
+  // Emulated device pages: an access to an unmapped IPA in [ipa, ipa + size).
+  using TrapHandler =
+      std::function<void(int vm, Ctx& ctx, std::uint64_t offset, bool write, std::uint32_t& value)>;
+  using IrqHandler = std::function<void(Ctx& ctx)>;
+
+  SC_HAS_PROCESS(Hypervisor);
+  Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
+             gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq, guest::BusRegisterPort& bus);
+
+  const HypervisorParams& params() const { return params_; }
+  const HypervisorCosts& costs() const { return params_.costs; }
+  cpu::Core& core() { return core_; }
+  CreditScheduler& scheduler() { return *scheduler_; }
+
+  // Memory: each VM's stage-2 table (shared with the SystemMMU for its device streams).
+  smmu::Stage2Table& stage2(int vm) { return *stage2_.at(static_cast<std::size_t>(vm)); }
+  std::shared_ptr<const smmu::Stage2Table> stage2_ptr(int vm) const {
+    return stage2_.at(static_cast<std::size_t>(vm));
+  }
+
+  // What each vCPU sees.
+  guest::RegisterPort& register_port(int vm) {
+    return *reg_ports_.at(static_cast<std::size_t>(vm));
+  }
+  guest::InterruptPort& interrupt_port(int vm) {
+    return *irq_ports_.at(static_cast<std::size_t>(vm));
+  }
+
+  void add_trap_handler(std::uint64_t ipa, std::uint64_t size, TrapHandler handler);
+  void set_irq_handler(int id, IrqHandler handler);
+
+  // Makes the TOE's virtual interrupt pending for `vm` (costs are charged by the caller).
+  void inject(int vm);
+  // The hypervisor's own register access to a device (costs charged to `charge_to`).
+  void device_access(Ctx& ctx, bool write, std::uint64_t pa, std::uint32_t& value, int charge_to);
+  // Spend hypervisor cycles on `ctx` on behalf of `vm`.
+  void spend(Ctx& ctx, double cycles, int vm) {
+    core_.execute(ctx, cycles, cpu::CycleClass::Hypervisor, vm);
+  }
+
+  const ExitCounts& exits(int vm) const { return exits_.at(static_cast<std::size_t>(vm)); }
+  std::uint64_t bad_accesses() const { return bad_accesses_.value(); }
+
+ private:
+  class Stage2Port;
+  class VirtualIrqPort;
+  struct Trap {
+    std::uint64_t ipa, size;
+    TrapHandler handler;
+  };
+  void irq_thread();
+  void guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa, std::uint32_t& value);
+  void vm_switched(int from, int to);
+  // Virtual interface state of `vm`: the GIC's list registers while it runs, its saved copy
+  // otherwise.
+  bool virq_pending(int vm);
+  int virtual_acknowledge(int vm);
+  void virtual_eoi(int vm, int id);
+  void place_virq(int vm);
+
+  HypervisorParams params_;
+  cpu::Core& core_;
+  gic::Gic& gic_;
+  const sc_core::sc_signal<bool>& gic_irq_;
+  guest::BusRegisterPort& bus_;
+  std::unique_ptr<CreditScheduler> scheduler_;
+  std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;
+  std::vector<std::unique_ptr<guest::RegisterPort>> reg_ports_;
+  std::vector<std::unique_ptr<guest::InterruptPort>> irq_ports_;
+  std::vector<Trap> traps_;
+  std::vector<std::pair<int, IrqHandler>> irq_handlers_;
+  std::vector<gic::VgicState> saved_;  // per VM, while switched out
+  std::vector<bool> overflow_;         // virq pending with no free list register
+  std::vector<std::unique_ptr<sc_core::sc_event>> virq_ev_;
+  std::vector<ExitCounts> exits_;
+  int loaded_vm_ = -1;  // whose list registers are in the GIC
+  Ctx& irq_ctx_;
+  core::Counter& bad_accesses_;
+  core::Counter& injections_;
+  core::Counter& phys_irqs_;
+};
+
+}  // namespace vtoe::hypervisor
