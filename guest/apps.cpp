@@ -104,7 +104,8 @@ void Application::run_rx() {
   msg.assign(workload_.message_size, 0);
   std::uint64_t offset = 0;
   while (!stopped()) {
-    const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size());
+    // A bulk receiver lets the TOE fill the kernel buffer before it is told (paper §2.2).
+    const std::size_t n = sockets_.recv(ctx_, s, msg.data(), msg.size(), /*immediate=*/false);
     if (n == 0) break;  // peer closed
     if (core::StreamPattern::mismatches(offset, msg.data(), n) != 0)
       return fail("received data corrupted in bytes " + std::to_string(offset) + ".." +

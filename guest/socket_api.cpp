@@ -126,7 +126,10 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
   while (done < len) {
     if (so->err != SockError::Ok || so->closed) break;
     const std::uint64_t used = so->tx_tail - so->tx_done;
-    if (used >= size) {
+    // A writer that found the buffer full sleeps until a good share of it is free again (as
+    // Linux's sk_stream_write_space), so contexts do not shrink to the size of each completion.
+    const std::uint64_t want = std::min<std::uint64_t>(len - done, size / 2);
+    if (size - used < std::max<std::uint64_t>(want, 1)) {
       block(ctx, *so);
       continue;
     }
@@ -148,7 +151,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
   return done;
 }
 
-std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max) {
+std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate) {
   ++recvs_;
   core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
   Socket* so = get(s);
@@ -156,12 +159,16 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   const std::uint32_t size = params_.recv_buffer;
   while (so->rx_avail_end == so->rx_read) {
     if (so->peer_closed || so->err != SockError::Ok || so->closed) return 0;
-    if (!so->waiting_notify) {
-      // Ask the TOE to interrupt on the next data rather than when the buffer fills.
+    // Before sleeping, hand back everything consumed (the TOE can only fill a free buffer) and,
+    // if the caller needs data at once, ask to be told on the next packet.
+    const bool ask = immediate && !so->waiting_notify;
+    if (so->unreleased > 0 || ask) {
       toe::RecvDesc desc{};
       desc.sock = static_cast<std::uint16_t>(so->id);
-      desc.flags = toe::kRecvNotifyNow;
-      so->waiting_notify = true;
+      desc.release = so->unreleased;
+      desc.flags = ask ? toe::kRecvNotifyNow : 0;
+      so->unreleased = 0;
+      if (ask) so->waiting_notify = true;
       driver_.post(ctx, toe::Ring::Recv, &desc);
       continue;  // the post may have slept; look again
     }
@@ -178,10 +185,15 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
     copied += piece;
   }
   so->rx_read += n;
-  toe::RecvDesc desc{};
-  desc.sock = static_cast<std::uint16_t>(so->id);
-  desc.release = static_cast<std::uint32_t>(n);
-  driver_.post(ctx, toe::Ring::Recv, &desc);
+  so->unreleased += static_cast<std::uint32_t>(n);
+  // Space goes back to the TOE in batches: one RecvQ context per release_batch bytes.
+  if (so->unreleased >= std::min(params_.release_batch, size)) {
+    toe::RecvDesc desc{};
+    desc.sock = static_cast<std::uint16_t>(so->id);
+    desc.release = so->unreleased;
+    so->unreleased = 0;
+    driver_.post(ctx, toe::Ring::Recv, &desc);
+  }
   return n;
 }
 

@@ -21,9 +21,10 @@
 namespace vtoe::guest {
 
 struct SocketParams {
-  std::uint32_t send_buffer = 64 * 1024;  // kernel send buffer per socket
-  std::uint32_t recv_buffer = 64 * 1024;  // kernel receive buffer per socket
-  std::uint32_t max_context = 64 * 1024;  // largest payload of one SendQ context
+  std::uint32_t send_buffer = 64 * 1024;   // kernel send buffer per socket
+  std::uint32_t recv_buffer = 64 * 1024;   // kernel receive buffer per socket
+  std::uint32_t max_context = 64 * 1024;   // largest payload of one SendQ context
+  std::uint32_t release_batch = 4 * 1024;  // consumed receive-buffer bytes handed back at once
 };
 
 enum class SockError : int {
@@ -49,7 +50,10 @@ class SocketLayer : public core::Module {
   // Blocks until all `len` bytes are in kernel buffers; returns bytes taken (< len on error).
   std::size_t send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len);
   // Blocks until at least one byte is there; returns bytes copied, 0 at end of stream or error.
-  std::size_t recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max);
+  // `immediate`: the caller needs data as soon as it arrives, so an empty buffer asks the TOE to
+  // interrupt on the next packet (paper §2.2); otherwise the TOE tells the host when the kernel
+  // buffer is full (or its notification timer expires), which costs far fewer interrupts.
+  std::size_t recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate = true);
   void close(Ctx& ctx, int s);
   SockError error(int s) const;
 
@@ -67,7 +71,8 @@ class SocketLayer : public core::Module {
     std::uint64_t rx_addr = 0;
     std::uint64_t rx_read = 0, rx_avail_end = 0;
     bool waiting_notify = false;
-    std::deque<int> accepted;  // listener: sockets whose Accepted arrived
+    std::uint32_t unreleased = 0;  // consumed bytes not yet handed back to the TOE
+    std::deque<int> accepted;      // listener: sockets whose Accepted arrived
     bool cmd_done = false;
     int waiters = 0;
     sc_core::sc_event ev;

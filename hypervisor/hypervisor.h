@@ -32,10 +32,10 @@ namespace vtoe::hypervisor {
 
 // Cycles on the 2 GHz core; docs/hypervisor.md explains each and how they were calibrated.
 struct HypervisorCosts {
-  double exit = 600;           // take an exception to Hyp mode, save guest state, return (eret)
-  double data_abort = 1200;    // decode a stage-2 data abort and emulate one register access
-  double irq = 1500;           // physical IRQ: acknowledge at the GIC, find the source, end it
-  double vgic_inject = 600;    // put one virtual interrupt in a list register or saved state
+  double exit = 1000;          // take an exception to Hyp mode, save guest state, return (eret)
+  double data_abort = 2500;    // decode a stage-2 data abort and emulate one register access
+  double irq = 3300;           // physical IRQ: acknowledge at the GIC, find the source, end it
+  double vgic_inject = 1500;   // put one virtual interrupt in a list register or saved state
   double vm_switch = 5000;     // switch vCPUs: registers, vGIC list registers, stage-2 base
   double wfi = 500;            // handle a trapped WFI
   double tick = 800;           // scheduler timer interrupt

@@ -119,6 +119,7 @@ void Platform::build_toe() {
   tp.ccb_access_ps = cfg_.get_time("toe.ccb.access_latency");
   tp.dma_burst = static_cast<std::uint32_t>(cfg_.get_bytes("toe.dma_burst"));
   tp.reg_access_cycles = cfg_.get_double("toe.register_cycles");
+  tp.rx_notify_timeout_ps = cfg_.get_time("toe.rx_notify_timeout");
   tp.ppm.tx_cycles_per_frame = cfg_.get_double("toe.ppm.tx_cycles");
   tp.ppm.rx_cycles_per_frame = cfg_.get_double("toe.ppm.rx_cycles");
   tp.ppm.cycles_per_command = cfg_.get_double("toe.ppm.command_cycles");
@@ -294,6 +295,8 @@ void Platform::build_guests() {
     gp.driver.ring_entries = static_cast<std::uint32_t>(cfg_.get_uint("guest.ring_entries"));
     gp.sockets.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.send_buffer"));
     gp.sockets.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.recv_buffer"));
+    gp.sockets.release_batch =
+        static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.release_batch"));
     guest::Workload w;
     w.type = guest::parse_workload_type(cfg_.get_string(p + "workload.type"));
     w.message_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.message_size"));

@@ -28,6 +28,7 @@ double mbps(std::uint64_t bytes, double seconds) {
 
 struct Snapshot {
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat;
+  std::vector<hypervisor::ExitCounts> exits;
   std::uint64_t toe_tx = 0, toe_rx = 0;
 };
 
@@ -39,6 +40,8 @@ Snapshot snapshot(Platform& p) {
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
+    s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
+                                     : hypervisor::ExitCounts{});
   }
   s.toe_tx = p.toe().tx_bytes();
   s.toe_rx = p.toe().rx_bytes();
@@ -82,6 +85,21 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
     c["idle"] = rounded(idle, 6);
     v["cpu"] = c;
     v["interrupts"] = p.guest(i).driver().stats().counter("interrupts").measured();
+    ordered_json exits;
+    if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
+      const hypervisor::ExitCounts& e = hyp->exits(owner);
+      const hypervisor::ExitCounts& b = base.exits[i];
+      exits["data_abort"] = e.data_abort - b.data_abort;
+      exits["irq"] = e.irq - b.irq;
+      exits["wfi"] = e.wfi - b.wfi;
+      exits["hvc"] = e.hvc - b.hvc;
+      exits["timer"] = e.timer - b.timer;
+    } else {
+      for (const char* k : {"data_abort", "irq", "wfi", "hvc", "timer"}) exits[k] = 0;
+    }
+    v["vm_exits"] = exits;
+    v["channel"] = p.channel_of(i);
+    v["direct_access"] = p.direct(i);
     v["error"] = app.counters().failed ? app.counters().error : "";
     vms.push_back(v);
   }
@@ -121,7 +139,8 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   // The protocol engines' own counters (whole run: they have no warm-up baseline).
   auto tcp_stats = [](const tcpip::Stack& stack) {
     ordered_json j;
-    stack.stats().for_each([&](std::string_view name, std::uint64_t v) { j[std::string(name)] = v; });
+    stack.stats().for_each(
+        [&](std::string_view name, std::uint64_t v) { j[std::string(name)] = v; });
     return j;
   };
   stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());

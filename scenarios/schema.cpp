@@ -49,6 +49,9 @@ std::vector<Key> builtin_keys() {
       K::time("toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update"),
       K::bytes("toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)")
           .range("576B", "9000B"),
+      K::time("toe.rx_notify_timeout", "1ms",
+              "Longest received data waits in a kernel buffer unreported when the host did not "
+              "ask to be told at once (interrupt moderation); 0 = only when the buffer is full"),
       K::uint("toe.channels", "8",
               "Physical control channels of the multi-channel TOE (da: one per VM; VMs beyond "
               "the last channel share it through device emulation)")
@@ -105,16 +108,16 @@ std::vector<Key> builtin_keys() {
       K::time("hypervisor.scheduler.tick", "10ms", "Credit accounting tick").above("0s"),
       K::boolean("hypervisor.trap_wfi", "true",
                  "An idle vCPU's WFI traps to the hypervisor, which runs another VM"),
-      K::real("hypervisor.costs.exit", "600",
+      K::real("hypervisor.costs.exit", "1000",
               "CPU cycles to take an exception to Hyp mode, save guest state and return")
           .range("0", "1e9"),
-      K::real("hypervisor.costs.data_abort", "1200",
+      K::real("hypervisor.costs.data_abort", "2500",
               "CPU cycles to decode a stage-2 data abort and emulate one register access")
           .range("0", "1e9"),
-      K::real("hypervisor.costs.irq", "1500",
+      K::real("hypervisor.costs.irq", "3300",
               "CPU cycles to take a physical IRQ: acknowledge, find the source, end it")
           .range("0", "1e9"),
-      K::real("hypervisor.costs.vgic_inject", "600",
+      K::real("hypervisor.costs.vgic_inject", "1500",
               "CPU cycles to make one virtual interrupt pending in a list register")
           .range("0", "1e9"),
       K::real("hypervisor.costs.vm_switch", "5000",
@@ -183,6 +186,10 @@ std::vector<Key> builtin_keys() {
           .range("4KiB", "64MiB"),
       K::bytes("guest.socket.recv_buffer", "64KiB", "Kernel receive buffer of each socket")
           .range("4KiB", "64MiB"),
+      K::bytes("guest.socket.release_batch", "4KiB",
+               "Consumed receive-buffer bytes the socket layer hands back to the TOE in one RecvQ "
+               "context (all of it before a recv() sleeps)")
+          .range("1B", "64MiB"),
 
       K::list("vms", 1, 1,
               "Virtual machines, one item each (native: exactly one; de/da: up to 7 with the "

@@ -37,6 +37,9 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
   SC_METHOD(on_tick);
   sensitive << tick_;
   dont_initialize();
+  SC_METHOD(on_wfi_check);
+  sensitive << wfi_check_;
+  dont_initialize();
 }
 
 Core::Context& Core::add_context(const std::string& name, int priority, int vm, bool io_wake) {
@@ -143,14 +146,22 @@ Core::Context* Core::pick() const {
 // Asks the VM scheduler which VM's vCPU runs, when a decision is due.
 void Core::decide_vm() {
   const TimePs now = core::now_ps();
-  // The running vCPU has nothing to do: the guest executes WFI.
+  // The running vCPU has nothing to do. Its threads may just be between two requests in this
+  // same instant, so only once the instant has settled does the guest execute WFI.
   if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] &&
-      hooks_.trap_wfi) {
-    vm_blocked_[running_vm_] = true;
-    vm_sched_->block(running_vm_, now);
-    if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
-    add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_);
-    vm_decision_due_ = true;
+      hooks_.trap_wfi && !wfi_check_armed_) {
+    wfi_check_armed_ = true;
+    wfi_check_.notify(sc_core::sc_time::from_value(1));
+  }
+  if (wfi_due_) {
+    wfi_due_ = false;
+    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_]) {
+      vm_blocked_[running_vm_] = true;
+      vm_sched_->block(running_vm_, now);
+      if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
+      add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_);
+      vm_decision_due_ = true;
+    }
   }
   // The scheduler's own deadline (tick or slice end) is a timer interrupt; a decision asked for
   // by a wake-up or a blocked vCPU is not.
@@ -242,6 +253,13 @@ void Core::reschedule() {
 }
 
 void Core::on_tick() {
+  account();
+  reschedule();
+}
+
+void Core::on_wfi_check() {
+  wfi_check_armed_ = false;
+  wfi_due_ = true;
   account();
   reschedule();
 }

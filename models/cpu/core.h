@@ -121,6 +121,7 @@ class Core : public core::Module {
     int owner;
   };
   void on_tick();
+  void on_wfi_check();
   void account();
   void reschedule();
   void decide_vm();
@@ -148,6 +149,9 @@ class Core : public core::Module {
   std::vector<int> vm_ready_;     // ready guest contexts per VM
   std::vector<bool> vm_blocked_;  // the VM scheduler was told the VM blocked
   bool vm_decision_due_ = false;
+  sc_core::sc_event wfi_check_;  // is the running vCPU still idle once this instant settled?
+  bool wfi_check_armed_ = false;
+  bool wfi_due_ = false;
   core::TimePs vm_next_event_ = hypervisor::kNoEvent;
 
   core::Counter& switches_;

@@ -34,6 +34,8 @@ struct CcbEntry {
   bool rx_queued = false;         // on the RxDMA work list
   bool peer_closed = false;       // FIN seen; report PeerClosed after the last data
   bool peer_closed_posted = false;
+  core::TimePs unnotified_since = 0;  // when the oldest byte not yet reported was written
+  bool rx_timer_armed = false;
 
   // Listener: sockets the host offered through Accept, and accepted connections waiting for one.
   std::deque<std::uint16_t> accept_socks;

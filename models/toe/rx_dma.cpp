@@ -7,7 +7,8 @@
 namespace vtoe::toe {
 
 RxDma::RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm,
-             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
+             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
+             core::TimePs notify_timeout_ps)
     : core::Module(name),
       dma_(dma),
       ppm_(ppm),
@@ -16,12 +17,18 @@ RxDma::RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& d
       burst_(std::max<std::uint32_t>(burst_bytes, 64)),
       staging_(burst_),
       bytes_per_channel_(channels_.size(), 0),
+      timeout_ps_(notify_timeout_ps),
       bytes_(stats_.counter("bytes", "payload bytes written to host memory")),
       notifications_(stats_.counter("notifications", "RxData completions")),
+      timeouts_(
+          stats_.counter("notify_timeouts", "RxData completions sent by the notification timer")),
       host_full_(stats_.counter("host_buffer_full", "times a kernel receive buffer was full")),
       bad_contexts_(
           stats_.counter("bad_contexts", "RecvQ contexts for unknown sockets or over-releases")) {
   SC_THREAD(run);
+  SC_METHOD(timer_expired);
+  sensitive << timer_ev_;
+  dont_initialize();
 }
 
 std::uint64_t RxDma::bytes(int channel) const {
@@ -58,22 +65,54 @@ void RxDma::recv_context(int channel, const RecvDesc& desc) {
   if (e->conn) kick(e->conn);
 }
 
-void RxDma::maybe_notify(CcbEntry& e) {
+void RxDma::maybe_notify(CcbEntry& e, bool timed_out) {
   const std::uint64_t fresh = e.rx_written - e.rx_notified;
   const bool drained = e.conn == 0 || ppm_.stack().readable(e.conn) == 0;
-  if (fresh > 0 && (e.rx_free() == 0 || e.notify_now || (e.peer_closed && drained))) {
+  if (fresh > 0 && (e.rx_free() == 0 || e.notify_now || timed_out || (e.peer_closed && drained))) {
     EcqDesc ev = Ppm::event(EventType::RxData, e.sock);
     ev.offset = static_cast<std::uint32_t>(e.rx_notified % e.rx_size);
     ev.length = static_cast<std::uint32_t>(fresh);
     e.rx_notified = e.rx_written;
     e.notify_now = false;
     ++notifications_;
+    if (timed_out) ++timeouts_;
     channels_[static_cast<std::size_t>(e.channel)]->post(ev);
   }
+  if (e.rx_written > e.rx_notified) arm_timer(e);
   if (e.peer_closed && drained && e.rx_written == e.rx_notified && !e.peer_closed_posted) {
     e.peer_closed_posted = true;
     channels_[static_cast<std::size_t>(e.channel)]->post(Ppm::event(EventType::PeerClosed, e.sock));
   }
+}
+
+// Data now waits unreported: make sure the host hears of it within the timeout.
+void RxDma::arm_timer(CcbEntry& e) {
+  if (e.rx_timer_armed || timeout_ps_ == 0 || !e.conn) return;
+  e.rx_timer_armed = true;
+  const core::TimePs now = core::now_ps();
+  e.unnotified_since = now;
+  const bool idle = timers_.empty();
+  timers_.emplace_back(now + timeout_ps_, e.conn);
+  if (idle) timer_ev_.notify(core::ps(timeout_ps_));
+}
+
+void RxDma::timer_expired() {
+  const core::TimePs now = core::now_ps();
+  while (!timers_.empty() && timers_.front().first <= now) {
+    const tcpip::ConnId conn = timers_.front().second;
+    timers_.pop_front();
+    if (CcbEntry* e = ccb_.by_conn(conn)) {
+      e->rx_timer_armed = false;
+      if (e->rx_written > e->rx_notified) {
+        // Reported since the timer was armed, but newer data waits: wait for its own deadline.
+        if (now - e->unnotified_since >= timeout_ps_)
+          maybe_notify(*e, /*timed_out=*/true);
+        else
+          arm_timer(*e);
+      }
+    }
+  }
+  if (!timers_.empty()) timer_ev_.notify(core::ps(timers_.front().first - now));
 }
 
 void RxDma::run() {

@@ -1,7 +1,9 @@
 // Receive DMA (paper §2.2): moves in-order payload from the Rx local buffer (the protocol
 // connection's receive buffer) into the socket's kernel receive buffer in host memory, and tells
 // the host with an RxData completion when that buffer is full, or at once when a RecvQ context
-// asked to be told (the host is waiting), or when the peer closed and the last byte is in.
+// asked to be told (the host is waiting), or when the peer closed and the last byte is in, or
+// when data has waited unreported for the notification timeout (interrupt moderation, so a
+// buffer that never fills is not stranded).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,8 @@ class RxDma : public core::Module {
  public:
   SC_HAS_PROCESS(RxDma);
   RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm, Ccb& ccb,
-        std::vector<ControlChannel*> channels, std::uint32_t burst_bytes);
+        std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
+        core::TimePs notify_timeout_ps);
 
   // Connection has data (or a FIN) to move.
   void kick(tcpip::ConnId conn);
@@ -31,7 +34,9 @@ class RxDma : public core::Module {
 
  private:
   void run();
-  void maybe_notify(CcbEntry& e);
+  void maybe_notify(CcbEntry& e, bool timed_out = false);
+  void arm_timer(CcbEntry& e);
+  void timer_expired();
 
   tlm::tlm_initiator_socket<>& dma_;
   Ppm& ppm_;
@@ -42,8 +47,12 @@ class RxDma : public core::Module {
   std::vector<std::uint8_t> staging_;
   std::vector<std::uint64_t> bytes_per_channel_;
   sc_core::sc_event work_ev_;
+  core::TimePs timeout_ps_;
+  std::deque<std::pair<core::TimePs, tcpip::ConnId>> timers_;  // deadlines, in order
+  sc_core::sc_event timer_ev_;
   core::Counter& bytes_;
   core::Counter& notifications_;
+  core::Counter& timeouts_;
   core::Counter& host_full_;
   core::Counter& bad_contexts_;
 };

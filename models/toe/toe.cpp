@@ -41,7 +41,8 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   mac_->set_upper(ppm_.get());
   auto& dma_socket = static_cast<tlm::tlm_initiator_socket<>&>(dma);
   tx_dma_ = std::make_unique<TxDma>("tx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
-  rx_dma_ = std::make_unique<RxDma>("rx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
+  rx_dma_ = std::make_unique<RxDma>("rx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst,
+                                    params.rx_notify_timeout_ps);
   DispatcherParams dp = params.dispatcher;
   dp.device_freq_hz = params.device_freq_hz;
   dispatcher_ = std::make_unique<Dispatcher>("dispatcher", dp, chans, *ppm_, *tx_dma_, *rx_dma_);

@@ -172,8 +172,12 @@ TEST(ScenarioConfig, BadValuesNameFileLineAndKey) {
   EXPECT_EQ(error_of("network:\n  host_ip: 10.0.0\n"),
             "x.yaml:2: key 'network.host_ip': expected a dotted-quad IPv4 address such as "
             "10.0.0.1, got \"10.0.0\"");
-  EXPECT_EQ(error_of("architecture: de\n"),
-            "x.yaml:1: key 'architecture': \"de\" is not implemented yet (accepted: native)");
+  EXPECT_EQ(error_of("architecture: xen\n"),
+            "x.yaml:1: key 'architecture': expected one of native, de, da, got \"xen\"");
+  EXPECT_EQ(error_of("toe:\n  dispatcher:\n    quantum: 16000, 4k\n"),
+            "x.yaml:3: key 'toe.dispatcher.quantum': entry \"4k\": expected a size such as 1500B, "
+            "64KiB or 128MiB, got \"4k\" (unknown unit \"k\"; accepted: B, kB, MB, GB, TB, KiB, "
+            "MiB, GiB, TiB)");
   EXPECT_EQ(error_of("network: {peer: netvp}\n"),
             "x.yaml:1: key 'network.peer': \"netvp\" is not implemented yet (accepted: sim)");
   EXPECT_EQ(error_of("vms:\n  - workload: {port: 70000}\n"),

@@ -200,7 +200,8 @@ TEST(ScenarioSchema, DescribeKeysText) {
   EXPECT_NE(text.find("platform.cpu_freq"), std::string::npos);
   EXPECT_NE(text.find("2GHz"), std::string::npos);
   EXPECT_NE(text.find("576B..9000B"), std::string::npos);
-  EXPECT_NE(text.find("native (reserved: de, da)"), std::string::npos);
+  EXPECT_NE(text.find("native, de, da"), std::string::npos);
+  EXPECT_NE(text.find("sim (reserved: netvp)"), std::string::npos);
   EXPECT_NE(text.find("time: s, ms, us, ns, ps"), std::string::npos);
 }
 
