@@ -70,8 +70,9 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
   SC_THREAD(irq_thread);
 }
 
-void Hypervisor::add_trap_handler(std::uint64_t ipa, std::uint64_t size, TrapHandler handler) {
-  traps_.push_back({ipa, size, std::move(handler)});
+void Hypervisor::add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size,
+                                  TrapHandler handler) {
+  traps_.push_back({vm, ipa, size, std::move(handler)});
 }
 
 void Hypervisor::set_irq_handler(int id, IrqHandler handler) {
@@ -96,7 +97,7 @@ void Hypervisor::guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa,
   ++exits_[static_cast<std::size_t>(vm)].data_abort;
   spend(ctx, params_.costs.exit + params_.costs.data_abort, vm);
   for (Trap& trap : traps_) {
-    if (ipa >= trap.ipa && ipa - trap.ipa < trap.size) {
+    if (trap.vm == vm && ipa >= trap.ipa && ipa - trap.ipa < trap.size) {
       trap.handler(vm, ctx, ipa - trap.ipa, write, value);
       return;
     }

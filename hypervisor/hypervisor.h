@@ -89,7 +89,8 @@ class Hypervisor : public core::Module {
     return *irq_ports_.at(static_cast<std::size_t>(vm));
   }
 
-  void add_trap_handler(std::uint64_t ipa, std::uint64_t size, TrapHandler handler);
+  // Accesses by `vm` to unmapped IPAs in [ipa, ipa + size) are emulated by `handler`.
+  void add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size, TrapHandler handler);
   void set_irq_handler(int id, IrqHandler handler);
 
   // Makes the TOE's virtual interrupt pending for `vm` (costs are charged by the caller).
@@ -108,6 +109,7 @@ class Hypervisor : public core::Module {
   class Stage2Port;
   class VirtualIrqPort;
   struct Trap {
+    int vm;
     std::uint64_t ipa, size;
     TrapHandler handler;
   };

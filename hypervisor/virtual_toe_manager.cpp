@@ -39,10 +39,11 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
     Vtoe v;
     v.vm = vm;
     vtoes_.push_back(v);
+    // Every served VM's channel page is unmapped in its stage 2: its accesses trap here.
     hyp_.add_trap_handler(
-        params_.guest_regs_ipa, reg::kChannelStride,
-        [this, vm](int trapped_vm, Ctx& ctx, std::uint64_t off, bool w, std::uint32_t& val) {
-          if (trapped_vm == vm) register_access(vm, ctx, off, w, val);
+        vm, params_.guest_regs_ipa, reg::kChannelStride,
+        [this](int trapped, Ctx& ctx, std::uint64_t off, bool w, std::uint32_t& val) {
+          register_access(trapped, ctx, off, w, val);
         });
   }
   std::vector<std::uint32_t> quanta = params_.quanta;

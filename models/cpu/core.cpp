@@ -95,8 +95,10 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
     const int vm = ctx.domain_;
     if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
       vm_blocked_[vm] = false;
-      if (vm_sched_->wake(vm, ctx.io_wake_, core::now_ps()) || running_vm_ < 0)
-        vm_decision_due_ = true;
+      const bool preempt = vm_sched_->wake(vm, ctx.io_wake_, core::now_ps());
+      VTOE_LOG(log_, Debug) << "vm" << vm << " wakes" << (ctx.io_wake_ ? " (I/O)" : "")
+                            << (preempt ? ", preempts" : "");
+      if (preempt || running_vm_ < 0) vm_decision_due_ = true;
     }
   }
   reschedule();
@@ -174,6 +176,8 @@ void Core::decide_vm() {
     add_overhead(hooks_.tick_cycles, CycleClass::Hypervisor, running_vm_);
   }
   const int next = vm_sched_->pick(running_vm_, now);
+  VTOE_LOG(log_, Debug) << "VM decision: running " << running_vm_ << " -> " << next
+                        << (timer ? " (timer)" : "");
   if (next != running_vm_) {
     if (running_vm_ >= 0 && next >= 0) {
       ++vm_switches_;
