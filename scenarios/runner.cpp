@@ -1,5 +1,6 @@
 #include "scenarios/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -30,6 +31,7 @@ struct Snapshot {
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat;
   std::vector<hypervisor::ExitCounts> exits;
   std::uint64_t toe_tx = 0, toe_rx = 0;
+  std::vector<std::uint64_t> channel_tx, channel_rx;
 };
 
 Snapshot snapshot(Platform& p) {
@@ -45,6 +47,10 @@ Snapshot snapshot(Platform& p) {
   }
   s.toe_tx = p.toe().tx_bytes();
   s.toe_rx = p.toe().rx_bytes();
+  for (int c = 0; c < p.toe().channel_count(); ++c) {
+    s.channel_tx.push_back(p.toe().tx_dma().bytes(c));
+    s.channel_rx.push_back(p.toe().rx_dma().bytes(c));
+  }
   return s;
 }
 
@@ -108,9 +114,37 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   ordered_json t;
   t["tx_mbps"] = rounded(mbps(now.toe_tx - base.toe_tx, measured_s));
   t["rx_mbps"] = rounded(mbps(now.toe_rx - base.toe_rx, measured_s));
+  // Share of the line rate the TOE's MAC kept busy sending (frames with preamble, FCS, gap).
+  net::EthernetMac& mac = p.toe().mac();
+  const double wire_bytes = static_cast<double>(mac.stats().counter("tx_bytes").measured()) +
+                            static_cast<double>(mac.stats().counter("tx_frames").measured()) *
+                                net::EthernetMac::kOverhead;
+  // Frames are counted whole when they end, so a window can see a little over 100%: clamp.
+  t["utilization"] = rounded(
+      measured_s > 0 ? std::min(1.0, wire_bytes * 8 / (mac.params().rate_bps * measured_s)) : 0, 6);
   t["dram_utilisation"] =
       rounded(p.dram().utilisation(static_cast<core::TimePs>(measured_s * 1e12)), 6);
   r["toe"] = t;
+
+  ordered_json channels = ordered_json::array();
+  for (int c = 0; c < p.toe().channel_count(); ++c) {
+    toe::ControlChannel& ch = p.toe().channel(c);
+    ordered_json j;
+    j["index"] = c;
+    // Who drives the channel: one VM directly, the hypervisor (device emulation), or nobody.
+    std::string owner = "unused";
+    for (std::size_t i = 0; i < p.vm_count(); ++i)
+      if (p.channel_of(i) == c) owner = p.direct(i) ? p.vm_name(i) : std::string("hypervisor");
+    j["owner"] = owner;
+    j["contexts"] = ch.stats().counter("contexts_fetched").measured();
+    j["completions"] = ch.stats().counter("completions").measured();
+    j["tx_mbps"] = rounded(mbps(now.channel_tx[c] - base.channel_tx[c], measured_s));
+    j["rx_mbps"] = rounded(mbps(now.channel_rx[c] - base.channel_rx[c], measured_s));
+    const core::Accumulator& occ = ch.stats().accumulator("sendq_occupancy");
+    j["sendq_occupancy"] = {{"mean", rounded(occ.mean())}, {"max", rounded(occ.max())}};
+    channels.push_back(j);
+  }
+  r["channels"] = channels;
 
   ordered_json links = ordered_json::array();
   net::EthernetLink& l = p.link();

@@ -15,7 +15,9 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
       fetched_(stats_.counter("contexts_fetched", "contexts read from host rings")),
       completions_(stats_.counter("completions", "ECQ entries written")),
       errors_(stats_.counter("errors", "bad register programming or DMA faults")),
-      ecq_full_waits_(stats_.counter("ecq_full_waits", "times the ECQ was full")) {
+      ecq_full_waits_(stats_.counter("ecq_full_waits", "times the ECQ was full")),
+      sendq_occupancy_(stats_.accumulator(
+          "sendq_occupancy", "SendQ contexts waiting, sampled at each SendQ doorbell")) {
   sideband_.vm_id = 0;
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
@@ -60,6 +62,7 @@ void ControlChannel::reg_write(std::uint64_t offset, std::uint32_t value) {
     }
     if (sub == reg::kRingTail) {
       ++doorbells_;
+      if (r == static_cast<int>(Ring::Send)) sendq_occupancy_.sample(rings_[r].pending());
       if (doorbell_) doorbell_();
     } else if (ecq && sub == reg::kRingHead) {
       ecq_space_ev_.notify(sc_core::SC_ZERO_TIME);

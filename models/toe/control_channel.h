@@ -80,6 +80,7 @@ class ControlChannel : public core::Module {
   core::Counter& completions_;
   core::Counter& errors_;
   core::Counter& ecq_full_waits_;
+  core::Accumulator& sendq_occupancy_;
 };
 
 }  // namespace vtoe::toe
