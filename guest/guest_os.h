@@ -33,6 +33,7 @@ class GuestOs : public core::Module {
 
   ToeDriver& driver() { return *driver_; }
   SocketLayer& sockets() { return *sockets_; }
+  GuestMemory& memory() { return memory_; }
   const std::vector<std::unique_ptr<Application>>& apps() const { return apps_; }
 
  private:

@@ -231,6 +231,8 @@ void Core::reschedule() {
       }
     }
     current_ = next;
+    VTOE_LOG(log_, Trace) << "runs " << (next ? next->name_ : std::string("nothing"))
+                          << (next ? " (" + std::to_string(next->remaining_ps_) + " ps left)" : "");
   }
   tick_.cancel();
   TimePs until = hypervisor::kNoEvent;
