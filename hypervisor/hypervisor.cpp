@@ -196,7 +196,7 @@ int Hypervisor::virtual_acknowledge(int vm) {
       best = i;
   if (best < 0) return gic::kSpuriousId;
   gic::ListRegister& lr = s.lr[static_cast<std::size_t>(best)];
-  lr.state = lr.state == gic::LrState::PendingActive ? gic::LrState::Active : gic::LrState::Active;
+  lr.state = gic::LrState::Active;
   return lr.virtual_id;
 }
 

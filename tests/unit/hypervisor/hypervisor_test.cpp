@@ -1,0 +1,220 @@
+// Bench for hypervisor::Hypervisor: a core with two VMs, a GIC, a bus with a device behind it.
+// Checks exits and their costs, stage-2 pass-through versus trap-and-emulate, virtual interrupt
+// delivery to the right VM across VM switches, and physical interrupts taken as exits.
+#include "hypervisor/hypervisor.h"
+
+#include <gtest/gtest.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <functional>
+#include <systemc>
+#include <vector>
+
+#include "guest/native_ports.h"
+#include "models/cpu/bus_port.h"
+#include "models/gic/gic.h"
+#include "models/mem/interconnect.h"
+
+using namespace vtoe;
+using core::TimePs;
+using cpu::CycleClass;
+
+namespace {
+
+constexpr TimePs kUs = 1'000'000;
+constexpr std::uint64_t kDevPa = 0x5000'0000;
+constexpr std::uint64_t kDevIpa = 0x4000'0000;
+
+// A device that records the accesses it sees.
+struct Device : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Device> in{"in"};
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> writes;
+  SC_HAS_PROCESS(Device);
+  explicit Device(sc_core::sc_module_name n) : sc_module(n) {
+    in.register_b_transport(this, &Device::b_transport);
+  }
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, gp.get_data_ptr(), 4);
+    if (gp.is_write())
+      writes.emplace_back(gp.get_address(), v);
+    else
+      std::memcpy(gp.get_data_ptr(), &(v = 0xabcd), 4);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+};
+
+struct Proc : sc_core::sc_module {
+  SC_HAS_PROCESS(Proc);
+  Proc(sc_core::sc_module_name n, std::function<void()> body)
+      : sc_module(n), body_(std::move(body)) {
+    SC_THREAD(run);
+  }
+  void run() { body_(); }
+  std::function<void()> body_;
+};
+
+struct Bench {
+  hypervisor::HypervisorParams hp = [] {
+    hypervisor::HypervisorParams p;
+    p.vms = 2;
+    return p;
+  }();
+  cpu::Core core{"core", cpu::CoreParams{}, 2};
+  gic::Gic gic{"gic", 2};
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi0{"spi0"}, spi1{"spi1"};
+  mem::Interconnect bus{"bus"};
+  Device dev{"dev"};
+  cpu::BusPort port{"cpu_bus"};
+  guest::BusRegisterPort regs{port.socket(), core, 100};
+  hypervisor::Hypervisor hyp{"hyp", hp, core, gic, irq, regs};
+  Bench() {
+    gic.irq(irq);
+    gic.virq(virq);
+    gic.maintenance(maint);
+    gic.spi[0](spi0);
+    gic.spi[1](spi1);
+    bus.map(kDevPa, 0x1000, dev.in, "dev");
+    port.out.bind(bus.in);
+  }
+};
+
+}  // namespace
+
+TEST(Hypervisor, TrappedAccessIsEmulatedCountedAndCharged) {
+  Bench b;
+  std::vector<std::tuple<int, std::uint64_t, bool, std::uint32_t>> seen;
+  b.hyp.add_trap_handler(
+      0, kDevIpa, 0x1000,
+      [&](int vm, cpu::Core::Context&, std::uint64_t off, bool w, std::uint32_t& v) {
+        seen.emplace_back(vm, off, w, v);
+        if (!w) v = 77;
+      });
+  auto& ctx = b.core.add_context("vm0.driver", 1, 0);
+  std::uint32_t read_back = 0;
+  TimePs done = 0;
+  Proc p("p", [&] {
+    std::uint32_t v = 5;
+    b.hyp.register_port(0).access(ctx, true, kDevIpa + 0x10, v);
+    b.hyp.register_port(0).access(ctx, false, kDevIpa + 0x14, read_back);
+    done = sc_core::sc_time_stamp().value();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(std::get<1>(seen[0]), 0x10u);
+  EXPECT_TRUE(std::get<2>(seen[0]));
+  EXPECT_EQ(std::get<3>(seen[0]), 5u);
+  EXPECT_EQ(read_back, 77u);
+  EXPECT_EQ(b.hyp.exits(0).data_abort, 2u);
+  EXPECT_TRUE(b.dev.writes.empty());  // nothing reached a device
+  // Two exits of (exit + data_abort) cycles, and the WFI trapped when the vCPU went idle after,
+  // all charged to VM 0 as hypervisor time.
+  const auto& c = b.hp.costs;
+  EXPECT_EQ(b.hyp.exits(0).wfi, 1u);
+  EXPECT_EQ(b.core.busy_ps(0, CycleClass::Hypervisor),
+            2 * b.core.cycles_ps(c.exit + c.data_abort) + b.core.cycles_ps(c.exit + c.wfi));
+  EXPECT_GE(done, 2 * b.core.cycles_ps(c.exit + c.data_abort));
+}
+
+TEST(Hypervisor, DevicePageMappedInStage2IsReachedWithoutAnExit) {
+  Bench b;
+  b.hyp.stage2(1).map(kDevIpa, kDevPa, 0x1000, smmu::Perm::rw(), smmu::MemAttr::Device);
+  auto& ctx = b.core.add_context("vm1.driver", 1, 1);
+  std::uint32_t r = 0;
+  Proc p("p", [&] {
+    std::uint32_t v = 9;
+    b.hyp.register_port(1).access(ctx, true, kDevIpa + 0x20, v);
+    b.hyp.register_port(1).access(ctx, false, kDevIpa + 0x24, r);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  ASSERT_EQ(b.dev.writes.size(), 1u);
+  EXPECT_EQ(b.dev.writes[0].first, 0x20u);  // the device sees its own offset at the PA
+  EXPECT_EQ(b.dev.writes[0].second, 9u);
+  EXPECT_EQ(r, 0xabcdu);
+  EXPECT_EQ(b.hyp.exits(1).data_abort, 0u);
+  // Only the WFI when it went idle costs hypervisor time.
+  EXPECT_EQ(b.core.busy_ps(1, CycleClass::Hypervisor),
+            b.hyp.exits(1).wfi * b.core.cycles_ps(b.hp.costs.exit + b.hp.costs.wfi));
+  EXPECT_GT(b.core.busy_ps(1, CycleClass::GuestKernel), 0u);
+}
+
+TEST(Hypervisor, UnemulatedAccessIsCountedWriteDroppedReadZero) {
+  Bench b;
+  auto& ctx = b.core.add_context("vm0.driver", 1, 0);
+  std::uint32_t r = 1234;
+  Proc p("p", [&] {
+    std::uint32_t v = 1;
+    b.hyp.register_port(0).access(ctx, true, 0x9000'0000, v);
+    b.hyp.register_port(0).access(ctx, false, 0x9000'0004, r);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(r, 0u);
+  EXPECT_EQ(b.hyp.bad_accesses(), 2u);
+  EXPECT_EQ(b.hyp.exits(0).data_abort, 2u);
+  EXPECT_TRUE(b.dev.writes.empty());
+}
+
+TEST(Hypervisor, VirtualInterruptReachesOnlyItsVmAcrossSwitches) {
+  Bench b;
+  auto& busy0 = b.core.add_context("vm0.loop", 2, 0);
+  auto& isr1 = b.core.add_context("vm1.isr", 0, 1, /*io_wake=*/true);
+  int acked = -1;
+  TimePs handled_at = 0;
+  bool vm0_ever_pending = false;
+  // VM 0 computes; VM 1 sleeps until its virtual interrupt comes.
+  Proc p0("p0", [&] { b.core.execute(busy0, 20e6, CycleClass::GuestUser); });  // 10 ms
+  Proc p1("p1", [&] {
+    auto& port = b.hyp.interrupt_port(1);
+    while (!port.pending()) sc_core::wait(port.pending_event());
+    b.core.execute(isr1, 1000, CycleClass::GuestKernel);
+    acked = port.acknowledge();
+    port.end_of_interrupt(acked);
+    handled_at = sc_core::sc_time_stamp().value();
+  });
+  Proc inj("inj", [&] {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_MS));
+    b.hyp.inject(1);  // VM 0 is on the core: VM 1's list registers are its saved copy
+    for (int i = 0; i < 100; ++i) {
+      vm0_ever_pending |= b.hyp.interrupt_port(0).pending();
+      sc_core::wait(sc_core::sc_time(100, sc_core::SC_US));
+    }
+  });
+  sc_core::sc_start(sc_core::sc_time(20, sc_core::SC_MS));
+  EXPECT_EQ(acked, b.hp.toe_virq);
+  EXPECT_FALSE(vm0_ever_pending);
+  EXPECT_FALSE(b.hyp.interrupt_port(1).pending());
+  // BOOST + Tickle: VM 1 preempts VM 0 at once instead of waiting for the 30 ms slice.
+  EXPECT_GT(handled_at, 1'000 * kUs);
+  EXPECT_LT(handled_at, 1'000 * kUs + 20 * kUs);
+  EXPECT_GE(b.core.vm_switches(), 1u);
+}
+
+TEST(Hypervisor, PhysicalInterruptIsAnExitOfTheRunningVm) {
+  Bench b;
+  int handled = 0;
+  sc_core::sc_event served;
+  b.hyp.set_irq_handler(gic::kFirstSpi + 1, [&](cpu::Core::Context& ctx) {
+    ++handled;
+    // Quiet the device (a register write, which takes time) before the interrupt is ended.
+    served.notify(sc_core::SC_ZERO_TIME);
+    b.hyp.spend(ctx, 200, 1);
+  });
+  auto& busy1 = b.core.add_context("vm1.loop", 2, 1);
+  Proc p1("p1", [&] { b.core.execute(busy1, 4e6, CycleClass::GuestUser); });  // 2 ms
+  Proc device("device", [&] {
+    sc_core::wait(sc_core::sc_time(500, sc_core::SC_US));
+    b.spi1.write(true);  // a level interrupt, held until the handler served it
+    sc_core::wait(served);
+    b.spi1.write(false);
+  });
+  sc_core::sc_start(sc_core::sc_time(5, sc_core::SC_MS));
+  EXPECT_EQ(handled, 1);
+  EXPECT_EQ(b.hyp.exits(1).irq, 1u);
+  EXPECT_EQ(b.hyp.exits(0).irq, 0u);
+  EXPECT_GT(b.core.busy_ps(1, CycleClass::Hypervisor), 0u);
+}
+
+int sc_main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
