@@ -124,3 +124,17 @@ def test_invalid_virtualization_combinations_are_clear_errors(vtoe, tmp_path, ar
     proc = vtoe.run("run", "scenarios/quickstart.yaml", "--out", tmp_path / "x", *args, check=False)
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("arch", ["de", "da"])
+@pytest.mark.parametrize("direction", ["tx", "rx"])
+def test_10g_throughput_rises_with_message_size(vtoe, tmp_path, arch, direction):
+    rates = []
+    for size in (1000, 2000, 4000, 8000):
+        res, _ = vtoe.scenario(f"scenarios/native/{direction}_10g.yaml", f"architecture={arch}",
+                               f"vms.0.workload.message_size={size}", "duration=60ms", "warmup=15ms",
+                               out=tmp_path / str(size))
+        assert res["vms"][0]["error"] == ""
+        rates.append(rate(res))
+    assert rates == sorted(rates), rates
+    assert rates[0] < 0.7 * rates[-1], rates
