@@ -2,9 +2,18 @@
 
 #include <stdexcept>
 
+#include "models/core/tracer.h"
+
 namespace vtoe::hypervisor {
 
 using cpu::CycleClass;
+
+// An exit or interrupt event on the VM's lane of a timeline trace.
+static void trace_event(const char* component, int vm, const char* what) {
+  if (!core::Tracer::on()) return;
+  auto& t = core::Tracer::instance();
+  t.instant(t.lane(component, "vm" + std::to_string(vm) + " exits"), what, core::now_ps(), "exit");
+}
 
 // The vCPU's register accesses: stage 2 passes device pages through, traps the rest.
 class Hypervisor::Stage2Port : public guest::RegisterPort {
@@ -64,8 +73,14 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
   hooks.wfi_cycles = params.costs.exit + params.costs.wfi;
   hooks.tick_cycles = params.costs.exit + params.costs.tick;
   hooks.on_switch = [this](int from, int to) { vm_switched(from, to); };
-  hooks.on_wfi = [this](int vm) { ++exits_[static_cast<std::size_t>(vm)].wfi; };
-  hooks.on_timer = [this](int vm) { ++exits_[static_cast<std::size_t>(vm)].timer; };
+  hooks.on_wfi = [this](int vm) {
+    ++exits_[static_cast<std::size_t>(vm)].wfi;
+    trace_event(this->name(), vm, "WFI");
+  };
+  hooks.on_timer = [this](int vm) {
+    ++exits_[static_cast<std::size_t>(vm)].timer;
+    trace_event(this->name(), vm, "timer");
+  };
   core_.set_vm_scheduler(scheduler_.get(), hooks);
   SC_THREAD(irq_thread);
 }
@@ -95,6 +110,7 @@ void Hypervisor::guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa,
   }
   // Stage-2 data abort: exit to Hyp mode and emulate.
   ++exits_[static_cast<std::size_t>(vm)].data_abort;
+  trace_event(name(), vm, "data abort");
   spend(ctx, params_.costs.exit + params_.costs.data_abort, vm);
   for (Trap& trap : traps_) {
     if (trap.vm == vm && ipa >= trap.ipa && ipa - trap.ipa < trap.size) {
@@ -114,7 +130,10 @@ void Hypervisor::irq_thread() {
     while (!gic_.irq_asserted()) sc_core::wait(gic_irq_.posedge_event());
     // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
     const int running = core_.running_vm();
-    if (running >= 0) ++exits_[static_cast<std::size_t>(running)].irq;
+    if (running >= 0) {
+      ++exits_[static_cast<std::size_t>(running)].irq;
+      trace_event(name(), running, "IRQ");
+    }
     spend(irq_ctx_, params_.costs.exit + params_.costs.irq, running >= 0 ? running : 0);
     const int id = gic_.acknowledge();
     if (id == gic::kSpuriousId) continue;
@@ -168,6 +187,11 @@ void Hypervisor::place_virq(int vm) {
 
 void Hypervisor::inject(int vm) {
   ++injections_;
+  if (core::Tracer::on()) {
+    auto& t = core::Tracer::instance();
+    t.instant(t.lane(name(), "vm" + std::to_string(vm) + " virtual IRQs"), "inject", core::now_ps(),
+              "irq");
+  }
   place_virq(vm);
   virq_ev_[static_cast<std::size_t>(vm)]->notify(sc_core::SC_ZERO_TIME);
 }

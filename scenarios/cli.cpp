@@ -68,6 +68,13 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("LEVEL")
       ->check(CLI::IsMember({"off", "error", "warn", "info", "debug", "trace"}));
   run->add_flag("--quiet,-q", args.run.quiet, "Print nothing but errors");
+  std::string trace_window;
+  run->add_flag("--trace", args.run.trace,
+                "Write a timeline trace (DIR/trace.json, Chrome trace events for Perfetto)");
+  run->add_option("--trace-window", trace_window,
+                  "Simulated time span to trace, e.g. 20ms:25ms (default: 10 ms after warm-up); "
+                  "implies --trace")
+      ->type_name("FROM:TO");
 
   CLI::App* validate = app.add_subcommand("validate", "Check a scenario and print it resolved");
   add_scenario_options(validate, args.run, seed);
@@ -128,6 +135,19 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       args.run.out_dir = "out/" + stem;
     }
     args.run.log_level = core::parse_log_level(log_level);
+    if (!trace_window.empty()) {
+      const auto colon = trace_window.find(':');
+      try {
+        if (colon == std::string::npos) throw core::UnitError("expected FROM:TO, e.g. 20ms:25ms");
+        args.run.trace_from_ps = core::parse_time(trace_window.substr(0, colon));
+        args.run.trace_to_ps = core::parse_time(trace_window.substr(colon + 1));
+      } catch (const core::UnitError& e) {
+        throw UsageError("--trace-window " + trace_window + ": " + e.what());
+      }
+      if (args.run.trace_to_ps <= args.run.trace_from_ps)
+        throw UsageError("--trace-window " + trace_window + ": the end must be after the start");
+      args.run.trace = true;
+    }
   }
   args.keys_format = keys_format == "markdown" ? KeysFormat::Markdown : KeysFormat::Text;
   return args;

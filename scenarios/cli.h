@@ -32,6 +32,9 @@ struct RunOptions {
   bool pcap = false;              ///< write a pcap per link
   core::LogLevel log_level = core::LogLevel::Info;
   bool quiet = false;  ///< no progress or summary on stdout
+  bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
+  /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
+  std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
 };
 
 enum class Command { Run, Validate, Keys, Help, Version };

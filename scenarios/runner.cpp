@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "models/core/tracer.h"
 #include "scenarios/platform.h"
 
 namespace vtoe::scenario {
@@ -185,16 +186,30 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
 
 }  // namespace
 
-ordered_json simulate(const Config& cfg, const std::string& pcap_dir) {
+ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std::string& trace_path,
+                      const RunOptions* options) {
   const core::TimePs duration = cfg.get_time("duration");
   const core::TimePs warmup = cfg.get_time("warmup");
+  if (!trace_path.empty()) {
+    core::TimePs from = warmup, to = warmup + 10'000'000'000ull;  // 10 ms after warm-up
+    if (options && options->trace_to_ps) {
+      from = options->trace_from_ps;
+      to = options->trace_to_ps;
+    }
+    core::Tracer::instance().enable(from, std::min(to, duration));
+  }
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
   if (warmup) sc_core::sc_start(core::ps(warmup));
   const Snapshot base = snapshot(platform);
   platform.mark_baseline();
   sc_core::sc_start(core::ps(duration - warmup));
-  return collect(platform, base, static_cast<double>(duration - warmup) / 1e12);
+  ordered_json results = collect(platform, base, static_cast<double>(duration - warmup) / 1e12);
+  if (!trace_path.empty()) {
+    platform.core().flush_trace();
+    core::Tracer::instance().write(trace_path);
+  }
+  return results;
 }
 
 int run_scenario(const Config& cfg, const RunOptions& options) {
@@ -208,7 +223,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
     return kExitFailure;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const ordered_json results = simulate(cfg, options.pcap ? dir : "");
+  const ordered_json results =
+      simulate(cfg, options.pcap ? dir : "", options.trace ? dir + "/trace.json" : "", &options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double sim_s = results["sim_time_s"].get<double>();
 
@@ -252,7 +268,9 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << " Mbit/s; link0: " << results["links"][0]["frames"] << " frames, "
         << results["links"][0]["drops"] << " dropped\n";
     out << "results: " << dir << "/results.json"
-        << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "") << "\n";
+        << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "")
+        << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
+        << "\n";
     std::cout << out.str();
   }
   return 0;

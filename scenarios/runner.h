@@ -14,7 +14,10 @@ namespace vtoe::scenario {
 // Entry point used by `vtoe run`; returns the process exit status.
 int run_scenario(const Config& cfg, const RunOptions& options);
 
-// Builds, simulates and returns results.json's content (no files, no output). For tests.
-nlohmann::ordered_json simulate(const Config& cfg, const std::string& pcap_dir = "");
+// Builds, simulates and returns results.json's content (no files, no output). With `trace_path`,
+// also writes the timeline trace of the window options give.
+nlohmann::ordered_json simulate(const Config& cfg, const std::string& pcap_dir = "",
+                                const std::string& trace_path = "",
+                                const RunOptions* options = nullptr);
 
 }  // namespace vtoe::scenario

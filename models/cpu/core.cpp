@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/core/tracer.h"
+
 namespace vtoe::cpu {
 
 using core::TimePs;
@@ -75,9 +77,28 @@ int Core::charge_owner(int wanted) const {
   return running_vm_ >= 0 ? running_vm_ : 0;
 }
 
-void Core::add_overhead(double cycles, CycleClass cls, int owner) {
+void Core::add_overhead(double cycles, CycleClass cls, int owner, const char* what) {
   if (cycles <= 0) return;
-  overheads_.push_back({cycles_ps(cycles), cls, charge_owner(owner)});
+  overheads_.push_back({cycles_ps(cycles), cls, charge_owner(owner), what});
+}
+
+void Core::trace_run(const Context& c, TimePs end) {
+  auto& t = core::Tracer::instance();
+  const std::string lane =
+      c.domain_ == kHypervisorDomain ? std::string("hypervisor") : "vm" + std::to_string(c.domain_);
+  t.span(t.lane(name(), lane), c.name_, c.run_start_, end, "cpu");
+}
+
+void Core::flush_trace() {
+  if (!core::Tracer::on()) return;
+  account();
+  const TimePs now = core::now_ps();
+  if (current_) trace_run(*current_, now);
+  if (vm_sched_ && running_vm_ >= 0) {
+    auto& t = core::Tracer::instance();
+    t.span(t.lane(name(), "vCPU on core"), "vm" + std::to_string(running_vm_), vm_since_, now,
+           "vm");
+  }
 }
 
 void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
@@ -109,11 +130,17 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
 void Core::account() {
   const TimePs now = core::now_ps();
   TimePs elapsed = now - seg_start_;
+  TimePs at = seg_start_;
   seg_start_ = now;
   while (elapsed > 0 && !overheads_.empty()) {
     Overhead& o = overheads_.front();
     const TimePs take = std::min(elapsed, o.ps);
     busy_[o.owner][static_cast<int>(o.cls)] += take;
+    if (core::Tracer::on()) {
+      auto& t = core::Tracer::instance();
+      t.span(t.lane(name(), "overheads"), o.what, at, at + take, "cpu");
+    }
+    at += take;
     o.ps -= take;
     elapsed -= take;
     if (o.ps == 0) overheads_.pop_front();
@@ -161,7 +188,7 @@ void Core::decide_vm() {
       vm_blocked_[running_vm_] = true;
       vm_sched_->block(running_vm_, now);
       if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
-      add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_);
+      add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_, "WFI trap");
       vm_decision_due_ = true;
     }
   }
@@ -173,7 +200,7 @@ void Core::decide_vm() {
   if (timer && running_vm_ >= 0) {
     // The scheduler's timer interrupt: an exit of the running VM.
     if (hooks_.on_timer) hooks_.on_timer(running_vm_);
-    add_overhead(hooks_.tick_cycles, CycleClass::Hypervisor, running_vm_);
+    add_overhead(hooks_.tick_cycles, CycleClass::Hypervisor, running_vm_, "scheduler tick");
   }
   const int next = vm_sched_->pick(running_vm_, now);
   VTOE_LOG(log_, Debug) << "VM decision: running " << running_vm_ << " -> " << next
@@ -181,8 +208,14 @@ void Core::decide_vm() {
   if (next != running_vm_) {
     if (running_vm_ >= 0 && next >= 0) {
       ++vm_switches_;
-      add_overhead(hooks_.switch_cycles, CycleClass::Hypervisor, next);
+      add_overhead(hooks_.switch_cycles, CycleClass::Hypervisor, next, "VM switch");
     }
+    if (core::Tracer::on() && running_vm_ >= 0) {
+      auto& t = core::Tracer::instance();
+      t.span(t.lane(name(), "vCPU on core"), "vm" + std::to_string(running_vm_), vm_since_, now,
+             "vm");
+    }
+    vm_since_ = now;
     if (hooks_.on_switch) hooks_.on_switch(running_vm_, next);
     running_vm_ = next;
   }
@@ -213,6 +246,10 @@ void Core::reschedule() {
   }
   Context* next = pick();
   if (next != current_) {
+    if (core::Tracer::on()) {
+      if (current_) trace_run(*current_, core::now_ps());
+      if (next) next->run_start_ = core::now_ps();
+    }
     if (current_) {
       ++preemptions_;
       current_->slice_used_ps_ = 0;
@@ -226,7 +263,8 @@ void Core::reschedule() {
           next->priority_ >= params_.switch_cost_min_priority) {
         Context*& last = last_process_[next->domain_];
         if (last && last != next)
-          add_overhead(params_.switch_cycles, CycleClass::GuestKernel, next->domain_);
+          add_overhead(params_.switch_cycles, CycleClass::GuestKernel, next->domain_,
+                       "process switch");
         last = next;
       }
     }

@@ -79,6 +79,7 @@ class Core : public core::Module {
     int charge_ = 0;         // owner the current request is charged to
     std::uint64_t seq_ = 0;  // FIFO order among equal priorities
     core::TimePs slice_used_ps_ = 0;
+    core::TimePs run_start_ = 0;  // when it last got the core (timeline traces)
     sc_core::sc_event done_;
   };
 
@@ -113,12 +114,15 @@ class Core : public core::Module {
   int owners() const { return static_cast<int>(busy_.size()); }
   std::uint64_t context_switches() const { return switches_.value(); }
   std::uint64_t vm_switches() const { return vm_switches_.value(); }
+  // Closes the spans still open in a timeline trace (call at the end of a run).
+  void flush_trace();
 
  private:
   struct Overhead {
     core::TimePs ps;
     CycleClass cls;
     int owner;
+    const char* what;  // for traces
   };
   void on_tick();
   void on_wfi_check();
@@ -126,7 +130,8 @@ class Core : public core::Module {
   void reschedule();
   void decide_vm();
   Context* pick() const;
-  void add_overhead(double cycles, CycleClass cls, int owner);
+  void add_overhead(double cycles, CycleClass cls, int owner, const char* what);
+  void trace_run(const Context& c, core::TimePs end);
   int charge_owner(int wanted) const;
 
   CoreParams params_;
@@ -153,6 +158,7 @@ class Core : public core::Module {
   bool wfi_check_armed_ = false;
   bool wfi_due_ = false;
   core::TimePs vm_next_event_ = hypervisor::kNoEvent;
+  core::TimePs vm_since_ = 0;  // when the running VM got the core (timeline traces)
 
   core::Counter& switches_;
   core::Counter& preemptions_;

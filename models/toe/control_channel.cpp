@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "models/core/tracer.h"
 #include "models/toe/dma_port.h"
 
 namespace vtoe::toe {
@@ -62,6 +63,13 @@ void ControlChannel::reg_write(std::uint64_t offset, std::uint32_t value) {
     }
     if (sub == reg::kRingTail) {
       ++doorbells_;
+      if (core::Tracer::on()) {
+        static const char* const kNames[] = {"CmdQ doorbell", "SendQ doorbell", "RecvQ doorbell",
+                                             "ECQ"};
+        auto& t = core::Tracer::instance();
+        t.instant(t.lane("toe", std::string(name()) + " doorbells"), kNames[r], core::now_ps(),
+                  "toe");
+      }
       if (r == static_cast<int>(Ring::Send)) sendq_occupancy_.sample(rings_[r].pending());
       if (doorbell_) doorbell_();
     } else if (ecq && sub == reg::kRingHead) {
@@ -142,6 +150,14 @@ void ControlChannel::completion_thread() {
     }
     ecq.produce();
     ++completions_;
+    if (core::Tracer::on()) {
+      static const char* const kEvents[] = {"?",          "CmdDone",  "Connected",
+                                            "Accepted",   "SendDone", "RxData",
+                                            "PeerClosed", "Closed",   "Error"};
+      auto& t = core::Tracer::instance();
+      t.instant(t.lane("toe", std::string(name()) + " completions"),
+                desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
+    }
     if (completion_written_) completion_written_();
     update_irq();
   }

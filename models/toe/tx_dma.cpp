@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/core/tracer.h"
 #include "models/toe/dma_port.h"
 
 namespace vtoe::toe {
@@ -39,6 +40,11 @@ bool TxDma::more_queued_for(const TxJob& job) const {
 }
 
 void TxDma::finish(TxJob& job, EventType type, Status status) {
+  if (core::Tracer::on()) {
+    auto& t = core::Tracer::instance();
+    t.span(t.lane("toe", "tx_dma channel" + std::to_string(job.channel)),
+           "send " + std::to_string(job.desc.length) + " B", job.started_ps, core::now_ps(), "toe");
+  }
   if (type != EventType::SendDone)
     if (CcbEntry* e = ccb_.find(job.channel, job.desc.sock); e && e->conn)
       ppm_.stack().set_cork(e->conn, false, core::now_ps());
@@ -59,6 +65,7 @@ void TxDma::run() {
   for (;;) {
     while (jobs_.empty()) sc_core::wait(job_ev_);
     TxJob& job = jobs_.front();
+    if (job.done == 0 && job.started_ps == 0) job.started_ps = core::now_ps();
     CcbEntry* e = ccb_.find(job.channel, job.desc.sock);
     if (!e || !e->conn || e->kind != CcbEntry::Kind::Connection ||
         e->state != CcbEntry::State::Established) {

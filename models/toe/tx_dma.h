@@ -20,6 +20,7 @@ struct TxJob {
   int channel = 0;
   SendDesc desc{};
   std::uint32_t done = 0;
+  core::TimePs started_ps = 0;  // when the Tx DMA began it (timeline traces)
 };
 
 class TxDma : public core::Module {

@@ -138,3 +138,28 @@ def test_10g_throughput_rises_with_message_size(vtoe, tmp_path, arch, direction)
         rates.append(rate(res))
     assert rates == sorted(rates), rates
     assert rates[0] < 0.7 * rates[-1], rates
+
+
+def test_timeline_trace_covers_the_window_and_leaves_results_unchanged(vtoe, tmp_path):
+    import json
+    base = ["duration=60ms", "warmup=10ms"]
+    plain, out_plain = vtoe.scenario("scenarios/virt/qos_4vm.yaml", *base, out=tmp_path / "plain")
+    traced, out = vtoe.scenario("scenarios/virt/qos_4vm.yaml", *base, out=tmp_path / "traced",
+                                extra=["--trace-window", "20ms:22ms"])
+    assert (out_plain / "results.json").read_bytes() == (out / "results.json").read_bytes()
+    trace = json.loads((out / "trace.json").read_text())
+    events = trace["traceEvents"]
+    lanes = {e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert {"vCPU on core", "overheads", "hypervisor"} <= lanes
+    assert any(l.endswith("exits") for l in lanes) and any("doorbells" in l for l in lanes)
+    timed = [e for e in events if e["ph"] in ("X", "i")]
+    assert len(timed) > 100
+    for e in timed:  # microseconds, clipped to the window
+        assert 20000.0 <= float(e["ts"]) <= 22000.0
+        if e["ph"] == "X":
+            assert float(e["ts"]) + float(e["dur"]) <= 22000.000001
+
+
+def test_bad_trace_window_is_a_usage_error(vtoe, tmp_path):
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--trace-window", "5ms", "--out", tmp_path, check=False)
+    assert proc.returncode == 2 and "--trace-window" in proc.stderr

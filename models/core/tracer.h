@@ -1,0 +1,56 @@
+// Timeline trace in Chrome's trace-event format (opens in Perfetto / chrome://tracing): spans
+// ("X" events) and instants ("i") on named lanes, grouped by component. Only what falls inside
+// the trace window is kept. Off unless enabled; models check Tracer::on() first, so a run without
+// a trace pays one predictable branch per hook.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/core/module.h"
+
+namespace vtoe::core {
+
+class Tracer {
+ public:
+  static Tracer& instance();
+  static bool on() { return enabled_; }
+
+  void enable(TimePs from, TimePs to);
+  void disable() { enabled_ = false; }
+  TimePs from() const { return from_; }
+  TimePs to() const { return to_; }
+
+  // A lane ("thread") inside a component ("process"); created on first use.
+  int lane(const std::string& component, const std::string& lane_name);
+  // A span [start, end) on `lane`, clipped to the window.
+  void span(int lane, const std::string& name, TimePs start, TimePs end, const char* category);
+  void instant(int lane, const std::string& name, TimePs at, const char* category);
+  std::size_t events() const { return events_.size(); }
+  // Writes {"traceEvents": [...]} to `path`; throws std::runtime_error naming the path.
+  void write(const std::string& path) const;
+
+ private:
+  struct Event {
+    char phase;
+    int lane;
+    TimePs ts, dur;
+    std::string name;
+    const char* category;
+  };
+  struct Lane {
+    int pid, tid;
+    std::string component, name;
+  };
+  static bool enabled_;
+  TimePs from_ = 0, to_ = 0;
+  std::vector<Event> events_;
+  std::vector<Lane> lanes_;
+  std::map<std::pair<std::string, std::string>, int> lane_ids_;
+  std::map<std::string, int> pids_;
+};
+
+}  // namespace vtoe::core
