@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/scenarios/vtoe
 VENV := build/venv
 
-.PHONY: quickstart test deps build bench clean format asan venv
+.PHONY: quickstart test deps build bench clean format asan venv paper
 
 quickstart: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -29,10 +29,14 @@ venv: $(VENV)/.stamp
 
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts
 
 asan:
 	$(MAKE) test PRESET=asan
+
+# Section 5 of the paper: every experiment, one figure per paper figure, out/paper/report.md.
+paper: build venv
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/reproduce.py --jobs $(JOBS)
 
 bench: build
 	bench/run_bench.sh $(VTOE)

@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""Reproduce section 5 of the reference paper (Chang et al., "Virtualization Technology for TCP/IP
+Offload Engine", IEEE TCC 2014) with vtoe.
+
+Runs every experiment of section 5 (the sweeps in scenarios/paper/), draws one figure per paper
+figure (PNG and SVG) into OUT (default out/paper/), and writes OUT/report.md: for each figure a
+table of the paper's numbers against ours with the error in percent where the paper gives
+numbers, our measured values, and each qualitative claim of section 5 marked holds / does not
+hold with the figure that shows it. OUT/summary.json holds every number the report quotes.
+
+    python3 scripts/reproduce.py [--jobs N] [--scheduler tcp://HOST:PORT] [--out DIR] [--quick]
+
+--quick runs shorter simulations (for CI); the claims are checked the same way.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from vtoe_sweep import load_sweep, run_sweep  # noqa: E402
+
+FIGURES = ["fig07", "fig09ab", "fig09cd", "fig10", "fig11", "fig12", "fig13"]
+SIZES = [1000, 2000, 4000, 8000]
+# Shorter windows for --quick (CI). Fig. 12's phases are fixed by its scenario.
+QUICK = {
+    "fig07": {"duration": "200ms", "warmup": "30ms"},
+    "fig09ab": {"duration": "50ms", "warmup": "15ms"},
+    "fig09cd": {"duration": "60ms", "warmup": "15ms"},
+    "fig10": {"duration": "100ms", "warmup": "30ms"},
+    "fig11": {"duration": "120ms", "warmup": "30ms"},
+    "fig13": {"duration": "200ms", "warmup": "30ms"},
+}
+# Section 5.1's numbers (Mbit/s, 8000-byte messages, 10 Gbit/s TOE).
+PAPER_10G = {("tcp_tx", "native"): 4991, ("tcp_tx", "de"): 3022, ("tcp_tx", "da"): 0.80 * 4991,
+             ("tcp_rx", "native"): 4633, ("tcp_rx", "de"): 2745, ("tcp_rx", "da"): 3750}
+ARCH_LABEL = {"native": "Native", "de": "Device emulation (DE)", "da": "Direct access (DA)"}
+
+
+def rate(df):
+    return float((df["vm.tx_mbps"] + df["vm.rx_mbps"]).sum())
+
+
+def pct(ours, paper):
+    return 100.0 * (ours - paper) / paper
+
+
+class Report:
+    def __init__(self):
+        self.sections, self.claims, self.summary = [], [], {}
+
+    def value(self, key, v):
+        self.summary[key] = round(float(v), 3)
+        return self.summary[key]
+
+    def claim(self, text, figure, holds, evidence):
+        self.claims.append((text, figure, bool(holds), evidence))
+
+    def section(self, title, lines):
+        self.sections.append((title, lines))
+
+    def write(self, path, header):
+        out = [header, "", "## Claims of section 5", "",
+               "| Claim | Figure | Verdict | Evidence |", "|---|---|---|---|"]
+        for text, fig, holds, ev in self.claims:
+            out.append(f"| {text} | {fig} | {'holds' if holds else '**does not hold**'} | {ev} |")
+        held = sum(1 for c in self.claims if c[2])
+        out += ["", f"{held} of {len(self.claims)} claims hold.", ""]
+        for title, lines in self.sections:
+            out += [f"## {title}", ""] + lines + [""]
+        path.write_text("\n".join(out))
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def save(fig, out, name):
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(out / f"{name}.{ext}", dpi=120)
+
+
+# ------------------------------------------------------------------------------------------ figures
+
+def fig09ab(df, rep, plt, out):
+    for fig_id, wl, title in (("9a", "tcp_tx", "Transmit"), ("9b", "tcp_rx", "Receive")):
+        d = df[df["vm.workload"] == wl]
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+        series = {}
+        for arch in ("native", "de", "da"):
+            ys = [rate(d[(d["architecture"] == arch) & (d["vm.message_size"] == s)]) for s in SIZES]
+            series[arch] = ys
+            for s, y in zip(SIZES, ys):
+                rep.value(f"fig{fig_id}.{arch}.{s}", y)
+            ax.plot(SIZES, ys, marker="o", label=ARCH_LABEL[arch])
+        ax.set(xlabel="message size (bytes)", ylabel="throughput (Mbit/s)",
+               title=f"Fig. {fig_id}: {title}, 10 Gbit/s TOE")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+        save(fig, out, f"fig{fig_id}")
+        plt.close(fig)
+        rows = []
+        for arch in ("native", "de", "da"):
+            paper = PAPER_10G[(wl, arch)]
+            ours = series[arch][-1]
+            rows.append([ARCH_LABEL[arch], f"{paper:.0f}", f"{ours:.0f}", f"{pct(ours, paper):+.1f}%"])
+        ratio = series["da"][-1] / series["de"][-1]
+        paper_ratio = 1.32 if wl == "tcp_tx" else 1.366
+        rows.append(["DA / DE", f"{paper_ratio:.3f}", f"{ratio:.3f}", f"{pct(ratio, paper_ratio):+.1f}%"])
+        rep.value(f"fig{fig_id}.da_over_de", ratio)
+        lines = table(["8000-byte messages", "paper (Mbit/s)", "vtoe (Mbit/s)", "error"], rows)
+        lines += [""] + table(["message size"] + [ARCH_LABEL[a] for a in ("native", "de", "da")],
+                              [[s] + [f"{series[a][i]:.0f}" for a in ("native", "de", "da")]
+                               for i, s in enumerate(SIZES)])
+        lines += ["", f"![Fig. {fig_id}](fig{fig_id}.png)"]
+        rep.section(f"Fig. {fig_id}: {title.lower()} throughput, 10 Gbit/s", lines)
+        within = all(abs(pct(series[a][-1], PAPER_10G[(wl, a)])) <= 10 for a in ("native", "de", "da"))
+        rep.claim(f"{title}: native, DE and DA at 8000 B within 10% of the paper", f"{fig_id}", within,
+                  ", ".join(f"{a} {series[a][-1]:.0f}" for a in ("native", "de", "da")))
+        rising = all(series[a] == sorted(series[a]) for a in series)
+        rep.claim(f"{title}: throughput rises with the message size", fig_id, rising,
+                  f"DE {series['de'][0]:.0f} -> {series['de'][-1]:.0f} Mbit/s")
+        order = all(series["native"][i] > series["da"][i] > series["de"][i] for i in range(len(SIZES)))
+        rep.claim(f"{title}: native > DA > DE at every message size", fig_id, order,
+                  f"8000 B: {series['native'][-1]:.0f} > {series['da'][-1]:.0f} > {series['de'][-1]:.0f}")
+        idle = float(d["vm.cpu.idle"].max())
+        rep.claim(f"{title}: the CPU, not the 10 Gbit/s link, is the limit", fig_id,
+                  idle < 0.05 and max(series["native"]) < 8000, f"largest idle fraction {idle:.3f}")
+
+
+def fig09cd(df, rep, plt, out):
+    for fig_id, wl, title, lo, hi in (("9c", "tcp_tx", "transmit", 5, 23), ("9d", "tcp_rx", "receive", 7, 15)):
+        d = df[df["vm.workload"] == wl]
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        parts = ["vm.cpu.guest_user", "vm.cpu.guest_kernel", "vm.cpu.hypervisor", "vm.cpu.idle"]
+        labels, bottoms, x = [], None, 0
+        rows, gaps = [], []
+        for s in SIZES:
+            vals = {}
+            for arch in ("de", "da"):
+                r = d[(d["architecture"] == arch) & (d["vm.message_size"] == s)].iloc[0]
+                vals[arch] = r
+                bottom = 0.0
+                for p, color in zip(parts, ("#4c72b0", "#55a868", "#c44e52", "#dddddd")):
+                    ax.bar(x, r[p], bottom=bottom, color=color, label=p.split(".")[-1] if x == 0 else None)
+                    bottom += r[p]
+                labels.append(f"{arch.upper()}-{s}")
+                x += 1
+                rep.value(f"fig{fig_id}.{arch}.{s}.idle", r["vm.cpu.idle"])
+                rep.value(f"fig{fig_id}.{arch}.{s}.mbps", r["vm.tx_mbps"] + r["vm.rx_mbps"])
+            gap = 100 * (vals["da"]["vm.cpu.idle"] - vals["de"]["vm.cpu.idle"])
+            gaps.append(gap)
+            rows.append([s, f"{vals['de']['vm.tx_mbps'] + vals['de']['vm.rx_mbps']:.0f}",
+                         f"{100 * vals['de']['vm.cpu.idle']:.1f}%",
+                         f"{vals['da']['vm.tx_mbps'] + vals['da']['vm.rx_mbps']:.0f}",
+                         f"{100 * vals['da']['vm.cpu.idle']:.1f}%", f"{gap:+.1f} points"])
+            x += 0.5
+        ax.set_xticks([i + (i // 2) * 0.5 for i in range(len(labels))], labels, rotation=45, fontsize=8)
+        ax.set(ylabel="fraction of CPU time", title=f"Fig. {fig_id}: CPU time, {title}, 1 Gbit/s TOE")
+        ax.legend(fontsize=7, loc="upper left")
+        save(fig, out, f"fig{fig_id}")
+        plt.close(fig)
+        lines = table(["message size", "DE Mbit/s", "DE idle", "DA Mbit/s", "DA idle", "DA - DE idle"], rows)
+        lines += ["", f"Paper: DA leaves {lo}-{hi}% more idle CPU than DE ({title}).", "",
+                  f"![Fig. {fig_id}](fig{fig_id}.png)"]
+        rep.section(f"Fig. {fig_id}: CPU breakdown, {title}, 1 Gbit/s", lines)
+        rep.claim(f"1 Gbit/s {title}: DA leaves more idle CPU than DE at every message size", fig_id,
+                  all(g > 0 for g in gaps), ", ".join(f"{g:+.1f}" for g in gaps))
+        rep.claim(f"1 Gbit/s {title}: the DA-DE idle gap lies within the paper's {lo}-{hi}%", fig_id,
+                  all(lo - 0.5 <= g <= hi + 0.5 for g in gaps), ", ".join(f"{g:.1f}" for g in gaps))
+        if wl == "tcp_tx":
+            de1 = float(d[(d["architecture"] == "de") & (d["vm.message_size"] == 1000)]["vm.tx_mbps"].iloc[0])
+            da1 = float(d[(d["architecture"] == "da") & (d["vm.message_size"] == 1000)]["vm.tx_mbps"].iloc[0])
+            rep.claim("DE cannot reach 1 Gbit/s with 1000-byte messages while DA can", fig_id,
+                      de1 < 0.9 * 949 and da1 > 0.97 * 949, f"DE {de1:.0f}, DA {da1:.0f} Mbit/s (line goodput 949)")
+        idle_rises = all(
+            list(d[d["architecture"] == a].sort_values("vm.message_size")["vm.cpu.idle"])
+            == sorted(d[d["architecture"] == a]["vm.cpu.idle"]) for a in ("de", "da"))
+        rep.claim(f"1 Gbit/s {title}: idle time grows with the message size", fig_id, idle_rises,
+                  "DE and DA idle vs message size")
+
+
+def fig10(df, rep, plt, out):
+    d = df.copy()
+    d["active"] = d.groupby("point_id")["vm.tx_mbps"].transform(lambda s: int((s > 1).sum()))
+    totals = d.groupby(["architecture", "vm.message_size", "active"])["vm.tx_mbps"].sum()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    rows, flat = [], True
+    for ax, arch in zip(axes, ("de", "da")):
+        for j, s in enumerate(SIZES):
+            ys = [float(totals.get((arch, s, n), float("nan"))) for n in (1, 2, 3, 4)]
+            for n, y in zip((1, 2, 3, 4), ys):
+                rep.value(f"fig10.{arch}.{s}.{n}vm", y)
+            ax.bar([n + (j - 1.5) * 0.2 for n in (1, 2, 3, 4)], ys, width=0.2, label=f"{s} B")
+            flat &= min(ys) > 0.95 * max(ys)
+            rows.append([ARCH_LABEL[arch], s] + [f"{y:.0f}" for y in ys])
+        ax.set(title=f"{arch.upper()}", xlabel="number of VMs", xticks=[1, 2, 3, 4])
+    axes[0].set_ylabel("total throughput (Mbit/s)")
+    axes[1].legend(fontsize=7)
+    fig.suptitle("Fig. 10: throughput vs number of VMs, 10 Gbit/s TOE")
+    save(fig, out, "fig10")
+    plt.close(fig)
+    rep.section("Fig. 10: scalability, 10 Gbit/s", table(["architecture", "message size", "1 VM", "2 VMs", "3 VMs", "4 VMs"], rows)
+                + ["", "![Fig. 10](fig10.png)"])
+    rep.claim("No degradation of total throughput as the number of guests grows (DE and DA)", "10", flat,
+              "every (architecture, size): min >= 95% of max over 1-4 VMs")
+
+
+def fig11(df, rep, plt, out):
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
+    shares = {}
+    rows = []
+    for ax, policy, tag in zip(axes, ("rr", "dwrr"), ("11a", "11b")):
+        d = df[df["toe.dispatcher.policy"] == policy].sort_values("vm")
+        ys = list(d["vm.tx_mbps"])
+        for i, y in enumerate(ys):
+            rep.value(f"fig{tag}.vm{i}", y)
+        shares[policy] = [y / sum(ys) for y in ys]
+        ax.bar([f"VM{i}\n{int(m)} B" for i, m in enumerate(d["vm.message_size"])], ys)
+        ax.set(title=f"Fig. {tag}: {'round robin' if policy == 'rr' else 'DWRR'}")
+        rows.append([policy.upper()] + [f"{y:.0f}" for y in ys] + [f"{sum(ys):.0f}"])
+    axes[0].set_ylabel("throughput (Mbit/s)")
+    save(fig, out, "fig11")
+    plt.close(fig)
+    rep.section("Fig. 11: dispatching policy, four VMs with 1000/2000/4000/8000-byte messages, 1 Gbit/s",
+                table(["policy", "VM0", "VM1", "VM2", "VM3", "total"], rows) + ["", "![Fig. 11](fig11.png)"])
+    rr, dw = shares["rr"], shares["dwrr"]
+    rep.claim("Round robin is unfair when message sizes differ", "11a", rr[3] > 3 * rr[0],
+              f"shares {', '.join(f'{100 * s:.0f}%' for s in rr)}")
+    rep.claim("DWRR shares the TOE fairly despite different message sizes", "11b", max(dw) - min(dw) < 0.04,
+              f"shares {', '.join(f'{100 * s:.0f}%' for s in dw)}")
+
+
+def fig12(df, rep, plt, out):
+    phases = {"20ms": "phase 1 (all)", "220ms": "phase 2 (VM0 stopped)", "420ms": "phase 3 (VM1 only)"}
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    rows, data = [], {}
+    for k, (w, label) in enumerate(phases.items()):
+        d = df[df["warmup"].astype(str) == w].sort_values("vm")
+        ys = list(d["vm.tx_mbps"])
+        data[w] = ys
+        for i, y in enumerate(ys):
+            rep.value(f"fig12.{label.split()[0]}{label.split()[1]}.vm{i}", y)
+            ax.bar(k + (i - 1.5) * 0.2, y, width=0.2, color=f"C{i}", label=f"VM{i}" if k == 0 else None)
+        rows.append([label] + [f"{y:.0f}" for y in ys] + [f"{sum(ys):.0f}"])
+    ax.set_xticks(range(3), list(phases.values()), fontsize=8)
+    ax.set(ylabel="throughput (Mbit/s)", title="Fig. 12: DWRR with weights 4:1:2:2, 1 Gbit/s TOE")
+    ax.legend(fontsize=7)
+    save(fig, out, "fig12")
+    plt.close(fig)
+    rep.section("Fig. 12: weighted shares over time", table(["phase", "VM0", "VM1", "VM2", "VM3", "total"], rows)
+                + ["", "![Fig. 12](fig12.png)"])
+    p1, p2, p3 = data["20ms"], data["220ms"], data["420ms"]
+    near = lambda a, b: abs(a - b) <= 0.1 * b  # noqa: E731
+    rep.claim("DWRR keeps shares 4:1:2:2 when all four VMs send", "12",
+              near(p1[0] / p1[1], 4) and near(p1[2] / p1[1], 2) and near(p1[3] / p1[1], 2),
+              f"{p1[0]:.0f}:{p1[1]:.0f}:{p1[2]:.0f}:{p1[3]:.0f} Mbit/s")
+    rep.claim("With VM0 idle the others share 1:2:2 and the TOE stays at 1 Gbit/s", "12",
+              p2[0] < 1 and near(p2[2] / p2[1], 2) and sum(p2) > 900, f"{p2[1]:.0f}:{p2[2]:.0f}:{p2[3]:.0f}, total {sum(p2):.0f}")
+    rep.claim("A VM alone gets the whole TOE", "12", p3[1] > 900, f"VM1 {p3[1]:.0f} Mbit/s")
+
+
+def io_ratio(df):
+    return df.groupby("point_id")["vm.workload"].transform(lambda s: int((s == "tcp_tx").sum()))
+
+
+def fig07(df, rep, plt, out):
+    d = df.copy()
+    d["io"] = io_ratio(d)
+    totals = d.groupby("io")["vm.tx_mbps"].sum().sort_index(ascending=False)
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    labels = [f"{n}:{4 - n}" for n in totals.index]
+    ax.bar(labels, list(totals))
+    ax.set(xlabel="I/O-intensive : CPU-intensive VMs", ylabel="total throughput (Mbit/s)",
+           title="Fig. 7: baseline credit scheduler, 1 Gbit/s")
+    save(fig, out, "fig07")
+    plt.close(fig)
+    for n, y in totals.items():
+        rep.value(f"fig07.io{n}", y)
+    rep.section("Fig. 7: I/O- vs CPU-intensive VMs, baseline credit scheduler",
+                table(["I/O : CPU"] + labels, [["total Mbit/s"] + [f"{y:.0f}" for y in totals]]) + ["", "![Fig. 7](fig07.png)"])
+    ys = list(totals)
+    rep.claim("Network throughput drops as CPU-intensive VMs replace I/O ones (baseline credit)", "7",
+              all(a > b for a, b in zip(ys, ys[1:])), " > ".join(f"{y:.0f}" for y in ys))
+
+
+def fig13(df, rep, plt, out):
+    d = df.copy()
+    d["io"] = io_ratio(d)
+    variant = {("false", "false"): "credit", ("true", "false"): "+BOOST", ("true", "true"): "+BOOST+Tickle"}
+    d["variant"] = [variant[(str(b).lower(), str(t).lower())] for b, t in
+                    zip(d["hypervisor.scheduler.boost"], d["hypervisor.scheduler.tickle"])]
+    totals = d.groupby(["io", "variant"])["vm.tx_mbps"].sum()
+    fig, axes = plt.subplots(1, 4, figsize=(11, 3.2), sharey=True)
+    rows = []
+    for ax, n, tag in zip(axes, (1, 2, 3, 4), "abcd"):
+        ys = [float(totals[(n, v)]) for v in variant.values()]
+        for v, y in zip(variant.values(), ys):
+            rep.value(f"fig13{tag}.{v}", y)
+        ax.bar(list(variant.values()), ys, color=["C0", "C1", "C2"])
+        ax.set_title(f"Fig. 13{tag}: {n}:{4 - n}")
+        ax.tick_params(axis="x", labelsize=7)
+        rows.append([f"{n}:{4 - n}"] + [f"{y:.0f}" for y in ys])
+    axes[0].set_ylabel("network throughput (Mbit/s)")
+    save(fig, out, "fig13")
+    plt.close(fig)
+    rep.section("Fig. 13: BOOST and Tickle, 1 Gbit/s", table(["I/O : CPU"] + list(variant.values()), rows)
+                + ["", "![Fig. 13](fig13.png)"])
+    t = lambda n, v: float(totals[(n, v)])  # noqa: E731
+    rep.claim("With one I/O VM among CPU VMs, baseline credit gives poor network throughput", "13a",
+              t(1, "credit") < 0.5 * 949, f"{t(1, 'credit'):.0f} Mbit/s")
+    rep.claim("BOOST alone does not saturate the TOE", "13a", t(1, "+BOOST") < 0.9 * 949, f"{t(1, '+BOOST'):.0f} Mbit/s")
+    rep.claim("BOOST + Tickle saturates the TOE at every I/O:CPU ratio", "13a-d",
+              all(t(n, "+BOOST+Tickle") > 0.95 * 949 for n in (1, 2, 3, 4)),
+              ", ".join(f"{t(n, '+BOOST+Tickle'):.0f}" for n in (1, 2, 3, 4)))
+    rep.claim("With only I/O VMs every policy reaches full TOE utilization", "13d",
+              all(t(4, v) > 0.95 * 949 for v in variant.values()), ", ".join(f"{t(4, v):.0f}" for v in variant.values()))
+
+
+# ------------------------------------------------------------------------------------------ main
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=None, help="parallel simulations (default: cores)")
+    ap.add_argument("--scheduler", default=None, help="Dask scheduler address, tcp://HOST:PORT")
+    ap.add_argument("--out", default=str(ROOT / "out" / "paper"), help="output directory")
+    ap.add_argument("--quick", action="store_true", help="shorter simulations (CI)")
+    ap.add_argument("--vtoe", default=None, help="path of the vtoe binary")
+    args = ap.parse_args(argv)
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    frames, failures = {}, []
+    for name in FIGURES:
+        spec = load_sweep(ROOT / "scenarios" / "paper" / f"{name}.sweep.yaml")
+        if args.quick:
+            spec.set.update(QUICK.get(name, {}))
+        df = run_sweep(spec, jobs=args.jobs, scheduler=args.scheduler, out=out / "runs" / name,
+                       vtoe=args.vtoe, quiet=True)
+        failures += df.attrs.get("failures", [])
+        frames[name] = df
+        print(f"{name}: {df['point_id'].nunique()} points", file=sys.stderr)
+    if failures:
+        for f in failures:
+            print(f"failed point {f['point_id']} {f['overrides']}: {f['error']}", file=sys.stderr)
+        return 1
+
+    rep = Report()
+    fig09ab(frames["fig09ab"], rep, plt, out)
+    fig09cd(frames["fig09cd"], rep, plt, out)
+    fig07(frames["fig07"], rep, plt, out)
+    fig10(frames["fig10"], rep, plt, out)
+    fig11(frames["fig11"], rep, plt, out)
+    fig12(frames["fig12"], rep, plt, out)
+    fig13(frames["fig13"], rep, plt, out)
+    elapsed = time.monotonic() - started
+    points = sum(f["point_id"].nunique() for f in frames.values())
+    header = ("# vtoe: reproduction of section 5\n\n"
+              f"{points} simulations{' (quick mode: shorter runs)' if args.quick else ''}; "
+              "every number below is in summary.json and comes from the runs under runs/.")
+    rep.write(out / "report.md", header)
+    (out / "summary.json").write_text(json.dumps(rep.summary, indent=1, sort_keys=True) + "\n")
+    held = sum(1 for c in rep.claims if c[2])
+    print(f"report: {out / 'report.md'} ({held}/{len(rep.claims)} claims hold; {points} simulations in "
+          f"{elapsed:.0f} s wall)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
