@@ -14,6 +14,10 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "tcp_rx") return WorkloadType::TcpRx;
   if (text == "cpu") return WorkloadType::Cpu;
   if (text == "rpc") return WorkloadType::Rpc;
+  if (text == "sink") return WorkloadType::Sink;
+  if (text == "echo") return WorkloadType::Echo;
+  if (text == "sink") return WorkloadType::Sink;
+  if (text == "echo") return WorkloadType::Echo;
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
@@ -27,6 +31,10 @@ const char* to_string(WorkloadType type) {
       return "cpu";
     case WorkloadType::Rpc:
       return "rpc";
+    case WorkloadType::Sink:
+      return "sink";
+    case WorkloadType::Echo:
+      return "echo";
   }
   return "?";
 }
@@ -69,6 +77,12 @@ void Application::run() {
       break;
     case WorkloadType::Rpc:
       run_rpc();
+      break;
+    case WorkloadType::Sink:
+      run_server(false);
+      break;
+    case WorkloadType::Echo:
+      run_server(true);
       break;
   }
 }
@@ -120,6 +134,32 @@ void Application::run_rx() {
 void Application::run_cpu() {
   while (!workload_.stop_ps || core::now_ps() < workload_.stop_ps)
     core_.execute(ctx_, workload_.cpu_chunk_cycles, CycleClass::GuestUser);
+}
+
+void Application::run_server(bool echo) {
+  const int ls = sockets_.socket(ctx_);
+  if (ls < 0) return fail("socket() failed");
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 8); e != SockError::Ok)
+    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  std::vector<std::uint8_t>& buf = buffer_;
+  buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
+  while (!stopped()) {
+    const int s = sockets_.accept(ctx_, ls);
+    if (s < 0) return fail("accept() failed with error " + std::to_string(s));
+    ++counters_.transactions;  // connections served
+    for (;;) {
+      // An echo server answers each piece at once; a sink lets the kernel buffer fill.
+      const std::size_t n = sockets_.recv(ctx_, s, buf.data(), buf.size(), /*immediate=*/echo);
+      if (n == 0) break;  // the client closed
+      counters_.rx_bytes += n;
+      core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+      if (echo) {
+        if (sockets_.send(ctx_, s, buf.data(), n) < n) break;
+        counters_.tx_bytes += n;
+      }
+    }
+    sockets_.close(ctx_, s);
+  }
 }
 
 void Application::run_rpc() {

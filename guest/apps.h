@@ -13,7 +13,9 @@
 
 namespace vtoe::guest {
 
-enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc };
+// tcp_tx/tcp_rx/rpc talk to the peer; sink/echo are servers for any client (e.g. real Linux hosts
+// through NetVP), serving one connection after another.
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo };
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
 
@@ -54,6 +56,7 @@ class Application : public core::Module {
   void run_rx();
   void run_cpu();
   void run_rpc();
+  void run_server(bool echo);
   bool stopped() const;
   void fail(const std::string& why);
 

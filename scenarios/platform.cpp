@@ -324,6 +324,24 @@ void Platform::build_guests() {
 }
 
 void Platform::build_network() {
+  if (cfg_.get_string("network.peer") == "netvp") {
+    // NetVP (paper §4.3): the TOE's MAC meets a real interface through a raw socket, and the
+    // simulation is paced to wall-clock time.
+    raw_socket_ = std::make_unique<netvp::RawSocket>(cfg_.get_string("network.netvp.interface"),
+                                                     cfg_.get_uint("network.netvp.queue"));
+    netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
+    netvp::PacerParams pp;
+    pp.tick_ps = cfg_.get_time("network.netvp.tick");
+    pp.max_lag_ps = cfg_.get_time("network.netvp.max_lag");
+    pp.pacing = cfg_.get_string("network.netvp.pacing") == "strict" ? netvp::Pacing::Strict
+                                                                    : netvp::Pacing::BestEffort;
+    pacer_ = std::make_unique<netvp::Pacer>("pacer", pp);
+    netvp::NetvpPort* port = netvp_port_.get();
+    pacer_->on_tick([port]() { port->poll(); });
+    toe_->mac().set_wire(netvp_port_.get());
+    netvp_port_->set_upper(&toe_->mac());
+    return;
+  }
   net::EthernetLinkParams lp;
   lp.delay_ps = cfg_.get_time("network.link_delay");
   lp.loss = cfg_.get_double("network.loss");
@@ -358,6 +376,8 @@ void Platform::build_network() {
         app.start_ps = w.start_ps;
         break;
       case guest::WorkloadType::Cpu:
+      case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
+      case guest::WorkloadType::Echo:
         continue;
     }
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
@@ -371,7 +391,12 @@ void Platform::build_network() {
   link_->attach_b(&peer_->mac());
 }
 
-void Platform::enable_pcap(const std::string& dir) { link_->enable_pcap(dir + "/link0.pcap"); }
+void Platform::enable_pcap(const std::string& dir) {
+  if (netvp_port_)
+    netvp_port_->enable_pcap(dir + "/netvp.pcap");
+  else
+    link_->enable_pcap(dir + "/link0.pcap");
+}
 
 void Platform::mark_baseline() {
   core::StatRegistry::instance().mark_baseline();

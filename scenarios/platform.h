@@ -30,6 +30,9 @@
 #include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
+#include "netvp/netvp_port.h"
+#include "netvp/pacer.h"
+#include "netvp/raw_socket.h"
 #include "scenarios/config.h"
 
 namespace vtoe::scenario {
@@ -56,8 +59,13 @@ class Platform {
   toe::Toe& toe() { return *toe_; }
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
+  // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
+  bool netvp() const { return netvp_port_ != nullptr; }
   net::PeerHost& peer() { return *peer_; }
   net::EthernetLink& link() { return *link_; }
+  netvp::NetvpPort& netvp_port() { return *netvp_port_; }
+  netvp::RawSocket& raw_socket() { return *raw_socket_; }
+  netvp::Pacer& pacer() { return *pacer_; }
   hypervisor::Hypervisor* hypervisor() { return hyp_.get(); }
   std::size_t vm_count() const { return guests_.size(); }
   guest::GuestOs& guest(std::size_t i) { return *guests_.at(i); }
@@ -97,6 +105,9 @@ class Platform {
   std::vector<bool> direct_;
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
+  std::unique_ptr<netvp::RawSocket> raw_socket_;
+  std::unique_ptr<netvp::NetvpPort> netvp_port_;
+  std::unique_ptr<netvp::Pacer> pacer_;
 };
 
 }  // namespace vtoe::scenario

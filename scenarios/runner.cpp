@@ -148,16 +148,27 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   r["channels"] = channels;
 
   ordered_json links = ordered_json::array();
-  net::EthernetLink& l = p.link();
-  links.push_back(
-      {{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
+  if (p.netvp()) {
+    // The bridge to the real interface stands where the simulated link would.
+    links.push_back({{"name", "netvp"},
+                     {"frames", p.netvp_port().to_wire() + p.netvp_port().from_wire()},
+                     {"to_wire", p.netvp_port().to_wire()},
+                     {"from_wire", p.netvp_port().from_wire()},
+                     {"drops", p.raw_socket().queue_drops()}});
+  } else {
+    net::EthernetLink& l = p.link();
+    links.push_back(
+        {{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
+  }
   r["links"] = links;
 
-  ordered_json peer;
-  peer["rx_bytes"] = p.peer().bytes_received();
-  peer["tx_bytes"] = p.peer().bytes_sent();
-  peer["pattern_errors"] = p.peer().pattern_errors();
-  r["peer"] = peer;
+  if (!p.netvp()) {
+    ordered_json peer;
+    peer["rx_bytes"] = p.peer().bytes_received();
+    peer["tx_bytes"] = p.peer().bytes_sent();
+    peer["pattern_errors"] = p.peer().pattern_errors();
+    r["peer"] = peer;
+  }
 
   // Every module's counters over the measured window, for whoever wants to dig.
   ordered_json stats;
@@ -179,7 +190,7 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
     return j;
   };
   stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
-  stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  if (!p.netvp()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
   r["stats"] = stats;
   return r;
 }
@@ -187,7 +198,7 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
 }  // namespace
 
 ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std::string& trace_path,
-                      const RunOptions* options) {
+                      const RunOptions* options, ordered_json* run_info) {
   const core::TimePs duration = cfg.get_time("duration");
   const core::TimePs warmup = cfg.get_time("warmup");
   if (!trace_path.empty()) {
@@ -205,6 +216,19 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   platform.mark_baseline();
   sc_core::sc_start(core::ps(duration - warmup));
   ordered_json results = collect(platform, base, static_cast<double>(duration - warmup) / 1e12);
+  if (platform.netvp() && run_info) {
+    // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
+    netvp::Pacer& pacer = platform.pacer();
+    (*run_info)["pacing"] = {{"max_lag_us", pacer.max_lag_us()},
+                             {"mean_lag_us", pacer.mean_lag_us()},
+                             {"late_ticks", pacer.late_ticks()},
+                             {"ticks", pacer.ticks()},
+                             {"slept_s", pacer.slept_s()},
+                             {"wire_queue_drops", platform.raw_socket().queue_drops()},
+                             {"stopped", pacer.failure()}};
+  }
+  if (platform.netvp() && !platform.pacer().failure().empty())
+    throw std::runtime_error(platform.pacer().failure());
   if (!trace_path.empty()) {
     platform.core().flush_trace();
     core::Tracer::instance().write(trace_path);
@@ -223,14 +247,14 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
     return kExitFailure;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const ordered_json results =
-      simulate(cfg, options.pcap ? dir : "", options.trace ? dir + "/trace.json" : "", &options);
+  ordered_json run;
+  const ordered_json results = simulate(cfg, options.pcap ? dir : "",
+                                        options.trace ? dir + "/trace.json" : "", &options, &run);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double sim_s = results["sim_time_s"].get<double>();
 
   std::ofstream(dir + "/results.json") << results.dump(2) << "\n";
   std::ofstream(dir + "/scenario.yaml") << cfg.resolved_yaml();
-  ordered_json run;
   run["scenario"] = options.scenario.empty() ? "(built-in default)" : options.scenario;
   run["wall_s"] = wall;
   run["sim_s"] = sim_s;
@@ -264,9 +288,9 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         out << "  error: " << v["error"].get<std::string>() << "\n";
     }
     out << "\nTOE: tx " << std::setprecision(1) << results["toe"]["tx_mbps"].get<double>()
-        << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>()
-        << " Mbit/s; link0: " << results["links"][0]["frames"] << " frames, "
-        << results["links"][0]["drops"] << " dropped\n";
+        << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>() << " Mbit/s; "
+        << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
+        << " frames, " << results["links"][0]["drops"] << " dropped\n";
     out << "results: " << dir << "/results.json"
         << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")

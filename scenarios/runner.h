@@ -18,6 +18,7 @@ int run_scenario(const Config& cfg, const RunOptions& options);
 // also writes the timeline trace of the window options give.
 nlohmann::ordered_json simulate(const Config& cfg, const std::string& pcap_dir = "",
                                 const std::string& trace_path = "",
-                                const RunOptions* options = nullptr);
+                                const RunOptions* options = nullptr,
+                                nlohmann::ordered_json* run_info = nullptr);
 
 }  // namespace vtoe::scenario

@@ -87,9 +87,22 @@ std::vector<Key> builtin_keys() {
       K::uint("toe.tcp.initial_window", "10", "TCP initial congestion window in segments")
           .range("1", "100"),
 
-      K::enumeration("network.peer", {"sim"}, "sim",
-                     "Far end of the link: sim = simulated peer host; netvp = real host")
-          .reserve({"netvp"}),
+      K::enumeration("network.peer", {"sim", "netvp"}, "sim",
+                     "Far end of the link: sim = simulated peer host; netvp = a real network "
+                     "through a raw socket on network.netvp.interface (needs root)"),
+      K::string("network.netvp.interface", "vtoe0",
+                "NetVP: the real interface the TOE's MAC is bridged to (see scripts/netvp-lab.sh)"),
+      K::enumeration("network.netvp.pacing", {"best_effort", "strict"}, "best_effort",
+                     "NetVP: simulated time never runs ahead of wall time; when it falls behind, "
+                     "best_effort reports the lag, strict stops once it exceeds max_lag"),
+      K::time("network.netvp.max_lag", "100ms", "NetVP: largest lag strict pacing accepts")
+          .above("0s"),
+      K::time("network.netvp.tick", "50us",
+              "NetVP: how often the simulation meets wall time and polls the interface")
+          .above("0s"),
+      K::uint("network.netvp.queue", "4096",
+              "NetVP: frames from the wire held for the simulation; more are dropped and counted")
+          .range("16", "1000000"),
       K::time("network.link_delay", "1us", "One-way propagation delay of the link"),
       K::ratio("network.loss", "0", "Probability that the link drops a frame"),
       K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
@@ -206,9 +219,11 @@ std::vector<Key> builtin_keys() {
               },
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
-      K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc"}, "tcp_tx",
+      K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"},
+                     "tcp_tx",
                      "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only "
-                     "computes, rpc sends requests and waits for responses"),
+                     "computes, rpc sends requests and waits for responses; sink and echo serve "
+                     "clients (e.g. real hosts through NetVP) on workload.port"),
       K::bytes("vms[].workload.message_size", "8000B",
                "Bytes per send() call (a bare number is bytes)")
           .range("1B", "1MiB")

@@ -1,0 +1,40 @@
+// The NetVP bridge's simulated side: a FrameSink where the simulated MAC's frames leave for the
+// real interface, and a poll (called by the pacer every tick) that hands frames from the wire to
+// the simulated MAC at the current simulated time. Optionally writes a pcap of both directions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/net/frame.h"
+#include "models/net/pcap_writer.h"
+#include "netvp/raw_socket.h"
+
+namespace vtoe::netvp {
+
+class NetvpPort : public core::Module, public net::FrameSink {
+ public:
+  NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket);
+
+  void set_upper(net::FrameSink* upper) { upper_ = upper; }
+  void enable_pcap(const std::string& path) { pcap_ = std::make_unique<net::PcapWriter>(path); }
+
+  void receive_frame(net::Frame&& frame) override;  // from the simulation, to the wire
+  void poll();                                      // from the wire, into the simulation
+
+  std::uint64_t to_wire() const { return to_wire_.value(); }
+  std::uint64_t from_wire() const { return from_wire_.value(); }
+
+ private:
+  RawSocket& socket_;
+  net::FrameSink* upper_ = nullptr;
+  std::unique_ptr<net::PcapWriter> pcap_;
+  std::vector<std::vector<std::uint8_t>> batch_;
+  core::Counter& to_wire_;
+  core::Counter& from_wire_;
+  core::Counter& send_errors_;
+};
+
+}  // namespace vtoe::netvp

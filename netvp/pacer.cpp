@@ -1,0 +1,44 @@
+#include "netvp/pacer.h"
+
+#include <thread>
+
+namespace vtoe::netvp {
+
+Pacer::Pacer(const sc_core::sc_module_name& name, const PacerParams& params)
+    : core::Module(name), params_(params) {
+  SC_METHOD(tick);
+}
+
+void Pacer::tick() {
+  const auto now_wall = std::chrono::steady_clock::now();
+  if (!started_) {
+    started_ = true;
+    start_ = now_wall;
+  }
+  const double sim_us = static_cast<double>(core::now_ps()) / 1e6;
+  double wall_us = std::chrono::duration<double, std::micro>(now_wall - start_).count();
+  if (sim_us > wall_us) {
+    // Ahead of the real hosts: wait for them.
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(sim_us - wall_us));
+    slept_us_ += sim_us - wall_us;
+  } else {
+    const double lag = wall_us - sim_us;
+    ++ticks_;
+    lag_sum_us_ += lag;
+    if (lag > max_lag_us_) max_lag_us_ = lag;
+    if (lag > static_cast<double>(params_.tick_ps) / 1e6) ++late_ticks_;
+    if (params_.pacing == Pacing::Strict && lag > static_cast<double>(params_.max_lag_ps) / 1e6) {
+      failure_ = "strict pacing: simulated time fell " +
+                 std::to_string(static_cast<long long>(lag)) +
+                 " us behind wall-clock time (network.netvp.max_lag is " +
+                 std::to_string(params_.max_lag_ps / 1'000'000) + " us)";
+      VTOE_LOG(log_, Error) << failure_;
+      sc_core::sc_stop();
+      return;
+    }
+  }
+  if (on_tick_) on_tick_();
+  next_trigger(core::ps(params_.tick_ps));
+}
+
+}  // namespace vtoe::netvp

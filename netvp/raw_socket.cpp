@@ -1,0 +1,107 @@
+#include "netvp/raw_socket.h"
+
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace vtoe::netvp {
+
+namespace {
+std::runtime_error failure(const std::string& interface, const std::string& what) {
+  return std::runtime_error("netvp interface '" + interface + "': " + what + ": " +
+                            std::strerror(errno));
+}
+}  // namespace
+
+RawSocket::RawSocket(const std::string& interface, std::size_t queue_frames)
+    : interface_(interface), capacity_(queue_frames) {
+  ifindex_ = static_cast<int>(if_nametoindex(interface.c_str()));
+  if (ifindex_ == 0) throw failure(interface, "no such interface");
+  fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  if (fd_ < 0) throw failure(interface, "cannot open a raw socket (needs root or CAP_NET_RAW)");
+  sockaddr_ll addr{};
+  addr.sll_family = AF_PACKET;
+  addr.sll_protocol = htons(ETH_P_ALL);
+  addr.sll_ifindex = ifindex_;
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    close(fd_);
+    throw failure(interface, "cannot bind the raw socket");
+  }
+  packet_mreq mreq{};
+  mreq.mr_ifindex = ifindex_;
+  mreq.mr_type = PACKET_MR_PROMISC;
+  if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof mreq) < 0) {
+    close(fd_);
+    throw failure(interface, "cannot make the interface promiscuous");
+  }
+  int buf = 8 << 20;
+  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (pipe(wake_) < 0) {
+    close(fd_);
+    throw failure(interface, "cannot create a pipe");
+  }
+  thread_ = std::thread([this] { reader(); });
+}
+
+RawSocket::~RawSocket() {
+  if (wake_[1] >= 0) {
+    const char c = 0;
+    (void)!write(wake_[1], &c, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+  for (int fd : {wake_[0], wake_[1], fd_})
+    if (fd >= 0) close(fd);
+}
+
+void RawSocket::reader() {
+  std::vector<std::uint8_t> buf(65536);
+  pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents) return;
+    if (!(fds[0].revents & POLLIN)) continue;
+    sockaddr_ll from{};
+    socklen_t len = sizeof from;
+    const ssize_t n = recvfrom(fd_, buf.data(), buf.size(), MSG_DONTWAIT,
+                               reinterpret_cast<sockaddr*>(&from), &len);
+    if (n <= 0) continue;
+    if (from.sll_pkttype == PACKET_OUTGOING) continue;  // our own transmissions
+    ++received_;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (queue_.size() >= capacity_) {
+      ++queue_drops_;
+      continue;
+    }
+    queue_.emplace_back(buf.begin(), buf.begin() + n);
+  }
+}
+
+bool RawSocket::send(const std::uint8_t* data, std::size_t len) {
+  const ssize_t n = ::send(fd_, data, len, 0);
+  if (n != static_cast<ssize_t>(len)) {
+    ++send_errors_;
+    return false;
+  }
+  return true;
+}
+
+void RawSocket::drain(std::vector<std::vector<std::uint8_t>>& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (!queue_.empty()) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+}
+
+}  // namespace vtoe::netvp

@@ -1,0 +1,51 @@
+// A Linux AF_PACKET raw socket on one interface: the host side of the NetVP bridge (paper §4.3).
+// A reader thread takes every frame arriving on the interface (promiscuous, since the simulated
+// guests' MAC addresses are not the interface's) into a bounded queue that the simulation
+// drains; when the queue is full, frames are dropped and counted. Sending is direct.
+// Needs CAP_NET_RAW (root); errors name the interface and the system's reason.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace vtoe::netvp {
+
+class RawSocket {
+ public:
+  RawSocket(const std::string& interface, std::size_t queue_frames);
+  ~RawSocket();
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+
+  // Sends one Ethernet frame (without FCS); false if the kernel refused it (counted).
+  bool send(const std::uint8_t* data, std::size_t len);
+  // Moves every queued frame into `out` (appended, oldest first).
+  void drain(std::vector<std::vector<std::uint8_t>>& out);
+
+  const std::string& interface() const { return interface_; }
+  std::uint64_t received() const { return received_.load(); }
+  std::uint64_t queue_drops() const { return queue_drops_.load(); }
+  std::uint64_t send_errors() const { return send_errors_; }
+
+ private:
+  void reader();
+
+  std::string interface_;
+  int fd_ = -1;
+  int ifindex_ = 0;
+  int wake_[2] = {-1, -1};  // pipe that stops the reader thread
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::deque<std::vector<std::uint8_t>> queue_;
+  std::atomic<std::uint64_t> received_{0};
+  std::atomic<std::uint64_t> queue_drops_{0};
+  std::uint64_t send_errors_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace vtoe::netvp
