@@ -178,8 +178,8 @@ TEST(ScenarioConfig, BadValuesNameFileLineAndKey) {
             "x.yaml:3: key 'toe.dispatcher.quantum': entry \"4k\": expected a size such as 1500B, "
             "64KiB or 128MiB, got \"4k\" (unknown unit \"k\"; accepted: B, kB, MB, GB, TB, KiB, "
             "MiB, GiB, TiB)");
-  EXPECT_EQ(error_of("network: {peer: netvp}\n"),
-            "x.yaml:1: key 'network.peer': \"netvp\" is not implemented yet (accepted: sim)");
+  EXPECT_EQ(error_of("network: {peer: real}\n"),
+            "x.yaml:1: key 'network.peer': expected one of sim, netvp, got \"real\"");
   EXPECT_EQ(error_of("vms:\n  - workload: {port: 70000}\n"),
             "x.yaml:2: key 'vms.0.workload.port': 70000 is above the maximum 65535");
 }
