@@ -201,6 +201,10 @@ void SocketLayer::close(Ctx& ctx, int s) {
   core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
   Socket* so = get(s);
   if (!so || so->closed) return;
+  // The TOE serves its CmdQ before its SendQ: a Close posted while send contexts wait would
+  // overtake them and their data would be refused after the FIN. Wait until the TOE has taken
+  // every send context (their data is then in its send buffer, and goes out before the FIN).
+  while (so->tx_done != so->tx_tail && so->err == SockError::Ok && !so->closed) block(ctx, *so);
   command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
   so->closed = true;
 }

@@ -1,0 +1,161 @@
+"""NetVP (paper §4.3): real Linux TCP/IP talks to the simulated TOE through a raw socket."""
+import hashlib
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+
+from conftest import PEER_IP, TOE_IP
+
+
+def pattern(offset, n):
+    return bytes(((i * 7 + (i >> 8)) & 0xFF) for i in range(offset, offset + n))
+
+
+def test_arp_and_ping_reach_the_simulated_toe(lab):
+    lab.start("scenarios/netvp/sink.yaml", "duration=4s")
+    ping = lab.peer("ping", "-c", "5", "-i", "0.2", "-W", "1", TOE_IP, capture_output=True, text=True)
+    assert ping.returncode == 0 and " 0% packet loss" in ping.stdout, ping.stdout
+    neigh = lab.peer("ip", "neigh", "show", TOE_IP, capture_output=True, text=True).stdout
+    assert "02:00:00:00:00:01" in neigh  # the TOE's MAC, learnt by ARP
+    res, run = lab.wait()
+    tcp = res["stats"]["toe.ppm.tcpip"]
+    assert tcp["echo_requests_in"] >= 5 and tcp["arp_in"] >= 1
+    assert run["pacing"]["ticks"] > 1000
+
+
+def test_linux_streams_megabytes_into_the_guest_sink(lab, tmp_path):
+    lab.start("scenarios/netvp/sink.yaml", "duration=6s")
+    data = os.urandom(8 << 20)
+    src = tmp_path / "data.bin"
+    src.write_bytes(data)
+    t0 = time.time()
+    with open(src, "rb") as f:
+        nc = lab.peer("timeout", "30", "nc", "-N", TOE_IP, "5001", stdin=f, capture_output=True)
+    elapsed = time.time() - t0
+    assert nc.returncode == 0, nc.stderr
+    res, run = lab.wait()
+    vm = res["vms"][0]
+    got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert got == pytest.approx(len(data), rel=1e-3), (got, len(data))
+    assert vm["transactions"] == 1 and vm["error"] == ""
+    assert run["pacing"]["stopped"] == ""
+    print(f"8 MiB in {elapsed:.2f} s wall -> {len(data) * 8 / elapsed / 1e6:.0f} Mbit/s; "
+          f"max lag {run['pacing']['max_lag_us']:.0f} us")
+
+
+def test_echo_returns_every_byte_unchanged(lab, tmp_path):
+    lab.start("scenarios/netvp/echo.yaml", "duration=6s")
+    data = os.urandom(1 << 20)
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        # -N: half-close after the input, then read until the guest closes its side.
+        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "7", stdin=f, capture_output=True)
+    assert hashlib.sha256(nc.stdout).hexdigest() == hashlib.sha256(data).hexdigest(), len(nc.stdout)
+    res, _ = lab.wait()
+    assert res["vms"][0]["tx_mbps"] > 0
+
+
+def test_guest_client_connects_out_to_a_linux_server(lab, tmp_path):
+    sink = tmp_path / "received.bin"
+    with open(sink, "wb") as f:
+        server = lab.peer_popen("timeout", "20", "nc", "-l", "-p", "5001", stdout=f)
+        time.sleep(0.5)
+        # A guest tcp_tx client: sends the stream pattern to the Linux peer, then closes.
+        lab.start("scenarios/netvp/sink.yaml", "duration=5s", "vms.0.workload.type=tcp_tx",
+                  f"network.peer_ip={PEER_IP}", "vms.0.workload.total_bytes=2MiB",
+                  "vms.0.workload.message_size=8000")
+        res, _ = lab.wait()
+        server.wait(timeout=30)
+    got = sink.read_bytes()
+    assert len(got) >= 2 << 20
+    assert got == pattern(0, len(got))
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_bridge_capture_decodes_cleanly(lab, tmp_path):
+    lab.start("scenarios/netvp/sink.yaml", "duration=4s", extra=["--pcap"])
+    data = os.urandom(1 << 20)
+    src = tmp_path / "d.bin"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        lab.peer("timeout", "20", "nc", "-N", TOE_IP, "5001", stdin=f, capture_output=True)
+    lab.wait()
+    pcap = lab.out / "netvp.pcap"
+    base = ["tshark", "-r", str(pcap), "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"]
+    frames = subprocess.run(base + ["-T", "fields", "-e", "frame.number"], capture_output=True, text=True)
+    assert len(frames.stdout.split()) > 500
+    bad = subprocess.run(base + ["-Y", "_ws.malformed || ip.checksum.status == 0 || tcp.checksum.status == 0"],
+                         capture_output=True, text=True)
+    assert bad.stdout.strip() == "", bad.stdout[:1000]
+
+
+def csum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\x00"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def good_syn(eth: bytes, sport: int, dport: int, seq: int) -> bytes:
+    """A well-formed SYN (correct checksums) from the peer to the TOE."""
+    src, dst = socket.inet_aton(PEER_IP), socket.inet_aton(TOE_IP)
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 0x50, 0x02, 1024, 0, 0)
+    tcp = tcp[:16] + struct.pack("!H", csum(src + dst + struct.pack("!BBH", 0, 6, len(tcp)) + tcp)) + tcp[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0x4000, 64, 6, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return eth + ip + tcp
+
+
+def raw_frames(peer_mac: bytes, toe_mac: bytes):
+    """Malformed and hostile frames for the TOE, built by hand."""
+    eth = toe_mac + peer_mac + b"\x08\x00"
+    ip_hdr = bytes.fromhex("45000028abcd40004006") + b"\x00\x00" + socket.inet_aton(PEER_IP) + socket.inet_aton(TOE_IP)
+    frames = [
+        eth,                                                     # IPv4 frame without a header
+        eth + b"\x45\x00",                                       # truncated IPv4
+        eth + ip_hdr + b"\x00" * 20,                             # IPv4 header checksum 0: bad
+        eth + bytes.fromhex("4f00") + b"\x00" * 40,              # IHL 60 bytes > frame
+        eth + ip_hdr[:9] + b"\x11" + ip_hdr[10:] + b"\x01" * 8,  # UDP, bad checksums
+    ]
+    # TCP SYN flood to a closed port with bogus options, and RSTs with random sequence numbers.
+    for i in range(200):
+        tcp = struct.pack("!HHIIBBHHH", 40000 + i, 9999, i * 7919, 0, 0x70, 0x02, 1024, 0xBEEF, 0)
+        tcp += bytes([2, 1, 0, 0, 3, 9, 9, 9])  # MSS option with length 1: malformed
+        frames.append(eth + ip_hdr + tcp)
+        frames.append(eth + ip_hdr + struct.pack("!HHIIBBHHH", 50000, 5001, i * 104729, 0, 0x50, 0x04, 0, 0, 0))
+    frames.append(eth + b"\xff" * 1500)                          # IPv4 garbage, full size
+    frames += [good_syn(eth, 45000 + i, 9999, i) for i in range(20)]  # closed port: RST
+    return frames
+
+
+def test_hostile_frames_from_the_wire_while_a_transfer_runs(lab, tmp_path):
+    lab.start("scenarios/netvp/sink.yaml", "duration=8s")
+    data = os.urandom(4 << 20)
+    src = tmp_path / "d.bin"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        transfer = lab.peer_popen("timeout", "30", "nc", "-N", TOE_IP, "5001", stdin=f)
+        # A raw socket of the test's own in the peer's namespace sends the garbage.
+        mac = lab.peer("cat", "/sys/class/net/vtoe-peer0/address", capture_output=True, text=True).stdout.strip()
+        script = (
+            "import socket,sys,pickle; s=socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(('vtoe-peer0',0));"
+            "fs=pickle.load(sys.stdin.buffer); [s.send(f) for _ in range(3) for f in fs]")
+        import pickle
+        frames = raw_frames(bytes.fromhex(mac.replace(":", "")), bytes.fromhex("020000000001"))
+        lab.peer("python3", "-c", script, input=pickle.dumps(frames), check=True)
+        assert transfer.wait(timeout=40) == 0
+    res, _ = lab.wait()
+    got = res["vms"][0]["rx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert got == pytest.approx(len(data), rel=1e-3)
+    tcp = res["stats"]["toe.ppm.tcpip"]
+    drops = sum(v for k, v in tcp.items() if k.startswith("drop_"))
+    assert drops > 100 and tcp["rst_sent"] > 0
+    assert tcp["drop_bad_ip_checksum"] > 0 and tcp["drop_truncated"] > 0
