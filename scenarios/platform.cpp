@@ -76,7 +76,7 @@ void Platform::build_memory_and_bus() {
   dp.latency_ps = cfg_.get_time("platform.dram_latency");
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   if (kGuestRamBase + vms_ * guest_mem > dp.size)
-    throw ConfigError("", "platform.dram_size",
+    throw ConfigError(cfg_.source(), "platform.dram_size",
                       "DRAM of " + std::to_string(dp.size >> 20) + " MiB cannot hold " +
                           std::to_string(vms_) + " guests of " + std::to_string(guest_mem >> 20) +
                           " MiB above the first 16 MiB (raise platform.dram_size or lower "
@@ -125,6 +125,9 @@ void Platform::build_toe() {
   tp.ppm.cycles_per_command = cfg_.get_double("toe.ppm.command_cycles");
   tp.dispatcher.cycles_per_context = cfg_.get_double("toe.dispatcher.context_cycles");
   tp.dispatcher.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
+  // How many send contexts the QoS policy lets into the Tx DMA at once (direct access); under
+  // device emulation the same key bounds the hypervisor's dispatcher.
+  tp.dispatcher.tx_outstanding = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
   // Inside the TOE the policy arbitrates between channels; channel c belongs to VM c (da).
   std::vector<int> channel_vms;
   for (int c = 0; c < channels_; ++c) channel_vms.push_back(c);
@@ -307,7 +310,7 @@ void Platform::build_guests() {
     w.start_ps = cfg_.get_time(p + "workload.start");
     w.stop_ps = cfg_.get_time(p + "workload.stop");
     if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert(w.port).second)
-      throw ConfigError("", p + "workload.port",
+      throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
                             " is already where another tcp_rx VM listens (the VMs share the "
                             "TOE's address, so each receiving VM needs its own port)");
