@@ -31,6 +31,7 @@ double mbps(std::uint64_t bytes, double seconds) {
 struct Snapshot {
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat;
   std::vector<hypervisor::ExitCounts> exits;
+  std::vector<hypervisor::CreditVmStats> sched;
   std::uint64_t toe_tx = 0, toe_rx = 0;
   std::vector<std::uint64_t> channel_tx, channel_rx;
 };
@@ -45,6 +46,10 @@ Snapshot snapshot(Platform& p) {
     s.app_lat.push_back(c.latency_sum_ps);
     s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
                                      : hypervisor::ExitCounts{});
+    if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
+      hyp->scheduler().advance(core::now_ps());
+      s.sched.push_back(hyp->scheduler().stats().vm.at(i));
+    }
   }
   s.toe_tx = p.toe().tx_bytes();
   s.toe_rx = p.toe().rx_bytes();
@@ -105,6 +110,22 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
       for (const char* k : {"data_abort", "irq", "wfi", "hvc", "timer"}) exits[k] = 0;
     }
     v["vm_exits"] = exits;
+    if (p.hypervisor()) {
+      // The credit scheduler's view of the VM over the measured window.
+      const hypervisor::CreditVmStats& a = base.sched[i];
+      const hypervisor::CreditVmStats& b = now.sched[i];
+      const std::uint64_t waits = b.wake_to_run_count - a.wake_to_run_count;
+      v["scheduler"] = {
+          {"run_ms", rounded(static_cast<double>(b.run_ps - a.run_ps) / 1e9)},
+          {"picks", b.picks - a.picks},
+          {"boosts", b.boosts - a.boosts},
+          {"tickles", b.tickles - a.tickles},
+          {"preempted", b.preempted - a.preempted},
+          {"wake_to_run_mean_us",
+           waits ? rounded(static_cast<double>(b.wake_to_run_total_ps - a.wake_to_run_total_ps) /
+                           static_cast<double>(waits) / 1e6)
+                 : 0.0}};
+    }
     v["channel"] = p.channel_of(i);
     v["direct_access"] = p.direct(i);
     v["error"] = app.counters().failed ? app.counters().error : "";

@@ -206,10 +206,12 @@ void Core::decide_vm() {
   VTOE_LOG(log_, Debug) << "VM decision: running " << running_vm_ << " -> " << next
                         << (timer ? " (timer)" : "");
   if (next != running_vm_) {
-    if (running_vm_ >= 0 && next >= 0) {
+    // Restoring another VM's state costs the same whether or not the core idled in between.
+    if (next >= 0 && loaded_vm_ >= 0 && next != loaded_vm_) {
       ++vm_switches_;
       add_overhead(hooks_.switch_cycles, CycleClass::Hypervisor, next, "VM switch");
     }
+    if (next >= 0) loaded_vm_ = next;
     if (core::Tracer::on() && running_vm_ >= 0) {
       auto& t = core::Tracer::instance();
       t.span(t.lane(name(), "vCPU on core"), "vm" + std::to_string(running_vm_), vm_since_, now,

@@ -159,6 +159,7 @@ class Core : public core::Module {
   bool wfi_due_ = false;
   core::TimePs vm_next_event_ = hypervisor::kNoEvent;
   core::TimePs vm_since_ = 0;  // when the running VM got the core (timeline traces)
+  int loaded_vm_ = -1;         // whose vCPU state is on the core (it stays while the core idles)
 
   core::Counter& switches_;
   core::Counter& preemptions_;
