@@ -45,9 +45,52 @@ StackConfig sanitize(StackConfig c) {
 Stack::Stack(const StackConfig& cfg, StackListener& listener)
     : cfg_(sanitize(cfg)), listener_(listener), udp_bound_(65536, false) {
   netmask_ = cfg_.prefix_len == 0 ? 0 : ~0u << (32 - cfg_.prefix_len);
+  local_mac_set_.insert(mac_key(cfg_.mac));
+  if (cfg_.ip != 0) local_mac_[cfg_.ip] = cfg_.mac;
+  const std::vector<std::pair<Ipv4, MacAddr>> wanted = std::move(cfg_.aliases);
+  cfg_.aliases.clear();
+  for (const auto& a : wanted) add_address(a.first, a.second);
 }
 
 Stack::~Stack() = default;
+
+std::size_t Stack::TupleHash::operator()(const TupleKey& k) const {
+  const std::uint64_t x = (static_cast<std::uint64_t>(k.rip) << 32) |
+                          (static_cast<std::uint64_t>(k.rport) << 16) | k.lport;
+  return static_cast<std::size_t>(splitmix64(x ^ (static_cast<std::uint64_t>(k.lip) << 17)));
+}
+
+// ------------------------------------------------------------------------------------ addresses
+
+bool Stack::add_address(Ipv4 ip, const MacAddr& mac) {
+  if (ip == 0 || is_martian(ip) || mac.is_zero() || mac.is_multicast()) return false;
+  cfg_.aliases.emplace_back(ip, mac);
+  local_mac_[ip] = mac;
+  local_mac_set_.insert(mac_key(mac));
+  return true;
+}
+
+bool Stack::is_local(Ipv4 ip) const {
+  if (ip == 0) return false;
+  if (ip == cfg_.ip) return true;
+  return !cfg_.aliases.empty() && local_mac_.count(ip) != 0;
+}
+
+MacAddr Stack::mac_of(Ipv4 local) const {
+  if (local == cfg_.ip || cfg_.aliases.empty()) return cfg_.mac;
+  auto it = local_mac_.find(local);
+  return it != local_mac_.end() ? it->second : cfg_.mac;
+}
+
+bool Stack::pick_source(Ipv4 local, Ipv4& out) const {
+  if (local == 0) {
+    out = cfg_.ip;
+    return true;
+  }
+  if (!is_local(local)) return false;
+  out = local;
+  return true;
+}
 
 // ------------------------------------------------------------------------------------ plumbing
 
@@ -63,22 +106,23 @@ void Stack::emit_frame(Frame&& f) {
   listener_.transmit(std::move(f));
 }
 
-void Stack::send_ipv4(Frame&& f, Ipv4 dst, std::uint8_t proto, bool df, std::size_t l4_len) {
-  write_eth(f.data(), EthHeader{MacAddr{}, cfg_.mac, kEtherTypeIpv4});
+void Stack::send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df,
+                      std::size_t l4_len) {
+  write_eth(f.data(), EthHeader{MacAddr{}, mac_of(src), kEtherTypeIpv4});
   Ipv4Header ip;
   ip.total_len = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
   ip.id = ip_id_++;
   ip.df = df;
   ip.ttl = cfg_.ttl;
   ip.proto = proto;
-  ip.src = cfg_.ip;
+  ip.src = src;
   ip.dst = dst;
   write_ipv4_header(f.data() + kIpOff, ip);
   ++stats_.ip_out;
-  route_and_send(std::move(f), dst);
+  route_and_send(std::move(f), src, dst);
 }
 
-void Stack::route_and_send(Frame&& f, Ipv4 dst) {
+void Stack::route_and_send(Frame&& f, Ipv4 src, Ipv4 dst) {
   const Ipv4 subnet_bcast = cfg_.ip | ~netmask_;
   if (dst == 0xffffffffu || (netmask_ != 0xffffffffu && dst == subnet_bcast)) {
     std::memcpy(f.data(), MacAddr::broadcast().b.data(), 6);
@@ -111,21 +155,23 @@ void Stack::route_and_send(Frame&& f, Ipv4 dst) {
   }
   ArpPending p;
   p.ip = hop;
+  p.src = src;
   p.queue.push_back(std::move(f));
   p.tries = 1;
   p.deadline = now_ + cfg_.arp_timeout;
   arp_pending_.push_back(std::move(p));
-  send_arp_request(hop);
+  send_arp_request(src, hop);
 }
 
-void Stack::send_arp_request(Ipv4 ip) {
+void Stack::send_arp_request(Ipv4 src, Ipv4 ip) {
+  const MacAddr mac = mac_of(src);
   ArpPacket a;
   a.op = ArpPacket::kRequest;
-  a.sha = cfg_.mac;
-  a.spa = cfg_.ip;
+  a.sha = mac;
+  a.spa = src;
   a.tpa = ip;
   ++stats_.arp_requests_sent;
-  emit_frame(build_arp_frame(cfg_.mac, MacAddr::broadcast(), a));
+  emit_frame(build_arp_frame(mac, MacAddr::broadcast(), a));
 }
 
 void Stack::learn(Ipv4 ip, const MacAddr& mac) {
@@ -155,7 +201,7 @@ bool Stack::arp_lookup(Ipv4 ip, MacAddr& mac) const {
 
 bool Stack::is_martian(Ipv4 src) const {
   const Ipv4 top = src >> 24;
-  return src == 0 || src == cfg_.ip || top == 127 || top >= 224 ||
+  return src == 0 || is_local(src) || top == 127 || top >= 224 ||
          (netmask_ != 0xffffffffu && src == (cfg_.ip | ~netmask_));
 }
 
@@ -168,13 +214,23 @@ TcpConnection* Stack::find(ConnId id) const {
   return slots_[slot].get();
 }
 
-std::uint32_t Stack::next_isn(Ipv4 rip, std::uint16_t rport, std::uint16_t lport) {
+std::uint32_t Stack::next_isn(const TupleKey& k) {
+  std::uint64_t t = (static_cast<std::uint64_t>(k.rip) << 32) |
+                    (static_cast<std::uint64_t>(k.rport) << 16) | k.lport;
+  if (k.lip != cfg_.ip) t ^= splitmix64(k.lip);  // primary: same ISNs as before aliases existed
   const std::uint64_t x = splitmix64((static_cast<std::uint64_t>(cfg_.isn_seed) << 32) ^
-                                     splitmix64(isn_counter_++) ^ tuple_key(rip, rport, lport));
+                                     splitmix64(isn_counter_++) ^ t);
   return static_cast<std::uint32_t>(x ^ (x >> 32));
 }
 
-TcpConnection* Stack::create_conn(Ipv4 rip, std::uint16_t rport, std::uint16_t lport) {
+ConnId Stack::find_listener(Ipv4 ip, std::uint16_t port) const {
+  if (listener_by_key_.empty()) return 0;
+  auto it = listener_by_key_.find(listen_key(ip, port));
+  if (it == listener_by_key_.end()) it = listener_by_key_.find(listen_key(0, port));
+  return it == listener_by_key_.end() ? 0 : it->second;
+}
+
+TcpConnection* Stack::create_conn(const TupleKey& k) {
   if (conn_count_ >= cfg_.max_connections) return nullptr;
   std::uint32_t slot;
   if (!free_slots_.empty()) {
@@ -190,9 +246,9 @@ TcpConnection* Stack::create_conn(Ipv4 rip, std::uint16_t rport, std::uint16_t l
   slot_gen_[slot] = gen;
   const ConnId id = (static_cast<ConnId>(gen) << kSlotBits) | (slot + 1);
   TcpHost& host = *this;
-  slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, cfg_.ip, lport, rip, rport,
-                                                 next_isn(rip, rport, lport));
-  by_tuple_[tuple_key(rip, rport, lport)] = id;
+  slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, k.lip, k.lport, k.rip,
+                                                 k.rport, next_isn(k));
+  by_tuple_[k] = id;
   ++conn_count_;
   return slots_[slot].get();
 }
@@ -200,7 +256,7 @@ TcpConnection* Stack::create_conn(Ipv4 rip, std::uint16_t rport, std::uint16_t l
 void Stack::free_slot(ConnId id) {
   TcpConnection* c = find(id);
   if (!c) return;
-  auto it = by_tuple_.find(tuple_key(c->remote_ip(), c->remote_port(), c->local_port()));
+  auto it = by_tuple_.find(key_of(*c));
   if (it != by_tuple_.end() && it->second == id) by_tuple_.erase(it);
   const std::uint32_t slot = (id & kSlotMask) - 1;
   slots_[slot].reset();
@@ -244,14 +300,14 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   std::uint8_t* d = t + h.header_len;
   if (seg.n1) std::memcpy(d, seg.p1, seg.n1);
   if (seg.n2) std::memcpy(d + seg.n1, seg.p2, seg.n2);
-  store_be16(t + 16, transport_checksum(cfg_.ip, c.remote_ip(), kIpProtoTcp, t, tcp_len));
+  store_be16(t + 16, transport_checksum(c.local_ip(), c.remote_ip(), kIpProtoTcp, t, tcp_len));
   ++stats_.tcp_segs_out;
   if (payload) {
     ++stats_.tcp_data_segs_out;
     stats_.tcp_bytes_out += payload;
   }
   if (seg.flags & kRst) ++stats_.rst_sent;
-  send_ipv4(std::move(f), c.remote_ip(), kIpProtoTcp, true, tcp_len);
+  send_ipv4(std::move(f), c.local_ip(), c.remote_ip(), kIpProtoTcp, true, tcp_len);
 }
 
 void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
@@ -264,7 +320,7 @@ void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
     c.user_visible = true;
   }
   if (is_terminal(ev)) {
-    auto it = by_tuple_.find(tuple_key(c.remote_ip(), c.remote_port(), c.local_port()));
+    auto it = by_tuple_.find(key_of(c));
     if (it != by_tuple_.end() && it->second == c.id()) by_tuple_.erase(it);
     if (!c.user_visible && c.listener() != 0) {
       auto lit = listeners_.find(c.listener());
@@ -306,7 +362,7 @@ void Stack::poll(TimePs now) {
       }
       ++p.tries;
       p.deadline = now + cfg_.arp_timeout;
-      send_arp_request(p.ip);
+      send_arp_request(p.src, p.ip);
     }
     ++i;
   }
@@ -334,7 +390,8 @@ void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now)
     ++stats_.drop_truncated;
   } else if (len > (cfg_.max_rx_frame ? cfg_.max_rx_frame : kEthHeaderLen + cfg_.mtu)) {
     ++stats_.drop_oversized;
-  } else if (eth.dst != cfg_.mac && !eth.dst.is_broadcast()) {
+  } else if (eth.dst != cfg_.mac && !eth.dst.is_broadcast() &&
+             (cfg_.aliases.empty() || !local_mac_set_.count(mac_key(eth.dst)))) {
     ++stats_.drop_not_for_us;
   } else if (eth.ethertype == kEtherTypeIpv4) {
     handle_ipv4(data + kEthHeaderLen, len - kEthHeaderLen, now);
@@ -355,18 +412,19 @@ void Stack::handle_arp(const EthHeader& eth, const std::uint8_t* p, std::size_t 
     return;
   }
   ++stats_.arp_in;
-  const bool for_us = a.tpa == cfg_.ip && cfg_.ip != 0;
+  const bool for_us = is_local(a.tpa);
   // RFC 826 merge: update a known sender; learn it when the packet is addressed to us.
   if (a.spa != 0 && !is_martian(a.spa) && (for_us || arp_cache_.count(a.spa))) learn(a.spa, a.sha);
   if (for_us && a.op == ArpPacket::kRequest) {
+    const MacAddr mac = mac_of(a.tpa);  // each local address answers with its own MAC
     ArpPacket r;
     r.op = ArpPacket::kReply;
-    r.sha = cfg_.mac;
-    r.spa = cfg_.ip;
+    r.sha = mac;
+    r.spa = a.tpa;
     r.tha = a.sha;
     r.tpa = a.spa;
     ++stats_.arp_replies_sent;
-    emit_frame(build_arp_frame(cfg_.mac, a.sha, r));
+    emit_frame(build_arp_frame(mac, a.sha, r));
   }
 }
 
@@ -391,7 +449,7 @@ void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
   }
   const bool bcast =
       ip.dst == 0xffffffffu || (netmask_ != 0xffffffffu && ip.dst == (cfg_.ip | ~netmask_));
-  if ((ip.dst != cfg_.ip || cfg_.ip == 0) && !bcast) {
+  if (!bcast && !is_local(ip.dst)) {
     ++stats_.drop_not_for_us;
     return;
   }
@@ -426,7 +484,8 @@ void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
   }
 }
 
-void Stack::send_icmp(Ipv4 dst, const IcmpHeader& h, const std::uint8_t* data, std::size_t len) {
+void Stack::send_icmp(Ipv4 src, Ipv4 dst, const IcmpHeader& h, const std::uint8_t* data,
+                      std::size_t len) {
   if (kIcmpHeaderLen + len + kIpv4MinHeaderLen > cfg_.mtu) {
     ++stats_.drop_oversized;
     return;
@@ -439,7 +498,7 @@ void Stack::send_icmp(Ipv4 dst, const IcmpHeader& h, const std::uint8_t* data, s
   if (len) std::memcpy(m + kIcmpHeaderLen, data, len);
   store_be16(m + 2, internet_checksum(m, kIcmpHeaderLen + len));
   ++stats_.icmp_out;
-  send_ipv4(std::move(f), dst, kIpProtoIcmp, false, kIcmpHeaderLen + len);
+  send_ipv4(std::move(f), src, dst, kIpProtoIcmp, false, kIcmpHeaderLen + len);
 }
 
 void Stack::handle_icmp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t n, TimePs now) {
@@ -460,7 +519,7 @@ void Stack::handle_icmp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t
     r.type = IcmpHeader::kEchoReply;
     r.id = h.id;
     r.seq = h.seq;
-    send_icmp(ip.src, r, p + kIcmpHeaderLen, n - kIcmpHeaderLen);
+    send_icmp(ip.dst, ip.src, r, p + kIcmpHeaderLen, n - kIcmpHeaderLen);  // from the pinged one
   } else if (h.type == IcmpHeader::kEchoReply && h.code == 0) {
     ++stats_.echo_replies_in;
     listener_.icmp_echo_reply(ip.src, h.id, h.seq, p + kIcmpHeaderLen, n - kIcmpHeaderLen);
@@ -480,7 +539,7 @@ void Stack::handle_udp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   }
   if (!udp_bound_[u.dst_port]) {
     ++stats_.udp_no_port;
-    if (ip.dst == cfg_.ip) {  // ICMP port unreachable: IP header + 8 bytes of the datagram
+    if (is_local(ip.dst)) {  // ICMP port unreachable: IP header + 8 bytes of the datagram
       std::uint8_t quote[kIpv4MinHeaderLen + 8];
       Ipv4Header q = ip;
       write_ipv4_header(quote, q);
@@ -488,13 +547,13 @@ void Stack::handle_udp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
       IcmpHeader h;
       h.type = IcmpHeader::kDestUnreachable;
       h.code = 3;
-      send_icmp(ip.src, h, quote, sizeof quote);
+      send_icmp(ip.dst, ip.src, h, quote, sizeof quote);
     }
     return;
   }
   ++stats_.udp_in;
-  listener_.udp_received(u.dst_port, ip.src, u.src_port, p + kUdpHeaderLen,
-                         u.length - kUdpHeaderLen);
+  listener_.udp_received_at(ip.dst, u.dst_port, ip.src, u.src_port, p + kUdpHeaderLen,
+                            u.length - kUdpHeaderLen);
 }
 
 void Stack::send_rst_for(const Ipv4Header& ip, const TcpHeader& h, std::size_t plen) {
@@ -514,10 +573,11 @@ void Stack::send_rst_for(const Ipv4Header& ip, const TcpHeader& h, std::size_t p
   Frame f = new_frame(kL4Off + kTcpMinHeaderLen);
   std::uint8_t* t = f.data() + kL4Off;
   write_tcp_header(t, r);
-  store_be16(t + 16, transport_checksum(cfg_.ip, ip.src, kIpProtoTcp, t, kTcpMinHeaderLen));
+  // From the address the segment was sent to (a local address: handle_tcp drops broadcasts).
+  store_be16(t + 16, transport_checksum(ip.dst, ip.src, kIpProtoTcp, t, kTcpMinHeaderLen));
   ++stats_.tcp_segs_out;
   ++stats_.rst_sent;
-  send_ipv4(std::move(f), ip.src, kIpProtoTcp, true, kTcpMinHeaderLen);
+  send_ipv4(std::move(f), ip.dst, ip.src, kIpProtoTcp, true, kTcpMinHeaderLen);
 }
 
 void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t n, TimePs now) {
@@ -554,7 +614,8 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   const std::uint8_t* payload = p + h.header_len;
   const std::size_t plen = n - h.header_len;
 
-  auto it = by_tuple_.find(tuple_key(ip.src, h.src_port, h.dst_port));
+  const TupleKey key{ip.dst, ip.src, h.dst_port, h.src_port};
+  auto it = by_tuple_.find(key);
   if (it != by_tuple_.end()) {
     if (TcpConnection* c = find(it->second)) {
       c->on_segment(h, o, payload, plen, now);
@@ -562,19 +623,19 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
       return;
     }
   }
-  auto lit = listener_by_port_.find(h.dst_port);
   if (h.flags & kRst) {
     ++stats_.drop_no_connection;
     return;
   }
+  const ConnId lid = find_listener(ip.dst, h.dst_port);
   const bool syn_only = (h.flags & kSyn) && !(h.flags & kAck);
-  if (lit == listener_by_port_.end() || !syn_only) {
+  if (lid == 0 || !syn_only) {
     ++stats_.drop_no_connection;
     // LISTEN drops segments without ACK; everything else gets an RST (RFC 9293 §3.10.7.1-2).
-    if (lit == listener_by_port_.end() || (h.flags & kAck)) send_rst_for(ip, h, plen);
+    if (lid == 0 || (h.flags & kAck)) send_rst_for(ip, h, plen);
     return;
   }
-  Listener& L = listeners_[lit->second];
+  Listener& L = listeners_.find(lid)->second;
   if (L.half_open >= L.backlog) {
     ++stats_.drop_listen_overflow;
     return;
@@ -584,29 +645,35 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
     send_rst_for(ip, h, plen);
     return;
   }
-  TcpConnection* c = create_conn(ip.src, h.src_port, h.dst_port);
+  TcpConnection* c = create_conn(key);  // local address: the SYN's destination
   ++L.half_open;
-  c->open_passive(lit->second, h, o, now);
+  c->open_passive(lid, h, o, now);
   after_op(*c);
 }
 
 // ------------------------------------------------------------------------------------ user API
 
-ConnId Stack::listen(std::uint16_t port, int backlog, TimePs now) {
+ConnId Stack::listen(std::uint16_t port, int backlog, TimePs now, Ipv4 local) {
   now_ = std::max(now_, now);
-  if (port == 0 || listener_by_port_.count(port)) return 0;
+  if (port == 0 || (local != 0 && !is_local(local))) return 0;
+  const std::uint64_t lk = listen_key(local, port);
+  if (listener_by_key_.count(lk)) return 0;
   const ConnId id = kListenerBit | (next_listener_++ & ~kListenerBit);
   if (next_listener_ >= kListenerBit) next_listener_ = 1;
   Listener l;
+  l.ip = local;
   l.port = port;
   l.backlog = std::max(backlog, 1);
   listeners_[id] = l;
-  listener_by_port_[port] = id;
+  listener_by_key_[lk] = id;
   return id;
 }
 
-ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, TimePs now) {
+ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, TimePs now,
+                      Ipv4 local) {
   now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return 0;
   if (conn_count_ >= cfg_.max_connections) {
     ++stats_.drop_table_full;
     return 0;
@@ -618,17 +685,20 @@ ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, 
     for (std::uint32_t i = 0; i < range; ++i) {
       const std::uint32_t cand = base + (ephemeral_next_ + i) % range;
       const auto port = static_cast<std::uint16_t>(cand);
-      if (listener_by_port_.count(port) || by_tuple_.count(tuple_key(dst, dst_port, port)))
+      // Not a port someone listens on at this address, nor a 4-tuple in use.
+      if (listener_by_key_.count(listen_key(src, port)) ||
+          listener_by_key_.count(listen_key(0, port)) ||
+          by_tuple_.count(TupleKey{src, dst, port, dst_port}))
         continue;
       src_port = port;
       ephemeral_next_ = (ephemeral_next_ + i + 1) % range;
       break;
     }
     if (src_port == 0) return 0;
-  } else if (by_tuple_.count(tuple_key(dst, dst_port, src_port))) {
+  } else if (by_tuple_.count(TupleKey{src, dst, src_port, dst_port})) {
     return 0;
   }
-  TcpConnection* c = create_conn(dst, dst_port, src_port);
+  TcpConnection* c = create_conn(TupleKey{src, dst, src_port, dst_port});
   c->user_visible = true;
   const ConnId id = c->id();
   c->open_active(now);
@@ -677,7 +747,7 @@ void Stack::close(ConnId id, TimePs now) {
   if (id & kListenerBit) {
     auto it = listeners_.find(id);
     if (it == listeners_.end()) return;
-    listener_by_port_.erase(it->second.port);
+    listener_by_key_.erase(listen_key(it->second.ip, it->second.port));
     for (auto& s : slots_) {  // drop its half-open connections (never reported to the user)
       if (s && !s->dead() && s->listener() == id && !s->user_visible) s->abort(now);
     }
@@ -729,7 +799,7 @@ ConnectionInfo Stack::info(ConnId id) const {
   if ((id & kListenerBit) && listeners_.count(id)) {
     i.valid = true;
     i.state = TcpState::Listen;
-    i.local_ip = cfg_.ip;
+    i.local_ip = listeners_.at(id).ip;  // 0: wildcard (every local address)
     i.local_port = listeners_.at(id).port;
   }
   return i;
@@ -744,8 +814,10 @@ bool Stack::udp_bind(std::uint16_t port) {
 void Stack::udp_unbind(std::uint16_t port) { udp_bound_[port] = false; }
 
 bool Stack::udp_send(std::uint16_t src_port, Ipv4 dst, std::uint16_t dst_port,
-                     const std::uint8_t* data, std::size_t len, TimePs now) {
+                     const std::uint8_t* data, std::size_t len, TimePs now, Ipv4 local) {
   now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return false;
   if (kIpv4MinHeaderLen + kUdpHeaderLen + len > cfg_.mtu) {
     ++stats_.drop_oversized;
     return false;
@@ -756,22 +828,24 @@ bool Stack::udp_send(std::uint16_t src_port, Ipv4 dst, std::uint16_t dst_port,
   std::uint8_t* u = f.data() + kL4Off;
   write_udp(u, UdpHeader{src_port, dst_port, static_cast<std::uint16_t>(l4), 0});
   if (len) std::memcpy(u + kUdpHeaderLen, data, len);
-  std::uint16_t c = transport_checksum(cfg_.ip, dst, kIpProtoUdp, u, l4);
+  std::uint16_t c = transport_checksum(src, dst, kIpProtoUdp, u, l4);
   store_be16(u + 6, c == 0 ? 0xffff : c);
   ++stats_.udp_out;
-  send_ipv4(std::move(f), dst, kIpProtoUdp, false, l4);
+  send_ipv4(std::move(f), src, dst, kIpProtoUdp, false, l4);
   flush_events();
   return true;
 }
 
 void Stack::ping(Ipv4 dst, std::uint16_t id, std::uint16_t seq, TimePs now,
-                 const std::uint8_t* data, std::size_t len) {
+                 const std::uint8_t* data, std::size_t len, Ipv4 local) {
   now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return;
   IcmpHeader h;
   h.type = IcmpHeader::kEchoRequest;
   h.id = id;
   h.seq = seq;
-  send_icmp(dst, h, data, data ? len : 0);
+  send_icmp(src, dst, h, data, data ? len : 0);
   flush_events();
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vtoe::tcpip {
@@ -90,8 +91,17 @@ struct EventInfo {
 };
 
 struct StackConfig {
-  MacAddr mac;
-  Ipv4 ip = 0;
+  MacAddr mac;  ///< primary MAC address
+  Ipv4 ip = 0;  ///< primary IPv4 address
+  /// Extra local addresses (IP aliasing, each with its own MAC: one per guest behind a TOE on a
+  /// real segment). The engine accepts frames to any local MAC (or broadcast) and datagrams to
+  /// any local IP, answers ARP for each with that address's MAC, replies to pings from the
+  /// address pinged, and a TCP connection sends from its own local address and that address's
+  /// MAC. Aliases share the primary's subnet (prefix_len, gateway: routing decisions use the
+  /// primary's subnet). Entries that are invalid (IP 0, duplicate, loopback/multicast/subnet
+  /// broadcast, zero or multicast MAC) are ignored; Stack::config().aliases lists the accepted
+  /// ones, including those added later with Stack::add_address().
+  std::vector<std::pair<Ipv4, MacAddr>> aliases;
   int prefix_len = 24;
   Ipv4 gateway = 0;                            ///< 0: no route off the subnet
   std::uint32_t mtu = 1500;                    ///< IP MTU; our MSS = mtu - 40

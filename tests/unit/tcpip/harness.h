@@ -71,6 +71,11 @@ class Host : public StackListener {
     udp.emplace_back(port, src, sport, std::vector<std::uint8_t>(d, d + n));
     if (on_udp) on_udp(port, src, sport, d, n);
   }
+  void udp_received_at(Ipv4 local_ip, std::uint16_t port, Ipv4 src, std::uint16_t sport,
+                       const std::uint8_t* d, std::size_t n) override {
+    udp_local_ip.push_back(local_ip);
+    StackListener::udp_received_at(local_ip, port, src, sport, d, n);  // -> udp_received
+  }
   void icmp_echo_reply(Ipv4 src, std::uint16_t id, std::uint16_t seq, const std::uint8_t* d,
                        std::size_t n) override {
     echo_replies.emplace_back(src, id, seq, std::vector<std::uint8_t>(d, d + n));
@@ -93,6 +98,7 @@ class Host : public StackListener {
   std::function<void(Event, const EventInfo&)> on_event;
   std::function<void(std::uint16_t, Ipv4, std::uint16_t, const std::uint8_t*, std::size_t)> on_udp;
   std::vector<std::tuple<std::uint16_t, Ipv4, std::uint16_t, std::vector<std::uint8_t>>> udp;
+  std::vector<Ipv4> udp_local_ip;  ///< destination address of each datagram in `udp`
   std::vector<std::tuple<Ipv4, std::uint16_t, std::uint16_t, std::vector<std::uint8_t>>>
       echo_replies;
 
