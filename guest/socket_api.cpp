@@ -78,6 +78,7 @@ void SocketLayer::command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip,
     cmd.rx_size = params_.recv_buffer;
   }
   cmd.cookie = next_cookie_++;
+  cmd.local_ip = params_.local_ip;
   so.cmd_done = false;
   driver_.post(ctx, toe::Ring::Cmd, &cmd);
 }

@@ -25,6 +25,7 @@ struct SocketParams {
   std::uint32_t recv_buffer = 64 * 1024;   // kernel receive buffer per socket
   std::uint32_t max_context = 64 * 1024;   // largest payload of one SendQ context
   std::uint32_t release_batch = 4 * 1024;  // consumed receive-buffer bytes handed back at once
+  std::uint32_t local_ip = 0;              // the guest's own address (0 = the TOE's primary)
 };
 
 enum class SockError : int {

@@ -283,6 +283,9 @@ void VirtualToeManager::handle_command(Vtoe& v, Ctx& ctx, toe::CmdDesc cmd) {
       return fail(Status::BadDescriptor);
   }
   cmd.cookie = 0;
+  // A VM connects and listens only on its own address (no spoofing another VM's).
+  const std::size_t slot_index = static_cast<std::size_t>(slot);
+  if (slot_index < params_.addresses.size()) cmd.local_ip = params_.addresses[slot_index];
   post(ctx, Ring::Cmd, &cmd, v.vm);
 }
 

@@ -40,7 +40,8 @@ struct VirtualToeParams {
   toe::DispatchPolicyKind policy = toe::DispatchPolicyKind::RoundRobin;
   std::vector<std::uint32_t> quanta;  // per served VM (DWRR), empty = default each
   std::uint32_t default_quantum = 16000;
-  std::uint32_t depth = 4;  // send contexts in the physical channel at once
+  std::uint32_t depth = 4;               // send contexts in the physical channel at once
+  std::vector<std::uint32_t> addresses;  // per served VM: the only local address it may use
 };
 
 class VirtualToeManager : public core::Module {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -79,6 +80,33 @@ const std::vector<CrossCheck>& cross_checks() {
                 std::to_string(q.size()) + " quantum entries for " +
                     std::to_string(c.list_size("vms")) + " VMs (one per VM at most)",
                 "vms");
+         }
+       }},
+      {"VM addresses unique",
+       {"vms", "vms[].ip", "network.host_ip", "network.peer_ip"},
+       [](const Config& c, const Fail& fail) {
+         // Derived addresses follow network.host_ip; explicit ones must not collide with them.
+         std::map<std::string, std::size_t> seen;
+         const std::string host = c.get_string("network.host_ip");
+         for (std::size_t i = 0; i < c.list_size("vms"); ++i) {
+           const std::string key = "vms." + std::to_string(i) + ".ip";
+           std::string ip = c.get_string(key);
+           if (ip.empty()) {
+             unsigned a, b, cc, d;
+             std::sscanf(host.c_str(), "%u.%u.%u.%u", &a, &b, &cc, &d);
+             const unsigned last = d + (i == 0 ? 0 : 9 + static_cast<unsigned>(i));
+             ip = std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(cc) + "." +
+                  std::to_string(last);
+             if (last > 254) {
+               fail(key, "the derived address leaves the subnet; give the VM an address", "vms");
+               return;
+             }
+           }
+           if (ip == c.get_string("network.peer_ip"))
+             fail(key, "is the peer's address (network.peer_ip) " + ip, "network.peer_ip");
+           const auto [it, fresh] = seen.emplace(ip, i);
+           if (!fresh)
+             fail(key, ip + " is already the address of vms." + std::to_string(it->second), "vms");
          }
        }},
       {"native runs one VM",

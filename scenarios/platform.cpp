@@ -19,6 +19,24 @@ tcpip::Ipv4 ip_of(const Config& cfg, const std::string& key) {
   return tcpip::parse_ipv4(cfg.get_string(key));
 }
 
+// VM i's own address: vms.i.ip, or network.host_ip for VM 0 and host_ip + 9 + i for the others
+// (10.0.0.1, then 10.0.0.11, 10.0.0.12, ...: clear of the peer's 10.0.0.2).
+tcpip::Ipv4 vm_ip(const Config& cfg, std::size_t i) {
+  const std::string ip = cfg.get_string("vms." + std::to_string(i) + ".ip");
+  if (!ip.empty()) return tcpip::parse_ipv4(ip);
+  return ip_of(cfg, "network.host_ip") + static_cast<tcpip::Ipv4>(i == 0 ? 0 : 9 + i);
+}
+
+// VM i's MAC: vms.i.mac, or 02:00:00:00:00:01 for VM 0 (the TOE's) and 02:00:00:00:10:i.
+tcpip::MacAddr vm_mac(const Config& cfg, std::size_t i) {
+  const std::string text = cfg.get_string("vms." + std::to_string(i) + ".mac");
+  tcpip::MacAddr m;
+  if (!text.empty() && tcpip::MacAddr::parse(text, m)) return m;
+  if (i == 0) return mac_of(1);
+  m.b = {0x02, 0x00, 0x00, 0x00, 0x10, static_cast<std::uint8_t>(i)};
+  return m;
+}
+
 // Protocol settings shared by the TOE and the peer (same engine at both ends).
 tcpip::StackConfig stack_config(const Config& cfg) {
   tcpip::StackConfig sc;
@@ -133,8 +151,13 @@ void Platform::build_toe() {
   for (int c = 0; c < channels_; ++c) channel_vms.push_back(c);
   tp.dispatcher.quanta = quanta_for(cfg_, channel_vms);
   tp.stack = stack_config(cfg_);
-  tp.stack.mac = mac_of(1);
-  tp.stack.ip = ip_of(cfg_, "network.host_ip");
+  // The TOE answers for every guest: VM 0's address is its primary, the others are aliases,
+  // each with its own MAC (paper §4.3: every guest its own address on the segment).
+  tp.stack.mac = vm_mac(cfg_, 0);
+  tp.stack.ip = vm_ip(cfg_, 0);
+  for (std::size_t i = 1; i < vms_; ++i)
+    tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
+  tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
   tp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.tx_buffer"));
   tp.stack.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.rx_buffer"));
   toe_ = std::make_unique<toe::Toe>("toe", tp);
@@ -191,6 +214,8 @@ void Platform::build_virtualization() {
       smmu_->set_context(static_cast<std::uint32_t>(ch), hyp_->stage2_ptr(vm),
                          static_cast<std::uint16_t>(vm));
       toe_->channel(ch).set_owner(static_cast<std::uint16_t>(vm), static_cast<std::uint32_t>(ch));
+      toe_->channel(ch).set_address(
+          vm_ip(cfg_, i));  // the channel's connections use its VM's address
     } else {
       emulated.push_back(vm);
     }
@@ -208,6 +233,7 @@ void Platform::build_virtualization() {
     vp.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
     vp.quanta = quanta_for(cfg_, emulated);
     vp.depth = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
+    for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
     // The hypervisor hands the TOE physical addresses it has checked; the SMMU lets this channel
     // reach those guests' RAM and the hypervisor's rings, nothing else.
@@ -265,7 +291,7 @@ void Platform::build_virtualization() {
 
 void Platform::build_guests() {
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
-  std::set<std::uint16_t> rx_ports;
+  std::set<std::pair<tcpip::Ipv4, std::uint16_t>> rx_ports;
   for (std::size_t i = 0; i < vms_; ++i) {
     const std::string p = "vms." + std::to_string(i) + ".";
     const std::uint64_t pa = kGuestRamBase + i * guest_mem;
@@ -298,6 +324,7 @@ void Platform::build_guests() {
     gp.driver.ring_entries = static_cast<std::uint32_t>(cfg_.get_uint("guest.ring_entries"));
     gp.sockets.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.send_buffer"));
     gp.sockets.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.recv_buffer"));
+    gp.sockets.local_ip = vm_ip(cfg_, i);
     gp.sockets.release_batch =
         static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.release_batch"));
     guest::Workload w;
@@ -309,11 +336,10 @@ void Platform::build_guests() {
     w.total_bytes = cfg_.get_bytes(p + "workload.total_bytes");
     w.start_ps = cfg_.get_time(p + "workload.start");
     w.stop_ps = cfg_.get_time(p + "workload.stop");
-    if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert(w.port).second)
+    if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert({vm_ip(cfg_, i), w.port}).second)
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
-                            " is already where another tcp_rx VM listens (the VMs share the "
-                            "TOE's address, so each receiving VM needs its own port)");
+                            " is already where another tcp_rx VM with the same address listens");
     gp.workloads.push_back(w);
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
@@ -375,7 +401,7 @@ void Platform::build_network() {
         break;
       case guest::WorkloadType::TcpRx:
         app.type = net::PeerAppType::Source;
-        app.remote_ip = ip_of(cfg_, "network.host_ip");
+        app.remote_ip = vm_ip(cfg_, i);  // the peer streams to that guest's own address
         app.start_ps = w.start_ps;
         break;
       case guest::WorkloadType::Cpu:

@@ -219,6 +219,24 @@ std::vector<Key> builtin_keys() {
               },
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
+      K::string("vms[].ip", "",
+                "The VM's own IPv4 address on the TOE's segment; empty = derived: VM 0 "
+                "network.host_ip, VM i network.host_ip + 9 + i (10.0.0.11, 10.0.0.12, ...)")
+          .validate(
+              [](const Value& v) {
+                const auto& s = std::get<std::string>(v);
+                if (!s.empty()) require_ipv4(v);
+              },
+              "IPv4 address or empty"),
+      K::string("vms[].mac", "",
+                "The VM's MAC address, aa:bb:cc:dd:ee:ff; empty = derived (VM 0 "
+                "02:00:00:00:00:01, VM i 02:00:00:00:10:i)")
+          .validate(
+              [](const Value& v) {
+                const auto& s = std::get<std::string>(v);
+                tcpip_mac_check(s);
+              },
+              "MAC address or empty"),
       K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"},
                      "tcp_tx",
                      "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only "
@@ -616,6 +634,27 @@ void require_ipv4(const Value& value) {
   if (!is_ipv4(s)) {
     throw ValueError("expected a dotted-quad IPv4 address such as 10.0.0.1, got " + quoted(s));
   }
+}
+
+void tcpip_mac_check(const std::string& s) {
+  if (s.empty()) return;
+  int parts = 0;
+  std::size_t i = 0;
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  while (i < s.size()) {
+    if (i + 1 >= s.size() || !hex(s[i]) || !hex(s[i + 1]))
+      throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+    ++parts;
+    i += 2;
+    if (i == s.size()) break;
+    if (s[i] != ':' || parts == 6)
+      throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+    ++i;
+  }
+  if (parts != 6)
+    throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+  if (std::stoi(s.substr(0, 2), nullptr, 16) & 1)
+    throw ValueError("a multicast MAC address cannot be a VM's own, got " + quoted(s));
 }
 
 std::vector<std::uint64_t> parse_byte_list(std::string_view text) {

@@ -136,6 +136,8 @@ void require_ipv4(const Value& value);
 /// bad entry.
 std::vector<std::uint64_t> parse_byte_list(std::string_view text);
 void require_byte_list(const Value& value);
+/// Empty, or six hex pairs separated by ':' and not multicast; throws ValueError.
+void tcpip_mac_check(const std::string& text);
 
 enum class KeysFormat { Text, Markdown };
 /// Every key with type, default, accepted values and meaning, then the accepted unit suffixes.

@@ -28,6 +28,10 @@ class ControlChannel : public core::Module {
   // Who owns the channel: carried in the sideband of every DMA it causes.
   void set_owner(std::uint16_t vm_id, std::uint32_t stream_id);
   const core::SidebandExtension& sideband() const { return sideband_; }
+  // The local address connections opened through this channel use, whatever the host asks
+  // (0: as the host asks). A directly assigned channel belongs to one VM and its address.
+  void set_address(std::uint32_t ip) { address_ = ip; }
+  std::uint32_t address() const { return address_; }
 
   // Register access from the host; never fails loudly: bad programming latches an error status.
   void reg_write(std::uint64_t offset, std::uint32_t value);
@@ -65,6 +69,7 @@ class ControlChannel : public core::Module {
   int index_;
   tlm::tlm_initiator_socket<>& dma_;
   core::SidebandExtension sideband_;
+  std::uint32_t address_ = 0;
   std::uint32_t ctrl_ = 0;
   std::uint32_t status_ = 0;
   std::array<RingEngine, kRings> rings_;

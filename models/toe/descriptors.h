@@ -53,7 +53,7 @@ struct CmdDesc {
   std::uint32_t rx_size;  // kernel receive buffer size in bytes
   std::uint64_t rx_addr;  // kernel receive buffer bus address
   std::uint32_t cookie;
-  std::uint32_t reserved;
+  std::uint32_t local_ip;  // Connect/Listen: the guest's own address (0 = the TOE's primary)
 };
 
 // ---- SendQ ----

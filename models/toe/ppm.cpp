@@ -101,6 +101,13 @@ void Ppm::timer_expired() {
 
 // ---- Commands ----
 
+// The address a Connect/Listen uses: the channel's own if it has one, else the host's choice;
+// an address the engine does not own falls back to the primary.
+tcpip::Ipv4 Ppm::local_address(const ControlChannel& channel, const CmdDesc& cmd) const {
+  const tcpip::Ipv4 want = channel.address() ? channel.address() : cmd.local_ip;
+  return want && stack_->is_local(want) ? want : 0;
+}
+
 void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
   sc_core::wait(core::ps(cmd_cost_ps_ + ccb_.access_latency_ps()));
   ++commands_;
@@ -120,7 +127,8 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
       if (!rx_buffer_ok() || cmd.port == 0) return refuse(Status::BadDescriptor);
       CcbEntry* e = ccb_.create(ch, cmd.sock);
       if (!e) return refuse(ccb_.find(ch, cmd.sock) ? Status::BadSocket : Status::TableFull);
-      const tcpip::ConnId c = stack_->connect(cmd.ip, cmd.port, 0, now);
+      const tcpip::ConnId c =
+          stack_->connect(cmd.ip, cmd.port, 0, now, local_address(channel, cmd));
       if (!c) {
         ccb_.remove(*e);
         return refuse(Status::TableFull);
@@ -134,7 +142,8 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
     case CmdOp::Listen: {
       CcbEntry* e = ccb_.create(ch, cmd.sock);
       if (!e) return refuse(ccb_.find(ch, cmd.sock) ? Status::BadSocket : Status::TableFull);
-      const tcpip::ConnId l = stack_->listen(cmd.port, std::max<int>(1, cmd.arg), now);
+      const tcpip::ConnId l =
+          stack_->listen(cmd.port, std::max<int>(1, cmd.arg), now, local_address(channel, cmd));
       if (!l) {
         ccb_.remove(*e);
         return refuse(Status::PortInUse);

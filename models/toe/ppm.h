@@ -65,6 +65,7 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   void rx_stage();
   void timer_expired();
   void bind_accept(CcbEntry& listener);
+  tcpip::Ipv4 local_address(const ControlChannel& channel, const CmdDesc& cmd) const;
   void drop_connection(CcbEntry& e, EventType type, Status status);
 
   PpmParams params_;

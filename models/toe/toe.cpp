@@ -31,6 +31,7 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   mp.rate_bps = params.bandwidth_bps;
   mp.address = params.stack.mac.b;
   mp.tx_queue_frames = params.mac_queue_frames;
+  mp.promiscuous = params.mac_promiscuous;
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<net::EthernetMac>("mac", mp);
   PpmParams pp = params.ppm;
