@@ -159,3 +159,30 @@ def test_hostile_frames_from_the_wire_while_a_transfer_runs(lab, tmp_path):
     drops = sum(v for k, v in tcp.items() if k.startswith("drop_"))
     assert drops > 100 and tcp["rst_sent"] > 0
     assert tcp["drop_bad_ip_checksum"] > 0 and tcp["drop_truncated"] > 0
+
+
+def costar_binary():
+    from conftest import vtoe_binary
+    return vtoe_binary().parent.parent / "netvp" / "costar"
+
+
+def test_two_guests_with_their_own_addresses_and_costar(lab, tmp_path):
+    lab.start("scenarios/netvp/two_guests.yaml", "duration=10s")
+    for ip, mac in ((TOE_IP, "02:00:00:00:00:01"), ("10.0.0.11", "02:00:00:00:10:01")):
+        ping = lab.peer("ping", "-c", "2", "-W", "1", ip, capture_output=True, text=True)
+        assert ping.returncode == 0, ping.stdout
+        neigh = lab.peer("ip", "neigh", "show", ip, capture_output=True, text=True).stdout
+        assert mac in neigh, neigh  # each guest answers ARP with its own MAC
+    report = tmp_path / "costar.json"
+    costar = lab.peer(str(costar_binary()), "client", "--target", f"{TOE_IP}:5001", "--target", "10.0.0.11:5001",
+                      "--connections", "4", "--threads", "2", "--bytes", "4MiB", "--mode", "send",
+                      "--timeout", "20", "--json", str(report), capture_output=True, text=True, timeout=120)
+    assert costar.returncode == 0, costar.stdout + costar.stderr
+    import json
+    total = json.loads(report.read_text())["total"]
+    assert total["connections"] == 4 and total["failed"] == 0
+    res, _ = lab.wait()
+    for vm in res["vms"]:  # two connections of 4 MiB each reached each guest
+        got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
+        assert got == pytest.approx(8 << 20, rel=1e-3), (vm["name"], got)
+        assert vm["transactions"] == 2 and vm["error"] == ""
