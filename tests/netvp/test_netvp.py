@@ -49,8 +49,8 @@ def test_linux_streams_megabytes_into_the_guest_sink(lab, tmp_path):
 
 
 def test_echo_returns_every_byte_unchanged(lab, tmp_path):
-    lab.start("scenarios/netvp/echo.yaml", "duration=6s")
-    data = os.urandom(1 << 20)
+    lab.start("scenarios/netvp/echo.yaml", "duration=8s")
+    data = os.urandom(4 << 20)
     src = tmp_path / "in.bin"
     src.write_bytes(data)
     with open(src, "rb") as f:
@@ -186,3 +186,27 @@ def test_two_guests_with_their_own_addresses_and_costar(lab, tmp_path):
         got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
         assert got == pytest.approx(8 << 20, rel=1e-3), (vm["name"], got)
         assert vm["transactions"] == 2 and vm["error"] == ""
+
+
+def test_a_reset_from_linux_is_handled_and_the_guest_serves_the_next_client(lab, tmp_path):
+    lab.start("scenarios/netvp/sink.yaml", "duration=6s")
+    # A client that sends 1 MiB and then aborts: SO_LINGER 0 makes Linux close with an RST.
+    script = (
+        "import socket,struct; s=socket.create_connection(('10.0.0.1',5001));"
+        "s.sendall(b'x'*(1<<20)); s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii',1,0));"
+        "s.close()")
+    lab.peer("python3", "-c", script, check=True, timeout=30)
+    time.sleep(0.5)
+    # The guest's sink dropped the reset connection and accepts the next one.
+    data = os.urandom(2 << 20)
+    src = tmp_path / "d.bin"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "5001", stdin=f, capture_output=True)
+    assert nc.returncode == 0, nc.stderr
+    res, _ = lab.wait()
+    vm = res["vms"][0]
+    assert vm["transactions"] == 2 and vm["error"] == ""
+    assert res["stats"]["toe.ppm.tcpip"]["rst_in"] >= 1
+    got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert len(data) <= got <= len(data) + (1 << 20) + 1  # the reset connection's bytes may be cut short
