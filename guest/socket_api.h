@@ -22,7 +22,7 @@ namespace vtoe::guest {
 
 struct SocketParams {
   std::uint32_t send_buffer = 64 * 1024;   // kernel send buffer per socket
-  std::uint32_t recv_buffer = 64 * 1024;   // kernel receive buffer per socket
+  std::uint32_t recv_buffer = 16 * 1024;   // kernel receive buffer per socket
   std::uint32_t max_context = 64 * 1024;   // largest payload of one SendQ context
   std::uint32_t release_batch = 4 * 1024;  // consumed receive-buffer bytes handed back at once
   std::uint32_t local_ip = 0;              // the guest's own address (0 = the TOE's primary)

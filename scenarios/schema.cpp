@@ -197,7 +197,8 @@ std::vector<Key> builtin_keys() {
               "power of two"),
       K::bytes("guest.socket.send_buffer", "64KiB", "Kernel send buffer of each socket")
           .range("4KiB", "64MiB"),
-      K::bytes("guest.socket.recv_buffer", "64KiB", "Kernel receive buffer of each socket")
+      K::bytes("guest.socket.recv_buffer", "16KiB",
+               "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, paper §2.2)")
           .range("4KiB", "64MiB"),
       K::bytes("guest.socket.release_batch", "4KiB",
                "Consumed receive-buffer bytes the socket layer hands back to the TOE in one RecvQ "
