@@ -225,7 +225,7 @@ void VirtualToeManager::doorbell(Vtoe& v, Ctx& ctx, Ring ring, std::uint32_t new
     }
     vr.head = (vr.head + 1) & (vr.size - 1);
   }
-  dispatch(ctx, v.vm);
+  dispatch(ctx);
   // Contexts refused here completed at once: tell the guest.
   if (v.ring[static_cast<int>(Ring::Ecq)].tail != ecq_before) {
     hyp_.spend(ctx, hyp_.costs().vgic_inject, v.vm);
@@ -319,13 +319,12 @@ void VirtualToeManager::handle_send(Vtoe& v, Ctx& ctx, toe::SendDesc sd) {
 
 // ---- QoS dispatcher: virtual SendQs -> physical SendQ ----
 
-void VirtualToeManager::dispatch(Ctx& ctx, int charge_vm) {
+void VirtualToeManager::dispatch(Ctx& ctx) {
   for (std::size_t i = 0; i < vtoes_.size(); ++i) {
     const auto& q = vtoes_[i].sendq;
     heads_[i] = q.empty() ? toe::QueueHead{}
                           : toe::QueueHead{false, q.front().desc.length, q.front().arrival};
   }
-  bool posted = false;
   while (in_flight_ < params_.depth) {
     const int q = policy_->pick(heads_);
     if (q < 0) break;
@@ -336,14 +335,11 @@ void VirtualToeManager::dispatch(Ctx& ctx, int charge_vm) {
     hyp_.spend(ctx, hyp_.costs().dispatch, v.vm);
     post(ctx, Ring::Send, &ps.desc, v.vm);
     ++in_flight_;
-    posted = true;
     heads_[static_cast<std::size_t>(q)] =
         v.sendq.empty()
             ? toe::QueueHead{}
             : toe::QueueHead{false, v.sendq.front().desc.length, v.sendq.front().arrival};
   }
-  (void)posted;
-  (void)charge_vm;
 }
 
 // ---- Virtual ECQ ----
@@ -441,7 +437,7 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
   }
   const int charge = first_vm >= 0 ? first_vm : vtoes_.front().vm;
   phys_write(ctx, ring_reg(Ring::Ecq, reg::kRingHead), ecq_head_, charge);
-  dispatch(ctx, charge);
+  dispatch(ctx);
   for (std::size_t i = 0; i < vtoes_.size(); ++i) {
     if (!notify[i]) continue;
     hyp_.spend(ctx, hyp_.costs().vgic_inject, vtoes_[i].vm);

@@ -93,7 +93,7 @@ class VirtualToeManager : public core::Module {
   void handle_command(Vtoe& v, Ctx& ctx, toe::CmdDesc cmd);
   void handle_recv(Vtoe& v, Ctx& ctx, toe::RecvDesc rd);
   void handle_send(Vtoe& v, Ctx& ctx, toe::SendDesc sd);
-  void dispatch(Ctx& ctx, int charge_vm);
+  void dispatch(Ctx& ctx);
   void deliver(Vtoe& v, const toe::EcqDesc& ev);
   bool flush_overflow(Vtoe& v);
   void fail_context(Vtoe& v, std::uint16_t vsock, std::uint32_t cookie, toe::Status st,

@@ -379,14 +379,6 @@ std::string_view trim(std::string_view s) {
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
 
 // Parses an unsigned integer, decimal or 0x hex, with an optional leading '+'.
 bool parse_u64(std::string_view t, std::uint64_t& out) {
@@ -656,6 +648,15 @@ void tcpip_mac_check(const std::string& s) {
     throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
   if (std::stoi(s.substr(0, 2), nullptr, 16) & 1)
     throw ValueError("a multicast MAC address cannot be a VM's own, got " + quoted(s));
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
 }
 
 std::vector<std::uint64_t> parse_byte_list(std::string_view text) {

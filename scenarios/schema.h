@@ -132,6 +132,8 @@ std::string describe_range(const Key& key);
 /// Validator for String keys: a dotted-quad IPv4 address such as 10.0.0.1.
 bool is_ipv4(std::string_view text);
 void require_ipv4(const Value& value);
+/// The strings of `v` with `sep` between them.
+std::string join(const std::vector<std::string>& v, const char* sep);
 /// "16000, 4KiB,8000B" -> byte counts (empty text -> empty list); throws ValueError naming the
 /// bad entry.
 std::vector<std::uint64_t> parse_byte_list(std::string_view text);
