@@ -87,10 +87,22 @@ const std::vector<CrossCheck>& cross_checks() {
        [](const Config& c, const Fail& fail) {
          // Derived addresses follow network.host_ip; explicit ones must not collide with them.
          std::map<std::string, std::size_t> seen;
+         std::string subnet;
          const std::string host = c.get_string("network.host_ip");
          for (std::size_t i = 0; i < c.list_size("vms"); ++i) {
            const std::string key = "vms." + std::to_string(i) + ".ip";
            std::string ip = c.get_string(key);
+           const auto slash = ip.find('/');
+           if (slash != std::string::npos) {
+             const std::string prefix = ip.substr(slash);
+             ip = ip.substr(0, slash);
+             if (!subnet.empty() && prefix != subnet)
+               fail(key,
+                    "prefix " + prefix + " differs from " + subnet +
+                        " of another VM (all VMs share the TOE's subnet)",
+                    "vms");
+             subnet = prefix;
+           }
            if (ip.empty()) {
              unsigned a, b, cc, d;
              std::sscanf(host.c_str(), "%u.%u.%u.%u", &a, &b, &cc, &d);

@@ -23,7 +23,7 @@ tcpip::Ipv4 ip_of(const Config& cfg, const std::string& key) {
 // (10.0.0.1, then 10.0.0.11, 10.0.0.12, ...: clear of the peer's 10.0.0.2).
 tcpip::Ipv4 vm_ip(const Config& cfg, std::size_t i) {
   const std::string ip = cfg.get_string("vms." + std::to_string(i) + ".ip");
-  if (!ip.empty()) return tcpip::parse_ipv4(ip);
+  if (!ip.empty()) return tcpip::parse_ipv4(ip.substr(0, ip.find('/')));
   return ip_of(cfg, "network.host_ip") + static_cast<tcpip::Ipv4>(i == 0 ? 0 : 9 + i);
 }
 
@@ -155,6 +155,11 @@ void Platform::build_toe() {
   // each with its own MAC (paper §4.3: every guest its own address on the segment).
   tp.stack.mac = vm_mac(cfg_, 0);
   tp.stack.ip = vm_ip(cfg_, 0);
+  for (std::size_t i = 0; i < vms_; ++i) {  // an explicit /prefix sets the segment's subnet
+    const std::string ip = cfg_.get_string("vms." + std::to_string(i) + ".ip");
+    if (ip.find('/') != std::string::npos)
+      tp.stack.prefix_len = std::stoi(ip.substr(ip.find('/') + 1));
+  }
   for (std::size_t i = 1; i < vms_; ++i)
     tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
   tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine

@@ -198,7 +198,8 @@ std::vector<Key> builtin_keys() {
       K::bytes("guest.socket.send_buffer", "64KiB", "Kernel send buffer of each socket")
           .range("4KiB", "64MiB"),
       K::bytes("guest.socket.recv_buffer", "16KiB",
-               "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, paper §2.2)")
+               "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, paper "
+               "§2.2)")
           .range("4KiB", "64MiB"),
       K::bytes("guest.socket.release_batch", "4KiB",
                "Consumed receive-buffer bytes the socket layer hands back to the TOE in one RecvQ "
@@ -221,14 +222,25 @@ std::vector<Key> builtin_keys() {
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
       K::string("vms[].ip", "",
-                "The VM's own IPv4 address on the TOE's segment; empty = derived: VM 0 "
+                "The VM's own IPv4 address on the TOE's segment, optionally /prefix (default /24; "
+                "all VMs share one subnet); empty = derived: VM 0 "
                 "network.host_ip, VM i network.host_ip + 9 + i (10.0.0.11, 10.0.0.12, ...)")
           .validate(
               [](const Value& v) {
                 const auto& s = std::get<std::string>(v);
-                if (!s.empty()) require_ipv4(v);
+                if (s.empty()) return;
+                const auto slash = s.find('/');
+                require_ipv4(Value{s.substr(0, slash)});
+                if (slash != std::string::npos) {
+                  const std::string n = s.substr(slash + 1);
+                  const bool digits =
+                      !n.empty() && n.size() <= 2 &&
+                      std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+                  if (!digits || std::stoi(n) < 1 || std::stoi(n) > 30)
+                    throw ValueError("expected a prefix length 1..30 after '/', got \"" + s + "\"");
+                }
               },
-              "IPv4 address or empty"),
+              "IPv4 address[/prefix] or empty"),
       K::string("vms[].mac", "",
                 "The VM's MAC address, aa:bb:cc:dd:ee:ff; empty = derived (VM 0 "
                 "02:00:00:00:00:01, VM i 02:00:00:00:10:i)")
@@ -378,7 +390,6 @@ std::string_view trim(std::string_view s) {
 }
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 
 // Parses an unsigned integer, decimal or 0x hex, with an optional leading '+'.
 bool parse_u64(std::string_view t, std::uint64_t& out) {

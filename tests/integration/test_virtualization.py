@@ -163,3 +163,14 @@ def test_timeline_trace_covers_the_window_and_leaves_results_unchanged(vtoe, tmp
 def test_bad_trace_window_is_a_usage_error(vtoe, tmp_path):
     proc = vtoe.run("run", "scenarios/quickstart.yaml", "--trace-window", "5ms", "--out", tmp_path, check=False)
     assert proc.returncode == 2 and "--trace-window" in proc.stderr
+
+
+def test_vm_addresses_accept_a_prefix_and_must_agree(vtoe, tmp_path):
+    ok = vtoe.run("validate", "scenarios/virt/qos_4vm.yaml", "--set", "vms.0.ip=10.0.0.5/24",
+                  "--set", "vms.1.ip=10.0.0.6/24")
+    assert "10.0.0.5/24" in ok.stdout
+    bad = vtoe.run("validate", "scenarios/virt/qos_4vm.yaml", "--set", "vms.0.ip=10.0.0.5/24",
+                   "--set", "vms.1.ip=10.0.0.6/16", check=False)
+    assert bad.returncode == 2 and "vms.1.ip" in bad.stderr and "subnet" in bad.stderr
+    clash = vtoe.run("validate", "scenarios/virt/qos_4vm.yaml", "--set", "vms.2.ip=10.0.0.2", check=False)
+    assert clash.returncode == 2 and "network.peer_ip" in clash.stderr
