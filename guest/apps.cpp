@@ -136,30 +136,42 @@ void Application::run_cpu() {
     core_.execute(ctx_, workload_.cpu_chunk_cycles, CycleClass::GuestUser);
 }
 
+// A server process accepts connections; each one is served by a process of its own (a context
+// on the VM's core, like a forking server), so many clients are served at once.
 void Application::run_server(bool echo) {
   const int ls = sockets_.socket(ctx_);
   if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 8); e != SockError::Ok)
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 16); e != SockError::Ok)
     return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
-  std::vector<std::uint8_t>& buf = buffer_;
-  buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
   while (!stopped()) {
     const int s = sockets_.accept(ctx_, ls);
     if (s < 0) return fail("accept() failed with error " + std::to_string(s));
     ++counters_.transactions;  // connections served
-    for (;;) {
-      // An echo server answers each piece at once; a sink lets the kernel buffer fill.
-      const std::size_t n = sockets_.recv(ctx_, s, buf.data(), buf.size(), /*immediate=*/echo);
-      if (n == 0) break;  // the client closed
-      counters_.rx_bytes += n;
-      core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
-      if (echo) {
-        if (sockets_.send(ctx_, s, buf.data(), n) < n) break;
-        counters_.tx_bytes += n;
-      }
-    }
-    sockets_.close(ctx_, s);
+    Worker& w = workers_.emplace_back();
+    const std::string name = "conn" + std::to_string(workers_.size());
+    w.ctx =
+        &core_.add_context(std::string(this->name()) + "." + name, ctx_.priority(), ctx_.domain());
+    w.buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
+    w.sock = s;
+    w.echo = echo;
+    sc_core::sc_spawn([this, &w] { serve(w); }, name.c_str());
   }
+}
+
+void Application::serve(Worker& w) {
+  for (;;) {
+    // An echo server answers each piece at once; a sink lets the kernel buffer fill.
+    const std::size_t n =
+        sockets_.recv(*w.ctx, w.sock, w.buf.data(), w.buf.size(), /*immediate=*/w.echo);
+    if (n == 0) break;  // the client closed
+    counters_.rx_bytes += n;
+    core_.execute(*w.ctx, costs_.app_per_message, CycleClass::GuestUser);
+    if (w.echo) {
+      if (sockets_.send(*w.ctx, w.sock, w.buf.data(), n) < n) break;
+      counters_.tx_bytes += n;
+    }
+  }
+  sockets_.close(*w.ctx, w.sock);
 }
 
 void Application::run_rpc() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -57,6 +58,13 @@ class Application : public core::Module {
   void run_cpu();
   void run_rpc();
   void run_server(bool echo);
+  struct Worker {  // one accepted connection of a server and the process that serves it
+    cpu::Core::Context* ctx = nullptr;
+    std::vector<std::uint8_t> buf;
+    int sock = 0;
+    bool echo = false;
+  };
+  void serve(Worker& w);
   bool stopped() const;
   void fail(const std::string& why);
 
@@ -70,6 +78,7 @@ class Application : public core::Module {
   // simulation ends is never unwound.
   std::vector<std::uint8_t> buffer_;
   std::vector<std::uint8_t> reply_;
+  std::deque<Worker> workers_;  // deque: the spawned processes keep references
 };
 
 }  // namespace vtoe::guest

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from integration_paths import ROOT
 
 SHORT = ["duration=60ms", "warmup=10ms"]
 

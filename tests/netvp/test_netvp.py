@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import PEER_IP, TOE_IP
+from netvp_lab import PEER_IP, TOE_IP
 
 
 def pattern(offset, n):
@@ -162,7 +162,7 @@ def test_hostile_frames_from_the_wire_while_a_transfer_runs(lab, tmp_path):
 
 
 def costar_binary():
-    from conftest import vtoe_binary
+    from netvp_lab import vtoe_binary
     return vtoe_binary().parent.parent / "netvp" / "costar"
 
 

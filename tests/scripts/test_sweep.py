@@ -17,7 +17,7 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("yaml")
 pytest.importorskip("tqdm")
 
-from conftest import ROOT  # noqa: E402
+from scripts_paths import ROOT  # noqa: E402
 from vtoe_sweep import (Point, SweepError, load_sweep, point_id, points_of,  # noqa: E402
                         run_sweep, sweep_from_dict)
 
