@@ -15,7 +15,7 @@
 namespace vtoe::guest {
 
 // tcp_tx/tcp_rx/rpc talk to the peer; sink/echo are servers for any client (e.g. real Linux hosts
-// through NetVP), serving one connection after another.
+// through NetVP), each accepted connection served by a process of its own.
 enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo };
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
