@@ -27,6 +27,11 @@ CreditScheduler::CreditScheduler(int vm_count, CreditParams params) : params_(st
     throw std::invalid_argument(
         "CreditScheduler: tick, timeslice and credits_per_tick must be > 0");
   }
+  if (params_.ratelimit > params_.timeslice) {
+    throw std::invalid_argument("CreditScheduler: ratelimit " + std::to_string(params_.ratelimit) +
+                                " ps exceeds the timeslice " + std::to_string(params_.timeslice) +
+                                " ps");
+  }
   if (params_.weights.empty()) params_.weights.assign(static_cast<std::size_t>(vm_count), 256);
   if (params_.weights.size() != static_cast<std::size_t>(vm_count)) {
     throw std::invalid_argument("CreditScheduler: " + std::to_string(params_.weights.size()) +
@@ -227,7 +232,10 @@ void CreditScheduler::block(int vm, TimePs now) {
 void CreditScheduler::start(int vm, TimePs now) {
   Vm& v = vms_[static_cast<std::size_t>(vm)];
   CreditVmStats& s = stats_.vm[static_cast<std::size_t>(vm)];
-  if (vm != current_) ++s.picks;
+  if (vm != current_) {
+    ++s.picks;
+    switched_in_ = now;
+  }
   ++s.slices;
   v.queued = false;
   if (v.wake_pending) {
@@ -238,6 +246,7 @@ void CreditScheduler::start(int vm, TimePs now) {
     v.wake_pending = false;
   }
   current_ = vm;
+  deferred_ = false;
   slice_end_ = now + params_.timeslice;
   run_mark_ = now;
 }
@@ -265,7 +274,18 @@ int CreditScheduler::pick(int running, TimePs now) {
       if (best >= 0 && ticked && rank(cur) == 2) {
         for (const Vm& v : vms_) preempt = preempt || (v.queued && v.credit > 0);
       }
-      if (!preempt) return cur;
+      if (!preempt) {
+        deferred_ = false;
+        return cur;
+      }
+      if (now < switched_in_ + params_.ratelimit) {
+        // Too soon after its switch-in: decide again when the rate limit expires.
+        tickle_pending_ = tickled;
+        tick_check_pending_ = ticked;
+        if (!deferred_) ++stats_.vm[static_cast<std::size_t>(cur)].ratelimited;
+        deferred_ = true;
+        return cur;
+      }
       ++stats_.vm[static_cast<std::size_t>(cur)].preempted;
       c.boosted = false;
       enqueue(cur);
@@ -287,8 +307,11 @@ int CreditScheduler::pick(int running, TimePs now) {
 
 TimePs CreditScheduler::next_event(TimePs now) const {
   if (current_ >= 0) {
-    if (tickle_pending_ || tick_check_pending_) return now;
-    return std::max(now, std::min(slice_end_, next_tick_));
+    TimePs next = std::min(slice_end_, next_tick_);
+    if (tickle_pending_ || tick_check_pending_) {
+      next = std::min(next, switched_in_ + params_.ratelimit);
+    }
+    return std::max(now, next);
   }
   for (const Vm& v : vms_) {
     if (v.queued) return now;

@@ -54,6 +54,14 @@
 // VM (it goes to the tail of its queue, losing BOOST) in favour of the best waiting VM. With tickle
 // off, a boosted VM waits until the running VM's slice ends or it blocks, and wins that decision.
 //
+// Rate limit (params.ratelimit, Xen's sched_ratelimit_us; 0 = off, the paper's scheduler). A VM
+// switched onto the core keeps it for at least ratelimit unless it blocks: a Tickle or tick
+// preemption that comes earlier is deferred to (switch-in time + ratelimit), when the decision is
+// made again with the priorities of that moment. Without it a chatty I/O VM whose interrupt arrives
+// during every switch can preempt another VM before it runs a single instruction (starvation).
+// Slice ends are unaffected (ratelimit <= timeslice). A lone VM renewing its slice keeps its
+// switch-in time.
+//
 // Time. The scheduler keeps no clock: every call carries `now` (non-decreasing, else
 // std::invalid_argument), and ticks up to `now` are processed at the start of each call, so the
 // result does not depend on whether the core called exactly at the tick. next_event() returns the
@@ -84,6 +92,7 @@ struct CreditParams {
   bool tickle = true;                // a higher-priority waking VM preempts at once
   bool boost_only_under = false;     // Xen's rule: only an UNDER VM can be boosted
   bool tick_preempt = false;         // at a tick, an OVER running VM yields to a VM with credit
+  TimePs ratelimit = 0;              // a switched-in VM runs at least this long before preemption
   std::vector<unsigned> weights;     // per VM, 1..kMaxWeight; empty = 256 each
   int credits_per_tick = 100;        // credits debited per tick of CPU time used
 };
@@ -99,6 +108,7 @@ struct CreditVmStats {
   std::uint64_t boosts = 0;             // times it entered BOOST
   std::uint64_t tickles = 0;            // wakes that asked to preempt another running VM
   std::uint64_t preempted = 0;          // times it lost the core before its slice end
+  std::uint64_t ratelimited = 0;        // preemptions of it deferred by the rate limit (once each)
   std::uint64_t wake_to_run_count = 0;  // wakes followed by a run (before blocking again)
   TimePs wake_to_run_total_ps = 0;      // sum of wake -> first run latencies
   TimePs wake_to_run_max_ps = 0;
@@ -116,8 +126,9 @@ struct CreditStats {
 class CreditScheduler final : public VmScheduler {
  public:
   // All VMs start BLOCKED with a full share of credit; the core wakes them when they have work.
-  // Throws std::invalid_argument on vm_count < 1, zero tick/timeslice/credits_per_tick, weights
-  // of the wrong size or outside 1..kMaxWeight, or credit amounts that would overflow.
+  // Throws std::invalid_argument on vm_count < 1, zero tick/timeslice/credits_per_tick, a
+  // ratelimit above the timeslice, weights of the wrong size or outside 1..kMaxWeight, or credit
+  // amounts that would overflow.
   explicit CreditScheduler(int vm_count, CreditParams params = {});
 
   int vm_count() const override { return static_cast<int>(vms_.size()); }
@@ -164,9 +175,11 @@ class CreditScheduler final : public VmScheduler {
   CreditStats stats_;
   int current_ = -1;
   TimePs slice_end_ = 0;
-  TimePs run_mark_ = 0;   // accounting of current_ done up to here
-  TimePs now_ = 0;        // latest time seen
-  TimePs next_tick_ = 0;  // first tick not yet processed
+  TimePs switched_in_ = 0;  // when current_ was last switched onto the core (rate limit)
+  bool deferred_ = false;   // a preemption of current_ waits for the rate limit (counted once)
+  TimePs run_mark_ = 0;     // accounting of current_ done up to here
+  TimePs now_ = 0;          // latest time seen
+  TimePs next_tick_ = 0;    // first tick not yet processed
   bool tickle_pending_ = false;
   bool tick_check_pending_ = false;  // a tick passed while a VM ran: the next pick() checks credit
   std::uint64_t seq_ = 0;

@@ -43,6 +43,18 @@ const std::vector<CrossCheck>& cross_checks() {
                 "duration");
          }
        }},
+      {"ratelimit <= timeslice",
+       {"hypervisor.scheduler.ratelimit", "hypervisor.scheduler.timeslice"},
+       [](const Config& c, const Fail& fail) {
+         if (c.get_time("hypervisor.scheduler.ratelimit") >
+             c.get_time("hypervisor.scheduler.timeslice")) {
+           fail("hypervisor.scheduler.ratelimit",
+                "must not exceed hypervisor.scheduler.timeslice (" +
+                    c.get_text("hypervisor.scheduler.timeslice") + "), got " +
+                    c.get_text("hypervisor.scheduler.ratelimit"),
+                "hypervisor.scheduler.timeslice");
+         }
+       }},
       {"VM stop after start",
        {"vms", "vms[].workload.start", "vms[].workload.stop"},
        [](const Config& c, const Fail& fail) {

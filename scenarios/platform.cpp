@@ -197,6 +197,7 @@ void Platform::build_virtualization() {
   hp.scheduler.tickle = cfg_.get_bool("hypervisor.scheduler.tickle");
   hp.scheduler.timeslice = cfg_.get_time("hypervisor.scheduler.timeslice");
   hp.scheduler.tick = cfg_.get_time("hypervisor.scheduler.tick");
+  hp.scheduler.ratelimit = cfg_.get_time("hypervisor.scheduler.ratelimit");
   for (std::size_t i = 0; i < vms_; ++i)
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));

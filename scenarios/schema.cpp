@@ -119,6 +119,9 @@ std::vector<Key> builtin_keys() {
                  "Credit scheduler: a waking VM of higher priority preempts the running one"),
       K::time("hypervisor.scheduler.timeslice", "30ms", "VM switch interval").above("0s"),
       K::time("hypervisor.scheduler.tick", "10ms", "Credit accounting tick").above("0s"),
+      K::time("hypervisor.scheduler.ratelimit", "0s",
+              "Credit scheduler: least run time of a switched-in VM before a preemption (Xen's "
+              "sched_ratelimit_us; 0s = off); at most the timeslice"),
       K::boolean("hypervisor.trap_wfi", "true",
                  "An idle vCPU's WFI traps to the hypervisor, which runs another VM"),
       K::real("hypervisor.costs.exit", "1000",

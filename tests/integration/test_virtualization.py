@@ -1,4 +1,6 @@
 """Virtualization (paper §3-§5): device emulation (de) and direct I/O access (da) against native."""
+import json
+
 import pytest
 
 CAL = ["duration=150ms", "warmup=30ms"]
@@ -89,6 +91,26 @@ def test_boost_and_tickle(vtoe, tmp_path):
     assert io[("true", "true")] > 900           # BOOST + Tickle does
 
 
+def test_ratelimit_ends_tickle_starvation(vtoe, tmp_path):
+    # An RPC VM's wake-ups preempt a CPU VM at every switch-in (Tickle starvation) unless Xen's rate
+    # limit lets a switched-in VM run a while first (docs/hypervisor.md).
+    sets = ["architecture=de", "seed=3", "duration=60ms", "warmup=10ms",
+            "vms.0.name=rpc0", "vms.0.workload.type=rpc", "vms.0.workload.port=6000",
+            "vms.0.workload.message_size=100", "vms.0.workload.response_size=2000",
+            "vms.1.name=cpu1", "vms.1.workload.type=cpu"]
+    runs = {}
+    for limit in ("0s", "200us"):
+        out = tmp_path / limit
+        vtoe.run("run", "--out", out, "--quiet",
+                 *[a for s in sets + [f"hypervisor.scheduler.ratelimit={limit}"] for a in ("--set", s)])
+        runs[limit] = json.loads((out / "results.json").read_text())
+    starved, limited = runs["0s"], runs["200us"]
+    assert starved["vms"][1]["cpu"]["guest_user"] < 0.01
+    assert limited["vms"][1]["cpu"]["guest_user"] > 0.5
+    assert 0 < limited["vms"][0]["rx_mbps"] < starved["vms"][0]["rx_mbps"]
+    assert limited["stats"]["cpu0"]["vm_switches"] < starved["stats"]["cpu0"]["vm_switches"] / 2
+
+
 @pytest.mark.parametrize("arch", ["de", "da"])
 def test_no_degradation_as_guests_increase(vtoe, tmp_path, arch):
     totals = []
@@ -119,6 +141,7 @@ def test_more_vms_than_channels_share_the_last_one_by_emulation(vtoe, tmp_path):
     (["--set", "architecture=da", "--set", "toe.channels=0"], "toe.channels"),
     (["--set", "toe.dispatcher.quantum=1000,,2"], "toe.dispatcher.quantum"),
     (["--set", "hypervisor.scheduler.timeslice=0s"], "hypervisor.scheduler.timeslice"),
+    (["--set", "hypervisor.scheduler.ratelimit=40ms"], "hypervisor.scheduler.ratelimit"),
 ])
 def test_invalid_virtualization_combinations_are_clear_errors(vtoe, tmp_path, args, needle):
     proc = vtoe.run("run", "scenarios/quickstart.yaml", "--out", tmp_path / "x", *args, check=False)

@@ -597,11 +597,13 @@ struct IoResult {
   double io_share;
 };
 
-IoResult io_vs_cpu(int cpu_vms, bool boost, bool tickle, bool tick_preempt = false) {
+IoResult io_vs_cpu(int cpu_vms, bool boost, bool tickle, bool tick_preempt = false,
+                   TimePs ratelimit = 0) {
   CreditParams p;
   p.boost = boost;
   p.tickle = tickle;
   p.tick_preempt = tick_preempt;
+  p.ratelimit = ratelimit;
   CreditScheduler s(1 + cpu_vms, p);
   std::vector<Script> scripts{io_vm(100 * kUs, 400 * kUs)};
   for (int i = 0; i < cpu_vms; ++i) scripts.push_back(Script{});
@@ -661,6 +663,59 @@ TEST(CreditScheduler, Fig13aWithTickPreempt) {
   EXPECT_GE(both.rounds, 5990u);
 }
 
+// ---------------------------------------------------------------- rate limit
+
+TEST(CreditScheduler, RateLimitDefersTicklePreemption) {
+  CreditParams p;
+  p.ratelimit = 1 * kMs;
+  CreditScheduler s(2, p);
+  EXPECT_TRUE(s.wake(1, false, 0));
+  EXPECT_EQ(s.pick(-1, 0), 1);
+  // VM 0 wakes boosted 200 us after VM 1 was switched in: the preemption waits for 1 ms.
+  EXPECT_TRUE(s.wake(0, true, 200 * kUs));
+  EXPECT_EQ(s.pick(1, 200 * kUs), 1);
+  EXPECT_EQ(s.next_event(200 * kUs), 1 * kMs);
+  EXPECT_EQ(s.pick(1, 600 * kUs), 1);  // an extra call before the limit changes nothing
+  EXPECT_EQ(s.pick(1, 1 * kMs), 0);
+  EXPECT_EQ(s.stats().vm[1].preempted, 1u);
+  EXPECT_EQ(s.stats().vm[1].ratelimited, 1u);  // one deferred preemption, however many calls
+  EXPECT_EQ(s.stats().vm[0].wake_to_run_max_ps, 800 * kUs);
+  // VM 1 waits as UNDER; VM 0 blocks. Once VM 1 has run longer than the limit, a Tickle
+  // preempts it at once.
+  s.block(0, 1100 * kUs);
+  EXPECT_EQ(s.pick(0, 1100 * kUs), 1);
+  EXPECT_TRUE(s.wake(0, true, 2500 * kUs));
+  EXPECT_EQ(s.next_event(2500 * kUs), 2500 * kUs);
+  EXPECT_EQ(s.pick(1, 2500 * kUs), 0);
+  EXPECT_EQ(s.stats().vm[0].wake_to_run_max_ps, 800 * kUs);
+}
+
+TEST(CreditScheduler, RateLimitAppliesAfterEverySwitchInNotSliceRenewal) {
+  CreditParams p;
+  p.ratelimit = 1 * kMs;
+  CreditScheduler s(2, p);
+  EXPECT_TRUE(s.wake(1, false, 0));
+  EXPECT_EQ(s.pick(-1, 0), 1);
+  EXPECT_EQ(s.pick(1, 30 * kMs), 1);  // alone: a new slice, not a new switch-in
+  EXPECT_TRUE(s.wake(0, true, 30 * kMs + 100 * kUs));
+  EXPECT_EQ(s.pick(1, 30 * kMs + 100 * kUs), 0);  // ran 30 ms since its switch-in
+  EXPECT_EQ(s.stats().vm[1].ratelimited, 0u);
+}
+
+TEST(CreditScheduler, Fig13aWithRateLimit) {
+  // BOOST + Tickle with Xen's 1 ms rate limit: the I/O VM waits at most 1 ms behind a CPU VM that
+  // was just switched in, so it completes fewer rounds than without the limit but many more than
+  // with BOOST alone, and the CPU VMs get the time back.
+  const IoResult boost = io_vs_cpu(3, true, false);
+  const IoResult both = io_vs_cpu(3, true, true);
+  const IoResult limited = io_vs_cpu(3, true, true, false, 1 * kMs);
+  EXPECT_GT(limited.max_latency, 0u);
+  EXPECT_LE(limited.max_latency, 1 * kMs);
+  EXPECT_LT(limited.rounds, both.rounds);
+  EXPECT_GT(limited.rounds, boost.rounds * 5);
+  EXPECT_LT(limited.io_share, both.io_share);
+}
+
 // ---------------------------------------------------------------- blocking
 
 TEST(CreditScheduler, BlockedVmIsNeverPickedAndIdleCoreReturnsMinusOne) {
@@ -710,9 +765,10 @@ TEST(CreditScheduler, RandomWorkloadNeverPicksBlockedVm) {
 // ---------------------------------------------------------------- determinism and misuse
 
 std::vector<Switch> random_run(std::uint32_t seed, bool spurious, hv::CreditStats* out = nullptr,
-                               bool tick_preempt = false) {
+                               bool tick_preempt = false, TimePs ratelimit = 0) {
   CreditParams p;
   p.tick_preempt = tick_preempt;
+  p.ratelimit = ratelimit;
   p.weights = {256, 512, 128, 256};
   CreditScheduler s(4, p);
   std::vector<Script> scripts = busy(2);
@@ -742,7 +798,7 @@ bool same_stats(const hv::CreditStats& a, const hv::CreditStats& b) {
     const auto& x = a.vm[i];
     const auto& y = b.vm[i];
     if (x.run_ps != y.run_ps || x.picks != y.picks || x.boosts != y.boosts ||
-        x.tickles != y.tickles || x.preempted != y.preempted ||
+        x.tickles != y.tickles || x.preempted != y.preempted || x.ratelimited != y.ratelimited ||
         x.wake_to_run_total_ps != y.wake_to_run_total_ps || x.credit_min != y.credit_min) {
       return false;
     }
@@ -768,6 +824,14 @@ TEST(CreditScheduler, ExtraPickCallsChangeNothing) {
     EXPECT_EQ(sa, sb) << tick_preempt;
     EXPECT_TRUE(same_stats(a, b)) << tick_preempt;
   }
+  hv::CreditStats a, b;
+  const auto sa = random_run(13, false, &a, false, 2 * kMs);
+  const auto sb = random_run(13, true, &b, false, 2 * kMs);
+  EXPECT_EQ(sa, sb);
+  EXPECT_TRUE(same_stats(a, b));
+  std::uint64_t deferred = 0;
+  for (const auto& vm : a.vm) deferred += vm.ratelimited;
+  EXPECT_GT(deferred, 0u);  // the limit was exercised
 }
 
 TEST(CreditScheduler, MisuseIsReported) {
@@ -784,6 +848,9 @@ TEST(CreditScheduler, MisuseIsReported) {
   huge.timeslice = hv::kNoEvent / 2;
   EXPECT_THROW(CreditScheduler(2, huge), std::invalid_argument);
   EXPECT_THROW(CreditScheduler(0), std::invalid_argument);
+  CreditParams over;
+  over.ratelimit = over.timeslice + 1;
+  EXPECT_THROW(CreditScheduler(2, over), std::invalid_argument);
   CreditParams zero;
   zero.tick = 0;
   EXPECT_THROW(CreditScheduler(1, zero), std::invalid_argument);
