@@ -277,6 +277,17 @@ Frame build_ipv4_frame(const MacAddr& src, const MacAddr& dst, Ipv4Header ip,
   return f;
 }
 
+namespace {
+Ipv4Header ipv4_header(Ipv4 src, Ipv4 dst, std::uint8_t proto, std::uint16_t id) {
+  Ipv4Header ip;
+  ip.src = src;
+  ip.dst = dst;
+  ip.proto = proto;
+  ip.id = id;
+  return ip;
+}
+}  // namespace
+
 Frame build_udp_frame(const MacAddr& src_mac, const MacAddr& dst_mac, Ipv4 src, Ipv4 dst,
                       std::uint16_t src_port, std::uint16_t dst_port, const std::uint8_t* data,
                       std::size_t len, std::uint16_t ip_id) {
@@ -286,11 +297,7 @@ Frame build_udp_frame(const MacAddr& src_mac, const MacAddr& dst_mac, Ipv4 src, 
   if (len) std::memcpy(seg.data() + kUdpHeaderLen, data, len);
   std::uint16_t c = transport_checksum(src, dst, kIpProtoUdp, seg.data(), seg.size());
   store_be16(seg.data() + 6, c == 0 ? 0xffff : c);
-  Ipv4Header ip;
-  ip.src = src;
-  ip.dst = dst;
-  ip.proto = kIpProtoUdp;
-  ip.id = ip_id;
+  Ipv4Header ip = ipv4_header(src, dst, kIpProtoUdp, ip_id);
   return build_ipv4_frame(src_mac, dst_mac, ip, seg.data(), seg.size());
 }
 
@@ -303,11 +310,7 @@ Frame build_icmp_frame(const MacAddr& src_mac, const MacAddr& dst_mac, Ipv4 src,
   write_icmp(m.data(), h);
   if (len) std::memcpy(m.data() + kIcmpHeaderLen, data, len);
   store_be16(m.data() + 2, internet_checksum(m.data(), m.size()));
-  Ipv4Header ip;
-  ip.src = src;
-  ip.dst = dst;
-  ip.proto = kIpProtoIcmp;
-  ip.id = ip_id;
+  Ipv4Header ip = ipv4_header(src, dst, kIpProtoIcmp, ip_id);
   return build_ipv4_frame(src_mac, dst_mac, ip, m.data(), m.size());
 }
 
@@ -322,11 +325,7 @@ Frame build_tcp_frame(const MacAddr& src_mac, const MacAddr& dst_mac, Ipv4 src, 
   write_tcp_options(seg.data() + kTcpMinHeaderLen, opts);
   if (len) std::memcpy(seg.data() + h.header_len, data, len);
   store_be16(seg.data() + 16, transport_checksum(src, dst, kIpProtoTcp, seg.data(), seg.size()));
-  Ipv4Header ip;
-  ip.src = src;
-  ip.dst = dst;
-  ip.proto = kIpProtoTcp;
-  ip.id = ip_id;
+  Ipv4Header ip = ipv4_header(src, dst, kIpProtoTcp, ip_id);
   ip.df = true;
   return build_ipv4_frame(src_mac, dst_mac, ip, seg.data(), seg.size());
 }

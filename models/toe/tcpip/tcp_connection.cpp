@@ -933,19 +933,8 @@ void TcpConnection::close(TimePs now) {
 void TcpConnection::abort(TimePs now) {
   (void)now;
   if (dead_) return;
-  switch (state_) {
-    case TcpState::SynReceived:
-    case TcpState::Established:
-    case TcpState::FinWait1:
-    case TcpState::FinWait2:
-    case TcpState::CloseWait:
-    case TcpState::Closing:
-    case TcpState::LastAck:
-      send_rst(snd_max_, true, rcv_nxt_);
-      break;
-    default:
-      break;
-  }
+  // RFC 793 ABORT: a RST to a synchronized peer, except from TIME_WAIT (the peer has closed).
+  if (synchronized() && state_ != TcpState::TimeWait) send_rst(snd_max_, true, rcv_nxt_);
   die(Event::Closed);
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/cpu/core.h"
+#include "tests/support/sc_test_main.h"
 
 using vtoe::core::TimePs;
 using vtoe::cpu::Core;
@@ -262,8 +263,4 @@ TEST(CpuCoreVirtualized, IdleVcpuTrapsWfiAndAnIoWakeCanPreempt) {
   EXPECT_LT(isr_done, 5 * kMs + 10 * kUs);
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN

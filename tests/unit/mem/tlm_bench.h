@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/core/stats.h"
+#include "tests/support/sc_test_main.h"
 
 namespace vtoe::test {
 
@@ -71,11 +72,3 @@ inline std::vector<std::uint8_t> pattern(std::size_t len, std::uint8_t seed) {
 }
 
 }  // namespace vtoe::test
-
-// SystemC elaborates once per process: ctest runs every TEST in its own process.
-#define VTOE_TEST_MAIN                                                               \
-  int sc_main(int argc, char** argv) {                                               \
-    ::testing::InitGoogleTest(&argc, argv);                                          \
-    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW); \
-    return RUN_ALL_TESTS();                                                          \
-  }

@@ -13,6 +13,7 @@
 
 #include "models/core/module.h"
 #include "models/net/frame.h"
+#include "tests/support/sc_test_main.h"
 
 namespace vtoe::test {
 
@@ -68,11 +69,3 @@ inline std::uint32_t tag_of(const net::Frame& f) {
 }
 
 }  // namespace vtoe::test
-
-// SystemC elaborates once per process: ctest runs every TEST in its own process.
-#define VTOE_TEST_MAIN                                                               \
-  int sc_main(int argc, char** argv) {                                               \
-    ::testing::InitGoogleTest(&argc, argv);                                          \
-    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW); \
-    return RUN_ALL_TESTS();                                                          \
-  }

@@ -14,6 +14,7 @@
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
 #include "models/toe/toe.h"
+#include "tests/support/sc_test_main.h"
 
 using namespace vtoe;
 using toe::CmdDesc;
@@ -451,8 +452,4 @@ TEST(Toe, HostileFramesAreCountedAndDroppedWhileATransferCompletes) {
   EXPECT_EQ(b.host.count(EventType::Error), 0u);
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_THROW);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN
