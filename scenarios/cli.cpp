@@ -94,12 +94,7 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::ostringstream text;
-    app.exit(e, text, text);
-    args.command = Command::Help;
-    args.text = text.str();
-    return args;
-  } catch (const CLI::CallForAllHelp& e) {
+    // CLI11 formats the help text; it goes to the caller instead of stdout.
     std::ostringstream text;
     app.exit(e, text, text);
     args.command = Command::Help;
