@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/cpu/core.h"
+#include "tests/support/sc_proc.h"
 #include "tests/support/sc_test_main.h"
 
 using vtoe::core::TimePs;
@@ -18,16 +19,7 @@ constexpr TimePs kNs = 1000;
 constexpr TimePs kUs = 1000 * kNs;
 constexpr TimePs kMs = 1000 * kUs;
 
-// Runs `body` as one SystemC thread and records when each step finished.
-struct Proc : sc_core::sc_module {
-  SC_HAS_PROCESS(Proc);
-  Proc(sc_core::sc_module_name n, std::function<void()> body)
-      : sc_module(n), body_(std::move(body)) {
-    SC_THREAD(run);
-  }
-  void run() { body_(); }
-  std::function<void()> body_;
-};
+using vtoe::test::Proc;
 
 TimePs now() { return sc_core::sc_time_stamp().value(); }
 

@@ -7,23 +7,11 @@
 #include <utility>
 
 #include "models/gic/gic.h"
+#include "tests/support/sc_proc.h"
 
 namespace gic_test {
 
-// Runs `body` as one SystemC thread.
-struct Proc : sc_core::sc_module {
-  SC_HAS_PROCESS(Proc);
-  Proc(sc_core::sc_module_name n, std::function<void()> body)
-      : sc_module(n), body_(std::move(body)) {
-    SC_THREAD(run);
-  }
-  void run() {
-    body_();
-    done = true;
-  }
-  std::function<void()> body_;
-  bool done = false;
-};
+using Proc = vtoe::test::Proc;
 
 struct Bench {
   explicit Bench(int num_spis = 8)

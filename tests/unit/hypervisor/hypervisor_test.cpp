@@ -14,6 +14,7 @@
 #include "models/cpu/bus_port.h"
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
+#include "tests/support/sc_proc.h"
 
 using namespace vtoe;
 using core::TimePs;
@@ -44,15 +45,7 @@ struct Device : sc_core::sc_module {
   }
 };
 
-struct Proc : sc_core::sc_module {
-  SC_HAS_PROCESS(Proc);
-  Proc(sc_core::sc_module_name n, std::function<void()> body)
-      : sc_module(n), body_(std::move(body)) {
-    SC_THREAD(run);
-  }
-  void run() { body_(); }
-  std::function<void()> body_;
-};
+using Proc = vtoe::test::Proc;
 
 struct Bench {
   hypervisor::HypervisorParams hp = [] {

@@ -13,22 +13,12 @@
 
 #include "models/core/module.h"
 #include "models/net/frame.h"
+#include "tests/support/sc_proc.h"
 #include "tests/support/sc_test_main.h"
 
 namespace vtoe::test {
 
-class Driver : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(Driver);
-  Driver(const sc_core::sc_module_name& name, std::function<void()> body)
-      : sc_core::sc_module(name), body_(std::move(body)) {
-    SC_THREAD(run);
-  }
-
- private:
-  void run() { body_(); }
-  std::function<void()> body_;
-};
+using Driver = Proc;  // a test's traffic source
 
 struct Arrival {
   core::TimePs time;
