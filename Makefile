@@ -2,7 +2,7 @@
 PRESET ?= release
 BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc)
-VTOE := $(BUILD)/scenarios/vtoe
+VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
 
 .PHONY: quickstart test deps build bench clean format asan venv paper

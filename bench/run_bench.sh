@@ -2,7 +2,7 @@
 # Simulation speed: runs the native 10 Gbit/s transmit scenario and prints simulated seconds per
 # wall-clock second (target >= 1.0 on one core). Usage: bench/run_bench.sh [path/to/vtoe] [repeats]
 set -euo pipefail
-VTOE=${1:-build/release/scenarios/vtoe}
+VTOE=${1:-build/release/app/vtoe}
 REPEATS=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d)

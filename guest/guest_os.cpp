@@ -3,7 +3,7 @@
 namespace vtoe::guest {
 
 GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-                 const GuestParams& params, RegisterPort& regs, InterruptPort& irq)
+                 const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq)
     : core::Module(name), memory_(memory) {
   driver_ = std::make_unique<ToeDriver>("driver", core, params.owner, memory_, params.costs,
                                         params.driver, regs, irq);

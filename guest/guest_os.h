@@ -10,7 +10,7 @@
 #include "guest/apps.h"
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
-#include "guest/hardware_ports.h"
+#include "models/cpu/hardware_ports.h"
 #include "guest/socket_api.h"
 #include "guest/toe_driver.h"
 #include "models/core/module.h"
@@ -29,7 +29,7 @@ struct GuestParams {
 class GuestOs : public core::Module {
  public:
   GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-          const GuestParams& params, RegisterPort& regs, InterruptPort& irq);
+          const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq);
 
   ToeDriver& driver() { return *driver_; }
   SocketLayer& sockets() { return *sockets_; }

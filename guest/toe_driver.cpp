@@ -9,7 +9,7 @@ using toe::Ring;
 
 ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner,
                      GuestMemory& mem, const GuestCosts& costs, const DriverParams& params,
-                     RegisterPort& regs, InterruptPort& irq)
+                     cpu::RegisterPort& regs, cpu::InterruptPort& irq)
     : core::Module(name),
       core_(core),
       mem_(mem),

@@ -11,7 +11,7 @@
 
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
-#include "guest/hardware_ports.h"
+#include "models/cpu/hardware_ports.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
 #include "models/toe/descriptors.h"
@@ -27,8 +27,8 @@ class ToeDriver : public core::Module {
  public:
   SC_HAS_PROCESS(ToeDriver);
   ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int owner, GuestMemory& mem,
-            const GuestCosts& costs, const DriverParams& params, RegisterPort& regs,
-            InterruptPort& irq);
+            const GuestCosts& costs, const DriverParams& params, cpu::RegisterPort& regs,
+            cpu::InterruptPort& irq);
 
   // Allocates the rings and programs the channel. Call once from a thread before any post.
   void start(cpu::Core::Context& ctx);
@@ -60,8 +60,8 @@ class ToeDriver : public core::Module {
   GuestMemory& mem_;
   GuestCosts costs_;
   DriverParams params_;
-  RegisterPort& regs_;
-  InterruptPort& irq_;
+  cpu::RegisterPort& regs_;
+  cpu::InterruptPort& irq_;
   cpu::Core::Context& isr_ctx_;
   cpu::Core::Context& kthread_ctx_;
   RingState rings_[toe::kRings];

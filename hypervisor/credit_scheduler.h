@@ -78,9 +78,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "hypervisor/vm_scheduler.h"
+#include "models/cpu/vm_scheduler.h"
 
 namespace vtoe::hypervisor {
+
+using cpu::kNoEvent;
+using cpu::TimePs;
+using cpu::VmScheduler;
 
 constexpr TimePs kPsPerMs = 1'000'000'000;
 constexpr unsigned kMaxWeight = 65535;  // as Xen

@@ -16,7 +16,7 @@ static void trace_event(const char* component, int vm, const char* what) {
 }
 
 // The vCPU's register accesses: stage 2 passes device pages through, traps the rest.
-class Hypervisor::Stage2Port : public guest::RegisterPort {
+class Hypervisor::Stage2Port : public cpu::RegisterPort {
  public:
   Stage2Port(Hypervisor& hyp, int vm) : hyp_(hyp), vm_(vm) {}
   void access(Ctx& ctx, bool write, std::uint64_t addr, std::uint32_t& value) override {
@@ -29,7 +29,7 @@ class Hypervisor::Stage2Port : public guest::RegisterPort {
 };
 
 // The guest's GIC CPU interface: the virtual one, fed from the list registers.
-class Hypervisor::VirtualIrqPort : public guest::InterruptPort {
+class Hypervisor::VirtualIrqPort : public cpu::InterruptPort {
  public:
   VirtualIrqPort(Hypervisor& hyp, int vm) : hyp_(hyp), vm_(vm) {}
   bool pending() const override { return hyp_.virq_pending(vm_); }
@@ -44,7 +44,7 @@ class Hypervisor::VirtualIrqPort : public guest::InterruptPort {
 
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
                        cpu::Core& core, gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq,
-                       guest::BusRegisterPort& bus)
+                       cpu::BusRegisterPort& bus)
     : core::Module(name),
       params_(params),
       core_(core),

@@ -7,7 +7,7 @@
 // It owns: the per-VM stage-2 tables (IPA -> PA), the credit scheduler that picks which vCPU runs
 // (with BOOST and Tickle), the virtual GIC management (list registers saved and restored on
 // every VM switch, paper Fig. 8; virtual interrupt injection), and the vCPUs' views of their
-// hardware (guest::RegisterPort through stage 2, guest::InterruptPort on the virtual CPU
+// hardware (cpu::RegisterPort through stage 2, cpu::InterruptPort on the virtual CPU
 // interface). Device emulation (the virtual TOE manager) plugs in as a trap handler and an
 // interrupt handler.
 #pragma once
@@ -20,8 +20,8 @@
 #include <systemc>
 #include <vector>
 
-#include "guest/hardware_ports.h"
-#include "guest/native_ports.h"
+#include "models/cpu/hardware_ports.h"
+#include "models/cpu/native_ports.h"
 #include "hypervisor/credit_scheduler.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
@@ -68,7 +68,7 @@ class Hypervisor : public core::Module {
 
   SC_HAS_PROCESS(Hypervisor);
   Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
-             gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq, guest::BusRegisterPort& bus);
+             gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq, cpu::BusRegisterPort& bus);
 
   const HypervisorParams& params() const { return params_; }
   const HypervisorCosts& costs() const { return params_.costs; }
@@ -82,10 +82,10 @@ class Hypervisor : public core::Module {
   }
 
   // What each vCPU sees.
-  guest::RegisterPort& register_port(int vm) {
+  cpu::RegisterPort& register_port(int vm) {
     return *reg_ports_.at(static_cast<std::size_t>(vm));
   }
-  guest::InterruptPort& interrupt_port(int vm) {
+  cpu::InterruptPort& interrupt_port(int vm) {
     return *irq_ports_.at(static_cast<std::size_t>(vm));
   }
 
@@ -127,11 +127,11 @@ class Hypervisor : public core::Module {
   cpu::Core& core_;
   gic::Gic& gic_;
   const sc_core::sc_signal<bool>& gic_irq_;
-  guest::BusRegisterPort& bus_;
+  cpu::BusRegisterPort& bus_;
   std::unique_ptr<CreditScheduler> scheduler_;
   std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;
-  std::vector<std::unique_ptr<guest::RegisterPort>> reg_ports_;
-  std::vector<std::unique_ptr<guest::InterruptPort>> irq_ports_;
+  std::vector<std::unique_ptr<cpu::RegisterPort>> reg_ports_;
+  std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;
   std::vector<gic::VgicState> saved_;  // per VM, while switched out

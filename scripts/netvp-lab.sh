@@ -29,7 +29,7 @@ case "${1:-}" in
     offloads_off "$SIM_NS" "$IF"
     offloads_off "$PEER_NS" "$PEER_IF"
     echo "lab up: simulator side $SIM_NS/$IF, Linux peer $PEER_NS/$PEER_IF $PEER_ADDR"
-    echo "run:  ip netns exec $SIM_NS build/release/scenarios/vtoe run scenarios/netvp/sink.yaml"
+    echo "run:  ip netns exec $SIM_NS build/release/app/vtoe run scenarios/netvp/sink.yaml"
     echo "then: ip netns exec $PEER_NS ping 10.0.0.1"
     ;;
   down)

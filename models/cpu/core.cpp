@@ -7,7 +7,7 @@
 
 namespace vtoe::cpu {
 
-using core::TimePs;
+
 
 const char* to_string(CycleClass cls) {
   switch (cls) {
@@ -64,7 +64,7 @@ Core::Context& Core::add_hypervisor_context(const std::string& name, int priorit
   return c;
 }
 
-void Core::set_vm_scheduler(hypervisor::VmScheduler* scheduler, const VmHooks& hooks) {
+void Core::set_vm_scheduler(cpu::VmScheduler* scheduler, const VmHooks& hooks) {
   if (scheduler && scheduler->vm_count() != owners())
     throw std::invalid_argument("Core::set_vm_scheduler: scheduler and core disagree on VMs");
   vm_sched_ = scheduler;
@@ -275,7 +275,7 @@ void Core::reschedule() {
                           << (next ? " (" + std::to_string(next->remaining_ps_) + " ps left)" : "");
   }
   tick_.cancel();
-  TimePs until = hypervisor::kNoEvent;
+  TimePs until = cpu::kNoEvent;
   TimePs busy_ahead = 0;
   for (const Overhead& o : overheads_) busy_ahead += o.ps;
   if (current_) {
@@ -291,11 +291,11 @@ void Core::reschedule() {
   } else if (busy_ahead > 0) {
     until = busy_ahead;
   }
-  if (vm_sched_ && vm_next_event_ != hypervisor::kNoEvent) {
+  if (vm_sched_ && vm_next_event_ != cpu::kNoEvent) {
     const TimePs now = core::now_ps();
     until = std::min(until, vm_next_event_ > now ? vm_next_event_ - now : 1);
   }
-  if (until != hypervisor::kNoEvent) tick_.notify(core::ps(until));
+  if (until != cpu::kNoEvent) tick_.notify(core::ps(until));
 }
 
 void Core::on_tick() {

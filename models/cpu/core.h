@@ -23,7 +23,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hypervisor/vm_scheduler.h"
+#include "models/cpu/vm_scheduler.h"
 #include "models/core/module.h"
 
 namespace vtoe::cpu {
@@ -93,7 +93,7 @@ class Core : public core::Module {
   Context& add_hypervisor_context(const std::string& name, int priority = 0);
 
   // Hands VM selection to `scheduler` (virtualized platforms). Call before simulation starts.
-  void set_vm_scheduler(hypervisor::VmScheduler* scheduler, const VmHooks& hooks);
+  void set_vm_scheduler(cpu::VmScheduler* scheduler, const VmHooks& hooks);
 
   // Spend `cycles` on the core as `cls`; returns when they have been executed. Call only from
   // the SystemC thread that stands for `ctx`. `charge_to` is the owner (VM) the time is charged
@@ -148,7 +148,7 @@ class Core : public core::Module {
   sc_core::sc_event tick_;
 
   // VM scheduling (virtualized platforms).
-  hypervisor::VmScheduler* vm_sched_ = nullptr;
+  cpu::VmScheduler* vm_sched_ = nullptr;
   VmHooks hooks_;
   int running_vm_ = 0;            // native: everything is VM 0
   std::vector<int> vm_ready_;     // ready guest contexts per VM
@@ -157,7 +157,7 @@ class Core : public core::Module {
   sc_core::sc_event wfi_check_;  // is the running vCPU still idle once this instant settled?
   bool wfi_check_armed_ = false;
   bool wfi_due_ = false;
-  core::TimePs vm_next_event_ = hypervisor::kNoEvent;
+  core::TimePs vm_next_event_ = cpu::kNoEvent;
   core::TimePs vm_since_ = 0;  // when the running VM got the core (timeline traces)
   int loaded_vm_ = -1;         // whose vCPU state is on the core (it stays while the core idles)
 

@@ -13,7 +13,7 @@
 #include "models/core/module.h"
 #include "models/net/ethernet_mac.h"
 #include "models/net/frame.h"
-#include "models/toe/tcpip/stack.h"
+#include "models/tcpip/stack.h"
 
 namespace vtoe::net {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "models/core/module.h"
-#include "models/toe/tcpip/stack.h"
+#include "models/tcpip/stack.h"
 
 namespace vtoe::toe {
 

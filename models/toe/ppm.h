@@ -16,7 +16,7 @@
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
 #include "models/toe/descriptors.h"
-#include "models/toe/tcpip/stack.h"
+#include "models/tcpip/stack.h"
 
 namespace vtoe::toe {
 

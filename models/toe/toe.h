@@ -18,7 +18,7 @@
 #include "models/toe/dispatcher.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
-#include "models/toe/tcpip/stack.h"
+#include "models/tcpip/stack.h"
 #include "models/toe/tx_dma.h"
 
 namespace vtoe::toe {

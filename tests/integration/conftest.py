@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def vtoe_binary() -> Path:
     preset = os.environ.get("VTOE_PRESET", "release")
-    path = ROOT / "build" / preset / "scenarios" / "vtoe"
+    path = ROOT / "build" / preset / "app" / "vtoe"
     if not path.exists():
         pytest.fail(f"{path} is missing: build first (make build)")
     return path

@@ -11,9 +11,9 @@
 
 #include "models/core/stream_pattern.h"
 #include "models/toe/descriptors.h"
-#include "scenarios/config.h"
-#include "scenarios/platform.h"
-#include "scenarios/runner.h"
+#include "config/config.h"
+#include "platform/platform.h"
+#include "app/runner.h"
 
 using namespace vtoe;
 using toe::EventType;
@@ -39,7 +39,7 @@ std::string scenario(const std::string& arch) {
 
 struct Rogue : sc_core::sc_module {
   SC_HAS_PROCESS(Rogue);
-  Rogue(sc_core::sc_module_name n, scenario::Platform& p, std::uint64_t good_canary_pa)
+  Rogue(sc_core::sc_module_name n, platform::Platform& p, std::uint64_t good_canary_pa)
       : sc_module(n),
         p_(p),
         ctx_(p.core().add_context("rogue.driver", 1, 1)),
@@ -48,7 +48,7 @@ struct Rogue : sc_core::sc_module {
   }
 
   void reg(std::uint64_t off, std::uint32_t v) {
-    p_.hypervisor()->register_port(1).access(ctx_, true, scenario::kToeRegBase + off, v);
+    p_.hypervisor()->register_port(1).access(ctx_, true, platform::kToeRegBase + off, v);
   }
   static std::uint64_t ring_reg(Ring r, std::uint64_t sub) {
     return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
@@ -177,7 +177,7 @@ struct Rogue : sc_core::sc_module {
     }
   }
 
-  scenario::Platform& p_;
+  platform::Platform& p_;
   cpu::Core::Context& ctx_;
   std::uint64_t canary_;
   std::uint64_t ring_[toe::kRings] = {};
@@ -188,18 +188,18 @@ struct Rogue : sc_core::sc_module {
 };
 
 void run_isolation(const std::string& arch) {
-  const scenario::Config cfg = scenario::Config::from_string(scenario(arch), "isolation.yaml");
-  scenario::Platform p(cfg);
+  const config::Config cfg = config::Config::from_string(scenario(arch), "isolation.yaml");
+  platform::Platform p(cfg);
   const std::uint64_t guest_mem = cfg.get_bytes("platform.guest_memory");
   // A canary at the end of the good VM's RAM (it never uses that far).
-  const std::uint64_t canary_pa = scenario::kGuestRamBase + guest_mem - kCanaryBytes;
+  const std::uint64_t canary_pa = platform::kGuestRamBase + guest_mem - kCanaryBytes;
   std::vector<std::uint8_t> canary(kCanaryBytes);
   core::StreamPattern::fill(12345, canary.data(), canary.size());
   p.dram().write(canary_pa, canary.data(), canary.size());
   // The rogue aims at the canary by its physical address and by its guest-physical one.
   Rogue rogue(
       "rogue", p,
-      arch == "da" ? canary_pa : scenario::kGuestIpaBase + guest_mem - kCanaryBytes + guest_mem);
+      arch == "da" ? canary_pa : platform::kGuestIpaBase + guest_mem - kCanaryBytes + guest_mem);
   sc_core::sc_start(sc_core::sc_time(80, sc_core::SC_MS));
 
   std::vector<std::uint8_t> after(kCanaryBytes);

@@ -19,7 +19,7 @@ PEER_IP = "10.0.0.2"
 def vtoe_binary() -> Path:
     if os.environ.get("VTOE_BIN"):
         return Path(os.environ["VTOE_BIN"])
-    return ROOT / "build" / os.environ.get("VTOE_PRESET", "release") / "scenarios" / "vtoe"
+    return ROOT / "build" / os.environ.get("VTOE_PRESET", "release") / "app" / "vtoe"
 
 
 def raw_sockets_allowed() -> str:

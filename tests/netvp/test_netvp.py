@@ -163,7 +163,7 @@ def test_hostile_frames_from_the_wire_while_a_transfer_runs(lab, tmp_path):
 
 def costar_binary():
     from netvp_lab import vtoe_binary
-    return vtoe_binary().parent.parent / "netvp" / "costar"
+    return vtoe_binary().parent.parent / "tools" / "costar" / "costar"
 
 
 def test_two_guests_with_their_own_addresses_and_costar(lab, tmp_path):

@@ -15,7 +15,7 @@ def vtoe_binary() -> Path:
         return Path(env).resolve()
     presets = [os.environ.get("VTOE_PRESET"), "release", "lead"]
     for preset in filter(None, presets):
-        path = ROOT / "build" / preset / "scenarios" / "vtoe"
+        path = ROOT / "build" / preset / "app" / "vtoe"
         if path.is_file():
             return path
     pytest.fail("the vtoe binary is missing: build it first (make build) or set $VTOE_BIN")

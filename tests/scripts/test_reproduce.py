@@ -17,7 +17,7 @@ def reproduction(tmp_path_factory):
     env = dict(os.environ)
     if "VTOE_BIN" not in env:
         preset = env.get("VTOE_PRESET", "release")
-        env["VTOE_BIN"] = str(ROOT / "build" / preset / "scenarios" / "vtoe")
+        env["VTOE_BIN"] = str(ROOT / "build" / preset / "app" / "vtoe")
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "reproduce.py"), "--quick", "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr

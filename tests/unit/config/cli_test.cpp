@@ -1,5 +1,5 @@
 // CLI: parsing of run/validate/keys/--version, bad flags, and cli_main's exit codes and messages.
-#include "scenarios/cli.h"
+#include "app/cli.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace vtoe::scenario {
+namespace vtoe::app {
 namespace {
 
 CliArgs parse(std::vector<const char*> args) {
@@ -189,7 +189,7 @@ TEST(CliMain, ValidateKeysVersion) {
 }
 
 }  // namespace
-}  // namespace vtoe::scenario
+}  // namespace vtoe::app
 
 // cli.cpp uses the core logger, which pulls in libsystemc, whose main() needs an sc_main. This
 // file's main() takes precedence over libsystemc's; sc_main runs the same tests if it is ever used.

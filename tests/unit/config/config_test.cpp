@@ -1,5 +1,5 @@
 // Config: defaults, YAML loading, --set overrides, errors naming file and key, resolved YAML.
-#include "scenarios/config.h"
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace vtoe::scenario {
+namespace vtoe::config {
 namespace {
 
 // The one-line message of the ConfigError that loading throws, or "<no error>".
@@ -371,7 +371,7 @@ TEST(ScenarioConfig, GetterMisuseIsALogicError) {
 }
 
 }  // namespace
-}  // namespace vtoe::scenario
+}  // namespace vtoe::config
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

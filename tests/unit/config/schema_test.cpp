@@ -1,5 +1,5 @@
 // Schema: the built-in table is consistent, values parse/format/range-check, `vtoe keys` output.
-#include "scenarios/schema.h"
+#include "config/schema.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-namespace vtoe::scenario {
+namespace vtoe::config {
 namespace {
 
 const Key& key(const char* path) {
@@ -218,7 +218,7 @@ TEST(ScenarioSchema, DescribeKeysMarkdown) {
 }
 
 }  // namespace
-}  // namespace vtoe::scenario
+}  // namespace vtoe::config
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -126,7 +126,7 @@ TEST(CpuCore, OwnersAccountedSeparatelyAndBaselineResets) {
 namespace {
 // A VM scheduler for tests: round robin over runnable VMs with a fixed slice; preempts on an
 // I/O wake when `tickle` is set. Records the calls it gets.
-struct FakeScheduler : vtoe::hypervisor::VmScheduler {
+struct FakeScheduler : vtoe::cpu::VmScheduler {
   explicit FakeScheduler(int vms, TimePs slice) : runnable(vms, false), slice_(slice) {}
   int vm_count() const override { return static_cast<int>(runnable.size()); }
   bool wake(int vm, bool io, TimePs) override {

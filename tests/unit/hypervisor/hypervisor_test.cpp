@@ -10,7 +10,7 @@
 #include <systemc>
 #include <vector>
 
-#include "guest/native_ports.h"
+#include "models/cpu/native_ports.h"
 #include "models/cpu/bus_port.h"
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
@@ -59,7 +59,7 @@ struct Bench {
   mem::Interconnect bus{"bus"};
   Device dev{"dev"};
   cpu::BusPort port{"cpu_bus"};
-  guest::BusRegisterPort regs{port.socket(), core, 100};
+  cpu::BusRegisterPort regs{port.socket(), core, 100};
   hypervisor::Hypervisor hyp{"hyp", hp, core, gic, irq, regs};
   Bench() {
     gic.irq(irq);

@@ -1,5 +1,5 @@
 // Internet checksum (RFC 1071) vectors and differential tests against a reference.
-#include "models/toe/tcpip/checksum.h"
+#include "models/tcpip/checksum.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "models/toe/tcpip/headers.h"
+#include "models/tcpip/headers.h"
 
 namespace vtoe::tcpip {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "models/toe/tcpip/checksum.h"
+#include "models/tcpip/checksum.h"
 #include "tests/unit/tcpip/harness.h"
 
 namespace vtoe::tcpip::test {

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/toe/tcpip/headers.h"
-#include "models/toe/tcpip/stack.h"
+#include "models/tcpip/headers.h"
+#include "models/tcpip/stack.h"
 
 namespace vtoe::tcpip::test {
 

@@ -1,5 +1,5 @@
 // Parse/build round-trips and hostile option lists.
-#include "models/toe/tcpip/headers.h"
+#include "models/tcpip/headers.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "models/toe/tcpip/checksum.h"
+#include "models/tcpip/checksum.h"
 
 namespace vtoe::tcpip {
 namespace {

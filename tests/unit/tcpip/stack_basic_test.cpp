@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "models/toe/tcpip/checksum.h"
+#include "models/tcpip/checksum.h"
 #include "tests/unit/tcpip/harness.h"
 
 namespace vtoe::tcpip::test {

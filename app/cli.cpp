@@ -1,0 +1,193 @@
+#include "app/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#ifndef VTOE_VERSION
+#define VTOE_VERSION "0.0.0"
+#endif
+
+namespace vtoe::app {
+namespace {
+
+std::string one_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+// Options shared by `run` and `validate`.
+// A seed is a uint64 written in decimal (CLI11 would wrap "-1" around to 2^64-1).
+const CLI::Validator kSeed(
+    [](std::string& text) {
+      std::uint64_t v = 0;
+      const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+        return "expected a non-negative integer below 2^64, got \"" + text + "\"";
+      }
+      return std::string();
+    },
+    "");
+
+void add_scenario_options(CLI::App* cmd, RunOptions& opts, std::string& seed) {
+  cmd->add_option("file", opts.scenario, "Scenario YAML file (default: the built-in scenario)");
+  cmd->add_option("--set", opts.sets, "Override a key, e.g. --set toe.bandwidth=1Gbps (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--seed", seed, "Shorthand for --set seed=N")->type_name("N")->check(kSeed);
+}
+
+}  // namespace
+
+std::string version_string() { return VTOE_VERSION; }
+
+CliArgs parse_cli(int argc, const char* const* argv) {
+  CliArgs args;
+  CLI::App app{"vtoe: SystemC/TLM simulator of a virtualized TCP/IP Offload Engine platform",
+               "vtoe"};
+  app.set_version_flag("--version", "vtoe " + version_string());
+  app.require_subcommand(1);
+
+  std::string seed;
+  std::string log_level = "info";
+  std::string keys_format = "text";
+
+  CLI::App* run = app.add_subcommand("run", "Run a scenario");
+  add_scenario_options(run, args.run, seed);
+  run->add_option("--out", args.run.out_dir, "Output directory (default: out/<scenario name>)")
+      ->type_name("DIR");
+  run->add_flag("--pcap", args.run.pcap, "Write a pcap file per link");
+  run->add_option("--log-level", log_level, "off, error, warn, info, debug or trace")
+      ->type_name("LEVEL")
+      ->check(CLI::IsMember({"off", "error", "warn", "info", "debug", "trace"}));
+  run->add_flag("--quiet,-q", args.run.quiet, "Print nothing but errors");
+  std::string trace_window;
+  run->add_flag("--trace", args.run.trace,
+                "Write a timeline trace (DIR/trace.json, Chrome trace events for Perfetto)");
+  run->add_option("--trace-window", trace_window,
+                  "Simulated time span to trace, e.g. 20ms:25ms (default: 10 ms after warm-up); "
+                  "implies --trace")
+      ->type_name("FROM:TO");
+
+  CLI::App* validate = app.add_subcommand("validate", "Check a scenario and print it resolved");
+  add_scenario_options(validate, args.run, seed);
+
+  CLI::App* keys = app.add_subcommand("keys", "List every scenario key with default and meaning");
+  keys->add_option("--format", keys_format, "text or markdown")
+      ->check(CLI::IsMember({"text", "markdown"}));
+
+  // CLI11 would report a mistyped command as a missing one.
+  const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(),
+                   [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
+    throw UsageError(std::string("unknown command '") + argv[1] +
+                     "' (commands: run, validate, keys; see vtoe --help)");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    // CLI11 formats the help text; it goes to the caller instead of stdout.
+    std::ostringstream text;
+    app.exit(e, text, text);
+    args.command = Command::Help;
+    args.text = text.str();
+    return args;
+  } catch (const CLI::CallForVersion& e) {
+    args.command = Command::Version;
+    args.text = "vtoe " + version_string() + "\n";
+    return args;
+  } catch (const CLI::RequiredError& e) {
+    if (app.get_subcommands().empty()) {
+      throw UsageError("a command is required: run, validate or keys (see vtoe --help)");
+    }
+    throw UsageError(one_line(e.what()));
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(one_line(e.what()));
+  }
+
+  if (run->parsed()) {
+    args.command = Command::Run;
+  } else if (validate->parsed()) {
+    args.command = Command::Validate;
+  } else {
+    args.command = Command::Keys;
+  }
+  if (args.command == Command::Run || args.command == Command::Validate) {
+    const CLI::App* cmd = args.command == Command::Run ? run : validate;
+    if (cmd->count("--seed") > 0) args.run.sets.push_back("seed=" + seed);
+    if (args.run.out_dir.empty()) {
+      const std::string stem = args.run.scenario.empty()
+                                   ? "default"
+                                   : std::filesystem::path(args.run.scenario).stem().string();
+      args.run.out_dir = "out/" + stem;
+    }
+    args.run.log_level = core::parse_log_level(log_level);
+    if (!trace_window.empty()) {
+      const auto colon = trace_window.find(':');
+      try {
+        if (colon == std::string::npos) throw core::UnitError("expected FROM:TO, e.g. 20ms:25ms");
+        args.run.trace_from_ps = core::parse_time(trace_window.substr(0, colon));
+        args.run.trace_to_ps = core::parse_time(trace_window.substr(colon + 1));
+      } catch (const core::UnitError& e) {
+        throw UsageError("--trace-window " + trace_window + ": " + e.what());
+      }
+      if (args.run.trace_to_ps <= args.run.trace_from_ps)
+        throw UsageError("--trace-window " + trace_window + ": the end must be after the start");
+      args.run.trace = true;
+    }
+  }
+  args.keys_format = keys_format == "markdown" ? KeysFormat::Markdown : KeysFormat::Text;
+  return args;
+}
+
+int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ostream& out,
+             std::ostream& err) {
+  auto fail = [&](const std::string& message, int code) {
+    err << "vtoe: " << one_line(message) << "\n";
+    return code;
+  };
+  try {
+    const CliArgs args = parse_cli(argc, argv);
+    switch (args.command) {
+      case Command::Help:
+      case Command::Version:
+        out << args.text;
+        return 0;
+      case Command::Keys:
+        out << describe_keys(Schema::builtin(), args.keys_format);
+        return 0;
+      case Command::Validate:
+      case Command::Run:
+        break;
+    }
+    const Config config = args.run.scenario.empty()
+                              ? Config::defaults(args.run.sets)
+                              : Config::load(args.run.scenario, args.run.sets);
+    if (args.command == Command::Validate) {
+      out << config.resolved_yaml();
+      return 0;
+    }
+    if (!run) return fail("no run function", kExitFailure);
+    return run(config, args.run);
+  } catch (const UsageError& e) {
+    return fail(e.what(), kExitUsage);
+  } catch (const ConfigError& e) {
+    return fail(e.what(), kExitUsage);
+  } catch (const std::exception& e) {
+    return fail(e.what(), kExitFailure);
+  }
+}
+
+int cli_main(int argc, char** argv, const RunFunction& run) {
+  return cli_main(argc, argv, run, std::cout, std::cerr);
+}
+
+}  // namespace vtoe::app

@@ -1,0 +1,76 @@
+// The `vtoe` command line:
+//   vtoe run [FILE] [--set key=value]... [--seed N] [--out DIR] [--pcap] [--log-level LEVEL]
+//   [--quiet] vtoe validate [FILE] [--set key=value]... [--seed N]   (prints the resolved scenario)
+//   vtoe keys [--format text|markdown]                     (every key: default, unit, meaning)
+//   vtoe --version
+// Without FILE, run and validate use the built-in default scenario (Config::defaults()).
+// main.cpp supplies only the run function:
+//   int main(int argc, char** argv) { return vtoe::app::cli_main(argc, argv, run_platform); }
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/core/logger.h"
+#include "config/config.h"
+#include "config/schema.h"
+
+namespace vtoe::app {
+
+using config::Config;
+using config::ConfigError;
+using config::describe_keys;
+using config::KeysFormat;
+using config::Schema;
+
+/// Exit status for configuration and usage errors.
+inline constexpr int kExitUsage = 2;
+/// Exit status when the run function throws something other than ConfigError.
+inline constexpr int kExitFailure = 1;
+
+struct RunOptions {
+  std::string scenario;           ///< scenario file; empty = the built-in default scenario
+  std::vector<std::string> sets;  ///< "key=value" overrides in order; --seed comes last
+  std::string out_dir;            ///< --out, default "out/<scenario file stem>" or "out/default"
+  bool pcap = false;              ///< write a pcap per link
+  core::LogLevel log_level = core::LogLevel::Info;
+  bool quiet = false;  ///< no progress or summary on stdout
+  bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
+  /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
+  std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
+};
+
+enum class Command { Run, Validate, Keys, Help, Version };
+
+struct CliArgs {
+  Command command = Command::Help;
+  RunOptions run;  ///< run and validate
+  KeysFormat keys_format = KeysFormat::Text;
+  std::string text;  ///< Help and Version: what to print on stdout
+};
+
+/// A command line that CLI11 rejects; what() is one line.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses the command line (argv[0] is the program name). Throws UsageError.
+CliArgs parse_cli(int argc, const char* const* argv);
+
+using RunFunction = std::function<int(const Config&, const RunOptions&)>;
+
+/// Parses, loads the scenario and calls `run` for `vtoe run`; handles keys/validate/help/version
+/// itself. Errors are printed as one line "vtoe: <message>" on `err`. Returns run's result, 0, or
+/// kExitUsage for usage and configuration errors (kExitFailure if run throws anything else).
+int cli_main(int argc, char** argv, const RunFunction& run);
+int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ostream& out,
+             std::ostream& err);
+
+/// The project version, "0.1.0" (`vtoe --version` prints "vtoe 0.1.0").
+std::string version_string();
+
+}  // namespace vtoe::app

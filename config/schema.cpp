@@ -1,0 +1,859 @@
+#include "config/schema.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+namespace vtoe::config {
+
+using core::BareNumber;
+
+// ---------------------------------------------------------------------------------------------
+// The table. One line per key; keep related keys together (the order is the order of
+// `vtoe keys`, the docs and resolved scenarios).
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::vector<Key> builtin_keys() {
+  using K = Key;
+  return {
+      K::uint("seed", "1",
+              "Seed of every random stream; same scenario and seed give identical results"),
+      K::time("duration", "100ms", "Simulated time to run").above("0s"),
+      K::time("warmup", "10ms", "Simulated time at the start excluded from metrics (< duration)"),
+      K::enumeration("architecture", {"native", "de", "da"}, "native",
+                     "Platform: native (one OS on bare metal), de (device emulation: the "
+                     "hypervisor emulates a TOE per VM) or da (direct I/O access: a physical "
+                     "TOE channel per VM)"),
+
+      K::frequency("platform.cpu_freq", "2GHz", "Clock of each CPU core").above("0Hz"),
+      K::frequency("platform.device_freq", "400MHz", "Clock of the TOE and other devices")
+          .above("0Hz"),
+      K::bandwidth("platform.dram_bandwidth", "6.4Gbps", "Peak DRAM bandwidth").above("0bps"),
+      K::time("platform.dram_latency", "50ns",
+              "DRAM access latency, added after the last byte of each transfer"),
+      K::bytes("platform.dram_size", "1024MiB", "Physical DRAM size").at_least("1MiB"),
+      K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
+      K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
+
+      K::bandwidth("toe.bandwidth", "10Gbps", "Line rate of the TOE's Ethernet MAC").above("0bps"),
+      K::bytes("toe.tx_buffer", "256KiB", "TOE Tx local buffer per connection (TCP send buffer)")
+          .above("0B"),
+      K::bytes("toe.rx_buffer", "256KiB", "TOE Rx local buffer per connection (TCP receive window)")
+          .above("0B"),
+      K::uint("toe.ccb.connections", "256", "Connection contexts the CCB holds").at_least("1"),
+      K::time("toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update"),
+      K::bytes("toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)")
+          .range("576B", "9000B"),
+      K::time("toe.rx_notify_timeout", "1ms",
+              "Longest received data waits in a kernel buffer unreported when the host did not "
+              "ask to be told at once (interrupt moderation); 0 = only when the buffer is full"),
+      K::uint("toe.channels", "8",
+              "Physical control channels of the multi-channel TOE (da: one per VM; VMs beyond "
+              "the last channel share it through device emulation)")
+          .range("1", "16"),
+      K::enumeration("toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
+                     "QoS dispatcher between VMs' send contexts: first come first served, round "
+                     "robin, or deficit weighted round robin (paper Fig. 4)"),
+      K::string("toe.dispatcher.quantum", "",
+                "DWRR quantum per VM in bytes, comma separated in VM order (e.g. 32000, 8000, "
+                "16000, 16000 for weights 4:1:2:2); VMs without an entry get 16000")
+          .validate(require_byte_list, "comma-separated byte counts"),
+      K::uint("toe.dispatcher.depth", "4",
+              "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
+              "VMs' queues, where the policy orders them)")
+          .range("1", "256"),
+      K::bytes("toe.dma_burst", "4KiB", "Largest payload one Tx/Rx DMA transaction moves")
+          .range("64B", "1MiB"),
+      K::real("toe.register_cycles", "4", "Device cycles for one host access to a TOE register")
+          .range("0", "10000"),
+      K::real("toe.ppm.tx_cycles", "64", "PPM device cycles to build and queue one outgoing frame")
+          .range("0", "100000"),
+      K::real("toe.ppm.rx_cycles", "64",
+              "PPM device cycles to parse and process one incoming frame")
+          .range("0", "100000"),
+      K::real("toe.ppm.command_cycles", "32", "PPM device cycles to execute one CmdQ context")
+          .range("0", "100000"),
+      K::real("toe.dispatcher.context_cycles", "16",
+              "Dispatcher device cycles to decode and route one fetched context")
+          .range("0", "100000"),
+      K::time("toe.tcp.rto_min", "200ms", "Lower bound of the TCP retransmission timeout")
+          .above("0s"),
+      K::time("toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed").above("0s"),
+      K::uint("toe.tcp.initial_window", "10", "TCP initial congestion window in segments")
+          .range("1", "100"),
+
+      K::enumeration("network.peer", {"sim", "netvp"}, "sim",
+                     "Far end of the link: sim = simulated peer host; netvp = a real network "
+                     "through a raw socket on network.netvp.interface (needs root)"),
+      K::string("network.netvp.interface", "vtoe0",
+                "NetVP: the real interface the TOE's MAC is bridged to (see scripts/netvp-lab.sh)"),
+      K::enumeration("network.netvp.pacing", {"best_effort", "strict"}, "best_effort",
+                     "NetVP: simulated time never runs ahead of wall time; when it falls behind, "
+                     "best_effort reports the lag, strict stops once it exceeds max_lag"),
+      K::time("network.netvp.max_lag", "100ms", "NetVP: largest lag strict pacing accepts")
+          .above("0s"),
+      K::time("network.netvp.tick", "50us",
+              "NetVP: how often the simulation meets wall time and polls the interface")
+          .above("0s"),
+      K::uint("network.netvp.queue", "4096",
+              "NetVP: frames from the wire held for the simulation; more are dropped and counted")
+          .range("16", "1000000"),
+      K::time("network.link_delay", "1us", "One-way propagation delay of the link"),
+      K::ratio("network.loss", "0", "Probability that the link drops a frame"),
+      K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
+          .validate(require_ipv4, "IPv4 address"),
+      K::string("network.host_ip", "10.0.0.1", "IPv4 address of the platform's TOE")
+          .validate(require_ipv4, "IPv4 address"),
+      K::bytes("network.peer_buffer", "1MiB",
+               "Simulated peer: TCP send and receive buffer per connection")
+          .range("4KiB", "64MiB"),
+
+      K::boolean("hypervisor.scheduler.boost", "true",
+                 "Credit scheduler: a VM woken by an I/O event while idle enters BOOST"),
+      K::boolean("hypervisor.scheduler.tickle", "true",
+                 "Credit scheduler: a waking VM of higher priority preempts the running one"),
+      K::time("hypervisor.scheduler.timeslice", "30ms", "VM switch interval").above("0s"),
+      K::time("hypervisor.scheduler.tick", "10ms", "Credit accounting tick").above("0s"),
+      K::time("hypervisor.scheduler.ratelimit", "0s",
+              "Credit scheduler: least run time of a switched-in VM before a preemption (Xen's "
+              "sched_ratelimit_us; 0s = off); at most the timeslice"),
+      K::boolean("hypervisor.trap_wfi", "true",
+                 "An idle vCPU's WFI traps to the hypervisor, which runs another VM"),
+      K::real("hypervisor.costs.exit", "1000",
+              "CPU cycles to take an exception to Hyp mode, save guest state and return")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.data_abort", "2500",
+              "CPU cycles to decode a stage-2 data abort and emulate one register access")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.irq", "3300",
+              "CPU cycles to take a physical IRQ: acknowledge, find the source, end it")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.vgic_inject", "1500",
+              "CPU cycles to make one virtual interrupt pending in a list register")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.vm_switch", "5000",
+              "CPU cycles of a VM switch: vCPU registers, vGIC list registers, stage 2")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.wfi", "500", "CPU cycles to handle a trapped WFI")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.tick", "800", "CPU cycles of the scheduler's timer interrupt")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.hvc", "800", "CPU cycles to handle a hypercall").range("0", "1e9"),
+      K::real("hypervisor.costs.vtoe_context", "1500",
+              "DE: CPU cycles to copy, check and translate one guest ring context")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.ecq_forward", "800",
+              "DE: CPU cycles to move one completion into a VM's virtual ECQ")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.dispatch", "400",
+              "DE: CPU cycles for the QoS dispatcher to move one context to the TOE")
+          .range("0", "1e9"),
+      K::real("hypervisor.costs.bitvector", "300",
+              "DA: CPU cycles to decode the multi-channel interrupt bit vector")
+          .range("0", "1e9"),
+      K::time("guest.context_switch_interval", "2.5ms", "Time slice of the guest OS scheduler")
+          .above("0s"),
+      K::real("guest.costs.syscall", "1000",
+              "CPU cycles to enter and leave the kernel for one socket call")
+          .range("0", "1e9"),
+      K::real("guest.costs.copy_fixed", "100", "CPU cycles to set up one programmed-I/O copy")
+          .range("0", "1e9"),
+      K::real("guest.costs.copy_per_byte", "2.75",
+              "CPU cycles per byte of programmed-I/O copy from user to kernel send buffer")
+          .range("0", "1e9"),
+      K::real("guest.costs.copy_per_byte_rx", "3.0",
+              "CPU cycles per byte of programmed-I/O copy from kernel receive buffer to user "
+              "(source freshly written by DMA: cache-cold)")
+          .range("0", "1e9"),
+      K::real("guest.costs.post_context", "200",
+              "CPU cycles to build one ring context in guest memory")
+          .range("0", "1e9"),
+      K::real("guest.costs.doorbell", "150",
+              "CPU cycles stalled on one uncached TOE register access (plus the bus latency)")
+          .range("0", "1e9"),
+      K::real("guest.costs.isr", "1000", "CPU cycles of interrupt entry, exit and acknowledge")
+          .range("0", "1e9"),
+      K::real("guest.costs.ecq_entry", "100", "CPU cycles to read and retire one ECQ completion")
+          .range("0", "1e9"),
+      K::real("guest.costs.kthread_event", "400",
+              "CPU cycles for the driver's kernel thread to deliver one completion")
+          .range("0", "1e9"),
+      K::real("guest.costs.wakeup", "500", "CPU cycles to make a blocked process runnable")
+          .range("0", "1e9"),
+      K::real("guest.costs.app_per_message", "300",
+              "CPU cycles of application work per message (guest user)")
+          .range("0", "1e9"),
+      K::real("guest.costs.context_switch", "1500", "CPU cycles of a switch between two processes")
+          .range("0", "1e9"),
+      K::uint("guest.ring_entries", "256", "Entries of each of the driver's four rings")
+          .range("2", "65536")
+          .validate(
+              [](const Value& v) {
+                const auto n = std::get<std::uint64_t>(v);
+                if (n & (n - 1)) throw ValueError("expected a power of two");
+              },
+              "power of two"),
+      K::bytes("guest.socket.send_buffer", "64KiB", "Kernel send buffer of each socket")
+          .range("4KiB", "64MiB"),
+      K::bytes("guest.socket.recv_buffer", "16KiB",
+               "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, paper "
+               "§2.2)")
+          .range("4KiB", "64MiB"),
+      K::bytes("guest.socket.release_batch", "4KiB",
+               "Consumed receive-buffer bytes the socket layer hands back to the TOE in one RecvQ "
+               "context (all of it before a recv() sleeps)")
+          .range("1B", "64MiB"),
+
+      K::list("vms", 1, 1,
+              "Virtual machines, one item each (native: exactly one; de/da: up to 7 with the "
+              "default memory sizes)"),
+      K::string("vms[].name", "vm{i}", "Name of the VM in logs and results ({i} = item index)")
+          .validate(
+              [](const Value& v) {
+                const auto& s = std::get<std::string>(v);
+                const bool ok = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+                  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                         c == '.';
+                });
+                if (!ok) throw ValueError("expected a name of letters, digits, '_', '-' or '.'");
+              },
+              "letters, digits, _ - ."),
+      K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
+      K::string("vms[].ip", "",
+                "The VM's own IPv4 address on the TOE's segment, optionally /prefix (default /24; "
+                "all VMs share one subnet); empty = derived: VM 0 "
+                "network.host_ip, VM i network.host_ip + 9 + i (10.0.0.11, 10.0.0.12, ...)")
+          .validate(
+              [](const Value& v) {
+                const auto& s = std::get<std::string>(v);
+                if (s.empty()) return;
+                const auto slash = s.find('/');
+                require_ipv4(Value{s.substr(0, slash)});
+                if (slash != std::string::npos) {
+                  const std::string n = s.substr(slash + 1);
+                  const bool digits =
+                      !n.empty() && n.size() <= 2 &&
+                      std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+                  if (!digits || std::stoi(n) < 1 || std::stoi(n) > 30)
+                    throw ValueError("expected a prefix length 1..30 after '/', got \"" + s + "\"");
+                }
+              },
+              "IPv4 address[/prefix] or empty"),
+      K::string("vms[].mac", "",
+                "The VM's MAC address, aa:bb:cc:dd:ee:ff; empty = derived (VM 0 "
+                "02:00:00:00:00:01, VM i 02:00:00:00:10:i)")
+          .validate(
+              [](const Value& v) {
+                const auto& s = std::get<std::string>(v);
+                tcpip_mac_check(s);
+              },
+              "MAC address or empty"),
+      K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"},
+                     "tcp_tx",
+                     "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only "
+                     "computes, rpc sends requests and waits for responses; sink and echo serve "
+                     "clients (e.g. real hosts through NetVP) on workload.port"),
+      K::bytes("vms[].workload.message_size", "8000B",
+               "Bytes per send() call (a bare number is bytes)")
+          .range("1B", "1MiB")
+          .bare_base(),
+      K::uint("vms[].workload.port", "5001", "TCP port of the workload's connection")
+          .range("1", "65535"),
+      K::bytes("vms[].workload.total_bytes", "0", "Bytes to transfer, then stop; 0 = unlimited"),
+      K::bytes("vms[].workload.response_size", "64B", "rpc: bytes of each response")
+          .range("1B", "1MiB"),
+      K::time("vms[].workload.start", "0s", "When the workload starts"),
+      K::time("vms[].workload.stop", "0s", "When the workload stops; 0 = never"),
+  };
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Key builders
+// ---------------------------------------------------------------------------------------------
+namespace {
+Key make(std::string path, KeyType type, std::string def, std::string meaning) {
+  Key k;
+  k.path = std::move(path);
+  k.type = type;
+  k.default_text = std::move(def);
+  k.meaning = std::move(meaning);
+  if (type == KeyType::Bytes) k.bare = BareNumber::BaseUnit;
+  return k;
+}
+}  // namespace
+
+Key Key::integer(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Int, std::move(d), std::move(m));
+}
+Key Key::uint(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Uint, std::move(d), std::move(m));
+}
+Key Key::real(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Double, std::move(d), std::move(m));
+}
+Key Key::ratio(std::string p, std::string d, std::string m) {
+  return std::move(make(std::move(p), KeyType::Ratio, std::move(d), std::move(m))).range("0", "1");
+}
+Key Key::boolean(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Bool, std::move(d), std::move(m));
+}
+Key Key::string(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::String, std::move(d), std::move(m));
+}
+Key Key::enumeration(std::string p, std::vector<std::string> choices, std::string d,
+                     std::string m) {
+  Key k = make(std::move(p), KeyType::Enum, std::move(d), std::move(m));
+  k.choices = std::move(choices);
+  return k;
+}
+Key Key::time(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Time, std::move(d), std::move(m));
+}
+Key Key::frequency(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Frequency, std::move(d), std::move(m));
+}
+Key Key::bandwidth(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Bandwidth, std::move(d), std::move(m));
+}
+Key Key::bytes(std::string p, std::string d, std::string m) {
+  return make(std::move(p), KeyType::Bytes, std::move(d), std::move(m));
+}
+Key Key::list(std::string p, std::size_t min_items, std::size_t def, std::string m) {
+  Key k = make(std::move(p), KeyType::List, std::to_string(def), std::move(m));
+  k.min_items = min_items;
+  return k;
+}
+
+Key&& Key::range(std::string lo, std::string hi) && {
+  min_text = std::move(lo);
+  max_text = std::move(hi);
+  return std::move(*this);
+}
+Key&& Key::at_least(std::string lo) && {
+  min_text = std::move(lo);
+  return std::move(*this);
+}
+Key&& Key::above(std::string lo) && {
+  min_text = std::move(lo);
+  min_exclusive = true;
+  return std::move(*this);
+}
+Key&& Key::at_most(std::string hi) && {
+  max_text = std::move(hi);
+  return std::move(*this);
+}
+Key&& Key::reserve(std::vector<std::string> values) && {
+  reserved = std::move(values);
+  return std::move(*this);
+}
+Key&& Key::bare_base() && {
+  bare = BareNumber::BaseUnit;
+  return std::move(*this);
+}
+Key&& Key::validate(std::function<void(const Value&)> fn, std::string doc) && {
+  check = std::move(fn);
+  check_doc = std::move(doc);
+  return std::move(*this);
+}
+
+core::Unit Key::unit() const {
+  switch (type) {
+    case KeyType::Time:
+      return core::Unit::Time;
+    case KeyType::Frequency:
+      return core::Unit::Frequency;
+    case KeyType::Bandwidth:
+      return core::Unit::Bandwidth;
+    case KeyType::Bytes:
+      return core::Unit::Bytes;
+    case KeyType::Ratio:
+      return core::Unit::Ratio;
+    default:
+      return core::Unit::None;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing and formatting values
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Parses an unsigned integer, decimal or 0x hex, with an optional leading '+'.
+bool parse_u64(std::string_view t, std::uint64_t& out) {
+  if (!t.empty() && t[0] == '+') t.remove_prefix(1);
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    t.remove_prefix(2);
+    base = 16;
+  }
+  if (t.empty()) return false;
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), out, base);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+std::uint64_t parse_uint(std::string_view t) {
+  std::uint64_t v = 0;
+  if (!parse_u64(trim(t), v)) {
+    throw ValueError("expected a non-negative integer such as 42, got " + quoted(t));
+  }
+  return v;
+}
+
+std::int64_t parse_int(std::string_view raw) {
+  std::string_view t = trim(raw);
+  const bool neg = !t.empty() && t[0] == '-';
+  if (neg) t.remove_prefix(1);
+  std::uint64_t mag = 0;
+  const std::uint64_t limit = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
+  if ((!t.empty() && t[0] == '+' && neg) || !parse_u64(t, mag) || mag > limit) {
+    throw ValueError("expected an integer such as -3 or 42, got " + quoted(raw));
+  }
+  return neg ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
+}
+
+double parse_double(std::string_view raw) {
+  std::string_view t = trim(raw);
+  if (!t.empty() && t[0] == '+') t.remove_prefix(1);
+  double v = 0;
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v)) {
+    throw ValueError("expected a number such as 0.5 or 1e-3, got " + quoted(raw));
+  }
+  return v;
+}
+
+bool parse_bool(std::string_view raw) {
+  const std::string_view t = trim(raw);
+  for (const char* s : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}) {
+    if (t == s) return true;
+  }
+  for (const char* s : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}) {
+    if (t == s) return false;
+  }
+  throw ValueError("expected true or false, got " + quoted(raw));
+}
+
+std::string shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Parses without range checks.
+Value parse_raw(const Key& key, std::string_view text) {
+  switch (key.type) {
+    case KeyType::Int:
+      return parse_int(text);
+    case KeyType::Uint:
+    case KeyType::List:
+      return parse_uint(text);
+    case KeyType::Double:
+      return parse_double(text);
+    case KeyType::Ratio:
+      return core::parse_ratio(text);
+    case KeyType::Bool:
+      return parse_bool(text);
+    case KeyType::String:
+      return std::string(text);
+    case KeyType::Enum: {
+      const std::string s(trim(text));
+      if (std::find(key.choices.begin(), key.choices.end(), s) != key.choices.end()) return s;
+      if (std::find(key.reserved.begin(), key.reserved.end(), s) != key.reserved.end()) {
+        throw ValueError(quoted(s) +
+                         " is not implemented yet (accepted: " + join(key.choices, ", ") + ")");
+      }
+      throw ValueError("expected one of " + join(key.choices, ", ") + ", got " + quoted(text));
+    }
+    case KeyType::Time:
+      return core::parse_time(text, key.bare);
+    case KeyType::Frequency:
+      return core::parse_frequency(text, key.bare);
+    case KeyType::Bandwidth:
+      return core::parse_bandwidth(text, key.bare);
+    case KeyType::Bytes:
+      return core::parse_bytes(text, key.bare);
+  }
+  throw std::logic_error("unhandled key type");
+}
+
+// <0, 0, >0 for two values of the same alternative; 0 for non-ordered types.
+int compare(const Value& a, const Value& b) {
+  return std::visit(
+      [&](const auto& x) -> int {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
+          return 0;
+        } else {
+          const T& y = std::get<T>(b);
+          return x < y ? -1 : (y < x ? 1 : 0);
+        }
+      },
+      a);
+}
+
+}  // namespace
+
+Value parse_value(const Key& key, std::string_view text) {
+  Value v = parse_raw(key, text);
+  if (!key.min_text.empty()) {
+    const Value lo = parse_raw(key, key.min_text);
+    const int c = compare(v, lo);
+    if (key.min_exclusive && c <= 0) {
+      throw ValueError("must be greater than " + format_value(key, lo) + ", got " +
+                       format_value(key, v));
+    }
+    if (!key.min_exclusive && c < 0) {
+      throw ValueError(format_value(key, v) + " is below the minimum " + format_value(key, lo));
+    }
+  }
+  if (!key.max_text.empty()) {
+    const Value hi = parse_raw(key, key.max_text);
+    if (compare(v, hi) > 0) {
+      throw ValueError(format_value(key, v) + " is above the maximum " + format_value(key, hi));
+    }
+  }
+  if (key.check) key.check(v);
+  return v;
+}
+
+std::string format_value(const Key& key, const Value& v) {
+  switch (key.type) {
+    case KeyType::Int:
+      return std::to_string(std::get<std::int64_t>(v));
+    case KeyType::Uint:
+    case KeyType::List:
+      return std::to_string(std::get<std::uint64_t>(v));
+    case KeyType::Double:
+      return shortest(std::get<double>(v));
+    case KeyType::Ratio:
+      return core::format_ratio(std::get<double>(v));
+    case KeyType::Bool:
+      return std::get<bool>(v) ? "true" : "false";
+    case KeyType::String:
+    case KeyType::Enum:
+      return std::get<std::string>(v);
+    case KeyType::Time:
+      return core::format_time(std::get<std::uint64_t>(v));
+    case KeyType::Frequency:
+      return core::format_frequency(std::get<double>(v));
+    case KeyType::Bandwidth:
+      return core::format_bandwidth(std::get<double>(v));
+    case KeyType::Bytes:
+      return core::format_bytes(std::get<std::uint64_t>(v));
+  }
+  throw std::logic_error("unhandled key type");
+}
+
+std::string default_text(const Key& key, std::size_t index) {
+  std::string s = key.default_text;
+  for (auto pos = s.find("{i}"); pos != std::string::npos; pos = s.find("{i}", pos)) {
+    s.replace(pos, 3, std::to_string(index));
+  }
+  return s;
+}
+
+const char* type_name(KeyType type) {
+  switch (type) {
+    case KeyType::Int:
+      return "int";
+    case KeyType::Uint:
+      return "uint";
+    case KeyType::Double:
+      return "double";
+    case KeyType::Ratio:
+      return "ratio";
+    case KeyType::Bool:
+      return "bool";
+    case KeyType::String:
+      return "string";
+    case KeyType::Enum:
+      return "enum";
+    case KeyType::Time:
+      return "time";
+    case KeyType::Frequency:
+      return "frequency";
+    case KeyType::Bandwidth:
+      return "bandwidth";
+    case KeyType::Bytes:
+      return "bytes";
+    case KeyType::List:
+      return "list";
+  }
+  return "?";
+}
+
+std::string describe_range(const Key& key) {
+  std::string out;
+  if (key.type == KeyType::Enum) {
+    out = join(key.choices, ", ");
+    if (!key.reserved.empty()) out += " (reserved: " + join(key.reserved, ", ") + ")";
+    return out;
+  }
+  if (key.type == KeyType::List) return ">= " + std::to_string(key.min_items) + " items";
+  auto canon = [&](const std::string& t) { return format_value(key, parse_raw(key, t)); };
+  if (!key.min_text.empty() && !key.max_text.empty() && !key.min_exclusive) {
+    out = canon(key.min_text) + ".." + canon(key.max_text);
+  } else if (!key.min_text.empty()) {
+    out = (key.min_exclusive ? "> " : ">= ") + canon(key.min_text);
+    if (!key.max_text.empty()) out += ", <= " + canon(key.max_text);
+  } else if (!key.max_text.empty()) {
+    out = "<= " + canon(key.max_text);
+  }
+  if (!key.check_doc.empty()) out += (out.empty() ? "" : "; ") + key.check_doc;
+  return out;
+}
+
+bool is_ipv4(std::string_view text) {
+  int parts = 0;
+  std::size_t i = 0;
+  while (true) {
+    std::size_t j = i;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    const std::size_t len = j - i;
+    if (len == 0 || len > 3 || (len > 1 && text[i] == '0')) return false;
+    if (std::stoi(std::string(text.substr(i, len))) > 255) return false;
+    ++parts;
+    if (j == text.size()) break;
+    if (text[j] != '.' || parts == 4) return false;
+    i = j + 1;
+  }
+  return parts == 4;
+}
+
+void require_ipv4(const Value& value) {
+  const auto& s = std::get<std::string>(value);
+  if (!is_ipv4(s)) {
+    throw ValueError("expected a dotted-quad IPv4 address such as 10.0.0.1, got " + quoted(s));
+  }
+}
+
+void tcpip_mac_check(const std::string& s) {
+  if (s.empty()) return;
+  int parts = 0;
+  std::size_t i = 0;
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  while (i < s.size()) {
+    if (i + 1 >= s.size() || !hex(s[i]) || !hex(s[i + 1]))
+      throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+    ++parts;
+    i += 2;
+    if (i == s.size()) break;
+    if (s[i] != ':' || parts == 6)
+      throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+    ++i;
+  }
+  if (parts != 6)
+    throw ValueError("expected a MAC address such as 02:00:00:00:00:05, got " + quoted(s));
+  if (std::stoi(s.substr(0, 2), nullptr, 16) & 1)
+    throw ValueError("a multicast MAC address cannot be a VM's own, got " + quoted(s));
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> parse_byte_list(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::size_t i = 0;
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (i < text.size()) {
+    std::size_t j = text.find(',', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::size_t a = i, b = j;
+    while (a < b && blank(text[a])) ++a;
+    while (b > a && blank(text[b - 1])) --b;
+    const std::string entry(text.substr(a, b - a));
+    if (entry.empty()) throw ValueError("empty entry in the list " + quoted(std::string(text)));
+    try {
+      const std::uint64_t v = core::parse_bytes(entry, core::BareNumber::BaseUnit);
+      if (v == 0) throw ValueError("entry " + quoted(entry) + " must be more than 0 bytes");
+      out.push_back(v);
+    } catch (const core::UnitError& e) {
+      throw ValueError("entry " + quoted(entry) + ": " + e.what());
+    }
+    i = j + 1;
+    if (j == text.size()) break;
+  }
+  return out;
+}
+
+void require_byte_list(const Value& value) { parse_byte_list(std::get<std::string>(value)); }
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------------
+Schema::Schema(std::vector<Key> keys) : keys_(std::move(keys)) {
+  auto broken = [](const Key& k, const std::string& why) {
+    throw std::logic_error("scenario schema: key '" + k.path + "': " + why);
+  };
+  std::set<std::string> seen;
+  auto add_pattern = [&](const std::string& p) {
+    if (seen.insert(p).second) patterns_.push_back(p);
+  };
+  for (const Key& k : keys_) {
+    if (k.path.empty() || k.path.find_first_of(" \t=") != std::string::npos ||
+        k.path.front() == '.' || k.path.back() == '.' || k.path.find("..") != std::string::npos) {
+      broken(k, "malformed path");
+    }
+    if (seen.count(k.path)) broken(k, "declared twice");
+    const auto brackets = k.path.find("[]");
+    if (brackets != std::string::npos) {
+      if (k.type == KeyType::List) broken(k, "lists inside list items are not supported");
+      if (k.path.find("[]", brackets + 1) != std::string::npos) broken(k, "nested lists");
+      if (k.path.compare(brackets, 3, "[].") != 0) broken(k, "'[]' must be followed by '.key'");
+      const Key* list = find(k.path.substr(0, brackets));
+      if (!list || list->type != KeyType::List) broken(k, "item of an undeclared list");
+    }
+    // Ancestor groups first, then the key itself.
+    for (auto dot = k.path.find('.'); dot != std::string::npos; dot = k.path.find('.', dot + 1)) {
+      const std::string group = k.path.substr(0, dot);
+      const Key* leaf = find(group);
+      if (leaf && leaf->type != KeyType::List) broken(k, "'" + group + "' is already a key");
+      if (!leaf) add_pattern(group);
+    }
+    add_pattern(k.path);
+    try {
+      if (k.type == KeyType::Enum && k.choices.empty()) broken(k, "enum without choices");
+      if (k.type == KeyType::List) {
+        if (parse_uint(k.default_text) < k.min_items) broken(k, "default has too few items");
+        continue;
+      }
+      if (!k.min_text.empty() && !k.max_text.empty() &&
+          compare(parse_raw(k, k.min_text), parse_raw(k, k.max_text)) > 0) {
+        broken(k, "minimum above maximum");
+      }
+      parse_value(k, default_text(k, 0));
+    } catch (const std::invalid_argument& e) {
+      broken(k, std::string("bad default or bound: ") + e.what());
+    }
+  }
+}
+
+const Schema& Schema::builtin() {
+  static const Schema schema(builtin_keys());
+  return schema;
+}
+
+const Key* Schema::find(std::string_view pattern) const {
+  for (const Key& k : keys_) {
+    if (k.path == pattern) return &k;
+  }
+  return nullptr;
+}
+
+bool Schema::is_group(std::string_view pattern) const {
+  if (pattern.empty()) return true;
+  for (const Key& k : keys_) {
+    if (k.path.size() > pattern.size() && k.path.compare(0, pattern.size(), pattern) == 0 &&
+        k.path[pattern.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> Schema::children(std::string_view group) const {
+  std::vector<std::string> out;
+  const std::size_t skip = group.empty() ? 0 : group.size() + 1;
+  for (const Key& k : keys_) {
+    if (!group.empty() &&
+        !(k.path.size() > group.size() && k.path.compare(0, group.size(), group) == 0 &&
+          k.path[group.size()] == '.')) {
+      continue;
+    }
+    std::string child = k.path.substr(skip, k.path.find('.', skip) - skip);
+    if (std::find(out.begin(), out.end(), child) == out.end()) out.push_back(child);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `vtoe keys`
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string shown_default(const Key& k) {
+  if (k.type == KeyType::List) {
+    return k.default_text + (k.default_text == "1" ? " item" : " items");
+  }
+  if (k.default_text.find("{i}") != std::string::npos) return k.default_text;
+  return format_value(k, parse_value(k, default_text(k, 0)));
+}
+
+}  // namespace
+
+std::string describe_keys(const Schema& schema, KeysFormat format) {
+  std::ostringstream out;
+  const std::vector<core::Unit> units{core::Unit::Time, core::Unit::Frequency,
+                                      core::Unit::Bandwidth, core::Unit::Bytes, core::Unit::Ratio};
+  if (format == KeysFormat::Markdown) {
+    out << "| Key | Type | Default | Accepted | Meaning |\n";
+    out << "|---|---|---|---|---|\n";
+    for (const Key& k : schema.keys()) {
+      out << "| `" << k.path << "` | " << type_name(k.type) << " | `" << md_escape(shown_default(k))
+          << "` | " << md_escape(describe_range(k)) << " | " << md_escape(k.meaning) << " |\n";
+    }
+    out << "\nUnit suffixes:\n\n";
+    for (core::Unit u : units) {
+      out << "- " << core::unit_name(u) << ": " << core::accepted_suffixes(u) << " (e.g. "
+          << core::unit_examples(u) << ")\n";
+    }
+    out << "\nA bare number is accepted for bytes (a byte count), and 0 for any unit.\n";
+    return out.str();
+  }
+  std::vector<std::vector<std::string>> rows{{"KEY", "TYPE", "DEFAULT", "ACCEPTED", "MEANING"}};
+  for (const Key& k : schema.keys()) {
+    rows.push_back({k.path, type_name(k.type), shown_default(k), describe_range(k), k.meaning});
+  }
+  std::vector<std::size_t> width(5, 0);
+  for (const auto& r : rows) {
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      line += r[c];
+      if (c + 1 < r.size()) line += std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+  out << "\nUnits:\n";
+  for (core::Unit u : units) {
+    out << "  " << core::unit_name(u) << ": " << core::accepted_suffixes(u) << " (e.g. "
+        << core::unit_examples(u) << ")\n";
+  }
+  out << "A bare number is accepted for bytes (a byte count), and 0 for any unit.\n";
+  return out.str();
+}
+
+}  // namespace vtoe::config

@@ -1,0 +1,47 @@
+// The guest's hardware ports on a native (non-virtualized) platform: register accesses go to the
+// bus, interrupts come from the physical GIC CPU interface.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+
+#include "models/cpu/hardware_ports.h"
+#include "models/cpu/core.h"
+#include "models/gic/gic.h"
+
+namespace vtoe::cpu {
+
+// An uncached 32-bit access: the CPU stalls for `stall_cycles` plus the bus latency.
+class BusRegisterPort : public RegisterPort {
+ public:
+  BusRegisterPort(tlm::tlm_initiator_socket<>& bus, cpu::Core& core, double stall_cycles)
+      : bus_(bus), core_(core), stall_cycles_(stall_cycles) {}
+  void access(cpu::Core::Context& ctx, bool write, std::uint64_t addr,
+              std::uint32_t& value) override;
+  // The same access charged to a given class and owner (the hypervisor uses it for its own).
+  void access_as(cpu::Core::Context& ctx, bool write, std::uint64_t addr, std::uint32_t& value,
+                 cpu::CycleClass cls, int charge_to);
+  std::uint64_t errors() const { return errors_; }
+
+ private:
+  tlm::tlm_initiator_socket<>& bus_;
+  cpu::Core& core_;
+  double stall_cycles_;
+  std::uint64_t errors_ = 0;
+};
+
+class GicInterruptPort : public InterruptPort {
+ public:
+  GicInterruptPort(gic::Gic& gic, const sc_core::sc_signal<bool>& irq_line)
+      : gic_(gic), line_(irq_line) {}
+  bool pending() const override { return gic_.irq_asserted(); }
+  const sc_core::sc_event& pending_event() const override { return line_.posedge_event(); }
+  int acknowledge() override { return gic_.acknowledge(); }
+  void end_of_interrupt(int id) override { gic_.end_of_interrupt(id); }
+
+ private:
+  gic::Gic& gic_;
+  const sc_core::sc_signal<bool>& line_;
+};
+
+}  // namespace vtoe::cpu

@@ -1,0 +1,74 @@
+#include "models/tcpip/checksum.h"
+
+#include <cstring>
+
+namespace vtoe::tcpip {
+namespace {
+
+inline std::uint32_t fold(std::uint64_t acc) {
+  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+  return static_cast<std::uint32_t>(acc);
+}
+
+inline void add64(std::uint64_t& acc, std::uint64_t v) {
+  acc += v;
+  acc += (acc < v);  // end-around carry
+}
+
+}  // namespace
+
+std::uint16_t ones_sum(const std::uint8_t* data, std::size_t len, std::uint32_t init) {
+  // Words are summed in native byte order; the ones-complement sum is byte-order independent
+  // (RFC 1071 §2(B)), so one swap at the end gives the big-endian sum.
+  std::uint64_t acc = 0;
+  const std::uint8_t* p = data;
+  while (len >= 32) {
+    std::uint64_t v0, v1, v2, v3;
+    std::memcpy(&v0, p, 8);
+    std::memcpy(&v1, p + 8, 8);
+    std::memcpy(&v2, p + 16, 8);
+    std::memcpy(&v3, p + 24, 8);
+    add64(acc, v0);
+    add64(acc, v1);
+    add64(acc, v2);
+    add64(acc, v3);
+    p += 32;
+    len -= 32;
+  }
+  while (len >= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    add64(acc, v);
+    p += 8;
+    len -= 8;
+  }
+  if (len > 0) {
+    std::uint64_t v = 0;  // tail bytes keep their position inside the 8-byte lane
+    std::memcpy(&v, p, len);
+    add64(acc, v);
+  }
+  std::uint32_t s = fold(acc);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  s = ((s & 0xff) << 8) | (s >> 8);
+#endif
+  return static_cast<std::uint16_t>(fold(static_cast<std::uint64_t>(s) + init));
+}
+
+std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len, std::uint32_t init) {
+  return static_cast<std::uint16_t>(~ones_sum(data, len, init) & 0xffff);
+}
+
+std::uint32_t pseudo_header_sum(Ipv4 src, Ipv4 dst, std::uint8_t proto, std::uint16_t len) {
+  std::uint64_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
+  return fold(s);
+}
+
+std::uint16_t ones_sum_reference(const std::uint8_t* data, std::size_t len, std::uint32_t init) {
+  std::uint64_t s = init;
+  std::size_t i = 0;
+  for (; i + 1 < len; i += 2) s += (static_cast<std::uint32_t>(data[i]) << 8) | data[i + 1];
+  if (i < len) s += static_cast<std::uint32_t>(data[i]) << 8;
+  return static_cast<std::uint16_t>(fold(s));
+}
+
+}  // namespace vtoe::tcpip

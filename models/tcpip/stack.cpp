@@ -1,0 +1,868 @@
+#include "models/tcpip/stack.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "models/tcpip/checksum.h"
+
+namespace vtoe::tcpip {
+
+using namespace tcp_flags;
+
+namespace {
+constexpr ConnId kListenerBit = 0x80000000u;
+constexpr std::uint32_t kSlotBits = 20;
+constexpr std::uint32_t kSlotMask = (1u << kSlotBits) - 1;
+constexpr std::size_t kIpOff = kEthHeaderLen;
+constexpr std::size_t kL4Off = kEthHeaderLen + kIpv4MinHeaderLen;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+StackConfig sanitize(StackConfig c) {
+  c.prefix_len = std::clamp(c.prefix_len, 0, 32);
+  c.mtu = std::clamp<std::uint32_t>(c.mtu, 68, 65535);
+  c.window_scale = std::min<std::uint8_t>(c.window_scale, 14);
+  c.max_connections = std::min<std::uint32_t>(c.max_connections, kSlotMask - 1);
+  c.rto_min = std::max<TimePs>(c.rto_min, 1000);
+  c.rto_max = std::max(c.rto_max, c.rto_min);
+  c.rto_initial = std::clamp(c.rto_initial, c.rto_min, c.rto_max);
+  c.arp_timeout = std::max<TimePs>(c.arp_timeout, 1000);
+  c.arp_retries = std::max(c.arp_retries, 1);
+  c.time_wait = std::max<TimePs>(c.time_wait, 1);
+  c.delayed_ack = std::max<TimePs>(c.delayed_ack, 1);
+  c.max_ooo_ranges = std::max<std::uint32_t>(c.max_ooo_ranges, 1);
+  if (c.ephemeral_port_base == 0) c.ephemeral_port_base = 49152;
+  return c;
+}
+}  // namespace
+
+Stack::Stack(const StackConfig& cfg, StackListener& listener)
+    : cfg_(sanitize(cfg)), listener_(listener), udp_bound_(65536, false) {
+  netmask_ = cfg_.prefix_len == 0 ? 0 : ~0u << (32 - cfg_.prefix_len);
+  local_mac_set_.insert(mac_key(cfg_.mac));
+  if (cfg_.ip != 0) local_mac_[cfg_.ip] = cfg_.mac;
+  const std::vector<std::pair<Ipv4, MacAddr>> wanted = std::move(cfg_.aliases);
+  cfg_.aliases.clear();
+  for (const auto& a : wanted) add_address(a.first, a.second);
+}
+
+Stack::~Stack() = default;
+
+std::size_t Stack::TupleHash::operator()(const TupleKey& k) const {
+  const std::uint64_t x = (static_cast<std::uint64_t>(k.rip) << 32) |
+                          (static_cast<std::uint64_t>(k.rport) << 16) | k.lport;
+  return static_cast<std::size_t>(splitmix64(x ^ (static_cast<std::uint64_t>(k.lip) << 17)));
+}
+
+// ------------------------------------------------------------------------------------ addresses
+
+bool Stack::add_address(Ipv4 ip, const MacAddr& mac) {
+  if (ip == 0 || is_martian(ip) || mac.is_zero() || mac.is_multicast()) return false;
+  cfg_.aliases.emplace_back(ip, mac);
+  local_mac_[ip] = mac;
+  local_mac_set_.insert(mac_key(mac));
+  return true;
+}
+
+bool Stack::is_local(Ipv4 ip) const {
+  if (ip == 0) return false;
+  if (ip == cfg_.ip) return true;
+  return !cfg_.aliases.empty() && local_mac_.count(ip) != 0;
+}
+
+MacAddr Stack::mac_of(Ipv4 local) const {
+  if (local == cfg_.ip || cfg_.aliases.empty()) return cfg_.mac;
+  auto it = local_mac_.find(local);
+  return it != local_mac_.end() ? it->second : cfg_.mac;
+}
+
+bool Stack::pick_source(Ipv4 local, Ipv4& out) const {
+  if (local == 0) {
+    out = cfg_.ip;
+    return true;
+  }
+  if (!is_local(local)) return false;
+  out = local;
+  return true;
+}
+
+// ------------------------------------------------------------------------------------ plumbing
+
+Frame Stack::new_frame(std::size_t len) const {
+  Frame f;
+  f.resize(cfg_.pad_short_frames ? std::max(len, kMinFrameLen) : len);
+  return f;
+}
+
+void Stack::emit_frame(Frame&& f) {
+  ++stats_.frames_out;
+  stats_.bytes_out += f.size();
+  listener_.transmit(std::move(f));
+}
+
+void Stack::send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df,
+                      std::size_t l4_len) {
+  write_eth(f.data(), EthHeader{MacAddr{}, mac_of(src), kEtherTypeIpv4});
+  Ipv4Header ip;
+  ip.total_len = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
+  ip.id = ip_id_++;
+  ip.df = df;
+  ip.ttl = cfg_.ttl;
+  ip.proto = proto;
+  ip.src = src;
+  ip.dst = dst;
+  write_ipv4_header(f.data() + kIpOff, ip);
+  ++stats_.ip_out;
+  route_and_send(std::move(f), src, dst);
+}
+
+void Stack::route_and_send(Frame&& f, Ipv4 src, Ipv4 dst) {
+  const Ipv4 subnet_bcast = cfg_.ip | ~netmask_;
+  if (dst == 0xffffffffu || (netmask_ != 0xffffffffu && dst == subnet_bcast)) {
+    std::memcpy(f.data(), MacAddr::broadcast().b.data(), 6);
+    emit_frame(std::move(f));
+    return;
+  }
+  Ipv4 hop;
+  if ((dst & netmask_) == (cfg_.ip & netmask_)) {
+    hop = dst;
+  } else if (cfg_.gateway != 0) {
+    hop = cfg_.gateway;
+  } else {
+    ++stats_.drop_no_route;
+    return;
+  }
+  auto it = arp_cache_.find(hop);
+  if (it != arp_cache_.end()) {
+    std::memcpy(f.data(), it->second.b.data(), 6);
+    emit_frame(std::move(f));
+    return;
+  }
+  for (auto& p : arp_pending_) {
+    if (p.ip == hop) {
+      if (p.queue.size() >= cfg_.arp_queue_limit)
+        ++stats_.drop_arp_queue_overflow;
+      else
+        p.queue.push_back(std::move(f));
+      return;
+    }
+  }
+  ArpPending p;
+  p.ip = hop;
+  p.src = src;
+  p.queue.push_back(std::move(f));
+  p.tries = 1;
+  p.deadline = now_ + cfg_.arp_timeout;
+  arp_pending_.push_back(std::move(p));
+  send_arp_request(src, hop);
+}
+
+void Stack::send_arp_request(Ipv4 src, Ipv4 ip) {
+  const MacAddr mac = mac_of(src);
+  ArpPacket a;
+  a.op = ArpPacket::kRequest;
+  a.sha = mac;
+  a.spa = src;
+  a.tpa = ip;
+  ++stats_.arp_requests_sent;
+  emit_frame(build_arp_frame(mac, MacAddr::broadcast(), a));
+}
+
+void Stack::learn(Ipv4 ip, const MacAddr& mac) {
+  auto it = arp_cache_.find(ip);
+  if (it == arp_cache_.end() || it->second != mac) {
+    arp_cache_[ip] = mac;
+    ++stats_.arp_cache_updates;
+  }
+  for (std::size_t i = 0; i < arp_pending_.size(); ++i) {
+    if (arp_pending_[i].ip != ip) continue;
+    std::vector<Frame> q = std::move(arp_pending_[i].queue);
+    arp_pending_.erase(arp_pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (auto& f : q) {
+      std::memcpy(f.data(), mac.b.data(), 6);
+      emit_frame(std::move(f));
+    }
+    break;
+  }
+}
+
+bool Stack::arp_lookup(Ipv4 ip, MacAddr& mac) const {
+  auto it = arp_cache_.find(ip);
+  if (it == arp_cache_.end()) return false;
+  mac = it->second;
+  return true;
+}
+
+bool Stack::is_martian(Ipv4 src) const {
+  const Ipv4 top = src >> 24;
+  return src == 0 || is_local(src) || top == 127 || top >= 224 ||
+         (netmask_ != 0xffffffffu && src == (cfg_.ip | ~netmask_));
+}
+
+// ------------------------------------------------------------------------------------ connections
+
+TcpConnection* Stack::find(ConnId id) const {
+  if (id == 0 || (id & kListenerBit)) return nullptr;
+  const std::uint32_t slot = (id & kSlotMask) - 1;
+  if (slot >= slots_.size() || !slots_[slot] || slots_[slot]->id() != id) return nullptr;
+  return slots_[slot].get();
+}
+
+std::uint32_t Stack::next_isn(const TupleKey& k) {
+  std::uint64_t t = (static_cast<std::uint64_t>(k.rip) << 32) |
+                    (static_cast<std::uint64_t>(k.rport) << 16) | k.lport;
+  if (k.lip != cfg_.ip) t ^= splitmix64(k.lip);  // primary: same ISNs as before aliases existed
+  const std::uint64_t x = splitmix64((static_cast<std::uint64_t>(cfg_.isn_seed) << 32) ^
+                                     splitmix64(isn_counter_++) ^ t);
+  return static_cast<std::uint32_t>(x ^ (x >> 32));
+}
+
+ConnId Stack::find_listener(Ipv4 ip, std::uint16_t port) const {
+  if (listener_by_key_.empty()) return 0;
+  auto it = listener_by_key_.find(listen_key(ip, port));
+  if (it == listener_by_key_.end()) it = listener_by_key_.find(listen_key(0, port));
+  return it == listener_by_key_.end() ? 0 : it->second;
+}
+
+TcpConnection* Stack::create_conn(const TupleKey& k) {
+  if (conn_count_ >= cfg_.max_connections) return nullptr;
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+    slot_gen_.push_back(0);
+  }
+  std::uint16_t gen = static_cast<std::uint16_t>((slot_gen_[slot] + 1) & 0x7ff);
+  if (gen == 0) gen = 1;
+  slot_gen_[slot] = gen;
+  const ConnId id = (static_cast<ConnId>(gen) << kSlotBits) | (slot + 1);
+  TcpHost& host = *this;
+  slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, k.lip, k.lport, k.rip,
+                                                 k.rport, next_isn(k));
+  by_tuple_[k] = id;
+  ++conn_count_;
+  return slots_[slot].get();
+}
+
+void Stack::free_slot(ConnId id) {
+  TcpConnection* c = find(id);
+  if (!c) return;
+  auto it = by_tuple_.find(key_of(*c));
+  if (it != by_tuple_.end() && it->second == id) by_tuple_.erase(it);
+  const std::uint32_t slot = (id & kSlotMask) - 1;
+  slots_[slot].reset();
+  free_slots_.push_back(slot);
+  --conn_count_;
+}
+
+void Stack::after_op(TcpConnection& c) {
+  if (c.dead()) return;  // freed once its terminal event is dispatched
+  const TimePs d = c.next_deadline();
+  if (d < c.scheduled_at) {
+    c.scheduled_at = d;
+    heap_.push_back(TimerEntry{d, c.id()});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<TimerEntry>());
+  }
+}
+
+void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
+  const std::size_t optlen = seg.syn_options ? (seg.wscale_present ? 8 : 4) : 0;
+  const std::size_t payload = seg.n1 + seg.n2;
+  const std::size_t tcp_len = kTcpMinHeaderLen + optlen + payload;
+  Frame f = new_frame(kL4Off + tcp_len);
+  std::uint8_t* t = f.data() + kL4Off;
+  TcpHeader h;
+  h.src_port = c.local_port();
+  h.dst_port = c.remote_port();
+  h.seq = seg.seq;
+  h.ack = seg.ack;
+  h.header_len = static_cast<std::uint8_t>(kTcpMinHeaderLen + optlen);
+  h.flags = seg.flags;
+  h.window = seg.window;
+  write_tcp_header(t, h);
+  if (optlen) {
+    TcpOptions o;
+    o.has_mss = true;
+    o.mss = seg.mss;
+    o.has_wscale = seg.wscale_present;
+    o.wscale = seg.wscale;
+    write_tcp_options(t + kTcpMinHeaderLen, o);
+  }
+  std::uint8_t* d = t + h.header_len;
+  if (seg.n1) std::memcpy(d, seg.p1, seg.n1);
+  if (seg.n2) std::memcpy(d + seg.n1, seg.p2, seg.n2);
+  store_be16(t + 16, transport_checksum(c.local_ip(), c.remote_ip(), kIpProtoTcp, t, tcp_len));
+  ++stats_.tcp_segs_out;
+  if (payload) {
+    ++stats_.tcp_data_segs_out;
+    stats_.tcp_bytes_out += payload;
+  }
+  if (seg.flags & kRst) ++stats_.rst_sent;
+  send_ipv4(std::move(f), c.local_ip(), c.remote_ip(), kIpProtoTcp, true, tcp_len);
+}
+
+void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
+  EventInfo info{c.id(), c.listener(), bytes};
+  if (ev == Event::Accepted || ev == Event::Connected) {
+    if (ev == Event::Accepted) {
+      auto it = listeners_.find(c.listener());
+      if (it != listeners_.end() && it->second.half_open > 0) --it->second.half_open;
+    }
+    c.user_visible = true;
+  }
+  if (is_terminal(ev)) {
+    auto it = by_tuple_.find(key_of(c));
+    if (it != by_tuple_.end() && it->second == c.id()) by_tuple_.erase(it);
+    if (!c.user_visible && c.listener() != 0) {
+      auto lit = listeners_.find(c.listener());
+      if (lit != listeners_.end() && lit->second.half_open > 0) --lit->second.half_open;
+    }
+  }
+  events_.push_back(PendingEvent{ev, info, c.user_visible});
+}
+
+void Stack::flush_events() {
+  if (dispatching_) return;
+  dispatching_ = true;
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const PendingEvent e = events_[i];  // copy: callbacks may append
+    if (e.deliver) listener_.tcp_event(e.ev, e.info);
+    if (is_terminal(e.ev) && !(e.info.conn & kListenerBit)) free_slot(e.info.conn);
+  }
+  events_.clear();
+  dispatching_ = false;
+}
+
+// ------------------------------------------------------------------------------------ timers
+
+TimePs Stack::next_deadline() const {
+  TimePs t = heap_.empty() ? kNever : heap_.front().t;
+  for (const auto& p : arp_pending_) t = std::min(t, p.deadline);
+  return t;
+}
+
+void Stack::poll(TimePs now) {
+  now_ = std::max(now_, now);
+  for (std::size_t i = 0; i < arp_pending_.size();) {
+    ArpPending& p = arp_pending_[i];
+    if (p.deadline <= now) {
+      if (p.tries >= cfg_.arp_retries) {
+        stats_.drop_arp_unresolved += p.queue.size();
+        arp_pending_.erase(arp_pending_.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      ++p.tries;
+      p.deadline = now + cfg_.arp_timeout;
+      send_arp_request(p.src, p.ip);
+    }
+    ++i;
+  }
+  while (!heap_.empty() && heap_.front().t <= now) {
+    const TimerEntry e = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<TimerEntry>());
+    heap_.pop_back();
+    TcpConnection* c = find(e.id);
+    if (!c || c->dead() || c->scheduled_at != e.t) continue;  // stale entry
+    c->scheduled_at = kNever;
+    c->on_timer(now);
+    after_op(*c);
+  }
+  flush_events();
+}
+
+// ------------------------------------------------------------------------------------ input
+
+void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now) {
+  now_ = std::max(now_, now);
+  ++stats_.frames_in;
+  stats_.bytes_in += len;
+  EthHeader eth;
+  if (data == nullptr || !parse_eth(data, len, eth)) {
+    ++stats_.drop_truncated;
+  } else if (len > (cfg_.max_rx_frame ? cfg_.max_rx_frame : kEthHeaderLen + cfg_.mtu)) {
+    ++stats_.drop_oversized;
+  } else if (eth.dst != cfg_.mac && !eth.dst.is_broadcast() &&
+             (cfg_.aliases.empty() || !local_mac_set_.count(mac_key(eth.dst)))) {
+    ++stats_.drop_not_for_us;
+  } else if (eth.ethertype == kEtherTypeIpv4) {
+    handle_ipv4(data + kEthHeaderLen, len - kEthHeaderLen, now);
+  } else if (eth.ethertype == kEtherTypeArp) {
+    handle_arp(eth, data + kEthHeaderLen, len - kEthHeaderLen, now);
+  } else {
+    ++stats_.drop_unknown_ethertype;
+  }
+  flush_events();
+}
+
+void Stack::handle_arp(const EthHeader& eth, const std::uint8_t* p, std::size_t n, TimePs now) {
+  (void)now;
+  ArpPacket a;
+  if (!parse_arp(p, n, a) || (a.op != ArpPacket::kRequest && a.op != ArpPacket::kReply) ||
+      a.sha.is_multicast() || a.sha.is_zero() || eth.src.is_multicast()) {
+    ++stats_.drop_bad_arp;
+    return;
+  }
+  ++stats_.arp_in;
+  const bool for_us = is_local(a.tpa);
+  // RFC 826 merge: update a known sender; learn it when the packet is addressed to us.
+  if (a.spa != 0 && !is_martian(a.spa) && (for_us || arp_cache_.count(a.spa))) learn(a.spa, a.sha);
+  if (for_us && a.op == ArpPacket::kRequest) {
+    const MacAddr mac = mac_of(a.tpa);  // each local address answers with its own MAC
+    ArpPacket r;
+    r.op = ArpPacket::kReply;
+    r.sha = mac;
+    r.spa = a.tpa;
+    r.tha = a.sha;
+    r.tpa = a.spa;
+    ++stats_.arp_replies_sent;
+    emit_frame(build_arp_frame(mac, a.sha, r));
+  }
+}
+
+void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
+  Ipv4Header ip;
+  switch (parse_ipv4_header(p, n, ip)) {
+    case IpParse::Ok:
+      break;
+    case IpParse::Truncated:
+      ++stats_.drop_truncated;
+      return;
+    case IpParse::BadHeader:
+      ++stats_.drop_bad_ip_header;
+      return;
+    case IpParse::BadChecksum:
+      ++stats_.drop_bad_ip_checksum;
+      return;
+  }
+  if (ip.mf || ip.frag_offset != 0) {
+    ++stats_.drop_fragments;
+    return;
+  }
+  const bool bcast =
+      ip.dst == 0xffffffffu || (netmask_ != 0xffffffffu && ip.dst == (cfg_.ip | ~netmask_));
+  if (!bcast && !is_local(ip.dst)) {
+    ++stats_.drop_not_for_us;
+    return;
+  }
+  if (is_martian(ip.src)) {
+    ++stats_.drop_martian;
+    return;
+  }
+  ++stats_.ip_in;
+  const std::uint8_t* l4 = p + ip.header_len;
+  const std::size_t l4n = ip.total_len - ip.header_len;
+  switch (ip.proto) {
+    case kIpProtoTcp:
+      if (bcast) {
+        ++stats_.drop_not_for_us;
+        return;
+      }
+      handle_tcp(ip, l4, l4n, now);
+      break;
+    case kIpProtoUdp:
+      handle_udp(ip, l4, l4n, now);
+      break;
+    case kIpProtoIcmp:
+      if (bcast) {
+        ++stats_.drop_not_for_us;  // no answers to broadcast pings
+        return;
+      }
+      handle_icmp(ip, l4, l4n, now);
+      break;
+    default:
+      ++stats_.drop_unknown_protocol;
+      break;
+  }
+}
+
+void Stack::send_icmp(Ipv4 src, Ipv4 dst, const IcmpHeader& h, const std::uint8_t* data,
+                      std::size_t len) {
+  if (kIcmpHeaderLen + len + kIpv4MinHeaderLen > cfg_.mtu) {
+    ++stats_.drop_oversized;
+    return;
+  }
+  Frame f = new_frame(kL4Off + kIcmpHeaderLen + len);
+  std::uint8_t* m = f.data() + kL4Off;
+  IcmpHeader x = h;
+  x.checksum = 0;
+  write_icmp(m, x);
+  if (len) std::memcpy(m + kIcmpHeaderLen, data, len);
+  store_be16(m + 2, internet_checksum(m, kIcmpHeaderLen + len));
+  ++stats_.icmp_out;
+  send_ipv4(std::move(f), src, dst, kIpProtoIcmp, false, kIcmpHeaderLen + len);
+}
+
+void Stack::handle_icmp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t n, TimePs now) {
+  (void)now;
+  IcmpHeader h;
+  if (!parse_icmp(p, n, h)) {
+    ++stats_.drop_bad_icmp;
+    return;
+  }
+  if (internet_checksum(p, n) != 0) {
+    ++stats_.drop_bad_icmp_checksum;
+    return;
+  }
+  ++stats_.icmp_in;
+  if (h.type == IcmpHeader::kEchoRequest && h.code == 0) {
+    ++stats_.echo_requests_in;
+    IcmpHeader r;
+    r.type = IcmpHeader::kEchoReply;
+    r.id = h.id;
+    r.seq = h.seq;
+    send_icmp(ip.dst, ip.src, r, p + kIcmpHeaderLen, n - kIcmpHeaderLen);  // from the pinged one
+  } else if (h.type == IcmpHeader::kEchoReply && h.code == 0) {
+    ++stats_.echo_replies_in;
+    listener_.icmp_echo_reply(ip.src, h.id, h.seq, p + kIcmpHeaderLen, n - kIcmpHeaderLen);
+  }
+}
+
+void Stack::handle_udp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t n, TimePs now) {
+  (void)now;
+  UdpHeader u;
+  if (!parse_udp(p, n, u)) {
+    ++stats_.drop_bad_udp_header;
+    return;
+  }
+  if (u.checksum != 0 && !verify_transport_checksum(ip.src, ip.dst, kIpProtoUdp, p, u.length)) {
+    ++stats_.drop_bad_udp_checksum;
+    return;
+  }
+  if (!udp_bound_[u.dst_port]) {
+    ++stats_.udp_no_port;
+    if (is_local(ip.dst)) {  // ICMP port unreachable: IP header + 8 bytes of the datagram
+      std::uint8_t quote[kIpv4MinHeaderLen + 8];
+      Ipv4Header q = ip;
+      write_ipv4_header(quote, q);
+      std::memcpy(quote + kIpv4MinHeaderLen, p, 8);
+      IcmpHeader h;
+      h.type = IcmpHeader::kDestUnreachable;
+      h.code = 3;
+      send_icmp(ip.dst, ip.src, h, quote, sizeof quote);
+    }
+    return;
+  }
+  ++stats_.udp_in;
+  listener_.udp_received_at(ip.dst, u.dst_port, ip.src, u.src_port, p + kUdpHeaderLen,
+                            u.length - kUdpHeaderLen);
+}
+
+void Stack::send_rst_for(const Ipv4Header& ip, const TcpHeader& h, std::size_t plen) {
+  if (h.flags & kRst) return;
+  TcpHeader r;
+  r.src_port = h.dst_port;
+  r.dst_port = h.src_port;
+  if (h.flags & kAck) {
+    r.seq = h.ack;
+    r.flags = kRst;
+  } else {
+    r.seq = 0;
+    r.ack = h.seq + static_cast<std::uint32_t>(plen) + ((h.flags & kSyn) ? 1 : 0) +
+            ((h.flags & kFin) ? 1 : 0);
+    r.flags = kRst | kAck;
+  }
+  Frame f = new_frame(kL4Off + kTcpMinHeaderLen);
+  std::uint8_t* t = f.data() + kL4Off;
+  write_tcp_header(t, r);
+  // From the address the segment was sent to (a local address: handle_tcp drops broadcasts).
+  store_be16(t + 16, transport_checksum(ip.dst, ip.src, kIpProtoTcp, t, kTcpMinHeaderLen));
+  ++stats_.tcp_segs_out;
+  ++stats_.rst_sent;
+  send_ipv4(std::move(f), ip.dst, ip.src, kIpProtoTcp, true, kTcpMinHeaderLen);
+}
+
+void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t n, TimePs now) {
+  if (n < kTcpMinHeaderLen) {
+    ++stats_.drop_truncated;
+    return;
+  }
+  if (!verify_transport_checksum(ip.src, ip.dst, kIpProtoTcp, p, n)) {
+    ++stats_.drop_bad_tcp_checksum;
+    return;
+  }
+  TcpHeader h;
+  TcpOptions o;
+  switch (parse_tcp(p, n, h, o)) {
+    case TcpParse::Ok:
+      break;
+    case TcpParse::Truncated:
+    case TcpParse::BadHeader:
+      ++stats_.drop_bad_tcp_header;
+      return;
+    case TcpParse::BadOptions:
+      ++stats_.drop_bad_tcp_options;
+      return;
+  }
+  if (h.src_port == 0 || h.dst_port == 0) {
+    ++stats_.drop_bad_tcp_header;
+    return;
+  }
+  if ((h.flags & kSyn) && (h.flags & (kRst | kFin))) {
+    ++stats_.drop_bad_tcp_flags;
+    return;
+  }
+  ++stats_.tcp_segs_in;
+  const std::uint8_t* payload = p + h.header_len;
+  const std::size_t plen = n - h.header_len;
+
+  const TupleKey key{ip.dst, ip.src, h.dst_port, h.src_port};
+  auto it = by_tuple_.find(key);
+  if (it != by_tuple_.end()) {
+    if (TcpConnection* c = find(it->second)) {
+      c->on_segment(h, o, payload, plen, now);
+      after_op(*c);
+      return;
+    }
+  }
+  if (h.flags & kRst) {
+    ++stats_.drop_no_connection;
+    return;
+  }
+  const ConnId lid = find_listener(ip.dst, h.dst_port);
+  const bool syn_only = (h.flags & kSyn) && !(h.flags & kAck);
+  if (lid == 0 || !syn_only) {
+    ++stats_.drop_no_connection;
+    // LISTEN drops segments without ACK; everything else gets an RST (RFC 9293 §3.10.7.1-2).
+    if (lid == 0 || (h.flags & kAck)) send_rst_for(ip, h, plen);
+    return;
+  }
+  Listener& L = listeners_.find(lid)->second;
+  if (L.half_open >= L.backlog) {
+    ++stats_.drop_listen_overflow;
+    return;
+  }
+  if (conn_count_ >= cfg_.max_connections) {
+    ++stats_.drop_table_full;
+    send_rst_for(ip, h, plen);
+    return;
+  }
+  TcpConnection* c = create_conn(key);  // local address: the SYN's destination
+  ++L.half_open;
+  c->open_passive(lid, h, o, now);
+  after_op(*c);
+}
+
+// ------------------------------------------------------------------------------------ user API
+
+ConnId Stack::listen(std::uint16_t port, int backlog, TimePs now, Ipv4 local) {
+  now_ = std::max(now_, now);
+  if (port == 0 || (local != 0 && !is_local(local))) return 0;
+  const std::uint64_t lk = listen_key(local, port);
+  if (listener_by_key_.count(lk)) return 0;
+  const ConnId id = kListenerBit | (next_listener_++ & ~kListenerBit);
+  if (next_listener_ >= kListenerBit) next_listener_ = 1;
+  Listener l;
+  l.ip = local;
+  l.port = port;
+  l.backlog = std::max(backlog, 1);
+  listeners_[id] = l;
+  listener_by_key_[lk] = id;
+  return id;
+}
+
+ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, TimePs now,
+                      Ipv4 local) {
+  now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return 0;
+  if (conn_count_ >= cfg_.max_connections) {
+    ++stats_.drop_table_full;
+    return 0;
+  }
+  if (dst_port == 0 || is_martian(dst)) return 0;
+  if (src_port == 0) {
+    const std::uint32_t base = cfg_.ephemeral_port_base;
+    const std::uint32_t range = 65536 - base;
+    for (std::uint32_t i = 0; i < range; ++i) {
+      const std::uint32_t cand = base + (ephemeral_next_ + i) % range;
+      const auto port = static_cast<std::uint16_t>(cand);
+      // Not a port someone listens on at this address, nor a 4-tuple in use.
+      if (listener_by_key_.count(listen_key(src, port)) ||
+          listener_by_key_.count(listen_key(0, port)) ||
+          by_tuple_.count(TupleKey{src, dst, port, dst_port}))
+        continue;
+      src_port = port;
+      ephemeral_next_ = (ephemeral_next_ + i + 1) % range;
+      break;
+    }
+    if (src_port == 0) return 0;
+  } else if (by_tuple_.count(TupleKey{src, dst, src_port, dst_port})) {
+    return 0;
+  }
+  TcpConnection* c = create_conn(TupleKey{src, dst, src_port, dst_port});
+  c->user_visible = true;
+  const ConnId id = c->id();
+  c->open_active(now);
+  after_op(*c);
+  flush_events();
+  return id;
+}
+
+std::size_t Stack::send(ConnId id, const std::uint8_t* data, std::size_t len, TimePs now) {
+  now_ = std::max(now_, now);
+  TcpConnection* c = find(id);
+  if (!c) return 0;
+  const std::size_t n = c->send(data, len, now);
+  after_op(*c);
+  flush_events();
+  return n;
+}
+
+std::size_t Stack::send_space(ConnId id) const {
+  const TcpConnection* c = find(id);
+  return c ? c->send_space() : 0;
+}
+
+std::size_t Stack::recv(ConnId id, std::uint8_t* out, std::size_t max, TimePs now) {
+  now_ = std::max(now_, now);
+  TcpConnection* c = find(id);
+  if (!c) return 0;
+  const std::size_t n = c->recv(out, max, now);
+  after_op(*c);
+  flush_events();
+  return n;
+}
+
+std::size_t Stack::readable(ConnId id) const {
+  const TcpConnection* c = find(id);
+  return c ? c->readable() : 0;
+}
+
+std::size_t Stack::peek(ConnId id, std::size_t offset, std::uint8_t* out, std::size_t max) const {
+  const TcpConnection* c = find(id);
+  return c && out ? c->peek(offset, out, max) : 0;
+}
+
+void Stack::close(ConnId id, TimePs now) {
+  now_ = std::max(now_, now);
+  if (id & kListenerBit) {
+    auto it = listeners_.find(id);
+    if (it == listeners_.end()) return;
+    listener_by_key_.erase(listen_key(it->second.ip, it->second.port));
+    for (auto& s : slots_) {  // drop its half-open connections (never reported to the user)
+      if (s && !s->dead() && s->listener() == id && !s->user_visible) s->abort(now);
+    }
+    listeners_.erase(it);
+    events_.push_back(PendingEvent{Event::Closed, EventInfo{id, id, 0}, true});
+    flush_events();
+    return;
+  }
+  TcpConnection* c = find(id);
+  if (!c) return;
+  c->close(now);
+  after_op(*c);
+  flush_events();
+}
+
+void Stack::set_cork(ConnId id, bool on, TimePs now) {
+  now_ = std::max(now_, now);
+  if (id & kListenerBit) return;
+  TcpConnection* c = find(id);
+  if (!c) return;
+  c->set_cork(on, now);
+  after_op(*c);
+  flush_events();
+}
+
+void Stack::abort(ConnId id, TimePs now) {
+  now_ = std::max(now_, now);
+  if (id & kListenerBit) {
+    close(id, now);
+    return;
+  }
+  TcpConnection* c = find(id);
+  if (!c) return;
+  c->abort(now);
+  after_op(*c);
+  flush_events();
+}
+
+TcpState Stack::state(ConnId id) const {
+  if (id & kListenerBit) return listeners_.count(id) ? TcpState::Listen : TcpState::Closed;
+  const TcpConnection* c = find(id);
+  return c ? c->state() : TcpState::Closed;
+}
+
+ConnectionInfo Stack::info(ConnId id) const {
+  const TcpConnection* c = find(id);
+  if (c) return c->info();
+  ConnectionInfo i;
+  if ((id & kListenerBit) && listeners_.count(id)) {
+    i.valid = true;
+    i.state = TcpState::Listen;
+    i.local_ip = listeners_.at(id).ip;  // 0: wildcard (every local address)
+    i.local_port = listeners_.at(id).port;
+  }
+  return i;
+}
+
+bool Stack::udp_bind(std::uint16_t port) {
+  if (port == 0 || udp_bound_[port]) return false;
+  udp_bound_[port] = true;
+  return true;
+}
+
+void Stack::udp_unbind(std::uint16_t port) { udp_bound_[port] = false; }
+
+bool Stack::udp_send(std::uint16_t src_port, Ipv4 dst, std::uint16_t dst_port,
+                     const std::uint8_t* data, std::size_t len, TimePs now, Ipv4 local) {
+  now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return false;
+  if (kIpv4MinHeaderLen + kUdpHeaderLen + len > cfg_.mtu) {
+    ++stats_.drop_oversized;
+    return false;
+  }
+  if (dst_port == 0 || (len && data == nullptr)) return false;
+  const std::size_t l4 = kUdpHeaderLen + len;
+  Frame f = new_frame(kL4Off + l4);
+  std::uint8_t* u = f.data() + kL4Off;
+  write_udp(u, UdpHeader{src_port, dst_port, static_cast<std::uint16_t>(l4), 0});
+  if (len) std::memcpy(u + kUdpHeaderLen, data, len);
+  std::uint16_t c = transport_checksum(src, dst, kIpProtoUdp, u, l4);
+  store_be16(u + 6, c == 0 ? 0xffff : c);
+  ++stats_.udp_out;
+  send_ipv4(std::move(f), src, dst, kIpProtoUdp, false, l4);
+  flush_events();
+  return true;
+}
+
+void Stack::ping(Ipv4 dst, std::uint16_t id, std::uint16_t seq, TimePs now,
+                 const std::uint8_t* data, std::size_t len, Ipv4 local) {
+  now_ = std::max(now_, now);
+  Ipv4 src = 0;
+  if (!pick_source(local, src)) return;
+  IcmpHeader h;
+  h.type = IcmpHeader::kEchoRequest;
+  h.id = id;
+  h.seq = seq;
+  send_icmp(src, dst, h, data, data ? len : 0);
+  flush_events();
+}
+
+// ------------------------------------------------------------------------------------ stats
+
+std::vector<std::pair<std::string_view, std::uint64_t>> StackStats::counters() const {
+  std::vector<std::pair<std::string_view, std::uint64_t>> v;
+  for_each([&](std::string_view n, std::uint64_t x) { v.emplace_back(n, x); });
+  return v;
+}
+
+std::uint64_t StackStats::total_drops() const {
+  std::uint64_t s = 0;
+  for_each([&](std::string_view n, std::uint64_t x) {
+    if (n.substr(0, 5) == "drop_") s += x;
+  });
+  return s;
+}
+
+}  // namespace vtoe::tcpip

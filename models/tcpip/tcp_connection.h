@@ -1,0 +1,208 @@
+// One TCP connection (RFC 9293): the control block and its state machine, congestion control
+// (RFC 5681, NewReno RFC 6582, IW per RFC 6928), RTO (RFC 6298), window scaling (RFC 7323),
+// RST/SYN hardening (RFC 5961). Framing and demultiplexing live in Stack.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "models/tcpip/byte_ring.h"
+#include "models/tcpip/headers.h"
+#include "models/tcpip/stats.h"
+#include "models/tcpip/types.h"
+
+namespace vtoe::tcpip {
+
+inline bool seq_lt(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) < 0;
+}
+inline bool seq_le(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) <= 0;
+}
+inline bool seq_gt(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) > 0;
+}
+inline bool seq_ge(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) >= 0;
+}
+
+/// A segment a connection wants on the wire; the host adds TCP/IP/Ethernet framing.
+struct TcpSegmentOut {
+  std::uint32_t seq = 0, ack = 0;
+  std::uint8_t flags = 0;
+  std::uint16_t window = 0;  ///< already scaled
+  bool syn_options = false;  ///< emit MSS (+ window scale if wscale_present)
+  std::uint16_t mss = 0;
+  bool wscale_present = false;
+  std::uint8_t wscale = 0;
+  const std::uint8_t* p1 = nullptr;  ///< payload, first piece
+  std::size_t n1 = 0;
+  const std::uint8_t* p2 = nullptr;  ///< payload, second piece (ring wrap)
+  std::size_t n2 = 0;
+};
+
+class TcpConnection;
+
+/// What a connection needs from its stack.
+class TcpHost {
+ public:
+  virtual void tcp_output(TcpConnection& c, const TcpSegmentOut& seg) = 0;
+  /// Terminal events mark the connection dead (dead() is true before the call).
+  virtual void tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) = 0;
+
+ protected:
+  ~TcpHost() = default;
+};
+
+class TcpConnection {
+ public:
+  TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id, Ipv4 local_ip,
+                std::uint16_t local_port, Ipv4 remote_ip, std::uint16_t remote_port,
+                std::uint32_t iss);
+
+  // --- opening
+  void open_active(TimePs now);
+  void open_passive(ConnId listener, const TcpHeader& syn, const TcpOptions& opts, TimePs now);
+
+  // --- input
+  void on_segment(const TcpHeader& h, const TcpOptions& o, const std::uint8_t* payload,
+                  std::size_t len, TimePs now);
+  /// Fires every timer whose deadline is <= now.
+  void on_timer(TimePs now);
+  /// Earliest pending timer deadline, kNever if none.
+  TimePs next_deadline() const;
+
+  // --- user calls
+  std::size_t send(const std::uint8_t* data, std::size_t len, TimePs now);
+  std::size_t send_space() const;
+  std::size_t recv(std::uint8_t* out, std::size_t max, TimePs now);
+  std::size_t readable() const { return rcvbuf_.size(); }
+  std::size_t peek(std::size_t offset, std::uint8_t* out, std::size_t max) const {
+    return rcvbuf_.peek(offset, out, max);
+  }
+  void close(TimePs now);
+  void abort(TimePs now);
+  // Cork (Linux TCP_CORK): while on, a segment shorter than the MSS is held back because the
+  // writer has said more data follows; turning it off sends what is held.
+  void set_cork(bool on, TimePs now);
+  bool corked() const { return cork_; }
+
+  // --- identity / state
+  ConnId id() const { return id_; }
+  ConnId listener() const { return listener_; }
+  TcpState state() const { return state_; }
+  bool dead() const { return dead_; }
+  Ipv4 local_ip() const { return lip_; }
+  Ipv4 remote_ip() const { return rip_; }
+  std::uint16_t local_port() const { return lport_; }
+  std::uint16_t remote_port() const { return rport_; }
+  ConnectionInfo info() const;
+
+  /// Stack bookkeeping: the deadline the stack's timer heap holds for this connection.
+  TimePs scheduled_at = kNever;
+  /// Stack bookkeeping: the connection has been reported to the user (Connected/Accepted).
+  bool user_visible = false;
+
+ private:
+  enum class TimerMode { None, Rtx, Persist };
+
+  bool synchronized() const;
+  bool can_send_data_state() const;
+  std::uint32_t rcv_free() const;
+  std::uint16_t window_field(bool syn);
+  void emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off, std::size_t len);
+  void send_syn(bool with_ack);
+  void send_ack_now();
+  void send_rst(std::uint32_t seq, bool with_ack, std::uint32_t ack);
+  void output(TimePs now);
+  void transmit_range(std::uint32_t seq, std::uint32_t len, bool fin, TimePs now);
+  std::uint32_t retransmit_head(TimePs now);
+  void rto_fire(TimePs now);
+  void persist_fire(TimePs now);
+  void arm_rtx(TimePs now);
+  void stop_rtx();
+  void arm_persist(TimePs now);
+  void rtt_sample(TimePs r);
+  void apply_syn_options(const TcpOptions& o);
+  void init_cc();
+  void establish(TimePs now, Event ev);
+  void handle_syn_sent(const TcpHeader& h, const TcpOptions& o, TimePs now);
+  bool process_ack(const TcpHeader& h, std::size_t plen, TimePs now);
+  void new_ack(std::uint32_t ack, TimePs now);
+  void on_dupack(TimePs now);
+  void process_data(const TcpHeader& h, const std::uint8_t* p, std::size_t plen, TimePs now);
+  void process_fin(TimePs now);
+  bool insert_ooo(std::uint32_t s, std::uint32_t e);
+  void enter_time_wait(TimePs now);
+  void die(Event ev);
+  void maybe_window_update(TimePs now);
+  std::uint32_t data_end() const {
+    return snd_data_base_ + static_cast<std::uint32_t>(sndbuf_.size());
+  }
+
+  TcpHost& host_;
+  const StackConfig& cfg_;
+  StackStats& st_;
+  ConnId id_;
+  ConnId listener_ = 0;
+  Ipv4 lip_, rip_;
+  std::uint16_t lport_, rport_;
+  TcpState state_ = TcpState::Closed;
+  bool dead_ = false;
+
+  // send side
+  std::uint32_t iss_;
+  std::uint32_t snd_una_, snd_nxt_, snd_max_;
+  std::uint32_t snd_wl1_ = 0, snd_wl2_ = 0;
+  std::uint32_t snd_wnd_ = 0, max_snd_wnd_ = 0;
+  std::uint32_t snd_data_base_;  // sequence number of sndbuf_[0]
+  ByteRing sndbuf_;
+  bool fin_queued_ = false;  // close() called: FIN after the queued data
+  bool fin_sent_ = false;
+  std::uint32_t fin_seq_ = 0;
+  bool want_writable_ = false;
+  std::uint32_t our_mss_, peer_mss_ = 536, snd_mss_ = 536;
+  bool wscale_ok_ = false;
+  std::uint8_t snd_wscale_ = 0, rcv_wscale_ = 0;
+
+  // congestion control
+  std::uint32_t cwnd_ = 0, ssthresh_ = 0x7fffffff;
+  std::uint32_t ca_acked_ = 0;
+  std::uint32_t dupacks_ = 0;
+  bool in_recovery_ = false;
+  std::uint32_t recover_;
+
+  // RTT / timers
+  bool rtt_timing_ = false;
+  std::uint32_t rtt_seq_ = 0;
+  TimePs rtt_start_ = 0;
+  bool have_rtt_ = false;
+  TimePs srtt_ = 0, rttvar_ = 0, rto_;
+  std::uint32_t rtx_count_ = 0;  // consecutive retransmissions of the head
+  std::uint32_t probes_unanswered_ = 0;
+  bool syn_retransmitted_ = false;
+  TimerMode tmode_ = TimerMode::None;
+  TimePs rtx_deadline_ = kNever;
+  TimePs persist_backoff_ = 0;
+  TimePs delack_deadline_ = kNever;
+  TimePs tw_deadline_ = kNever;
+  TimePs last_ack_rx_ = 0;
+
+  // receive side
+  std::uint32_t irs_ = 0, rcv_nxt_ = 0, rcv_adv_ = 0;
+  ByteRing rcvbuf_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ooo_;  // [start, end) seq, sorted
+  bool rcv_fin_pending_ = false;
+  std::uint32_t rcv_fin_seq_ = 0;
+  bool fin_received_ = false;
+  std::uint32_t unacked_bytes_ = 0;
+  std::uint32_t rcv_mss_ = 536;
+
+  // counters
+  std::uint64_t bytes_sent_ = 0, bytes_acked_ = 0, bytes_received_ = 0;
+  bool cork_ = false;
+};
+
+}  // namespace vtoe::tcpip

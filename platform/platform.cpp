@@ -1,0 +1,441 @@
+#include "platform/platform.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "models/tcpip/stack.h"
+
+namespace vtoe::platform {
+
+namespace {
+
+tcpip::MacAddr mac_of(std::uint8_t last) {
+  tcpip::MacAddr m;
+  m.b = {0x02, 0x00, 0x00, 0x00, 0x00, last};  // locally administered
+  return m;
+}
+
+tcpip::Ipv4 ip_of(const Config& cfg, const std::string& key) {
+  return tcpip::parse_ipv4(cfg.get_string(key));
+}
+
+// VM i's own address: vms.i.ip, or network.host_ip for VM 0 and host_ip + 9 + i for the others
+// (10.0.0.1, then 10.0.0.11, 10.0.0.12, ...: clear of the peer's 10.0.0.2).
+tcpip::Ipv4 vm_ip(const Config& cfg, std::size_t i) {
+  const std::string ip = cfg.get_string("vms." + std::to_string(i) + ".ip");
+  if (!ip.empty()) return tcpip::parse_ipv4(ip.substr(0, ip.find('/')));
+  return ip_of(cfg, "network.host_ip") + static_cast<tcpip::Ipv4>(i == 0 ? 0 : 9 + i);
+}
+
+// VM i's MAC: vms.i.mac, or 02:00:00:00:00:01 for VM 0 (the TOE's) and 02:00:00:00:10:i.
+tcpip::MacAddr vm_mac(const Config& cfg, std::size_t i) {
+  const std::string text = cfg.get_string("vms." + std::to_string(i) + ".mac");
+  tcpip::MacAddr m;
+  if (!text.empty() && tcpip::MacAddr::parse(text, m)) return m;
+  if (i == 0) return mac_of(1);
+  m.b = {0x02, 0x00, 0x00, 0x00, 0x10, static_cast<std::uint8_t>(i)};
+  return m;
+}
+
+// Protocol settings shared by the TOE and the peer (same engine at both ends).
+tcpip::StackConfig stack_config(const Config& cfg) {
+  tcpip::StackConfig sc;
+  sc.mtu = static_cast<std::uint32_t>(cfg.get_bytes("toe.mtu"));
+  sc.isn_seed = static_cast<std::uint32_t>(cfg.get_uint("seed"));
+  sc.rto_min = cfg.get_time("toe.tcp.rto_min");
+  sc.delayed_ack = cfg.get_time("toe.tcp.delayed_ack");
+  sc.initial_window_segments = static_cast<std::uint32_t>(cfg.get_uint("toe.tcp.initial_window"));
+  return sc;
+}
+
+std::vector<std::uint32_t> quanta_for(const Config& cfg, const std::vector<int>& vms) {
+  const auto all = parse_byte_list(cfg.get_string("toe.dispatcher.quantum"));
+  std::vector<std::uint32_t> q;
+  for (int vm : vms)
+    q.push_back(static_cast<std::size_t>(vm) < all.size() ? static_cast<std::uint32_t>(all[vm])
+                                                          : 16000u);
+  return q;
+}
+
+}  // namespace
+
+Platform::Platform(const Config& cfg) : cfg_(cfg) {
+  const std::string arch = cfg.get_string("architecture");
+  arch_ = arch == "de"   ? Architecture::DeviceEmulation
+          : arch == "da" ? Architecture::DirectAccess
+                         : Architecture::Native;
+  vms_ = cfg.list_size("vms");
+  channels_ = static_cast<int>(cfg.get_uint("toe.channels"));
+  // Which channel each VM's traffic goes through, and whether the VM reaches it directly.
+  for (std::size_t i = 0; i < vms_; ++i) {
+    if (arch_ == Architecture::DirectAccess) {
+      const bool fits = vms_ <= static_cast<std::size_t>(channels_);
+      const bool own = fits || i + 1 < static_cast<std::size_t>(channels_);
+      channel_of_.push_back(own ? static_cast<int>(i) : channels_ - 1);
+      direct_.push_back(own);
+    } else {
+      channel_of_.push_back(0);
+      direct_.push_back(arch_ == Architecture::Native);
+    }
+  }
+  build_memory_and_bus();
+  build_toe();
+  if (arch_ != Architecture::Native) build_virtualization();
+  build_guests();
+  build_network();
+}
+
+Platform::~Platform() = default;
+
+void Platform::build_memory_and_bus() {
+  mem::DramParams dp;
+  dp.size = cfg_.get_bytes("platform.dram_size");
+  dp.bandwidth_bps = cfg_.get_bandwidth("platform.dram_bandwidth");
+  dp.latency_ps = cfg_.get_time("platform.dram_latency");
+  const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  if (kGuestRamBase + vms_ * guest_mem > dp.size)
+    throw ConfigError(cfg_.source(), "platform.dram_size",
+                      "DRAM of " + std::to_string(dp.size >> 20) + " MiB cannot hold " +
+                          std::to_string(vms_) + " guests of " + std::to_string(guest_mem >> 20) +
+                          " MiB above the first 16 MiB (raise platform.dram_size or lower "
+                          "platform.guest_memory)");
+  dram_ = std::make_unique<mem::Dram>("dram", dp);
+  bus_ = std::make_unique<mem::Interconnect>("bus", cfg_.get_time("platform.bus_latency"));
+  bus_->map(0, dp.size, dram_->in, "dram");
+
+  cpu::CoreParams cp;
+  cp.freq_hz = cfg_.get_freq("platform.cpu_freq");
+  cp.timeslice_ps = cfg_.get_time("guest.context_switch_interval");
+  cp.switch_cycles = cfg_.get_double("guest.costs.context_switch");
+  core_ = std::make_unique<cpu::Core>("cpu0", cp, static_cast<int>(vms_));
+  cpu_port_ = std::make_unique<cpu::BusPort>("cpu0_bus");
+  cpu_port_->out.bind(bus_->in);
+  bus_port_ = std::make_unique<cpu::BusRegisterPort>(cpu_port_->socket(), *core_,
+                                                       cfg_.get_double("guest.costs.doorbell"));
+
+  constexpr int kSpis = 4;
+  gic_ = std::make_unique<gic::Gic>("gic", kSpis);
+  gic_->irq(gic_irq_);
+  gic_->virq(gic_virq_);
+  gic_->maintenance(gic_maint_);
+  for (int i = 0; i < kSpis; ++i) {
+    spi_lines_.push_back(
+        std::make_unique<sc_core::sc_signal<bool>>(("spi" + std::to_string(i)).c_str()));
+    gic_->spi[static_cast<std::size_t>(i)](*spi_lines_.back());
+  }
+  smmu_ = std::make_unique<smmu::Smmu>("smmu");
+  smmu_->set_bypass(arch_ == Architecture::Native);  // native: device DMA uses physical addresses
+}
+
+void Platform::build_toe() {
+  toe::ToeParams tp;
+  tp.channels = channels_;
+  tp.irq_mode = arch_ == Architecture::DirectAccess ? toe::IrqMode::BitVector : toe::IrqMode::Level;
+  tp.bandwidth_bps = cfg_.get_bandwidth("toe.bandwidth");
+  tp.device_freq_hz = cfg_.get_freq("platform.device_freq");
+  tp.ccb_capacity = static_cast<std::uint32_t>(cfg_.get_uint("toe.ccb.connections"));
+  tp.ccb_access_ps = cfg_.get_time("toe.ccb.access_latency");
+  tp.dma_burst = static_cast<std::uint32_t>(cfg_.get_bytes("toe.dma_burst"));
+  tp.reg_access_cycles = cfg_.get_double("toe.register_cycles");
+  tp.rx_notify_timeout_ps = cfg_.get_time("toe.rx_notify_timeout");
+  tp.ppm.tx_cycles_per_frame = cfg_.get_double("toe.ppm.tx_cycles");
+  tp.ppm.rx_cycles_per_frame = cfg_.get_double("toe.ppm.rx_cycles");
+  tp.ppm.cycles_per_command = cfg_.get_double("toe.ppm.command_cycles");
+  tp.dispatcher.cycles_per_context = cfg_.get_double("toe.dispatcher.context_cycles");
+  tp.dispatcher.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
+  // How many send contexts the QoS policy lets into the Tx DMA at once (direct access); under
+  // device emulation the same key bounds the hypervisor's dispatcher.
+  tp.dispatcher.tx_outstanding = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
+  // Inside the TOE the policy arbitrates between channels; channel c belongs to VM c (da).
+  std::vector<int> channel_vms;
+  for (int c = 0; c < channels_; ++c) channel_vms.push_back(c);
+  tp.dispatcher.quanta = quanta_for(cfg_, channel_vms);
+  tp.stack = stack_config(cfg_);
+  // The TOE answers for every guest: VM 0's address is its primary, the others are aliases,
+  // each with its own MAC (paper §4.3: every guest its own address on the segment).
+  tp.stack.mac = vm_mac(cfg_, 0);
+  tp.stack.ip = vm_ip(cfg_, 0);
+  for (std::size_t i = 0; i < vms_; ++i) {  // an explicit /prefix sets the segment's subnet
+    const std::string ip = cfg_.get_string("vms." + std::to_string(i) + ".ip");
+    if (ip.find('/') != std::string::npos)
+      tp.stack.prefix_len = std::stoi(ip.substr(ip.find('/') + 1));
+  }
+  for (std::size_t i = 1; i < vms_; ++i)
+    tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
+  tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
+  tp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.tx_buffer"));
+  tp.stack.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.rx_buffer"));
+  toe_ = std::make_unique<toe::Toe>("toe", tp);
+  toe_->irq(*spi_lines_[kToeSpi]);
+  toe_->dma.bind(smmu_->upstream);
+  smmu_->downstream.bind(bus_->in);
+  bus_->map(kToeRegBase, toe::reg::kRegionSize, toe_->in, "toe");
+  if (arch_ == Architecture::Native) {
+    gic_->enable(gic::kFirstSpi + kToeSpi, true);
+    native_irq_ = std::make_unique<cpu::GicInterruptPort>(*gic_, gic_irq_);
+  }
+}
+
+void Platform::build_virtualization() {
+  hypervisor::HypervisorParams hp;
+  hp.vms = static_cast<int>(vms_);
+  hypervisor::HypervisorCosts& c = hp.costs;
+  auto cost = [&](const char* k) { return cfg_.get_double(std::string("hypervisor.costs.") + k); };
+  c.exit = cost("exit");
+  c.data_abort = cost("data_abort");
+  c.irq = cost("irq");
+  c.vgic_inject = cost("vgic_inject");
+  c.vm_switch = cost("vm_switch");
+  c.wfi = cost("wfi");
+  c.tick = cost("tick");
+  c.hvc = cost("hvc");
+  c.vtoe_context = cost("vtoe_context");
+  c.ecq_forward = cost("ecq_forward");
+  c.dispatch = cost("dispatch");
+  c.bitvector = cost("bitvector");
+  hp.scheduler.boost = cfg_.get_bool("hypervisor.scheduler.boost");
+  hp.scheduler.tickle = cfg_.get_bool("hypervisor.scheduler.tickle");
+  hp.scheduler.timeslice = cfg_.get_time("hypervisor.scheduler.timeslice");
+  hp.scheduler.tick = cfg_.get_time("hypervisor.scheduler.tick");
+  hp.scheduler.ratelimit = cfg_.get_time("hypervisor.scheduler.ratelimit");
+  for (std::size_t i = 0; i < vms_; ++i)
+    hp.scheduler.weights.push_back(
+        static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
+  hp.trap_wfi = cfg_.get_bool("hypervisor.trap_wfi");
+  hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, gic_irq_,
+                                                  *bus_port_);
+
+  // Stage 2: each guest's RAM; its TOE channel page if it has one of its own (da).
+  const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  std::vector<int> emulated;
+  for (std::size_t i = 0; i < vms_; ++i) {
+    const int vm = static_cast<int>(i);
+    hyp_->stage2(vm).map(kGuestIpaBase, kGuestRamBase + i * guest_mem, guest_mem, smmu::Perm::rw());
+    if (direct_[i]) {
+      const int ch = channel_of_[i];
+      hyp_->stage2(vm).map(kToeRegBase,
+                           kToeRegBase + static_cast<std::uint64_t>(ch) * toe::reg::kChannelStride,
+                           toe::reg::kChannelStride, smmu::Perm::rw(), smmu::MemAttr::Device);
+      // The channel's DMA is translated with the VM's own stage 2: it can reach nothing else.
+      smmu_->set_context(static_cast<std::uint32_t>(ch), hyp_->stage2_ptr(vm),
+                         static_cast<std::uint16_t>(vm));
+      toe_->channel(ch).set_owner(static_cast<std::uint16_t>(vm), static_cast<std::uint32_t>(ch));
+      toe_->channel(ch).set_address(
+          vm_ip(cfg_, i));  // the channel's connections use its VM's address
+    } else {
+      emulated.push_back(vm);
+    }
+  }
+  int emulated_channel = -1;
+  if (!emulated.empty()) {
+    emulated_channel = channel_of_[static_cast<std::size_t>(emulated.front())];
+    hypervisor::VirtualToeParams vp;
+    vp.vms = emulated;
+    vp.guest_regs_ipa = kToeRegBase;
+    vp.channel = emulated_channel;
+    vp.channel_regs_pa =
+        kToeRegBase + static_cast<std::uint64_t>(emulated_channel) * toe::reg::kChannelStride;
+    vp.ring_memory_pa = kHypervisorRamBase;
+    vp.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
+    vp.quanta = quanta_for(cfg_, emulated);
+    vp.depth = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
+    for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
+    vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
+    // The hypervisor hands the TOE physical addresses it has checked; the SMMU lets this channel
+    // reach those guests' RAM and the hypervisor's rings, nothing else.
+    auto identity = std::make_shared<smmu::Stage2Table>("device emulation channel");
+    identity->map(kHypervisorRamBase, kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase,
+                  smmu::Perm::rw());
+    for (int vm : emulated) {
+      const std::uint64_t pa = kGuestRamBase + static_cast<std::uint64_t>(vm) * guest_mem;
+      identity->map(pa, pa, guest_mem, smmu::Perm::rw());
+    }
+    smmu_->set_context(static_cast<std::uint32_t>(emulated_channel), identity,
+                       core::SidebandExtension::kHost);
+    toe_->channel(emulated_channel)
+        .set_owner(core::SidebandExtension::kHost, static_cast<std::uint32_t>(emulated_channel));
+  }
+
+  // The TOE's physical interrupt.
+  hypervisor::Hypervisor* hyp = hyp_.get();
+  hypervisor::VirtualToeManager* mgr = vtoe_.get();
+  if (arch_ == Architecture::DeviceEmulation) {
+    hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi,
+                          [mgr](cpu::Core::Context& ctx) { mgr->handle_interrupt(ctx); });
+  } else {
+    std::vector<int> vm_of_channel(static_cast<std::size_t>(channels_), -1);
+    for (std::size_t i = 0; i < vms_; ++i)
+      if (direct_[i]) vm_of_channel[static_cast<std::size_t>(channel_of_[i])] = static_cast<int>(i);
+    const std::uint64_t vector_pa = kToeRegBase + toe::reg::kControlUnitBase + toe::reg::kIrqVector;
+    hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, [hyp, mgr, vm_of_channel, vector_pa,
+                                                     emulated_channel](cpu::Core::Context& ctx) {
+      // Read and clear the multi-channel control unit's interrupt bit vector, then raise the
+      // virtual interrupts it names (paper §3.2, "Interrupt delivery").
+      std::uint32_t bits = 0;
+      int first = 0;
+      for (std::size_t c = 0; c < vm_of_channel.size(); ++c)
+        if (vm_of_channel[c] >= 0) {
+          first = vm_of_channel[c];
+          break;
+        }
+      hyp->device_access(ctx, false, vector_pa, bits, first);
+      if (bits == 0) return;
+      hyp->device_access(ctx, true, vector_pa, bits, first);
+      hyp->spend(ctx, hyp->costs().bitvector, first);
+      for (std::size_t c = 0; c < vm_of_channel.size(); ++c) {
+        if (!(bits & (1u << c))) continue;
+        if (static_cast<int>(c) == emulated_channel && mgr) {
+          mgr->handle_interrupt(ctx);
+        } else if (vm_of_channel[c] >= 0) {
+          hyp->spend(ctx, hyp->costs().vgic_inject, vm_of_channel[c]);
+          hyp->inject(vm_of_channel[c]);
+        }
+      }
+    });
+  }
+}
+
+void Platform::build_guests() {
+  const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  std::set<std::pair<tcpip::Ipv4, std::uint16_t>> rx_ports;
+  for (std::size_t i = 0; i < vms_; ++i) {
+    const std::string p = "vms." + std::to_string(i) + ".";
+    const std::uint64_t pa = kGuestRamBase + i * guest_mem;
+    const std::uint64_t ipa = arch_ == Architecture::Native ? pa : kGuestIpaBase;
+    mem::Dram* dram = dram_.get();
+    // The guest's own accesses to its RAM: stage 2 maps it linearly.
+    memories_.push_back(std::make_unique<guest::GuestMemory>(
+        ipa, guest_mem, [dram, ipa, pa](std::uint64_t a, void* d, std::size_t n, bool write) {
+          if (write)
+            dram->write(pa + (a - ipa), d, n);
+          else
+            dram->read(pa + (a - ipa), d, n);
+        }));
+    guest::GuestParams gp;
+    gp.owner = static_cast<int>(i);
+    guest::GuestCosts& c = gp.costs;
+    c.syscall = cfg_.get_double("guest.costs.syscall");
+    c.copy_fixed = cfg_.get_double("guest.costs.copy_fixed");
+    c.copy_per_byte = cfg_.get_double("guest.costs.copy_per_byte");
+    c.copy_per_byte_rx = cfg_.get_double("guest.costs.copy_per_byte_rx");
+    c.post_context = cfg_.get_double("guest.costs.post_context");
+    c.doorbell = cfg_.get_double("guest.costs.doorbell");
+    c.isr = cfg_.get_double("guest.costs.isr");
+    c.ecq_entry = cfg_.get_double("guest.costs.ecq_entry");
+    c.kthread_event = cfg_.get_double("guest.costs.kthread_event");
+    c.wakeup = cfg_.get_double("guest.costs.wakeup");
+    c.app_per_message = cfg_.get_double("guest.costs.app_per_message");
+    c.context_switch = cfg_.get_double("guest.costs.context_switch");
+    gp.driver.regs_addr = kToeRegBase;  // where every guest finds its TOE channel
+    gp.driver.ring_entries = static_cast<std::uint32_t>(cfg_.get_uint("guest.ring_entries"));
+    gp.sockets.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.send_buffer"));
+    gp.sockets.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.recv_buffer"));
+    gp.sockets.local_ip = vm_ip(cfg_, i);
+    gp.sockets.release_batch =
+        static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.release_batch"));
+    guest::Workload w;
+    w.type = guest::parse_workload_type(cfg_.get_string(p + "workload.type"));
+    w.message_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.message_size"));
+    w.response_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.response_size"));
+    w.port = static_cast<std::uint16_t>(cfg_.get_uint(p + "workload.port"));
+    w.peer_ip = ip_of(cfg_, "network.peer_ip");
+    w.total_bytes = cfg_.get_bytes(p + "workload.total_bytes");
+    w.start_ps = cfg_.get_time(p + "workload.start");
+    w.stop_ps = cfg_.get_time(p + "workload.stop");
+    if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert({vm_ip(cfg_, i), w.port}).second)
+      throw ConfigError(cfg_.source(), p + "workload.port",
+                        "port " + std::to_string(w.port) +
+                            " is already where another tcp_rx VM with the same address listens");
+    gp.workloads.push_back(w);
+    const std::string name = cfg_.get_string(p + "name");
+    vm_names_.push_back(name);
+    cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
+                                     : static_cast<cpu::RegisterPort&>(*bus_port_);
+    cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
+                                     : static_cast<cpu::InterruptPort&>(*native_irq_);
+    guests_.push_back(
+        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq));
+  }
+}
+
+void Platform::build_network() {
+  if (cfg_.get_string("network.peer") == "netvp") {
+    // NetVP (paper §4.3): the TOE's MAC meets a real interface through a raw socket, and the
+    // simulation is paced to wall-clock time.
+    raw_socket_ = std::make_unique<netvp::RawSocket>(cfg_.get_string("network.netvp.interface"),
+                                                     cfg_.get_uint("network.netvp.queue"));
+    netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
+    netvp::PacerParams pp;
+    pp.tick_ps = cfg_.get_time("network.netvp.tick");
+    pp.max_lag_ps = cfg_.get_time("network.netvp.max_lag");
+    pp.pacing = cfg_.get_string("network.netvp.pacing") == "strict" ? netvp::Pacing::Strict
+                                                                    : netvp::Pacing::BestEffort;
+    pacer_ = std::make_unique<netvp::Pacer>("pacer", pp);
+    netvp::NetvpPort* port = netvp_port_.get();
+    pacer_->on_tick([port]() { port->poll(); });
+    toe_->mac().set_wire(netvp_port_.get());
+    netvp_port_->set_upper(&toe_->mac());
+    return;
+  }
+  net::EthernetLinkParams lp;
+  lp.delay_ps = cfg_.get_time("network.link_delay");
+  lp.loss = cfg_.get_double("network.loss");
+  lp.seed = cfg_.get_uint("seed");
+  link_ = std::make_unique<net::EthernetLink>("link0", lp);
+
+  net::PeerHostParams pp;
+  pp.stack = stack_config(cfg_);
+  pp.stack.mac = mac_of(2);
+  pp.stack.ip = ip_of(cfg_, "network.peer_ip");
+  pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));
+  pp.stack.recv_buffer = pp.stack.send_buffer;
+  pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
+  pp.rate_bps = cfg_.get_bandwidth("toe.bandwidth");
+  std::set<std::uint16_t> listening;
+  for (std::size_t i = 0; i < vms_; ++i) {
+    const auto& w = guests_[i]->apps().front()->workload();
+    net::PeerApp app;
+    app.port = w.port;
+    switch (w.type) {
+      case guest::WorkloadType::TcpTx:
+        app.type = net::PeerAppType::Sink;
+        break;
+      case guest::WorkloadType::Rpc:
+        app.type = net::PeerAppType::RpcServer;
+        app.request_size = w.message_size;
+        app.response_size = w.response_size;
+        break;
+      case guest::WorkloadType::TcpRx:
+        app.type = net::PeerAppType::Source;
+        app.remote_ip = vm_ip(cfg_, i);  // the peer streams to that guest's own address
+        app.start_ps = w.start_ps;
+        break;
+      case guest::WorkloadType::Cpu:
+      case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
+      case guest::WorkloadType::Echo:
+        continue;
+    }
+    if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
+    pp.apps.push_back(app);
+  }
+  peer_ = std::make_unique<net::PeerHost>("peer", pp);
+
+  toe_->mac().set_wire(&link_->end_a());
+  link_->attach_a(&toe_->mac());
+  peer_->mac().set_wire(&link_->end_b());
+  link_->attach_b(&peer_->mac());
+}
+
+void Platform::enable_pcap(const std::string& dir) {
+  if (netvp_port_)
+    netvp_port_->enable_pcap(dir + "/netvp.pcap");
+  else
+    link_->enable_pcap(dir + "/link0.pcap");
+}
+
+void Platform::mark_baseline() {
+  core::StatRegistry::instance().mark_baseline();
+  core_->mark_baseline();
+}
+
+}  // namespace vtoe::platform

@@ -1,0 +1,117 @@
+// Builds the simulated platform a scenario describes and owns its modules.
+//
+// Physical address map (all architectures):
+//   0x0000_0000  DRAM (platform.dram_size). 8 MiB..16 MiB: hypervisor memory (the virtual TOE
+//                manager's physical rings); guest i's RAM: 16 MiB + i * platform.guest_memory
+//   0x4000_0000  TOE: one 4 KiB register page per control channel, then the multi-channel
+//                control unit's page (interrupt bit vector)
+// Native: the OS sees physical addresses (its RAM at 16 MiB, the TOE's channel 0 at 0x4000_0000).
+// Virtualized (de, da): every guest sees its RAM at IPA 0x8000_0000 and its TOE channel at IPA
+// 0x4000_0000; stage 2 maps the RAM, and maps the channel page to a physical channel (da) or
+// leaves it unmapped so that accesses trap (de).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "guest/guest_memory.h"
+#include "guest/guest_os.h"
+#include "models/cpu/native_ports.h"
+#include "hypervisor/hypervisor.h"
+#include "hypervisor/virtual_toe_manager.h"
+#include "models/cpu/bus_port.h"
+#include "models/cpu/core.h"
+#include "models/gic/gic.h"
+#include "models/mem/dram.h"
+#include "models/mem/interconnect.h"
+#include "models/net/ethernet_link.h"
+#include "models/net/peer_host.h"
+#include "models/smmu/smmu.h"
+#include "models/toe/toe.h"
+#include "netvp/netvp_port.h"
+#include "netvp/pacer.h"
+#include "netvp/raw_socket.h"
+#include "config/config.h"
+
+namespace vtoe::platform {
+
+using config::Config;
+using config::ConfigError;
+using config::parse_byte_list;
+
+constexpr std::uint64_t kToeRegBase = 0x4000'0000;
+constexpr std::uint64_t kHypervisorRamBase = 8ull << 20;
+constexpr std::uint64_t kGuestRamBase = 16ull << 20;
+constexpr std::uint64_t kGuestIpaBase = 0x8000'0000;
+constexpr int kToeSpi = 0;  // the TOE's interrupt: SPI 0 = GIC ID 32
+
+enum class Architecture { Native, DeviceEmulation, DirectAccess };
+
+class Platform {
+ public:
+  explicit Platform(const Config& cfg);
+  ~Platform();
+
+  void enable_pcap(const std::string& dir);
+  void mark_baseline();
+
+  const Config& config() const { return cfg_; }
+  Architecture architecture() const { return arch_; }
+  cpu::Core& core() { return *core_; }
+  toe::Toe& toe() { return *toe_; }
+  mem::Dram& dram() { return *dram_; }
+  smmu::Smmu& smmu() { return *smmu_; }
+  // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
+  bool netvp() const { return netvp_port_ != nullptr; }
+  net::PeerHost& peer() { return *peer_; }
+  net::EthernetLink& link() { return *link_; }
+  netvp::NetvpPort& netvp_port() { return *netvp_port_; }
+  netvp::RawSocket& raw_socket() { return *raw_socket_; }
+  netvp::Pacer& pacer() { return *pacer_; }
+  hypervisor::Hypervisor* hypervisor() { return hyp_.get(); }
+  std::size_t vm_count() const { return guests_.size(); }
+  guest::GuestOs& guest(std::size_t i) { return *guests_.at(i); }
+  const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
+  // The physical channel VM i's traffic uses, and whether it reaches it directly.
+  int channel_of(std::size_t vm) const { return channel_of_.at(vm); }
+  bool direct(std::size_t vm) const { return direct_.at(vm); }
+
+ private:
+  void build_memory_and_bus();
+  void build_toe();
+  void build_virtualization();
+  void build_guests();
+  void build_network();
+
+  Config cfg_;
+  Architecture arch_ = Architecture::Native;
+  std::size_t vms_ = 1;
+  int channels_ = 1;
+  std::unique_ptr<mem::Dram> dram_;
+  std::unique_ptr<mem::Interconnect> bus_;
+  std::unique_ptr<cpu::Core> core_;
+  std::unique_ptr<gic::Gic> gic_;
+  sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
+  std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> spi_lines_;
+  std::unique_ptr<smmu::Smmu> smmu_;
+  std::unique_ptr<toe::Toe> toe_;
+  std::unique_ptr<cpu::BusPort> cpu_port_;
+  std::unique_ptr<cpu::BusRegisterPort> bus_port_;
+  std::unique_ptr<cpu::GicInterruptPort> native_irq_;
+  std::unique_ptr<hypervisor::Hypervisor> hyp_;
+  std::unique_ptr<hypervisor::VirtualToeManager> vtoe_;
+  std::vector<std::unique_ptr<guest::GuestMemory>> memories_;
+  std::vector<std::unique_ptr<guest::GuestOs>> guests_;
+  std::vector<std::string> vm_names_;
+  std::vector<int> channel_of_;
+  std::vector<bool> direct_;
+  std::unique_ptr<net::EthernetLink> link_;
+  std::unique_ptr<net::PeerHost> peer_;
+  std::unique_ptr<netvp::RawSocket> raw_socket_;
+  std::unique_ptr<netvp::NetvpPort> netvp_port_;
+  std::unique_ptr<netvp::Pacer> pacer_;
+};
+
+}  // namespace vtoe::platform
