@@ -20,7 +20,7 @@ void BusRegisterPort::access_as(cpu::Core::Context& ctx, bool write, std::uint64
   bus_->b_transport(gp, delay);
   if (!gp.is_response_ok()) ++errors_;
   // The access does not retire until the device has it: the core stalls for the bus latency.
-  core_.execute(ctx, stall_cycles_ + static_cast<double>(delay.value()) * core_.freq_hz() / 1e12,
+  core_.execute(ctx, stall_cycles_ + static_cast<double>(core::to_ps(delay)) * core_.freq_hz() / 1e12,
                 cls, charge_to);
 }
 

@@ -153,7 +153,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   }
 
   // Timing: accept, queue behind the channel, transfer, then the access latency.
-  const core::TimePs arrival = core::now_ps() + delay.value();
+  const core::TimePs arrival = core::now_ps() + core::to_ps(delay);
   const core::TimePs start = std::max(arrival + params_.accept_delay_ps, busy_until_);
   const core::TimePs transfer = core::transfer_time_ps(len, params_.bandwidth_bps);
   busy_until_ = start + transfer;

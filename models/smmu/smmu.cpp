@@ -251,7 +251,7 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   fault.write = write;
   auto fail = [&](FaultKind kind) {
     fault.kind = kind;
-    fault.time_ps = core::now_ps() + delay.value();
+    fault.time_ps = core::now_ps() + core::to_ps(delay);
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     record_fault(fault);
   };

@@ -34,7 +34,7 @@ inline DmaResult dma_transfer(tlm::tlm_initiator_socket<>& socket, tlm::tlm_comm
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(gp, delay);
   gp.clear_extension(&ext);
-  return {gp.is_response_ok(), delay.value()};
+  return {gp.is_response_ok(), core::to_ps(delay)};
 }
 
 }  // namespace vtoe::toe
