@@ -1,12 +1,15 @@
 // The guest's view of its RAM for software models: untimed backdoor access (the time it takes is
 // charged as CPU cycles by the code that does it) plus a bump allocator for kernel buffers and
-// rings inside the guest's region.
+// rings inside the guest's region. On the platform the RAM is a window of the DRAM
+// (mem::DramWindow); a bench may hand any access function.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+
+#include "models/mem/dram_window.h"
 
 namespace vtoe::guest {
 
@@ -16,6 +19,14 @@ class GuestMemory {
 
   GuestMemory(std::uint64_t base, std::uint64_t size, Access access)
       : base_(base), size_(size), next_(base), access_(std::move(access)) {}
+  explicit GuestMemory(const mem::DramWindow& window)
+      : GuestMemory(window.base(), window.size(),
+                    [window](std::uint64_t addr, void* data, std::size_t len, bool write) {
+                      if (write)
+                        window.write(addr, data, len);
+                      else
+                        window.read(addr, data, len);
+                    }) {}
 
   std::uint64_t base() const { return base_; }
   std::uint64_t size() const { return size_; }

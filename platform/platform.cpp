@@ -67,17 +67,10 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
   vms_ = cfg.list_size("vms");
   channels_ = static_cast<int>(cfg.get_uint("toe.channels"));
   // Which channel each VM's traffic goes through, and whether the VM reaches it directly.
-  for (std::size_t i = 0; i < vms_; ++i) {
-    if (arch_ == Architecture::DirectAccess) {
-      const bool fits = vms_ <= static_cast<std::size_t>(channels_);
-      const bool own = fits || i + 1 < static_cast<std::size_t>(channels_);
-      channel_of_.push_back(own ? static_cast<int>(i) : channels_ - 1);
-      direct_.push_back(own);
-    } else {
-      channel_of_.push_back(0);
-      direct_.push_back(arch_ == Architecture::Native);
-    }
-  }
+  if (arch_ == Architecture::DirectAccess)
+    assignment_ = hypervisor::assign_channels(vms_, channels_);
+  else
+    assignment_.assign(vms_, {0, arch_ == Architecture::Native});
   build_memory_and_bus();
   build_toe();
   if (arch_ != Architecture::Native) build_virtualization();
@@ -205,30 +198,26 @@ void Platform::build_virtualization() {
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, gic_irq_,
                                                   *bus_port_);
 
-  // Stage 2: each guest's RAM; its TOE channel page if it has one of its own (da).
+  // Stage 2: each guest's RAM; under direct access, its TOE channel page if it has one of its own.
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
-  std::vector<int> emulated;
-  for (std::size_t i = 0; i < vms_; ++i) {
-    const int vm = static_cast<int>(i);
-    hyp_->stage2(vm).map(kGuestIpaBase, kGuestRamBase + i * guest_mem, guest_mem, smmu::Perm::rw());
-    if (direct_[i]) {
-      const int ch = channel_of_[i];
-      hyp_->stage2(vm).map(kToeRegBase,
-                           kToeRegBase + static_cast<std::uint64_t>(ch) * toe::reg::kChannelStride,
-                           toe::reg::kChannelStride, smmu::Perm::rw(), smmu::MemAttr::Device);
-      // The channel's DMA is translated with the VM's own stage 2: it can reach nothing else.
-      smmu_->set_context(static_cast<std::uint32_t>(ch), hyp_->stage2_ptr(vm),
-                         static_cast<std::uint16_t>(vm));
-      toe_->channel(ch).set_owner(static_cast<std::uint16_t>(vm), static_cast<std::uint32_t>(ch));
-      toe_->channel(ch).set_address(
-          vm_ip(cfg_, i));  // the channel's connections use its VM's address
-    } else {
-      emulated.push_back(vm);
-    }
+  for (std::size_t i = 0; i < vms_; ++i)
+    hyp_->stage2(static_cast<int>(i))
+        .map(kGuestIpaBase, kGuestRamBase + i * guest_mem, guest_mem, smmu::Perm::rw());
+  if (arch_ == Architecture::DirectAccess) {
+    hypervisor::DirectAccessParams dp;
+    dp.assignment = assignment_;
+    dp.channels = channels_;
+    dp.toe_regs_pa = kToeRegBase;
+    dp.guest_regs_ipa = kToeRegBase;
+    for (std::size_t i = 0; i < vms_; ++i) dp.addresses.push_back(vm_ip(cfg_, i));
+    direct_access_ = std::make_unique<hypervisor::DirectAccessManager>(dp, *hyp_);
+    direct_access_->connect_channels(*smmu_, *toe_);
   }
-  int emulated_channel = -1;
+  std::vector<int> emulated;
+  for (std::size_t i = 0; i < vms_; ++i)
+    if (!assignment_[i].direct) emulated.push_back(static_cast<int>(i));
   if (!emulated.empty()) {
-    emulated_channel = channel_of_[static_cast<std::size_t>(emulated.front())];
+    const int emulated_channel = assignment_[static_cast<std::size_t>(emulated.front())].channel;
     hypervisor::VirtualToeParams vp;
     vp.vms = emulated;
     vp.guest_regs_ipa = kToeRegBase;
@@ -241,57 +230,27 @@ void Platform::build_virtualization() {
     vp.depth = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
-    // The hypervisor hands the TOE physical addresses it has checked; the SMMU lets this channel
-    // reach those guests' RAM and the hypervisor's rings, nothing else.
-    auto identity = std::make_shared<smmu::Stage2Table>("device emulation channel");
-    identity->map(kHypervisorRamBase, kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase,
-                  smmu::Perm::rw());
-    for (int vm : emulated) {
-      const std::uint64_t pa = kGuestRamBase + static_cast<std::uint64_t>(vm) * guest_mem;
-      identity->map(pa, pa, guest_mem, smmu::Perm::rw());
-    }
-    smmu_->set_context(static_cast<std::uint32_t>(emulated_channel), identity,
-                       core::SidebandExtension::kHost);
-    toe_->channel(emulated_channel)
-        .set_owner(core::SidebandExtension::kHost, static_cast<std::uint32_t>(emulated_channel));
+    std::vector<hypervisor::MemoryRange> emulated_ram;
+    for (int vm : emulated)
+      emulated_ram.push_back(
+          {kGuestRamBase + static_cast<std::uint64_t>(vm) * guest_mem, guest_mem});
+    hypervisor::connect_emulated_channel(*smmu_, *toe_, emulated_channel,
+                                         {kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase},
+                                         emulated_ram);
   }
 
-  // The TOE's physical interrupt.
-  hypervisor::Hypervisor* hyp = hyp_.get();
+  // The TOE's physical interrupt: the device-emulation manager's, or the bit vector's decode,
+  // which hands the emulated channel's bit to that manager.
   hypervisor::VirtualToeManager* mgr = vtoe_.get();
-  if (arch_ == Architecture::DeviceEmulation) {
+  hypervisor::Hypervisor::IrqHandler serve_emulated;
+  if (mgr) serve_emulated = [mgr](cpu::Core::Context& ctx) { mgr->handle_interrupt(ctx); };
+  if (direct_access_) {
+    direct_access_->set_emulated_channel_handler(serve_emulated);
+    hypervisor::DirectAccessManager* da = direct_access_.get();
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi,
-                          [mgr](cpu::Core::Context& ctx) { mgr->handle_interrupt(ctx); });
+                          [da](cpu::Core::Context& ctx) { da->handle_interrupt(ctx); });
   } else {
-    std::vector<int> vm_of_channel(static_cast<std::size_t>(channels_), -1);
-    for (std::size_t i = 0; i < vms_; ++i)
-      if (direct_[i]) vm_of_channel[static_cast<std::size_t>(channel_of_[i])] = static_cast<int>(i);
-    const std::uint64_t vector_pa = kToeRegBase + toe::reg::kControlUnitBase + toe::reg::kIrqVector;
-    hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, [hyp, mgr, vm_of_channel, vector_pa,
-                                                     emulated_channel](cpu::Core::Context& ctx) {
-      // Read and clear the multi-channel control unit's interrupt bit vector, then raise the
-      // virtual interrupts it names (paper §3.2, "Interrupt delivery").
-      std::uint32_t bits = 0;
-      int first = 0;
-      for (std::size_t c = 0; c < vm_of_channel.size(); ++c)
-        if (vm_of_channel[c] >= 0) {
-          first = vm_of_channel[c];
-          break;
-        }
-      hyp->device_access(ctx, false, vector_pa, bits, first);
-      if (bits == 0) return;
-      hyp->device_access(ctx, true, vector_pa, bits, first);
-      hyp->spend(ctx, hyp->costs().bitvector, first);
-      for (std::size_t c = 0; c < vm_of_channel.size(); ++c) {
-        if (!(bits & (1u << c))) continue;
-        if (static_cast<int>(c) == emulated_channel && mgr) {
-          mgr->handle_interrupt(ctx);
-        } else if (vm_of_channel[c] >= 0) {
-          hyp->spend(ctx, hyp->costs().vgic_inject, vm_of_channel[c]);
-          hyp->inject(vm_of_channel[c]);
-        }
-      }
-    });
+    hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
   }
 }
 
@@ -302,15 +261,9 @@ void Platform::build_guests() {
     const std::string p = "vms." + std::to_string(i) + ".";
     const std::uint64_t pa = kGuestRamBase + i * guest_mem;
     const std::uint64_t ipa = arch_ == Architecture::Native ? pa : kGuestIpaBase;
-    mem::Dram* dram = dram_.get();
     // The guest's own accesses to its RAM: stage 2 maps it linearly.
-    memories_.push_back(std::make_unique<guest::GuestMemory>(
-        ipa, guest_mem, [dram, ipa, pa](std::uint64_t a, void* d, std::size_t n, bool write) {
-          if (write)
-            dram->write(pa + (a - ipa), d, n);
-          else
-            dram->read(pa + (a - ipa), d, n);
-        }));
+    memories_.push_back(
+        std::make_unique<guest::GuestMemory>(mem::DramWindow(*dram_, ipa, pa, guest_mem)));
     guest::GuestParams gp;
     gp.owner = static_cast<int>(i);
     guest::GuestCosts& c = gp.costs;

@@ -19,12 +19,15 @@
 #include "guest/guest_memory.h"
 #include "guest/guest_os.h"
 #include "models/cpu/native_ports.h"
+#include "hypervisor/direct_access_manager.h"
+#include "hypervisor/emulated_channel_dma.h"
 #include "hypervisor/hypervisor.h"
 #include "hypervisor/virtual_toe_manager.h"
 #include "models/cpu/bus_port.h"
 #include "models/cpu/core.h"
 #include "models/gic/gic.h"
 #include "models/mem/dram.h"
+#include "models/mem/dram_window.h"
 #include "models/mem/interconnect.h"
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
@@ -75,8 +78,8 @@ class Platform {
   guest::GuestOs& guest(std::size_t i) { return *guests_.at(i); }
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
   // The physical channel VM i's traffic uses, and whether it reaches it directly.
-  int channel_of(std::size_t vm) const { return channel_of_.at(vm); }
-  bool direct(std::size_t vm) const { return direct_.at(vm); }
+  int channel_of(std::size_t vm) const { return assignment_.at(vm).channel; }
+  bool direct(std::size_t vm) const { return assignment_.at(vm).direct; }
 
  private:
   void build_memory_and_bus();
@@ -102,11 +105,11 @@ class Platform {
   std::unique_ptr<cpu::GicInterruptPort> native_irq_;
   std::unique_ptr<hypervisor::Hypervisor> hyp_;
   std::unique_ptr<hypervisor::VirtualToeManager> vtoe_;
+  std::unique_ptr<hypervisor::DirectAccessManager> direct_access_;
   std::vector<std::unique_ptr<guest::GuestMemory>> memories_;
   std::vector<std::unique_ptr<guest::GuestOs>> guests_;
   std::vector<std::string> vm_names_;
-  std::vector<int> channel_of_;
-  std::vector<bool> direct_;
+  std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
   std::unique_ptr<netvp::RawSocket> raw_socket_;
