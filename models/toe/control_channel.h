@@ -52,6 +52,12 @@ class ControlChannel : public core::Module {
   void post(const EcqDesc& event);
   std::size_t completions_waiting() const { return outbox_.size(); }
 
+  // What results report: contexts read from host rings, ECQ entries written (totals), and the
+  // SendQ occupancy seen at doorbells since the last baseline.
+  std::uint64_t contexts_fetched() const { return fetched_.value(); }
+  std::uint64_t completions() const { return completions_.value(); }
+  const core::Accumulator& sendq_occupancy() const { return sendq_occupancy_; }
+
   // Interrupt state of this channel: completions written that the host has not acknowledged.
   bool irq_pending() const { return irq_pending_; }
   // Called whenever irq_pending() may have changed.
