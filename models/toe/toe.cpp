@@ -39,7 +39,7 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   tcpip::StackConfig sc = params.stack;
   sc.max_connections = params.ccb_capacity;
   ppm_ = std::make_unique<Ppm>("ppm", pp, sc, *ccb_, *mac_, chans);
-  mac_->set_upper(ppm_.get());
+  mac_->upper.bind(*ppm_);
   auto& dma_socket = static_cast<tlm::tlm_initiator_socket<>&>(dma);
   tx_dma_ = std::make_unique<TxDma>("tx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
   rx_dma_ = std::make_unique<RxDma>("rx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst,
