@@ -11,6 +11,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/module.h"
 #include "models/core/sideband.h"
@@ -21,8 +22,10 @@ namespace vtoe::toe {
 
 class ControlChannel : public core::Module {
  public:
+  tlm_utils::simple_initiator_socket<ControlChannel> dma;  // ring fetches and ECQ writes
+
   SC_HAS_PROCESS(ControlChannel);
-  ControlChannel(const sc_core::sc_module_name& name, int index, tlm::tlm_initiator_socket<>& dma);
+  ControlChannel(const sc_core::sc_module_name& name, int index);
 
   int index() const { return index_; }
   // Who owns the channel: carried in the sideband of every DMA it causes.
@@ -73,7 +76,6 @@ class ControlChannel : public core::Module {
   void latch_error(const std::string& what);
 
   int index_;
-  tlm::tlm_initiator_socket<>& dma_;
   core::SidebandExtension sideband_;
   std::uint32_t address_ = 0;
   std::uint32_t ctrl_ = 0;
