@@ -4,10 +4,14 @@ namespace vtoe::netvp {
 
 NetvpPort::NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket)
     : core::Module(name),
+      in("in"),
+      out("out"),
       socket_(socket),
       to_wire_(stats_.counter("frames_to_wire", "frames sent on the real interface")),
       from_wire_(stats_.counter("frames_from_wire", "frames taken from the real interface")),
-      send_errors_(stats_.counter("send_errors", "frames the kernel refused to send")) {}
+      send_errors_(stats_.counter("send_errors", "frames the kernel refused to send")) {
+  in.bind(*this);
+}
 
 void NetvpPort::receive_frame(net::Frame&& frame) {
   if (pcap_) pcap_->write(frame.data(), frame.size(), core::now_ps());
@@ -23,7 +27,7 @@ void NetvpPort::poll() {
   for (auto& f : batch_) {
     ++from_wire_;
     if (pcap_) pcap_->write(f.data(), f.size(), core::now_ps());
-    if (upper_) upper_->receive_frame(std::move(f));
+    out->receive_frame(std::move(f));
   }
 }
 

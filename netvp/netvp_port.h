@@ -1,6 +1,7 @@
-// The NetVP bridge's simulated side: a FrameSink where the simulated MAC's frames leave for the
+// The NetVP bridge's simulated side: the export `in` where the simulated MAC's frames leave for the
 // real interface, and a poll (called by the pacer every tick) that hands frames from the wire to
-// the simulated MAC at the current simulated time. Optionally writes a pcap of both directions.
+// the port `out` (the simulated MAC) at the current simulated time. Optionally writes a pcap of
+// both directions. Both must be bound; an unbound one is an elaboration error.
 #pragma once
 
 #include <memory>
@@ -14,22 +15,24 @@
 
 namespace vtoe::netvp {
 
-class NetvpPort : public core::Module, public net::FrameSink {
+class NetvpPort : public core::Module, private net::FrameSink {
  public:
+  net::FrameExport in;  // from the simulation, to the wire
+  net::FramePort out;   // from the wire, into the simulation
+
   NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket);
 
-  void set_upper(net::FrameSink* upper) { upper_ = upper; }
   void enable_pcap(const std::string& path) { pcap_ = std::make_unique<net::PcapWriter>(path); }
 
-  void receive_frame(net::Frame&& frame) override;  // from the simulation, to the wire
-  void poll();                                      // from the wire, into the simulation
+  void poll();  // from the wire, into the simulation
 
   std::uint64_t to_wire() const { return to_wire_.value(); }
   std::uint64_t from_wire() const { return from_wire_.value(); }
 
  private:
+  void receive_frame(net::Frame&& frame) override;  // in
+
   RawSocket& socket_;
-  net::FrameSink* upper_ = nullptr;
   std::unique_ptr<net::PcapWriter> pcap_;
   std::vector<std::vector<std::uint8_t>> batch_;
   core::Counter& to_wire_;

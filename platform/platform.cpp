@@ -326,8 +326,8 @@ void Platform::build_network() {
     pacer_ = std::make_unique<netvp::Pacer>("pacer", pp);
     netvp::NetvpPort* port = netvp_port_.get();
     pacer_->on_tick([port]() { port->poll(); });
-    toe_->mac().set_wire(netvp_port_.get());
-    netvp_port_->set_upper(&toe_->mac());
+    toe_->mac().to_wire.bind(netvp_port_->in);
+    netvp_port_->out.bind(toe_->mac().from_wire);
     return;
   }
   net::EthernetLinkParams lp;
@@ -373,10 +373,10 @@ void Platform::build_network() {
   }
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
 
-  toe_->mac().set_wire(&link_->end_a());
-  link_->attach_a(&toe_->mac());
-  peer_->mac().set_wire(&link_->end_b());
-  link_->attach_b(&peer_->mac());
+  toe_->mac().to_wire.bind(link_->a_in);
+  link_->a_out.bind(toe_->mac().from_wire);
+  peer_->mac().to_wire.bind(link_->b_in);
+  link_->b_out.bind(peer_->mac().from_wire);
 }
 
 void Platform::enable_pcap(const std::string& dir) {

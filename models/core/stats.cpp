@@ -1,6 +1,7 @@
 #include "models/core/stats.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace vtoe::core {
 
@@ -39,6 +40,18 @@ Accumulator& StatGroup::accumulator(const std::string& name, const std::string& 
   accs_.emplace_back();
   acc_index_.push_back({name, description, &accs_.back()});
   return accs_.back();
+}
+
+const Counter& StatGroup::counter(const std::string& name) const {
+  for (const auto& e : counter_index_)
+    if (e.name == name) return *e.counter;
+  throw std::out_of_range("statistics of '" + name_ + "' have no counter '" + name + "'");
+}
+
+const Accumulator& StatGroup::accumulator(const std::string& name) const {
+  for (const auto& e : acc_index_)
+    if (e.name == name) return *e.acc;
+  throw std::out_of_range("statistics of '" + name_ + "' have no accumulator '" + name + "'");
 }
 
 void StatGroup::mark_baseline() {

@@ -1,5 +1,11 @@
 // Statistics: named counters and accumulators grouped per module, registered in creation order
 // (so every dump is deterministic). A baseline taken at the end of warm-up is subtracted on report.
+//
+// Registration and lookup are separate: a model registers with counter(name, description) and keeps
+// the reference; a reader (a test, a tool) looks one up with counter(name), which throws
+// std::out_of_range naming the group and the counter when there is none, so a misspelt name fails
+// instead of reading a fresh zero. Results that the program reports come from the models' typed
+// accessors, not from names.
 #pragma once
 
 #include <cstdint>
@@ -86,9 +92,14 @@ class StatGroup {
   StatGroup(const StatGroup&) = delete;
   StatGroup& operator=(const StatGroup&) = delete;
 
+  // Registration: creates the statistic (or returns the one already registered under `name`).
   // References stay valid for the group's lifetime.
-  Counter& counter(const std::string& name, const std::string& description = "");
-  Accumulator& accumulator(const std::string& name, const std::string& description = "");
+  Counter& counter(const std::string& name, const std::string& description);
+  Accumulator& accumulator(const std::string& name, const std::string& description);
+
+  // Lookup: the statistic registered under `name`; throws std::out_of_range if there is none.
+  const Counter& counter(const std::string& name) const;
+  const Accumulator& accumulator(const std::string& name) const;
 
   const std::string& name() const { return name_; }
   const std::vector<CounterEntry>& counters() const { return counter_index_; }

@@ -25,8 +25,9 @@ std::uint64_t fnv1a(const std::string& text) {
 
 }  // namespace
 
-EthernetLink::Direction::Direction(EthernetLink& link, const char* tag)
-    : event((std::string(tag) + "_event").c_str()),
+EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePort& receiver)
+    : receiver(receiver),
+      event((std::string(tag) + "_event").c_str()),
       frames(link.stats_.counter(std::string(tag) + "_frames", "frames that entered the link")),
       bytes(link.stats_.counter(std::string(tag) + "_bytes", "bytes that entered the link")),
       drops(link.stats_.counter(std::string(tag) + "_drops", "frames lost")),
@@ -69,19 +70,25 @@ void EthernetLink::Direction::deliver() {
     Frame frame = std::move(ring_[head_].frame);
     if (++head_ == ring_.size()) head_ = 0;
     --count_;
-    if (receiver != nullptr) receiver->receive_frame(std::move(frame));
+    receiver->receive_frame(std::move(frame));
   }
   if (count_ > 0) event.notify(core::ps(ring_[head_].due - now));
 }
 
 EthernetLink::EthernetLink(const sc_core::sc_module_name& name, const EthernetLinkParams& params)
     : core::Module(name),
+      a_in("a_in"),
+      a_out("a_out"),
+      b_in("b_in"),
+      b_out("b_out"),
       params_(params),
       frames_(stats_.counter("frames", "frames that entered the link, both directions")),
       bytes_(stats_.counter("bytes", "bytes that entered the link, both directions")),
       drops_(stats_.counter("drops", "frames lost, both directions")),
-      a_to_b_(*this, "a_to_b"),
-      b_to_a_(*this, "b_to_a") {
+      a_to_b_(*this, "a_to_b", b_out),
+      b_to_a_(*this, "b_to_a", a_out) {
+  a_in.bind(a_to_b_);
+  b_in.bind(b_to_a_);
   if (!(params_.loss >= 0.0 && params_.loss <= 1.0)) {
     throw std::invalid_argument(std::string(this->name()) + ": loss must be within 0..1");
   }

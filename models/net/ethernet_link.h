@@ -12,6 +12,10 @@
 // loss model drops afterwards — they were put on the wire) is recorded at the simulated time it
 // entered, in nanoseconds.
 //
+// Ports (all must be bound; an unbound one is an elaboration error):
+//   a_in, b_in    sc_export<FrameSink>  frames sent by endpoint A (B) enter here
+//   a_out, b_out  sc_port<FrameSink>    frames delivered to endpoint A (B): bind to its MAC
+//
 // Events: one SC_METHOD and one sc_event per direction; a constant delay keeps each direction a
 // FIFO, so only the head frame is ever scheduled.
 #pragma once
@@ -38,16 +42,15 @@ struct EthernetLinkParams {
 
 class EthernetLink : public core::Module {
  public:
+  // Frames sent by endpoint A enter at a_in and come out at b_out, and vice versa.
+  FrameExport a_in;
+  FramePort a_out;
+  FrameExport b_in;
+  FramePort b_out;
+
   SC_HAS_PROCESS(EthernetLink);
   EthernetLink(const sc_core::sc_module_name& name, const EthernetLinkParams& params = {});
   ~EthernetLink() override;
-
-  // Frames sent by endpoint A enter at end_a() and come out at the receiver attached to B, and
-  // vice versa. A direction without a receiver discards its frames (after counting them).
-  FrameSink& end_a() { return a_to_b_; }
-  FrameSink& end_b() { return b_to_a_; }
-  void attach_a(FrameSink* receiver) { b_to_a_.receiver = receiver; }
-  void attach_b(FrameSink* receiver) { a_to_b_.receiver = receiver; }
 
   // Records every frame entering the link into a pcap file (throws if it cannot be opened).
   void enable_pcap(const std::string& path);
@@ -77,11 +80,11 @@ class EthernetLink : public core::Module {
 
   class Direction : public FrameSink {
    public:
-    Direction(EthernetLink& link, const char* tag);
+    Direction(EthernetLink& link, const char* tag, FramePort& receiver);
     void receive_frame(Frame&& frame) override;
     void deliver();
 
-    FrameSink* receiver = nullptr;
+    FramePort& receiver;
     sc_core::sc_event event;
     core::Counter& frames;
     core::Counter& bytes;

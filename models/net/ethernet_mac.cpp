@@ -7,6 +7,9 @@ namespace vtoe::net {
 
 EthernetMac::EthernetMac(const sc_core::sc_module_name& name, const EthernetMacParams& params)
     : core::Module(name),
+      to_wire("to_wire"),
+      from_wire("from_wire"),
+      upper("upper"),
       params_(params),
       tx_event_("tx_event"),
       tx_frames_(stats_.counter("tx_frames", "frames handed to the wire")),
@@ -23,6 +26,7 @@ EthernetMac::EthernetMac(const sc_core::sc_module_name& name, const EthernetMacP
     throw std::invalid_argument(std::string(this->name()) + ": tx queue capacity is 0");
   }
   ring_.resize(params_.tx_queue_frames);
+  from_wire.bind(*this);
   SC_METHOD(tx_done);
   sensitive << tx_event_;
   dont_initialize();
@@ -58,7 +62,7 @@ void EthernetMac::tx_done() {
 
   ++tx_frames_;
   tx_bytes_ += frame.size();
-  if (wire_ != nullptr) wire_->receive_frame(std::move(frame));
+  to_wire->receive_frame(std::move(frame));
 
   if (tx_ready_ && before >= tx_ready_threshold_ && count_ < tx_ready_threshold_) tx_ready_();
 }
@@ -87,7 +91,7 @@ void EthernetMac::receive_frame(Frame&& frame) {
   }
   ++rx_frames_;
   rx_bytes_ += frame.size();
-  if (upper_ != nullptr) upper_->receive_frame(std::move(frame));
+  upper->receive_frame(std::move(frame));
 }
 
 }  // namespace vtoe::net

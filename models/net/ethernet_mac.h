@@ -3,15 +3,20 @@
 // Transmit: send() queues a frame (bounded queue, overflow counted as tx_drops). Frames are
 // serialised one at a time at line rate; each occupies the wire for
 //   wire_bytes = max(len, 60) + 4 (FCS) + 8 (preamble/SFD) + 12 (inter-frame gap)
-// and is handed to the wire sink (the link) at the end of that slot, i.e. the inter-frame gap is
+// and is handed to `to_wire` (the link) at the end of that slot, i.e. the inter-frame gap is
 // accounted before the hand-off; the next frame starts right after. Frames shorter than 60 bytes
 // are timed as padded; their bytes are padded with zeros only if `pad_short_frames` is set.
 // One SC_METHOD and one sc_event: one kernel event per frame.
 //
-// Receive: receive_frame() (called by the link when the last bit arrives) drops frames shorter
-// than 14 bytes or longer than `max_frame` (rx_errors), then frames whose destination is neither
-// this MAC nor broadcast (rx_filtered) unless promiscuous, and passes the rest to the upper sink
+// Receive: frames arriving at `from_wire` (from the link, when the last bit arrives): drops frames
+// shorter than 14 bytes or longer than `max_frame` (rx_errors), then frames whose destination is
+// neither this MAC nor broadcast (rx_filtered) unless promiscuous, and passes the rest to `upper`
 // in zero time.
+//
+// Ports (all must be bound; an unbound one is an elaboration error):
+//   to_wire    sc_port<FrameSink>    frames leaving (a link end, the NetVP port)
+//   from_wire  sc_export<FrameSink>  frames arriving from the wire
+//   upper      sc_port<FrameSink>    accepted frames, to the protocol engine
 #pragma once
 
 #include <array>
@@ -41,25 +46,21 @@ struct EthernetMacParams {
   bool pad_short_frames = false;       ///< zero-pad frames below 60 bytes before they leave
 };
 
-class EthernetMac : public core::Module, public FrameSink {
+class EthernetMac : public core::Module, private FrameSink {
  public:
   static constexpr std::size_t kMinFrame = 60;  // without FCS
   static constexpr std::size_t kHeader = 14;
   static constexpr std::size_t kOverhead = 4 + 8 + 12;  // FCS + preamble/SFD + IFG
 
+  FramePort to_wire;
+  FrameExport from_wire;
+  FramePort upper;
+
   SC_HAS_PROCESS(EthernetMac);
   EthernetMac(const sc_core::sc_module_name& name, const EthernetMacParams& params = {});
 
-  // Where transmitted frames go (the link end) and where received frames go (the stack).
-  // A MAC without a wire discards what it sends (an unplugged cable); one without an upper sink
-  // discards what it receives (after counting it).
-  void set_wire(FrameSink* wire) { wire_ = wire; }
-  void set_upper(FrameSink* upper) { upper_ = upper; }
-
   // Queues a frame for transmission; false (and tx_drops+1, frame discarded) if the queue is full.
   bool send(Frame&& frame);
-  // Frames arriving from the wire.
-  void receive_frame(Frame&& frame) override;
 
   // Called (from the tx SC_METHOD) when, after a frame left, the queue holds fewer than
   // `threshold_frames` frames while it held at least that many before.
@@ -91,11 +92,10 @@ class EthernetMac : public core::Module, public FrameSink {
 
  private:
   void tx_done();  // SC_METHOD on tx_event_
+  void receive_frame(Frame&& frame) override;  // from_wire
   bool accepts(const Frame& frame) const;
 
   EthernetMacParams params_;
-  FrameSink* wire_ = nullptr;
-  FrameSink* upper_ = nullptr;
 
   // Ring buffer of tx frames; the head is on the wire while count_ > 0.
   std::vector<Frame> ring_;

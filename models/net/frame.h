@@ -4,17 +4,24 @@
 #pragma once
 
 #include <cstdint>
+#include <systemc>
 #include <vector>
 
 namespace vtoe::net {
 
 using Frame = std::vector<std::uint8_t>;
 
-// Anything that accepts frames: a link endpoint, a MAC's receive side, a host stack.
-class FrameSink {
+// The frame interface: anything that accepts frames (a link end, a MAC's receive side, a host
+// stack, the NetVP bridge). Models reach each other through sc_port<FrameSink> and
+// sc_export<FrameSink>, so that a port left unbound stops the simulation at elaboration.
+class FrameSink : public virtual sc_core::sc_interface {
  public:
-  virtual ~FrameSink() = default;
   virtual void receive_frame(Frame&& frame) = 0;
 };
+
+// A port that sends frames to one FrameSink; it must be bound.
+using FramePort = sc_core::sc_port<FrameSink>;
+// Where a module takes frames in; bound inside the module.
+using FrameExport = sc_core::sc_export<FrameSink>;
 
 }  // namespace vtoe::net

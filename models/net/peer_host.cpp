@@ -25,7 +25,7 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
   mp.address = params.stack.mac.b;
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<EthernetMac>("mac", mp);
-  mac_->set_upper(this);
+  mac_->upper.bind(*this);
   stack_ = std::make_unique<tcpip::Stack>(params_.stack, *this);
   for (const PeerApp& app : params_.apps) {
     if (app.type == PeerAppType::Source) continue;

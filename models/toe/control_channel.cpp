@@ -7,11 +7,10 @@
 
 namespace vtoe::toe {
 
-ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
-                               tlm::tlm_initiator_socket<>& dma)
+ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index)
     : core::Module(name),
+      dma("dma"),
       index_(index),
-      dma_(dma),
       doorbells_(stats_.counter("doorbells", "host writes to a CmdQ/SendQ/RecvQ tail")),
       fetched_(stats_.counter("contexts_fetched", "contexts read from host rings")),
       completions_(stats_.counter("completions", "ECQ entries written")),
@@ -96,7 +95,7 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
   if (n == 0) return 0;
-  const DmaResult res = dma_transfer(dma_, tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
+  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
                                      n * kDescBytes, sideband_);
   sc_core::wait(core::ps(res.delay_ps));
   if (!res.ok) {
@@ -141,7 +140,7 @@ void ControlChannel::completion_thread() {
     outbox_.pop_front();
     desc.valid = 1;
     const DmaResult res =
-        dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+        dma_transfer(dma, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
                      reinterpret_cast<std::uint8_t*>(&desc), kDescBytes, sideband_);
     sc_core::wait(core::ps(res.delay_ps));
     if (!res.ok) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/module.h"
 #include "models/core/sideband.h"
@@ -21,8 +22,10 @@ namespace vtoe::toe {
 
 class ControlChannel : public core::Module {
  public:
+  tlm_utils::simple_initiator_socket<ControlChannel> dma;  // ring fetches and ECQ writes
+
   SC_HAS_PROCESS(ControlChannel);
-  ControlChannel(const sc_core::sc_module_name& name, int index, tlm::tlm_initiator_socket<>& dma);
+  ControlChannel(const sc_core::sc_module_name& name, int index);
 
   int index() const { return index_; }
   // Who owns the channel: carried in the sideband of every DMA it causes.
@@ -52,6 +55,12 @@ class ControlChannel : public core::Module {
   void post(const EcqDesc& event);
   std::size_t completions_waiting() const { return outbox_.size(); }
 
+  // What results report: contexts read from host rings, ECQ entries written (totals), and the
+  // SendQ occupancy seen at doorbells since the last baseline.
+  std::uint64_t contexts_fetched() const { return fetched_.value(); }
+  std::uint64_t completions() const { return completions_.value(); }
+  const core::Accumulator& sendq_occupancy() const { return sendq_occupancy_; }
+
   // Interrupt state of this channel: completions written that the host has not acknowledged.
   bool irq_pending() const { return irq_pending_; }
   // Called whenever irq_pending() may have changed.
@@ -67,7 +76,6 @@ class ControlChannel : public core::Module {
   void latch_error(const std::string& what);
 
   int index_;
-  tlm::tlm_initiator_socket<>& dma_;
   core::SidebandExtension sideband_;
   std::uint32_t address_ = 0;
   std::uint32_t ctrl_ = 0;

@@ -1,5 +1,6 @@
-// Issues the TOE's memory transactions on its `dma` initiator socket, tagged with the sideband
-// (VM, channel, stream) so the SystemMMU can translate them.
+// Issues one of the TOE's memory transactions on a DMA master's initiator socket (the masters'
+// sockets meet at the TOE's `dma` socket through a DmaHub), tagged with the sideband (VM,
+// channel, stream) so the SystemMMU can translate them.
 #pragma once
 
 #include <cstdint>

@@ -6,11 +6,11 @@
 
 namespace vtoe::toe {
 
-RxDma::RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm,
-             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
+RxDma::RxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
+             std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
              core::TimePs notify_timeout_ps)
     : core::Module(name),
-      dma_(dma),
+      dma("dma"),
       ppm_(ppm),
       ccb_(ccb),
       channels_(std::move(channels)),
@@ -140,7 +140,7 @@ void RxDma::run() {
       ppm_.stack_touched();
       ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const int channel = e->channel;
-      const DmaResult res = dma_transfer(dma_, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
+      const DmaResult res = dma_transfer(dma, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
                                          staging_.data(), n, ch.sideband());
       sc_core::wait(core::ps(res.delay_ps));
       e = ccb_.by_conn(conn);

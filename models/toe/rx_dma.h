@@ -10,6 +10,7 @@
 #include <deque>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "models/core/module.h"
@@ -21,8 +22,10 @@ namespace vtoe::toe {
 
 class RxDma : public core::Module {
  public:
+  tlm_utils::simple_initiator_socket<RxDma> dma;  // payload writes to host memory
+
   SC_HAS_PROCESS(RxDma);
-  RxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm, Ccb& ccb,
+  RxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
         std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
         core::TimePs notify_timeout_ps);
 
@@ -38,7 +41,6 @@ class RxDma : public core::Module {
   void arm_timer(CcbEntry& e);
   void timer_expired();
 
-  tlm::tlm_initiator_socket<>& dma_;
   Ppm& ppm_;
   Ccb& ccb_;
   std::vector<ControlChannel*> channels_;

@@ -11,19 +11,21 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
       dma("dma"),
       irq("irq"),
       params_(params),
+      dma_hub_("dma_hub"),
       reg_latency_ps_(core::cycles_to_ps(params.reg_access_cycles, params.device_freq_hz)),
       reg_accesses_(stats_.counter("register_accesses", "host reads and writes of TOE registers")),
       bad_accesses_(
           stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
   in.register_b_transport(this, &Toe::b_transport);
+  dma_hub_.out.bind(dma);  // hierarchical: the hub's transactions leave through `dma`
   std::vector<ControlChannel*> chans;
   if (params.channels < 1 || params.channels > reg::kMaxChannels)
     throw std::invalid_argument(std::string(this->name()) + ": channels must be 1.." +
                                 std::to_string(reg::kMaxChannels));
   for (int i = 0; i < params.channels; ++i) {
     channels_.push_back(
-        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
-                                         static_cast<tlm::tlm_initiator_socket<>&>(dma)));
+        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i));
+    channels_.back()->dma.bind(dma_hub_.in);
     chans.push_back(channels_.back().get());
   }
   ccb_ = std::make_unique<Ccb>("ccb", params.ccb_capacity, params.ccb_access_ps);
@@ -39,11 +41,12 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   tcpip::StackConfig sc = params.stack;
   sc.max_connections = params.ccb_capacity;
   ppm_ = std::make_unique<Ppm>("ppm", pp, sc, *ccb_, *mac_, chans);
-  mac_->set_upper(ppm_.get());
-  auto& dma_socket = static_cast<tlm::tlm_initiator_socket<>&>(dma);
-  tx_dma_ = std::make_unique<TxDma>("tx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst);
-  rx_dma_ = std::make_unique<RxDma>("rx_dma", dma_socket, *ppm_, *ccb_, chans, params.dma_burst,
+  mac_->upper.bind(*ppm_);
+  tx_dma_ = std::make_unique<TxDma>("tx_dma", *ppm_, *ccb_, chans, params.dma_burst);
+  rx_dma_ = std::make_unique<RxDma>("rx_dma", *ppm_, *ccb_, chans, params.dma_burst,
                                     params.rx_notify_timeout_ps);
+  tx_dma_->dma.bind(dma_hub_.in);
+  rx_dma_->dma.bind(dma_hub_.in);
   DispatcherParams dp = params.dispatcher;
   dp.device_freq_hz = params.device_freq_hz;
   dispatcher_ = std::make_unique<Dispatcher>("dispatcher", dp, chans, *ppm_, *tx_dma_, *rx_dma_);

@@ -1,6 +1,8 @@
 // The TCP/IP offload engine (paper Fig. 1): control channels, command dispatcher, PPM, CCB,
 // Tx/Rx DMA and the MAC, behind one register target `in`, one DMA initiator `dma` (where the
-// SystemMMU sits in a virtualized platform) and one interrupt line `irq`.
+// SystemMMU sits in a virtualized platform) and one interrupt line `irq`. Inside, each DMA master
+// (every control channel, the Tx DMA, the Rx DMA) has its own initiator socket; a DmaHub joins
+// them onto `dma` without delay.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -15,6 +17,7 @@
 #include "models/net/ethernet_mac.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
+#include "models/toe/dma_hub.h"
 #include "models/toe/dispatcher.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
@@ -49,7 +52,7 @@ struct ToeParams {
 class Toe : public core::Module {
  public:
   tlm_utils::simple_target_socket<Toe> in;
-  tlm_utils::simple_initiator_socket<Toe> dma;
+  tlm::tlm_initiator_socket<> dma;  // the DMA masters' transactions, through dma_hub_
   sc_core::sc_out<bool> irq;
 
   SC_HAS_PROCESS(Toe);
@@ -74,6 +77,7 @@ class Toe : public core::Module {
   void drive_irq();
 
   ToeParams params_;
+  DmaHub dma_hub_;
   std::vector<std::unique_ptr<ControlChannel>> channels_;
   std::unique_ptr<Ccb> ccb_;
   std::unique_ptr<net::EthernetMac> mac_;

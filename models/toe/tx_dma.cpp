@@ -7,10 +7,10 @@
 
 namespace vtoe::toe {
 
-TxDma::TxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm,
-             Ccb& ccb, std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
+TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
+             std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
     : core::Module(name),
-      dma_(dma),
+      dma("dma"),
       ppm_(ppm),
       ccb_(ccb),
       channels_(std::move(channels)),
@@ -86,7 +86,7 @@ void TxDma::run() {
     const std::uint32_t n = static_cast<std::uint32_t>(
         std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
     ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
-    const DmaResult res = dma_transfer(dma_, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
+    const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
                                        staging_.data(), n, ch.sideband());
     sc_core::wait(core::ps(res.delay_ps));
     if (!res.ok) {

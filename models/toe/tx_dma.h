@@ -7,6 +7,7 @@
 #include <deque>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "models/core/module.h"
@@ -25,8 +26,10 @@ struct TxJob {
 
 class TxDma : public core::Module {
  public:
+  tlm_utils::simple_initiator_socket<TxDma> dma;  // payload reads from host memory
+
   SC_HAS_PROCESS(TxDma);
-  TxDma(const sc_core::sc_module_name& name, tlm::tlm_initiator_socket<>& dma, Ppm& ppm, Ccb& ccb,
+  TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
         std::vector<ControlChannel*> channels, std::uint32_t burst_bytes);
 
   void enqueue(const TxJob& job);
@@ -41,7 +44,6 @@ class TxDma : public core::Module {
   void finish(TxJob& job, EventType type, Status status);
   bool more_queued_for(const TxJob& job) const;  // another queued context for the same socket
 
-  tlm::tlm_initiator_socket<>& dma_;
   Ppm& ppm_;
   Ccb& ccb_;
   std::vector<ControlChannel*> channels_;

@@ -39,15 +39,15 @@ TEST(EthernetLink, DeliversAfterTheDelayInOrderBothWays) {
   EthernetLink link("link", p);
   Collector at_a;
   Collector at_b;
-  link.attach_a(&at_a);
-  link.attach_b(&at_b);
+  link.a_out.bind(at_a);
+  link.b_out.bind(at_b);
   Driver drv("drv", [&] {
-    for (std::uint32_t i = 0; i < 3; ++i) link.end_a().receive_frame(make_frame(kDst, 100, i));
+    for (std::uint32_t i = 0; i < 3; ++i) link.a_in->receive_frame(make_frame(kDst, 100, i));
     wait(sc_time::from_value(100'000));
-    link.end_a().receive_frame(make_frame(kDst, 100, 3));
-    link.end_b().receive_frame(make_frame(kDst, 200, 10));
+    link.a_in->receive_frame(make_frame(kDst, 100, 3));
+    link.b_in->receive_frame(make_frame(kDst, 200, 10));
     wait(sc_time::from_value(1'000));
-    link.end_a().receive_frame(make_frame(kDst, 100, 4));
+    link.a_in->receive_frame(make_frame(kDst, 100, 4));
   });
   sc_start();
   ASSERT_EQ(at_b.arrivals.size(), 5u);
@@ -71,11 +71,13 @@ TEST(EthernetLink, ManyFramesInFlightKeepTheirOrder) {
   EthernetLinkParams p;
   p.delay_ps = 1'000'000;
   EthernetLink link("link", p);
+  Collector at_a;
   Collector at_b;
-  link.attach_b(&at_b);
+  link.a_out.bind(at_a);
+  link.b_out.bind(at_b);
   Driver drv("drv", [&] {
     for (std::uint32_t i = 0; i < 1000; ++i) {
-      link.end_a().receive_frame(make_frame(kDst, 64, i));
+      link.a_in->receive_frame(make_frame(kDst, 64, i));
       wait(sc_time::from_value(i % 3 == 0 ? 0 : 700));
     }
   });
@@ -112,11 +114,13 @@ std::string run_lossy_child(const char* name, std::uint64_t seed, double loss, i
         void receive_frame(Frame&& f) override { (*out)[tag_of(f)] = '1'; }
       } mark;
       mark.out = &result;
-      link.attach_b(&mark);
+      link.b_out.bind(mark);
+      Collector at_a;
+      link.a_out.bind(at_a);
       Driver drv("drv", [&] {
         for (int i = 0; i < frames; ++i) {
-          link.end_a().receive_frame(make_frame(kDst, 60, static_cast<std::uint32_t>(i)));
-          if (reverse_traffic) link.end_b().receive_frame(make_frame(kDst, 60, 0));
+          link.a_in->receive_frame(make_frame(kDst, 60, static_cast<std::uint32_t>(i)));
+          if (reverse_traffic) link.b_in->receive_frame(make_frame(kDst, 60, 0));
           wait(sc_time::from_value(1'000));
         }
       });
@@ -173,6 +177,20 @@ TEST(EthernetLink, LossRateAndDeterminism) {
   EXPECT_EQ(run_lossy_child("link", 42, 1.0, 1000, false), std::string(1000, '0'));
 }
 
+TEST(EthernetLink, UnpluggedEndFailsElaboration) {
+  EthernetLink link("link");
+  Collector at_b;
+  link.b_out.bind(at_b);  // nothing receives at A
+  try {
+    sc_start();
+    FAIL() << "elaboration passed with link.a_out unbound";
+  } catch (const sc_report& r) {
+    const std::string what = r.what();
+    EXPECT_NE(what.find("port not bound"), std::string::npos) << what;
+    EXPECT_NE(what.find("link.a_out"), std::string::npos) << what;
+  }
+}
+
 TEST(EthernetLink, RejectsLossOutsideZeroToOne) {
   EthernetLinkParams p;
   p.loss = 1.5;
@@ -199,6 +217,10 @@ TEST(EthernetLink, PcapRecordsEveryFrameEnteringTheLink) {
     p.delay_ps = 1'000'000;
     p.loss = 1.0;  // every frame lost after the tap: the capture still has them all
     EthernetLink link("link", p);
+    Collector at_a;
+    Collector at_b;
+    link.a_out.bind(at_a);
+    link.b_out.bind(at_b);
     link.enable_pcap(path);
     Driver drv("drv", [&] {
       const vtoe::core::TimePs at[3] = {123'456, 1'500'000'123'999, 2'000'000'000'000};
@@ -210,9 +232,9 @@ TEST(EthernetLink, PcapRecordsEveryFrameEnteringTheLink) {
         sent.push_back(f);
         times.push_back(vtoe::core::now_ps());
         if (i == 1) {
-          link.end_b().receive_frame(std::move(f));
+          link.b_in->receive_frame(std::move(f));
         } else {
-          link.end_a().receive_frame(std::move(f));
+          link.a_in->receive_frame(std::move(f));
         }
       }
     });

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "models/net/ethernet_link.h"
 #include "tests/unit/net/net_bench.h"
 
@@ -33,7 +35,9 @@ constexpr vtoe::core::TimePs kMinSlot10G = 67'200;
 TEST(EthernetMac, FullFramesLeaveAtLineRateBackToBack) {
   EthernetMac mac("mac");
   Collector wire;
-  mac.set_wire(&wire);
+  Collector up;  // nothing arrives: every port must be bound all the same
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
   Driver drv("drv", [&] {
     for (std::uint32_t i = 0; i < 3; ++i) EXPECT_TRUE(mac.send(make_frame(kOther, 1514, i)));
     EXPECT_EQ(mac.tx_queue_frames(), 3u);
@@ -65,8 +69,11 @@ TEST(EthernetMac, ShortFramesAreTimedAsPadded) {
   EthernetMac padding("padding", p);
   Collector w1;
   Collector w2;
-  plain.set_wire(&w1);
-  padding.set_wire(&w2);
+  Collector up;
+  plain.to_wire.bind(w1);
+  padding.to_wire.bind(w2);
+  plain.upper.bind(up);
+  padding.upper.bind(up);
   Driver drv("drv", [&] {
     plain.send(make_frame(kBroadcastMac, 42, 1, 0x0806));  // an ARP request is 42 bytes
     plain.send(make_frame(kBroadcastMac, 42, 2, 0x0806));
@@ -88,7 +95,9 @@ TEST(EthernetMac, OneGigabitRate) {
   p.rate_bps = 1e9;
   EthernetMac mac("mac", p);
   Collector wire;
-  mac.set_wire(&wire);
+  Collector up;  // nothing arrives: every port must be bound all the same
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
   Driver drv("drv", [&] { mac.send(make_frame(kOther, 1514)); });
   sc_start();
   ASSERT_EQ(wire.arrivals.size(), 1u);
@@ -100,7 +109,9 @@ TEST(EthernetMac, QueueOverflowIsCountedAsTxDrops) {
   p.tx_queue_frames = 4;
   EthernetMac mac("mac", p);
   Collector wire;
-  mac.set_wire(&wire);
+  Collector up;  // nothing arrives: every port must be bound all the same
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
   Driver drv("drv", [&] {
     for (std::uint32_t i = 0; i < 6; ++i) {
       EXPECT_EQ(mac.send(make_frame(kOther, 100, i)), i < 4) << i;
@@ -122,7 +133,9 @@ TEST(EthernetMac, TxReadyCallbackFiresWhenQueueDrainsBelowThreshold) {
   p.tx_queue_frames = 8;
   EthernetMac mac("mac", p);
   Collector wire;
-  mac.set_wire(&wire);
+  Collector up;  // nothing arrives: every port must be bound all the same
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
   std::vector<vtoe::core::TimePs> calls;
   std::uint32_t next = 0;
   mac.set_tx_ready_callback(
@@ -158,17 +171,24 @@ TEST(EthernetMac, ReceiveFiltersByDestinationAndLength) {
   EthernetMac promisc("promisc", pp);
   Collector up;
   Collector up_p;
-  mac.set_upper(&up);
-  promisc.set_upper(&up_p);
-  for (EthernetMac* m : {&mac, &promisc}) {
-    m->receive_frame(make_frame(kOwn, 60, 1));
-    m->receive_frame(make_frame(kBroadcastMac, 42, 2));
-    m->receive_frame(make_frame(kOther, 60, 3));
-    m->receive_frame(make_frame({0x01, 0x00, 0x5e, 0, 0, 1}, 60, 4));  // multicast
-    m->receive_frame(Frame(13, 0xff));                                 // runt
-    m->receive_frame(make_frame(kOwn, 1518, 5));                       // longest accepted
-    m->receive_frame(make_frame(kOwn, 1519, 6));                       // too long
-  }
+  Collector wire;
+  mac.upper.bind(up);
+  promisc.upper.bind(up_p);
+  mac.to_wire.bind(wire);
+  promisc.to_wire.bind(wire);
+  Driver drv("drv", [&] {
+    for (EthernetMac* m : {&mac, &promisc}) {
+      auto& in = m->from_wire;
+      in->receive_frame(make_frame(kOwn, 60, 1));
+      in->receive_frame(make_frame(kBroadcastMac, 42, 2));
+      in->receive_frame(make_frame(kOther, 60, 3));
+      in->receive_frame(make_frame({0x01, 0x00, 0x5e, 0, 0, 1}, 60, 4));  // multicast
+      in->receive_frame(Frame(13, 0xff));                                 // runt
+      in->receive_frame(make_frame(kOwn, 1518, 5));                       // longest accepted
+      in->receive_frame(make_frame(kOwn, 1519, 6));                       // too long
+    }
+  });
+  sc_start();
   ASSERT_EQ(up.arrivals.size(), 3u);
   EXPECT_EQ(tag_of(up.arrivals[0].frame), 1u);
   EXPECT_EQ(tag_of(up.arrivals[1].frame), 2u);
@@ -192,14 +212,14 @@ TEST(EthernetMac, TwoMacsOverALink) {
   EthernetLinkParams lp;
   lp.delay_ps = 500'000;
   EthernetLink link("link", lp);
-  a.set_wire(&link.end_a());
-  b.set_wire(&link.end_b());
-  link.attach_a(&a);
-  link.attach_b(&b);
+  a.to_wire.bind(link.a_in);
+  b.to_wire.bind(link.b_in);
+  link.a_out.bind(a.from_wire);
+  link.b_out.bind(b.from_wire);
   Collector up_a;
   Collector up_b;
-  a.set_upper(&up_a);
-  b.set_upper(&up_b);
+  a.upper.bind(up_a);
+  b.upper.bind(up_b);
   Driver drv("drv", [&] {
     a.send(make_frame(kOther, 1514, 1));
     a.send(make_frame(kOther, 1514, 2));
@@ -213,6 +233,51 @@ TEST(EthernetMac, TwoMacsOverALink) {
   EXPECT_EQ(up_a.arrivals[0].time, b.wire_time_ps(64) + 500'000);
   EXPECT_EQ(link.frames(), 3u);
   EXPECT_EQ(link.bytes(), 2u * 1514 + 64);
+}
+
+// Wiring is checked by SystemC: a MAC whose wire port is left unbound does not start.
+TEST(EthernetMac, UnboundWirePortFailsElaboration) {
+  EthernetMac mac("mac");
+  Collector up;
+  mac.upper.bind(up);  // to_wire left unbound: an unplugged cable is a wiring mistake
+  try {
+    sc_start();
+    FAIL() << "elaboration passed with mac.to_wire unbound";
+  } catch (const sc_report& r) {
+    const std::string what = r.what();
+    EXPECT_NE(what.find("port not bound"), std::string::npos) << what;
+    EXPECT_NE(what.find("mac.to_wire"), std::string::npos) << what;
+  }
+}
+
+TEST(EthernetMac, UnboundUpperPortFailsElaboration) {
+  EthernetMac mac("mac");
+  Collector wire;
+  mac.to_wire.bind(wire);
+  try {
+    sc_start();
+    FAIL() << "elaboration passed with mac.upper unbound";
+  } catch (const sc_report& r) {
+    EXPECT_NE(std::string(r.what()).find("mac.upper"), std::string::npos) << r.what();
+  }
+}
+
+// The same MAC, bound, passes frames both ways through its ports.
+TEST(EthernetMac, BoundPortsPassFramesBothWays) {
+  EthernetMac mac("mac");
+  Collector wire;
+  Collector up;
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
+  Driver drv("drv", [&] {
+    mac.send(make_frame(kOther, 100, 7));
+    mac.from_wire->receive_frame(make_frame(kOwn, 100, 8));
+  });
+  sc_start();
+  ASSERT_EQ(wire.arrivals.size(), 1u);
+  EXPECT_EQ(tag_of(wire.arrivals[0].frame), 7u);
+  ASSERT_EQ(up.arrivals.size(), 1u);
+  EXPECT_EQ(tag_of(up.arrivals[0].frame), 8u);
 }
 
 VTOE_TEST_MAIN

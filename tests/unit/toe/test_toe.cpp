@@ -158,10 +158,10 @@ struct Bench {
     host.bus.bind(bus.in);
     toe_->irq(irq);
     host.irq(irq);
-    toe_->mac().set_wire(&link.end_a());
-    link.attach_a(&toe_->mac());
-    peer->mac().set_wire(&link.end_b());
-    link.attach_b(&peer->mac());
+    toe_->mac().to_wire.bind(link.a_in);
+    link.a_out.bind(toe_->mac().from_wire);
+    peer->mac().to_wire.bind(link.b_in);
+    link.b_out.bind(peer->mac().from_wire);
   }
 };
 
@@ -414,7 +414,7 @@ TEST(Toe, HostileFramesAreCountedAndDroppedWhileATransferCompletes) {
   sink.type = net::PeerAppType::Sink;
   sink.port = 5001;
   Bench b({sink});
-  Attacker attacker("attacker", b.link.end_b());
+  Attacker attacker("attacker", b.link.b_in);
   constexpr std::uint32_t kMsg = 8000, kCount = 100;
   b.host.script = [&](Host& h) {
     h.setup();

@@ -1,0 +1,245 @@
+#include "app/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "app/cli.h"
+
+namespace vtoe::app {
+
+using nlohmann::ordered_json;
+using platform::Platform;
+
+namespace {
+
+// Results carry a fixed number of decimals so that files diff cleanly.
+double rounded(double v, int decimals = 4) {
+  const double f = std::pow(10.0, decimals);
+  return std::round(v * f) / f;
+}
+
+double mbps(std::uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds / 1e6 : 0.0;
+}
+
+ordered_json cpu_shares(cpu::Core& core, int owner) {
+  const double total = static_cast<double>(core.accounted_ps());
+  const double idle = total > 0 ? static_cast<double>(core.idle_ps()) / total : 0;
+  auto frac = [&](cpu::CycleClass cls) {
+    return total > 0 ? rounded(static_cast<double>(core.busy_ps(owner, cls)) / total, 6) : 0.0;
+  };
+  ordered_json c;
+  c["guest_user"] = frac(cpu::CycleClass::GuestUser);
+  c["guest_kernel"] = frac(cpu::CycleClass::GuestKernel);
+  c["hypervisor"] = frac(cpu::CycleClass::Hypervisor);
+  c["idle"] = rounded(idle, 6);
+  return c;
+}
+
+ordered_json vm_exits(Platform& p, std::size_t i, const Window& w) {
+  ordered_json exits;
+  if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
+    const hypervisor::ExitCounts& e = hyp->exits(static_cast<int>(i));
+    const hypervisor::ExitCounts& b = w.base.exits[i];
+    exits["data_abort"] = e.data_abort - b.data_abort;
+    exits["irq"] = e.irq - b.irq;
+    exits["wfi"] = e.wfi - b.wfi;
+    exits["hvc"] = e.hvc - b.hvc;
+    exits["timer"] = e.timer - b.timer;
+  } else {
+    for (const char* k : {"data_abort", "irq", "wfi", "hvc", "timer"}) exits[k] = 0;
+  }
+  return exits;
+}
+
+// The credit scheduler's view of VM i over the measured window.
+ordered_json vm_scheduler(std::size_t i, const Window& w) {
+  const hypervisor::CreditVmStats& a = w.base.sched[i];
+  const hypervisor::CreditVmStats& b = w.now.sched[i];
+  const std::uint64_t waits = b.wake_to_run_count - a.wake_to_run_count;
+  return {{"run_ms", rounded(static_cast<double>(b.run_ps - a.run_ps) / 1e9)},
+          {"picks", b.picks - a.picks},
+          {"boosts", b.boosts - a.boosts},
+          {"tickles", b.tickles - a.tickles},
+          {"preempted", b.preempted - a.preempted},
+          {"wake_to_run_mean_us",
+           waits ? rounded(static_cast<double>(b.wake_to_run_total_ps - a.wake_to_run_total_ps) /
+                           static_cast<double>(waits) / 1e6)
+                 : 0.0}};
+}
+
+// The protocol engine's own counters (whole run: they have no warm-up baseline).
+ordered_json tcp_stats(const tcpip::Stack& stack) {
+  ordered_json j;
+  stack.stats().for_each([&](std::string_view name, std::uint64_t v) { j[std::string(name)] = v; });
+  return j;
+}
+
+}  // namespace
+
+Snapshot take_snapshot(Platform& p) {
+  Snapshot s;
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const auto& c = p.guest(i).apps().front()->counters();
+    s.app_tx.push_back(c.tx_bytes);
+    s.app_rx.push_back(c.rx_bytes);
+    s.app_trans.push_back(c.transactions);
+    s.app_lat.push_back(c.latency_sum_ps);
+    s.interrupts.push_back(p.guest(i).driver().interrupts());
+    s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
+                                     : hypervisor::ExitCounts{});
+    if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
+      hyp->scheduler().advance(core::now_ps());
+      s.sched.push_back(hyp->scheduler().stats().vm.at(i));
+    }
+  }
+  toe::Toe& toe = p.toe();
+  s.toe_tx = toe.tx_bytes();
+  s.toe_rx = toe.rx_bytes();
+  s.mac_tx_frames = toe.mac().tx_frames();
+  s.mac_tx_bytes = toe.mac().tx_bytes();
+  for (int c = 0; c < toe.channel_count(); ++c) {
+    s.channel_tx.push_back(toe.tx_dma().bytes(c));
+    s.channel_rx.push_back(toe.rx_dma().bytes(c));
+    s.channel_contexts.push_back(toe.channel(c).contexts_fetched());
+    s.channel_completions.push_back(toe.channel(c).completions());
+  }
+  return s;
+}
+
+ordered_json run_section(Platform& p, double measured_s) {
+  const config::Config& cfg = p.config();
+  ordered_json r;
+  r["vtoe_version"] = version_string();
+  r["architecture"] = cfg.get_string("architecture");
+  r["seed"] = cfg.get_uint("seed");
+  r["sim_time_s"] = rounded(static_cast<double>(core::now_ps()) / 1e12, 9);
+  r["measured_s"] = rounded(measured_s, 9);
+  return r;
+}
+
+ordered_json vms_section(Platform& p, const Window& w) {
+  ordered_json vms = ordered_json::array();
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const auto& app = *p.guest(i).apps().front();
+    ordered_json v;
+    v["name"] = p.vm_name(i);
+    v["workload"] = guest::to_string(app.workload().type);
+    v["message_size"] = app.workload().message_size;
+    v["tx_mbps"] = rounded(mbps(w.now.app_tx[i] - w.base.app_tx[i], w.measured_s));
+    v["rx_mbps"] = rounded(mbps(w.now.app_rx[i] - w.base.app_rx[i], w.measured_s));
+    const std::uint64_t trans = w.now.app_trans[i] - w.base.app_trans[i];
+    v["transactions"] = trans;
+    v["mean_latency_us"] =
+        trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
+              : 0.0;
+    v["cpu"] = cpu_shares(p.core(), static_cast<int>(i));
+    v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
+    v["vm_exits"] = vm_exits(p, i, w);
+    if (p.hypervisor()) v["scheduler"] = vm_scheduler(i, w);
+    v["channel"] = p.channel_of(i);
+    v["direct_access"] = p.direct(i);
+    v["error"] = app.counters().failed ? app.counters().error : "";
+    vms.push_back(v);
+  }
+  return vms;
+}
+
+ordered_json toe_section(Platform& p, const Window& w) {
+  ordered_json t;
+  t["tx_mbps"] = rounded(mbps(w.now.toe_tx - w.base.toe_tx, w.measured_s));
+  t["rx_mbps"] = rounded(mbps(w.now.toe_rx - w.base.toe_rx, w.measured_s));
+  // Share of the line rate the TOE's MAC kept busy sending (frames with preamble, FCS, gap).
+  const net::EthernetMac& mac = p.toe().mac();
+  const double wire_bytes =
+      static_cast<double>(w.now.mac_tx_bytes - w.base.mac_tx_bytes) +
+      static_cast<double>(w.now.mac_tx_frames - w.base.mac_tx_frames) * net::EthernetMac::kOverhead;
+  // Frames are counted whole when they end, so a window can see a little over 100%: clamp.
+  const double line_bits = mac.params().rate_bps * w.measured_s;
+  t["utilization"] = rounded(w.measured_s > 0 ? std::min(1.0, wire_bytes * 8 / line_bits) : 0, 6);
+  t["dram_utilisation"] =
+      rounded(p.dram().utilisation(static_cast<core::TimePs>(w.measured_s * 1e12)), 6);
+  return t;
+}
+
+ordered_json channels_section(Platform& p, const Window& w) {
+  ordered_json channels = ordered_json::array();
+  for (int c = 0; c < p.toe().channel_count(); ++c) {
+    const toe::ControlChannel& ch = p.toe().channel(c);
+    ordered_json j;
+    j["index"] = c;
+    // Who drives the channel: one VM directly, the hypervisor (device emulation), or nobody.
+    std::string owner = "unused";
+    for (std::size_t i = 0; i < p.vm_count(); ++i)
+      if (p.channel_of(i) == c) owner = p.direct(i) ? p.vm_name(i) : std::string("hypervisor");
+    j["owner"] = owner;
+    j["contexts"] = w.now.channel_contexts[c] - w.base.channel_contexts[c];
+    j["completions"] = w.now.channel_completions[c] - w.base.channel_completions[c];
+    j["tx_mbps"] = rounded(mbps(w.now.channel_tx[c] - w.base.channel_tx[c], w.measured_s));
+    j["rx_mbps"] = rounded(mbps(w.now.channel_rx[c] - w.base.channel_rx[c], w.measured_s));
+    const core::Accumulator& occ = ch.sendq_occupancy();  // reset at the baseline
+    j["sendq_occupancy"] = {{"mean", rounded(occ.mean())}, {"max", rounded(occ.max())}};
+    channels.push_back(j);
+  }
+  return channels;
+}
+
+ordered_json links_section(Platform& p) {
+  ordered_json links = ordered_json::array();
+  if (p.netvp()) {
+    // The bridge to the real interface stands where the simulated link would.
+    links.push_back({{"name", "netvp"},
+                     {"frames", p.netvp_port().to_wire() + p.netvp_port().from_wire()},
+                     {"to_wire", p.netvp_port().to_wire()},
+                     {"from_wire", p.netvp_port().from_wire()},
+                     {"drops", p.raw_socket().queue_drops()}});
+  } else {
+    net::EthernetLink& l = p.link();
+    links.push_back(
+        {{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
+  }
+  return links;
+}
+
+ordered_json peer_section(Platform& p) {
+  if (p.netvp()) return nullptr;
+  ordered_json peer;
+  peer["rx_bytes"] = p.peer().bytes_received();
+  peer["tx_bytes"] = p.peer().bytes_sent();
+  peer["pattern_errors"] = p.peer().pattern_errors();
+  return peer;
+}
+
+ordered_json stats_section(Platform& p) {
+  // Every module's statistics over the measured window, for whoever wants to dig.
+  ordered_json stats;
+  for (const core::StatGroup* g : core::StatRegistry::instance().groups()) {
+    ordered_json gs;
+    for (const auto& e : g->counters()) gs[e.name] = e.counter->measured();
+    for (const auto& e : g->accumulators()) {
+      gs[e.name] = {{"mean", rounded(e.acc->mean())},
+                    {"max", rounded(e.acc->max())},
+                    {"samples", e.acc->count()}};
+    }
+    if (!gs.empty()) stats[g->name()] = gs;
+  }
+  stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
+  if (!p.netvp()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  return stats;
+}
+
+ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
+  const Snapshot now = take_snapshot(p);
+  const Window w{base, now, measured_s};
+  ordered_json r = run_section(p, measured_s);
+  r["vms"] = vms_section(p, w);
+  r["toe"] = toe_section(p, w);
+  r["channels"] = channels_section(p, w);
+  r["links"] = links_section(p);
+  if (ordered_json peer = peer_section(p); !peer.is_null()) r["peer"] = peer;
+  r["stats"] = stats_section(p);
+  return r;
+}
+
+}  // namespace vtoe::app
