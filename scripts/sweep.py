@@ -45,7 +45,7 @@ def main(argv=None):
                     help="run the points on this Dask scheduler's workers instead")
     ap.add_argument("--out", metavar="DIR", help="output directory (default out/sweeps/<name>)")
     ap.add_argument("--vtoe", metavar="PATH", help="vtoe binary (default: $VTOE_BIN, "
-                    "build/release/app/vtoe, build/lead/app/vtoe)")
+                    "build/release/app/vtoe)")
     ap.add_argument("--no-resume", action="store_true",
                     help="rerun every point, even those already finished in DIR")
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",

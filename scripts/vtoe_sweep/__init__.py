@@ -30,8 +30,8 @@ timeout=3600, quiet=False) -> pandas.DataFrame``
     ``out`` (default ``out/sweeps/<name>`` under the repository root) with ``jobs`` parallel
     vtoe processes (default: the number of cores), or on the Dask scheduler at ``scheduler``
     (``tcp://HOST:PORT``; each worker must have the repository and the vtoe binary at the same
-    path). ``vtoe``: the binary (default: $VTOE_BIN, build/release/app/vtoe,
-    build/lead/app/vtoe). ``timeout``: seconds per point. Writes
+    path). ``vtoe``: the binary (default: $VTOE_BIN, else
+    build/$VTOE_PRESET/app/vtoe, release by default). ``timeout``: seconds per point. Writes
     ``out/points/<id>/{results.json,run.json,scenario.yaml,point.json}``, ``out/failures.json``,
     ``out/results.csv`` and ``out/results.parquet``, and returns the table. A failing point does
     not stop the others; it is listed in ``df.attrs["failures"]`` (dicts with ``point_id``,

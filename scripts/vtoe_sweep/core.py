@@ -252,8 +252,8 @@ def points_of(spec) -> list[Point]:
 # Running one point (also on Dask workers: keep this self-contained, standard library only)
 
 def find_vtoe(vtoe=None) -> Path:
-    """The vtoe binary: ``vtoe`` if given, else $VTOE_BIN, else build/release/app/vtoe,
-    else build/lead/app/vtoe (relative to the repository root)."""
+    """The vtoe binary: ``vtoe`` if given, else $VTOE_BIN, else build/$VTOE_PRESET/app/vtoe
+    (release by default; relative to the repository root)."""
     if vtoe:
         p = Path(vtoe)
         if not p.is_file():
@@ -265,10 +265,9 @@ def find_vtoe(vtoe=None) -> Path:
         if not p.is_file():
             raise SweepError(f"$VTOE_BIN={env}: no such file")
         return p.resolve()
-    for preset in ("release", "lead"):
-        p = REPO_ROOT / "build" / preset / "app" / "vtoe"
-        if p.is_file():
-            return p
+    p = REPO_ROOT / "build" / os.environ.get("VTOE_PRESET", "release") / "app" / "vtoe"
+    if p.is_file():
+        return p
     raise SweepError("vtoe binary not found: build it with `make build`, or pass --vtoe PATH "
                      "or set $VTOE_BIN")
 

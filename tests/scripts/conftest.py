@@ -9,11 +9,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def vtoe_binary() -> Path:
-    """$VTOE_BIN, else build/$VTOE_PRESET (as `make test` sets it), build/release, build/lead."""
+    """$VTOE_BIN, else build/$VTOE_PRESET (as `make test` sets it), else build/release."""
     env = os.environ.get("VTOE_BIN")
     if env:
         return Path(env).resolve()
-    presets = [os.environ.get("VTOE_PRESET"), "release", "lead"]
+    presets = [os.environ.get("VTOE_PRESET"), "release"]
     for preset in filter(None, presets):
         path = ROOT / "build" / preset / "app" / "vtoe"
         if path.is_file():
