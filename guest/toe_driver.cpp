@@ -1,5 +1,6 @@
 #include "guest/toe_driver.h"
 
+#include <array>
 #include <cstring>
 
 namespace vtoe::guest {
@@ -19,6 +20,7 @@ ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int o
       irq_(irq),
       isr_ctx_(core.add_context(std::string(this->name()) + ".isr", 0, owner, /*io_wake=*/true)),
       kthread_ctx_(core.add_context(std::string(this->name()) + ".kthread", 1, owner)),
+      rings_(params.ring_entries),
       interrupts_(stats_.counter("interrupts", "TOE interrupts handled")),
       completions_(stats_.counter("completions", "ECQ entries consumed")),
       posted_(stats_.counter("contexts_posted", "CmdQ/SendQ/RecvQ contexts posted")),
@@ -37,44 +39,49 @@ std::uint32_t ToeDriver::read_reg(cpu::Core::Context& ctx, std::uint64_t offset)
   return value;
 }
 
-void ToeDriver::start(cpu::Core::Context& ctx) {
-  if (started_) return;
-  const std::uint32_t n = params_.ring_entries;
-  for (int r = 0; r < toe::kRings; ++r) {
-    rings_[r].addr = mem_.allocate(static_cast<std::uint64_t>(n) * toe::kDescBytes, 4096);
-    std::vector<std::uint8_t> zero(static_cast<std::size_t>(n) * toe::kDescBytes, 0);
-    mem_.write(rings_[r].addr, zero.data(), zero.size());
-    write_reg(ctx, ring_reg(static_cast<Ring>(r), toe::reg::kRingSize), n);
-    write_reg(ctx, ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrLo),
-              static_cast<std::uint32_t>(rings_[r].addr));
-    write_reg(ctx, ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrHi),
-              static_cast<std::uint32_t>(rings_[r].addr >> 32));
+// The ring driver reaches the channel through this guest's register port (each access charged to
+// `ctx`) and its memory.
+class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
+ public:
+  RingAccess(ToeDriver& d, cpu::Core::Context& ctx) : d_(d), ctx_(ctx) {}
+  void write_reg(std::uint64_t offset, std::uint32_t value) override {
+    d_.write_reg(ctx_, offset, value);
   }
-  write_reg(ctx, toe::reg::kCtrl, toe::reg::kCtrlEnable | toe::reg::kCtrlIrqEnable);
-  started_ = true;
+  std::uint32_t read_reg(std::uint64_t offset) override { return d_.read_reg(ctx_, offset); }
+  void read_mem(std::uint64_t addr, void* dst, std::size_t len) override {
+    d_.mem_.read(addr, dst, len);
+  }
+  void write_mem(std::uint64_t addr, const void* src, std::size_t len) override {
+    d_.mem_.write(addr, src, len);
+  }
+  void wait_for_space() override {
+    ++d_.ring_full_;
+    sc_core::wait(d_.ring_space_ev_);
+  }
+  void posted() override { ++d_.posted_; }
+
+ private:
+  ToeDriver& d_;
+  cpu::Core::Context& ctx_;
+};
+
+void ToeDriver::start(cpu::Core::Context& ctx) {
+  if (rings_.started()) return;
+  std::array<std::uint64_t, toe::kRings> addr{};
+  for (auto& a : addr)
+    a = mem_.allocate(static_cast<std::uint64_t>(params_.ring_entries) * toe::kDescBytes, 4096);
+  RingAccess access(*this, ctx);
+  rings_.start(access, addr);
 }
 
 void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
-  RingState& rs = rings_[static_cast<int>(ring)];
-  const std::uint32_t mask = params_.ring_entries - 1;
   core_.execute(ctx, costs_.post_context, CycleClass::GuestKernel);
-  // Full when advancing the tail would meet the head the TOE last reported.
-  while (((rs.tail + 1) & mask) == rs.head) {
-    rs.head = read_reg(ctx, ring_reg(ring, toe::reg::kRingHead));
-    if (((rs.tail + 1) & mask) != rs.head) break;
-    ++ring_full_;
-    sc_core::wait(ring_space_ev_);
-  }
-  mem_.write(rs.addr + static_cast<std::uint64_t>(rs.tail) * toe::kDescBytes, desc,
-             toe::kDescBytes);
-  rs.tail = (rs.tail + 1) & mask;
-  ++posted_;
-  write_reg(ctx, ring_reg(ring, toe::reg::kRingTail), rs.tail);
+  RingAccess access(*this, ctx);
+  rings_.post(access, ring, desc);
 }
 
 void ToeDriver::isr_thread() {
-  RingState& ecq = rings_[static_cast<int>(Ring::Ecq)];
-  const std::uint32_t mask = params_.ring_entries - 1;
+  RingAccess access(*this, isr_ctx_);
   for (;;) {
     while (!irq_.pending()) sc_core::wait(irq_.pending_event());
     // Interrupt entry; under a hypervisor this waits until the VM's vCPU is on the core.
@@ -83,16 +90,10 @@ void ToeDriver::isr_thread() {
     if (id == 1023) continue;  // spurious: taken by an earlier pass
     ++interrupts_;
     std::uint32_t taken = 0;
-    if (started_) {
-      for (;;) {
-        toe::EcqDesc d;
-        const std::uint64_t at = ecq.addr + static_cast<std::uint64_t>(ecq.head) * toe::kDescBytes;
-        mem_.read(at, &d, sizeof d);
-        if (!d.valid) break;
-        d.valid = 0;
-        mem_.write(at, &d, sizeof d);
+    if (rings_.started()) {
+      toe::EcqDesc d;
+      while (rings_.next_completion(access, d)) {
         events_.push_back(d);
-        ecq.head = (ecq.head + 1) & mask;
         ++taken;
       }
     }
@@ -102,7 +103,7 @@ void ToeDriver::isr_thread() {
       events_ev_.notify(sc_core::SC_ZERO_TIME);
     }
     // Handing the slots back lowers the TOE's level interrupt; then end the interrupt.
-    if (started_) write_reg(isr_ctx_, ring_reg(Ring::Ecq, toe::reg::kRingHead), ecq.head);
+    if (rings_.started()) rings_.release_completions(access);
     irq_.end_of_interrupt(id);
   }
 }

@@ -15,6 +15,7 @@
 #include "models/core/module.h"
 #include "models/cpu/core.h"
 #include "models/toe/descriptors.h"
+#include "models/toe/host_ring_driver.h"
 
 namespace vtoe::guest {
 
@@ -45,16 +46,9 @@ class ToeDriver : public core::Module {
   cpu::Core::Context& kthread_context() { return kthread_ctx_; }
 
  private:
-  struct RingState {
-    std::uint64_t addr = 0;
-    std::uint32_t tail = 0;  // host->TOE: next slot to fill; ECQ: unused
-    std::uint32_t head = 0;  // ECQ: next slot to read; host->TOE: last head seen
-  };
+  class RingAccess;  // the ring driver's view of this guest: register port, memory, costs
   void isr_thread();
   void kthread();
-  std::uint64_t ring_reg(toe::Ring r, std::uint64_t sub) const {
-    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
-  }
 
   cpu::Core& core_;
   GuestMemory& mem_;
@@ -64,12 +58,11 @@ class ToeDriver : public core::Module {
   cpu::InterruptPort& irq_;
   cpu::Core::Context& isr_ctx_;
   cpu::Core::Context& kthread_ctx_;
-  RingState rings_[toe::kRings];
+  toe::HostRingDriver rings_;
   std::deque<toe::EcqDesc> events_;
   std::function<void(const toe::EcqDesc&)> deliver_;
   sc_core::sc_event events_ev_;
   sc_core::sc_event ring_space_ev_;
-  bool started_ = false;
   core::Counter& interrupts_;
   core::Counter& completions_;
   core::Counter& posted_;

@@ -17,15 +17,13 @@ Dispatcher::Dispatcher(const sc_core::sc_module_name& name, const DispatcherPara
       ppm_(ppm),
       tx_(tx),
       rx_(rx),
+      qos_(params.policy, channels_.size(), params.quanta, params.default_quantum),
       context_cost_ps_(core::cycles_to_ps(params.cycles_per_context, params.device_freq_hz)),
       buf_(static_cast<std::size_t>(std::max<std::uint32_t>(params.fetch_batch, 1)) * kDescBytes),
       cmd_contexts_(stats_.counter("cmd_contexts", "CmdQ contexts served")),
       send_contexts_(stats_.counter("send_contexts", "SendQ contexts passed to the Tx DMA")),
       recv_contexts_(stats_.counter("recv_contexts", "RecvQ contexts served")),
       bad_contexts_(stats_.counter("bad_contexts", "malformed contexts refused")) {
-  policy_ =
-      make_dispatch_policy(params.policy, channels_.size(), params.quanta, params.default_quantum);
-  heads_.resize(channels_.size());
   head_desc_.resize(channels_.size());
   SC_THREAD(run);
 }
@@ -63,7 +61,7 @@ bool Dispatcher::prefetch_send_heads() {
   bool progress = false;
   for (std::size_t c = 0; c < channels_.size(); ++c) {
     ControlChannel& ch = *channels_[c];
-    if (!heads_[c].empty || !ch.pending(Ring::Send)) continue;
+    if (qos_.has_head(c) || !ch.pending(Ring::Send)) continue;
     std::uint8_t raw[kDescBytes];
     if (ch.fetch(Ring::Send, raw, 1) != 1) continue;
     sc_core::wait(core::ps(context_cost_ps_));
@@ -79,20 +77,20 @@ bool Dispatcher::prefetch_send_heads() {
       continue;
     }
     head_desc_[c] = desc;
-    heads_[c] = QueueHead{false, desc.length, arrivals_++};
+    qos_.set_head(c, desc.length, qos_.next_arrival());
   }
   return progress;
 }
 
 // Moves the send context the policy picks to the Tx DMA.
 bool Dispatcher::serve_send() {
-  const int c = policy_->pick(heads_);
+  const int c = qos_.pick();
   if (c < 0) return false;
   TxJob job;
   job.channel = c;
   job.desc = head_desc_[static_cast<std::size_t>(c)];
-  policy_->served(c, job.desc.length);
-  heads_[static_cast<std::size_t>(c)] = QueueHead{};
+  qos_.served(c, job.desc.length);
+  qos_.clear_head(static_cast<std::size_t>(c));
   ++send_contexts_;
   tx_.enqueue(job);
   return true;

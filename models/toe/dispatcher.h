@@ -12,6 +12,7 @@
 #include "models/core/module.h"
 #include "models/toe/control_channel.h"
 #include "models/toe/dispatch_policy.h"
+#include "models/toe/qos_queue.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
 #include "models/toe/tx_dma.h"
@@ -48,10 +49,8 @@ class Dispatcher : public core::Module {
   Ppm& ppm_;
   TxDma& tx_;
   RxDma& rx_;
-  std::unique_ptr<DispatchPolicy> policy_;
-  std::vector<QueueHead> heads_;     // what the policy sees of each channel's SendQ
+  QosQueue qos_;                     // what the policy sees of each channel's SendQ
   std::vector<SendDesc> head_desc_;  // the prefetched head contexts
-  std::uint64_t arrivals_ = 0;
   core::TimePs context_cost_ps_;
   std::vector<std::uint8_t> buf_;
   sc_core::sc_event work_ev_;
