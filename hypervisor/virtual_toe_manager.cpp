@@ -1,5 +1,6 @@
 #include "hypervisor/virtual_toe_manager.h"
 
+#include <array>
 #include <cstring>
 
 namespace vtoe::hypervisor {
@@ -12,13 +13,37 @@ namespace reg = toe::reg;
 
 namespace {
 constexpr std::uint32_t kMaxSendLength = 16u << 20;
-// Send contexts get physical cookies with this bit; commands carry cookie 0 physically.
-constexpr std::uint32_t kSendCookie = 0x8000'0000u;
-
-std::uint64_t ring_reg(Ring r, std::uint64_t sub) {
-  return reg::kRingBase + static_cast<std::uint64_t>(r) * reg::kRingStride + sub;
-}
 }  // namespace
+
+// The physical channel as the hypervisor reaches it: registers through device_access (hypervisor
+// cycles, charged to the VM on whose behalf it works), rings in hypervisor memory.
+class VirtualToeManager::PhysicalAccess : public toe::HostRingDriver::Access {
+ public:
+  PhysicalAccess(VirtualToeManager& m, Ctx& ctx, int charge_vm)
+      : m_(m), ctx_(ctx), charge_vm_(charge_vm) {}
+  void write_reg(std::uint64_t offset, std::uint32_t value) override {
+    m_.hyp_.device_access(ctx_, true, m_.params_.channel_regs_pa + offset, value, charge_vm_);
+  }
+  std::uint32_t read_reg(std::uint64_t offset) override {
+    std::uint32_t value = 0;
+    m_.hyp_.device_access(ctx_, false, m_.params_.channel_regs_pa + offset, value, charge_vm_);
+    return value;
+  }
+  void read_mem(std::uint64_t addr, void* dst, std::size_t len) override {
+    m_.dram_.read(addr, dst, len);
+  }
+  void write_mem(std::uint64_t addr, const void* src, std::size_t len) override {
+    m_.dram_.write(addr, src, len);
+  }
+  // The physical rings are large and sends are bounded by `depth`; if one is full all the same,
+  // the TOE always takes contexts: poll.
+  void wait_for_space() override { sc_core::wait(core::ps(m_.params_.ring_full_poll_ps)); }
+
+ private:
+  VirtualToeManager& m_;
+  Ctx& ctx_;
+  int charge_vm_;
+};
 
 VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
                                      const VirtualToeParams& params, Hypervisor& hyp,
@@ -27,6 +52,8 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
       params_(params),
       hyp_(hyp),
       dram_(dram),
+      qos_(params.policy, params.vms.size(), params.quanta, params.default_quantum),
+      phys_(params.ring_entries),
       traps_(stats_.counter("register_traps", "guest accesses to virtual TOE registers emulated")),
       contexts_(stats_.counter("contexts", "guest ring contexts translated")),
       forwarded_(stats_.counter("completions_forwarded", "completions moved to virtual ECQs")),
@@ -36,9 +63,7 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
       ecq_overflows_(
           stats_.counter("ecq_overflows", "completions held because a virtual ECQ was full")) {
   for (int vm : params_.vms) {
-    Vtoe v;
-    v.vm = vm;
-    vtoes_.push_back(v);
+    vchannels_.emplace_back(vm);
     // Every served VM's channel page is unmapped in its stage 2: its accesses trap here.
     hyp_.add_trap_handler(
         vm, params_.guest_regs_ipa, reg::kChannelStride,
@@ -46,27 +71,20 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
           register_access(trapped, ctx, off, w, val);
         });
   }
-  std::vector<std::uint32_t> quanta = params_.quanta;
-  policy_ =
-      toe::make_dispatch_policy(params_.policy, vtoes_.size(), quanta, params_.default_quantum);
-  heads_.resize(vtoes_.size());
-  for (int r = 0; r < toe::kRings; ++r)
-    ring_pa_[r] = params_.ring_memory_pa +
-                  static_cast<std::uint64_t>(r) * params_.ring_entries * toe::kDescBytes;
 }
 
-VirtualToeManager::Vtoe* VirtualToeManager::find_vtoe(int vm) {
-  for (Vtoe& v : vtoes_)
-    if (v.vm == vm) return &v;
+VirtualChannel* VirtualToeManager::find(int vm) {
+  for (VirtualChannel& v : vchannels_)
+    if (v.vm() == vm) return &v;
   return nullptr;
 }
 
 std::uint64_t VirtualToeManager::contexts(int slot) const {
-  return vtoes_.at(static_cast<std::size_t>(slot)).contexts;
+  return vchannels_.at(static_cast<std::size_t>(slot)).contexts;
 }
 
 std::size_t VirtualToeManager::queued_sends(int slot) const {
-  return vtoes_.at(static_cast<std::size_t>(slot)).sendq.size();
+  return vchannels_.at(static_cast<std::size_t>(slot)).sendq().size();
 }
 
 // ---- Guest memory through stage 2 ----
@@ -96,118 +114,50 @@ bool VirtualToeManager::guest_write(int vm, std::uint64_t ipa, const void* src, 
   return true;
 }
 
-// ---- Connection manager ----
-
-int VirtualToeManager::lookup_psock(int slot, std::uint16_t vsock) const {
-  auto it = psock_of_.find({slot, vsock});
-  return it == psock_of_.end() ? -1 : it->second;
-}
-
-int VirtualToeManager::allocate_psock(int slot, std::uint16_t vsock) {
-  for (int tries = 0; tries < 0xffff; ++tries) {
-    const std::uint16_t ps = next_psock_;
-    next_psock_ = static_cast<std::uint16_t>(next_psock_ == 0xffff ? 1 : next_psock_ + 1);
-    if (psocks_.count(ps)) continue;
-    psocks_[ps] = Psock{slot, vsock, false};
-    psock_of_[{slot, vsock}] = ps;
-    return ps;
-  }
-  return -1;
-}
-
 // ---- Trapped register accesses (the virtual control channel) ----
 
 void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, bool write,
                                         std::uint32_t& value) {
-  Vtoe* v = find_vtoe(vm);
+  VirtualChannel* v = find(vm);
   ++traps_;
-  if (offset == reg::kCtrl) {
-    if (write)
-      v->ctrl = value;
-    else
-      value = v->ctrl;
-    return;
-  }
-  if (offset == reg::kStatus) {
-    if (write)
-      v->status &= ~value;
-    else
-      value = v->status;
-    return;
-  }
-  if (offset < reg::kRingBase || offset >= reg::kRingBase + toe::kRings * reg::kRingStride) {
-    if (!write) value = 0;
-    v->status |= 1;
-    return;
-  }
-  const auto r = static_cast<Ring>((offset - reg::kRingBase) / reg::kRingStride);
-  const std::uint64_t sub = (offset - reg::kRingBase) % reg::kRingStride;
-  VRing& vr = v->ring[static_cast<int>(r)];
   if (!write) {
-    value = sub == reg::kRingAddrLo   ? static_cast<std::uint32_t>(vr.ipa)
-            : sub == reg::kRingAddrHi ? static_cast<std::uint32_t>(vr.ipa >> 32)
-            : sub == reg::kRingSize   ? vr.size
-            : sub == reg::kRingHead   ? vr.head
-            : sub == reg::kRingTail   ? vr.tail
-                                      : 0;
+    value = v->read(offset);
     return;
   }
-  const bool ecq = r == Ring::Ecq;
-  const bool configured = vr.size >= 2 && vr.ipa != 0;
-  switch (sub) {
-    case reg::kRingAddrLo:
-      vr.ipa = (vr.ipa & ~0xffffffffull) | value;
-      vr.head = vr.tail = 0;
+  Ring ring = Ring::Cmd;
+  switch (v->write(offset, value, &ring)) {
+    case VirtualChannel::Effect::Doorbell:
+      doorbell(*v, ctx, ring);
       return;
-    case reg::kRingAddrHi:
-      vr.ipa = (vr.ipa & 0xffffffffull) | (std::uint64_t{value} << 32);
-      vr.head = vr.tail = 0;
-      return;
-    case reg::kRingSize:
-      if (value < 2 || (value & (value - 1)) || value > (1u << 16)) {
-        v->status |= 1;
-        return;
-      }
-      vr.size = value;
-      vr.head = vr.tail = 0;
-      return;
-    case reg::kRingTail:
-      if (ecq || !configured || value >= vr.size) {
-        v->status |= 1;
-        return;
-      }
-      doorbell(*v, ctx, r, value);
-      return;
-    case reg::kRingHead:
-      if (!ecq || !configured || value >= vr.size) {
-        v->status |= 1;
-        return;
-      }
-      vr.head = value;
-      if (flush_overflow(*v)) {
+    case VirtualChannel::Effect::EcqFreed: {
+      std::size_t written = 0;
+      const auto guest = [&](std::uint64_t ipa, const void* src, std::size_t len) {
+        return guest_write(vm, ipa, src, len);
+      };
+      if (v->flush_held(guest, &written)) {
+        forwarded_ += written;
         hyp_.spend(ctx, hyp_.costs().vgic_inject, vm);
         hyp_.inject(vm);
       }
       return;
-    default:
-      v->status |= 1;
+    }
+    case VirtualChannel::Effect::None:
+      return;
   }
 }
 
-void VirtualToeManager::doorbell(Vtoe& v, Ctx& ctx, Ring ring, std::uint32_t new_tail) {
-  VRing& vr = v.ring[static_cast<int>(ring)];
-  vr.tail = new_tail;
-  ensure_started(ctx, v.vm);
-  const std::size_t ecq_before = v.ring[static_cast<int>(Ring::Ecq)].tail;
-  while (vr.head != vr.tail) {
+void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
+  toe::RingEngine& vr = v.ring(ring);
+  ensure_started(ctx, v.vm());
+  const std::uint32_t ecq_before = v.ring(Ring::Ecq).produce_index();
+  while (vr.pending() > 0) {
     std::uint8_t raw[toe::kDescBytes];
-    if (!guest_read(v.vm, vr.ipa + static_cast<std::uint64_t>(vr.head) * toe::kDescBytes, raw,
-                    toe::kDescBytes)) {
-      v.status |= 1;  // the ring itself is outside the VM's memory: stop, as the TOE would
-      vr.head = vr.tail;
+    if (!guest_read(v.vm(), vr.entry_addr(vr.head()), raw, toe::kDescBytes)) {
+      v.latch_error();  // the ring itself is outside the VM's memory: stop, as the TOE would
+      vr.consume(vr.pending());
       break;
     }
-    hyp_.spend(ctx, hyp_.costs().vtoe_context, v.vm);
+    hyp_.spend(ctx, hyp_.costs().vtoe_context, v.vm());
     ++contexts_;
     ++v.contexts;
     if (ring == Ring::Cmd) {
@@ -221,20 +171,20 @@ void VirtualToeManager::doorbell(Vtoe& v, Ctx& ctx, Ring ring, std::uint32_t new
     } else {
       toe::SendDesc d;
       std::memcpy(&d, raw, sizeof d);
-      handle_send(v, ctx, d);
+      handle_send(v, d);
     }
-    vr.head = (vr.head + 1) & (vr.size - 1);
+    vr.consume(1);
   }
   dispatch(ctx);
   // Contexts refused here completed at once: tell the guest.
-  if (v.ring[static_cast<int>(Ring::Ecq)].tail != ecq_before) {
-    hyp_.spend(ctx, hyp_.costs().vgic_inject, v.vm);
-    hyp_.inject(v.vm);
+  if (v.ring(Ring::Ecq).produce_index() != ecq_before) {
+    hyp_.spend(ctx, hyp_.costs().vgic_inject, v.vm());
+    hyp_.inject(v.vm());
   }
 }
 
-void VirtualToeManager::fail_context(Vtoe& v, std::uint16_t vsock, std::uint32_t cookie, Status st,
-                                     std::uint8_t op) {
+void VirtualToeManager::fail_context(VirtualChannel& v, std::uint16_t vsock, std::uint32_t cookie,
+                                     Status st, std::uint8_t op) {
   ++bad_contexts_;
   EcqDesc ev{};
   ev.type = static_cast<std::uint8_t>(EventType::Error);
@@ -245,14 +195,14 @@ void VirtualToeManager::fail_context(Vtoe& v, std::uint16_t vsock, std::uint32_t
   deliver(v, ev);
 }
 
-void VirtualToeManager::handle_command(Vtoe& v, Ctx& ctx, toe::CmdDesc cmd) {
-  const int slot = static_cast<int>(&v - vtoes_.data());
+void VirtualToeManager::handle_command(VirtualChannel& v, Ctx& ctx, toe::CmdDesc cmd) {
+  const int slot = slot_of(v);
   const auto op = static_cast<toe::CmdOp>(cmd.opcode);
   const std::uint16_t vsock = cmd.sock;
   auto fail = [&](Status st) { fail_context(v, vsock, cmd.cookie, st, cmd.opcode); };
   auto rx_buffer = [&]() {
     std::uint64_t pa = 0;
-    if (cmd.rx_size < 64 || !translate(v.vm, cmd.rx_addr, cmd.rx_size, true, &pa)) return false;
+    if (cmd.rx_size < 64 || !translate(v.vm(), cmd.rx_addr, cmd.rx_size, true, &pa)) return false;
     cmd.rx_addr = pa;  // the TOE writes received payload straight into the guest's buffer
     return true;
   };
@@ -260,21 +210,21 @@ void VirtualToeManager::handle_command(Vtoe& v, Ctx& ctx, toe::CmdDesc cmd) {
     case toe::CmdOp::Connect:
     case toe::CmdOp::Listen:
     case toe::CmdOp::Accept: {
-      if (lookup_psock(slot, vsock) >= 0) return fail(Status::BadSocket);
+      if (sockets_.lookup(slot, vsock) >= 0) return fail(Status::BadSocket);
       if (op == toe::CmdOp::Accept) {
-        const int lps = lookup_psock(slot, cmd.arg);
+        const int lps = sockets_.lookup(slot, cmd.arg);
         if (lps < 0) return fail(Status::BadSocket);
         cmd.arg = static_cast<std::uint16_t>(lps);
       }
       if (op != toe::CmdOp::Listen && !rx_buffer()) return fail(Status::DmaFault);
-      const int ps = allocate_psock(slot, vsock);
+      const int ps = sockets_.allocate(slot, vsock);
       if (ps < 0) return fail(Status::TableFull);
       cmd.sock = static_cast<std::uint16_t>(ps);
       break;
     }
     case toe::CmdOp::Close:
     case toe::CmdOp::Abort: {
-      const int ps = lookup_psock(slot, vsock);
+      const int ps = sockets_.lookup(slot, vsock);
       if (ps < 0) return fail(Status::BadSocket);
       cmd.sock = static_cast<std::uint16_t>(ps);
       break;
@@ -286,206 +236,153 @@ void VirtualToeManager::handle_command(Vtoe& v, Ctx& ctx, toe::CmdDesc cmd) {
   // A VM connects and listens only on its own address (no spoofing another VM's).
   const std::size_t slot_index = static_cast<std::size_t>(slot);
   if (slot_index < params_.addresses.size()) cmd.local_ip = params_.addresses[slot_index];
-  post(ctx, Ring::Cmd, &cmd, v.vm);
+  post(ctx, Ring::Cmd, &cmd, v.vm());
 }
 
-void VirtualToeManager::handle_recv(Vtoe& v, Ctx& ctx, toe::RecvDesc rd) {
-  const int ps = lookup_psock(static_cast<int>(&v - vtoes_.data()), rd.sock);
+void VirtualToeManager::handle_recv(VirtualChannel& v, Ctx& ctx, toe::RecvDesc rd) {
+  const int ps = sockets_.lookup(slot_of(v), rd.sock);
   if (ps < 0) return fail_context(v, rd.sock, 0, Status::BadSocket);
   rd.sock = static_cast<std::uint16_t>(ps);
-  post(ctx, Ring::Recv, &rd, v.vm);
+  post(ctx, Ring::Recv, &rd, v.vm());
 }
 
-void VirtualToeManager::handle_send(Vtoe& v, Ctx& ctx, toe::SendDesc sd) {
-  (void)ctx;
-  const int slot = static_cast<int>(&v - vtoes_.data());
-  const int ps = lookup_psock(slot, sd.sock);
+void VirtualToeManager::handle_send(VirtualChannel& v, toe::SendDesc sd) {
+  const int slot = slot_of(v);
+  const int ps = sockets_.lookup(slot, sd.sock);
   if (ps < 0) return fail_context(v, sd.sock, sd.cookie, Status::BadSocket);
   if (sd.length == 0 || sd.length > kMaxSendLength)
     return fail_context(v, sd.sock, sd.cookie, Status::BadDescriptor);
   std::uint64_t pa = 0;
-  if (!translate(v.vm, sd.addr, sd.length, false, &pa))
+  if (!translate(v.vm(), sd.addr, sd.length, false, &pa))
     return fail_context(v, sd.sock, sd.cookie, Status::DmaFault);
-  std::uint32_t pc = 0;
-  do {
-    pc = kSendCookie | (next_cookie_++ & ~kSendCookie);
-  } while (sends_.count(pc));
-  sends_[pc] = SendRef{slot, sd.sock, sd.cookie};
+  const std::uint32_t pc = sockets_.add_send(slot, sd.sock, sd.cookie);
   sd.sock = static_cast<std::uint16_t>(ps);
   sd.addr = pa;
   sd.cookie = pc;
-  v.sendq.push_back(PendingSend{sd, arrivals_++});
+  v.sendq().push_back(VirtualChannel::SendContext{sd, qos_.next_arrival()});
 }
 
 // ---- QoS dispatcher: virtual SendQs -> physical SendQ ----
 
 void VirtualToeManager::dispatch(Ctx& ctx) {
-  for (std::size_t i = 0; i < vtoes_.size(); ++i) {
-    const auto& q = vtoes_[i].sendq;
-    heads_[i] = q.empty() ? toe::QueueHead{}
-                          : toe::QueueHead{false, q.front().desc.length, q.front().arrival};
-  }
+  auto refresh = [&](std::size_t i) {
+    const auto& q = vchannels_[i].sendq();
+    if (q.empty())
+      qos_.clear_head(i);
+    else
+      qos_.set_head(i, q.front().desc.length, q.front().arrival);
+  };
+  for (std::size_t i = 0; i < vchannels_.size(); ++i) refresh(i);
   while (in_flight_ < params_.depth) {
-    const int q = policy_->pick(heads_);
+    const int q = qos_.pick();
     if (q < 0) break;
-    Vtoe& v = vtoes_[static_cast<std::size_t>(q)];
-    const PendingSend ps = v.sendq.front();
-    v.sendq.pop_front();
-    policy_->served(q, ps.desc.length);
-    hyp_.spend(ctx, hyp_.costs().dispatch, v.vm);
-    post(ctx, Ring::Send, &ps.desc, v.vm);
+    VirtualChannel& v = vchannels_[static_cast<std::size_t>(q)];
+    const VirtualChannel::SendContext sc = v.sendq().front();
+    v.sendq().pop_front();
+    qos_.served(q, sc.desc.length);
+    hyp_.spend(ctx, hyp_.costs().dispatch, v.vm());
+    post(ctx, Ring::Send, &sc.desc, v.vm());
     ++in_flight_;
-    heads_[static_cast<std::size_t>(q)] =
-        v.sendq.empty()
-            ? toe::QueueHead{}
-            : toe::QueueHead{false, v.sendq.front().desc.length, v.sendq.front().arrival};
+    refresh(static_cast<std::size_t>(q));
   }
 }
 
 // ---- Virtual ECQ ----
 
-void VirtualToeManager::deliver(Vtoe& v, const EcqDesc& ev) {
-  VRing& e = v.ring[static_cast<int>(Ring::Ecq)];
-  if (e.size < 2 || e.ipa == 0) return;  // the guest has no ECQ: nobody to tell
-  const std::uint32_t used = (e.tail - e.head) & (e.size - 1);
-  if (used == e.size - 1 || !v.ecq_overflow.empty()) {
-    ++ecq_overflows_;
-    v.ecq_overflow.push_back(ev);
-    return;
+void VirtualToeManager::deliver(VirtualChannel& v, const EcqDesc& ev) {
+  const int vm = v.vm();
+  const auto guest = [&](std::uint64_t ipa, const void* src, std::size_t len) {
+    return guest_write(vm, ipa, src, len);
+  };
+  switch (v.deliver(ev, guest)) {
+    case VirtualChannel::Delivery::Written:
+      ++forwarded_;
+      break;
+    case VirtualChannel::Delivery::Held:
+      ++ecq_overflows_;
+      break;
+    case VirtualChannel::Delivery::NoEcq:
+    case VirtualChannel::Delivery::Refused:
+      break;
   }
-  EcqDesc out = ev;
-  out.valid = 1;
-  if (!guest_write(v.vm, e.ipa + static_cast<std::uint64_t>(e.tail) * toe::kDescBytes, &out,
-                   sizeof out)) {
-    v.status |= 1;
-    return;
-  }
-  e.tail = (e.tail + 1) & (e.size - 1);
-  ++forwarded_;
-}
-
-bool VirtualToeManager::flush_overflow(Vtoe& v) {
-  bool moved = false;
-  while (!v.ecq_overflow.empty()) {
-    VRing& e = v.ring[static_cast<int>(Ring::Ecq)];
-    if (((e.tail - e.head) & (e.size - 1)) == e.size - 1) break;
-    EcqDesc ev = v.ecq_overflow.front();
-    v.ecq_overflow.pop_front();
-    deliver(v, ev);
-    moved = true;
-  }
-  return moved;
 }
 
 // ---- Physical interrupt: completions back to their VMs ----
 
 void VirtualToeManager::handle_interrupt(Ctx& ctx) {
-  if (!started_) return;
-  const std::uint32_t mask = params_.ring_entries - 1;
-  std::vector<bool> notify(vtoes_.size(), false);
+  if (!phys_started_) return;
+  std::vector<bool> notify(vchannels_.size(), false);
   int first_vm = -1;
-  for (;;) {
-    EcqDesc ev;
-    const std::uint64_t at =
-        ring_pa_[static_cast<int>(Ring::Ecq)] + std::uint64_t{ecq_head_} * toe::kDescBytes;
-    dram_.read(at, &ev, sizeof ev);
-    if (!ev.valid) break;
-    ev.valid = 0;
-    dram_.write(at, &ev, sizeof ev);
-    ecq_head_ = (ecq_head_ + 1) & mask;
-    auto it = psocks_.find(ev.sock);
+  PhysicalAccess reader(*this, ctx, vchannels_.front().vm());  // memory only: nobody is charged
+  EcqDesc ev;
+  while (phys_.next_completion(reader, ev)) {
+    SocketMap::Socket* p = sockets_.find(ev.sock);
+    const std::uint16_t psock = ev.sock;
     const auto type = static_cast<EventType>(ev.type);
-    if ((type == EventType::SendDone || type == EventType::Error) && (ev.cookie & kSendCookie)) {
+    if ((type == EventType::SendDone || type == EventType::Error) &&
+        SocketMap::is_send_cookie(ev.cookie)) {
       if (in_flight_ > 0) --in_flight_;
-      auto s = sends_.find(ev.cookie);
-      if (s == sends_.end()) continue;
-      ev.cookie = s->second.vcookie;
-      sends_.erase(s);
+      const auto ref = sockets_.take_send(ev.cookie);
+      if (!ref) continue;
+      ev.cookie = ref->vcookie;
     }
-    if (it == psocks_.end()) continue;  // a socket the guest no longer has
-    Psock& p = it->second;
-    Vtoe& v = vtoes_[static_cast<std::size_t>(p.slot)];
-    if (first_vm < 0) first_vm = v.vm;
-    hyp_.spend(ctx, hyp_.costs().ecq_forward, v.vm);
-    ev.sock = p.vsock;
+    if (!p) continue;  // a socket the guest no longer has
+    VirtualChannel& v = vchannels_[static_cast<std::size_t>(p->slot)];
+    if (first_vm < 0) first_vm = v.vm();
+    hyp_.spend(ctx, hyp_.costs().ecq_forward, v.vm());
+    ev.sock = p->vsock;
     switch (type) {
       case EventType::Accepted: {
-        auto l = psocks_.find(ev.arg);
-        ev.arg = l == psocks_.end() ? 0 : l->second.vsock;
-        p.established = true;
+        const SocketMap::Socket* listener = sockets_.find(ev.arg);
+        ev.arg = listener ? listener->vsock : 0;
+        p->established = true;
         break;
       }
       case EventType::Connected:
       case EventType::CmdDone:
-        p.established = true;
+        p->established = true;
         break;
       case EventType::Closed:
-        psock_of_.erase({p.slot, p.vsock});
-        psocks_.erase(it);
+        sockets_.erase(psock);
         break;
       case EventType::Error:
-        if (!p.established && !(ev.cookie & kSendCookie)) {
-          psock_of_.erase({p.slot, p.vsock});
-          psocks_.erase(it);
-        }
+        // A failed connect or listen frees its socket; a failed send does not.
+        if (!p->established && !SocketMap::is_send_cookie(ev.cookie)) sockets_.erase(psock);
         break;
       default:
         break;
     }
     deliver(v, ev);
-    notify[static_cast<std::size_t>(&v - vtoes_.data())] = true;
+    notify[static_cast<std::size_t>(slot_of(v))] = true;
   }
-  const int charge = first_vm >= 0 ? first_vm : vtoes_.front().vm;
-  phys_write(ctx, ring_reg(Ring::Ecq, reg::kRingHead), ecq_head_, charge);
+  const int charge = first_vm >= 0 ? first_vm : vchannels_.front().vm();
+  PhysicalAccess writer(*this, ctx, charge);
+  phys_.release_completions(writer);
   dispatch(ctx);
-  for (std::size_t i = 0; i < vtoes_.size(); ++i) {
+  for (std::size_t i = 0; i < vchannels_.size(); ++i) {
     if (!notify[i]) continue;
-    hyp_.spend(ctx, hyp_.costs().vgic_inject, vtoes_[i].vm);
-    hyp_.inject(vtoes_[i].vm);
+    hyp_.spend(ctx, hyp_.costs().vgic_inject, vchannels_[i].vm());
+    hyp_.inject(vchannels_[i].vm());
   }
 }
 
 // ---- Driving the physical channel ----
 
-void VirtualToeManager::phys_write(Ctx& ctx, std::uint64_t offset, std::uint32_t value,
-                                   int charge_vm) {
-  hyp_.device_access(ctx, true, params_.channel_regs_pa + offset, value, charge_vm);
-}
-
 void VirtualToeManager::ensure_started(Ctx& ctx, int charge_vm) {
-  if (started_) return;
-  started_ = true;
-  std::vector<std::uint8_t> zero(static_cast<std::size_t>(params_.ring_entries) * toe::kDescBytes,
-                                 0);
-  for (int r = 0; r < toe::kRings; ++r) {
-    dram_.write(ring_pa_[r], zero.data(), zero.size());
-    phys_write(ctx, ring_reg(static_cast<Ring>(r), reg::kRingSize), params_.ring_entries,
-               charge_vm);
-    phys_write(ctx, ring_reg(static_cast<Ring>(r), reg::kRingAddrLo),
-               static_cast<std::uint32_t>(ring_pa_[r]), charge_vm);
-    phys_write(ctx, ring_reg(static_cast<Ring>(r), reg::kRingAddrHi),
-               static_cast<std::uint32_t>(ring_pa_[r] >> 32), charge_vm);
-  }
-  phys_write(ctx, reg::kCtrl, reg::kCtrlEnable | reg::kCtrlIrqEnable, charge_vm);
+  if (phys_started_) return;
+  phys_started_ = true;  // before programming: a second doorbell meanwhile must not program again
+  std::array<std::uint64_t, toe::kRings> ring_pa{};
+  for (int r = 0; r < toe::kRings; ++r)
+    ring_pa[static_cast<std::size_t>(r)] =
+        params_.ring_memory_pa +
+        static_cast<std::uint64_t>(r) * params_.ring_entries * toe::kDescBytes;
+  PhysicalAccess access(*this, ctx, charge_vm);
+  phys_.start(access, ring_pa);
 }
 
 void VirtualToeManager::post(Ctx& ctx, Ring ring, const void* desc, int charge_vm) {
-  const int r = static_cast<int>(ring);
-  const std::uint32_t mask = params_.ring_entries - 1;
-  // The physical rings are large and sends are bounded by `depth`; if one is full all the same,
-  // wait for the TOE to take contexts (it always does).
-  for (;;) {
-    std::uint32_t head = 0;
-    if (((tail_[r] + 1) & mask) != phys_head_[r]) break;
-    hyp_.device_access(ctx, false, params_.channel_regs_pa + ring_reg(ring, reg::kRingHead), head,
-                       charge_vm);
-    phys_head_[r] = head;
-    if (((tail_[r] + 1) & mask) != phys_head_[r]) break;
-    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
-  }
-  dram_.write(ring_pa_[r] + std::uint64_t{tail_[r]} * toe::kDescBytes, desc, toe::kDescBytes);
-  tail_[r] = (tail_[r] + 1) & mask;
-  phys_write(ctx, ring_reg(ring, reg::kRingTail), tail_[r], charge_vm);
+  PhysicalAccess access(*this, ctx, charge_vm);
+  phys_.post(access, ring, desc);
 }
 
 }  // namespace vtoe::hypervisor
