@@ -5,12 +5,14 @@
 // completions; the good VM's transfer and memory must be untouched; nothing may crash.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <systemc>
 #include <vector>
 
 #include "models/core/stream_pattern.h"
 #include "models/toe/descriptors.h"
+#include "models/toe/host_ring_driver.h"
 #include "config/config.h"
 #include "platform/platform.h"
 #include "app/runner.h"
@@ -51,30 +53,44 @@ struct Rogue : sc_core::sc_module {
     p_.hypervisor()->register_port(1).access(ctx_, true, platform::kToeRegBase + off, v);
   }
   static std::uint64_t ring_reg(Ring r, std::uint64_t sub) {
-    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
+    return toe::HostRingDriver::ring_reg(r, sub);
   }
+  // The rogue drives its rings with the ordinary host-side ring driver (what it sends is hostile,
+  // not how it posts): registers through its VM's register port, rings in its own memory.
+  struct Access : toe::HostRingDriver::Access {
+    Rogue& r;
+    explicit Access(Rogue& rogue) : r(rogue) {}
+    void write_reg(std::uint64_t off, std::uint32_t v) override { r.reg(off, v); }
+    std::uint32_t read_reg(std::uint64_t off) override {
+      std::uint32_t v = 0;
+      r.p_.hypervisor()->register_port(1).access(r.ctx_, false, platform::kToeRegBase + off, v);
+      return v;
+    }
+    void read_mem(std::uint64_t a, void* d, std::size_t n) override {
+      r.p_.guest(1).memory().read(a, d, n);
+    }
+    void write_mem(std::uint64_t a, const void* d, std::size_t n) override {
+      r.p_.guest(1).memory().write(a, d, n);
+    }
+    void wait_for_space() override {
+      r.spin();
+      r.poll();
+    }
+  };
   void post(Ring r, const void* d) {
-    const int i = static_cast<int>(r);
-    p_.guest(1).memory().write(ring_[i] + tail_[i] * toe::kDescBytes, d, toe::kDescBytes);
-    tail_[i] = (tail_[i] + 1) % kEntries;
-    reg(ring_reg(r, toe::reg::kRingTail), tail_[i]);
+    Access access(*this);
+    rings_.post(access, r, d);
   }
   // Reads completions straight from its ECQ (its own interrupt handler never started).
   void poll() {
-    auto& mem = p_.guest(1).memory();
-    const std::uint64_t base = ring_[static_cast<int>(Ring::Ecq)];
+    Access access(*this);
+    toe::EcqDesc d;
     bool any = false;
-    for (;;) {
-      toe::EcqDesc d;
-      mem.read(base + ecq_head_ * toe::kDescBytes, &d, sizeof d);
-      if (!d.valid) break;
-      d.valid = 0;
-      mem.write(base + ecq_head_ * toe::kDescBytes, &d, sizeof d);
+    while (rings_.next_completion(access, d)) {
       events.push_back(d);
-      ecq_head_ = (ecq_head_ + 1) % kEntries;
       any = true;
     }
-    if (any) reg(ring_reg(Ring::Ecq, toe::reg::kRingHead), ecq_head_);
+    if (any) rings_.release_completions(access);
   }
   // Busy-waits 20 us on its vCPU, as a polling driver does (it never sleeps, so it keeps its VM
   // runnable and gets scheduled like a CPU-bound guest).
@@ -103,17 +119,10 @@ struct Rogue : sc_core::sc_module {
     reg(ring_reg(Ring::Send, toe::reg::kRingSize), 3);
     reg(ring_reg(Ring::Cmd, toe::reg::kRingTail), 1000);
     reg(0x800, 0xdeadbeef);
-    for (int r = 0; r < toe::kRings; ++r) {
-      ring_[r] = mem.allocate(kEntries * toe::kDescBytes, 4096);
-      std::vector<std::uint8_t> zero(kEntries * toe::kDescBytes, 0);
-      mem.write(ring_[r], zero.data(), zero.size());
-      reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingSize), kEntries);
-      reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrLo),
-          static_cast<std::uint32_t>(ring_[r]));
-      reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrHi),
-          static_cast<std::uint32_t>(ring_[r] >> 32));
-    }
-    reg(toe::reg::kCtrl, toe::reg::kCtrlEnable | toe::reg::kCtrlIrqEnable);
+    std::array<std::uint64_t, toe::kRings> ring_addr{};
+    for (auto& at : ring_addr) at = mem.allocate(kEntries * toe::kDescBytes, 4096);
+    Access access(*this);
+    rings_.start(access, ring_addr);
     // A send for a socket that does not exist.
     toe::SendDesc s{};
     s.sock = 9;
@@ -180,9 +189,7 @@ struct Rogue : sc_core::sc_module {
   platform::Platform& p_;
   cpu::Core::Context& ctx_;
   std::uint64_t canary_;
-  std::uint64_t ring_[toe::kRings] = {};
-  std::uint32_t tail_[toe::kRings] = {};
-  std::uint32_t ecq_head_ = 0;
+  toe::HostRingDriver rings_{kEntries};
   bool connected_ = false;
   std::vector<toe::EcqDesc> events;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <systemc>
@@ -13,6 +14,7 @@
 #include "models/mem/interconnect.h"
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
+#include "models/toe/host_ring_driver.h"
 #include "models/toe/toe.h"
 #include "tests/support/sc_test_main.h"
 
@@ -34,9 +36,6 @@ struct Host : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Host> bus{"bus"};
   sc_core::sc_in<bool> irq{"irq"};
   mem::Dram& dram;
-  std::uint64_t ring_addr[toe::kRings] = {};
-  std::uint32_t tail[toe::kRings] = {};
-  std::uint32_t ecq_head = 0;
   std::vector<EcqDesc> events;
   std::function<void(Host&)> script;
   std::uint64_t next_alloc = 16 << 20;
@@ -74,38 +73,39 @@ struct Host : sc_core::sc_module {
     return v;
   }
   static std::uint64_t ring_reg(Ring r, std::uint64_t sub) {
-    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
+    return toe::HostRingDriver::ring_reg(r, sub);
   }
-  void setup() {
-    for (int r = 0; r < toe::kRings; ++r) {
-      ring_addr[r] = alloc(kEntries * toe::kDescBytes);
-      write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingSize), kEntries);
-      write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrLo),
-                static_cast<std::uint32_t>(ring_addr[r]));
-      write_reg(ring_reg(static_cast<Ring>(r), toe::reg::kRingAddrHi), 0);
+  // The host side of the ring protocol is the driver's (toe::HostRingDriver): this bench reaches
+  // the channel over its bus socket and the rings in DRAM directly.
+  struct Access : toe::HostRingDriver::Access {
+    Host& h;
+    explicit Access(Host& host) : h(host) {}
+    void write_reg(std::uint64_t off, std::uint32_t v) override { h.write_reg(off, v); }
+    std::uint32_t read_reg(std::uint64_t off) override { return h.read_reg(off); }
+    void read_mem(std::uint64_t a, void* d, std::size_t n) override { h.dram.read(a, d, n); }
+    void write_mem(std::uint64_t a, const void* d, std::size_t n) override {
+      h.dram.write(a, d, n);
     }
-    write_reg(toe::reg::kCtrl, toe::reg::kCtrlEnable | toe::reg::kCtrlIrqEnable);
+    void wait_for_space() override { sc_core::wait(sc_core::sc_time(1, sc_core::SC_US)); }
+  };
+  toe::HostRingDriver rings{kEntries};
+  void setup() {
+    std::array<std::uint64_t, toe::kRings> addr{};
+    for (auto& a : addr) a = alloc(kEntries * toe::kDescBytes);
+    Access access(*this);
+    rings.start(access, addr);
   }
   void post(Ring r, const void* desc) {
-    const int i = static_cast<int>(r);
-    dram.write(ring_addr[i] + tail[i] * toe::kDescBytes, desc, toe::kDescBytes);
-    tail[i] = (tail[i] + 1) % kEntries;
-    write_reg(ring_reg(r, toe::reg::kRingTail), tail[i]);
+    Access access(*this);
+    rings.post(access, r, desc);
   }
   // Waits for the interrupt and drains the ECQ into `events`.
   void drain() {
     if (!irq.read()) wait(sc_core::sc_time(50, sc_core::SC_MS), irq.posedge_event());
-    const std::uint64_t base = ring_addr[static_cast<int>(Ring::Ecq)];
-    for (;;) {
-      EcqDesc d;
-      dram.read(base + ecq_head * toe::kDescBytes, &d, sizeof d);
-      if (!d.valid) break;
-      d.valid = 0;
-      dram.write(base + ecq_head * toe::kDescBytes, &d, sizeof d);
-      events.push_back(d);
-      ecq_head = (ecq_head + 1) % kEntries;
-    }
-    write_reg(ring_reg(Ring::Ecq, toe::reg::kRingHead), ecq_head);
+    Access access(*this);
+    EcqDesc d;
+    while (rings.next_completion(access, d)) events.push_back(d);
+    rings.release_completions(access);
   }
   // Drains until an event of `type` for `sock` arrives (or the time limit passes).
   EcqDesc wait_for(EventType type, std::uint16_t sock, double limit_ms = 200) {
