@@ -43,13 +43,11 @@ class Hypervisor::VirtualIrqPort : public cpu::InterruptPort {
 };
 
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
-                       cpu::Core& core, gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq,
-                       cpu::BusRegisterPort& bus)
+                       cpu::Core& core, gic::Gic& gic, cpu::BusRegisterPort& bus)
     : core::Module(name),
       params_(params),
       core_(core),
       gic_(gic),
-      gic_irq_(gic_irq),
       bus_(bus),
       irq_ctx_(core.add_hypervisor_context(std::string(this->name()) + ".irq")),
       bad_accesses_(stats_.counter("bad_accesses", "guest accesses to unmapped, unemulated IPAs")),
@@ -127,7 +125,7 @@ void Hypervisor::guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa,
 
 void Hypervisor::irq_thread() {
   for (;;) {
-    while (!gic_.irq_asserted()) sc_core::wait(gic_irq_.posedge_event());
+    while (!gic_.irq_asserted()) sc_core::wait(irq.posedge_event());
     // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
     const int running = core_.running_vm();
     if (running >= 0) {

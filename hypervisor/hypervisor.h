@@ -66,9 +66,12 @@ class Hypervisor : public core::Module {
       std::function<void(int vm, Ctx& ctx, std::uint64_t offset, bool write, std::uint32_t& value)>;
   using IrqHandler = std::function<void(Ctx& ctx)>;
 
+  // The GIC's physical IRQ output to the CPU: the hypervisor takes every physical interrupt.
+  sc_core::sc_in<bool> irq{"irq"};
+
   SC_HAS_PROCESS(Hypervisor);
   Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
-             gic::Gic& gic, const sc_core::sc_signal<bool>& gic_irq, cpu::BusRegisterPort& bus);
+             gic::Gic& gic, cpu::BusRegisterPort& bus);
 
   const HypervisorParams& params() const { return params_; }
   const HypervisorCosts& costs() const { return params_.costs; }
@@ -126,7 +129,6 @@ class Hypervisor : public core::Module {
   HypervisorParams params_;
   cpu::Core& core_;
   gic::Gic& gic_;
-  const sc_core::sc_signal<bool>& gic_irq_;
   cpu::BusRegisterPort& bus_;
   std::unique_ptr<CreditScheduler> scheduler_;
   std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;

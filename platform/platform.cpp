@@ -165,7 +165,8 @@ void Platform::build_toe() {
   bus_->map(kToeRegBase, toe::reg::kRegionSize, toe_->in, "toe");
   if (arch_ == Architecture::Native) {
     gic_->enable(gic::kFirstSpi + kToeSpi, true);
-    native_irq_ = std::make_unique<cpu::GicInterruptPort>(*gic_, gic_irq_);
+    native_irq_ = std::make_unique<cpu::GicInterruptPort>("cpu0_irq", *gic_);
+    native_irq_->irq(gic_irq_);
   }
 }
 
@@ -195,8 +196,8 @@ void Platform::build_virtualization() {
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
   hp.trap_wfi = cfg_.get_bool("hypervisor.trap_wfi");
-  hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, gic_irq_,
-                                                  *bus_port_);
+  hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
+  hyp_->irq(gic_irq_);
 
   // Stage 2: each guest's RAM; under direct access, its TOE channel page if it has one of its own.
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");

@@ -30,18 +30,21 @@ class BusRegisterPort : public RegisterPort {
   std::uint64_t errors_ = 0;
 };
 
-class GicInterruptPort : public InterruptPort {
+// The CPU interface of a native platform: the GIC's IRQ output arrives on the port `irq` (unbound
+// is an elaboration error); acknowledge and end of interrupt go to the GIC.
+class GicInterruptPort : public sc_core::sc_module, public InterruptPort {
  public:
-  GicInterruptPort(gic::Gic& gic, const sc_core::sc_signal<bool>& irq_line)
-      : gic_(gic), line_(irq_line) {}
+  sc_core::sc_in<bool> irq{"irq"};
+
+  GicInterruptPort(const sc_core::sc_module_name& name, gic::Gic& gic)
+      : sc_core::sc_module(name), gic_(gic) {}
   bool pending() const override { return gic_.irq_asserted(); }
-  const sc_core::sc_event& pending_event() const override { return line_.posedge_event(); }
+  const sc_core::sc_event& pending_event() const override { return irq.posedge_event(); }
   int acknowledge() override { return gic_.acknowledge(); }
   void end_of_interrupt(int id) override { gic_.end_of_interrupt(id); }
 
  private:
   gic::Gic& gic_;
-  const sc_core::sc_signal<bool>& line_;
 };
 
 }  // namespace vtoe::cpu

@@ -97,9 +97,10 @@ struct Bench {
         channels(channels_),
         hp(hyp_params(vms_)),
         core("core", cpu::CoreParams{}, vms_),
-        hyp("hyp", hp, core, gic, irq, regs),
+        hyp("hyp", hp, core, gic, regs),
         da(params(), hyp) {
     gic.irq(irq);
+    hyp.irq(irq);
     gic.virq(virq);
     gic.maintenance(maint);
     gic.spi[kToeSpi](spi);

@@ -60,9 +60,10 @@ struct Bench {
   Device dev{"dev"};
   cpu::BusPort port{"cpu_bus"};
   cpu::BusRegisterPort regs{port.socket(), core, 100};
-  hypervisor::Hypervisor hyp{"hyp", hp, core, gic, irq, regs};
+  hypervisor::Hypervisor hyp{"hyp", hp, core, gic, regs};
   Bench() {
     gic.irq(irq);
+    hyp.irq(irq);
     gic.virq(virq);
     gic.maintenance(maint);
     gic.spi[0](spi0);

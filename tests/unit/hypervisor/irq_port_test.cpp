@@ -1,0 +1,72 @@
+// The GIC's IRQ output reaches the CPU side through ports SystemC checks: the hypervisor's `irq`
+// (virtualized platforms) and the native CPU interface's `irq`. Left unbound, elaboration fails
+// instead of the interrupt being silently lost.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hypervisor/hypervisor.h"
+#include "models/cpu/bus_port.h"
+#include "models/cpu/native_ports.h"
+#include "models/gic/gic.h"
+#include "tests/support/sc_test_main.h"
+
+using namespace vtoe;
+
+namespace {
+void expect_unbound_port_error() {
+  try {
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+    FAIL() << "elaboration accepted an unbound interrupt port";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("port not bound"), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
+TEST(IrqPorts, UnboundHypervisorIrqFailsElaboration) {
+  hypervisor::HypervisorParams hp;
+  hp.vms = 1;
+  cpu::Core core("core", cpu::CoreParams{}, 1);
+  gic::Gic gic("gic", 1);
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
+  gic.irq(irq);
+  gic.virq(virq);
+  gic.maintenance(maint);
+  gic.spi[0](spi);
+  cpu::BusPort port("cpu_bus");
+  cpu::BusRegisterPort regs(port.socket(), core, 100);
+  hypervisor::Hypervisor hyp("hyp", hp, core, gic, regs);  // hyp.irq left unbound
+  expect_unbound_port_error();
+}
+
+TEST(IrqPorts, UnboundNativeCpuInterfaceFailsElaboration) {
+  gic::Gic gic("gic", 1);
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
+  gic.irq(irq);
+  gic.virq(virq);
+  gic.maintenance(maint);
+  gic.spi[0](spi);
+  cpu::GicInterruptPort cpu_if("cpu_if", gic);  // cpu_if.irq left unbound
+  expect_unbound_port_error();
+}
+
+TEST(IrqPorts, BoundNativeCpuInterfaceSeesTheGicsInterrupt) {
+  gic::Gic gic("gic", 1);
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
+  gic.irq(irq);
+  gic.virq(virq);
+  gic.maintenance(maint);
+  gic.spi[0](spi);
+  cpu::GicInterruptPort cpu_if("cpu_if", gic);
+  cpu_if.irq(irq);
+  gic.enable(gic::kFirstSpi, true);
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+  EXPECT_FALSE(cpu_if.pending());
+  spi.write(true);
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+  EXPECT_TRUE(cpu_if.pending());
+  EXPECT_EQ(cpu_if.acknowledge(), gic::kFirstSpi);
+}
+
+VTOE_TEST_MAIN
