@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "platform/platform.h"
 #include "app/runner.h"
+#include "tests/support/sc_test_main.h"
 
 using namespace vtoe;
 using toe::EventType;
@@ -233,7 +234,4 @@ void run_isolation(const std::string& arch) {
 TEST(Isolation, RogueGuestUnderDeviceEmulation) { run_isolation("de"); }
 TEST(Isolation, RogueGuestWithDirectAccess) { run_isolation("da"); }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN

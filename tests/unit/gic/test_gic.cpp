@@ -5,6 +5,7 @@
 #include <systemc>
 
 #include "tests/unit/gic/gic_bench.h"
+#include "tests/support/sc_test_main.h"
 
 using gic_test::Bench;
 using gic_test::Proc;
@@ -523,7 +524,4 @@ TEST(GicVmSwitch, PendingEoiMaintenanceTravelsWithTheVm) {
   run(b, p);
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN

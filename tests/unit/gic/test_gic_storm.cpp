@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/unit/gic/gic_bench.h"
+#include "tests/support/sc_test_main.h"
 
 using gic_test::Bench;
 using gic_test::Proc;
@@ -254,7 +255,4 @@ TEST(GicStorm, NoVirtualInterruptLostAcrossVmSwitches) {
   EXPECT_EQ(gic_test::sc_warnings(), 0u);
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN

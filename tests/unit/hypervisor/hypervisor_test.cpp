@@ -15,6 +15,7 @@
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
 #include "tests/support/sc_proc.h"
+#include "tests/support/sc_test_main.h"
 
 using namespace vtoe;
 using core::TimePs;
@@ -208,7 +209,4 @@ TEST(Hypervisor, PhysicalInterruptIsAnExitOfTheRunningVm) {
   EXPECT_GT(b.core.busy_ps(1, CycleClass::Hypervisor), 0u);
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN
