@@ -16,7 +16,7 @@
 #include "config/config.h"
 #include "platform/platform.h"
 #include "app/runner.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using toe::EventType;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using vtoe::core::StatGroup;
 

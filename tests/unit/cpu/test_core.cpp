@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "models/cpu/core.h"
-#include "tests/support/sc_proc.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using vtoe::core::TimePs;
 using vtoe::cpu::Core;

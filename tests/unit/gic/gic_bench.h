@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "models/gic/gic.h"
-#include "tests/support/sc_proc.h"
+#include "tests/support/bench.h"
 
 namespace gic_test {
 

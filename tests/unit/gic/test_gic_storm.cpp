@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "tests/unit/gic/gic_bench.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using gic_test::Bench;
 using gic_test::Proc;

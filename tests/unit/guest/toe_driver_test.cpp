@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "models/toe/host_ring_driver.h"
-#include "tests/support/sc_proc.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using toe::Ring;

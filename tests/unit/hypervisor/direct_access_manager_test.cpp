@@ -19,8 +19,7 @@
 #include "models/smmu/smmu.h"
 #include "models/toe/descriptors.h"
 #include "models/toe/toe.h"
-#include "tests/support/sc_proc.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using cpu::CycleClass;

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "models/core/sideband.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using hypervisor::MemoryRange;

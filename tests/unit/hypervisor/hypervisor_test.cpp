@@ -14,8 +14,7 @@
 #include "models/cpu/bus_port.h"
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
-#include "tests/support/sc_proc.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using core::TimePs;

@@ -9,7 +9,7 @@
 #include "models/cpu/bus_port.h"
 #include "models/cpu/native_ports.h"
 #include "models/gic/gic.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 

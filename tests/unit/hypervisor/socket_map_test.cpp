@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using vtoe::hypervisor::SocketMap;
 

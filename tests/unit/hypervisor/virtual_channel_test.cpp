@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using vtoe::hypervisor::VirtualChannel;
 using namespace vtoe::toe;

@@ -7,7 +7,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "tests/unit/mem/tlm_bench.h"
+#include "tests/support/bench.h"
 
 using namespace sc_core;
 using vtoe::mem::Dram;

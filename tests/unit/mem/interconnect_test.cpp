@@ -9,7 +9,7 @@
 
 #include "models/core/sideband.h"
 #include "models/mem/dram.h"
-#include "tests/unit/mem/tlm_bench.h"
+#include "tests/support/bench.h"
 
 using namespace sc_core;
 using vtoe::core::SidebandExtension;

@@ -13,8 +13,7 @@
 
 #include "models/core/module.h"
 #include "models/net/frame.h"
-#include "tests/support/sc_proc.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 namespace vtoe::test {
 

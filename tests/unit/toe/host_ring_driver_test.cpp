@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe::toe;
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using vtoe::toe::DispatchPolicyKind;
 using vtoe::toe::QosQueue;

@@ -16,7 +16,7 @@
 #include "models/net/peer_host.h"
 #include "models/toe/host_ring_driver.h"
 #include "models/toe/toe.h"
-#include "tests/support/sc_test_main.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe;
 using toe::CmdDesc;
