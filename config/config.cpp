@@ -608,6 +608,15 @@ const std::string& Config::get_string(const std::string& path) const {
   return std::get<std::string>(lookup(path, {KeyType::String, KeyType::Enum}, "get_string").value);
 }
 
+const Value& Config::value(const std::string& path) const {
+  return lookup(path,
+                {KeyType::Int, KeyType::Uint, KeyType::Double, KeyType::Ratio, KeyType::Bool,
+                 KeyType::String, KeyType::Enum, KeyType::Time, KeyType::Frequency,
+                 KeyType::Bandwidth, KeyType::Bytes},
+                "value")
+      .value;
+}
+
 std::size_t Config::list_size(const std::string& path) const {
   const Key* key = schema_->find(pattern_of(*schema_, path));
   const auto it = lists_.find(path);

@@ -65,6 +65,8 @@ class Config {
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  ///< string and enum keys
   std::size_t list_size(const std::string& path) const;          ///< "vms"
+  /// The parsed value of any leaf key in canonical units (see Value), e.g. for config::fill.
+  const Value& value(const std::string& path) const;
   /// Canonical text of any value ("2GHz"), for results and logs.
   std::string get_text(const std::string& path) const;
   /// True if the path names a value in this config (leaf key, index in range).

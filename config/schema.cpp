@@ -1,5 +1,13 @@
 #include "config/schema.h"
 
+#include "config/params.h"
+#include "guest/guest_os.h"
+#include "hypervisor/hypervisor.h"
+#include "models/cpu/core.h"
+#include "models/mem/dram.h"
+#include "models/net/ethernet_link.h"
+#include "models/toe/toe.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -20,7 +28,13 @@ namespace {
 
 std::vector<Key> builtin_keys() {
   using K = Key;
-  return {
+  // Keys a model owns are declared next to its Params struct (models/core/param.h) and come in
+  // through keys_of(); the rest describe the scenario and the platform's assembly.
+  std::vector<Key> keys;
+  auto add = [&keys](std::vector<Key> more) {
+    for (Key& k : more) keys.push_back(std::move(k));
+  };
+  add({
       K::uint("seed", "1",
               "Seed of every random stream; same scenario and seed give identical results"),
       K::time("duration", "100ms", "Simulated time to run").above("0s"),
@@ -29,64 +43,19 @@ std::vector<Key> builtin_keys() {
                      "Platform: native (one OS on bare metal), de (device emulation: the "
                      "hypervisor emulates a TOE per VM) or da (direct I/O access: a physical "
                      "TOE channel per VM)"),
-
-      K::frequency("platform.cpu_freq", "2GHz", "Clock of each CPU core").above("0Hz"),
-      K::frequency("platform.device_freq", "400MHz", "Clock of the TOE and other devices")
-          .above("0Hz"),
-      K::bandwidth("platform.dram_bandwidth", "6.4Gbps", "Peak DRAM bandwidth").above("0bps"),
-      K::time("platform.dram_latency", "50ns",
-              "DRAM access latency, added after the last byte of each transfer"),
-      K::bytes("platform.dram_size", "1024MiB", "Physical DRAM size").at_least("1MiB"),
+  });
+  add(keys_of(cpu::core_params()));
+  add(keys_of(mem::dram_params()));
+  add({
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
       K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
-
-      K::bandwidth("toe.bandwidth", "10Gbps", "Line rate of the TOE's Ethernet MAC").above("0bps"),
-      K::bytes("toe.tx_buffer", "256KiB", "TOE Tx local buffer per connection (TCP send buffer)")
-          .above("0B"),
-      K::bytes("toe.rx_buffer", "256KiB", "TOE Rx local buffer per connection (TCP receive window)")
-          .above("0B"),
-      K::uint("toe.ccb.connections", "256", "Connection contexts the CCB holds").at_least("1"),
-      K::time("toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update"),
-      K::bytes("toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)")
-          .range("576B", "9000B"),
-      K::time("toe.rx_notify_timeout", "1ms",
-              "Longest received data waits in a kernel buffer unreported when the host did not "
-              "ask to be told at once (interrupt moderation); 0 = only when the buffer is full"),
-      K::uint("toe.channels", "8",
-              "Physical control channels of the multi-channel TOE (da: one per VM; VMs beyond "
-              "the last channel share it through device emulation)")
-          .range("1", "16"),
-      K::enumeration("toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
-                     "QoS dispatcher between VMs' send contexts: first come first served, round "
-                     "robin, or deficit weighted round robin (paper Fig. 4)"),
+  });
+  add(keys_of(toe::toe_params()));
+  add({
       K::string("toe.dispatcher.quantum", "",
                 "DWRR quantum per VM in bytes, comma separated in VM order (e.g. 32000, 8000, "
                 "16000, 16000 for weights 4:1:2:2); VMs without an entry get 16000")
           .validate(require_byte_list, "comma-separated byte counts"),
-      K::uint("toe.dispatcher.depth", "4",
-              "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
-              "VMs' queues, where the policy orders them)")
-          .range("1", "256"),
-      K::bytes("toe.dma_burst", "4KiB", "Largest payload one Tx/Rx DMA transaction moves")
-          .range("64B", "1MiB"),
-      K::real("toe.register_cycles", "4", "Device cycles for one host access to a TOE register")
-          .range("0", "10000"),
-      K::real("toe.ppm.tx_cycles", "64", "PPM device cycles to build and queue one outgoing frame")
-          .range("0", "100000"),
-      K::real("toe.ppm.rx_cycles", "64",
-              "PPM device cycles to parse and process one incoming frame")
-          .range("0", "100000"),
-      K::real("toe.ppm.command_cycles", "32", "PPM device cycles to execute one CmdQ context")
-          .range("0", "100000"),
-      K::real("toe.dispatcher.context_cycles", "16",
-              "Dispatcher device cycles to decode and route one fetched context")
-          .range("0", "100000"),
-      K::time("toe.tcp.rto_min", "200ms", "Lower bound of the TCP retransmission timeout")
-          .above("0s"),
-      K::time("toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed").above("0s"),
-      K::uint("toe.tcp.initial_window", "10", "TCP initial congestion window in segments")
-          .range("1", "100"),
-
       K::enumeration("network.peer", {"sim", "netvp"}, "sim",
                      "Far end of the link: sim = simulated peer host; netvp = a real network "
                      "through a raw socket on network.netvp.interface (needs root)"),
@@ -103,8 +72,9 @@ std::vector<Key> builtin_keys() {
       K::uint("network.netvp.queue", "4096",
               "NetVP: frames from the wire held for the simulation; more are dropped and counted")
           .range("16", "1000000"),
-      K::time("network.link_delay", "1us", "One-way propagation delay of the link"),
-      K::ratio("network.loss", "0", "Probability that the link drops a frame"),
+  });
+  add(keys_of(net::ethernet_link_params()));
+  add({
       K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
           .validate(require_ipv4, "IPv4 address"),
       K::string("network.host_ip", "10.0.0.1", "IPv4 address of the platform's TOE")
@@ -112,103 +82,14 @@ std::vector<Key> builtin_keys() {
       K::bytes("network.peer_buffer", "1MiB",
                "Simulated peer: TCP send and receive buffer per connection")
           .range("4KiB", "64MiB"),
-
-      K::boolean("hypervisor.scheduler.boost", "true",
-                 "Credit scheduler: a VM woken by an I/O event while idle enters BOOST"),
-      K::boolean("hypervisor.scheduler.tickle", "true",
-                 "Credit scheduler: a waking VM of higher priority preempts the running one"),
-      K::time("hypervisor.scheduler.timeslice", "30ms", "VM switch interval").above("0s"),
-      K::time("hypervisor.scheduler.tick", "10ms", "Credit accounting tick").above("0s"),
-      K::time("hypervisor.scheduler.ratelimit", "0s",
-              "Credit scheduler: least run time of a switched-in VM before a preemption (Xen's "
-              "sched_ratelimit_us; 0s = off); at most the timeslice"),
-      K::boolean("hypervisor.trap_wfi", "true",
-                 "An idle vCPU's WFI traps to the hypervisor, which runs another VM"),
-      K::real("hypervisor.costs.exit", "1000",
-              "CPU cycles to take an exception to Hyp mode, save guest state and return")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.data_abort", "2500",
-              "CPU cycles to decode a stage-2 data abort and emulate one register access")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.irq", "3300",
-              "CPU cycles to take a physical IRQ: acknowledge, find the source, end it")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.vgic_inject", "1500",
-              "CPU cycles to make one virtual interrupt pending in a list register")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.vm_switch", "5000",
-              "CPU cycles of a VM switch: vCPU registers, vGIC list registers, stage 2")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.wfi", "500", "CPU cycles to handle a trapped WFI")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.tick", "800", "CPU cycles of the scheduler's timer interrupt")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.hvc", "800", "CPU cycles to handle a hypercall").range("0", "1e9"),
-      K::real("hypervisor.costs.vtoe_context", "1500",
-              "DE: CPU cycles to copy, check and translate one guest ring context")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.ecq_forward", "800",
-              "DE: CPU cycles to move one completion into a VM's virtual ECQ")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.dispatch", "400",
-              "DE: CPU cycles for the QoS dispatcher to move one context to the TOE")
-          .range("0", "1e9"),
-      K::real("hypervisor.costs.bitvector", "300",
-              "DA: CPU cycles to decode the multi-channel interrupt bit vector")
-          .range("0", "1e9"),
+  });
+  add(keys_of(hypervisor::hypervisor_params()));
+  add({
       K::time("guest.context_switch_interval", "2.5ms", "Time slice of the guest OS scheduler")
           .above("0s"),
-      K::real("guest.costs.syscall", "1000",
-              "CPU cycles to enter and leave the kernel for one socket call")
-          .range("0", "1e9"),
-      K::real("guest.costs.copy_fixed", "100", "CPU cycles to set up one programmed-I/O copy")
-          .range("0", "1e9"),
-      K::real("guest.costs.copy_per_byte", "2.75",
-              "CPU cycles per byte of programmed-I/O copy from user to kernel send buffer")
-          .range("0", "1e9"),
-      K::real("guest.costs.copy_per_byte_rx", "3.0",
-              "CPU cycles per byte of programmed-I/O copy from kernel receive buffer to user "
-              "(source freshly written by DMA: cache-cold)")
-          .range("0", "1e9"),
-      K::real("guest.costs.post_context", "200",
-              "CPU cycles to build one ring context in guest memory")
-          .range("0", "1e9"),
-      K::real("guest.costs.doorbell", "150",
-              "CPU cycles stalled on one uncached TOE register access (plus the bus latency)")
-          .range("0", "1e9"),
-      K::real("guest.costs.isr", "1000", "CPU cycles of interrupt entry, exit and acknowledge")
-          .range("0", "1e9"),
-      K::real("guest.costs.ecq_entry", "100", "CPU cycles to read and retire one ECQ completion")
-          .range("0", "1e9"),
-      K::real("guest.costs.kthread_event", "400",
-              "CPU cycles for the driver's kernel thread to deliver one completion")
-          .range("0", "1e9"),
-      K::real("guest.costs.wakeup", "500", "CPU cycles to make a blocked process runnable")
-          .range("0", "1e9"),
-      K::real("guest.costs.app_per_message", "300",
-              "CPU cycles of application work per message (guest user)")
-          .range("0", "1e9"),
-      K::real("guest.costs.context_switch", "1500", "CPU cycles of a switch between two processes")
-          .range("0", "1e9"),
-      K::uint("guest.ring_entries", "256", "Entries of each of the driver's four rings")
-          .range("2", "65536")
-          .validate(
-              [](const Value& v) {
-                const auto n = std::get<std::uint64_t>(v);
-                if (n & (n - 1)) throw ValueError("expected a power of two");
-              },
-              "power of two"),
-      K::bytes("guest.socket.send_buffer", "64KiB", "Kernel send buffer of each socket")
-          .range("4KiB", "64MiB"),
-      K::bytes("guest.socket.recv_buffer", "16KiB",
-               "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, paper "
-               "§2.2)")
-          .range("4KiB", "64MiB"),
-      K::bytes("guest.socket.release_batch", "4KiB",
-               "Consumed receive-buffer bytes the socket layer hands back to the TOE in one RecvQ "
-               "context (all of it before a recv() sleeps)")
-          .range("1B", "64MiB"),
-
+  });
+  add(keys_of(guest::guest_params()));
+  add({
       K::list("vms", 1, 1,
               "Virtual machines, one item each (native: exactly one; de/da: up to 7 with the "
               "default memory sizes)"),
@@ -269,7 +150,8 @@ std::vector<Key> builtin_keys() {
           .range("1B", "1MiB"),
       K::time("vms[].workload.start", "0s", "When the workload starts"),
       K::time("vms[].workload.stop", "0s", "When the workload stops; 0 = never"),
-  };
+  });
+  return keys;
 }
 
 }  // namespace

@@ -2,6 +2,87 @@
 
 namespace vtoe::guest {
 
+const std::vector<core::Param<GuestParams>>& guest_params() {
+  using core::ParamKind;
+  using P = GuestParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Real, "guest.costs.syscall", "1000",
+                     "CPU cycles to enter and leave the kernel for one socket call",
+                     [](P& s) -> auto& { return s.costs.syscall; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.copy_fixed", "100",
+                     "CPU cycles to set up one programmed-I/O copy",
+                     [](P& s) -> auto& { return s.costs.copy_fixed; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.copy_per_byte", "2.75",
+                     "CPU cycles per byte of programmed-I/O copy from user to kernel send buffer",
+                     [](P& s) -> auto& { return s.costs.copy_per_byte; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.copy_per_byte_rx", "3.0",
+                     "CPU cycles per byte of programmed-I/O copy from kernel receive buffer to user "
+                     "(source freshly written by DMA: cache-cold)",
+                     [](P& s) -> auto& { return s.costs.copy_per_byte_rx; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.post_context", "200",
+                     "CPU cycles to build one ring context in guest memory",
+                     [](P& s) -> auto& { return s.costs.post_context; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.doorbell", "150",
+                     "CPU cycles stalled on one uncached TOE register access (plus the bus latency)",
+                     [](P& s) -> auto& { return s.costs.doorbell; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.isr", "1000",
+                     "CPU cycles of interrupt entry, exit and acknowledge",
+                     [](P& s) -> auto& { return s.costs.isr; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.ecq_entry", "100",
+                     "CPU cycles to read and retire one ECQ completion",
+                     [](P& s) -> auto& { return s.costs.ecq_entry; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.kthread_event", "400",
+                     "CPU cycles for the driver's kernel thread to deliver one completion",
+                     [](P& s) -> auto& { return s.costs.kthread_event; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.wakeup", "500",
+                     "CPU cycles to make a blocked process runnable",
+                     [](P& s) -> auto& { return s.costs.wakeup; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.app_per_message", "300",
+                     "CPU cycles of application work per message (guest user)",
+                     [](P& s) -> auto& { return s.costs.app_per_message; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.context_switch", "1500",
+                     "CPU cycles of a switch between two processes",
+                     [](P& s) -> auto& { return s.costs.context_switch; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Uint, "guest.ring_entries", "256",
+                     "Entries of each of the driver's four rings",
+                     [](P& s) -> auto& { return s.driver.ring_entries; })
+          .range("2", "65536")
+          .validate(
+              [](const core::ParamValue& v) {
+                const auto n = std::get<std::uint64_t>(v);
+                if (n & (n - 1)) throw std::invalid_argument("expected a power of two");
+              },
+              "power of two"),
+      core::param<P>(ParamKind::Bytes, "guest.socket.send_buffer", "64KiB",
+                     "Kernel send buffer of each socket",
+                     [](P& s) -> auto& { return s.sockets.send_buffer; })
+          .range("4KiB", "64MiB"),
+      core::param<P>(ParamKind::Bytes, "guest.socket.recv_buffer", "16KiB",
+                     "Kernel receive buffer of each socket (the fixed-length buffer the TOE fills, "
+                     "paper §2.2)",
+                     [](P& s) -> auto& { return s.sockets.recv_buffer; })
+          .range("4KiB", "64MiB"),
+      core::param<P>(ParamKind::Bytes, "guest.socket.release_batch", "4KiB",
+                     "Consumed receive-buffer bytes the socket layer hands back to the TOE in one "
+                     "RecvQ context (all of it before a recv() sleeps)",
+                     [](P& s) -> auto& { return s.sockets.release_batch; })
+          .range("1B", "64MiB"),
+  };
+  return params;
+}
+
 GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
                  const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq)
     : core::Module(name), memory_(memory) {

@@ -10,6 +10,7 @@
 #include "guest/apps.h"
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
+#include "models/core/param.h"
 #include "models/cpu/hardware_ports.h"
 #include "guest/socket_api.h"
 #include "guest/toe_driver.h"
@@ -25,6 +26,10 @@ struct GuestParams {
   SocketParams sockets;
   std::vector<Workload> workloads;
 };
+
+// The scenario keys that fill GuestParams: the cost table, the driver's rings and the socket
+// buffers (owner, local address and workloads are the platform builder's).
+const std::vector<core::Param<GuestParams>>& guest_params();
 
 class GuestOs : public core::Module {
  public:

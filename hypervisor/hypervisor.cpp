@@ -6,6 +6,81 @@
 
 namespace vtoe::hypervisor {
 
+const std::vector<core::Param<HypervisorParams>>& hypervisor_params() {
+  using core::ParamKind;
+  using P = HypervisorParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Bool, "hypervisor.scheduler.boost", "true",
+                     "Credit scheduler: a VM woken by an I/O event while idle enters BOOST",
+                     [](P& s) -> auto& { return s.scheduler.boost; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.scheduler.tickle", "true",
+                     "Credit scheduler: a waking VM of higher priority preempts the running one",
+                     [](P& s) -> auto& { return s.scheduler.tickle; }),
+      core::param<P>(ParamKind::Time, "hypervisor.scheduler.timeslice", "30ms",
+                     "VM switch interval", [](P& s) -> auto& { return s.scheduler.timeslice; })
+          .above("0s"),
+      core::param<P>(ParamKind::Time, "hypervisor.scheduler.tick", "10ms",
+                     "Credit accounting tick", [](P& s) -> auto& { return s.scheduler.tick; })
+          .above("0s"),
+      core::param<P>(ParamKind::Time, "hypervisor.scheduler.ratelimit", "0s",
+                     "Credit scheduler: least run time of a switched-in VM before a preemption "
+                     "(Xen's sched_ratelimit_us; 0s = off); at most the timeslice",
+                     [](P& s) -> auto& { return s.scheduler.ratelimit; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.trap_wfi", "true",
+                     "An idle vCPU's WFI traps to the hypervisor, which runs another VM",
+                     [](P& s) -> auto& { return s.trap_wfi; }),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.exit", "1000",
+                     "CPU cycles to take an exception to Hyp mode, save guest state and return",
+                     [](P& s) -> auto& { return s.costs.exit; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.data_abort", "2500",
+                     "CPU cycles to decode a stage-2 data abort and emulate one register access",
+                     [](P& s) -> auto& { return s.costs.data_abort; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.irq", "3300",
+                     "CPU cycles to take a physical IRQ: acknowledge, find the source, end it",
+                     [](P& s) -> auto& { return s.costs.irq; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.vgic_inject", "1500",
+                     "CPU cycles to make one virtual interrupt pending in a list register",
+                     [](P& s) -> auto& { return s.costs.vgic_inject; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.vm_switch", "5000",
+                     "CPU cycles of a VM switch: vCPU registers, vGIC list registers, stage 2",
+                     [](P& s) -> auto& { return s.costs.vm_switch; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.wfi", "500",
+                     "CPU cycles to handle a trapped WFI",
+                     [](P& s) -> auto& { return s.costs.wfi; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.tick", "800",
+                     "CPU cycles of the scheduler's timer interrupt",
+                     [](P& s) -> auto& { return s.costs.tick; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.hvc", "800",
+                     "CPU cycles to handle a hypercall",
+                     [](P& s) -> auto& { return s.costs.hvc; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.vtoe_context", "1500",
+                     "DE: CPU cycles to copy, check and translate one guest ring context",
+                     [](P& s) -> auto& { return s.costs.vtoe_context; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.ecq_forward", "800",
+                     "DE: CPU cycles to move one completion into a VM's virtual ECQ",
+                     [](P& s) -> auto& { return s.costs.ecq_forward; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.dispatch", "400",
+                     "DE: CPU cycles for the QoS dispatcher to move one context to the TOE",
+                     [](P& s) -> auto& { return s.costs.dispatch; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "hypervisor.costs.bitvector", "300",
+                     "DA: CPU cycles to decode the multi-channel interrupt bit vector",
+                     [](P& s) -> auto& { return s.costs.bitvector; })
+          .range("0", "1e9"),
+  };
+  return params;
+}
+
 using cpu::CycleClass;
 
 // An exit or interrupt event on the VM's lane of a timeline trace.

@@ -20,6 +20,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/core/param.h"
 #include "models/cpu/hardware_ports.h"
 #include "models/cpu/native_ports.h"
 #include "hypervisor/credit_scheduler.h"
@@ -57,6 +58,10 @@ struct HypervisorParams {
   bool trap_wfi = true;
   int toe_virq = 32 + 16;  // virtual interrupt ID guests see for their TOE (a virtual SPI)
 };
+
+// The scenario keys that fill HypervisorParams: the credit scheduler's switches and times, WFI
+// trapping, and the cost table (the VM count and weights are the platform builder's).
+const std::vector<core::Param<HypervisorParams>>& hypervisor_params();
 
 class Hypervisor : public core::Module {
  public:

@@ -1,5 +1,7 @@
 #include "platform/platform.h"
 
+#include "config/params.h"
+
 #include <set>
 #include <stdexcept>
 
@@ -37,14 +39,13 @@ tcpip::MacAddr vm_mac(const Config& cfg, std::size_t i) {
   return m;
 }
 
-// Protocol settings shared by the TOE and the peer (same engine at both ends).
-tcpip::StackConfig stack_config(const Config& cfg) {
+// The protocol settings the simulated peer shares with the TOE (the same engine at both ends).
+tcpip::StackConfig peer_protocol(const tcpip::StackConfig& toe) {
   tcpip::StackConfig sc;
-  sc.mtu = static_cast<std::uint32_t>(cfg.get_bytes("toe.mtu"));
-  sc.isn_seed = static_cast<std::uint32_t>(cfg.get_uint("seed"));
-  sc.rto_min = cfg.get_time("toe.tcp.rto_min");
-  sc.delayed_ack = cfg.get_time("toe.tcp.delayed_ack");
-  sc.initial_window_segments = static_cast<std::uint32_t>(cfg.get_uint("toe.tcp.initial_window"));
+  sc.mtu = toe.mtu;
+  sc.rto_min = toe.rto_min;
+  sc.delayed_ack = toe.delayed_ack;
+  sc.initial_window_segments = toe.initial_window_segments;
   return sc;
 }
 
@@ -82,9 +83,7 @@ Platform::~Platform() = default;
 
 void Platform::build_memory_and_bus() {
   mem::DramParams dp;
-  dp.size = cfg_.get_bytes("platform.dram_size");
-  dp.bandwidth_bps = cfg_.get_bandwidth("platform.dram_bandwidth");
-  dp.latency_ps = cfg_.get_time("platform.dram_latency");
+  config::fill(cfg_, mem::dram_params(), dp);
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   if (kGuestRamBase + vms_ * guest_mem > dp.size)
     throw ConfigError(cfg_.source(), "platform.dram_size",
@@ -97,7 +96,7 @@ void Platform::build_memory_and_bus() {
   bus_->map(0, dp.size, dram_->in, "dram");
 
   cpu::CoreParams cp;
-  cp.freq_hz = cfg_.get_freq("platform.cpu_freq");
+  config::fill(cfg_, cpu::core_params(), cp);
   cp.timeslice_ps = cfg_.get_time("guest.context_switch_interval");
   cp.switch_cycles = cfg_.get_double("guest.costs.context_switch");
   core_ = std::make_unique<cpu::Core>("cpu0", cp, static_cast<int>(vms_));
@@ -121,29 +120,14 @@ void Platform::build_memory_and_bus() {
 }
 
 void Platform::build_toe() {
-  toe::ToeParams tp;
-  tp.channels = channels_;
+  toe::ToeParams& tp = toe_params_;
+  config::fill(cfg_, toe::toe_params(), tp);
   tp.irq_mode = arch_ == Architecture::DirectAccess ? toe::IrqMode::BitVector : toe::IrqMode::Level;
-  tp.bandwidth_bps = cfg_.get_bandwidth("toe.bandwidth");
-  tp.device_freq_hz = cfg_.get_freq("platform.device_freq");
-  tp.ccb_capacity = static_cast<std::uint32_t>(cfg_.get_uint("toe.ccb.connections"));
-  tp.ccb_access_ps = cfg_.get_time("toe.ccb.access_latency");
-  tp.dma_burst = static_cast<std::uint32_t>(cfg_.get_bytes("toe.dma_burst"));
-  tp.reg_access_cycles = cfg_.get_double("toe.register_cycles");
-  tp.rx_notify_timeout_ps = cfg_.get_time("toe.rx_notify_timeout");
-  tp.ppm.tx_cycles_per_frame = cfg_.get_double("toe.ppm.tx_cycles");
-  tp.ppm.rx_cycles_per_frame = cfg_.get_double("toe.ppm.rx_cycles");
-  tp.ppm.cycles_per_command = cfg_.get_double("toe.ppm.command_cycles");
-  tp.dispatcher.cycles_per_context = cfg_.get_double("toe.dispatcher.context_cycles");
-  tp.dispatcher.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
-  // How many send contexts the QoS policy lets into the Tx DMA at once (direct access); under
-  // device emulation the same key bounds the hypervisor's dispatcher.
-  tp.dispatcher.tx_outstanding = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
   // Inside the TOE the policy arbitrates between channels; channel c belongs to VM c (da).
   std::vector<int> channel_vms;
   for (int c = 0; c < channels_; ++c) channel_vms.push_back(c);
   tp.dispatcher.quanta = quanta_for(cfg_, channel_vms);
-  tp.stack = stack_config(cfg_);
+  tp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed"));
   // The TOE answers for every guest: VM 0's address is its primary, the others are aliases,
   // each with its own MAC (paper §4.3: every guest its own address on the segment).
   tp.stack.mac = vm_mac(cfg_, 0);
@@ -156,8 +140,6 @@ void Platform::build_toe() {
   for (std::size_t i = 1; i < vms_; ++i)
     tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
   tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
-  tp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.tx_buffer"));
-  tp.stack.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("toe.rx_buffer"));
   toe_ = std::make_unique<toe::Toe>("toe", tp);
   toe_->irq(*spi_lines_[kToeSpi]);
   toe_->dma.bind(smmu_->upstream);
@@ -173,29 +155,10 @@ void Platform::build_toe() {
 void Platform::build_virtualization() {
   hypervisor::HypervisorParams hp;
   hp.vms = static_cast<int>(vms_);
-  hypervisor::HypervisorCosts& c = hp.costs;
-  auto cost = [&](const char* k) { return cfg_.get_double(std::string("hypervisor.costs.") + k); };
-  c.exit = cost("exit");
-  c.data_abort = cost("data_abort");
-  c.irq = cost("irq");
-  c.vgic_inject = cost("vgic_inject");
-  c.vm_switch = cost("vm_switch");
-  c.wfi = cost("wfi");
-  c.tick = cost("tick");
-  c.hvc = cost("hvc");
-  c.vtoe_context = cost("vtoe_context");
-  c.ecq_forward = cost("ecq_forward");
-  c.dispatch = cost("dispatch");
-  c.bitvector = cost("bitvector");
-  hp.scheduler.boost = cfg_.get_bool("hypervisor.scheduler.boost");
-  hp.scheduler.tickle = cfg_.get_bool("hypervisor.scheduler.tickle");
-  hp.scheduler.timeslice = cfg_.get_time("hypervisor.scheduler.timeslice");
-  hp.scheduler.tick = cfg_.get_time("hypervisor.scheduler.tick");
-  hp.scheduler.ratelimit = cfg_.get_time("hypervisor.scheduler.ratelimit");
+  config::fill(cfg_, hypervisor::hypervisor_params(), hp);
   for (std::size_t i = 0; i < vms_; ++i)
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
-  hp.trap_wfi = cfg_.get_bool("hypervisor.trap_wfi");
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   hyp_->irq(gic_irq_);
 
@@ -267,26 +230,9 @@ void Platform::build_guests() {
         std::make_unique<guest::GuestMemory>(mem::DramWindow(*dram_, ipa, pa, guest_mem)));
     guest::GuestParams gp;
     gp.owner = static_cast<int>(i);
-    guest::GuestCosts& c = gp.costs;
-    c.syscall = cfg_.get_double("guest.costs.syscall");
-    c.copy_fixed = cfg_.get_double("guest.costs.copy_fixed");
-    c.copy_per_byte = cfg_.get_double("guest.costs.copy_per_byte");
-    c.copy_per_byte_rx = cfg_.get_double("guest.costs.copy_per_byte_rx");
-    c.post_context = cfg_.get_double("guest.costs.post_context");
-    c.doorbell = cfg_.get_double("guest.costs.doorbell");
-    c.isr = cfg_.get_double("guest.costs.isr");
-    c.ecq_entry = cfg_.get_double("guest.costs.ecq_entry");
-    c.kthread_event = cfg_.get_double("guest.costs.kthread_event");
-    c.wakeup = cfg_.get_double("guest.costs.wakeup");
-    c.app_per_message = cfg_.get_double("guest.costs.app_per_message");
-    c.context_switch = cfg_.get_double("guest.costs.context_switch");
+    config::fill(cfg_, guest::guest_params(), gp);
     gp.driver.regs_addr = kToeRegBase;  // where every guest finds its TOE channel
-    gp.driver.ring_entries = static_cast<std::uint32_t>(cfg_.get_uint("guest.ring_entries"));
-    gp.sockets.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.send_buffer"));
-    gp.sockets.recv_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.recv_buffer"));
     gp.sockets.local_ip = vm_ip(cfg_, i);
-    gp.sockets.release_batch =
-        static_cast<std::uint32_t>(cfg_.get_bytes("guest.socket.release_batch"));
     guest::Workload w;
     w.type = guest::parse_workload_type(cfg_.get_string(p + "workload.type"));
     w.message_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.message_size"));
@@ -332,13 +278,12 @@ void Platform::build_network() {
     return;
   }
   net::EthernetLinkParams lp;
-  lp.delay_ps = cfg_.get_time("network.link_delay");
-  lp.loss = cfg_.get_double("network.loss");
+  config::fill(cfg_, net::ethernet_link_params(), lp);
   lp.seed = cfg_.get_uint("seed");
   link_ = std::make_unique<net::EthernetLink>("link0", lp);
 
   net::PeerHostParams pp;
-  pp.stack = stack_config(cfg_);
+  pp.stack = peer_protocol(toe_params_.stack);
   pp.stack.mac = mac_of(2);
   pp.stack.ip = ip_of(cfg_, "network.peer_ip");
   pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));

@@ -99,6 +99,7 @@ class Platform {
   sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
   std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> spi_lines_;
   std::unique_ptr<smmu::Smmu> smmu_;
+  toe::ToeParams toe_params_;  // as built; the simulated peer shares its protocol settings
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<cpu::BusPort> cpu_port_;
   std::unique_ptr<cpu::BusRegisterPort> bus_port_;

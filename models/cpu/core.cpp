@@ -7,6 +7,17 @@
 
 namespace vtoe::cpu {
 
+const std::vector<core::Param<CoreParams>>& core_params() {
+  using core::ParamKind;
+  using P = CoreParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Frequency, "platform.cpu_freq", "2GHz", "Clock of each CPU core",
+                     [](P& s) -> auto& { return s.freq_hz; })
+          .above("0Hz"),
+  };
+  return params;
+}
+
 
 
 const char* to_string(CycleClass cls) {

@@ -23,6 +23,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/core/param.h"
 #include "models/cpu/vm_scheduler.h"
 #include "models/core/module.h"
 
@@ -57,6 +58,9 @@ struct VmHooks {
   std::function<void(int vm)> on_wfi;               // count the exit
   std::function<void(int vm)> on_timer;             // the scheduler timer interrupted `vm`
 };
+
+// The scenario keys that fill CoreParams.
+const std::vector<core::Param<CoreParams>>& core_params();
 
 class Core : public core::Module {
  public:

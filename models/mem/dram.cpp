@@ -7,6 +7,23 @@
 
 namespace vtoe::mem {
 
+const std::vector<core::Param<DramParams>>& dram_params() {
+  using core::ParamKind;
+  using P = DramParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Bandwidth, "platform.dram_bandwidth", "6.4Gbps",
+                     "Peak DRAM bandwidth", [](P& s) -> auto& { return s.bandwidth_bps; })
+          .above("0bps"),
+      core::param<P>(ParamKind::Time, "platform.dram_latency", "50ns",
+                     "DRAM access latency, added after the last byte of each transfer",
+                     [](P& s) -> auto& { return s.latency_ps; }),
+      core::param<P>(ParamKind::Bytes, "platform.dram_size", "1024MiB", "Physical DRAM size",
+                     [](P& s) -> auto& { return s.size; })
+          .at_least("1MiB"),
+  };
+  return params;
+}
+
 namespace {
 
 std::string range_text(std::uint64_t addr, std::uint64_t len) {

@@ -26,15 +26,19 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/core/param.h"
 
 namespace vtoe::mem {
 
 struct DramParams {
-  std::uint64_t size = 128ull << 20;  ///< bytes
+  std::uint64_t size = 1024ull << 20;  ///< bytes
   double bandwidth_bps = 6.4e9;       ///< channel bandwidth, bit/s
   core::TimePs latency_ps = 50'000;   ///< after the last byte of a transfer, ps (default 50 ns)
   core::TimePs accept_delay_ps = 0;   ///< before a request may start service, ps
 };
+
+// The scenario keys that fill DramParams (platform.dram_*).
+const std::vector<core::Param<DramParams>>& dram_params();
 
 class Dram : public core::Module {
  public:

@@ -5,6 +5,20 @@
 
 namespace vtoe::net {
 
+const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params() {
+  using core::ParamKind;
+  using P = EthernetLinkParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Time, "network.link_delay", "1us",
+                     "One-way propagation delay of the link",
+                     [](P& s) -> auto& { return s.delay_ps; }),
+      core::param<P>(ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
+                     [](P& s) -> auto& { return s.loss; })
+          .range("0", "1"),
+  };
+  return params;
+}
+
 namespace {
 
 std::uint64_t splitmix64(std::uint64_t x) {

@@ -28,6 +28,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/core/param.h"
 #include "models/core/module.h"
 #include "models/net/frame.h"
 #include "models/net/pcap_writer.h"
@@ -35,10 +36,13 @@
 namespace vtoe::net {
 
 struct EthernetLinkParams {
-  core::TimePs delay_ps = 0;  ///< propagation delay, ps
+  core::TimePs delay_ps = 1'000'000;  ///< propagation delay, ps (1 us)
   double loss = 0.0;          ///< probability that a frame is lost, 0..1
   std::uint64_t seed = 1;     ///< seed of the loss model
 };
+
+// The scenario keys that fill EthernetLinkParams (its seed is the scenario's).
+const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params();
 
 class EthernetLink : public core::Module {
  public:

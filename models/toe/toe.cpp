@@ -5,6 +5,97 @@
 
 namespace vtoe::toe {
 
+const std::vector<core::Param<ToeParams>>& toe_params() {
+  using core::ParamKind;
+  using P = ToeParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Frequency, "platform.device_freq", "400MHz",
+                     "Clock of the TOE and other devices",
+                     [](P& s) -> auto& { return s.device_freq_hz; })
+          .above("0Hz"),
+      core::param<P>(ParamKind::Bandwidth, "toe.bandwidth", "10Gbps",
+                     "Line rate of the TOE's Ethernet MAC",
+                     [](P& s) -> auto& { return s.bandwidth_bps; })
+          .above("0bps"),
+      core::param<P>(ParamKind::Bytes, "toe.tx_buffer", "256KiB",
+                     "TOE Tx local buffer per connection (TCP send buffer)",
+                     [](P& s) -> auto& { return s.stack.send_buffer; })
+          .above("0B"),
+      core::param<P>(ParamKind::Bytes, "toe.rx_buffer", "256KiB",
+                     "TOE Rx local buffer per connection (TCP receive window)",
+                     [](P& s) -> auto& { return s.stack.recv_buffer; })
+          .above("0B"),
+      core::param<P>(ParamKind::Uint, "toe.ccb.connections", "256",
+                     "Connection contexts the CCB holds",
+                     [](P& s) -> auto& { return s.ccb_capacity; })
+          .at_least("1"),
+      core::param<P>(ParamKind::Time, "toe.ccb.access_latency", "10ns",
+                     "Latency of one CCB lookup or update",
+                     [](P& s) -> auto& { return s.ccb_access_ps; }),
+      core::param<P>(ParamKind::Bytes, "toe.mtu", "1500B",
+                     "MTU of the TOE's link (largest IP packet)",
+                     [](P& s) -> auto& { return s.stack.mtu; })
+          .range("576B", "9000B"),
+      core::param<P>(ParamKind::Time, "toe.rx_notify_timeout", "1ms",
+                     "Longest received data waits in a kernel buffer unreported when the host did "
+                     "not ask to be told at once (interrupt moderation); 0 = only when the buffer "
+                     "is full",
+                     [](P& s) -> auto& { return s.rx_notify_timeout_ps; }),
+      core::param<P>(ParamKind::Uint, "toe.channels", "8",
+                     "Physical control channels of the multi-channel TOE (da: one per VM; VMs "
+                     "beyond the last channel share it through device emulation)",
+                     [](P& s) -> auto& { return s.channels; })
+          .range("1", "16"),
+      core::enum_param<P>(
+          "toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
+          "QoS dispatcher between VMs' send contexts: first come first served, round robin, or "
+          "deficit weighted round robin (paper Fig. 4)",
+          [](P& s) -> auto& { return s.dispatcher.policy; }, parse_dispatch_policy,
+          [](DispatchPolicyKind k) { return to_string(k); }),
+      core::param<P>(ParamKind::Uint, "toe.dispatcher.depth", "4",
+                     "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
+                     "VMs' queues, where the policy orders them)",
+                     [](P& s) -> auto& { return s.dispatcher.tx_outstanding; })
+          .range("1", "256"),
+      core::param<P>(ParamKind::Bytes, "toe.dma_burst", "4KiB",
+                     "Largest payload one Tx/Rx DMA transaction moves",
+                     [](P& s) -> auto& { return s.dma_burst; })
+          .range("64B", "1MiB"),
+      core::param<P>(ParamKind::Real, "toe.register_cycles", "4",
+                     "Device cycles for one host access to a TOE register",
+                     [](P& s) -> auto& { return s.reg_access_cycles; })
+          .range("0", "10000"),
+      core::param<P>(ParamKind::Real, "toe.ppm.tx_cycles", "64",
+                     "PPM device cycles to build and queue one outgoing frame",
+                     [](P& s) -> auto& { return s.ppm.tx_cycles_per_frame; })
+          .range("0", "100000"),
+      core::param<P>(ParamKind::Real, "toe.ppm.rx_cycles", "64",
+                     "PPM device cycles to parse and process one incoming frame",
+                     [](P& s) -> auto& { return s.ppm.rx_cycles_per_frame; })
+          .range("0", "100000"),
+      core::param<P>(ParamKind::Real, "toe.ppm.command_cycles", "32",
+                     "PPM device cycles to execute one CmdQ context",
+                     [](P& s) -> auto& { return s.ppm.cycles_per_command; })
+          .range("0", "100000"),
+      core::param<P>(ParamKind::Real, "toe.dispatcher.context_cycles", "16",
+                     "Dispatcher device cycles to decode and route one fetched context",
+                     [](P& s) -> auto& { return s.dispatcher.cycles_per_context; })
+          .range("0", "100000"),
+      core::param<P>(ParamKind::Time, "toe.tcp.rto_min", "200ms",
+                     "Lower bound of the TCP retransmission timeout",
+                     [](P& s) -> auto& { return s.stack.rto_min; })
+          .above("0s"),
+      core::param<P>(ParamKind::Time, "toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed",
+                     [](P& s) -> auto& { return s.stack.delayed_ack; })
+          .above("0s"),
+      core::param<P>(ParamKind::Uint, "toe.tcp.initial_window", "10",
+                     "TCP initial congestion window in segments",
+                     [](P& s) -> auto& { return s.stack.initial_window_segments; })
+          .range("1", "100"),
+  };
+  return params;
+}
+
 Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
     : core::Module(name),
       in("in"),

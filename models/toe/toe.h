@@ -13,6 +13,7 @@
 #include <tlm>
 #include <vector>
 
+#include "models/core/param.h"
 #include "models/core/module.h"
 #include "models/net/ethernet_mac.h"
 #include "models/toe/ccb.h"
@@ -33,7 +34,7 @@ enum class IrqMode {
 };
 
 struct ToeParams {
-  int channels = 1;
+  int channels = 8;
   IrqMode irq_mode = IrqMode::Level;
   double bandwidth_bps = 10e9;  // MAC line rate
   double device_freq_hz = 400e6;
@@ -48,6 +49,10 @@ struct ToeParams {
   bool mac_promiscuous = false;  // the engine owns several MACs (one per guest address)
   core::TimePs rx_notify_timeout_ps = 1'000'000'000;  // 1 ms; 0 = notify only when full/asked
 };
+
+// The scenario keys that fill ToeParams, its PPM, dispatcher and protocol engine (the addresses,
+// the interrupt mode and the DWRR quanta are the platform builder's).
+const std::vector<core::Param<ToeParams>>& toe_params();
 
 class Toe : public core::Module {
  public:

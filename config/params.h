@@ -1,0 +1,33 @@
+// Model parameter declarations (models/core/param.h) on the configuration side: the schema key a
+// declaration stands for, and filling a Params struct from a scenario in one call.
+#pragma once
+
+#include <vector>
+
+#include "config/config.h"
+#include "config/schema.h"
+#include "models/core/param.h"
+
+namespace vtoe::config {
+
+static_assert(std::is_same_v<Value, core::ParamValue>,
+              "config::Value and core::ParamValue must be the same variant");
+
+/// The schema key of a declaration (type, default, range, enum choices, extra check).
+Key to_key(const core::ParamSpec& spec);
+
+/// The schema keys of a whole declaration list, in its order.
+template <typename S>
+std::vector<Key> keys_of(const std::vector<core::Param<S>>& params) {
+  std::vector<Key> keys;
+  for (const auto& p : params) keys.push_back(to_key(p.spec()));
+  return keys;
+}
+
+/// Sets every declared member of `s` from the scenario.
+template <typename S>
+void fill(const Config& cfg, const std::vector<core::Param<S>>& params, S& s) {
+  for (const auto& p : params) p.set(s, cfg.value(p.spec().path));
+}
+
+}  // namespace vtoe::config

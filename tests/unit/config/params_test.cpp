@@ -1,0 +1,111 @@
+// Model parameter declarations: every declared default equals the C++ default of the member it
+// fills (so the struct and the scenario key cannot drift), every declared key is in the built-in
+// schema with the declaration's type, and config::fill sets the members from a scenario.
+#include "config/params.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "config/config.h"
+#include "guest/guest_os.h"
+#include "hypervisor/hypervisor.h"
+#include "models/cpu/core.h"
+#include "models/mem/dram.h"
+#include "models/net/ethernet_link.h"
+#include "models/toe/toe.h"
+#include "tests/support/bench.h"
+
+using namespace vtoe;
+
+namespace {
+
+std::string text(const config::Key& key, const config::Value& v) {
+  return config::format_value(key, v);
+}
+
+template <typename S>
+void expect_defaults_agree(const std::vector<core::Param<S>>& params, const char* what) {
+  const S defaults{};
+  ASSERT_FALSE(params.empty()) << what;
+  for (const auto& p : params) {
+    const config::Key key = config::to_key(p.spec());
+    const config::Value declared = config::parse_value(key, p.spec().default_text);
+    const config::Value in_struct = p.get(defaults);
+    EXPECT_EQ(declared, in_struct)
+        << what << ": key " << p.spec().path << " declares " << text(key, declared)
+        << " but the C++ default is " << text(key, in_struct);
+  }
+}
+
+template <typename S>
+void expect_in_schema(const std::vector<core::Param<S>>& params) {
+  const config::Schema& schema = config::Schema::builtin();
+  for (const auto& p : params) {
+    const config::Key* key = schema.find(p.spec().path);
+    ASSERT_NE(key, nullptr) << p.spec().path << " is not in the schema";
+    EXPECT_EQ(key->type, config::to_key(p.spec()).type) << p.spec().path;
+    EXPECT_EQ(key->default_text, p.spec().default_text) << p.spec().path;
+  }
+}
+
+}  // namespace
+
+TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
+  expect_defaults_agree(mem::dram_params(), "DramParams");
+  expect_defaults_agree(cpu::core_params(), "CoreParams");
+  expect_defaults_agree(toe::toe_params(), "ToeParams");
+  expect_defaults_agree(net::ethernet_link_params(), "EthernetLinkParams");
+  expect_defaults_agree(hypervisor::hypervisor_params(), "HypervisorParams");
+  expect_defaults_agree(guest::guest_params(), "GuestParams");
+}
+
+TEST(Params, EveryDeclaredKeyIsInTheBuiltinSchemaOnce) {
+  expect_in_schema(mem::dram_params());
+  expect_in_schema(cpu::core_params());
+  expect_in_schema(toe::toe_params());
+  expect_in_schema(net::ethernet_link_params());
+  expect_in_schema(hypervisor::hypervisor_params());
+  expect_in_schema(guest::guest_params());
+  std::set<std::string> seen;
+  for (const config::Key& k : config::Schema::builtin().keys())
+    EXPECT_TRUE(seen.insert(k.path).second) << k.path << " twice";
+}
+
+TEST(Params, FillSetsTheMembersFromTheScenario) {
+  const config::Config cfg = config::Config::defaults(
+      {"platform.dram_bandwidth=12.8Gbps", "toe.ppm.tx_cycles=100", "toe.mtu=9000B",
+       "toe.dispatcher.policy=dwrr", "hypervisor.costs.irq=42", "guest.socket.recv_buffer=32KiB",
+       "hypervisor.scheduler.tickle=false", "network.link_delay=5us"});
+  mem::DramParams dp;
+  config::fill(cfg, mem::dram_params(), dp);
+  EXPECT_DOUBLE_EQ(dp.bandwidth_bps, 12.8e9);
+  toe::ToeParams tp;
+  config::fill(cfg, toe::toe_params(), tp);
+  EXPECT_DOUBLE_EQ(tp.ppm.tx_cycles_per_frame, 100);
+  EXPECT_EQ(tp.stack.mtu, 9000u);
+  EXPECT_EQ(tp.dispatcher.policy, toe::DispatchPolicyKind::Dwrr);
+  hypervisor::HypervisorParams hp;
+  config::fill(cfg, hypervisor::hypervisor_params(), hp);
+  EXPECT_DOUBLE_EQ(hp.costs.irq, 42);
+  EXPECT_FALSE(hp.scheduler.tickle);
+  guest::GuestParams gp;
+  config::fill(cfg, guest::guest_params(), gp);
+  EXPECT_EQ(gp.sockets.recv_buffer, 32u * 1024);
+  net::EthernetLinkParams lp;
+  config::fill(cfg, net::ethernet_link_params(), lp);
+  EXPECT_EQ(lp.delay_ps, 5'000'000u);
+}
+
+TEST(Params, ADeclaredCheckRejectsBadValuesNamingTheKey) {
+  try {
+    config::Config::defaults({"guest.ring_entries=100"});
+    FAIL() << "a ring size that is no power of two was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("guest.ring_entries"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("power of two"), std::string::npos) << e.what();
+  }
+}
+
+VTOE_TEST_MAIN
