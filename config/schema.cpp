@@ -6,6 +6,7 @@
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
 #include "models/net/ethernet_link.h"
+#include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 
 #include <algorithm>
@@ -50,6 +51,7 @@ std::vector<Key> builtin_keys() {
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
       K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
   });
+  add(keys_of(smmu::smmu_params()));
   add(keys_of(toe::toe_params()));
   add({
       K::string("toe.dispatcher.quantum", "",

@@ -115,7 +115,9 @@ void Platform::build_memory_and_bus() {
         std::make_unique<sc_core::sc_signal<bool>>(("spi" + std::to_string(i)).c_str()));
     gic_->spi[static_cast<std::size_t>(i)](*spi_lines_.back());
   }
-  smmu_ = std::make_unique<smmu::Smmu>("smmu");
+  smmu::SmmuParams sp;
+  config::fill(cfg_, smmu::smmu_params(), sp);
+  smmu_ = std::make_unique<smmu::Smmu>("smmu", sp);
   smmu_->set_bypass(arch_ == Architecture::Native);  // native: device DMA uses physical addresses
 }
 

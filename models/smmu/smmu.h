@@ -53,6 +53,7 @@
 #include <tlm>
 #include <vector>
 
+#include "models/core/param.h"
 #include "models/core/module.h"
 #include "models/core/sideband.h"
 #include "models/smmu/stage2_table.h"
@@ -65,6 +66,9 @@ struct SmmuParams {
   core::TimePs walk_latency_ps = 100'000;  ///< added per page on a TLB miss (stage-2 walk), ps
   std::size_t fault_queue_depth = 64;      ///< fault records kept until popped
 };
+
+// The scenario keys that fill SmmuParams.
+const std::vector<core::Param<SmmuParams>>& smmu_params();
 
 struct Fault {
   static constexpr std::uint32_t kNoStream = 0xffffffffu;  // transaction had no sideband

@@ -81,6 +81,14 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "Dispatcher device cycles to decode and route one fetched context",
                      [](P& s) -> auto& { return s.dispatcher.cycles_per_context; })
           .range("0", "100000"),
+      core::param<P>(ParamKind::Uint, "toe.dispatcher.fetch_batch", "8",
+                     "CmdQ/RecvQ contexts the dispatcher reads from a ring in one DMA burst",
+                     [](P& s) -> auto& { return s.dispatcher.fetch_batch; })
+          .range("1", "256"),
+      core::param<P>(ParamKind::Uint, "toe.mac_queue", "1024",
+                     "Frames the TOE's MAC transmit queue holds; more are dropped and counted",
+                     [](P& s) -> auto& { return s.mac_queue_frames; })
+          .range("1", "1000000"),
       core::param<P>(ParamKind::Time, "toe.tcp.rto_min", "200ms",
                      "Lower bound of the TCP retransmission timeout",
                      [](P& s) -> auto& { return s.stack.rto_min; })

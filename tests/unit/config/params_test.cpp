@@ -14,6 +14,7 @@
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
 #include "models/net/ethernet_link.h"
+#include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 #include "tests/support/bench.h"
 
@@ -54,6 +55,7 @@ void expect_in_schema(const std::vector<core::Param<S>>& params) {
 
 TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
   expect_defaults_agree(mem::dram_params(), "DramParams");
+  expect_defaults_agree(smmu::smmu_params(), "SmmuParams");
   expect_defaults_agree(cpu::core_params(), "CoreParams");
   expect_defaults_agree(toe::toe_params(), "ToeParams");
   expect_defaults_agree(net::ethernet_link_params(), "EthernetLinkParams");
@@ -63,6 +65,7 @@ TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
 
 TEST(Params, EveryDeclaredKeyIsInTheBuiltinSchemaOnce) {
   expect_in_schema(mem::dram_params());
+  expect_in_schema(smmu::smmu_params());
   expect_in_schema(cpu::core_params());
   expect_in_schema(toe::toe_params());
   expect_in_schema(net::ethernet_link_params());
