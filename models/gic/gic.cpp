@@ -98,9 +98,9 @@ int Gic::best_pending_() const {
   const std::uint8_t limit = std::min(pmr_, running_priority());
   int best = -1;
   std::uint8_t best_prio = 0xFF;
-  for (int id = 0; id < num_ids(); ++id) {
+  for (const int id : enabled_ids_) {  // ascending, so ties keep the lowest ID
     const Irq& q = irqs_[static_cast<std::size_t>(id)];
-    if (!q.enabled || q.active || q.prio >= limit || !pending_(id)) continue;
+    if (q.active || q.prio >= limit || !pending_(id)) continue;
     if (best < 0 || q.prio < best_prio) {  // ties: lowest ID
       best = id;
       best_prio = q.prio;
@@ -167,6 +167,10 @@ void Gic::set_distributor_enabled(bool on) {
 void Gic::enable(int id, bool on) {
   check_id(id, "enable");
   irqs_[static_cast<std::size_t>(id)].enabled = on;
+  const auto at = std::lower_bound(enabled_ids_.begin(), enabled_ids_.end(), id);
+  const bool listed = at != enabled_ids_.end() && *at == id;
+  if (on && !listed) enabled_ids_.insert(at, id);
+  if (!on && listed) enabled_ids_.erase(at);
   changed_();
 }
 

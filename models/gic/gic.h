@@ -213,6 +213,7 @@ class Gic : public core::Module {
 
   int num_spis_;
   std::vector<Irq> irqs_;
+  std::vector<int> enabled_ids_;  // ascending; best_pending_() looks only at these (hot path)
   bool dist_enabled_ = true;
   bool cpu_enabled_ = true;
   bool split_eoi_ = false;

@@ -23,8 +23,9 @@ class QosQueue {
   void set_head(std::size_t queue, std::uint32_t size, std::uint64_t arrival) {
     heads_.at(queue) = QueueHead{false, size, arrival};
   }
-  void clear_head(std::size_t queue) { heads_.at(queue) = QueueHead{}; }
-  bool has_head(std::size_t queue) const { return !heads_.at(queue).empty; }
+  // Hot (every dispatcher pass looks at every queue): unchecked, queue < queues().
+  void clear_head(std::size_t queue) { heads_[queue] = QueueHead{}; }
+  bool has_head(std::size_t queue) const { return !heads_[queue].empty; }
 
   // The queue whose head goes next, or -1 when every queue is empty. The caller dequeues that head,
   // calls served() and then sets or clears the queue's new head.
