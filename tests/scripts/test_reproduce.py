@@ -36,7 +36,8 @@ def test_every_figure_in_png_and_svg_and_a_report(reproduction):
         for ext in ("png", "svg"):
             assert (out / f"{name}.{ext}").stat().st_size > 1000, name
     report = (out / "report.md").read_text()
-    assert "## Claims of section 5" in report and "| Claim | Figure | Verdict | Evidence |" in report
+    assert "## Claims of section 5" in report and "| Claim | Figure | Test | Verdict | Evidence |" in report
+    assert "## Summary" in report and "predicted numbers" in report and "fitted numbers" in report
     for fig in ("9a", "9b", "9c", "9d", "10", "11a", "11b", "12", "13a", "7"):
         assert f"| {fig} |" in report
     assert "claims hold" in proc.stdout
