@@ -16,6 +16,55 @@ namespace vtoe::app {
 
 using nlohmann::ordered_json;
 
+namespace {
+
+// Bytes each VM's application moved so far (a plain read: nothing in the models is touched).
+std::vector<std::uint64_t> app_bytes(Platform& p) {
+  std::vector<std::uint64_t> v;
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const auto& c = p.guest(i).apps().front()->counters();
+    v.push_back(c.tx_bytes + c.rx_bytes);
+  }
+  return v;
+}
+
+// Results that an average hides: a window shorter than a few VM switch intervals, or a VM whose
+// throughput differs strongly between the two halves of the window.
+std::vector<std::string> stability_warnings(Platform& p, const Config& cfg, core::TimePs window,
+                                            const std::vector<std::uint64_t>& start,
+                                            const std::vector<std::uint64_t>& mid,
+                                            const std::vector<std::uint64_t>& end) {
+  std::vector<std::string> w;
+  const double half_s = static_cast<double>(window) / 2e12;
+  if (p.hypervisor() && p.vm_count() > 1) {
+    // VMs that share the core take turns in slices; over a few slices the turns do not even out
+    // (two CPU-bound VMs in 90 ms get one and two 30 ms slices: 1:2, not 1:1).
+    const core::TimePs slice = cfg.get_time("hypervisor.scheduler.timeslice");
+    if (window < 10 * slice)
+      w.push_back("the measured window (" + std::to_string(window / core::kPsPerMs) +
+                  " ms) is shorter than ten VM switch intervals (hypervisor.scheduler.timeslice " +
+                  std::to_string(slice / core::kPsPerMs) +
+                  " ms): how the VMs share the core depends on where the switches fall; raise "
+                  "duration");
+  }
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const double a = static_cast<double>(mid[i] - start[i]) * 8 / half_s / 1e6;
+    const double b = static_cast<double>(end[i] - mid[i]) * 8 / half_s / 1e6;
+    const double hi = std::max(a, b);
+    if (hi > 1.0 && std::abs(a - b) > 0.2 * hi) {
+      std::ostringstream m;
+      m << std::fixed << std::setprecision(1) << "vm " << p.vm_name(i)
+        << ": throughput differs between the halves of the measured window (" << a << " vs " << b
+        << " Mbit/s): the average hides it (a run too short to settle, or a workload that starts "
+           "or stops inside the window)";
+      w.push_back(m.str());
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
 ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std::string& trace_path,
                       const RunOptions* options, ordered_json* run_info) {
   const core::TimePs duration = cfg.get_time("duration");
@@ -33,8 +82,16 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   if (warmup) sc_core::sc_start(core::ps(warmup));
   const Snapshot base = take_snapshot(platform);
   platform.mark_baseline();
-  sc_core::sc_start(core::ps(duration - warmup));
-  ordered_json results = collect(platform, base, static_cast<double>(duration - warmup) / 1e12);
+  // The window runs in two halves (the kernel resumes exactly where it paused) so that a VM whose
+  // throughput changes inside it can be told apart from a steady one.
+  const core::TimePs window = duration - warmup;
+  const std::vector<std::uint64_t> start = app_bytes(platform);
+  sc_core::sc_start(core::ps(window / 2));
+  const std::vector<std::uint64_t> mid = app_bytes(platform);
+  sc_core::sc_start(core::ps(window - window / 2));
+  ordered_json results = collect(platform, base, static_cast<double>(window) / 1e12);
+  const auto warnings = stability_warnings(platform, cfg, window, start, mid, app_bytes(platform));
+  if (run_info) (*run_info)["warnings"] = warnings;
   if (platform.netvp() && run_info) {
     // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
     netvp::Pacer& pacer = platform.pacer();
@@ -80,6 +137,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   run["sim_seconds_per_wall_second"] = wall > 0 ? sim_s / wall : 0.0;
   std::ofstream(dir + "/run.json") << run.dump(2) << "\n";
 
+  if (!options.quiet)
+    for (const auto& w : run["warnings"]) std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
   if (!options.quiet) {
     std::ostringstream out;
     out << "vtoe " << version_string() << ": "

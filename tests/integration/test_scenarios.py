@@ -101,3 +101,17 @@ def test_keys_lists_every_key_with_default_and_meaning(vtoe):
     proc = vtoe.run("keys")
     for key in ("platform.cpu_freq", "toe.bandwidth", "vms[].workload.message_size", "guest.costs.copy_per_byte"):
         assert key in proc.stdout
+
+
+def test_a_short_multi_vm_run_warns_and_a_steady_one_does_not(vtoe):
+    """Averages that hide something are flagged in run.json (and on stderr without --quiet)."""
+    _, out = vtoe.scenario("scenarios/native/tx_10g.yaml", "architecture=de", "vms.1.name=vm1",
+                           "duration=100ms", "warmup=10ms")
+    warnings = json.loads((out / "run.json").read_text())["warnings"]
+    assert any("shorter than ten VM switch intervals" in w for w in warnings), warnings
+    assert any(w.startswith("vm host: throughput differs between the halves") for w in warnings), warnings
+    proc = vtoe.run("run", "scenarios/native/tx_10g.yaml", "--set", "architecture=de", "--set",
+                    "vms.1.name=vm1", "--set", "duration=100ms", "--out", vtoe.tmp / "loud")
+    assert "vtoe: warning: the measured window (70 ms) is shorter" in proc.stderr
+    _, steady = vtoe.scenario("scenarios/native/tx_10g.yaml", extra=[], out=vtoe.tmp / "steady")
+    assert json.loads((steady / "run.json").read_text())["warnings"] == []
