@@ -83,6 +83,7 @@ Snapshot take_snapshot(Platform& p) {
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
     const auto& c = p.guest(i).apps().front()->counters();
     s.app_tx.push_back(c.tx_bytes);
+    s.acked.push_back(p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
@@ -127,8 +128,11 @@ ordered_json vms_section(Platform& p, const Window& w) {
     v["name"] = p.vm_name(i);
     v["workload"] = guest::to_string(app.workload().type);
     v["message_size"] = app.workload().message_size;
-    v["tx_mbps"] = rounded(mbps(w.now.app_tx[i] - w.base.app_tx[i], w.measured_s));
+    // Goodput: transmit counts what the peer acknowledged, receive what reached the application.
+    v["tx_mbps"] = rounded(mbps(w.now.acked[i] - w.base.acked[i], w.measured_s));
     v["rx_mbps"] = rounded(mbps(w.now.app_rx[i] - w.base.app_rx[i], w.measured_s));
+    // What the application's send() calls handed to the kernel (buffered data included).
+    v["tx_sent_mbps"] = rounded(mbps(w.now.app_tx[i] - w.base.app_tx[i], w.measured_s));
     const std::uint64_t trans = w.now.app_trans[i] - w.base.app_trans[i];
     v["transactions"] = trans;
     v["mean_latency_us"] =

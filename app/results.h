@@ -15,6 +15,7 @@ namespace vtoe::app {
 struct Snapshot {
   // Per VM.
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat, interrupts;
+  std::vector<std::uint64_t> acked;  // payload the peers acknowledged from the VM's address
   std::vector<hypervisor::ExitCounts> exits;
   std::vector<hypervisor::CreditVmStats> sched;
   // The TOE: payload moved to and from hosts, and what its MAC put on the wire.

@@ -235,6 +235,7 @@ void Platform::build_guests() {
     config::fill(cfg_, guest::guest_params(), gp);
     gp.driver.regs_addr = kToeRegBase;  // where every guest finds its TOE channel
     gp.sockets.local_ip = vm_ip(cfg_, i);
+    vm_addresses_.push_back(gp.sockets.local_ip);
     guest::Workload w;
     w.type = guest::parse_workload_type(cfg_.get_string(p + "workload.type"));
     w.message_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.message_size"));

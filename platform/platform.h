@@ -77,6 +77,8 @@ class Platform {
   std::size_t vm_count() const { return guests_.size(); }
   guest::GuestOs& guest(std::size_t i) { return *guests_.at(i); }
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
+  // VM i's own IPv4 address on the TOE's segment (host byte order).
+  std::uint32_t vm_address(std::size_t i) const { return vm_addresses_.at(i); }
   // The physical channel VM i's traffic uses, and whether it reaches it directly.
   int channel_of(std::size_t vm) const { return assignment_.at(vm).channel; }
   bool direct(std::size_t vm) const { return assignment_.at(vm).direct; }
@@ -110,6 +112,7 @@ class Platform {
   std::vector<std::unique_ptr<guest::GuestMemory>> memories_;
   std::vector<std::unique_ptr<guest::GuestOs>> guests_;
   std::vector<std::string> vm_names_;
+  std::vector<std::uint32_t> vm_addresses_;
   std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;

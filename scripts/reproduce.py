@@ -511,8 +511,9 @@ def main(argv=None):
         spec = load_sweep(ROOT / "scenarios" / "paper" / f"{name}.sweep.yaml")
         if args.quick:
             spec.set.update(QUICK.get(name, {}))
+        # Never resume: runs left from another binary would put stale numbers in the report.
         df = run_sweep(spec, jobs=args.jobs, scheduler=args.scheduler, out=out / "runs" / name,
-                       vtoe=args.vtoe, quiet=True)
+                       vtoe=args.vtoe, resume=False, quiet=True)
         failures += df.attrs.get("failures", [])
         frames[name] = df
         print(f"{name}: {df['point_id'].nunique()} points", file=sys.stderr)

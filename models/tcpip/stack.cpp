@@ -312,6 +312,7 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
 
 void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
   EventInfo info{c.id(), c.listener(), bytes};
+  if (ev == Event::SendAcked) acked_by_local_[c.local_ip()] += bytes;
   if (ev == Event::Accepted || ev == Event::Connected) {
     if (ev == Event::Accepted) {
       auto it = listeners_.find(c.listener());

@@ -134,6 +134,12 @@ class Stack final : private TcpHost {
 
   // ---------------------------------------------------------------- introspection
   const StackStats& stats() const { return stats_; }
+  /// Payload bytes the peers acknowledged on connections whose local address is `local`, over the
+  /// stack's life (closed connections included): the transmit goodput of that address's owner.
+  std::uint64_t bytes_acked_from(Ipv4 local) const {
+    const auto it = acked_by_local_.find(local);
+    return it == acked_by_local_.end() ? 0 : it->second;
+  }
   /// ARP cache lookup (tests).
   bool arp_lookup(Ipv4 ip, MacAddr& mac) const;
 
@@ -221,6 +227,7 @@ class Stack final : private TcpHost {
   StackConfig cfg_;
   StackListener& listener_;
   StackStats stats_;
+  std::map<Ipv4, std::uint64_t> acked_by_local_;
   Ipv4 netmask_ = 0;
   std::uint16_t ip_id_ = 0;
   std::uint64_t isn_counter_ = 0;

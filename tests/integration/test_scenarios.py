@@ -115,3 +115,16 @@ def test_a_short_multi_vm_run_warns_and_a_steady_one_does_not(vtoe):
     assert "vtoe: warning: the measured window (70 ms) is shorter" in proc.stderr
     _, steady = vtoe.scenario("scenarios/native/tx_10g.yaml", extra=[], out=vtoe.tmp / "steady")
     assert json.loads((steady / "run.json").read_text())["warnings"] == []
+
+
+def test_goodput_never_exceeds_the_line(vtoe):
+    """vms[].tx_mbps is goodput (bytes the peer acknowledged): no VM and no total exceeds the line's
+    goodput, which the old send()-side count did (Fig. 11's DWRR total was 954 Mbit/s)."""
+    line = 1e3 * (1500 - 40) / (1500 + 38)  # 1 Gbit/s, MTU 1500: 949.3 Mbit/s
+    for scenario in ("scenarios/virt/qos_4vm.yaml", "scenarios/virt/io_cpu_mix.yaml"):
+        res, _ = vtoe.scenario(scenario, out=vtoe.tmp / scenario.split("/")[-1])
+        total = sum(v["tx_mbps"] for v in res["vms"])
+        assert total <= line, f"{scenario}: total goodput {total} > line goodput {line:.1f}"
+        for v in res["vms"]:
+            assert v["tx_mbps"] <= line
+            assert "tx_sent_mbps" in v
