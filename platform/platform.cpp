@@ -191,9 +191,9 @@ void Platform::build_virtualization() {
     vp.channel_regs_pa =
         kToeRegBase + static_cast<std::uint64_t>(emulated_channel) * toe::reg::kChannelStride;
     vp.ring_memory_pa = kHypervisorRamBase;
-    vp.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
+    vp.policy = toe_params_.dispatcher.policy;  // the same QoS as the TOE's own dispatcher
     vp.quanta = quanta_for(cfg_, emulated);
-    vp.depth = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
+    vp.depth = toe_params_.dispatcher.tx_outstanding;
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
     std::vector<hypervisor::MemoryRange> emulated_ram;
@@ -281,7 +281,7 @@ void Platform::build_network() {
   pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));
   pp.stack.recv_buffer = pp.stack.send_buffer;
   pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
-  pp.rate_bps = cfg_.get_bandwidth("toe.bandwidth");
+  pp.rate_bps = toe_params_.bandwidth_bps;  // the peer's NIC runs at the TOE's line rate
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
     const auto& w = guests_[i]->apps().front()->workload();
