@@ -16,8 +16,6 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "rpc") return WorkloadType::Rpc;
   if (text == "sink") return WorkloadType::Sink;
   if (text == "echo") return WorkloadType::Echo;
-  if (text == "sink") return WorkloadType::Sink;
-  if (text == "echo") return WorkloadType::Echo;
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
