@@ -1,5 +1,7 @@
 #include "config/params.h"
 
+#include <stdexcept>
+
 namespace vtoe::config {
 
 Key to_key(const core::ParamSpec& s) {
@@ -55,6 +57,13 @@ Key to_key(const core::ParamSpec& s) {
     k.check_doc = s.check_doc;
   }
   return k;
+}
+
+std::string item_path(const std::string& pattern, std::size_t index) {
+  const auto brackets = pattern.find("[]");
+  if (brackets == std::string::npos)
+    throw std::logic_error("'" + pattern + "' is not the key of a list item");
+  return pattern.substr(0, brackets) + "." + std::to_string(index) + pattern.substr(brackets + 2);
 }
 
 }  // namespace vtoe::config

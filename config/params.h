@@ -2,6 +2,8 @@
 // declaration stands for, and filling a Params struct from a scenario in one call.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -16,6 +18,10 @@ static_assert(std::is_same_v<Value, core::ParamValue>,
 /// The schema key of a declaration (type, default, range, enum choices, extra check).
 Key to_key(const core::ParamSpec& spec);
 
+/// The concrete path of a list item's key: ("vms[].workload.port", 1) -> "vms.1.workload.port".
+/// Throws std::logic_error for a path without "[]".
+std::string item_path(const std::string& pattern, std::size_t index);
+
 /// The schema keys of a whole declaration list, in its order.
 template <typename S>
 std::vector<Key> keys_of(const std::vector<core::Param<S>>& params) {
@@ -28,6 +34,14 @@ std::vector<Key> keys_of(const std::vector<core::Param<S>>& params) {
 template <typename S>
 void fill(const Config& cfg, const std::vector<core::Param<S>>& params, S& s) {
   for (const auto& p : params) p.set(s, cfg.value(p.spec().path));
+}
+
+/// Sets every declared member of `s` from item `index` of a list: a declaration of
+/// "vms[].workload.port" reads "vms.<index>.workload.port".
+template <typename S>
+void fill_item(const Config& cfg, const std::vector<core::Param<S>>& params, std::size_t index,
+               S& s) {
+  for (const auto& p : params) p.set(s, cfg.value(item_path(p.spec().path, index)));
 }
 
 }  // namespace vtoe::config

@@ -8,6 +8,7 @@
 #include "models/net/ethernet_link.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
+#include "netvp/netvp_port.h"
 
 #include <algorithm>
 #include <cctype>
@@ -61,20 +62,8 @@ std::vector<Key> builtin_keys() {
       K::enumeration("network.peer", {"sim", "netvp"}, "sim",
                      "Far end of the link: sim = simulated peer host; netvp = a real network "
                      "through a raw socket on network.netvp.interface (needs root)"),
-      K::string("network.netvp.interface", "vtoe0",
-                "NetVP: the real interface the TOE's MAC is bridged to (see scripts/netvp-lab.sh)"),
-      K::enumeration("network.netvp.pacing", {"best_effort", "strict"}, "best_effort",
-                     "NetVP: simulated time never runs ahead of wall time; when it falls behind, "
-                     "best_effort reports the lag, strict stops once it exceeds max_lag"),
-      K::time("network.netvp.max_lag", "100ms", "NetVP: largest lag strict pacing accepts")
-          .above("0s"),
-      K::time("network.netvp.tick", "50us",
-              "NetVP: how often the simulation meets wall time and polls the interface")
-          .above("0s"),
-      K::uint("network.netvp.queue", "4096",
-              "NetVP: frames from the wire held for the simulation; more are dropped and counted")
-          .range("16", "1000000"),
   });
+  add(keys_of(netvp::netvp_params()));
   add(keys_of(net::ethernet_link_params()));
   add({
       K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
@@ -136,23 +125,8 @@ std::vector<Key> builtin_keys() {
                 tcpip_mac_check(s);
               },
               "MAC address or empty"),
-      K::enumeration("vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"},
-                     "tcp_tx",
-                     "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only "
-                     "computes, rpc sends requests and waits for responses; sink and echo serve "
-                     "clients (e.g. real hosts through NetVP) on workload.port"),
-      K::bytes("vms[].workload.message_size", "8000B",
-               "Bytes per send() call (a bare number is bytes)")
-          .range("1B", "1MiB")
-          .bare_base(),
-      K::uint("vms[].workload.port", "5001", "TCP port of the workload's connection")
-          .range("1", "65535"),
-      K::bytes("vms[].workload.total_bytes", "0", "Bytes to transfer, then stop; 0 = unlimited"),
-      K::bytes("vms[].workload.response_size", "64B", "rpc: bytes of each response")
-          .range("1B", "1MiB"),
-      K::time("vms[].workload.start", "0s", "When the workload starts"),
-      K::time("vms[].workload.stop", "0s", "When the workload stops; 0 = never"),
   });
+  add(keys_of(guest::workload_params()));
   return keys;
 }
 

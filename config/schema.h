@@ -4,9 +4,10 @@
 // Paths are dotted; keys inside items of a list are written with "[]": `vms[].workload.type`.
 // One level of lists is supported (lists of mappings, not lists inside list items).
 //
-// Adding a key is one line in the table in schema.cpp, e.g.
-//   K::time("guest.syscall_cost", "1us", "CPU time of one system call in the guest kernel"),
-//   K::uint("toe.channels", "16", "Physical control channels of the TOE").range("1", "64"),
+// A key a model reads is declared next to the model's Params struct (models/core/param.h, see
+// docs/core.md) and spliced in with keys_of() (config/params.h). Only scenario-level keys are one
+// line in the table in schema.cpp, e.g.
+//   K::time("duration", "100ms", "Simulated time to run").above("0s"),
 #pragma once
 
 #include <cstddef>

@@ -16,9 +16,40 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "rpc") return WorkloadType::Rpc;
   if (text == "sink") return WorkloadType::Sink;
   if (text == "echo") return WorkloadType::Echo;
-  if (text == "sink") return WorkloadType::Sink;
-  if (text == "echo") return WorkloadType::Echo;
   throw std::invalid_argument("unknown workload type '" + text + "'");
+}
+
+const std::vector<core::Param<Workload>>& workload_params() {
+  using core::ParamKind;
+  using W = Workload;
+  static const std::vector<core::Param<W>> params = {
+      core::enum_param<W>(
+          "vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"}, "tcp_tx",
+          "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only computes, rpc "
+          "sends requests and waits for responses; sink and echo serve clients (e.g. real hosts "
+          "through NetVP) on workload.port",
+          [](W& w) -> auto& { return w.type; }, parse_workload_type,
+          [](WorkloadType t) { return to_string(t); }),
+      core::param<W>(ParamKind::Bytes, "vms[].workload.message_size", "8000B",
+                     "Bytes per send() call (a bare number is bytes)",
+                     [](W& w) -> auto& { return w.message_size; })
+          .range("1B", "1MiB"),
+      core::param<W>(ParamKind::Uint, "vms[].workload.port", "5001",
+                     "TCP port of the workload's connection",
+                     [](W& w) -> auto& { return w.port; })
+          .range("1", "65535"),
+      core::param<W>(ParamKind::Bytes, "vms[].workload.total_bytes", "0",
+                     "Bytes to transfer, then stop; 0 = unlimited",
+                     [](W& w) -> auto& { return w.total_bytes; }),
+      core::param<W>(ParamKind::Bytes, "vms[].workload.response_size", "64B",
+                     "rpc: bytes of each response", [](W& w) -> auto& { return w.response_size; })
+          .range("1B", "1MiB"),
+      core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
+                     [](W& w) -> auto& { return w.start_ps; }),
+      core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
+                     "When the workload stops; 0 = never", [](W& w) -> auto& { return w.stop_ps; }),
+  };
+  return params;
 }
 
 const char* to_string(WorkloadType type) {

@@ -10,6 +10,7 @@
 
 #include "guest/socket_api.h"
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/cpu/core.h"
 
 namespace vtoe::guest {
@@ -31,6 +32,10 @@ struct Workload {
   core::TimePs stop_ps = 0;       // 0 = never
   double cpu_chunk_cycles = 1e6;  // cpu: work between checks of the stop time
 };
+
+// The scenario keys of a VM's workload ("vms[].workload.*"), bound to Workload's members; peer_ip
+// and cpu_chunk_cycles are set by the builder. Fill one VM's with config::fill_item.
+const std::vector<core::Param<Workload>>& workload_params();
 
 // Application-level progress, read by the runner.
 struct AppCounters {

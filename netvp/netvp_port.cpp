@@ -2,6 +2,38 @@
 
 namespace vtoe::netvp {
 
+const std::vector<core::Param<NetvpParams>>& netvp_params() {
+  using core::ParamKind;
+  using P = NetvpParams;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(
+          ParamKind::String, "network.netvp.interface", "vtoe0",
+          "NetVP: the real interface the TOE's MAC is bridged to (see scripts/netvp-lab.sh)",
+          [](P& s) -> auto& { return s.interface; }),
+      core::enum_param<P>(
+          "network.netvp.pacing", {"best_effort", "strict"}, "best_effort",
+          "NetVP: simulated time never runs ahead of wall time; when it falls behind, best_effort "
+          "reports the lag, strict stops once it exceeds max_lag",
+          [](P& s) -> auto& { return s.pacer.pacing; },
+          [](const std::string& t) { return t == "strict" ? Pacing::Strict : Pacing::BestEffort; },
+          [](Pacing p) { return p == Pacing::Strict ? "strict" : "best_effort"; }),
+      core::param<P>(ParamKind::Time, "network.netvp.max_lag", "100ms",
+                     "NetVP: largest lag strict pacing accepts",
+                     [](P& s) -> auto& { return s.pacer.max_lag_ps; })
+          .above("0s"),
+      core::param<P>(ParamKind::Time, "network.netvp.tick", "50us",
+                     "NetVP: how often the simulation meets wall time and polls the interface",
+                     [](P& s) -> auto& { return s.pacer.tick_ps; })
+          .above("0s"),
+      core::param<P>(ParamKind::Uint, "network.netvp.queue", "4096",
+                     "NetVP: frames from the wire held for the simulation; more are dropped and "
+                     "counted",
+                     [](P& s) -> auto& { return s.queue_frames; })
+          .range("16", "1000000"),
+  };
+  return params;
+}
+
 NetvpPort::NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket)
     : core::Module(name),
       in("in"),

@@ -9,11 +9,24 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/net/frame.h"
 #include "models/net/pcap_writer.h"
+#include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
 
 namespace vtoe::netvp {
+
+// What the bridge is built from: the real interface and its receive queue (the raw socket) and the
+// pacing of simulated against wall time.
+struct NetvpParams {
+  std::string interface = "vtoe0";
+  std::uint64_t queue_frames = 4096;
+  PacerParams pacer;
+};
+
+// The scenario keys "network.netvp.*", bound to NetvpParams.
+const std::vector<core::Param<NetvpParams>>& netvp_params();
 
 class NetvpPort : public core::Module, private net::FrameSink {
  public:

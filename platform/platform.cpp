@@ -191,9 +191,9 @@ void Platform::build_virtualization() {
     vp.channel_regs_pa =
         kToeRegBase + static_cast<std::uint64_t>(emulated_channel) * toe::reg::kChannelStride;
     vp.ring_memory_pa = kHypervisorRamBase;
-    vp.policy = toe::parse_dispatch_policy(cfg_.get_string("toe.dispatcher.policy"));
+    vp.policy = toe_params_.dispatcher.policy;  // the same QoS as the TOE's own dispatcher
     vp.quanta = quanta_for(cfg_, emulated);
-    vp.depth = static_cast<std::uint32_t>(cfg_.get_uint("toe.dispatcher.depth"));
+    vp.depth = toe_params_.dispatcher.tx_outstanding;
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
     std::vector<hypervisor::MemoryRange> emulated_ram;
@@ -237,14 +237,8 @@ void Platform::build_guests() {
     gp.sockets.local_ip = vm_ip(cfg_, i);
     vm_addresses_.push_back(gp.sockets.local_ip);
     guest::Workload w;
-    w.type = guest::parse_workload_type(cfg_.get_string(p + "workload.type"));
-    w.message_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.message_size"));
-    w.response_size = static_cast<std::uint32_t>(cfg_.get_bytes(p + "workload.response_size"));
-    w.port = static_cast<std::uint16_t>(cfg_.get_uint(p + "workload.port"));
+    config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
-    w.total_bytes = cfg_.get_bytes(p + "workload.total_bytes");
-    w.start_ps = cfg_.get_time(p + "workload.start");
-    w.stop_ps = cfg_.get_time(p + "workload.stop");
     if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert({vm_ip(cfg_, i), w.port}).second)
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
@@ -265,15 +259,11 @@ void Platform::build_network() {
   if (cfg_.get_string("network.peer") == "netvp") {
     // NetVP (paper §4.3): the TOE's MAC meets a real interface through a raw socket, and the
     // simulation is paced to wall-clock time.
-    raw_socket_ = std::make_unique<netvp::RawSocket>(cfg_.get_string("network.netvp.interface"),
-                                                     cfg_.get_uint("network.netvp.queue"));
+    netvp::NetvpParams np;
+    config::fill(cfg_, netvp::netvp_params(), np);
+    raw_socket_ = std::make_unique<netvp::RawSocket>(np.interface, np.queue_frames);
     netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
-    netvp::PacerParams pp;
-    pp.tick_ps = cfg_.get_time("network.netvp.tick");
-    pp.max_lag_ps = cfg_.get_time("network.netvp.max_lag");
-    pp.pacing = cfg_.get_string("network.netvp.pacing") == "strict" ? netvp::Pacing::Strict
-                                                                    : netvp::Pacing::BestEffort;
-    pacer_ = std::make_unique<netvp::Pacer>("pacer", pp);
+    pacer_ = std::make_unique<netvp::Pacer>("pacer", np.pacer);
     netvp::NetvpPort* port = netvp_port_.get();
     pacer_->on_tick([port]() { port->poll(); });
     toe_->mac().to_wire.bind(netvp_port_->in);
@@ -292,7 +282,7 @@ void Platform::build_network() {
   pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));
   pp.stack.recv_buffer = pp.stack.send_buffer;
   pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
-  pp.rate_bps = cfg_.get_bandwidth("toe.bandwidth");
+  pp.rate_bps = toe_params_.bandwidth_bps;  // the peer's NIC runs at the TOE's line rate
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
     const auto& w = guests_[i]->apps().front()->workload();

@@ -16,6 +16,7 @@
 #include "models/net/ethernet_link.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
+#include "netvp/netvp_port.h"
 #include "tests/support/bench.h"
 
 using namespace vtoe;
@@ -61,6 +62,8 @@ TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
   expect_defaults_agree(net::ethernet_link_params(), "EthernetLinkParams");
   expect_defaults_agree(hypervisor::hypervisor_params(), "HypervisorParams");
   expect_defaults_agree(guest::guest_params(), "GuestParams");
+  expect_defaults_agree(guest::workload_params(), "Workload");
+  expect_defaults_agree(netvp::netvp_params(), "NetvpParams");
 }
 
 TEST(Params, EveryDeclaredKeyIsInTheBuiltinSchemaOnce) {
@@ -71,6 +74,8 @@ TEST(Params, EveryDeclaredKeyIsInTheBuiltinSchemaOnce) {
   expect_in_schema(net::ethernet_link_params());
   expect_in_schema(hypervisor::hypervisor_params());
   expect_in_schema(guest::guest_params());
+  expect_in_schema(guest::workload_params());
+  expect_in_schema(netvp::netvp_params());
   std::set<std::string> seen;
   for (const config::Key& k : config::Schema::builtin().keys())
     EXPECT_TRUE(seen.insert(k.path).second) << k.path << " twice";
@@ -80,7 +85,8 @@ TEST(Params, FillSetsTheMembersFromTheScenario) {
   const config::Config cfg = config::Config::defaults(
       {"platform.dram_bandwidth=12.8Gbps", "toe.ppm.tx_cycles=100", "toe.mtu=9000B",
        "toe.dispatcher.policy=dwrr", "hypervisor.costs.irq=42", "guest.socket.recv_buffer=32KiB",
-       "hypervisor.scheduler.tickle=false", "network.link_delay=5us"});
+       "hypervisor.scheduler.tickle=false", "network.link_delay=5us",
+       "network.netvp.pacing=strict", "network.netvp.interface=eth9"});
   mem::DramParams dp;
   config::fill(cfg, mem::dram_params(), dp);
   EXPECT_DOUBLE_EQ(dp.bandwidth_bps, 12.8e9);
@@ -99,6 +105,26 @@ TEST(Params, FillSetsTheMembersFromTheScenario) {
   net::EthernetLinkParams lp;
   config::fill(cfg, net::ethernet_link_params(), lp);
   EXPECT_EQ(lp.delay_ps, 5'000'000u);
+  netvp::NetvpParams np;
+  config::fill(cfg, netvp::netvp_params(), np);
+  EXPECT_EQ(np.pacer.pacing, netvp::Pacing::Strict);
+  EXPECT_EQ(np.interface, "eth9");
+}
+
+TEST(Params, FillItemReadsOneItemOfAList) {
+  const config::Config cfg = config::Config::from_string(
+      "architecture: de\nvms:\n  - {}\n  - workload: {type: rpc, port: 7000, stop: 5ms}\n",
+      "x.yaml");
+  guest::Workload first, second;
+  config::fill_item(cfg, guest::workload_params(), 0, first);
+  config::fill_item(cfg, guest::workload_params(), 1, second);
+  EXPECT_EQ(first.type, guest::WorkloadType::TcpTx);
+  EXPECT_EQ(first.port, 5001);
+  EXPECT_EQ(second.type, guest::WorkloadType::Rpc);
+  EXPECT_EQ(second.port, 7000);
+  EXPECT_EQ(second.stop_ps, 5'000'000'000u);
+  EXPECT_EQ(config::item_path("vms[].workload.port", 3), "vms.3.workload.port");
+  EXPECT_THROW(config::item_path("toe.mtu", 0), std::logic_error);
 }
 
 TEST(Params, ADeclaredCheckRejectsBadValuesNamingTheKey) {
