@@ -121,6 +121,7 @@ class Report:
         self.sections, self.claims, self.summary = [], [], {}
         self.manifest = manifest or {"numbers": [], "fitted": []}
         self.numbers = {}
+        self.out_of_sample = None
 
     def value(self, key, v):
         self.summary[key] = round(float(v), 3)
@@ -169,7 +170,10 @@ class Report:
             n, k = counts.get(label, [0, 0])
             out.append(f"- {n} {what}: {k} within tolerance")
         held = sum(1 for c in self.claims if c[2])
-        out += [f"- {held} of {len(self.claims)} qualitative claims hold", "",
+        out += [f"- {held} of {len(self.claims)} qualitative claims hold"]
+        if self.out_of_sample:
+            out += [f"- {self.out_of_sample}"]
+        out += ["",
                 "## Numbers of section 5", "",
                 "Labels and fitted constants: `scenarios/paper/calibration.yaml`.", ""]
         out += table(["number", "paper (source)", "vtoe", "error", "test", "label", "verdict"], rows)
@@ -488,6 +492,27 @@ def fig13(df, rep, plt, out):
               "Jain's index of VM run time strictly increasing 1:3 -> 4:0 for each variant, >= 0.95 at 4:0")
 
 
+def out_of_sample(result, rep):
+    """scripts/fit.py's check: constants fitted on three numbers, the rest predicted."""
+    rows = []
+    for r in result["predictions"]:
+        if "error_pct" in r:
+            err = f"{r['error_pct']:+.1f}%"
+        else:
+            err = "inside" if r["error_points"] == 0 else f"{r['error_points']:.1f} points outside"
+        vt = r["vtoe"] if not isinstance(r["vtoe"], list) else ", ".join(f"{v:.1f}" for v in r["vtoe"])
+        rows.append([r["number"], f"{r['paper']} ({r['source']})", vt, err])
+    consts = ", ".join(f"`{k}` = {v}" for k, v in result["constants"].items())
+    lines = [f"Fitted on: {'; '.join(result['fitted_on'])} ({result['fit_runs']} runs, bisection). "
+             f"Model: {result['model']}.", "", f"Constants found: {consts}.", ""]
+    lines += table(["predicted number", "paper (source)", "vtoe with the fitted constants", "error"], rows)
+    rep.section("Out-of-sample check (scripts/fit.py)", lines)
+    worst = max(abs(r["error_pct"]) for r in result["predictions"] if "error_pct" in r)
+    rep.out_of_sample = (f"out of sample (fitted on native tx, native rx and DE tx at 8000 B only): "
+                         f"{len(result['predictions'])} other numbers predicted, largest error "
+                         f"{worst:.1f}% (table below)")
+
+
 # ------------------------------------------------------------------------------------------ main
 
 def main(argv=None):
@@ -497,6 +522,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "out" / "paper"), help="output directory")
     ap.add_argument("--quick", action="store_true", help="shorter simulations (CI)")
     ap.add_argument("--vtoe", default=None, help="path of the vtoe binary")
+    ap.add_argument("--no-fit", action="store_true", help="skip the out-of-sample check (scripts/fit.py)")
     args = ap.parse_args(argv)
 
     import matplotlib
@@ -530,6 +556,9 @@ def main(argv=None):
     fig11(frames["fig11"], rep, plt, out)
     fig12(frames["fig12"], rep, plt, out)
     fig13(frames["fig13"], rep, plt, out)
+    if not args.no_fit:
+        import fit
+        out_of_sample(fit.run(out / "fit", jobs=args.jobs, vtoe=args.vtoe, quick=args.quick), rep)
     elapsed = time.monotonic() - started
     points = sum(f["point_id"].nunique() for f in frames.values())
     header = ("# vtoe: reproduction of section 5\n\n"

@@ -41,6 +41,7 @@ def test_every_figure_in_png_and_svg_and_a_report(reproduction):
     for fig in ("9a", "9b", "9c", "9d", "10", "11a", "11b", "12", "13a", "7"):
         assert f"| {fig} |" in report
     assert "claims hold" in proc.stdout
+    assert "## Out-of-sample check (scripts/fit.py)" in report and "out of sample (fitted on" in report
 
 
 def test_report_numbers_are_the_simulation_results(reproduction):

@@ -4,6 +4,7 @@
 #include <systemc>
 
 #include "models/toe/ring_engine.h"
+#include "tests/support/bench.h"
 
 using namespace vtoe::toe;
 
@@ -53,7 +54,4 @@ TEST(RingEngine, RefusesBadProgramming) {
   EXPECT_FALSE(r.write_register(0x18, 1, &err));
 }
 
-int sc_main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
+VTOE_TEST_MAIN
