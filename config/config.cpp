@@ -523,6 +523,18 @@ Config Config::load(const std::string& path, const std::vector<std::string>& set
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(path, "", "cannot read scenario file");
+  // An empty file (or one of comments only) is more likely a mistake than a wish for the defaults.
+  bool empty = true;
+  try {
+    const YAML::Node root = YAML::Load(text.str());
+    empty = root.IsNull() || (root.IsMap() && root.size() == 0);
+  } catch (const YAML::Exception&) {
+    empty = false;  // from_string reports the syntax error with its line
+  }
+  if (empty)
+    throw ConfigError(path, "",
+                      "the scenario file sets no keys; to run the built-in defaults, run `vtoe "
+                      "run` without a file (or put one key in it)");
   return from_string(text.str(), path, sets, schema);
 }
 

@@ -65,6 +65,11 @@ class Config {
   bool get_bool(const std::string& path) const;
   const std::string& get_string(const std::string& path) const;  ///< string and enum keys
   std::size_t list_size(const std::string& path) const;          ///< "vms"
+  /// Where a value came from: "x.yaml:7", "--set a.b", or source() for a default.
+  std::string where(const std::string& path) const {
+    const std::string o = origin_of(path);
+    return o.empty() ? source_ : o;
+  }
   /// The parsed value of any leaf key in canonical units (see Value), e.g. for config::fill.
   const Value& value(const std::string& path) const;
   /// Canonical text of any value ("2GHz"), for results and logs.

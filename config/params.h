@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 #include "config/config.h"
@@ -30,10 +31,20 @@ std::vector<Key> keys_of(const std::vector<core::Param<S>>& params) {
   return keys;
 }
 
+/// Sets one member; a value the member's C++ type cannot hold is a ConfigError naming the key.
+template <typename S>
+void set_checked(const Config& cfg, const core::Param<S>& p, const std::string& path, S& s) {
+  try {
+    p.set(s, cfg.value(path));
+  } catch (const std::out_of_range& e) {
+    throw ConfigError(cfg.where(path), path, e.what());
+  }
+}
+
 /// Sets every declared member of `s` from the scenario.
 template <typename S>
 void fill(const Config& cfg, const std::vector<core::Param<S>>& params, S& s) {
-  for (const auto& p : params) p.set(s, cfg.value(p.spec().path));
+  for (const auto& p : params) set_checked(cfg, p, p.spec().path, s);
 }
 
 /// Sets every declared member of `s` from item `index` of a list: a declaration of
@@ -41,7 +52,7 @@ void fill(const Config& cfg, const std::vector<core::Param<S>>& params, S& s) {
 template <typename S>
 void fill_item(const Config& cfg, const std::vector<core::Param<S>>& params, std::size_t index,
                S& s) {
-  for (const auto& p : params) p.set(s, cfg.value(item_path(p.spec().path, index)));
+  for (const auto& p : params) set_checked(cfg, p, item_path(p.spec().path, index), s);
 }
 
 }  // namespace vtoe::config

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -94,6 +95,25 @@ M from_value(const ParamValue& v) {
     return std::get<bool>(v);
   } else if constexpr (std::is_same_v<M, std::string>) {
     return std::get<std::string>(v);
+  } else if constexpr (std::is_integral_v<M>) {
+    // A value the member cannot hold is refused, never truncated (4294967296 into a uint32 is 0).
+    const auto too_big = [](auto x) {
+      throw std::out_of_range(std::to_string(x) + " does not fit the model's parameter (largest " +
+                              std::to_string(std::numeric_limits<M>::max()) + ")");
+    };
+    if (const auto* u = std::get_if<std::uint64_t>(&v)) {
+      if (*u > static_cast<std::uint64_t>(std::numeric_limits<M>::max())) too_big(*u);
+      return static_cast<M>(*u);
+    }
+    if (const auto* i = std::get_if<std::int64_t>(&v)) {
+      if (*i > static_cast<std::int64_t>(std::numeric_limits<M>::max()) ||
+          (std::is_unsigned_v<M> && *i < 0))
+        too_big(*i);
+      return static_cast<M>(*i);
+    }
+    const double d = std::get<double>(v);
+    if (!(d <= static_cast<double>(std::numeric_limits<M>::max()))) too_big(d);
+    return static_cast<M>(d);
   } else if constexpr (std::is_arithmetic_v<M>) {
     if (const auto* u = std::get_if<std::uint64_t>(&v)) return static_cast<M>(*u);
     if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<M>(*i);

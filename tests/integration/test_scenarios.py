@@ -128,3 +128,12 @@ def test_goodput_never_exceeds_the_line(vtoe):
         for v in res["vms"]:
             assert v["tx_mbps"] <= line
             assert "tx_sent_mbps" in v
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "{}\n"])
+def test_an_empty_scenario_file_is_an_error_naming_it(vtoe, text):
+    path = vtoe.tmp / "empty.yaml"
+    path.write_text(text)
+    proc = vtoe.run("run", path, "--out", vtoe.tmp / "out", check=False)
+    assert proc.returncode == 2
+    assert f"{path}: the scenario file sets no keys" in proc.stderr

@@ -138,3 +138,20 @@ TEST(Params, ADeclaredCheckRejectsBadValuesNamingTheKey) {
 }
 
 VTOE_TEST_MAIN
+
+TEST(Params, AValueTheMemberCannotHoldIsAConfigErrorNotATruncation) {
+  // toe.ccb.connections is a uint key; ToeParams::ccb_capacity is 32 bits: 2^32 used to become 0.
+  const config::Config cfg = config::Config::defaults({"toe.ccb.connections=4294967296"});
+  toe::ToeParams tp;
+  try {
+    config::fill(cfg, toe::toe_params(), tp);
+    FAIL() << "2^32 CCB entries were accepted as " << tp.ccb_capacity;
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.key(), "toe.ccb.connections");
+    EXPECT_EQ(e.where(), "--set toe.ccb.connections");
+    EXPECT_NE(std::string(e.what()).find("largest 4294967295"), std::string::npos) << e.what();
+  }
+  const config::Config ok = config::Config::defaults({"toe.ccb.connections=4294967295"});
+  config::fill(ok, toe::toe_params(), tp);
+  EXPECT_EQ(tp.ccb_capacity, 4294967295u);
+}
