@@ -122,6 +122,19 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
     std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
     return kExitFailure;
   }
+  if (options.trace && options.trace_to_ps && options.trace_from_ps >= cfg.get_time("duration")) {
+    std::cerr << "vtoe: --trace-window starts at " << options.trace_from_ps / core::kPsPerMs
+              << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
+              << "): the trace would be empty\n";
+    return kExitUsage;
+  }
+  // The directory holds this run's files only: outputs an earlier run wrote and this one does not
+  // (a capture, a trace) would sit beside results they do not belong to.
+  for (const char* stale : {"link0.pcap", "netvp.pcap", "trace.json"}) {
+    const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
+                        (options.trace && std::string(stale) == "trace.json");
+    if (!writes) fs::remove(fs::path(dir) / stale, ec);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   ordered_json run;
   const ordered_json results = simulate(cfg, options.pcap ? dir : "",

@@ -137,3 +137,21 @@ def test_an_empty_scenario_file_is_an_error_naming_it(vtoe, text):
     proc = vtoe.run("run", path, "--out", vtoe.tmp / "out", check=False)
     assert proc.returncode == 2
     assert f"{path}: the scenario file sets no keys" in proc.stderr
+
+
+def test_a_trace_window_after_the_run_is_an_error(vtoe):
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--trace", "--trace-window", "2s:3s",
+                    "--out", vtoe.tmp / "tw", check=False)
+    assert proc.returncode == 2
+    assert "--trace-window starts at 2000 ms, at or after the end of the run" in proc.stderr
+    assert not (vtoe.tmp / "tw" / "trace.json").exists()
+
+
+def test_rerunning_into_an_out_directory_leaves_only_this_runs_files(vtoe):
+    out = vtoe.tmp / "again"
+    vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=20ms", "--set", "warmup=5ms",
+             "--pcap", "--trace", "--out", out, "--quiet")
+    assert (out / "link0.pcap").exists() and (out / "trace.json").exists()
+    vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=20ms", "--set", "warmup=5ms",
+             "--out", out, "--quiet")
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "run.json", "scenario.yaml"]
