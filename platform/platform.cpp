@@ -86,11 +86,28 @@ void Platform::build_memory_and_bus() {
   config::fill(cfg_, mem::dram_params(), dp);
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   if (kGuestRamBase + vms_ * guest_mem > dp.size)
-    throw ConfigError(cfg_.source(), "platform.dram_size",
+    throw ConfigError(cfg_.where("platform.dram_size"), "platform.dram_size",
                       "DRAM of " + std::to_string(dp.size >> 20) + " MiB cannot hold " +
                           std::to_string(vms_) + " guests of " + std::to_string(guest_mem >> 20) +
                           " MiB above the first 16 MiB (raise platform.dram_size or lower "
                           "platform.guest_memory)");
+  if (dp.size > kToeRegBase)
+    throw ConfigError(cfg_.where("platform.dram_size"), "platform.dram_size",
+                      "DRAM of " + std::to_string(dp.size >> 20) +
+                          " MiB would reach the TOE's registers at 1 GiB (0x40000000); at most "
+                          "1024MiB fits the address map");
+  {
+    // Each guest's kernel holds at least its driver's four rings and one socket's two buffers.
+    const std::uint64_t rings = 4ull * cfg_.get_uint("guest.ring_entries") * toe::kDescBytes;
+    const std::uint64_t socket = cfg_.get_bytes("guest.socket.send_buffer") +
+                                 cfg_.get_bytes("guest.socket.recv_buffer");
+    if (rings + socket > guest_mem)
+      throw ConfigError(cfg_.where("guest.socket.send_buffer"), "guest.socket.send_buffer",
+                        "one socket's send and receive buffers (" + std::to_string(socket >> 10) +
+                            " KiB together) and the driver's rings do not fit a guest's " +
+                            std::to_string(guest_mem >> 20) +
+                            " MiB (lower guest.socket.* or raise platform.guest_memory)");
+  }
   dram_ = std::make_unique<mem::Dram>("dram", dp);
   bus_ = std::make_unique<mem::Interconnect>("bus", cfg_.get_time("platform.bus_latency"));
   bus_->map(0, dp.size, dram_->in, "dram");

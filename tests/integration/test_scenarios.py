@@ -155,3 +155,18 @@ def test_rerunning_into_an_out_directory_leaves_only_this_runs_files(vtoe):
     vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=20ms", "--set", "warmup=5ms",
              "--out", out, "--quiet")
     assert sorted(p.name for p in out.iterdir()) == ["results.json", "run.json", "scenario.yaml"]
+
+
+@pytest.mark.parametrize("sets,key,text", [
+    (["platform.dram_size=2GiB"], "platform.dram_size", "would reach the TOE's registers"),
+    (["guest.socket.send_buffer=64MiB", "guest.socket.recv_buffer=64MiB"], "guest.socket.send_buffer",
+     "do not fit a guest's 128 MiB"),
+])
+def test_resources_that_cannot_fit_are_configuration_errors(vtoe, sets, key, text):
+    args = ["run", "scenarios/quickstart.yaml", "--out", vtoe.tmp / "o"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"--set {key}" in proc.stderr and text in proc.stderr
+    assert "uncaught exception" not in proc.stderr and "overlaps" not in proc.stderr
