@@ -162,7 +162,7 @@ ordered_json toe_section(Platform& p, const Window& w) {
   // Frames are counted whole when they end, so a window can see a little over 100%: clamp.
   const double line_bits = mac.params().rate_bps * w.measured_s;
   t["utilization"] = rounded(w.measured_s > 0 ? std::min(1.0, wire_bytes * 8 / line_bits) : 0, 6);
-  t["dram_utilisation"] =
+  t["dram_utilization"] =
       rounded(p.dram().utilisation(static_cast<core::TimePs>(w.measured_s * 1e12)), 6);
   return t;
 }
