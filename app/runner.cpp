@@ -150,9 +150,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   run["sim_seconds_per_wall_second"] = wall > 0 ? sim_s / wall : 0.0;
   std::ofstream(dir + "/run.json") << run.dump(2) << "\n";
 
-  if (!options.quiet)
-    for (const auto& w : run["warnings"]) std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
   if (!options.quiet) {
+    for (const auto& w : run["warnings"]) std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
     std::ostringstream out;
     out << "vtoe " << version_string() << ": "
         << (options.scenario.empty() ? "built-in default scenario" : options.scenario)

@@ -22,48 +22,45 @@ void expect_unbound_port_error() {
     EXPECT_NE(std::string(e.what()).find("port not bound"), std::string::npos) << e.what();
   }
 }
+// A GIC with one SPI and its output lines bound: the source of the interrupt line under test.
+struct GicWithLines {
+  gic::Gic gic{"gic", 1};
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
+  GicWithLines() {
+    gic.irq(irq);
+    gic.virq(virq);
+    gic.maintenance(maint);
+    gic.spi[0](spi);
+  }
+};
+
 }  // namespace
 
 TEST(IrqPorts, UnboundHypervisorIrqFailsElaboration) {
   hypervisor::HypervisorParams hp;
   hp.vms = 1;
   cpu::Core core("core", cpu::CoreParams{}, 1);
-  gic::Gic gic("gic", 1);
-  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
-  gic.irq(irq);
-  gic.virq(virq);
-  gic.maintenance(maint);
-  gic.spi[0](spi);
+  GicWithLines g;
   cpu::BusPort port("cpu_bus");
   cpu::BusRegisterPort regs(port.socket(), core, 100);
-  hypervisor::Hypervisor hyp("hyp", hp, core, gic, regs);  // hyp.irq left unbound
+  hypervisor::Hypervisor hyp("hyp", hp, core, g.gic, regs);  // hyp.irq left unbound
   expect_unbound_port_error();
 }
 
 TEST(IrqPorts, UnboundNativeCpuInterfaceFailsElaboration) {
-  gic::Gic gic("gic", 1);
-  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
-  gic.irq(irq);
-  gic.virq(virq);
-  gic.maintenance(maint);
-  gic.spi[0](spi);
-  cpu::GicInterruptPort cpu_if("cpu_if", gic);  // cpu_if.irq left unbound
+  GicWithLines g;
+  cpu::GicInterruptPort cpu_if("cpu_if", g.gic);  // cpu_if.irq left unbound
   expect_unbound_port_error();
 }
 
 TEST(IrqPorts, BoundNativeCpuInterfaceSeesTheGicsInterrupt) {
-  gic::Gic gic("gic", 1);
-  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
-  gic.irq(irq);
-  gic.virq(virq);
-  gic.maintenance(maint);
-  gic.spi[0](spi);
-  cpu::GicInterruptPort cpu_if("cpu_if", gic);
-  cpu_if.irq(irq);
-  gic.enable(gic::kFirstSpi, true);
+  GicWithLines g;
+  cpu::GicInterruptPort cpu_if("cpu_if", g.gic);
+  cpu_if.irq(g.irq);
+  g.gic.enable(gic::kFirstSpi, true);
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
   EXPECT_FALSE(cpu_if.pending());
-  spi.write(true);
+  g.spi.write(true);
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
   EXPECT_TRUE(cpu_if.pending());
   EXPECT_EQ(cpu_if.acknowledge(), gic::kFirstSpi);
