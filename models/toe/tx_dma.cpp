@@ -25,7 +25,11 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
 }
 
 void TxDma::enqueue(const TxJob& job) {
-  jobs_.push_back(job);
+  const ConnKey key{job.channel, job.desc.sock};
+  auto& q = queues_[key];
+  if (q.empty()) turn_.push_back(key);
+  q.push_back(job);
+  ++queued_;
   job_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -33,13 +37,9 @@ std::uint64_t TxDma::bytes(int channel) const {
   return bytes_per_channel_.at(static_cast<std::size_t>(channel));
 }
 
-bool TxDma::more_queued_for(const TxJob& job) const {
-  for (std::size_t i = 1; i < jobs_.size(); ++i)
-    if (jobs_[i].channel == job.channel && jobs_[i].desc.sock == job.desc.sock) return true;
-  return false;
-}
-
-void TxDma::finish(TxJob& job, EventType type, Status status) {
+void TxDma::finish(const ConnKey& key, EventType type, Status status) {
+  auto& q = queues_.at(key);
+  TxJob& job = q.front();
   if (core::Tracer::on()) {
     auto& t = core::Tracer::instance();
     t.span(t.lane("toe", "tx_dma channel" + std::to_string(job.channel)),
@@ -56,56 +56,75 @@ void TxDma::finish(TxJob& job, EventType type, Status status) {
     ++contexts_;
   else
     ++faults_;
-  jobs_.pop_front();
+  q.pop_front();
+  --queued_;
+  if (q.empty()) queues_.erase(key);
   dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void TxDma::run() {
+bool TxDma::serve(const ConnKey& key) {
   tcpip::Stack& stack = ppm_.stack();
+  std::deque<TxJob>& q = queues_.at(key);
+  TxJob& job = q.front();
+  if (job.done == 0 && job.started_ps == 0) job.started_ps = core::now_ps();
+  CcbEntry* e = ccb_.find(job.channel, job.desc.sock);
+  if (!e || !e->conn || e->kind != CcbEntry::Kind::Connection ||
+      e->state != CcbEntry::State::Established) {
+    finish(key, EventType::Error, Status::BadSocket);
+    return true;
+  }
+  if (job.done == job.desc.length) {
+    finish(key, EventType::SendDone, Status::Ok);
+    return true;
+  }
+  const std::size_t space = stack.send_space(e->conn);
+  if (space == 0) return false;
+  const tcpip::ConnId conn = e->conn;
+  const std::uint32_t n =
+      static_cast<std::uint32_t>(std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
+  ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
+  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
+                                     staging_.data(), n, ch.sideband());
+  sc_core::wait(core::ps(res.delay_ps));
+  // While the DMA ran, the context may have been failed (its connection went) by nobody else: only
+  // this thread pops queues, so `q` and `job` are still valid.
+  if (!res.ok) {
+    finish(key, EventType::Error, Status::DmaFault);
+    return true;
+  }
+  // The connection may have gone while the DMA ran.
+  if (!ccb_.by_conn(conn)) return true;
+  // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
+  // not end segments early; the last piece uncorks and sends what is held.
+  const bool more = job.done + n < job.desc.length || q.size() > 1;
+  const core::TimePs now = core::now_ps();
+  if (more) stack.set_cork(conn, true, now);
+  const std::size_t accepted = stack.send(conn, staging_.data(), n, now);
+  if (!more) stack.set_cork(conn, false, now);
+  ppm_.stack_touched();
+  job.done += static_cast<std::uint32_t>(accepted);
+  bytes_ += accepted;
+  bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
+  return true;
+}
+
+void TxDma::run() {
   for (;;) {
-    while (jobs_.empty()) sc_core::wait(job_ev_);
-    TxJob& job = jobs_.front();
-    if (job.done == 0 && job.started_ps == 0) job.started_ps = core::now_ps();
-    CcbEntry* e = ccb_.find(job.channel, job.desc.sock);
-    if (!e || !e->conn || e->kind != CcbEntry::Kind::Connection ||
-        e->state != CcbEntry::State::Established) {
-      finish(job, EventType::Error, Status::BadSocket);
-      continue;
+    while (turn_.empty()) sc_core::wait(job_ev_);
+    // Give each connection in turn one step; a connection whose buffer is full keeps its place
+    // and the next one is tried.
+    bool progress = false;
+    for (std::size_t tried = 0; tried < turn_.size() && !progress;) {
+      const ConnKey key = turn_.front();
+      turn_.pop_front();
+      progress = serve(key);
+      if (queues_.count(key)) turn_.push_back(key);
+      if (!progress) ++tried;
     }
-    if (job.done == job.desc.length) {
-      finish(job, EventType::SendDone, Status::Ok);
-      continue;
-    }
-    const std::size_t space = stack.send_space(e->conn);
-    if (space == 0) {
+    if (!progress) {
       ++stalls_;
-      sc_core::wait(space_ev_);
-      continue;
+      sc_core::wait(space_ev_ | job_ev_);
     }
-    const tcpip::ConnId conn = e->conn;
-    const std::uint32_t n = static_cast<std::uint32_t>(
-        std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
-    ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
-    const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
-                                       staging_.data(), n, ch.sideband());
-    sc_core::wait(core::ps(res.delay_ps));
-    if (!res.ok) {
-      finish(job, EventType::Error, Status::DmaFault);
-      continue;
-    }
-    // The connection may have gone while the DMA ran.
-    if (!ccb_.by_conn(conn)) continue;
-    // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
-    // not end segments early; the last piece uncorks and sends what is held.
-    const bool more = job.done + n < job.desc.length || more_queued_for(job);
-    const core::TimePs now = core::now_ps();
-    if (more) stack.set_cork(conn, true, now);
-    const std::size_t accepted = stack.send(conn, staging_.data(), n, now);
-    if (!more) stack.set_cork(conn, false, now);
-    ppm_.stack_touched();
-    job.done += static_cast<std::uint32_t>(accepted);
-    bytes_ += accepted;
-    bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -453,3 +454,52 @@ TEST(Toe, HostileFramesAreCountedAndDroppedWhileATransferCompletes) {
 }
 
 VTOE_TEST_MAIN
+
+// A connection whose send buffer is full holds up only itself: contexts of another connection
+// queued behind its long context still go straight into the TOE (no head-of-line blocking in the
+// Tx DMA).
+TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
+  net::PeerApp sink;
+  sink.type = net::PeerAppType::Sink;
+  sink.port = 5001;
+  sink.verify_pattern = false;
+  Bench b({sink});
+  constexpr std::uint32_t kLong = 4u << 20, kShort = 8000, kShorts = 8;
+  std::vector<std::uint16_t> done_order;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    for (std::uint16_t s : {1, 2}) {
+      CmdDesc c = connect_cmd(h, s, 5001);
+      h.post(Ring::Cmd, &c);
+      h.wait_for(EventType::Connected, s);
+    }
+    // 4 MiB on socket 1 takes some 34 ms on the 1 Gbit/s link; its 256 KiB send buffer fills at
+    // once and the context waits for space.
+    toe::SendDesc big{};
+    big.sock = 1;
+    big.length = kLong;
+    big.addr = h.alloc(kLong);
+    h.post(Ring::Send, &big);
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_US));
+    const std::uint64_t buf = h.alloc(kShort);
+    for (std::uint32_t i = 0; i < kShorts; ++i) {
+      toe::SendDesc s{};
+      s.sock = 2;
+      s.length = kShort;
+      s.addr = buf;
+      s.cookie = i + 1;
+      h.post(Ring::Send, &s);
+    }
+    while (h.count(EventType::SendDone) < kShorts + 1) h.drain();
+    for (auto& e : h.events)
+      if (e.type == static_cast<std::uint8_t>(EventType::SendDone)) done_order.push_back(e.sock);
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_MS));  // the last 256 KiB leave the TOE
+  };
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  ASSERT_EQ(done_order.size(), kShorts + 1);
+  // Socket 2's contexts all complete before socket 1's long one.
+  EXPECT_EQ(done_order.back(), 1);
+  EXPECT_EQ(std::count(done_order.begin(), done_order.end(), 2), kShorts);
+  EXPECT_EQ(b.host.count(EventType::Error), 0u);
+  EXPECT_EQ(b.peer->bytes_received(), std::uint64_t{kLong} + kShort * kShorts);
+}
