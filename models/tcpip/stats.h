@@ -48,6 +48,7 @@ namespace vtoe::tcpip {
   X(rst_in)                  /* RSTs received that reset a connection */                       \
   X(rst_sent)                /* */                                                             \
   X(challenge_acks)          /* RFC 5961 challenge ACKs sent */                                \
+  X(oow_replies_limited)     /* replies to unacceptable segments not sent (RFC 5961 s7) */     \
   X(active_opens)            /* */                                                             \
   X(passive_opens)           /* SYNs accepted by a listener */                                 \
   X(conns_established)       /* */                                                             \

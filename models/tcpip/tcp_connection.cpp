@@ -115,6 +115,15 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
 
 void TcpConnection::send_syn(bool with_ack) { emit(iss_, with_ack ? (kSyn | kAck) : kSyn, 0, 0); }
 
+void TcpConnection::reply_unacceptable(bool carries_data, TimePs now) {
+  if (!carries_data && last_oow_reply_ != kNever && now - last_oow_reply_ < cfg_.invalid_ratelimit) {
+    ++st_.oow_replies_limited;
+    return;
+  }
+  last_oow_reply_ = now;
+  send_ack_now();
+}
+
 void TcpConnection::send_ack_now() {
   // BSD practice: pure ACKs carry snd_max, which the peer has seen even after we rewound snd_nxt.
   emit(snd_max_, kAck, 0, 0);
@@ -343,7 +352,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
       return;
     }
     if (syn) ++st_.challenge_acks;
-    if (syn || fin || len > 0) send_ack_now();
+    if (syn || fin || len > 0) reply_unacceptable((len > 0 || fin) && !syn, now);
     if (fin) tw_deadline_ = now + cfg_.time_wait;  // retransmitted FIN: restart 2MSL
     return;
   }
@@ -358,7 +367,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
       die(Event::Reset);
     } else if (in_window(seq)) {
       ++st_.challenge_acks;
-      send_ack_now();
+      reply_unacceptable(false, now);
     } else {
       ++st_.drop_rst_out_of_window;
     }
@@ -387,13 +396,13 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
       process_ack(ah, len, now);
       if (dead_) return;
     }
-    send_ack_now();
+    reply_unacceptable(seg_len > 0 && !syn, now);
     return;
   }
 
   if (syn) {  // RFC 5961 §4: a SYN in a synchronized state gets a challenge ACK
     ++st_.challenge_acks;
-    send_ack_now();
+    reply_unacceptable(false, now);
     return;
   }
   if (!ackf) {
@@ -437,16 +446,17 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
 
 bool TcpConnection::process_ack(const TcpHeader& h, std::size_t plen, TimePs now) {
   const std::uint32_t ack = h.ack;
+  const bool carries_data = plen > 0 && !(h.flags & kSyn);
   if (seq_gt(ack, snd_max_)) {
     ++st_.drop_ack_unsent;
-    send_ack_now();
+    reply_unacceptable(carries_data, now);
     return false;
   }
   // RFC 5961 §5: ACKs older than the largest window we could have been offered are suspect.
   const std::uint32_t old_limit = std::max<std::uint32_t>(max_snd_wnd_, 65535);
   if (seq_lt(ack, snd_una_ - old_limit)) {
     ++st_.challenge_acks;
-    send_ack_now();
+    reply_unacceptable(carries_data, now);
     return false;
   }
   last_ack_rx_ = now;

@@ -115,6 +115,10 @@ class TcpConnection {
   void emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off, std::size_t len);
   void send_syn(bool with_ack);
   void send_ack_now();
+  // An ACK in reply to an unacceptable segment, unless one went out less than
+  // cfg_.invalid_ratelimit ago and the segment carries no data (data without SYN is not part
+  // of an ACK loop, and its sender needs the ACK to recover).
+  void reply_unacceptable(bool carries_data, TimePs now);
   void send_rst(std::uint32_t seq, bool with_ack, std::uint32_t ack);
   void output(TimePs now);
   void transmit_range(std::uint32_t seq, std::uint32_t len, bool fin, TimePs now);
@@ -188,6 +192,7 @@ class TcpConnection {
   TimePs persist_backoff_ = 0;
   TimePs delack_deadline_ = kNever;
   TimePs tw_deadline_ = kNever;
+  TimePs last_oow_reply_ = kNever;  // last reply to an unacceptable segment
   TimePs last_ack_rx_ = 0;
 
   // receive side

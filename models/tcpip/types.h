@@ -114,6 +114,11 @@ struct StackConfig {
   TimePs rto_min = 200'000'000'000ull;         ///< 200 ms
   TimePs rto_max = 60'000'000'000'000ull;      ///< 60 s
   TimePs delayed_ack = 40'000'000'000ull;      ///< 40 ms; ACK at least every 2nd full segment
+  /// Least time between two ACKs a connection sends in reply to unacceptable segments without
+  /// data (out of window, acknowledging unsent data, challenge ACKs): RFC 5961 section 7, as
+  /// Linux's tcp_invalid_ratelimit. Two ends that each find the other's ACK unacceptable would
+  /// otherwise exchange ACKs at one per link delay for ever.
+  TimePs invalid_ratelimit = 500'000'000'000ull;
   TimePs time_wait = 60'000'000'000'000ull;    ///< 2*MSL
   TimePs arp_timeout = 1'000'000'000'000ull;   ///< per ARP request
   int arp_retries = 3;                         ///< ARP requests before queued frames are dropped

@@ -96,6 +96,11 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
       core::param<P>(ParamKind::Time, "toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed",
                      [](P& s) -> auto& { return s.stack.delayed_ack; })
           .above("0s"),
+      core::param<P>(ParamKind::Time, "toe.tcp.invalid_ratelimit", "500ms",
+                     "Least time between two ACKs a connection sends in reply to unacceptable "
+                     "segments without data (RFC 5961 section 7; stops ACK loops)",
+                     [](P& s) -> auto& { return s.stack.invalid_ratelimit; })
+          .at_least("0s"),
       core::param<P>(ParamKind::Uint, "toe.tcp.initial_window", "10",
                      "TCP initial congestion window in segments",
                      [](P& s) -> auto& { return s.stack.initial_window_segments; })

@@ -34,7 +34,7 @@ def test_headline_table_is_the_golden_runs(label, direction):
 def test_paper_summary_is_a_fresh_reports(tmp_path, vtoe_bin):
     block = README[README.index("<!-- paper-summary:start -->"):README.index("<!-- paper-summary:end -->")]
     lines = [l for l in block.splitlines() if l.startswith("- ")]
-    assert len(lines) == 5
+    assert len(lines) == 6
     env = dict(os.environ, VTOE_BIN=str(vtoe_bin))
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "reproduce.py"), "--out", str(tmp_path)],
                           capture_output=True, text=True, env=env, timeout=1800)

@@ -273,9 +273,16 @@ TEST(Fuzz, HostileTrafficDuringATransfer) {
   Fuzzer fz(2, cb.mac, cb.ip);
   Fuzzer fza(3, config_a().mac, kIpA);
   std::uint64_t injected = 0, skipped_valid = 0;
+  // Mutations that are valid frames of the two ends are not garbage but spoofing, which no stack
+  // survives: a segment that passes every check on the live connection, or an ARP message that
+  // rebinds one end's address to another MAC (ARP has no authentication).
   auto live_tuple = [&](const Frame& f) {
     FrameView v;
-    return decode_frame(f.data(), f.size(), v) && v.checksums_ok && v.is_tcp &&
+    if (!decode_frame(f.data(), f.size(), v)) return false;
+    if (v.is_arp)
+      return (v.arp.spa == kIpA && !(v.arp.sha == config_a().mac)) ||
+             (v.arp.spa == kIpB && !(v.arp.sha == cb.mac));
+    return v.checksums_ok && v.is_tcp &&
            ((v.tcp.src_port == real_a.local_port && v.tcp.dst_port == 5000) ||
             (v.tcp.dst_port == real_a.local_port && v.tcp.src_port == 5000));
   };

@@ -561,6 +561,42 @@ TEST(Tcp, EventsAreDeliveredInOrderAndCallbacksMayReenter) {
   EXPECT_EQ(net.a.events.back().first, Event::PeerClosed);
 }
 
+// Issue 12's frame, found by fuzzing two engines against each other. Injected into B right
+// after the handshake, it carries 37 bytes at exactly B's rcv_nxt, so B takes them; from then on
+// every ACK of B acknowledges data A never sent, A answers each with an ACK that B finds below its
+// window, and B answers that with an ACK: one frame per link delay, for ever, unless replies to
+// unacceptable segments are rate-limited (RFC 5961 section 7).
+std::uint64_t frames_after_spoofed_segment(TimePs invalid_ratelimit) {
+  StackConfig ca = config_a(), cb = config_b();
+  ca.invalid_ratelimit = cb.invalid_ratelimit = invalid_ratelimit;
+  Net net(ca, cb);
+  Pair p = connect_pair(net, 80);
+  EXPECT_NE(p.b, 0u);
+  Frame f = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00,
+             0x45, 0x00, 0x00, 0x4d, 0x00, 0x01, 0x40, 0x00, 0x40, 0x06, 0x26, 0xa8, 0x0a, 0x00,
+             0x00, 0x01, 0x0a, 0x00, 0x00, 0x02, 0xc0, 0x00, 0x00, 0x50, 0x4b, 0x28, 0xd8, 0x48,
+             0x22, 0xc3, 0xb2, 0x8c, 0x50, 0x10, 0x02, 0x00, 0x36, 0x9b, 0x00, 0x00, 0x00, 0x00,
+             0x00, 0x00, 0x00, 0x00};
+  f.resize(f.size() + 31, 0xaa);
+  const std::uint64_t before = net.sent[0] + net.sent[1];
+  net.inject(1, f, net.now + kUs);
+  net.run_for(2 * kSec);
+  EXPECT_EQ(read_all(net.b, p.b), 37u);  // B took the spoofed bytes: the ends are out of step
+  if (invalid_ratelimit > 0) {
+    EXPECT_GT(net.a.stack->stats().oow_replies_limited + net.b.stack->stats().oow_replies_limited,
+              0u);
+  }
+  return net.sent[0] + net.sent[1] - before;
+}
+
+TEST(Tcp, AnAckForUnsentDataDoesNotStartAnAckStorm) {
+  // Without the limit the two ends exchange an ACK every 50 us link delay (the storm the fuzzer
+  // found; this shows the test would see it).
+  EXPECT_GT(frames_after_spoofed_segment(0), 10'000u);
+  // With Linux's 500 ms: a handful of frames in 2 s (at most one reply per end per 500 ms).
+  EXPECT_LE(frames_after_spoofed_segment(500 * kMs), 12u);
+}
+
 }  // namespace
 }  // namespace vtoe::tcpip::test
 
