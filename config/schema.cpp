@@ -6,6 +6,7 @@
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
 #include "models/net/ethernet_link.h"
+#include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 #include "netvp/netvp_port.h"
@@ -65,6 +66,7 @@ std::vector<Key> builtin_keys() {
   });
   add(keys_of(netvp::netvp_params()));
   add(keys_of(net::ethernet_link_params()));
+  add(keys_of(net::peer_client_params()));
   add({
       K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
           .validate(require_ipv4, "IPv4 address"),

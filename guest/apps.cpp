@@ -38,6 +38,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "TCP port of the workload's connection",
                      [](W& w) -> auto& { return w.port; })
           .range("1", "65535"),
+      core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
+                     "tcp_rx, sink, echo: connections the TOE completes and queues for accept() "
+                     "(listen backlog); SYNs beyond it are dropped and counted "
+                     "(toe.ppm.tcpip drop_listen_overflow)",
+                     [](W& w) -> auto& { return w.backlog; })
+          .range("1", "65535"),
       core::param<W>(ParamKind::Bytes, "vms[].workload.total_bytes", "0",
                      "Bytes to transfer, then stop; 0 = unlimited",
                      [](W& w) -> auto& { return w.total_bytes; }),
@@ -141,7 +147,8 @@ void Application::run_tx() {
 void Application::run_rx() {
   const int ls = sockets_.socket(ctx_);
   if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 4); e != SockError::Ok)
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
+      e != SockError::Ok)
     return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
   const int s = sockets_.accept(ctx_, ls);
   if (s < 0) return fail("accept() failed with error " + std::to_string(s));
@@ -172,20 +179,37 @@ void Application::run_cpu() {
 void Application::run_server(bool echo) {
   const int ls = sockets_.socket(ctx_);
   if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, 16); e != SockError::Ok)
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
+      e != SockError::Ok)
     return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
   while (!stopped()) {
     const int s = sockets_.accept(ctx_, ls);
     if (s < 0) return fail("accept() failed with error " + std::to_string(s));
     ++counters_.transactions;  // connections served
+    if (!idle_.empty()) {
+      Worker& w = *idle_.back();
+      idle_.pop_back();
+      w.sock = s;
+      w.work_ev.notify(sc_core::SC_ZERO_TIME);
+      continue;
+    }
     Worker& w = workers_.emplace_back();
-    const std::string name = "conn" + std::to_string(workers_.size());
+    const std::string name = "worker" + std::to_string(workers_.size());
     w.ctx =
         &core_.add_context(std::string(this->name()) + "." + name, ctx_.priority(), ctx_.domain());
     w.buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
     w.sock = s;
     w.echo = echo;
-    sc_core::sc_spawn([this, &w] { serve(w); }, name.c_str());
+    sc_core::sc_spawn([this, &w] { worker_loop(w); }, name.c_str());
+  }
+}
+
+void Application::worker_loop(Worker& w) {
+  for (;;) {
+    while (w.sock == 0) sc_core::wait(w.work_ev);
+    serve(w);
+    w.sock = 0;
+    idle_.push_back(&w);
   }
 }
 

@@ -26,6 +26,7 @@ struct Workload {
   std::uint32_t message_size = 8000;
   std::uint32_t response_size = 64;  // rpc
   std::uint16_t port = 5001;         // peer port (tx, rpc) or local listening port (rx)
+  std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
   std::uint32_t peer_ip = 0;
   std::uint64_t total_bytes = 0;  // 0 = unlimited
   core::TimePs start_ps = 0;
@@ -63,12 +64,17 @@ class Application : public core::Module {
   void run_cpu();
   void run_rpc();
   void run_server(bool echo);
-  struct Worker {  // one accepted connection of a server and the process that serves it
+  // A server's process that serves accepted connections one after another (a pre-forked worker):
+  // as many exist as connections were ever open at once, so a server's footprint follows its
+  // concurrency, not the number of connections it has served.
+  struct Worker {
     cpu::Core::Context* ctx = nullptr;
     std::vector<std::uint8_t> buf;
-    int sock = 0;
+    int sock = 0;  // the connection being served; 0 = idle
     bool echo = false;
+    sc_core::sc_event work_ev;
   };
+  void worker_loop(Worker& w);
   void serve(Worker& w);
   bool stopped() const;
   void fail(const std::string& why);
@@ -84,6 +90,7 @@ class Application : public core::Module {
   std::vector<std::uint8_t> buffer_;
   std::vector<std::uint8_t> reply_;
   std::deque<Worker> workers_;  // deque: the spawned processes keep references
+  std::vector<Worker*> idle_;   // workers waiting for a connection
 };
 
 }  // namespace vtoe::guest

@@ -19,7 +19,8 @@ SocketLayer::SocketLayer(const sc_core::sc_module_name& name, ToeDriver& driver,
       sends_(stats_.counter("send_calls", "send() calls")),
       recvs_(stats_.counter("recv_calls", "recv() calls")),
       blocked_(stats_.counter("blocked", "times a call slept")),
-      errors_(stats_.counter("errors", "error completions")) {
+      errors_(stats_.counter("errors", "error completions")),
+      freed_(stats_.counter("sockets_freed", "closed sockets whose id and buffers were reused")) {
   driver_.on_completion([this](const toe::EcqDesc& d) { on_completion(d); });
 }
 
@@ -111,7 +112,8 @@ int SocketLayer::accept(Ctx& ctx, int s) {
   while (!so.connected && so.err == SockError::Ok) block(ctx, so);
   if (so.err != SockError::Ok) {
     const int e = static_cast<int>(so.err);
-    sockets_.erase(so.id);
+    so.user_closed = so.closed = true;
+    free_if_done(so);
     return e;
   }
   return so.id;
@@ -145,6 +147,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     desc.length = static_cast<std::uint32_t>(n);
     desc.addr = so->tx_addr + pos;
     desc.cookie = next_cookie_++;
+    so->send_cookies.insert(desc.cookie);
     so->tx_tail += n;
     done += n;
     driver_.post(ctx, toe::Ring::Send, &desc);
@@ -201,13 +204,27 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
 void SocketLayer::close(Ctx& ctx, int s) {
   core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
   Socket* so = get(s);
-  if (!so || so->closed) return;
-  // The TOE serves its CmdQ before its SendQ: a Close posted while send contexts wait would
-  // overtake them and their data would be refused after the FIN. Wait until the TOE has taken
-  // every send context (their data is then in its send buffer, and goes out before the FIN).
-  while (so->tx_done != so->tx_tail && so->err == SockError::Ok && !so->closed) block(ctx, *so);
-  command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
+  if (!so || so->user_closed) return;
+  so->user_closed = true;
+  ++so->waiters;  // posting the Close may sleep (full CmdQ): the socket must outlive this call
+  if (!so->closed && !so->released) {
+    // The TOE serves its CmdQ before its SendQ: a Close posted while send contexts wait would
+    // overtake them and their data would be refused after the FIN. Wait until the TOE has taken
+    // every send context (their data is then in its send buffer, and goes out before the FIN).
+    while (so->tx_done != so->tx_tail && so->err == SockError::Ok && !so->closed) block(ctx, *so);
+    if (!so->released) command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
+  }
   so->closed = true;
+  --so->waiters;
+  free_if_done(*so);
+}
+
+void SocketLayer::free_if_done(Socket& so) {
+  if (!so.user_closed || !so.released || !so.send_cookies.empty() || so.waiters > 0) return;
+  mem_.release(so.tx_addr);
+  mem_.release(so.rx_addr);
+  ++freed_;
+  sockets_.erase(so.id);
 }
 
 SockError SocketLayer::error(int s) const {
@@ -219,6 +236,9 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
   Socket* so = get(d.sock);
   if (!so) return;
   bool wake_needed = true;
+  if (d.flags & toe::kEcqSocketReleased) so->released = true;
+  // SendDone, or Error for a send context: the TOE is done with that part of the buffer.
+  so->send_cookies.erase(d.cookie);
   switch (static_cast<EventType>(d.type)) {
     case EventType::CmdDone:
       so->cmd_done = true;
@@ -256,6 +276,7 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
     core_.execute(driver_.kthread_context(), costs_.wakeup, CycleClass::GuestKernel);
   }
   wake(*so);
+  free_if_done(*so);
 }
 
 }  // namespace vtoe::guest

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <systemc>
 #include <vector>
 
@@ -64,6 +65,10 @@ class SocketLayer : public core::Module {
   struct Socket {
     int id = 0;
     bool listening = false, connected = false, peer_closed = false, closed = false;
+    // A socket goes away (id and buffers back to the kernel) once the application has closed it,
+    // the TOE has released it (kEcqSocketReleased) and every send context of it has completed.
+    bool user_closed = false, released = false;
+    std::set<std::uint32_t> send_cookies;  // send contexts the TOE has not completed
     SockError err = SockError::Ok;
     // Kernel send buffer: a byte ring; [tx_done, tx_tail) is owned by the TOE until SendDone.
     std::uint64_t tx_addr = 0;
@@ -85,6 +90,7 @@ class SocketLayer : public core::Module {
                std::uint16_t arg, bool with_rx_buffer);
   void copy_cost(Ctx& ctx, std::size_t bytes, double per_byte);
   void wake(Socket& so);
+  void free_if_done(Socket& so);
 
   ToeDriver& driver_;
   cpu::Core& core_;
@@ -99,6 +105,7 @@ class SocketLayer : public core::Module {
   core::Counter& recvs_;
   core::Counter& blocked_;
   core::Counter& errors_;
+  core::Counter& freed_;
 };
 
 }  // namespace vtoe::guest

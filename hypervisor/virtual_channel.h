@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <deque>
 
 #include "models/toe/descriptors.h"
@@ -53,6 +54,11 @@ class VirtualChannel {
   std::deque<SendContext>& sendq() { return sendq_; }
   const std::deque<SendContext>& sendq() const { return sendq_; }
   std::uint64_t contexts = 0;  // contexts read from this VM's rings
+  // The manager's bookkeeping of its doorbell loops: a loop is running for a ring (its context
+  // sleeps while costs are charged; a second doorbell must not read the same entries), and
+  // contexts were left in the guest's rings because too many completions were held.
+  std::array<bool, toe::kRings> draining{};
+  bool left_behind = false;
 
  private:
   template <typename WriteGuest>

@@ -61,7 +61,10 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
           stats_.counter("translation_faults", "guest addresses outside the VM's memory refused")),
       bad_contexts_(stats_.counter("bad_contexts", "malformed guest contexts refused")),
       ecq_overflows_(
-          stats_.counter("ecq_overflows", "completions held because a virtual ECQ was full")) {
+          stats_.counter("ecq_overflows", "completions held because a virtual ECQ was full")),
+      backlogged_(stats_.counter("backlogged",
+                                 "doorbells whose contexts were left in a guest's ring because "
+                                 "its held completions reached the limit")) {
   for (int vm : params_.vms) {
     vchannels_.emplace_back(vm);
     // Every served VM's channel page is unmapped in its stage 2: its accesses trap here.
@@ -139,6 +142,12 @@ void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, 
         hyp_.spend(ctx, hyp_.costs().vgic_inject, vm);
         hyp_.inject(vm);
       }
+      // Contexts left in the guest's rings while it was backlogged are taken now.
+      if (v->left_behind && v->held() < params_.held_limit) {
+        v->left_behind = false;
+        for (Ring r : {Ring::Cmd, Ring::Recv, Ring::Send})
+          if (v->ring(r).pending() > 0) doorbell(*v, ctx, r);
+      }
       return;
     }
     case VirtualChannel::Effect::None:
@@ -148,9 +157,17 @@ void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, 
 
 void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
   toe::RingEngine& vr = v.ring(ring);
+  const std::size_t r = static_cast<std::size_t>(ring);
+  if (v.draining[r]) return;  // the loop already running takes the new contexts too
+  v.draining[r] = true;
   ensure_started(ctx, v.vm());
   const std::uint32_t ecq_before = v.ring(Ring::Ecq).produce_index();
   while (vr.pending() > 0) {
+    if (v.held() >= params_.held_limit) {  // the guest is not reading its ECQ: take no more
+      ++backlogged_;
+      v.left_behind = true;
+      break;
+    }
     std::uint8_t raw[toe::kDescBytes];
     if (!guest_read(v.vm(), vr.entry_addr(vr.head()), raw, toe::kDescBytes)) {
       v.latch_error();  // the ring itself is outside the VM's memory: stop, as the TOE would
@@ -175,6 +192,7 @@ void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
     }
     vr.consume(1);
   }
+  v.draining[r] = false;
   dispatch(ctx);
   // Contexts refused here completed at once: tell the guest.
   if (v.ring(Ring::Ecq).produce_index() != ecq_before) {
@@ -319,18 +337,27 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
     SocketMap::Socket* p = sockets_.find(ev.sock);
     const std::uint16_t psock = ev.sock;
     const auto type = static_cast<EventType>(ev.type);
+    std::optional<SocketMap::SendRef> ref;
     if ((type == EventType::SendDone || type == EventType::Error) &&
         SocketMap::is_send_cookie(ev.cookie)) {
       if (in_flight_ > 0) --in_flight_;
-      const auto ref = sockets_.take_send(ev.cookie);
+      ref = sockets_.take_send(ev.cookie);
       if (!ref) continue;
       ev.cookie = ref->vcookie;
     }
-    if (!p) continue;  // a socket the guest no longer has
-    VirtualChannel& v = vchannels_[static_cast<std::size_t>(p->slot)];
+    // A send context's completion goes to its VM even when the socket's mapping is gone (the
+    // guest waits for every send context before it reuses a socket id).
+    if (!p && !ref) continue;  // a socket the guest no longer has
+    const int slot = p ? p->slot : ref->slot;
+    VirtualChannel& v = vchannels_[static_cast<std::size_t>(slot)];
     if (first_vm < 0) first_vm = v.vm();
     hyp_.spend(ctx, hyp_.costs().ecq_forward, v.vm());
-    ev.sock = p->vsock;
+    ev.sock = p ? p->vsock : ref->vsock;
+    if (!p) {
+      deliver(v, ev);
+      notify[static_cast<std::size_t>(slot_of(v))] = true;
+      continue;
+    }
     switch (type) {
       case EventType::Accepted: {
         const SocketMap::Socket* listener = sockets_.find(ev.arg);
@@ -342,16 +369,11 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
       case EventType::CmdDone:
         p->established = true;
         break;
-      case EventType::Closed:
-        sockets_.erase(psock);
-        break;
-      case EventType::Error:
-        // A failed connect or listen frees its socket; a failed send does not.
-        if (!p->established && !SocketMap::is_send_cookie(ev.cookie)) sockets_.erase(psock);
-        break;
       default:
         break;
     }
+    // The TOE no longer knows the physical socket: its id may serve another VM's socket.
+    if (ev.flags & toe::kEcqSocketReleased) sockets_.erase(psock);
     deliver(v, ev);
     notify[static_cast<std::size_t>(slot_of(v))] = true;
   }

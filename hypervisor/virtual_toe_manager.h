@@ -42,6 +42,9 @@ struct VirtualToeParams {
   std::uint32_t depth = 4;               // send contexts in the physical channel at once
   std::vector<std::uint32_t> addresses;  // per served VM: the only local address it may use
   std::uint64_t ring_full_poll_ps = 1'000'000;  // re-read a full physical ring's head this often
+  // Completions held for a VM whose virtual ECQ is full; at this many the manager takes no more
+  // of that VM's contexts until it reads its ECQ (toe.completion_queue, as the real channel).
+  std::size_t held_limit = 1024;
 };
 
 class VirtualToeManager : public core::Module {
@@ -101,6 +104,7 @@ class VirtualToeManager : public core::Module {
   core::Counter& translation_faults_;
   core::Counter& bad_contexts_;
   core::Counter& ecq_overflows_;
+  core::Counter& backlogged_;
 };
 
 }  // namespace vtoe::hypervisor

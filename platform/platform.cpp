@@ -211,6 +211,7 @@ void Platform::build_virtualization() {
     vp.policy = toe_params_.dispatcher.policy;  // the same QoS as the TOE's own dispatcher
     vp.quanta = quanta_for(cfg_, emulated);
     vp.depth = toe_params_.dispatcher.tx_outstanding;
+    vp.held_limit = toe_params_.completion_queue;
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
     std::vector<hypervisor::MemoryRange> emulated_ram;
@@ -326,6 +327,31 @@ void Platform::build_network() {
     }
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
     pp.apps.push_back(app);
+  }
+  net::PeerClients clients;
+  config::fill(cfg_, net::peer_client_params(), clients);
+  if (clients.connections > 0) {
+    if (clients.vm >= vms_)
+      throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
+                        "VM " + std::to_string(clients.vm) + " does not exist (" +
+                            std::to_string(vms_) + " VMs)");
+    const auto& w = guests_[clients.vm]->apps().front()->workload();
+    if (w.type != guest::WorkloadType::Sink && w.type != guest::WorkloadType::Echo)
+      throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
+                        "the clients need a server: VM " + std::to_string(clients.vm) +
+                            " runs " + guest::to_string(w.type) + ", not sink or echo");
+    net::PeerApp app;
+    app.type = net::PeerAppType::Clients;
+    app.remote_ip = vm_ip(cfg_, clients.vm);
+    app.port = w.port;
+    app.start_ps = clients.start_ps;
+    app.clients = clients;
+    pp.apps.push_back(app);
+    // A client host reuses its ports at once (Linux's tcp_tw_reuse); with a 60 s TIME-WAIT the
+    // 16k ephemeral ports would end a long sequential load. Its table holds every open client.
+    pp.stack.time_wait = std::min<core::TimePs>(pp.stack.time_wait, 1'000'000'000);
+    pp.stack.max_connections =
+        std::max<std::uint32_t>(pp.stack.max_connections, 2 * clients.concurrency + 64);
   }
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
 

@@ -10,6 +10,34 @@ namespace {
 constexpr core::TimePs kRetryPs = 1'000'000'000;  // 1 ms between connection attempts
 }  // namespace
 
+const std::vector<core::Param<PeerClients>>& peer_client_params() {
+  using core::ParamKind;
+  using P = PeerClients;
+  static const std::vector<core::Param<P>> params = {
+      core::param<P>(ParamKind::Uint, "network.clients.connections", "0",
+                     "Simulated peer: client connections to make to a guest server (sink or "
+                     "echo), each sending network.clients.bytes and closing; 0 = none",
+                     [](P& s) -> auto& { return s.connections; })
+          .range("0", "100000000"),
+      core::param<P>(ParamKind::Uint, "network.clients.concurrency", "1",
+                     "Simulated peer: client connections open at once",
+                     [](P& s) -> auto& { return s.concurrency; })
+          .range("1", "1000000"),
+      core::param<P>(ParamKind::Bytes, "network.clients.bytes", "4KiB",
+                     "Simulated peer: bytes each client connection sends before it closes",
+                     [](P& s) -> auto& { return s.bytes; })
+          .range("0B", "1GiB"),
+      core::param<P>(ParamKind::Uint, "network.clients.vm", "0",
+                     "Simulated peer: index of the VM whose server the clients connect to (its "
+                     "address and workload.port)",
+                     [](P& s) -> auto& { return s.vm; }),
+      core::param<P>(ParamKind::Time, "network.clients.start", "1ms",
+                     "Simulated peer: when the first client connects",
+                     [](P& s) -> auto& { return s.start_ps; }),
+  };
+  return params;
+}
+
 PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& params)
     : core::Module(name),
       params_(params),
@@ -19,16 +47,21 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
       pattern_errors_(
           stats_.counter("pattern_errors", "received bytes that differ from the sent pattern")),
       connect_retries_(
-          stats_.counter("connect_retries", "source connection attempts refused and retried")) {
+          stats_.counter("connect_retries", "source connection attempts refused and retried")),
+      clients_done_(stats_.counter("clients_done",
+                                   "client connections that sent everything and closed cleanly")),
+      clients_failed_(stats_.counter("clients_failed",
+                                     "client connections refused, reset or timed out")) {
   EthernetMacParams mp;
   mp.rate_bps = params.rate_bps;
+  mp.tx_queue_frames = params.tx_queue_frames;
   mp.address = params.stack.mac.b;
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<EthernetMac>("mac", mp);
   mac_->upper.bind(*this);
   stack_ = std::make_unique<tcpip::Stack>(params_.stack, *this);
   for (const PeerApp& app : params_.apps) {
-    if (app.type == PeerAppType::Source) continue;
+    if (app.type == PeerAppType::Source || app.type == PeerAppType::Clients) continue;
     const tcpip::ConnId l = stack_->listen(app.port, 16, 0);
     if (!l)
       throw std::runtime_error(std::string(this->name()) + ": cannot listen on port " +
@@ -48,6 +81,13 @@ void PeerHost::start_sources() {
   const core::TimePs now = core::now_ps();
   core::TimePs next = UINT64_MAX;
   for (const PeerApp& app : params_.apps) {
+    if (app.type == PeerAppType::Clients) {
+      if (app.start_ps > now)
+        next = std::min(next, app.start_ps);
+      else
+        start_clients(app, now);
+      continue;
+    }
     if (app.type != PeerAppType::Source) continue;
     bool active = false;
     for (auto& [id, c] : conns_) active |= c.app == &app;
@@ -61,6 +101,30 @@ void PeerHost::start_sources() {
   }
   rearm();
   if (next != UINT64_MAX) retry_ev_.notify(core::ps(next - now));
+}
+
+void PeerHost::start_clients(const PeerApp& app, core::TimePs now) {
+  const PeerClients& load = app.clients;
+  while (clients_active_ < load.concurrency && clients_started_ < load.connections) {
+    const tcpip::ConnId c = stack_->connect(app.remote_ip, app.port, 0, now);
+    if (!c) {  // no local port or table entry free: try again when a client has ended
+      ++clients_failed_;
+      ++clients_started_;
+      continue;
+    }
+    ++clients_started_;
+    ++clients_active_;
+    conns_[c].app = &app;
+  }
+}
+
+void PeerHost::client_ended(const PeerApp& app, bool ok) {
+  --clients_active_;
+  if (ok)
+    ++clients_done_;
+  else
+    ++clients_failed_;
+  start_clients(app, core::now_ps());
 }
 
 void PeerHost::receive_frame(Frame&& frame) {
@@ -115,7 +179,10 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
   const PeerApp& app = *conn.app;
   for (;;) {
     std::size_t want = buf_.size();
-    if (app.type != PeerAppType::Source) want = std::min<std::uint64_t>(want, conn.owed);
+    if (app.type == PeerAppType::Clients)
+      want = std::min<std::uint64_t>(want, app.clients.bytes - conn.tx_offset);
+    else if (app.type != PeerAppType::Source)
+      want = std::min<std::uint64_t>(want, conn.owed);
     want = std::min(want, stack_->send_space(c));
     if (want == 0) break;
     if (app.type == PeerAppType::RpcServer)
@@ -126,7 +193,11 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
     if (n == 0) break;
     tx_bytes_ += n;
     conn.tx_offset += n;
-    if (app.type != PeerAppType::Source) conn.owed -= n;
+    if (app.type != PeerAppType::Source && app.type != PeerAppType::Clients) conn.owed -= n;
+  }
+  if (app.type == PeerAppType::Clients && conn.tx_offset == app.clients.bytes && !conn.closing) {
+    conn.closing = true;
+    stack_->close(c, now);
   }
 }
 
@@ -157,7 +228,19 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
     }
     case Event::PeerClosed: {
       auto it = conns_.find(info.conn);
-      if (it != conns_.end()) drain(info.conn, it->second);
+      if (it == conns_.end()) {
+        stack_->close(info.conn, core::now_ps());
+        break;
+      }
+      drain(info.conn, it->second);
+      if (it->second.app->type == PeerAppType::Clients) {
+        // Both directions are closed: the client is done, whatever TIME-WAIT still holds.
+        const PeerApp& app = *it->second.app;
+        const bool ok = it->second.closing;
+        conns_.erase(it);
+        client_ended(app, ok);
+        break;
+      }
       stack_->close(info.conn, core::now_ps());
       break;
     }
@@ -168,6 +251,12 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
       auto it = conns_.find(info.conn);
       if (it == conns_.end()) break;
       const bool source = it->second.app->type == PeerAppType::Source;
+      if (it->second.app->type == PeerAppType::Clients) {
+        const PeerApp& app = *it->second.app;
+        conns_.erase(it);
+        client_ended(app, false);
+        break;
+      }
       conns_.erase(it);
       if (source && ev == Event::Refused) {
         // The guest is not listening yet: try again shortly.

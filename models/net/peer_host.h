@@ -11,13 +11,28 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/net/ethernet_mac.h"
 #include "models/net/frame.h"
 #include "models/tcpip/stack.h"
 
 namespace vtoe::net {
 
-enum class PeerAppType { Sink, Source, Echo, RpcServer };
+enum class PeerAppType { Sink, Source, Echo, RpcServer, Clients };
+
+// A load of many short client connections against a guest server (sink or echo): each client
+// connects, sends `bytes` of the pattern stream, closes and is replaced by the next, `concurrency`
+// at a time, `connections` in all.
+struct PeerClients {
+  std::uint64_t connections = 0;  // 0 = no client load
+  std::uint32_t concurrency = 1;
+  std::uint64_t bytes = 4096;
+  std::uint32_t vm = 0;            // the VM whose server the clients connect to
+  core::TimePs start_ps = 1'000'000'000;  // 1 ms: the server has listened by then
+};
+
+// The scenario keys "network.clients.*", bound to PeerClients.
+const std::vector<core::Param<PeerClients>>& peer_client_params();
 
 struct PeerApp {
   PeerAppType type = PeerAppType::Sink;
@@ -25,13 +40,17 @@ struct PeerApp {
   std::uint32_t remote_ip = 0;      // source: whom to connect to
   std::uint32_t request_size = 0;   // rpc: bytes per request
   std::uint32_t response_size = 0;  // rpc: bytes per response
-  core::TimePs start_ps = 0;        // source: first connection attempt
+  core::TimePs start_ps = 0;        // source, clients: first connection attempt
   bool verify_pattern = true;       // sink: check the guest's byte pattern
+  PeerClients clients;              // clients: the load
 };
 
 struct PeerHostParams {
   tcpip::StackConfig stack;
   double rate_bps = 10e9;
+  // The peer stands for hosts that do not drop their own frames (Linux's qdisc pushes back on
+  // the socket instead), so its MAC queue is deep.
+  std::size_t tx_queue_frames = 1 << 16;
   std::vector<PeerApp> apps;
 };
 
@@ -45,6 +64,8 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::uint64_t bytes_received() const { return rx_bytes_.value(); }
   std::uint64_t bytes_sent() const { return tx_bytes_.value(); }
   std::uint64_t pattern_errors() const { return pattern_errors_.value(); }
+  std::uint64_t clients_done() const { return clients_done_.value(); }
+  std::uint64_t clients_failed() const { return clients_failed_.value(); }
 
   // FrameSink (from the MAC) and StackListener (from the stack).
   void receive_frame(Frame&& frame) override;
@@ -58,8 +79,11 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
     std::uint64_t tx_offset = 0;
     std::uint64_t owed = 0;           // echo/rpc: bytes to send back
     std::uint64_t request_bytes = 0;  // rpc: bytes of the current request
+    bool closing = false;             // clients: everything sent, close() called
   };
   void start_sources();
+  void start_clients(const PeerApp& app, core::TimePs now);
+  void client_ended(const PeerApp& app, bool ok);
   void timer_expired();
   void rearm();
   void drain(tcpip::ConnId c, Conn& conn);
@@ -78,6 +102,10 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   core::Counter& tx_bytes_;
   core::Counter& pattern_errors_;
   core::Counter& connect_retries_;
+  core::Counter& clients_done_;
+  core::Counter& clients_failed_;
+  std::uint64_t clients_started_ = 0;
+  std::uint32_t clients_active_ = 0;
 };
 
 }  // namespace vtoe::net

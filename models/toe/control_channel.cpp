@@ -7,15 +7,21 @@
 
 namespace vtoe::toe {
 
-ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index)
+ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
+                               std::size_t outbox_limit)
     : core::Module(name),
       dma("dma"),
       index_(index),
+      outbox_limit_(std::max<std::size_t>(outbox_limit, 1)),
       doorbells_(stats_.counter("doorbells", "host writes to a CmdQ/SendQ/RecvQ tail")),
       fetched_(stats_.counter("contexts_fetched", "contexts read from host rings")),
       completions_(stats_.counter("completions", "ECQ entries written")),
       errors_(stats_.counter("errors", "bad register programming or DMA faults")),
       ecq_full_waits_(stats_.counter("ecq_full_waits", "times the ECQ was full")),
+      backlogged_(stats_.counter(
+          "backlogged", "times the completion queue reached its limit (fetching paused)")),
+      outbox_depth_(stats_.accumulator("completion_queue",
+                                       "completions waiting for ECQ space, sampled at each post")),
       sendq_occupancy_(stats_.accumulator(
           "sendq_occupancy", "SendQ contexts waiting, sampled at each SendQ doorbell")) {
   sideband_.vm_id = 0;
@@ -109,6 +115,8 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
 
 void ControlChannel::post(const EcqDesc& event) {
   outbox_.push_back(event);
+  outbox_depth_.sample(static_cast<double>(outbox_.size()));
+  if (outbox_.size() == outbox_limit_) ++backlogged_;
   outbox_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -128,7 +136,9 @@ void ControlChannel::completion_thread() {
     RingEngine& ecq = ring(Ring::Ecq);
     if (!enabled() || !ecq.configured()) {
       // Nobody to tell; drop rather than wedge (the host reset or never set up its ECQ).
+      const bool was_backlogged = backlogged();
       outbox_.clear();
+      if (was_backlogged && doorbell_) doorbell_();
       continue;
     }
     if (ecq.space() == 0) {
@@ -138,6 +148,7 @@ void ControlChannel::completion_thread() {
     }
     EcqDesc desc = outbox_.front();
     outbox_.pop_front();
+    if (outbox_.size() + 1 == outbox_limit_ && doorbell_) doorbell_();  // fetching may resume
     desc.valid = 1;
     const DmaResult res =
         dma_transfer(dma, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),

@@ -25,7 +25,8 @@ class ControlChannel : public core::Module {
   tlm_utils::simple_initiator_socket<ControlChannel> dma;  // ring fetches and ECQ writes
 
   SC_HAS_PROCESS(ControlChannel);
-  ControlChannel(const sc_core::sc_module_name& name, int index);
+  // `outbox_limit`: completions waiting for ECQ space beyond which the channel is backlogged.
+  ControlChannel(const sc_core::sc_module_name& name, int index, std::size_t outbox_limit = 1024);
 
   int index() const { return index_; }
   // Who owns the channel: carried in the sideband of every DMA it causes.
@@ -54,6 +55,11 @@ class ControlChannel : public core::Module {
   // Queues a completion for the ECQ; written in order by the completion thread.
   void post(const EcqDesc& event);
   std::size_t completions_waiting() const { return outbox_.size(); }
+  // A host that does not read its ECQ must not make the TOE queue completions without bound:
+  // while this holds, the dispatcher fetches none of this channel's contexts (protocol events
+  // of its open connections still queue, bounded by the connections it has). When the queue
+  // falls below the limit again the channel rings its own doorbell to wake the dispatcher.
+  bool backlogged() const { return outbox_.size() >= outbox_limit_; }
 
   // What results report: contexts read from host rings, ECQ entries written (totals), and the
   // SendQ occupancy seen at doorbells since the last baseline.
@@ -82,6 +88,7 @@ class ControlChannel : public core::Module {
   std::uint32_t status_ = 0;
   std::array<RingEngine, kRings> rings_;
   std::deque<EcqDesc> outbox_;
+  std::size_t outbox_limit_;
   bool irq_pending_ = false;
   sc_core::sc_event outbox_ev_;
   sc_core::sc_event ecq_space_ev_;
@@ -93,6 +100,8 @@ class ControlChannel : public core::Module {
   core::Counter& completions_;
   core::Counter& errors_;
   core::Counter& ecq_full_waits_;
+  core::Counter& backlogged_;
+  core::Accumulator& outbox_depth_;
   core::Accumulator& sendq_occupancy_;
 };
 

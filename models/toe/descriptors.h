@@ -99,6 +99,12 @@ enum class Status : std::int32_t {
   PortInUse = -8,
 };
 
+// EcqDesc::flags: the socket has no CCB entry any more (closed, reset, refused, or never
+// created): the TOE will write nothing into its receive buffer and take no command for it. Send
+// contexts of it still queued complete with Error; once they have, the host may reuse the
+// socket's id and buffers.
+constexpr std::uint16_t kEcqSocketReleased = 1;
+
 struct EcqDesc {
   std::uint8_t type;
   std::uint8_t valid;  // set by the TOE, cleared by the host when consumed
@@ -108,7 +114,7 @@ struct EcqDesc {
   std::uint32_t offset;
   std::uint32_t cookie;
   std::uint16_t arg;  // listening socket (Accepted), opcode (CmdDone)
-  std::uint16_t reserved0;
+  std::uint16_t flags;  // kEcqSocketReleased
   std::uint64_t reserved1;
 };
 

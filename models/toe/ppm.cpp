@@ -118,6 +118,7 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
     EcqDesc ev = event(EventType::Error, cmd.sock, st);
     ev.cookie = cmd.cookie;
     ev.arg = cmd.opcode;
+    if (!ccb_.find(ch, cmd.sock)) ev.flags |= kEcqSocketReleased;
     channel.post(ev);
   };
   auto rx_buffer_ok = [&]() { return cmd.rx_size >= 64 && cmd.rx_addr != 0; };
@@ -211,21 +212,28 @@ void Ppm::bind_accept(CcbEntry& listener) {
   while (!listener.accept_socks.empty() && !listener.backlog.empty()) {
     const std::uint16_t sock = listener.accept_socks.front();
     const tcpip::ConnId c = listener.backlog.front();
-    listener.accept_socks.pop_front();
     listener.backlog.pop_front();
+    // While it waited for an Accept the connection had no CCB entry, so its protocol events
+    // found nobody: one that has gone (reset, or closed both ways) is skipped, and a FIN that
+    // came in is remembered now.
+    const tcpip::TcpState st = stack_->state(c);
+    if (st == tcpip::TcpState::Closed) continue;
+    listener.accept_socks.pop_front();
     CcbEntry* e = ccb_.find(listener.channel, sock);
     if (!e) continue;
     ccb_.bind(*e, c);
     e->state = CcbEntry::State::Established;
+    e->peer_closed = st == tcpip::TcpState::CloseWait || st == tcpip::TcpState::LastAck;
     EcqDesc ev = event(EventType::Accepted, sock);
     ev.arg = listener.sock;
     post(listener.channel, ev);
-    if (stack_->readable(c) && readable_) readable_(c);
+    if ((stack_->readable(c) || e->peer_closed) && readable_) readable_(c);
   }
 }
 
 void Ppm::drop_connection(CcbEntry& e, EventType type, Status status) {
   EcqDesc ev = event(type, e.sock, status);
+  ev.flags |= kEcqSocketReleased;
   const int ch = e.channel;
   ccb_.remove(e);
   post(ch, ev);

@@ -89,6 +89,12 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "Frames the TOE's MAC transmit queue holds; more are dropped and counted",
                      [](P& s) -> auto& { return s.mac_queue_frames; })
           .range("1", "1000000"),
+      core::param<P>(ParamKind::Uint, "toe.completion_queue", "1024",
+                     "Completions a channel holds while its ECQ ring is full; at this many the "
+                     "dispatcher fetches none of the channel's contexts until the host reads its "
+                     "ECQ (back-pressure: a host that stops reading cannot grow the TOE's memory)",
+                     [](P& s) -> auto& { return s.completion_queue; })
+          .range("16", "1000000"),
       core::param<P>(ParamKind::Time, "toe.tcp.rto_min", "200ms",
                      "Lower bound of the TCP retransmission timeout",
                      [](P& s) -> auto& { return s.stack.rto_min; })
@@ -128,7 +134,8 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
                                 std::to_string(reg::kMaxChannels));
   for (int i = 0; i < params.channels; ++i) {
     channels_.push_back(
-        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i));
+        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
+                                         params.completion_queue));
     channels_.back()->dma.bind(dma_hub_.in);
     chans.push_back(channels_.back().get());
   }

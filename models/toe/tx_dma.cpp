@@ -51,6 +51,8 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
   EcqDesc ev = Ppm::event(type, job.desc.sock, status);
   ev.length = job.done;
   ev.cookie = job.desc.cookie;
+  if (type != EventType::SendDone && !ccb_.find(job.channel, job.desc.sock))
+    ev.flags |= kEcqSocketReleased;
   channels_[static_cast<std::size_t>(job.channel)]->post(ev);
   if (type == EventType::SendDone)
     ++contexts_;

@@ -503,3 +503,80 @@ TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
   EXPECT_EQ(b.host.count(EventType::Error), 0u);
   EXPECT_EQ(b.peer->bytes_received(), std::uint64_t{kLong} + kShort * kShorts);
 }
+
+// A connection that sends its data and its FIN while it waits in the listener's backlog (no
+// Accept posted yet) is reported whole once accepted: Accepted, RxData, then PeerClosed. (The
+// FIN used to find no CCB entry and was lost, so the server waited for ever.)
+TEST(Toe, AFinThatArrivesBeforeTheAcceptIsReportedAfterIt) {
+  net::PeerApp clients;
+  clients.type = net::PeerAppType::Clients;
+  clients.remote_ip = tcpip::parse_ipv4("10.0.0.1");
+  clients.port = 7000;
+  clients.start_ps = 100'000'000;  // 100 us: the Listen is in place by then
+  clients.clients.connections = 3;
+  clients.clients.concurrency = 3;
+  clients.clients.bytes = 2000;
+  Bench b({clients});
+  b.host.script = [&](Host& h) {
+    h.setup();
+    CmdDesc l{};
+    l.opcode = static_cast<std::uint8_t>(toe::CmdOp::Listen);
+    l.sock = 1;
+    l.port = 7000;
+    l.arg = 8;
+    h.post(Ring::Cmd, &l);
+    h.wait_for(EventType::CmdDone, 1);
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));  // all three have sent and closed by now
+    for (std::uint16_t s = 2; s <= 4; ++s) {
+      CmdDesc a{};
+      a.opcode = static_cast<std::uint8_t>(toe::CmdOp::Accept);
+      a.sock = s;
+      a.arg = 1;
+      a.rx_size = 4096;
+      a.rx_addr = h.alloc(4096);
+      h.post(Ring::Cmd, &a);
+      h.wait_for(EventType::Accepted, s);
+      const EcqDesc data = h.wait_for(EventType::RxData, s);
+      EXPECT_EQ(data.length, 2000u);
+      h.wait_for(EventType::PeerClosed, s);
+      CmdDesc c{};
+      c.opcode = static_cast<std::uint8_t>(toe::CmdOp::Close);
+      c.sock = s;
+      h.post(Ring::Cmd, &c);
+      const EcqDesc closed = h.wait_for(EventType::Closed, s);
+      EXPECT_TRUE(closed.flags & toe::kEcqSocketReleased);
+    }
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
+  };
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  EXPECT_EQ(b.peer->clients_done(), 3u);
+  EXPECT_EQ(b.peer->clients_failed(), 0u);
+}
+
+// A host that posts contexts and never reads its ECQ: the TOE holds at most toe.completion_queue
+// completions for it and then stops fetching its rings (back-pressure), instead of queueing a
+// completion for every context the host can post.
+TEST(Toe, AHostThatNeverReadsItsEcqCannotGrowTheToesMemory) {
+  Bench b({});
+  std::uint64_t posted = 0;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    // Each RecvQ context names a socket that does not exist: an Error completion each.
+    const sc_core::sc_time end = sc_core::sc_time_stamp() + sc_core::sc_time(20, sc_core::SC_MS);
+    while (sc_core::sc_time_stamp() < end) {
+      toe::RecvDesc r{};
+      r.sock = 99;
+      r.release = 64;
+      h.post(Ring::Recv, &r);  // waits (1 us at a time) while the ring is full
+      ++posted;
+    }
+  };
+  sc_core::sc_start(sc_core::sc_time(25, sc_core::SC_MS));
+  toe::ControlChannel& ch = b.toe_->channel(0);
+  // ECQ (64 entries) full, 1024 more waiting (plus at most one fetch batch that was on its way),
+  // the rest of the host's contexts left in its ring.
+  EXPECT_LE(ch.completions_waiting(), 1024u + 8u);
+  EXPECT_GE(ch.completions_waiting(), 1000u);
+  EXPECT_LE(posted, 64u + 1024u + kEntries + 8u);
+  EXPECT_EQ(ch.pending(Ring::Recv), kEntries - 1);
+}

@@ -1,0 +1,64 @@
+"""Guest servers with socket lifetimes (issue 13, item 1): the simulated peer's client load
+(network.clients.*) against a sink guest. Closed sockets give their ids and buffers back, so
+connection counts are bounded by concurrency, not by the run's history."""
+import pytest
+
+SINK = "scenarios/netvp/sink.yaml"  # a sink guest; network.peer=sim replaces the real network
+
+
+def run_clients(vtoe, *sets):
+    res, _ = vtoe.scenario(SINK, "network.peer=sim", *sets)
+    vm, stats = res["vms"][0], res["stats"]
+    return res, vm, stats
+
+
+def test_a_sink_serves_100000_sequential_connections_with_flat_memory(vtoe):
+    res, vm, stats = run_clients(vtoe, "network.clients.connections=100000", "duration=30s")
+    assert vm["error"] == ""
+    assert stats["peer"]["clients_done"] == 100000 and stats["peer"]["clients_failed"] == 0
+    assert vm["transactions"] == 100000
+    # Every socket was freed, and the TOE never held more than the listener and one connection.
+    assert stats["host.sockets"]["sockets_freed"] == 100000
+    assert stats["toe.ccb"]["occupancy"]["max"] <= 3
+    assert stats["peer"]["tx_bytes"] == 100000 * 4096
+
+
+def test_ten_thousand_clients_connect_at_once_and_all_are_served(vtoe):
+    res, vm, stats = run_clients(
+        vtoe, "network.clients.connections=10000", "network.clients.concurrency=10000",
+        "network.clients.bytes=32KiB", "network.peer_buffer=64KiB", "toe.ccb.connections=16384",
+        "guest.socket.send_buffer=4KiB", "guest.socket.recv_buffer=4KiB",
+        "vms.0.workload.backlog=16384", "duration=10s")
+    assert vm["error"] == ""
+    assert stats["peer"]["clients_done"] == 10000 and stats["peer"]["clients_failed"] == 0
+    assert stats["host.sockets"]["sockets_freed"] == 10000
+    assert stats["toe.ppm.tcpip"]["drop_listen_overflow"] == 0
+    assert stats["peer"]["tx_bytes"] == 10000 * 32 * 1024
+
+
+def test_a_full_backlog_drops_and_counts_syns_and_the_server_lives_on(vtoe):
+    # 200 clients at once against a backlog of 4: the TOE drops the SYNs it cannot queue (counted),
+    # the clients' retransmissions come in synchronized waves (1, 3, 7, 15, 31 s), four get in per
+    # wave, and the rest time out after their last SYN, as Linux clients would.
+    res, vm, stats = run_clients(
+        vtoe, "network.clients.connections=200", "network.clients.concurrency=200",
+        "vms.0.workload.backlog=4", "duration=70s")
+    assert vm["error"] == ""
+    assert stats["toe.ppm.tcpip"]["drop_listen_overflow"] > 0
+    done, failed = stats["peer"]["clients_done"], stats["peer"]["clients_failed"]
+    assert done + failed == 200 and done >= 20 and failed > 0
+    assert stats["host.sockets"]["sockets_freed"] == done
+
+
+@pytest.mark.parametrize("sets,key", [
+    (["network.clients.connections=10", "network.clients.vm=3"], "network.clients.vm"),
+    (["network.clients.connections=10", "vms.0.workload.type=tcp_tx"], "network.clients.vm"),
+    (["vms.0.workload.backlog=0"], "vms.0.workload.backlog"),
+])
+def test_client_load_configuration_errors_name_the_key(vtoe, sets, key):
+    args = ["run", SINK, "--set", "network.peer=sim", "--quiet", "--out", vtoe.tmp / "o"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert key in proc.stderr, proc.stderr
