@@ -83,13 +83,28 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   keys->add_option("--format", keys_format, "text or markdown")
       ->check(CLI::IsMember({"text", "markdown"}));
 
+  CLI::App* compare =
+      app.add_subcommand("compare", "Show what moved between two runs' results.json (exit 1 if "
+                                    "anything moved beyond the tolerance)");
+  compare->add_option("a", args.compare.a, "results.json or run directory A")->required();
+  compare->add_option("b", args.compare.b, "results.json or run directory B")->required();
+  compare->add_option("--tolerance", args.compare.tolerance_pct,
+                      "Relative change in percent that still counts as unchanged (default 0)")
+      ->type_name("PCT")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_option("--abs", args.compare.tolerance_abs,
+                      "Absolute change that still counts as unchanged (default 0)")
+      ->type_name("X")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_flag("--all", args.compare.all, "List the unchanged values too");
+
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(commands.begin(), commands.end(),
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
     throw UsageError(std::string("unknown command '") + argv[1] +
-                     "' (commands: run, validate, keys; see vtoe --help)");
+                     "' (commands: run, validate, keys, compare; see vtoe --help)");
   }
   try {
     app.parse(argc, argv);
@@ -106,7 +121,7 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     return args;
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      throw UsageError("a command is required: run, validate or keys (see vtoe --help)");
+      throw UsageError("a command is required: run, validate, keys or compare (see vtoe --help)");
     }
     throw UsageError(one_line(e.what()));
   } catch (const CLI::ParseError& e) {
@@ -117,6 +132,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     args.command = Command::Run;
   } else if (validate->parsed()) {
     args.command = Command::Validate;
+  } else if (compare->parsed()) {
+    args.command = Command::Compare;
   } else {
     args.command = Command::Keys;
   }
@@ -164,6 +181,12 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
       case Command::Keys:
         out << describe_keys(Schema::builtin(), args.keys_format);
         return 0;
+      case Command::Compare:
+        try {
+          return compare_results(args.compare, out);
+        } catch (const std::runtime_error& e) {
+          return fail(e.what(), kExitUsage);
+        }
       case Command::Validate:
       case Command::Run:
         break;

@@ -2,6 +2,7 @@
 //   vtoe run [FILE] [--set key=value]... [--seed N] [--out DIR] [--pcap] [--log-level LEVEL]
 //   [--quiet] vtoe validate [FILE] [--set key=value]... [--seed N]   (prints the resolved scenario)
 //   vtoe keys [--format text|markdown]                     (every key: default, unit, meaning)
+//   vtoe compare A B [--tolerance PCT] [--abs X] [--all]   (what moved between two results)
 //   vtoe --version
 // Without FILE, run and validate use the built-in default scenario (Config::defaults()).
 // main.cpp supplies only the run function:
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/compare.h"
 #include "models/core/logger.h"
 #include "config/config.h"
 #include "config/schema.h"
@@ -43,12 +45,13 @@ struct RunOptions {
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
 };
 
-enum class Command { Run, Validate, Keys, Help, Version };
+enum class Command { Run, Validate, Keys, Compare, Help, Version };
 
 struct CliArgs {
   Command command = Command::Help;
   RunOptions run;  ///< run and validate
   KeysFormat keys_format = KeysFormat::Text;
+  CompareOptions compare;
   std::string text;  ///< Help and Version: what to print on stdout
 };
 
