@@ -1,5 +1,7 @@
 #include "app/cli.h"
 
+#include "app/build_info.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
@@ -117,7 +119,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     return args;
   } catch (const CLI::CallForVersion& e) {
     args.command = Command::Version;
-    args.text = "vtoe " + version_string() + "\n";
+    args.text = "vtoe " + version_string() + "\nbuild: git " + git_describe() + ", binary " +
+                binary_id() + "\n";
     return args;
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {

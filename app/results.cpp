@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "app/build_info.h"
 #include "app/cli.h"
 
 namespace vtoe::app {
@@ -112,6 +113,7 @@ Snapshot take_snapshot(Platform& p) {
 ordered_json run_section(Platform& p, double measured_s) {
   const config::Config& cfg = p.config();
   ordered_json r;
+  r["schema_version"] = kResultsSchemaVersion;
   r["vtoe_version"] = version_string();
   r["architecture"] = cfg.get_string("architecture");
   r["seed"] = cfg.get_uint("seed");

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/build_info.h"
 #include "app/results.h"
 #include "models/core/tracer.h"
 #include "platform/platform.h"
@@ -144,6 +145,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
 
   std::ofstream(dir + "/results.json") << results.dump(2) << "\n";
   std::ofstream(dir + "/scenario.yaml") << cfg.resolved_yaml();
+  run["schema_version"] = kResultsSchemaVersion;
+  run["build"] = build_identity();
   run["scenario"] = options.scenario.empty() ? "(built-in default)" : options.scenario;
   run["wall_s"] = wall;
   run["sim_s"] = sim_s;

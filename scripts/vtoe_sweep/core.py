@@ -343,9 +343,24 @@ def _base_digest(base: Path) -> str:
     return hashlib.sha256(base.read_bytes()).hexdigest()
 
 
-def _point_record(point: Point, base: Path, digest: str) -> dict:
+def build_id(vtoe: Path, timeout: float = 10) -> str:
+    """The identity of the binary that runs the points: what `vtoe --version` reports on its
+    "build:" line (git describe and the binary's hash, also in each run.json), or for a binary
+    that does not say, the SHA-256 of the file. A point run by another build is run again."""
+    try:
+        out = subprocess.run([str(vtoe), "--version"], capture_output=True, text=True,
+                             timeout=timeout).stdout
+        m = re.search(r"^build: (.+)$", out, re.M)
+        if m:
+            return m.group(1).strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "sha256:" + hashlib.sha256(Path(vtoe).read_bytes()).hexdigest()
+
+
+def _point_record(point: Point, base: Path, digest: str, build: str) -> dict:
     return {"id": point.id, "overrides": point.overrides, "seed": point.seed,
-            "base": str(base), "base_sha256": digest}
+            "base": str(base), "base_sha256": digest, "build": build}
 
 
 def _is_done(pdir: Path, record: dict) -> bool:
@@ -570,7 +585,8 @@ def run_sweep(spec, jobs=None, scheduler=None, out=None, vtoe=None, resume=True,
         shutil.rmtree(stale, ignore_errors=True)
 
     digest = _base_digest(spec.base)
-    records = {p.id: _point_record(p, spec.base, digest) for p in points}
+    build = build_id(binary, min(timeout or 10, 10))
+    records = {p.id: _point_record(p, spec.base, digest, build) for p in points}
     todo, skipped = [], []
     for p in points:
         if resume and _is_done(points_dir / p.id, records[p.id]):

@@ -293,11 +293,14 @@ def test_library_returns_the_same_table(local_run, vtoe_bin):
 # ------------------------------------------------------------------------------------------------
 # Resume
 
-def logging_vtoe(tmp_path: Path, real: Path) -> tuple[Path, Path]:
-    """A vtoe wrapper that logs its --out argument, one line per run."""
+def logging_vtoe(tmp_path: Path, real: Path, build: str = "") -> tuple[Path, Path]:
+    """A vtoe wrapper that logs its arguments, one line per run (not the sweep's --version
+    query). `build`: what its --version says on the "build:" line instead of the real binary's."""
     log = tmp_path / "runs.log"
     wrapper = tmp_path / "vtoe-logged"
-    wrapper.write_text(f"#!/bin/sh\necho \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
+    version = (f'if [ "$1" = --version ]; then echo "vtoe 0"; echo "build: {build}"; exit 0; fi\n'
+               if build else 'if [ "$1" = --version ]; then exec \'' + str(real) + '\' "$@"; fi\n')
+    wrapper.write_text(f"#!/bin/sh\n{version}echo \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
     wrapper.chmod(0o755)
     return wrapper, log
 
@@ -362,6 +365,30 @@ def test_resume_runs_only_missing_or_unfinished_points(tmp_path, vtoe_bin):
     assert len(runs(log)) == before
     sweep_cli(tmp_path / "r.yaml", "--out", out, "--no-resume", vtoe=wrapper, check=0)
     assert len(runs(log)) == before + 6
+
+
+def test_points_of_another_build_run_again(tmp_path, vtoe_bin):
+    # The same sweep after a rebuild: every point's record names the build that ran it, so none
+    # is taken from the earlier binary; with the same build nothing runs again.
+    s = load_sweep(write(tmp_path / "b.yaml", "base: scenarios/native/tx_10g.yaml\n" + SHORT +
+                         "grid:\n  vms.0.workload.message_size: [1000, 2000]\n"))
+    out = tmp_path / "out"
+    old, log = logging_vtoe(tmp_path, vtoe_bin, build="git aaaa, binary fnv1a64:1")
+    run_sweep(s, jobs=2, out=out, vtoe=old, quiet=True)
+    assert len(runs(log)) == 2
+    record = json.loads(next((out / "points").glob("*/point.json")).read_text())
+    assert record["build"] == "git aaaa, binary fnv1a64:1"
+    run_sweep(s, jobs=2, out=out, vtoe=old, quiet=True)
+    assert len(runs(log)) == 2
+    new, _ = logging_vtoe(tmp_path, vtoe_bin, build="git bbbb, binary fnv1a64:2")
+    df = run_sweep(s, jobs=2, out=out, vtoe=new, quiet=True)
+    assert len(runs(log)) == 4 and len(df.attrs["executed"]) == 2
+    # The real binary reports its own build, which run.json carries as well.
+    run_sweep(s, jobs=2, out=out, vtoe=vtoe_bin, quiet=True)
+    point = next((out / "points").glob("*/"))
+    build = json.loads((point / "run.json").read_text())["build"]
+    assert json.loads((point / "point.json").read_text())["build"] == (
+        f"git {build['git']}, binary {build['binary']}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -69,7 +69,9 @@ TEST(CliParse, ValidateAndKeys) {
 TEST(CliParse, VersionAndHelp) {
   const CliArgs v = parse({"--version"});
   EXPECT_EQ(v.command, Command::Version);
-  EXPECT_EQ(v.text, "vtoe " + version_string() + "\n");
+  // The version, then the build: `git describe` and the binary's hash (run.json carries both).
+  EXPECT_EQ(v.text.rfind("vtoe " + version_string() + "\nbuild: git ", 0), 0u) << v.text;
+  EXPECT_NE(v.text.find(", binary fnv1a64:"), std::string::npos) << v.text;
   EXPECT_NE(version_string(), "");
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(version_string()[0]))) << version_string();
   const CliArgs h = parse({"--help"});
@@ -183,7 +185,7 @@ TEST(CliMain, ValidateKeysVersion) {
   EXPECT_EQ(cli({"keys"}).out, describe_keys(Schema::builtin(), KeysFormat::Text));
   const Outcome ver = cli({"--version"});
   EXPECT_EQ(ver.code, 0);
-  EXPECT_EQ(ver.out, "vtoe " + version_string() + "\n");
+  EXPECT_EQ(ver.out.rfind("vtoe " + version_string() + "\n", 0), 0u) << ver.out;
   const Outcome bad = cli({"validate", "--set", "warmup=1s"});
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_EQ(bad.out, "");
