@@ -5,7 +5,8 @@ JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
 
-.PHONY: quickstart test deps build bench clean format asan venv paper
+.PHONY: quickstart test deps build bench clean format asan venv paper fuzz fuzz-smoke
+FUZZ_SECONDS ?= 600
 
 quickstart: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -30,6 +31,14 @@ venv: $(VENV)/.stamp
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp
+	$(MAKE) fuzz-smoke
+
+# libFuzzer harnesses (tests/fuzz): a short bounded run in `make test`, long runs with `make fuzz`.
+fuzz-smoke: deps
+	scripts/fuzz.sh 15
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 asan:
 	$(MAKE) test PRESET=asan

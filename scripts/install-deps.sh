@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libsystemc-dev libyaml-cpp-dev libpcap-dev
           libcli11-dev libgtest-dev nlohmann-json3-dev tshark python3-venv iproute2 iputils-ping
-          netcat-openbsd ethtool)
+          netcat-openbsd ethtool clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

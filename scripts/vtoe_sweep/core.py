@@ -358,6 +358,30 @@ def build_id(vtoe: Path, timeout: float = 10) -> str:
     return "sha256:" + hashlib.sha256(Path(vtoe).read_bytes()).hexdigest()
 
 
+def validate_points(spec, vtoe: Path, points, timeout: float = 60) -> None:
+    """Before anything runs: every (key, value) the points set, each checked once by
+    `vtoe validate BASE --set key=value` (with the sweep's common overrides). A value vtoe refuses
+    raises SweepError naming the sweep file, the key and vtoe's reason, so a typo in the last
+    grid value does not surface hours into the sweep."""
+    common = dict(spec.set)
+    pairs = []
+    for p in points:
+        for k, v in p.overrides.items():
+            if (k, set_text(v)) not in pairs and not (k in common and common[k] == v):
+                pairs.append((k, set_text(v)))
+    base_cmd = [str(vtoe), "validate", str(spec.base)]
+    for k, v in common.items():
+        base_cmd += ["--set", f"{k}={set_text(v)}"]
+    for k, v in [(None, None)] + pairs:
+        cmd = base_cmd + ([] if k is None else ["--set", f"{k}={v}"])
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            reason = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+            reason = reason.removeprefix("vtoe: ")
+            where = "set" if k is None else f"{k}={v}"
+            raise SweepError(f"{spec.source}: {where}: {reason}")
+
+
 def _point_record(point: Point, base: Path, digest: str, build: str) -> dict:
     return {"id": point.id, "overrides": point.overrides, "seed": point.seed,
             "base": str(base), "base_sha256": digest, "build": build}
@@ -586,6 +610,8 @@ def run_sweep(spec, jobs=None, scheduler=None, out=None, vtoe=None, resume=True,
 
     digest = _base_digest(spec.base)
     build = build_id(binary, min(timeout or 10, 10))
+    if not build.startswith("sha256:"):  # a vtoe that says which build it is can check values
+        validate_points(spec, binary, points)
     records = {p.id: _point_record(p, spec.base, digest, build) for p in points}
     todo, skipped = [], []
     for p in points:

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (tests/fuzz, `cmake --preset fuzz`: clang, ASan, UBSan) and runs
+# each for SECONDS: first every saved regression input (tests/fuzz/regressions/<harness>/), then
+# fuzzing from the seed corpus (tests/fuzz/corpus/<harness>/, copied to build/fuzz/corpus/ where
+# the corpus grows). A crash, sanitizer report, leak or an input slower than 1 s fails the run and
+# leaves the input in build/fuzz/artifacts/; turn it into a regression by copying it to
+# tests/fuzz/regressions/<harness>/.
+#   scripts/fuzz.sh SECONDS [HARNESS...]      (harnesses: frames tcp_session scenario)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:?usage: scripts/fuzz.sh SECONDS [HARNESS...]}
+shift
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(frames tcp_session scenario)
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz: clang++ is missing (scripts/install-deps.sh installs clang and libclang-rt-14-dev)" >&2
+  exit 2
+fi
+[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+targets=()
+for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
+cmake --build build/fuzz -j "$(nproc)" --target "${targets[@]}" >/dev/null
+mkdir -p build/fuzz/artifacts
+status=0
+for h in "${harnesses[@]}"; do
+  bin=build/fuzz/tests/fuzz/fuzz_$h
+  corpus=build/fuzz/corpus/$h
+  mkdir -p "$corpus"
+  cp -n tests/fuzz/corpus/"$h"/* "$corpus"/ 2>/dev/null || true
+  regressions=(tests/fuzz/regressions/"$h"/*)
+  if [ -e "${regressions[0]}" ]; then
+    if ! "$bin" -timeout=1 -rss_limit_mb=2048 "${regressions[@]}" >build/fuzz/"$h"-regressions.log 2>&1; then
+      echo "fuzz: $h: a saved regression input fails again (build/fuzz/$h-regressions.log)" >&2
+      status=1
+    fi
+  fi
+  log=build/fuzz/$h.log
+  if "$bin" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix=build/fuzz/artifacts/"$h"- "$corpus" >"$log" 2>&1; then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    echo "fuzz: $h: $runs executions in $seconds s, no crash, leak, sanitizer report or hang"
+  else
+    echo "fuzz: $h: FAILED, see $log and build/fuzz/artifacts/" >&2
+    tail -30 "$log" >&2
+    status=1
+  fi
+done
+exit $status
