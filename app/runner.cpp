@@ -103,6 +103,22 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
                              {"slept_s", pacer.slept_s()},
                              {"wire_queue_drops", platform.raw_socket().queue_drops()},
                              {"stopped", pacer.failure()}};
+    const netvp::IngressStats in = platform.raw_socket().ingress();
+    (*run_info)["ingress"] = {{"checksums_completed", in.checksums_completed},
+                              {"segmented", in.segmented},
+                              {"segments", in.segments},
+                              {"oversized_dropped", in.oversized_dropped}};
+    // Frames lost for a reason the user can remove are said out loud.
+    if (platform.raw_socket().queue_drops() > 0)
+      (*run_info)["warnings"].push_back(
+          "netvp: " + std::to_string(platform.raw_socket().queue_drops()) +
+          " frames from the wire were dropped because the simulation fell behind (raise "
+          "network.netvp.queue, or lighten the scenario so it keeps up with real time)");
+    if (in.oversized_dropped > 0)
+      (*run_info)["warnings"].push_back(
+          "netvp: " + std::to_string(in.oversized_dropped) +
+          " frames longer than the MTU that are not TCP/IPv4 were dropped (turn off GSO/GRO on "
+          "the interface: ethtool -K IF gso off gro off)");
   }
   if (platform.netvp() && !platform.pacer().failure().empty())
     throw std::runtime_error(platform.pacer().failure());
@@ -185,7 +201,10 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
         << " frames, " << results["links"][0]["drops"] << " dropped\n";
     out << "results: " << dir << "/results.json"
-        << (options.pcap ? ", capture: " + dir + "/link0.pcap" : "")
+        << (options.pcap ? ", capture: " + dir + "/" +
+                               (cfg.get_string("network.peer") == "netvp" ? "netvp.pcap"
+                                                                          : "link0.pcap")
+                         : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
         << "\n";
     std::cout << out.str();

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -21,8 +22,8 @@ std::runtime_error failure(const std::string& interface, const std::string& what
 }
 }  // namespace
 
-RawSocket::RawSocket(const std::string& interface, std::size_t queue_frames)
-    : interface_(interface), capacity_(queue_frames) {
+RawSocket::RawSocket(const std::string& interface, std::size_t queue_frames, std::size_t mtu)
+    : interface_(interface), capacity_(queue_frames), fixup_(mtu) {
   ifindex_ = static_cast<int>(if_nametoindex(interface.c_str()));
   if (ifindex_ == 0) throw failure(interface, "no such interface");
   fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
@@ -41,6 +42,12 @@ RawSocket::RawSocket(const std::string& interface, std::size_t queue_frames)
   if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof mreq) < 0) {
     close(fd_);
     throw failure(interface, "cannot make the interface promiscuous");
+  }
+  // The kernel's word on each frame (is its checksum finished?) comes as ancillary data.
+  const int one = 1;
+  if (setsockopt(fd_, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one) < 0) {
+    close(fd_);
+    throw failure(interface, "cannot enable PACKET_AUXDATA");
   }
   int buf = 8 << 20;
   setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
@@ -72,19 +79,43 @@ void RawSocket::reader() {
     if (fds[1].revents) return;
     if (!(fds[0].revents & POLLIN)) continue;
     sockaddr_ll from{};
-    socklen_t len = sizeof from;
-    const ssize_t n = recvfrom(fd_, buf.data(), buf.size(), MSG_DONTWAIT,
-                               reinterpret_cast<sockaddr*>(&from), &len);
+    iovec iov{buf.data(), buf.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(tpacket_auxdata))];
+    msghdr msg{};
+    msg.msg_name = &from;
+    msg.msg_namelen = sizeof from;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(fd_, &msg, MSG_DONTWAIT | MSG_TRUNC);
     if (n <= 0) continue;
     if (from.sll_pkttype == PACKET_OUTGOING) continue;  // our own transmissions
     ++received_;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (queue_.size() >= capacity_) {
-      ++queue_drops_;
-      continue;
+    bool csum_not_ready = false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA) continue;
+      tpacket_auxdata aux;
+      std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
+      csum_not_ready = aux.tp_status & TP_STATUS_CSUMNOTREADY;
     }
-    queue_.emplace_back(buf.begin(), buf.begin() + n);
+    const std::size_t len = std::min<std::size_t>(static_cast<std::size_t>(n), buf.size());
+    std::lock_guard<std::mutex> lock(mutex_);
+    fixed_.clear();
+    fixup_.fix(buf.data(), len, csum_not_ready, fixed_);
+    for (auto& f : fixed_) {
+      if (queue_.size() >= capacity_) {
+        ++queue_drops_;
+        continue;
+      }
+      queue_.push_back(std::move(f));
+    }
   }
+}
+
+IngressStats RawSocket::ingress() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fixup_.stats();
 }
 
 bool RawSocket::send(const std::uint8_t* data, std::size_t len) {

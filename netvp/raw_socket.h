@@ -1,7 +1,9 @@
 // A Linux AF_PACKET raw socket on one interface: the host side of the NetVP bridge (paper §4.3).
 // A reader thread takes every frame arriving on the interface (promiscuous, since the simulated
 // guests' MAC addresses are not the interface's) into a bounded queue that the simulation
-// drains; when the queue is full, frames are dropped and counted. Sending is direct.
+// drains; when the queue is full, frames are dropped and counted. Sending is direct. Frames the
+// interface's offloads left unfinished (partial checksums, TSO/GRO super-segments; the kernel
+// says which in PACKET_AUXDATA) are finished on the way in (IngressFixup).
 // Needs CAP_NET_RAW (root); errors name the interface and the system's reason.
 #pragma once
 
@@ -13,11 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "netvp/ingress_fixup.h"
+
 namespace vtoe::netvp {
 
 class RawSocket {
  public:
-  RawSocket(const std::string& interface, std::size_t queue_frames);
+  // `mtu`: the largest IP packet the simulated side takes; longer TCP segments are cut.
+  RawSocket(const std::string& interface, std::size_t queue_frames, std::size_t mtu = 1500);
   ~RawSocket();
   RawSocket(const RawSocket&) = delete;
   RawSocket& operator=(const RawSocket&) = delete;
@@ -31,6 +36,7 @@ class RawSocket {
   std::uint64_t received() const { return received_.load(); }
   std::uint64_t queue_drops() const { return queue_drops_.load(); }
   std::uint64_t send_errors() const { return send_errors_; }
+  IngressStats ingress() const;
 
  private:
   void reader();
@@ -40,7 +46,9 @@ class RawSocket {
   int ifindex_ = 0;
   int wake_[2] = {-1, -1};  // pipe that stops the reader thread
   std::size_t capacity_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  IngressFixup fixup_;  // used by the reader thread under mutex_
+  std::vector<std::vector<std::uint8_t>> fixed_;
   std::deque<std::vector<std::uint8_t>> queue_;
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> queue_drops_{0};

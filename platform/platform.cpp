@@ -279,7 +279,8 @@ void Platform::build_network() {
     // simulation is paced to wall-clock time.
     netvp::NetvpParams np;
     config::fill(cfg_, netvp::netvp_params(), np);
-    raw_socket_ = std::make_unique<netvp::RawSocket>(np.interface, np.queue_frames);
+    raw_socket_ = std::make_unique<netvp::RawSocket>(np.interface, np.queue_frames,
+                                                     toe_params_.stack.mtu);
     netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
     pacer_ = std::make_unique<netvp::Pacer>("pacer", np.pacer);
     netvp::NetvpPort* port = netvp_port_.get();

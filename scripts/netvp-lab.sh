@@ -5,6 +5,8 @@
 # The simulated TOE answers as network.host_ip (default 10.0.0.1) on the same segment.
 # Usage: scripts/netvp-lab.sh up|down|status   (root; names and address from the environment:
 #        VTOE_SIM_NS, VTOE_PEER_NS, VTOE_IF, VTOE_PEER_IF, VTOE_PEER_ADDR)
+# The veth ends keep Linux's default offloads (NetVP finishes partial checksums and cuts TSO/GRO
+# segments itself); VTOE_LAB_OFFLOADS=off turns them off, for frames exactly as on a wire.
 set -euo pipefail
 SIM_NS=${VTOE_SIM_NS:-vtoe-sim}
 PEER_NS=${VTOE_PEER_NS:-vtoe-peer}
@@ -13,6 +15,7 @@ PEER_IF=${VTOE_PEER_IF:-vtoe-peer0}
 PEER_ADDR=${VTOE_PEER_ADDR:-10.0.0.2/24}
 
 offloads_off() {  # frames as on a wire: complete checksums (no tx offload), never coalesced
+  [ "${VTOE_LAB_OFFLOADS:-on}" = off ] || return 0
   ip netns exec "$1" ethtool -K "$2" rx off tx off gro off gso off tso off lro off >/dev/null 2>&1 || true
 }
 
