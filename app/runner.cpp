@@ -104,6 +104,7 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
                              {"wire_queue_drops", platform.raw_socket().queue_drops()},
                              {"stopped", pacer.failure()}};
     const netvp::IngressStats in = platform.raw_socket().ingress();
+    (*run_info)["pcap_clock"] = "wall (Unix epoch): merge with a capture on the real hosts";
     (*run_info)["ingress"] = {{"checksums_completed", in.checksums_completed},
                               {"segmented", in.segmented},
                               {"segments", in.segments},

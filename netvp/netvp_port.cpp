@@ -1,5 +1,7 @@
 #include "netvp/netvp_port.h"
 
+#include <ctime>
+
 namespace vtoe::netvp {
 
 const std::vector<core::Param<NetvpParams>>& netvp_params() {
@@ -45,8 +47,19 @@ NetvpPort::NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket)
   in.bind(*this);
 }
 
+namespace {
+// Wall-clock time for NetVP's capture: the simulation is paced to it, and a capture on the real
+// hosts uses it, so mergecap can interleave the two.
+std::uint64_t wall_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
 void NetvpPort::receive_frame(net::Frame&& frame) {
-  if (pcap_) pcap_->write(frame.data(), frame.size(), core::now_ps());
+  if (pcap_) pcap_->write_at_ns(frame.data(), frame.size(), wall_ns());
   if (socket_.send(frame.data(), frame.size()))
     ++to_wire_;
   else
@@ -58,7 +71,7 @@ void NetvpPort::poll() {
   socket_.drain(batch_);
   for (auto& f : batch_) {
     ++from_wire_;
-    if (pcap_) pcap_->write(f.data(), f.size(), core::now_ps());
+    if (pcap_) pcap_->write_at_ns(f.data(), f.size(), wall_ns());
     out->receive_frame(std::move(f));
   }
 }

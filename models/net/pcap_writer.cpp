@@ -28,8 +28,11 @@ PcapWriter::~PcapWriter() {
 }
 
 void PcapWriter::write(const std::uint8_t* data, std::size_t len, core::TimePs time) {
+  write_at_ns(data, len, time / 1000);
+}
+
+void PcapWriter::write_at_ns(const std::uint8_t* data, std::size_t len, std::uint64_t ns) {
   pcap_pkthdr header{};
-  const core::TimePs ns = time / 1000;
   header.ts.tv_sec = static_cast<decltype(header.ts.tv_sec)>(ns / 1'000'000'000);
   // With nanosecond precision libpcap stores nanoseconds in the tv_usec field.
   header.ts.tv_usec = static_cast<decltype(header.ts.tv_usec)>(ns % 1'000'000'000);

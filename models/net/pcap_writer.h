@@ -28,6 +28,9 @@ class PcapWriter {
   // One record at simulated time `time` (ps, truncated to ns). Frames longer than kSnapLen are
   // captured truncated (the record keeps the original length).
   void write(const std::uint8_t* data, std::size_t len, core::TimePs time);
+  // One record at `ns` nanoseconds since the Unix epoch (NetVP's captures use the wall clock, so
+  // that mergecap lines them up with a tcpdump taken on the real hosts).
+  void write_at_ns(const std::uint8_t* data, std::size_t len, std::uint64_t ns);
   void flush();
 
   const std::string& path() const { return path_; }

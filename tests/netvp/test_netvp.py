@@ -1,5 +1,6 @@
 """NetVP (paper §4.3): real Linux TCP/IP talks to the simulated TOE through a raw socket."""
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -87,6 +88,7 @@ def test_guest_client_connects_out_to_a_linux_server(lab, tmp_path):
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
 def test_bridge_capture_decodes_cleanly(lab, tmp_path):
+    t_start = time.time()
     lab.start("scenarios/netvp/sink.yaml", "duration=4s", extra=["--pcap"])
     data = os.urandom(1 << 20)
     src = tmp_path / "d.bin"
@@ -101,6 +103,13 @@ def test_bridge_capture_decodes_cleanly(lab, tmp_path):
     bad = subprocess.run(base + ["-Y", "_ws.malformed || ip.checksum.status == 0 || tcp.checksum.status == 0"],
                          capture_output=True, text=True)
     assert bad.stdout.strip() == "", bad.stdout[:1000]
+    # Wall-clock timestamps (run.json says so): the capture lies within the run's wall time, so
+    # mergecap can interleave it with a capture taken on the Linux peer.
+    run = json.loads((lab.out / "run.json").read_text())
+    assert run["pcap_clock"].startswith("wall")
+    times = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "frame.time_epoch"],
+                           capture_output=True, text=True).stdout.split()
+    assert t_start - 1 <= float(times[0]) <= float(times[-1]) <= time.time() + 1, (t_start, times[:1])
 
 
 def csum(data: bytes) -> int:
