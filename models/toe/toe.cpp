@@ -99,6 +99,15 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "Lower bound of the TCP retransmission timeout",
                      [](P& s) -> auto& { return s.stack.rto_min; })
           .above("0s"),
+      core::param<P>(ParamKind::Time, "toe.tcp.rto_initial", "1s",
+                     "TCP retransmission timeout before the first RTT sample (RFC 6298: 1 s)",
+                     [](P& s) -> auto& { return s.stack.rto_initial; })
+          .above("0s"),
+      core::param<P>(ParamKind::Uint, "toe.tcp.window_scale", "7",
+                     "TCP window scale shift offered in SYNs (RFC 7323, 0..14); the receive "
+                     "window can reach 65535 << shift",
+                     [](P& s) -> auto& { return s.stack.window_scale; })
+          .range("0", "14"),
       core::param<P>(ParamKind::Time, "toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed",
                      [](P& s) -> auto& { return s.stack.delayed_ack; })
           .above("0s"),
