@@ -14,9 +14,15 @@ int SocketMap::allocate(int slot, std::uint16_t vsock) {
     if (by_psock_.count(ps)) continue;
     by_psock_[ps] = Socket{slot, vsock, false};
     by_vsock_[{slot, vsock}] = ps;
+    ++per_slot_[slot];
     return ps;
   }
   return -1;
+}
+
+std::size_t SocketMap::sockets_of(int slot) const {
+  const auto it = per_slot_.find(slot);
+  return it == per_slot_.end() ? 0 : it->second;
 }
 
 SocketMap::Socket* SocketMap::find(std::uint16_t psock) {
@@ -28,6 +34,7 @@ void SocketMap::erase(std::uint16_t psock) {
   auto it = by_psock_.find(psock);
   if (it == by_psock_.end()) return;
   by_vsock_.erase({it->second.slot, it->second.vsock});
+  --per_slot_[it->second.slot];
   by_psock_.erase(it);
 }
 

@@ -34,6 +34,7 @@ class SocketMap {
   Socket* find(std::uint16_t psock);
   void erase(std::uint16_t psock);
   std::size_t sockets() const { return by_psock_.size(); }
+  std::size_t sockets_of(int slot) const;
 
   // A physical cookie for a VM's send context, and the context back when it completes.
   std::uint32_t add_send(int slot, std::uint16_t vsock, std::uint32_t vcookie);
@@ -45,6 +46,7 @@ class SocketMap {
   std::map<std::pair<int, std::uint16_t>, std::uint16_t> by_vsock_;
   std::uint16_t next_psock_ = 1;
   std::map<std::uint32_t, SendRef> sends_;
+  std::map<int, std::size_t> per_slot_;
   std::uint32_t next_cookie_ = 1;
 };
 

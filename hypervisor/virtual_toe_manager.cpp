@@ -64,7 +64,9 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
           stats_.counter("ecq_overflows", "completions held because a virtual ECQ was full")),
       backlogged_(stats_.counter("backlogged",
                                  "doorbells whose contexts were left in a guest's ring because "
-                                 "its held completions reached the limit")) {
+                                 "its held completions reached the limit")),
+      quota_refusals_(stats_.counter("quota_refusals",
+                                     "connect/listen/accept refused: the VM held its CCB quota")) {
   for (int vm : params_.vms) {
     vchannels_.emplace_back(vm);
     // Every served VM's channel page is unmapped in its stage 2: its accesses trap here.
@@ -229,6 +231,10 @@ void VirtualToeManager::handle_command(VirtualChannel& v, Ctx& ctx, toe::CmdDesc
     case toe::CmdOp::Listen:
     case toe::CmdOp::Accept: {
       if (sockets_.lookup(slot, vsock) >= 0) return fail(Status::BadSocket);
+      if (sockets_.sockets_of(slot) >= params_.socket_quota) {  // its share of the CCB is used
+        ++quota_refusals_;
+        return fail(Status::TableFull);
+      }
       if (op == toe::CmdOp::Accept) {
         const int lps = sockets_.lookup(slot, cmd.arg);
         if (lps < 0) return fail(Status::BadSocket);

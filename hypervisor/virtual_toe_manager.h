@@ -45,6 +45,8 @@ struct VirtualToeParams {
   // Completions held for a VM whose virtual ECQ is full; at this many the manager takes no more
   // of that VM's contexts until it reads its ECQ (toe.completion_queue, as the real channel).
   std::size_t held_limit = 1024;
+  // Physical sockets (CCB entries) one VM may hold (toe.ccb.quota); more are refused TableFull.
+  std::size_t socket_quota = SIZE_MAX;
 };
 
 class VirtualToeManager : public core::Module {
@@ -105,6 +107,7 @@ class VirtualToeManager : public core::Module {
   core::Counter& bad_contexts_;
   core::Counter& ecq_overflows_;
   core::Counter& backlogged_;
+  core::Counter& quota_refusals_;
 };
 
 }  // namespace vtoe::hypervisor

@@ -171,6 +171,12 @@ void Platform::build_toe() {
   }
 }
 
+// CCB entries one VM may hold: toe.ccb.quota, or an even share of the table.
+std::uint32_t Platform::ccb_quota_per_vm() const {
+  if (toe_params_.ccb_quota > 0) return toe_params_.ccb_quota;
+  return std::max<std::uint32_t>(1, toe_params_.ccb_capacity / static_cast<std::uint32_t>(vms_));
+}
+
 void Platform::build_virtualization() {
   hypervisor::HypervisorParams hp;
   hp.vms = static_cast<int>(vms_);
@@ -194,6 +200,8 @@ void Platform::build_virtualization() {
     dp.guest_regs_ipa = kToeRegBase;
     for (std::size_t i = 0; i < vms_; ++i) dp.addresses.push_back(vm_ip(cfg_, i));
     direct_access_ = std::make_unique<hypervisor::DirectAccessManager>(dp, *hyp_);
+    for (std::size_t i = 0; i < vms_; ++i)  // each VM's own channel holds at most its share
+      if (assignment_[i].direct) toe_->ccb().set_quota(assignment_[i].channel, ccb_quota_per_vm());
     direct_access_->connect_channels(*smmu_, *toe_);
   }
   std::vector<int> emulated;
@@ -212,6 +220,9 @@ void Platform::build_virtualization() {
     vp.quanta = quanta_for(cfg_, emulated);
     vp.depth = toe_params_.dispatcher.tx_outstanding;
     vp.held_limit = toe_params_.completion_queue;
+    vp.socket_quota = ccb_quota_per_vm();
+    toe_->ccb().set_quota(emulated_channel,
+                          static_cast<std::uint32_t>(vp.socket_quota * emulated.size()));
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
     std::vector<hypervisor::MemoryRange> emulated_ram;

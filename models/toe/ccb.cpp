@@ -9,6 +9,8 @@ Ccb::Ccb(const sc_core::sc_module_name& name, std::uint32_t capacity,
       access_latency_ps_(access_latency_ps),
       lookups_(stats_.counter("lookups", "CCB accesses")),
       full_(stats_.counter("table_full", "sockets refused because the CCB was full")),
+      quota_full_(stats_.counter("quota_full",
+                                 "sockets refused because their channel held its quota")),
       occupancy_(stats_.accumulator("occupancy", "entries in use, sampled at each create")) {}
 
 CcbEntry* Ccb::create(int channel, std::uint16_t sock) {
@@ -17,13 +19,24 @@ CcbEntry* Ccb::create(int channel, std::uint16_t sock) {
     ++full_;
     return nullptr;
   }
+  const auto q = quota_.find(channel);
+  if (q != quota_.end() && used(channel) >= q->second) {
+    ++quota_full_;
+    return nullptr;
+  }
   auto [it, inserted] = entries_.emplace(key(channel, sock), nullptr);
   if (!inserted) return nullptr;
+  ++used_[channel];
   it->second = std::make_unique<CcbEntry>();
   it->second->channel = channel;
   it->second->sock = sock;
   occupancy_.sample(static_cast<double>(entries_.size()));
   return it->second.get();
+}
+
+std::uint32_t Ccb::used(int channel) const {
+  const auto it = used_.find(channel);
+  return it == used_.end() ? 0 : it->second;
 }
 
 CcbEntry* Ccb::find(int channel, std::uint16_t sock) {
@@ -46,6 +59,8 @@ void Ccb::bind(CcbEntry& e, tcpip::ConnId conn) {
 
 void Ccb::remove(CcbEntry& e) {
   if (e.conn) by_conn_.erase(e.conn);
+  auto& used = used_[e.channel];
+  if (used > 0) --used;
   entries_.erase(key(e.channel, e.sock));
 }
 

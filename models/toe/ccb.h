@@ -54,8 +54,12 @@ class Ccb : public core::Module {
   std::size_t size() const { return entries_.size(); }
   core::TimePs access_latency_ps() const { return access_latency_ps_; }
 
-  // nullptr when the table is full or the socket already exists.
+  // nullptr when the table is full, the channel holds its quota, or the socket already exists.
   CcbEntry* create(int channel, std::uint16_t sock);
+  // At most `entries` of the table for `channel` (so that no VM can take every entry and deny
+  // the others connections); a channel without a quota may use the whole table.
+  void set_quota(int channel, std::uint32_t entries) { quota_[channel] = entries; }
+  std::uint32_t used(int channel) const;
   CcbEntry* find(int channel, std::uint16_t sock);
   CcbEntry* by_conn(tcpip::ConnId conn);
   void bind(CcbEntry& e, tcpip::ConnId conn);
@@ -69,8 +73,10 @@ class Ccb : public core::Module {
   core::TimePs access_latency_ps_;
   std::unordered_map<std::uint32_t, std::unique_ptr<CcbEntry>> entries_;
   std::unordered_map<tcpip::ConnId, CcbEntry*> by_conn_;
+  std::unordered_map<int, std::uint32_t> quota_, used_;
   core::Counter& lookups_;
   core::Counter& full_;
+  core::Counter& quota_full_;
   core::Accumulator& occupancy_;
 };
 

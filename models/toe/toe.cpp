@@ -29,6 +29,12 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "Connection contexts the CCB holds",
                      [](P& s) -> auto& { return s.ccb_capacity; })
           .at_least("1"),
+      core::param<P>(ParamKind::Uint, "toe.ccb.quota", "0",
+                     "CCB entries one VM may hold (its channel under da; the device-emulation "
+                     "manager counts each VM's under de), so that no VM can take every entry and "
+                     "deny the others connections; 0 = toe.ccb.connections shared evenly among "
+                     "the VMs",
+                     [](P& s) -> auto& { return s.ccb_quota; }),
       core::param<P>(ParamKind::Time, "toe.ccb.access_latency", "10ns",
                      "Latency of one CCB lookup or update",
                      [](P& s) -> auto& { return s.ccb_access_ps; }),
