@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -31,7 +32,7 @@ uint32_t page_up(uint32_t v) { return (v + kPage - 1) & ~(kPage - 1); }
 enum : uint32_t {
   kExit = 1, kRead = 3, kWrite = 4, kOpen = 5, kClose = 6, kUnlink = 10, kLseek = 19,
   kGetpid = 20, kAccess = 33, kKill = 37, kDup = 41, kBrk = 45, kIoctl = 54, kDup2 = 63,
-  kGetppid = 64, kGettimeofday = 78, kReadlink = 85, kMunmap = 91, kUname = 122,
+  kGetppid = 64, kSysinfo = 116, kGettimeofday = 78, kReadlink = 85, kMunmap = 91, kUname = 122,
   kMprotect = 125, kLlseek = 140, kReadv = 145, kWritev = 146, kSchedYield = 158,
   kNanosleep = 162, kRtSigreturn = 173, kRtSigaction = 174, kRtSigprocmask = 175,
   kGetcwd = 183, kSigaltstack = 186, kUgetrlimit = 191, kMmap2 = 192, kStat64 = 195,
@@ -310,6 +311,20 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       put(4, "armv7l");
       put(5, "(none)");
       mem_.write(a[0], b, sizeof b);
+      return 0;
+    }
+    case kSysinfo: {
+      // struct sysinfo with 32-bit longs; memory in units that fit 32 bits.
+      struct sysinfo si;
+      if (::sysinfo(&si) < 0) return -errno;
+      uint32_t scale = 1;
+      while ((si.totalram * si.mem_unit) / scale > 0xffffffffull) scale *= 2;
+      auto mem = [&](unsigned long v) { return static_cast<uint32_t>(uint64_t{v} * si.mem_unit / scale); };
+      uint32_t w[16] = {static_cast<uint32_t>(si.uptime), static_cast<uint32_t>(si.loads[0]),
+                        static_cast<uint32_t>(si.loads[1]), static_cast<uint32_t>(si.loads[2]),
+                        mem(si.totalram), mem(si.freeram), mem(si.sharedram), mem(si.bufferram),
+                        mem(si.totalswap), mem(si.freeswap), si.procs, 0, 0, scale, 0, 0};
+      mem_.write(a[0], w, sizeof w);
       return 0;
     }
     case kGetpid: return static_cast<int32_t>(::getpid());
