@@ -29,7 +29,7 @@ venv: $(VENV)/.stamp
 
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
 
 asan:
 	$(MAKE) test PRESET=asan
