@@ -47,10 +47,14 @@ def corpus():
     return OUT
 
 
+STDIN = b"The quick brown fox\n jumps over\tthe lazy dog.\n" * 50
+
+
 def run(cmd, timeout=300):
-    # A fixed environment: both runs must see the same argv, envp and auxiliary vector strings.
+    # A fixed environment and input: both runs must see the same argv, envp and stdin.
     env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
-    return subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, cwd=OUT)
+    return subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, cwd=OUT,
+                          input=STDIN)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

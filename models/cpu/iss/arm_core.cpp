@@ -512,13 +512,13 @@ void ArmCore::multiply(const Insn& in) {
     case Op::MulLong: {
       uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
       uint64_t res;
+      uint64_t sprod =
+          static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
       switch (in.sub) {
         case 0: res = uint64_t{a} * b; break;
         case 1: res = uint64_t{a} * b + acc; break;
-        case 2: res = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b)); break;
-        case 3:
-          res = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b)) + acc;
-          break;
+        case 2: res = sprod; break;
+        case 3: res = sprod + acc; break;
         default: res = uint64_t{a} * b + r_[in.rd] + r_[in.ra]; break;  // UMAAL
       }
       r_[in.rd] = static_cast<uint32_t>(res);
@@ -593,7 +593,8 @@ void ArmCore::media(const Insn& in) {
         case 0: r_[in.rd] = __builtin_bswap32(m); return;
         case 1: r_[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff); return;
         case 2:
-          r_[in.rd] = static_cast<uint32_t>(static_cast<int16_t>(((m & 0xff) << 8) | ((m >> 8) & 0xff)));
+          r_[in.rd] =
+              static_cast<uint32_t>(static_cast<int16_t>(((m & 0xff) << 8) | ((m >> 8) & 0xff)));
           return;
         default: {
           uint32_t r = 0;

@@ -73,7 +73,8 @@ F fadd(F a, F b) {
 template <typename F>
 uint32_t to_int(F f, bool is_signed, bool toward_zero) {
   if (std::isnan(f)) return 0;
-  double d = toward_zero ? std::trunc(static_cast<double>(f)) : std::nearbyint(static_cast<double>(f));
+  double x = static_cast<double>(f);
+  double d = toward_zero ? std::trunc(x) : std::nearbyint(x);
   if (is_signed) {
     if (d >= 2147483648.0) return 0x7fffffffu;
     if (d <= -2147483649.0) return 0x80000000u;
@@ -165,8 +166,9 @@ void ArmCore::execute_vfp(const Insn& in) {
     case kVcvtFromInt: {
       uint32_t v = s_[in.rm];
       bool sgn = in.shift_type;
-      if (dbl) setd(in.rd, sgn ? static_cast<double>(static_cast<int32_t>(v)) : static_cast<double>(v));
-      else setf(in.rd, sgn ? static_cast<float>(static_cast<int32_t>(v)) : static_cast<float>(v));
+      auto i = static_cast<int32_t>(v);
+      if (dbl) setd(in.rd, sgn ? static_cast<double>(i) : static_cast<double>(v));
+      else setf(in.rd, sgn ? static_cast<float>(i) : static_cast<float>(v));
       return;
     }
     case kVcvtToInt: {

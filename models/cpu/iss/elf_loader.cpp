@@ -39,19 +39,25 @@ ElfImage ElfLoader::load(const std::string& path, GuestMemory& mem) {
   uint16_t type = u16(b, 16);
   uint16_t machine = u16(b, 18);
   if (machine != kEmArm) fail("not an ARM ELF (e_machine " + std::to_string(machine) + ")");
-  if (type != kEtExec && type != kEtDyn) fail("not an executable (e_type " + std::to_string(type) + ")");
+  if (type != kEtExec && type != kEtDyn) {
+    fail("not an executable (e_type " + std::to_string(type) + ")");
+  }
   ElfImage img;
   img.entry = u32(b, 24);
   uint32_t phoff = u32(b, 28);
   img.phent = u16(b, 42);
   img.phnum = u16(b, 44);
   if (img.phent < 32) fail("bad program header size");
-  if (uint64_t{phoff} + uint64_t{img.phent} * img.phnum > b.size()) fail("truncated program headers");
+  if (uint64_t{phoff} + uint64_t{img.phent} * img.phnum > b.size()) {
+    fail("truncated program headers");
+  }
   for (uint32_t i = 0; i < img.phnum; ++i) {
     uint32_t t = u32(b, phoff + i * img.phent);
     if (t == kPtInterp || t == kPtDynamic) fail("dynamically linked (build with -static)");
   }
-  if (type == kEtDyn) fail("position-independent executable without loader support (use -static -no-pie)");
+  if (type == kEtDyn) {
+    fail("position-independent executable without loader support (use -static -no-pie)");
+  }
   bool have_phdr = false;
   uint32_t low = 0xffffffff, high = 0;
   for (uint32_t i = 0; i < img.phnum; ++i) {
@@ -66,10 +72,14 @@ ElfImage ElfLoader::load(const std::string& path, GuestMemory& mem) {
     if (ptype != kPtLoad || memsz == 0) continue;
     if (filesz > memsz) fail("segment " + std::to_string(i) + " has filesz > memsz");
     if (uint64_t{off} + filesz > b.size()) fail("truncated segment " + std::to_string(i));
-    if (uint64_t{vaddr} + memsz > 0xffff0000ull) fail("segment " + std::to_string(i) + " beyond 0xffff0000");
+    if (uint64_t{vaddr} + memsz > 0xffff0000ull) {
+      fail("segment " + std::to_string(i) + " beyond 0xffff0000");
+    }
     mem.map(vaddr, memsz);
     mem.write(vaddr, b.data() + off, filesz);
-    if (!have_phdr && phoff >= off && phoff < uint64_t{off} + filesz) img.phdr = vaddr + (phoff - off);
+    if (!have_phdr && phoff >= off && phoff < uint64_t{off} + filesz) {
+      img.phdr = vaddr + (phoff - off);
+    }
     low = vaddr < low ? vaddr : low;
     high = vaddr + memsz > high ? vaddr + memsz : high;
   }

@@ -1,4 +1,4 @@
-// A decoded ARMv7-A instruction: the form both decoders (A32 and T32) produce and the executor runs.
+// A decoded ARMv7-A instruction: the form that both decoders (A32, T32) produce and the core runs.
 //
 // Decoding happens once per address (the core's decoded-instruction cache); everything the
 // executor would otherwise extract from the encoding each time is a field here. A32 and T32

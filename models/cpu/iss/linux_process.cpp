@@ -83,14 +83,18 @@ void LinuxProcess::load(const std::string& path, const std::vector<std::string>&
     mem_.write(sp, data, len);
     return sp;
   };
-  auto push_str = [&](const std::string& s) { return push_bytes(s.c_str(), static_cast<uint32_t>(s.size() + 1)); };
+  auto push_str = [&](const std::string& s) {
+    return push_bytes(s.c_str(), static_cast<uint32_t>(s.size() + 1));
+  };
   uint32_t execfn = push_str(path);
   std::vector<uint32_t> envp, argv;
   for (auto it = env.rbegin(); it != env.rend(); ++it) envp.insert(envp.begin(), push_str(*it));
   for (auto it = args.rbegin(); it != args.rend(); ++it) argv.insert(argv.begin(), push_str(*it));
   uint32_t platform = push_str("v7l");
   uint8_t random[16];
-  if (getrandom(random, sizeof random, 0) != sizeof random) std::memset(random, 0x5a, sizeof random);
+  if (getrandom(random, sizeof random, 0) != sizeof random) {
+    std::memset(random, 0x5a, sizeof random);
+  }
   uint32_t at_random = push_bytes(random, sizeof random);
   sp &= ~15u;
 
@@ -319,7 +323,9 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       if (::sysinfo(&si) < 0) return -errno;
       uint32_t scale = 1;
       while ((si.totalram * si.mem_unit) / scale > 0xffffffffull) scale *= 2;
-      auto mem = [&](unsigned long v) { return static_cast<uint32_t>(uint64_t{v} * si.mem_unit / scale); };
+      auto mem = [&](unsigned long v) {
+        return static_cast<uint32_t>(uint64_t{v} * si.mem_unit / scale);
+      };
       uint32_t w[16] = {static_cast<uint32_t>(si.uptime), static_cast<uint32_t>(si.loads[0]),
                         static_cast<uint32_t>(si.loads[1]), static_cast<uint32_t>(si.loads[2]),
                         mem(si.totalram), mem(si.freeram), mem(si.sharedram), mem(si.bufferram),
@@ -377,7 +383,9 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
         mem_.write64(out, rl.rlim_cur == RLIM_INFINITY ? ~0ull : rl.rlim_cur);
         mem_.write64(out + 8, rl.rlim_max == RLIM_INFINITY ? ~0ull : rl.rlim_max);
       } else {
-        auto clamp = [](rlim_t v) { return v > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(v); };
+        auto clamp = [](rlim_t v) {
+          return v > 0xffffffffu ? 0xffffffffu : static_cast<uint32_t>(v);
+        };
         mem_.write32(out, clamp(rl.rlim_cur));
         mem_.write32(out + 4, clamp(rl.rlim_max));
       }
@@ -394,7 +402,8 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
         if (n < 0) return -errno;
         target.assign(buf, static_cast<size_t>(n));
       }
-      uint32_t n = static_cast<uint32_t>(target.size()) < a[2] ? static_cast<uint32_t>(target.size()) : a[2];
+      uint32_t len = static_cast<uint32_t>(target.size());
+      uint32_t n = len < a[2] ? len : a[2];
       mem_.write(a[1], target.data(), n);
       return static_cast<int32_t>(n);
     }
