@@ -120,7 +120,7 @@ const char* to_string(InsnClass c) {
 }
 
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
-  mem_.set_code_write_listener([this](uint32_t page) { pages_[page].reset(); });
+  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
 }
 
 ArmCore::~ArmCore() { mem_.set_code_write_listener(nullptr); }
@@ -170,7 +170,12 @@ Insn ArmCore::decode(uint32_t pc) {
   return decode_t32(hw1, hw2, pc);
 }
 
+void ArmCore::drop_page(uint32_t page) {
+  if (pages_[page]) dropped_.push_back(std::move(pages_[page]));
+}
+
 const Insn& ArmCore::lookup(uint32_t pc) {
+  dropped_.clear();  // no instruction is executing now
   uint32_t page = pc >> GuestMemory::kPageBits;
   DecodedPage* p = pages_[page].get();
   if (!p) {
@@ -221,14 +226,21 @@ uint64_t ArmCore::run(uint64_t max) {
 }
 
 void ArmCore::step() {
-  const Insn in = lookup(pc_);
+  const Insn& in = fetch_decoded();
   r_[15] = pc_ + (thumb_ ? 4 : 8);
   next_ = pc_ + in.len;
-  bool in_it = itstate_ != 0;
-  in_it_ = in_it;
-  uint32_t cond = in_it ? itstate_ >> 4 : in.cond;
-  if (cond >= 14 || cond_pass(cond)) execute(in);
-  if (in_it) itstate_ = (itstate_ & 7) ? ((itstate_ & 0xE0) | ((itstate_ << 1) & 0x1F)) : 0;
+  if (itstate_ == 0) {
+    in_it_ = false;
+    if (in.cond >= 14 || cond_pass(in.cond)) {
+      if (in.op == Op::DataProc) data_proc(in);
+      else if (in.op == Op::LoadStore) load_store(in);
+      else execute(in);
+    }
+  } else {
+    in_it_ = true;
+    if (cond_pass(itstate_ >> 4)) execute(in);
+    itstate_ = (itstate_ & 7) ? ((itstate_ & 0xE0) | ((itstate_ << 1) & 0x1F)) : 0;
+  }
   ++retired_[static_cast<int>(in.cls)];
   pc_ = next_;
 }

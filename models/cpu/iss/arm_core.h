@@ -82,7 +82,17 @@ class ArmCore {
     Insn t32[GuestMemory::kPageSize / 2];
   };
 
+  const Insn& fetch_decoded() {  // the common case: decoded before
+    DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
+    if (p) {
+      uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
+      const Insn& s = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
+      if (s.op != Op::None) return s;
+    }
+    return lookup(pc_);
+  }
   const Insn& lookup(uint32_t pc);
+  void drop_page(uint32_t page);
   Insn decode(uint32_t pc);
   bool cond_pass(uint32_t cond) const;
   void execute(const Insn& in);
@@ -121,6 +131,9 @@ class ArmCore {
   uint32_t s_[32] = {};
   uint32_t fpscr_ = 0;
   std::vector<std::unique_ptr<DecodedPage>> pages_;
+  // Pages dropped by a write while one of their instructions may still be executing; freed at
+  // the next decode.
+  std::vector<std::unique_ptr<DecodedPage>> dropped_;
   std::array<uint64_t, kClasses> retired_ = {};
   uint64_t decoded_ = 0;
 };
