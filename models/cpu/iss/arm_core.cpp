@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace vtoe::cpu::iss {
 
@@ -188,6 +189,7 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
   if (slot.op == Op::None) {
     Insn in = decode(pc);
+    in.fn = executor_for(in);
     // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
     // a write to either page is seen (the cache only tracks the page it starts on).
     if (thumb_ && in.len == 4 && off == GuestMemory::kPageSize - 2) {
@@ -231,14 +233,10 @@ void ArmCore::step() {
   next_ = pc_ + in.len;
   if (itstate_ == 0) {
     in_it_ = false;
-    if (in.cond >= 14 || cond_pass(in.cond)) {
-      if (in.op == Op::DataProc) data_proc(in);
-      else if (in.op == Op::LoadStore) load_store(in);
-      else execute(in);
-    }
+    if (in.cond >= 14 || cond_pass(in.cond)) in.fn(*this, in);
   } else {
     in_it_ = true;
-    if (cond_pass(itstate_ >> 4)) execute(in);
+    if (cond_pass(itstate_ >> 4)) in.fn(*this, in);
     itstate_ = (itstate_ & 7) ? ((itstate_ & 0xE0) | ((itstate_ << 1) & 0x1F)) : 0;
   }
   ++retired_[static_cast<int>(in.cls)];
@@ -270,15 +268,9 @@ void ArmCore::undefined(const Insn& in) const {
 void ArmCore::execute(const Insn& in) {
   switch (in.op) {
     case Op::DataProc:
-      data_proc(in);
-      return;
     case Op::LoadStore:
-      load_store(in);
-      return;
     case Op::Branch:
-      if (in.sub) r_[14] = thumb_ ? next_ | 1 : next_;
-      if (in.sub == 2) thumb_ = !thumb_;
-      next_ = in.imm & ~1u;
+      executor_for(in)(*this, in);
       return;
     case Op::BranchReg: {
       uint32_t target = r_[in.rm];
@@ -381,97 +373,133 @@ void ArmCore::execute(const Insn& in) {
   }
 }
 
-void ArmCore::data_proc(const Insn& in) {
-  uint32_t c = c_;
+template <uint8_t Sub, uint8_t Kind>
+void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
+  uint32_t carry = c.c_;
   uint32_t b;
-  switch (in.opnd) {
-    case kOpImm:
-      b = in.imm;
-      if (in.imm_carry != 2) c = in.imm_carry;
-      break;
-    case kOpRegImm:
-      b = shift_c(r_[in.rm], in.shift_type, in.shift_amt, c);
-      break;
-    default:
-      b = shift_c(r_[in.rm], in.shift_type, r_[in.rs] & 0xff, c);
-      break;
+  if constexpr (Kind == kOpImm) {
+    b = in.imm;
+    if (in.imm_carry != 2) carry = in.imm_carry;
+  } else if constexpr (Kind == kOpRegImm) {
+    b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else {
+    b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
   }
-  uint32_t a = r_[in.rn];
-  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !in_it_);
-  uint32_t res;
-  uint32_t x, y, cin;  // operands of an addition
-  switch (in.sub) {
-    case kAnd: case kTst: res = a & b; goto logical;
-    case kEor: case kTeq: res = a ^ b; goto logical;
-    case kOrr: res = a | b; goto logical;
-    case kOrn: res = a | ~b; goto logical;
-    case kMov: res = b; goto logical;
-    case kBic: res = a & ~b; goto logical;
-    case kMvn: res = ~b; goto logical;
-    case kSub: case kCmp: x = a; y = ~b; cin = 1; break;
-    case kRsb: x = b; y = ~a; cin = 1; break;
-    case kAdd: case kCmn: x = a; y = b; cin = 0; break;
-    case kAdc: x = a; y = b; cin = c_; break;
-    case kSbc: x = a; y = ~b; cin = c_; break;
-    default: x = b; y = ~a; cin = c_; break;  // RSC
-  }
-  {
-    uint64_t u = uint64_t{x} + y + cin;
-    res = static_cast<uint32_t>(u);
+  uint32_t a = c.r_[in.rn];
+  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
+                            Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic ||
+                            Sub == kMvn;
+  constexpr bool kNoWrite = Sub == kTst || Sub == kTeq || Sub == kCmp || Sub == kCmn;
+  if constexpr (kLogical) {
+    uint32_t res;
+    if constexpr (Sub == kAnd || Sub == kTst) res = a & b;
+    else if constexpr (Sub == kEor || Sub == kTeq) res = a ^ b;
+    else if constexpr (Sub == kOrr) res = a | b;
+    else if constexpr (Sub == kOrn) res = a | ~b;
+    else if constexpr (Sub == kMov) res = b;
+    else if constexpr (Sub == kBic) res = a & ~b;
+    else res = ~b;
     if (s) {
-      set_nz(res);
-      c_ = static_cast<uint32_t>(u >> 32);
-      v_ = ((x ^ res) & (y ^ res)) >> 31;
+      c.set_nz(res);
+      c.c_ = carry;
     }
-    if (in.sub != kCmp && in.sub != kCmn) write_reg(in.rd, res);
-    return;
+    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+  } else {
+    uint32_t x, y, cin;  // an addition: x + y + cin
+    if constexpr (Sub == kSub || Sub == kCmp) x = a, y = ~b, cin = 1;
+    else if constexpr (Sub == kRsb) x = b, y = ~a, cin = 1;
+    else if constexpr (Sub == kAdd || Sub == kCmn) x = a, y = b, cin = 0;
+    else if constexpr (Sub == kAdc) x = a, y = b, cin = c.c_;
+    else if constexpr (Sub == kSbc) x = a, y = ~b, cin = c.c_;
+    else x = b, y = ~a, cin = c.c_;  // RSC
+    uint64_t u = uint64_t{x} + y + cin;
+    uint32_t res = static_cast<uint32_t>(u);
+    if (s) {
+      c.set_nz(res);
+      c.c_ = static_cast<uint32_t>(u >> 32);
+      c.v_ = ((x ^ res) & (y ^ res)) >> 31;
+    }
+    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
   }
-logical:
-  if (s) {
-    set_nz(res);
-    c_ = c;
-  }
-  if (in.sub != kTst && in.sub != kTeq) write_reg(in.rd, res);
 }
 
-void ArmCore::load_store(const Insn& in) {
-  uint32_t base = r_[in.rn];
+template <uint8_t Sub, bool RegOff>
+void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
+  uint32_t base = c.r_[in.rn];
   if (in.rn == 15) base &= ~3u;
   uint32_t off = in.imm;
-  if (in.flags & kFlagRegOff) {
-    uint32_t c = c_;
-    off = shift_c(r_[in.rm], in.shift_type, in.shift_amt, c);
+  if constexpr (RegOff) {
+    uint32_t carry = c.c_;
+    off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+  GuestMemory& m = c.mem_;
   uint32_t v = 0, v2 = 0;
-  switch (in.sub) {
-    case kStr: mem_.write32(a, r_[in.rd]); break;
-    case kStrb: mem_.write8(a, static_cast<uint8_t>(r_[in.rd])); break;
-    case kStrh: mem_.write16(a, static_cast<uint16_t>(r_[in.rd])); break;
-    case kStrd:
-      mem_.write32(a, r_[in.rd]);
-      mem_.write32(a + 4, r_[in.ra]);
-      break;
-    case kLdr: v = mem_.read32(a); break;
-    case kLdrb: v = mem_.read8(a); break;
-    case kLdrh: v = mem_.read16(a); break;
-    case kLdrsb: v = static_cast<uint32_t>(static_cast<int8_t>(mem_.read8(a))); break;
-    case kLdrsh: v = static_cast<uint32_t>(static_cast<int16_t>(mem_.read16(a))); break;
-    default:
-      v = mem_.read32(a);
-      v2 = mem_.read32(a + 4);
-      break;
+  if constexpr (Sub == kStr) m.write32(a, c.r_[in.rd]);
+  else if constexpr (Sub == kStrb) m.write8(a, static_cast<uint8_t>(c.r_[in.rd]));
+  else if constexpr (Sub == kStrh) m.write16(a, static_cast<uint16_t>(c.r_[in.rd]));
+  else if constexpr (Sub == kStrd) {
+    m.write32(a, c.r_[in.rd]);
+    m.write32(a + 4, c.r_[in.ra]);
+  } else if constexpr (Sub == kLdr) v = m.read32(a);
+  else if constexpr (Sub == kLdrb) v = m.read8(a);
+  else if constexpr (Sub == kLdrh) v = m.read16(a);
+  else if constexpr (Sub == kLdrsb) v = static_cast<uint32_t>(static_cast<int8_t>(m.read8(a)));
+  else if constexpr (Sub == kLdrsh) v = static_cast<uint32_t>(static_cast<int16_t>(m.read16(a)));
+  else {
+    v = m.read32(a);
+    v2 = m.read32(a + 4);
   }
-  if (in.flags & kFlagW) r_[in.rn] = offaddr;
-  if (in.sub < kLdr) return;
-  if (in.sub == kLdrd) {
-    r_[in.rd] = v;
-    r_[in.ra] = v2;
-  } else if (in.rd == 15) {
-    bx_write_pc(v);
-  } else {
-    r_[in.rd] = v;
+  if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+  if constexpr (Sub == kLdrd) {
+    c.r_[in.rd] = v;
+    c.r_[in.ra] = v2;
+  } else if constexpr (Sub >= kLdr) {
+    if (in.rd == 15) c.bx_write_pc(v);
+    else c.r_[in.rd] = v;
+  }
+}
+
+void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
+  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
+  if (in.sub == 2) c.thumb_ = !c.thumb_;
+  c.next_ = in.imm & ~1u;
+}
+
+template <uint8_t Kind, size_t... S>
+constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
+  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
+}
+
+ExecFn ArmCore::executor_for(const Insn& in) {
+  static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
+  static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
+  static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
+  switch (in.op) {
+    case Op::DataProc:
+      if (in.opnd == kOpImm) return kImm[in.sub];
+      return in.opnd == kOpRegImm ? kRegImm[in.sub] : kRegReg[in.sub];
+    case Op::LoadStore: {
+      bool reg = in.flags & kFlagRegOff;
+      switch (in.sub) {
+        case kStr: return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
+        case kStrb: return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
+        case kStrh: return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
+        case kStrd: return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
+        case kLdr: return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
+        case kLdrb: return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
+        case kLdrh: return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
+        case kLdrsb: return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
+        case kLdrsh: return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
+        default: return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
+      }
+    }
+    case Op::Branch:
+      return &exec_branch;
+    default:
+      return &exec_other;
   }
 }
 

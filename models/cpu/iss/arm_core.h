@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "models/cpu/iss/guest_memory.h"
@@ -97,8 +98,17 @@ class ArmCore {
   bool cond_pass(uint32_t cond) const;
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
-  void data_proc(const Insn& in);
-  void load_store(const Insn& in);
+  // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
+  // stores per size and offset kind, branches, and everything else through execute().
+  template <uint8_t Sub, uint8_t Kind>
+  static void exec_dp(ArmCore& c, const Insn& in);
+  template <uint8_t Sub, bool RegOff>
+  static void exec_ls(ArmCore& c, const Insn& in);
+  static void exec_branch(ArmCore& c, const Insn& in);
+  static void exec_other(ArmCore& c, const Insn& in) { c.execute(in); }
+  static ExecFn executor_for(const Insn& in);
+  template <uint8_t Kind, size_t... S>
+  static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
   void multiply(const Insn& in);
   void media(const Insn& in);

@@ -94,7 +94,13 @@ enum class InsnClass : uint8_t {
 };
 const char* to_string(InsnClass c);
 
+class ArmCore;
+struct Insn;
+// The executor chosen for an instruction when it is decoded (specialised for the common forms).
+using ExecFn = void (*)(ArmCore&, const Insn&);
+
 struct Insn {
+  ExecFn fn = nullptr;
   Op op = Op::None;
   uint8_t cond = 14;   // 14 = always
   uint8_t len = 4;     // bytes
