@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
 
-.PHONY: quickstart test deps build bench clean format asan venv paper
+.PHONY: quickstart test deps build bench bench-iss clean format asan venv paper
 
 quickstart: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -40,6 +40,10 @@ paper: build venv
 
 bench: build
 	bench/run_bench.sh $(VTOE)
+
+# ISS speed: the CoreMark-like program on vtoe's ISS and on qemu-arm (docs/iss.md#speed).
+bench-iss: build
+	bench/iss_bench.sh $(VTOE)
 
 format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
