@@ -90,6 +90,10 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   iss_run->add_option("--stats", args.iss.stats,
                       "Write instructions retired by class and wall-clock MIPS as JSON")
       ->type_name("FILE");
+  iss_run->add_option("--trace", args.iss.trace,
+                      "Write the registers before every instruction, in qemu-arm's -d cpu format "
+                      "(slow; for lock-step checks)")
+      ->type_name("FILE");
   // PROGRAM and everything after it belong to the program, options included.
   iss_run->prefix_command();
 

@@ -49,6 +49,7 @@ struct IssOptions {
   std::string program;
   std::vector<std::string> args;  ///< after PROGRAM, passed to it unchanged
   std::string stats;              ///< --stats FILE: JSON of instructions retired and MIPS
+  std::string trace;              ///< --trace FILE: registers before every instruction
 };
 
 enum class Command { Run, Validate, Keys, Help, Version, IssRun };

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -29,6 +30,15 @@ std::string registers(const iss::ArmCore& core) {
   return s + buf;
 }
 
+// The register file as qemu-arm -d cpu prints it before each instruction (tests/iss/test_lockstep.py
+// compares the two).
+void trace_registers(std::FILE* f, const iss::ArmCore& core) {
+  for (int i = 0; i < 16; ++i) {
+    std::fprintf(f, "R%02d=%08x%c", i, core.reg(i), i % 4 == 3 ? '\n' : ' ');
+  }
+  std::fprintf(f, "PSR=%08x\n", core.cpsr());
+}
+
 }  // namespace
 
 int run_iss(const IssOptions& opts, std::ostream& err) {
@@ -49,7 +59,20 @@ int run_iss(const IssOptions& opts, std::ostream& err) {
   int status = 0;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    core.run();
+    if (opts.trace.empty()) {
+      core.run();
+    } else {
+      std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(opts.trace.c_str(), "w"),
+                                                        &std::fclose);
+      if (!f) {
+        err << "vtoe: iss run: cannot write " << opts.trace << "\n";
+        return kExitFailure;
+      }
+      while (!core.halted()) {
+        trace_registers(f.get(), core);
+        core.step();
+      }
+    }
     status = proc.exit_status();
   } catch (const iss::UndefinedInstruction& e) {
     err << "vtoe: iss run: " << e.what() << registers(core) << "\n";
