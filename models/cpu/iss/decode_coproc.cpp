@@ -46,6 +46,7 @@ Insn vfp_data(uint32_t w) {
     return undef();  // fused multiply-add is VFPv4
   } else if (!o) {  // VMOV (immediate)
     i = vfp(kVmovImm, dbl);
+    vn = vm = 0;  // the immediate's bits
     uint32_t imm8 = (bits(w, 19, 16) << 4) | bits(w, 3, 0);
     uint32_t b6 = bit(imm8, 6), sign = imm8 >> 7;
     if (dbl) {
@@ -58,6 +59,7 @@ Insn vfp_data(uint32_t w) {
   } else {
     uint32_t opc2 = bits(w, 19, 16);
     bool b7 = bit(w, 7);
+    vn = 0;  // one-operand forms: bits 19:16 are opc2, not a register
     switch (opc2) {
       case 0: i = vfp(b7 ? kVabs : kVmovReg, dbl); break;
       case 1: i = vfp(b7 ? kVsqrt : kVneg, dbl); break;
@@ -67,6 +69,7 @@ Insn vfp_data(uint32_t w) {
         if (!b7) return undef();
         i = vfp(kVcvtFD, dbl);
         vd = vreg(w, 12, 22, !dbl);  // the destination has the other size
+        if (!dbl && bit(w, 22)) return undef();  // d16-d31 do not exist
         break;
       case 8:
         i = vfp(kVcvtFromInt, dbl);
