@@ -8,7 +8,8 @@ first=${1:-1}
 count=${2:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${3:-$root/build/iss-fuzz}
-vtoe=$root/build/${VTOE_PRESET:-release}/app/vtoe
+vtoe=${VTOE:-$root/build/${VTOE_PRESET:-release}/app/vtoe}
+[ -x "$vtoe" ] || { echo "csmith_fuzz: $vtoe is missing (make build)"; exit 2; }
 for tool in csmith arm-linux-gnueabihf-gcc qemu-arm; do
   command -v $tool >/dev/null || { echo "csmith_fuzz: $tool is missing"; exit 2; }
 done
