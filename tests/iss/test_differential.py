@@ -4,48 +4,19 @@ Also: bad input and guest faults end with a clear error, never a simulator crash
 
 Needs Debian's gcc-arm-linux-gnueabihf (with libc6-dev-armhf-cross) and qemu-user, which
 scripts/install-deps.sh installs; without them these tests are skipped and say why."""
-import os
-import shutil
+import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-OUT = ROOT / "build" / "iss-corpus"
-CC = "arm-linux-gnueabihf-gcc"
-QEMU = "qemu-arm"
+from conftest import HERE, MISSING, OUT, QEMU, SKIP_REASON, vtoe_binary
+
 PROGRAMS = sorted(p.stem for p in (HERE / "programs").glob("*.c"))
 VARIANTS = [f"{m}-{o}" for m in ("arm", "thumb") for o in ("O0", "O2", "Os")]
 # Arguments per program (default: two words, so argv handling is exercised too).
 ARGS = {"coremark": ["30"]}
 
-missing = [tool for tool in (CC, QEMU) if shutil.which(tool) is None]
-pytestmark = pytest.mark.skipif(
-    bool(missing),
-    reason=f"ISS differential tests need {' and '.join(missing)} "
-           "(Debian: gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user; "
-           "scripts/install-deps.sh installs them)")
-
-
-def vtoe_binary() -> Path:
-    preset = os.environ.get("VTOE_PRESET", "release")
-    path = ROOT / "build" / preset / "app" / "vtoe"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build first (make build)")
-    return path
-
-
-@pytest.fixture(scope="session")
-def corpus():
-    jobs = str(os.cpu_count() or 2)
-    proc = subprocess.run(["make", "-s", "-C", str(HERE), f"OUT={OUT}", "-j", jobs],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.fail(f"building the ISS corpus failed:\n{proc.stdout}\n{proc.stderr}")
-    return OUT
-
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 
 STDIN = b"The quick brown fox\n jumps over\tthe lazy dog.\n" * 50
 
@@ -70,7 +41,6 @@ def test_same_as_qemu(corpus, program, variant):
 
 
 def test_stats_json(corpus, tmp_path):
-    import json
     stats = tmp_path / "stats.json"
     got = run([str(vtoe_binary()), "iss", "run", "--stats", str(stats), "./crc-thumb-O2"])
     data = json.loads(stats.read_text())

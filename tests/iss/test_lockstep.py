@@ -5,7 +5,7 @@ instructions from the same state) run under `qemu-arm -singlestep -d cpu,nochain
 `vtoe iss run --trace`; from the label lockstep_begin on, r0-r15 and the APSR flags (N Z C V Q,
 GE, T) must be equal before every instruction. The first divergence is reported with its
 address, the instruction and both register files. Skipped, with the reason, without the cross
-compiler or qemu-arm (see test_differential.py)."""
+compiler or qemu-arm (see conftest.py)."""
 import re
 import shutil
 import subprocess
@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from test_differential import HERE, OUT, QEMU, corpus, missing, vtoe_binary  # noqa: F401
+from conftest import HERE, MISSING, QEMU, SKIP_REASON, vtoe_binary
 
-pytestmark = pytest.mark.skipif(
-    bool(missing), reason=f"ISS lock-step tests need {' and '.join(missing)} "
-                          "(Debian: gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)")
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 
 PROGRAMS = sorted(p.stem for p in (HERE / "lockstep").glob("*.c"))
 VARIANTS = [f"{m}-{o}" for m in ("arm", "thumb") for o in ("O0", "O2", "Os")]
