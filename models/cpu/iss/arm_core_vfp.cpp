@@ -176,6 +176,32 @@ void ArmCore::execute_vfp(const Insn& in) {
       s_[in.rd] = dbl ? to_int(getd(in.rm), sgn, rz) : to_int(getf(in.rm), sgn, rz);
       return;
     }
+    case kVcvtFixed: {
+      bool uns = in.shift_type & 1, to_fixed = in.shift_type & 2;
+      int size = (in.shift_type & 4) ? 32 : 16;
+      double scale = std::ldexp(1.0, static_cast<int>(in.imm));
+      if (to_fixed) {
+        double x = dbl ? getd(in.rd) : static_cast<double>(getf(in.rd));
+        int64_t r = 0;
+        if (!std::isnan(x)) {
+          double t = std::trunc(x * scale);
+          double lo = uns ? 0.0 : -std::ldexp(1.0, size - 1);
+          double hi = uns ? std::ldexp(1.0, size) - 1 : std::ldexp(1.0, size - 1) - 1;
+          r = static_cast<int64_t>(t < lo ? lo : t > hi ? hi : t);
+        }
+        if (dbl) set_dreg(in.rd, static_cast<uint64_t>(r));  // sign-extended to 64 bits
+        else s_[in.rd] = static_cast<uint32_t>(r);
+      } else {
+        uint32_t v = dbl ? static_cast<uint32_t>(dreg(in.rd)) : s_[in.rd];
+        double x;
+        if (size == 16) x = uns ? (v & 0xffff) : static_cast<int16_t>(v & 0xffff);
+        else x = uns ? static_cast<double>(v) : static_cast<double>(static_cast<int32_t>(v));
+        x /= scale;  // exact: a power of two
+        if (dbl) setd(in.rd, x);
+        else setf(in.rd, static_cast<float>(x));
+      }
+      return;
+    }
     case kVmovCoreS:
       if (in.shift_type) write_reg(in.rd, s_[in.rn]);
       else s_[in.rn] = r_[in.rd];

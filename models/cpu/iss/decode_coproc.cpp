@@ -76,6 +76,15 @@ Insn vfp_data(uint32_t w) {
         i.shift_type = b7;
         vm = vreg(w, 0, 5, false);
         break;
+      case 10: case 11: case 14: case 15: {  // between floating and fixed point (in place)
+        i = vfp(kVcvtFixed, dbl);
+        uint32_t size = b7 ? 32 : 16, imm5 = (bits(w, 3, 0) << 1) | bit(w, 5);
+        if (imm5 > size) return undef();
+        i.imm = size - imm5;
+        i.shift_type = static_cast<uint8_t>((opc2 & 1) | ((opc2 >> 2) & 1) << 1 | b7 << 2);
+        vm = vd;
+        break;
+      }
       case 12: case 13:
         i = vfp(kVcvtToInt, dbl);
         i.shift_type = static_cast<uint8_t>((opc2 & 1) | (b7 << 1));
@@ -91,7 +100,7 @@ Insn vfp_data(uint32_t w) {
   // D16: only d0-d15 exist.
   if (dbl && (bit(w, 22) || bit(w, 7) || bit(w, 5))) {
     bool d_single = i.sub == kVcvtFD || i.sub == kVcvtToInt;
-    bool m_single = i.sub == kVcvtFromInt;
+    bool m_single = i.sub == kVcvtFromInt || i.sub == kVcvtFixed;  // bit 5: immediate
     bool n_used = i.sub <= kVdiv;
     if ((bit(w, 22) && !d_single) || (bit(w, 5) && !m_single) || (bit(w, 7) && n_used)) {
       return undef();

@@ -64,6 +64,8 @@ enum VfpOp : uint8_t {
   kVcvtFD,    // between single and double (sz = source)
   kVcvtFromInt,  // shift_type: 1 signed
   kVcvtToInt,    // shift_type: bit 0 signed, bit 1 round toward zero
+  kVcvtFixed,    // in place on rd; shift_type: bit 0 unsigned, bit 1 to fixed, bit 2 32-bit;
+                 // imm = fraction bits
   kVmovCoreS,    // rd core <- S[rn] (shift_type 1) or S[rn] <- rd core (0)
   kVmovCoreScalar,  // 32-bit half of D: rm = D reg, shift_amt = index; shift_type 1 = to core
   kVmovCore2,    // two core regs (rd, ra) <-> D[rm] (sz) or S[rm],S[rm+1]; shift_type 1 = to core

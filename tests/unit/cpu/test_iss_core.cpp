@@ -479,6 +479,28 @@ TEST_F(Iss, VfpConversionsSaturate) {
   EXPECT_EQ(core.sreg(4), 0u);
 }
 
+TEST_F(Iss, VfpFixedPointConversions) {
+  core.set_sreg(0, 0x8000);
+  a32({0xeeba0ae8});  // vcvt.f32.s32 s0, s0, #15: 32768 / 2^15
+  EXPECT_EQ(core.sreg(0), 0x3f800000u);  // 1.0f
+  a32({0xeebe0ae8});  // vcvt.s32.f32 s0, s0, #15: back
+  EXPECT_EQ(core.sreg(0), 0x8000u);
+  set_d(1, -2.75);
+  a32({0xeebf1b44});  // vcvt.u16.f64 d1, d1, #8: negative saturates to 0
+  EXPECT_EQ(core.dreg(1), 0u);
+  set_d(1, 300.5);
+  a32({0xeebf1b44});
+  EXPECT_EQ(core.dreg(1), 0xffffu);  // 300.5 * 256 saturates at 65535
+  a32({0xeebb1b44});  // vcvt.f64.u16 d1, d1, #8
+  EXPECT_EQ(d(1), 65535.0 / 256);
+  float f = -3.3f;
+  uint32_t fb;
+  std::memcpy(&fb, &f, 4);
+  core.set_sreg(2, fb);
+  a32({0xeebe1a46});  // vcvt.s16.f32 s2, s2, #4: trunc(-52.8), sign-extended
+  EXPECT_EQ(core.sreg(2), static_cast<uint32_t>(-52));
+}
+
 TEST_F(Iss, VfpDefaultNanIsArms) {
   set_d(0, -1.0);
   a32({0xeeb12bc0});  // vsqrt.f64 d2, d0
