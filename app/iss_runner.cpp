@@ -82,6 +82,11 @@ int run_iss(const IssOptions& opts, std::ostream& err) {
     std::snprintf(where, sizeof where, " (instruction at 0x%08x)", core.pc());
     err << "vtoe: iss run: segmentation fault: " << e.what() << where << registers(core) << "\n";
     status = 128 + SIGSEGV;
+  } catch (const iss::AlignmentFault& e) {
+    char where[48];
+    std::snprintf(where, sizeof where, " (instruction at 0x%08x)", core.pc());
+    err << "vtoe: iss run: bus error: " << e.what() << where << registers(core) << "\n";
+    status = 128 + SIGBUS;
   } catch (const iss::UnknownSyscall& e) {
     err << "vtoe: iss run: " << e.what() << registers(core) << "\n";
     status = 128 + SIGSYS;

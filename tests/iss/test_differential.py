@@ -67,6 +67,9 @@ def test_guest_faults(corpus):
     fails_with([f / "load_unmapped"], 139, "read from unmapped address 0x0badc0de")
     fails_with([f / "undefined"], 132, "undefined instruction at 0x", "A32 encoding 0xe7f123f4")
     fails_with([f / "unknown_syscall"], 159, "unknown system call 9999")
+    fails_with([f / "unaligned"], 135, "bus error: alignment fault: address 0x")
+    ref = run([QEMU, "-cpu", "cortex-a15", str(f / "unaligned")])
+    assert ref.returncode == 135, "qemu-arm raises SIGBUS too"
 
 
 def test_bad_programs(corpus, tmp_path):

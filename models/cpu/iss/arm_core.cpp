@@ -100,6 +100,15 @@ inline int32_t sx16(uint32_t v) { return static_cast<int16_t>(v & 0xffff); }
 
 }  // namespace
 
+AlignmentFault::AlignmentFault(uint32_t a, uint32_t size)
+    : std::runtime_error([&] {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned",
+                      a, size);
+        return std::string(buf);
+      }()),
+      addr(a) {}
+
 UndefinedInstruction::UndefinedInstruction(uint32_t a, uint32_t r, bool t, uint8_t len)
     : std::runtime_error(undefined_text(a, r, t, len)), addr(a), raw(r), thumb(t) {}
 
@@ -307,6 +316,7 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::LoadEx: {
       uint32_t a = r_[in.rn] + in.imm;
+      check_aligned(a, in.sub);
       switch (in.sub) {
         case 1: r_[in.rd] = mem_.read8(a); break;
         case 2: r_[in.rd] = mem_.read16(a); break;
@@ -322,6 +332,7 @@ void ArmCore::execute(const Insn& in) {
     }
     case Op::StoreEx: {
       uint32_t a = r_[in.rn] + in.imm;
+      check_aligned(a, in.sub);
       if (monitor_ && monitor_addr_ == a) {
         switch (in.sub) {
           case 1: mem_.write8(a, static_cast<uint8_t>(r_[in.rm])); break;
@@ -436,6 +447,7 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
   GuestMemory& m = c.mem_;
+  if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
   uint32_t v = 0, v2 = 0;
   if constexpr (Sub == kStr) m.write32(a, c.r_[in.rd]);
   else if constexpr (Sub == kStrb) m.write8(a, static_cast<uint8_t>(c.r_[in.rd]));
@@ -514,6 +526,7 @@ void ArmCore::load_store_multi(const Insn& in) {
     a = (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
   }
   uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
+  check_aligned(a, 4);
   if (in.sub == 0) {
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {

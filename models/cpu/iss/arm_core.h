@@ -28,6 +28,15 @@ class UndefinedInstruction : public std::runtime_error {
   bool thumb;
 };
 
+// An unaligned address for an instruction that requires alignment (LDRD/STRD, LDM/STM,
+// LDREX/STREX, VFP loads and stores): the architecture's alignment fault (SIGBUS on Linux).
+// Ordinary LDR/STR/LDRH/STRH may be unaligned (SCTLR.A = 0, as Linux runs user code).
+class AlignmentFault : public std::runtime_error {
+ public:
+  AlignmentFault(uint32_t addr, uint32_t size);
+  uint32_t addr;
+};
+
 class ArmCore;
 
 // Receives SVC instructions (the core has no operating system of its own).
@@ -124,6 +133,9 @@ class ArmCore {
     z_ = v == 0;
   }
   [[noreturn]] void undefined(const Insn& in) const;
+  static void check_aligned(uint32_t addr, uint32_t size) {
+    if (addr & (size - 1)) throw AlignmentFault(addr, size);
+  }
 
   GuestMemory& mem_;
   SupervisorCall* svc_ = nullptr;

@@ -234,6 +234,7 @@ void ArmCore::execute_vfp(const Insn& in) {
     case kVldr: case kVstr: {
       uint32_t base = in.rn == 15 ? r_[15] & ~3u : r_[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base + in.imm : base - in.imm;
+      check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd, words = dbl ? 2 : 1;
       for (int w = 0; w < words; ++w) {
         if (in.sub == kVldr) s_[first + w] = mem_.read32(a + 4 * w);
@@ -245,6 +246,7 @@ void ArmCore::execute_vfp(const Insn& in) {
       uint32_t words = in.imm * (dbl ? 2 : 1);
       uint32_t base = r_[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base : base - 4 * words;
+      check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd;
       for (uint32_t w = 0; w < words; ++w) {
         if (in.sub == kVldm) s_[first + w] = mem_.read32(a + 4 * w);

@@ -308,6 +308,23 @@ TEST_F(Iss, UnalignedAccessAcrossPages) {
   EXPECT_EQ(r(2), 0xdeadbeefu);
 }
 
+TEST_F(Iss, AlignmentFaults) {
+  regs(kData + 2, 0);
+  a32({0xe5902000});  // ldr r2, [r0]: unaligned LDR is allowed
+  for (uint32_t insn : {0xe1c020d0u /* ldrd */, 0xe8b0000cu /* ldm */, 0xe1902f9fu /* ldrex */,
+                        0xed900b02u /* vldr */}) {
+    mem.write32(kCode, insn);
+    core.set_pc(kCode);
+    regs(kData + 2, 0);
+    try {
+      core.step();
+      FAIL() << std::hex << insn << ": no fault";
+    } catch (const vtoe::cpu::iss::AlignmentFault& e) {
+      EXPECT_EQ(e.addr & ~15u, kData) << std::hex << insn;
+    }
+  }
+}
+
 TEST_F(Iss, MultipleAndPopToThumb) {
   core.set_reg(13, kData + 0x100);
   core.set_reg(14, kCode + 0x801);  // a Thumb return address
