@@ -69,7 +69,7 @@ def test_guest_faults(corpus):
     fails_with([f / "unknown_syscall"], 159, "unknown system call 9999")
     fails_with([f / "unaligned"], 135, "bus error: alignment fault: address 0x")
     ref = run([QEMU, "-cpu", "cortex-a15", str(f / "unaligned")])
-    assert ref.returncode == 135, "qemu-arm raises SIGBUS too"
+    assert ref.returncode in (-7, 135), "qemu-arm takes SIGBUS too (the shell shows 135)"
 
 
 def test_bad_programs(corpus, tmp_path):
