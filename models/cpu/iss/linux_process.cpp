@@ -32,7 +32,7 @@ uint32_t page_up(uint32_t v) { return (v + kPage - 1) & ~(kPage - 1); }
 enum : uint32_t {
   kExit = 1, kRead = 3, kWrite = 4, kOpen = 5, kClose = 6, kUnlink = 10, kLseek = 19,
   kGetpid = 20, kAccess = 33, kKill = 37, kDup = 41, kBrk = 45, kIoctl = 54, kDup2 = 63,
-  kGetppid = 64, kSysinfo = 116, kGettimeofday = 78, kReadlink = 85, kMunmap = 91, kUname = 122,
+  kGetppid = 64, kGetrusage = 77, kSysinfo = 116, kMremap = 163, kGetdents64 = 217, kGettimeofday = 78, kReadlink = 85, kMunmap = 91, kUname = 122,
   kMprotect = 125, kLlseek = 140, kReadv = 145, kWritev = 146, kSchedYield = 158,
   kNanosleep = 162, kRtSigreturn = 173, kRtSigaction = 174, kRtSigprocmask = 175,
   kGetcwd = 183, kSigaltstack = 186, kUgetrlimit = 191, kMmap2 = 192, kStat64 = 195,
@@ -298,6 +298,46 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       if (a[0] & (kPage - 1)) return err(EINVAL);
       mem_.unmap(a[0], page_up(a[1]));
       return 0;
+    case kMremap: {
+      constexpr uint32_t kMayMove = 1;
+      uint32_t old = a[0], old_size = page_up(a[1]), new_size = page_up(a[2]);
+      if ((old & (kPage - 1)) || new_size == 0 || (a[3] & ~kMayMove)) return err(EINVAL);
+      if (new_size <= old_size) {
+        mem_.unmap(old + new_size, old_size - new_size);
+        return static_cast<int32_t>(old);
+      }
+      if (mem_.free_range(old + old_size, new_size - old_size)) {  // grow in place
+        mem_.map(old + old_size, new_size - old_size);
+        return static_cast<int32_t>(old);
+      }
+      if (!(a[3] & kMayMove)) return err(ENOMEM);
+      int32_t at = do_mmap(0, new_size, 3, 0x22, -1, 0);
+      if (static_cast<uint32_t>(at) > 0xfffff000u) return at;
+      std::vector<uint8_t> buf(old_size);
+      mem_.read(old, buf.data(), old_size);
+      mem_.write(static_cast<uint32_t>(at), buf.data(), old_size);
+      mem_.unmap(old, old_size);
+      return at;
+    }
+    case kGetdents64: {
+      // struct linux_dirent64 has the same layout on every architecture.
+      std::vector<uint8_t> buf(a[2] < (1u << 20) ? a[2] : (1u << 20));
+      long n = ::syscall(SYS_getdents64, s(0), buf.data(), buf.size());
+      if (n < 0) return -errno;
+      mem_.write(a[1], buf.data(), static_cast<uint32_t>(n));
+      return static_cast<int32_t>(n);
+    }
+    case kGetrusage: {
+      struct rusage ru;
+      if (::getrusage(s(0), &ru) < 0) return -errno;
+      uint32_t w[18] = {static_cast<uint32_t>(ru.ru_utime.tv_sec),
+                        static_cast<uint32_t>(ru.ru_utime.tv_usec),
+                        static_cast<uint32_t>(ru.ru_stime.tv_sec),
+                        static_cast<uint32_t>(ru.ru_stime.tv_usec),
+                        static_cast<uint32_t>(ru.ru_maxrss)};
+      mem_.write(a[1], w, sizeof w);
+      return 0;
+    }
     case kMprotect:
     case kMadvise:
       return 0;  // no page protection in the flat guest memory
