@@ -96,6 +96,8 @@ def test_lockstep(corpus, program, variant, tmp_path):
             msg.append(f"  qemu: {regfile(ref[i])}")
         if i < len(got):
             msg.append(f"  vtoe: {regfile(got[i])}")
+        else:
+            msg.append(f"  vtoe stopped: {got_run.stderr.decode(errors='replace').strip()}")
         pytest.fail("\n".join(msg))
     assert got_run.returncode == ref_run.returncode
     assert len(ref) > 1000

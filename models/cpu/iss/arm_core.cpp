@@ -611,7 +611,14 @@ void ArmCore::multiply(const Insn& in) {
       uint32_t m = in.shift_type ? ror(b, 16) : b;
       int64_t p1 = int64_t{sx16(a)} * sx16(m);
       int64_t p2 = int64_t{static_cast<int32_t>(a) >> 16} * (static_cast<int32_t>(m) >> 16);
-      int64_t res = in.sub ? p1 - p2 : p1 + p2;
+      int64_t res = (in.sub & 1) ? p1 - p2 : p1 + p2;
+      if (in.sub >= 2) {  // SMLALD, SMLSLD: 64-bit accumulate, no Q
+        uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+        acc += static_cast<uint64_t>(res);
+        r_[in.rd] = static_cast<uint32_t>(acc);
+        r_[in.ra] = static_cast<uint32_t>(acc >> 32);
+        return;
+      }
       if (in.ra != 15) res += static_cast<int32_t>(r_[in.ra]);
       if (res != static_cast<int32_t>(res)) q_ = 1;
       r_[in.rd] = static_cast<uint32_t>(res);

@@ -298,6 +298,14 @@ Insn media(uint32_t w) {
       i.shift_type = bit(w, 5);
       return i;
     }
+    if (op1 == 0x14 && (op2 & 4) == 0) {  // SMLALD, SMLSLD
+      i.op = Op::MulDual;
+      i.sub = (op2 & 2) ? 3 : 2;
+      i.shift_type = bit(w, 5);
+      i.rd = r4(w, 12);
+      i.ra = r4(w, 16);
+      return i;
+    }
     if (op1 == 0x15 && ((op2 & 6) == 0 || (op2 & 6) == 6)) {
       i.op = Op::MulMost;
       i.sub = (op2 & 6) == 6;

@@ -519,6 +519,12 @@ Insn t32_long_multiply(uint32_t h1, uint32_t h2) {
     i.cls = InsnClass::Divide;
     return i;
   }
+  if ((op1 == 4 || op1 == 5) && (op2 & 0xE) == 0xC) {  // SMLALD, SMLSLD
+    i.op = Op::MulDual;
+    i.sub = op1 == 4 ? 2 : 3;
+    i.shift_type = static_cast<uint8_t>(op2 & 1);
+    return i;
+  }
   if (op1 == 4 && (op2 & 0xC) == 8) {  // SMLALxy
     i.op = Op::MulHalf;
     i.sub = 2;

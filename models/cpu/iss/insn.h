@@ -20,7 +20,8 @@ enum class Op : uint8_t {
   MulLong,    // sub: 0 UMULL 1 UMLAL 2 SMULL 3 SMLAL 4 UMAAL; rd = lo, ra = hi
   MulHalf,    // SMULxy/SMLAxy (sub 0), SMULWy/SMLAWy (1), SMLALxy (2); shift_type = x | y << 1
   MulMost,    // SMMUL/SMMLA (sub 0), SMMLS (1); shift_type = round
-  MulDual,    // SMUAD/SMLAD (sub 0), SMUSD/SMLSD (1); shift_type = swap
+  MulDual,    // SMUAD/SMLAD (sub 0), SMUSD/SMLSD (1), SMLALD (2), SMLSLD (3); shift_type = swap;
+              // the long forms: rd = lo, ra = hi
   Div,        // sub: 0 SDIV, 1 UDIV
   LoadStore,  // sub = LsOp
   LoadStoreMulti,  // sub: 0 STM, 1 LDM; imm = register list

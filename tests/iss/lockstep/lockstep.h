@@ -24,7 +24,8 @@ __attribute__((naked, noreturn, used)) void _start(void) {
       "lockstep_begin:\n"
       "bl main\n"
       "mov r7, #1\n"
-      "svc 0\n");
+      "svc 0\n"
+      ".ltorg\n");  // the stack address right here, not at the end of a long file
 }
 
 /* What the compiler may call for struct copies and clears. */
