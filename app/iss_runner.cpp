@@ -30,13 +30,17 @@ std::string registers(const iss::ArmCore& core) {
   return s + buf;
 }
 
-// The register file as qemu-arm -d cpu prints it before each instruction (tests/iss/test_lockstep.py
+// The register file as qemu-arm -d cpu,fpu prints it before each instruction (tests/iss/test_lockstep.py
 // compares the two).
 void trace_registers(std::FILE* f, const iss::ArmCore& core) {
   for (int i = 0; i < 16; ++i) {
     std::fprintf(f, "R%02d=%08x%c", i, core.reg(i), i % 4 == 3 ? '\n' : ' ');
   }
   std::fprintf(f, "PSR=%08x\n", core.cpsr());
+  for (int i = 0; i < 16; ++i) {
+    std::fprintf(f, "d%02d=%016llx\n", i, static_cast<unsigned long long>(core.dreg(i)));
+  }
+  std::fprintf(f, "FPSCR: %08x\n", core.fpscr());
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 The freestanding programs in lockstep/ (no libc: both simulators execute exactly the same
 instructions from the same state) run under `qemu-arm -singlestep -d cpu,nochain` and under
 `vtoe iss run --trace`; from the label lockstep_begin on, r0-r15 and the APSR flags (N Z C V Q,
-GE, T) must be equal before every instruction. The first divergence is reported with its
+GE, T) must be equal before every instruction, and for the VFP program also d0-d15 and FPSCR
+(without the cumulative exception flags, which the ISS does not keep). The first divergence is reported with its
 address, the instruction and both register files. Skipped, with the reason, without the cross
 compiler or qemu-arm (see conftest.py)."""
 import re
@@ -25,10 +26,23 @@ STATE = re.compile(r"R00=([0-9a-f]{8}) R01=([0-9a-f]{8}) R02=([0-9a-f]{8}) R03=(
                    r"R12=([0-9a-f]{8}) R13=([0-9a-f]{8}) R14=([0-9a-f]{8}) R15=([0-9a-f]{8})\s+"
                    r"PSR=([0-9a-f]{8})")
 PSR_MASK = 0xF80F0020  # N Z C V Q, GE, T: what user code can see
+FPSCR_MASK = 0xF7C00000  # N Z C V, AHP, DN, FZ, rounding mode (not the cumulative flags)
+DREG = re.compile(r"d(\d\d)=([0-9a-f]{16})")
+FPSCR = re.compile(r"FPSCR: ([0-9a-f]{8})")
 
 
-def states(text):
-    return [tuple(int(g, 16) for g in m.groups()) for m in STATE.finditer(text)]
+def states(text, vfp=False):
+    """One tuple per step: r0-r15, PSR, and with vfp d0-d15 and FPSCR."""
+    if not vfp:
+        return [tuple(int(g, 16) for g in m.groups()) for m in STATE.finditer(text)]
+    out = []
+    for block in text.split("R00=")[1:]:
+        m = STATE.match("R00=" + block)
+        d = [int(v, 16) for n, v in DREG.findall(block) if int(n) < 16]
+        f = FPSCR.search(block)
+        out.append(tuple(int(g, 16) for g in m.groups()) + tuple(d) +
+                   ((int(f.group(1), 16) & FPSCR_MASK),))
+    return out
 
 
 def symbol(exe, name):
@@ -53,13 +67,15 @@ def disassemble(exe, addr):
 
 def regfile(s):
     regs = " ".join(f"r{i}={v:08x}" for i, v in enumerate(s[:16]))
-    return f"{regs} psr={s[16]:08x}"
+    vfp = "".join(f" d{i}={v:016x}" for i, v in enumerate(s[17:33]))
+    fpscr = f" fpscr={s[33]:08x}" if len(s) > 33 else ""
+    return f"{regs} psr={s[16]:08x}{vfp}{fpscr}"
 
 
 def first_divergence(ref, got):
     """Index of the first state that differs (registers, or flags under PSR_MASK), or None."""
     for i, (a, b) in enumerate(zip(ref, got)):
-        if a[:16] != b[:16] or (a[16] & PSR_MASK) != (b[16] & PSR_MASK):
+        if a[:16] != b[:16] or (a[16] & PSR_MASK) != (b[16] & PSR_MASK) or a[17:] != b[17:]:
             return i
     return None if len(ref) == len(got) else min(len(ref), len(got))
 
@@ -78,12 +94,13 @@ def test_divergence_is_found():
 def test_lockstep(corpus, program, variant, tmp_path):
     exe = corpus / "lockstep" / f"{program}-{variant}"
     qlog, vlog = tmp_path / "qemu.log", tmp_path / "vtoe.log"
-    ref_run = subprocess.run([QEMU, "-singlestep", "-d", "cpu,nochain", "-D", str(qlog), str(exe)],
-                             capture_output=True, timeout=300)
+    vfp = program.startswith("vfp")  # VFP registers too (the logs are much longer)
+    ref_run = subprocess.run([QEMU, "-singlestep", "-d", "cpu,fpu,nochain" if vfp else "cpu,nochain",
+                              "-D", str(qlog), str(exe)], capture_output=True, timeout=300)
     got_run = subprocess.run([str(vtoe_binary()), "iss", "run", "--trace", str(vlog), str(exe)],
                              capture_output=True, timeout=300)
     begin = symbol(exe, "lockstep_begin")
-    ref, got = states(qlog.read_text()), states(vlog.read_text())
+    ref, got = states(qlog.read_text(), vfp), states(vlog.read_text(), vfp)
     ref = ref[next(i for i, s in enumerate(ref) if s[15] == begin):]
     got = got[next(i for i, s in enumerate(got) if s[15] == begin):]
     i = first_divergence(ref, got)

@@ -134,7 +134,9 @@ void ArmCore::execute_vfp(const Insn& in) {
       case kVmul: set(in.rd, fmul(n, m)); return;
       case kVnmul: set(in.rd, neg(fmul(n, m))); return;
       case kVadd: set(in.rd, fadd(n, m)); return;
-      case kVsub: set(in.rd, fadd(n, neg(m))); return;
+      case kVsub:  // FPSub: NaN operands propagate as they are (not negated)
+        set(in.rd, (std::isnan(n) || std::isnan(m)) ? pick_nan(n, m) : fixnan(n - m));
+        return;
       case kVdiv:
         set(in.rd, (std::isnan(n) || std::isnan(m)) ? pick_nan(n, m) : fixnan(n / m));
         return;
