@@ -526,6 +526,13 @@ TEST_F(Iss, VfpDefaultNanIsArms) {
   set_d(1, 0.0);
   a32({0xee802b01});  // vdiv.f64 d2, d0, d1
   EXPECT_EQ(core.dreg(2), 0x7ff8000000000000ull);
+  set_d(0, 1.0);
+  core.set_dreg(1, 0x7ff8000000000001ull);
+  a32({0xee302b41});  // vsub.f64 d2, d0, d1: the NaN operand as it is, not negated
+  EXPECT_EQ(core.dreg(2), 0x7ff8000000000001ull);
+  core.set_dreg(1, 0x7ff0000000000001ull);  // signalling: quietened
+  a32({0xee302b41});
+  EXPECT_EQ(core.dreg(2), 0x7ff8000000000001ull);
 }
 
 TEST_F(Iss, VfpTransfersAndMemory) {
