@@ -118,3 +118,5 @@ def test_lockstep(corpus, program, variant, tmp_path):
         pytest.fail("\n".join(msg))
     assert got_run.returncode == ref_run.returncode
     assert len(ref) > 1000
+    qlog.unlink()  # tens of MB each; kept only when the check fails
+    vlog.unlink()
