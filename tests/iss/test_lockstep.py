@@ -4,7 +4,7 @@ The freestanding programs in lockstep/ (no libc: both simulators execute exactly
 instructions from the same state) run under `qemu-arm -singlestep -d cpu,nochain` and under
 `vtoe iss run --trace`; from the label lockstep_begin on, r0-r15 and the APSR flags (N Z C V Q,
 GE, T) must be equal before every instruction, and for the VFP program also d0-d15 and FPSCR
-(without the cumulative exception flags, which the ISS does not keep). The first divergence is reported with its
+(with the cumulative exception flags). The first divergence is reported with its
 address, the instruction and both register files. Skipped, with the reason, without the cross
 compiler or qemu-arm (see conftest.py)."""
 import re
@@ -26,7 +26,7 @@ STATE = re.compile(r"R00=([0-9a-f]{8}) R01=([0-9a-f]{8}) R02=([0-9a-f]{8}) R03=(
                    r"R12=([0-9a-f]{8}) R13=([0-9a-f]{8}) R14=([0-9a-f]{8}) R15=([0-9a-f]{8})\s+"
                    r"PSR=([0-9a-f]{8})")
 PSR_MASK = 0xF80F0020  # N Z C V Q, GE, T: what user code can see
-FPSCR_MASK = 0xF7C00000  # N Z C V, AHP, DN, FZ, rounding mode (not the cumulative flags)
+FPSCR_MASK = 0xF7C0009F  # N Z C V, AHP, DN, FZ, rounding mode, cumulative exception flags
 DREG = re.compile(r"d(\d\d)=([0-9a-f]{16})")
 FPSCR = re.compile(r"FPSCR: ([0-9a-f]{8})")
 

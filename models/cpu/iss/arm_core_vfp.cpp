@@ -43,9 +43,11 @@ template <typename F>
 F quiet(F f) {
   return from_bits<F>(to_bits(f) | quiet_bit<F>());
 }
-// ARM's choice among NaN operands: the first signalling one, else the first quiet one.
+// ARM's choice among NaN operands: the first signalling one, else the first quiet one. A
+// signalling NaN operand is an Invalid Operation.
 template <typename F>
 F pick_nan(F a, F b) {
+  if (is_snan(a) || is_snan(b)) std::feraiseexcept(FE_INVALID);
   if (is_snan(a)) return quiet(a);
   if (is_snan(b)) return quiet(b);
   return std::isnan(a) ? a : b;
@@ -69,24 +71,41 @@ F fadd(F a, F b) {
   return fixnan(a + b);
 }
 
-// Float to 32-bit integer as VCVT does: saturating, NaN -> 0.
+// Float to 32-bit integer as VCVT does: saturating and NaN -> 0 (Invalid Operation), Inexact
+// when rounded.
 template <typename F>
 uint32_t to_int(F f, bool is_signed, bool toward_zero) {
-  if (std::isnan(f)) return 0;
+  if (std::isnan(f)) {
+    std::feraiseexcept(FE_INVALID);
+    return 0;
+  }
   double x = static_cast<double>(f);
   double d = toward_zero ? std::trunc(x) : std::nearbyint(x);
-  if (is_signed) {
-    if (d >= 2147483648.0) return 0x7fffffffu;
-    if (d <= -2147483649.0) return 0x80000000u;
-    return static_cast<uint32_t>(static_cast<int32_t>(d));
+  double lo = is_signed ? -2147483648.0 : 0.0, hi = is_signed ? 2147483647.0 : 4294967295.0;
+  if (d < lo || d > hi) {
+    std::feraiseexcept(FE_INVALID);
+    d = d < lo ? lo : hi;
+  } else if (d != x) {
+    std::feraiseexcept(FE_INEXACT);
   }
-  if (d >= 4294967296.0) return 0xffffffffu;
-  if (d <= -1.0) return 0;
-  return static_cast<uint32_t>(d);
+  return is_signed ? static_cast<uint32_t>(static_cast<int32_t>(d)) : static_cast<uint32_t>(d);
 }
 
-uint32_t compare_flags(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return 0x3u << 28;  // unordered: C V
+// FPSCR's cumulative exception bits from the host's floating-point exception flags.
+uint32_t host_exceptions() {
+  int e = std::fetestexcept(FE_ALL_EXCEPT);
+  return ((e & FE_INVALID) ? 1u : 0u) | ((e & FE_DIVBYZERO) ? 2u : 0u) |
+         ((e & FE_OVERFLOW) ? 4u : 0u) | ((e & FE_UNDERFLOW) ? 8u : 0u) |
+         ((e & FE_INEXACT) ? 16u : 0u);
+}
+
+// VCMP raises Invalid Operation for a signalling NaN, VCMPE for any NaN.
+template <typename F>
+uint32_t compare_flags(F a, F b, bool quiet_nan_invalid) {
+  if (std::isnan(a) || std::isnan(b)) {
+    if (quiet_nan_invalid || is_snan(a) || is_snan(b)) std::feraiseexcept(FE_INVALID);
+    return 0x3u << 28;  // unordered: C V
+  }
   if (a == b) return 0x6u << 28;                          // Z C
   if (a < b) return 0x8u << 28;                           // N
   return 0x2u << 28;                                      // C
@@ -111,6 +130,14 @@ void ArmCore::set_fpscr(uint32_t v) {
 
 void ArmCore::execute_vfp(const Insn& in) {
   bool dbl = in.flags & kFlagDouble;
+  // Arithmetic and conversions report their exceptions through the host's flags.
+  bool computes = in.sub <= kVsqrt || (in.sub >= kVcmp && in.sub <= kVcvtFixed);
+  if (computes) std::feclearexcept(FE_ALL_EXCEPT);
+  execute_vfp_op(in, dbl);
+  if (computes) fpscr_ |= host_exceptions();
+}
+
+void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
   auto getf = [&](int r) { return from_bits<float>(s_[r]); };
   auto setf = [&](int r, float f) { s_[r] = to_bits(f); };
   auto getd = [&](int r) { return from_bits<double>(dreg(r)); };
@@ -147,10 +174,10 @@ void ArmCore::execute_vfp(const Insn& in) {
         set(in.rd, std::isnan(m) ? pick_nan(m, m) : fixnan(std::sqrt(m)));
         return;
       case kVcmp: case kVcmpe:
-        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, m);
+        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, m, in.sub == kVcmpe);
         return;
       case kVcmpZ: case kVcmpeZ:
-        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, 0.0);
+        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, F{0}, in.sub == kVcmpeZ);
         return;
       default: return;
     }
@@ -186,10 +213,15 @@ void ArmCore::execute_vfp(const Insn& in) {
         double x = dbl ? getd(in.rd) : static_cast<double>(getf(in.rd));
         int64_t r = 0;
         if (!std::isnan(x)) {
-          double t = std::trunc(x * scale);
+          double scaled = x * scale, t = std::trunc(scaled);
           double lo = uns ? 0.0 : -std::ldexp(1.0, size - 1);
           double hi = uns ? std::ldexp(1.0, size) - 1 : std::ldexp(1.0, size - 1) - 1;
           r = static_cast<int64_t>(t < lo ? lo : t > hi ? hi : t);
+          std::feclearexcept(FE_ALL_EXCEPT);  // only what the conversion itself raises
+          if (t < lo || t > hi) std::feraiseexcept(FE_INVALID);
+          else if (t != scaled) std::feraiseexcept(FE_INEXACT);
+        } else {
+          std::feraiseexcept(FE_INVALID);
         }
         if (dbl) set_dreg(in.rd, static_cast<uint64_t>(r));  // sign-extended to 64 bits
         else s_[in.rd] = static_cast<uint32_t>(r);

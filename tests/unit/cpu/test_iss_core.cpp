@@ -518,6 +518,33 @@ TEST_F(Iss, VfpFixedPointConversions) {
   EXPECT_EQ(core.sreg(2), static_cast<uint32_t>(-52));
 }
 
+TEST_F(Iss, VfpCumulativeExceptionFlags) {
+  set_d(0, 1.0);
+  set_d(1, 0.0);
+  a32({0xee802b01});  // vdiv.f64 d2, d0, d1: 1/0
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x02u);  // DZC
+  set_d(1, 3.0);
+  a32({0xee802b01});  // 1/3
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x12u);  // IXC added, DZC kept (cumulative)
+  core.set_fpscr(0);
+  set_d(0, -1.0);
+  a32({0xeeb12bc0});  // vsqrt.f64 d2, d0
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x01u);  // IOC
+  core.set_fpscr(0);
+  set_d(0, 1e300);
+  set_d(1, 1e300);
+  a32({0xee202b01});  // vmul.f64: overflow
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x14u);  // OFC, IXC
+  core.set_fpscr(0);
+  set_d(0, 2.5);
+  a32({0xeebd2bc0});  // vcvt.s32.f64 s4, d0
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x10u);  // IXC
+  core.set_fpscr(0);
+  set_d(0, 1e10);
+  a32({0xeebd2bc0});
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x01u);  // saturated: IOC only
+}
+
 TEST_F(Iss, VfpDefaultNanIsArms) {
   set_d(0, -1.0);
   a32({0xeeb12bc0});  // vsqrt.f64 d2, d0
