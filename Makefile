@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
 
-.PHONY: quickstart test deps build bench clean format asan venv paper fuzz fuzz-smoke
+.PHONY: quickstart test deps build bench bench-iss clean format asan venv paper fuzz fuzz-smoke
 FUZZ_SECONDS ?= 600
 
 quickstart: deps
@@ -30,7 +30,7 @@ venv: $(VENV)/.stamp
 
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
 	$(MAKE) fuzz-smoke
 
 # libFuzzer harnesses (tests/fuzz): a short bounded run in `make test`, long runs with `make fuzz`.
@@ -49,6 +49,10 @@ paper: build venv
 
 bench: build
 	bench/run_bench.sh $(VTOE)
+
+# ISS speed: the CoreMark-like program on vtoe's ISS and on qemu-arm (docs/iss.md#speed).
+bench-iss: build
+	bench/iss_bench.sh $(VTOE)
 
 format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i

@@ -100,13 +100,27 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->check(CLI::NonNegativeNumber);
   compare->add_flag("--all", args.compare.all, "List the unchanged values too");
 
+  CLI::App* iss = app.add_subcommand("iss", "ARMv7-A instruction-set simulator");
+  iss->require_subcommand(1);
+  CLI::App* iss_run = iss->add_subcommand(
+      "run", "Run a static ARM Linux program (syscall emulation); exits with its status");
+  iss_run->add_option("--stats", args.iss.stats,
+                      "Write instructions retired by class and wall-clock MIPS as JSON")
+      ->type_name("FILE");
+  iss_run->add_option("--trace", args.iss.trace,
+                      "Write the registers before every instruction, in qemu-arm's -d cpu format "
+                      "(slow; for lock-step checks)")
+      ->type_name("FILE");
+  // PROGRAM and everything after it belong to the program, options included.
+  iss_run->prefix_command();
+
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(commands.begin(), commands.end(),
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
     throw UsageError(std::string("unknown command '") + argv[1] +
-                     "' (commands: run, validate, keys, compare; see vtoe --help)");
+                     "' (commands: run, validate, keys, compare, iss; see vtoe --help)");
   }
   try {
     app.parse(argc, argv);
@@ -124,13 +138,22 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     return args;
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      throw UsageError("a command is required: run, validate, keys or compare (see vtoe --help)");
+      throw UsageError(
+          "a command is required: run, validate, keys, compare or iss (see vtoe --help)");
     }
     throw UsageError(one_line(e.what()));
   } catch (const CLI::ParseError& e) {
     throw UsageError(one_line(e.what()));
   }
 
+  if (iss_run->parsed()) {
+    std::vector<std::string> rest = iss_run->remaining();
+    if (rest.empty()) throw UsageError("iss run: PROGRAM is required");
+    args.command = Command::IssRun;
+    args.iss.program = rest.front();
+    args.iss.args.assign(rest.begin() + 1, rest.end());
+    return args;
+  }
   if (run->parsed()) {
     args.command = Command::Run;
   } else if (validate->parsed()) {
@@ -190,6 +213,8 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
         } catch (const std::runtime_error& e) {
           return fail(e.what(), kExitUsage);
         }
+      case Command::IssRun:
+        return run_iss(args.iss, err);
       case Command::Validate:
       case Command::Run:
         break;

@@ -3,6 +3,7 @@
 //   [--quiet] vtoe validate [FILE] [--set key=value]... [--seed N]   (prints the resolved scenario)
 //   vtoe keys [--format text|markdown]                     (every key: default, unit, meaning)
 //   vtoe compare A B [--tolerance PCT] [--abs X] [--all]   (what moved between two results)
+//   vtoe iss run [--stats FILE] PROGRAM [ARGS...]   (a static ARM Linux program on the ISS)
 //   vtoe --version
 // Without FILE, run and validate use the built-in default scenario (Config::defaults()).
 // main.cpp supplies only the run function:
@@ -45,7 +46,15 @@ struct RunOptions {
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
 };
 
-enum class Command { Run, Validate, Keys, Compare, Help, Version };
+/// `vtoe iss run [--stats FILE] PROGRAM [ARGS...]`: a static ARM Linux program on the ISS.
+struct IssOptions {
+  std::string program;
+  std::vector<std::string> args;  ///< after PROGRAM, passed to it unchanged
+  std::string stats;              ///< --stats FILE: JSON of instructions retired and MIPS
+  std::string trace;              ///< --trace FILE: registers before every instruction
+};
+
+enum class Command { Run, Validate, Keys, Compare, Help, Version, IssRun };
 
 struct CliArgs {
   Command command = Command::Help;
@@ -53,6 +62,7 @@ struct CliArgs {
   KeysFormat keys_format = KeysFormat::Text;
   CompareOptions compare;
   std::string text;  ///< Help and Version: what to print on stdout
+  IssOptions iss;    ///< iss run
 };
 
 /// A command line that CLI11 rejects; what() is one line.
@@ -65,6 +75,9 @@ class UsageError : public std::runtime_error {
 CliArgs parse_cli(int argc, const char* const* argv);
 
 using RunFunction = std::function<int(const Config&, const RunOptions&)>;
+
+/// Runs `vtoe iss run`; returns the program's exit status (defined in iss_runner.cpp).
+int run_iss(const IssOptions& opts, std::ostream& err);
 
 /// Parses, loads the scenario and calls `run` for `vtoe run`; handles keys/validate/help/version
 /// itself. Errors are printed as one line "vtoe: <message>" on `err`. Returns run's result, 0, or

@@ -82,12 +82,25 @@ TEST(CliParse, VersionAndHelp) {
   EXPECT_NE(rh.text.find("--log-level"), std::string::npos);
 }
 
+TEST(CliParse, IssRunPassesEverythingAfterTheProgramToIt) {
+  const CliArgs a = parse({"iss", "run", "--stats", "s.json", "prog", "-x", "--stats", "y"});
+  EXPECT_EQ(a.command, Command::IssRun);
+  EXPECT_EQ(a.iss.program, "prog");
+  EXPECT_EQ(a.iss.args, (std::vector<std::string>{"-x", "--stats", "y"}));
+  EXPECT_EQ(a.iss.stats, "s.json");
+  const CliArgs b = parse({"iss", "run", "prog"});
+  EXPECT_TRUE(b.iss.args.empty());
+  EXPECT_TRUE(b.iss.stats.empty());
+  EXPECT_EQ(usage_error({"iss", "run"}), "iss run: PROGRAM is required");
+  EXPECT_NE(usage_error({"iss"}), "<no error>");
+}
+
 TEST(CliParse, BadCommandLines) {
   EXPECT_EQ(usage_error({}),
-            "a command is required: run, validate, keys or compare (see vtoe --help)");
+            "a command is required: run, validate, keys, compare or iss (see vtoe --help)");
   EXPECT_NE(usage_error({"run", "--bogus"}).find("--bogus"), std::string::npos);
   EXPECT_EQ(usage_error({"frobnicate"}),
-            "unknown command 'frobnicate' (commands: run, validate, keys, compare; see vtoe "
+            "unknown command 'frobnicate' (commands: run, validate, keys, compare, iss; see vtoe "
             "--help)");
   EXPECT_NE(usage_error({"run", "--log-level", "loud"}).find("loud"), std::string::npos);
   EXPECT_NE(usage_error({"run", "--seed", "abc"}).find("--seed"), std::string::npos);

@@ -1,0 +1,802 @@
+// Integer execution, the run loop and the decoded-instruction cache. VFP is in arm_core_vfp.cpp.
+#include "models/cpu/iss/arm_core.h"
+
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace vtoe::cpu::iss {
+
+namespace {
+
+std::string undefined_text(uint32_t addr, uint32_t raw, bool thumb, uint8_t len) {
+  char buf[128];
+  if (!thumb) {
+    std::snprintf(buf, sizeof buf, "undefined instruction at 0x%08x: A32 encoding 0x%08x", addr,
+                  raw);
+  } else if (len == 2) {
+    std::snprintf(buf, sizeof buf, "undefined instruction at 0x%08x: T32 encoding 0x%04x", addr,
+                  raw >> 16);
+  } else {
+    std::snprintf(buf, sizeof buf, "undefined instruction at 0x%08x: T32 encoding 0x%04x 0x%04x",
+                  addr, raw >> 16, raw & 0xffff);
+  }
+  return buf;
+}
+
+inline uint32_t shift_c(uint32_t v, uint8_t type, uint32_t n, uint32_t& c) {
+  if (n == 0 && type != kRrx) return v;
+  switch (type) {
+    case kLsl:
+      if (n < 32) {
+        c = (v >> (32 - n)) & 1;
+        return v << n;
+      }
+      c = n == 32 ? v & 1 : 0;
+      return 0;
+    case kLsr:
+      if (n < 32) {
+        c = (v >> (n - 1)) & 1;
+        return v >> n;
+      }
+      c = n == 32 ? v >> 31 : 0;
+      return 0;
+    case kAsr:
+      if (n < 32) {
+        c = (v >> (n - 1)) & 1;
+        return static_cast<uint32_t>(static_cast<int32_t>(v) >> n);
+      }
+      c = v >> 31;
+      return c ? 0xffffffffu : 0;
+    case kRor: {
+      n &= 31;
+      if (n == 0) {
+        c = v >> 31;
+        return v;
+      }
+      uint32_t r = (v >> n) | (v << (32 - n));
+      c = r >> 31;
+      return r;
+    }
+    default: {  // RRX
+      uint32_t r = (c << 31) | (v >> 1);
+      c = v & 1;
+      return r;
+    }
+  }
+}
+
+inline uint32_t ror(uint32_t v, uint32_t n) { return n ? (v >> n) | (v << (32 - n)) : v; }
+
+// Signed saturation to `bits` bits; sets `sat` when clamped.
+inline int64_t ssat(int64_t v, uint32_t bits, bool& sat) {
+  int64_t hi = (int64_t{1} << (bits - 1)) - 1, lo = -(int64_t{1} << (bits - 1));
+  if (v > hi) {
+    sat = true;
+    return hi;
+  }
+  if (v < lo) {
+    sat = true;
+    return lo;
+  }
+  return v;
+}
+
+inline int64_t usat(int64_t v, uint32_t bits, bool& sat) {
+  int64_t hi = (int64_t{1} << bits) - 1;
+  if (v > hi) {
+    sat = true;
+    return hi;
+  }
+  if (v < 0) {
+    sat = true;
+    return 0;
+  }
+  return v;
+}
+
+inline int32_t sx16(uint32_t v) { return static_cast<int16_t>(v & 0xffff); }
+
+}  // namespace
+
+AlignmentFault::AlignmentFault(uint32_t a, uint32_t size)
+    : std::runtime_error([&] {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned",
+                      a, size);
+        return std::string(buf);
+      }()),
+      addr(a) {}
+
+UndefinedInstruction::UndefinedInstruction(uint32_t a, uint32_t r, bool t, uint8_t len)
+    : std::runtime_error(undefined_text(a, r, t, len)), addr(a), raw(r), thumb(t) {}
+
+const char* to_string(InsnClass c) {
+  switch (c) {
+    case InsnClass::Alu: return "alu";
+    case InsnClass::Multiply: return "multiply";
+    case InsnClass::Divide: return "divide";
+    case InsnClass::Load: return "load";
+    case InsnClass::Store: return "store";
+    case InsnClass::LoadMulti: return "load_multiple";
+    case InsnClass::StoreMulti: return "store_multiple";
+    case InsnClass::Branch: return "branch";
+    case InsnClass::Vfp: return "vfp";
+    case InsnClass::System: return "system";
+    case InsnClass::Nop: return "nop";
+    default: return "?";
+  }
+}
+
+ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
+  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+}
+
+ArmCore::~ArmCore() { mem_.set_code_write_listener(nullptr); }
+
+void ArmCore::set_reg(int n, uint32_t v) {
+  if (n == 15) {
+    pc_ = v & (thumb_ ? ~1u : ~3u);
+  } else {
+    r_[n] = v;
+  }
+}
+
+void ArmCore::set_pc(uint32_t addr) {
+  thumb_ = addr & 1;
+  pc_ = addr & ~1u;
+  itstate_ = 0;
+}
+
+uint32_t ArmCore::cpsr() const {
+  return (n_ << 31) | (z_ << 30) | (c_ << 29) | (v_ << 28) | (q_ << 27) | (ge_ << 16) |
+         (thumb_ ? 0x20u : 0u) | 0x10u;
+}
+
+void ArmCore::set_nzcv(uint32_t v) {
+  n_ = v >> 31;
+  z_ = (v >> 30) & 1;
+  c_ = (v >> 29) & 1;
+  v_ = (v >> 28) & 1;
+}
+
+void ArmCore::set_dreg(int n, uint64_t v) {
+  s_[2 * n] = static_cast<uint32_t>(v);
+  s_[2 * n + 1] = static_cast<uint32_t>(v >> 32);
+}
+
+uint64_t ArmCore::retired() const {
+  uint64_t n = 0;
+  for (uint64_t c : retired_) n += c;
+  return n;
+}
+
+Insn ArmCore::decode(uint32_t pc) {
+  ++decoded_;
+  if (!thumb_) return decode_a32(mem_.fetch32(pc), pc);
+  uint16_t hw1 = mem_.fetch16(pc);
+  uint16_t hw2 = (hw1 >> 11) >= 0x1D ? mem_.fetch16(pc + 2) : 0;
+  return decode_t32(hw1, hw2, pc);
+}
+
+void ArmCore::drop_page(uint32_t page) {
+  if (pages_[page]) dropped_.push_back(std::move(pages_[page]));
+}
+
+const Insn& ArmCore::lookup(uint32_t pc) {
+  dropped_.clear();  // no instruction is executing now
+  uint32_t page = pc >> GuestMemory::kPageBits;
+  DecodedPage* p = pages_[page].get();
+  if (!p) {
+    if (!mem_.mapped(pc)) throw GuestFault(pc, false, true);
+    pages_[page] = std::make_unique<DecodedPage>();
+    p = pages_[page].get();
+    mem_.mark_code(page);
+  }
+  uint32_t off = pc & (GuestMemory::kPageSize - 1);
+  Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
+  if (slot.op == Op::None) {
+    Insn in = decode(pc);
+    in.fn = executor_for(in);
+    // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
+    // a write to either page is seen (the cache only tracks the page it starts on).
+    if (thumb_ && in.len == 4 && off == GuestMemory::kPageSize - 2) {
+      static thread_local Insn scratch;
+      scratch = in;
+      return scratch;
+    }
+    slot = in;
+  }
+  return slot;
+}
+
+bool ArmCore::cond_pass(uint32_t cond) const {
+  bool r;
+  switch (cond >> 1) {
+    case 0: r = z_; break;
+    case 1: r = c_; break;
+    case 2: r = n_; break;
+    case 3: r = v_; break;
+    case 4: r = c_ && !z_; break;
+    case 5: r = n_ == v_; break;
+    case 6: r = !z_ && n_ == v_; break;
+    default: return true;
+  }
+  return (cond & 1) ? !r : r;
+}
+
+uint64_t ArmCore::run(uint64_t max) {
+  uint64_t n = 0;
+  while (!halted_ && n < max) {
+    step();
+    ++n;
+  }
+  return n;
+}
+
+void ArmCore::step() {
+  const Insn& in = fetch_decoded();
+  r_[15] = pc_ + (thumb_ ? 4 : 8);
+  next_ = pc_ + in.len;
+  if (itstate_ == 0) {
+    in_it_ = false;
+    if (in.cond >= 14 || cond_pass(in.cond)) in.fn(*this, in);
+  } else {
+    in_it_ = true;
+    if (cond_pass(itstate_ >> 4)) in.fn(*this, in);
+    itstate_ = (itstate_ & 7) ? ((itstate_ & 0xE0) | ((itstate_ << 1) & 0x1F)) : 0;
+  }
+  ++retired_[static_cast<int>(in.cls)];
+  pc_ = next_;
+}
+
+void ArmCore::alu_write_pc(uint32_t v) {
+  if (thumb_) {
+    next_ = v & ~1u;
+  } else {
+    bx_write_pc(v);
+  }
+}
+
+void ArmCore::bx_write_pc(uint32_t v) {
+  if (v & 1) {
+    thumb_ = true;
+    next_ = v & ~1u;
+  } else {
+    thumb_ = false;
+    next_ = v & ~3u;
+  }
+}
+
+void ArmCore::undefined(const Insn& in) const {
+  throw UndefinedInstruction(pc_, in.raw, thumb_, in.len);
+}
+
+void ArmCore::execute(const Insn& in) {
+  switch (in.op) {
+    case Op::DataProc:
+    case Op::LoadStore:
+    case Op::Branch:
+      executor_for(in)(*this, in);
+      return;
+    case Op::BranchReg: {
+      uint32_t target = r_[in.rm];
+      if (in.sub) r_[14] = thumb_ ? next_ | 1 : next_;
+      bx_write_pc(target);
+      return;
+    }
+    case Op::Cbz:
+      if ((r_[in.rn] == 0) != (in.sub != 0)) next_ = in.imm;
+      return;
+    case Op::TableBranch: {
+      uint32_t base = r_[in.rn], idx = r_[in.rm];
+      uint32_t off = in.sub ? mem_.read16(base + idx * 2) : mem_.read8(base + idx);
+      next_ = r_[15] + off * 2;
+      return;
+    }
+    case Op::LoadStoreMulti:
+      load_store_multi(in);
+      return;
+    case Op::Movw:
+      write_reg(in.rd, in.imm);
+      return;
+    case Op::Movt:
+      write_reg(in.rd, (r_[in.rd] & 0xffff) | (in.imm << 16));
+      return;
+    case Op::It:
+      itstate_ = static_cast<uint8_t>(in.imm);
+      return;
+    case Op::Nop:
+      return;
+    case Op::Mul: case Op::MulLong: case Op::MulHalf: case Op::MulMost: case Op::MulDual:
+    case Op::Div:
+      multiply(in);
+      return;
+    case Op::LoadEx: {
+      uint32_t a = r_[in.rn] + in.imm;
+      check_aligned(a, in.sub);
+      switch (in.sub) {
+        case 1: r_[in.rd] = mem_.read8(a); break;
+        case 2: r_[in.rd] = mem_.read16(a); break;
+        case 4: r_[in.rd] = mem_.read32(a); break;
+        default:
+          r_[in.rd] = mem_.read32(a);
+          r_[in.ra] = mem_.read32(a + 4);
+          break;
+      }
+      monitor_ = true;
+      monitor_addr_ = a;
+      return;
+    }
+    case Op::StoreEx: {
+      uint32_t a = r_[in.rn] + in.imm;
+      check_aligned(a, in.sub);
+      if (monitor_ && monitor_addr_ == a) {
+        switch (in.sub) {
+          case 1: mem_.write8(a, static_cast<uint8_t>(r_[in.rm])); break;
+          case 2: mem_.write16(a, static_cast<uint16_t>(r_[in.rm])); break;
+          case 4: mem_.write32(a, r_[in.rm]); break;
+          default:
+            mem_.write32(a, r_[in.rm]);
+            mem_.write32(a + 4, r_[in.ra]);
+            break;
+        }
+        r_[in.rd] = 0;
+      } else {
+        r_[in.rd] = 1;
+      }
+      monitor_ = false;
+      return;
+    }
+    case Op::Clrex:
+      monitor_ = false;
+      return;
+    case Op::Mrs:
+      r_[in.rd] = cpsr() & ~0x20u;
+      return;
+    case Op::Msr: {
+      uint32_t v = r_[in.rm];
+      if (in.imm & 8) {
+        set_nzcv(v);
+        q_ = (v >> 27) & 1;
+      }
+      if (in.imm & 4) ge_ = (v >> 16) & 15;
+      return;
+    }
+    case Op::Mrc:
+      write_reg(in.rd, tls_);
+      return;
+    case Op::Svc:
+      if (!svc_) undefined(in);
+      svc_->svc(*this, in.imm);
+      return;
+    case Op::Vfp:
+      execute_vfp(in);
+      return;
+    case Op::Undefined:
+    case Op::None:
+      undefined(in);
+    default:
+      media(in);
+      return;
+  }
+}
+
+template <uint8_t Sub, uint8_t Kind>
+void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
+  uint32_t carry = c.c_;
+  uint32_t b;
+  if constexpr (Kind == kOpImm) {
+    b = in.imm;
+    if (in.imm_carry != 2) carry = in.imm_carry;
+  } else if constexpr (Kind == kOpRegImm) {
+    b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else {
+    b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
+  }
+  uint32_t a = c.r_[in.rn];
+  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
+                            Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic ||
+                            Sub == kMvn;
+  constexpr bool kNoWrite = Sub == kTst || Sub == kTeq || Sub == kCmp || Sub == kCmn;
+  if constexpr (kLogical) {
+    uint32_t res;
+    if constexpr (Sub == kAnd || Sub == kTst) res = a & b;
+    else if constexpr (Sub == kEor || Sub == kTeq) res = a ^ b;
+    else if constexpr (Sub == kOrr) res = a | b;
+    else if constexpr (Sub == kOrn) res = a | ~b;
+    else if constexpr (Sub == kMov) res = b;
+    else if constexpr (Sub == kBic) res = a & ~b;
+    else res = ~b;
+    if (s) {
+      c.set_nz(res);
+      c.c_ = carry;
+    }
+    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+  } else {
+    uint32_t x, y, cin;  // an addition: x + y + cin
+    if constexpr (Sub == kSub || Sub == kCmp) x = a, y = ~b, cin = 1;
+    else if constexpr (Sub == kRsb) x = b, y = ~a, cin = 1;
+    else if constexpr (Sub == kAdd || Sub == kCmn) x = a, y = b, cin = 0;
+    else if constexpr (Sub == kAdc) x = a, y = b, cin = c.c_;
+    else if constexpr (Sub == kSbc) x = a, y = ~b, cin = c.c_;
+    else x = b, y = ~a, cin = c.c_;  // RSC
+    uint64_t u = uint64_t{x} + y + cin;
+    uint32_t res = static_cast<uint32_t>(u);
+    if (s) {
+      c.set_nz(res);
+      c.c_ = static_cast<uint32_t>(u >> 32);
+      c.v_ = ((x ^ res) & (y ^ res)) >> 31;
+    }
+    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+  }
+}
+
+template <uint8_t Sub, bool RegOff>
+void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
+  uint32_t base = c.r_[in.rn];
+  if (in.rn == 15) base &= ~3u;
+  uint32_t off = in.imm;
+  if constexpr (RegOff) {
+    uint32_t carry = c.c_;
+    off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  }
+  uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
+  uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+  GuestMemory& m = c.mem_;
+  if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
+  uint32_t v = 0, v2 = 0;
+  if constexpr (Sub == kStr) m.write32(a, c.r_[in.rd]);
+  else if constexpr (Sub == kStrb) m.write8(a, static_cast<uint8_t>(c.r_[in.rd]));
+  else if constexpr (Sub == kStrh) m.write16(a, static_cast<uint16_t>(c.r_[in.rd]));
+  else if constexpr (Sub == kStrd) {
+    m.write32(a, c.r_[in.rd]);
+    m.write32(a + 4, c.r_[in.ra]);
+  } else if constexpr (Sub == kLdr) v = m.read32(a);
+  else if constexpr (Sub == kLdrb) v = m.read8(a);
+  else if constexpr (Sub == kLdrh) v = m.read16(a);
+  else if constexpr (Sub == kLdrsb) v = static_cast<uint32_t>(static_cast<int8_t>(m.read8(a)));
+  else if constexpr (Sub == kLdrsh) v = static_cast<uint32_t>(static_cast<int16_t>(m.read16(a)));
+  else {
+    v = m.read32(a);
+    v2 = m.read32(a + 4);
+  }
+  if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+  if constexpr (Sub == kLdrd) {
+    c.r_[in.rd] = v;
+    c.r_[in.ra] = v2;
+  } else if constexpr (Sub >= kLdr) {
+    if (in.rd == 15) c.bx_write_pc(v);
+    else c.r_[in.rd] = v;
+  }
+}
+
+void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
+  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
+  if (in.sub == 2) c.thumb_ = !c.thumb_;
+  c.next_ = in.imm & ~1u;
+}
+
+template <uint8_t Kind, size_t... S>
+constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
+  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
+}
+
+ExecFn ArmCore::executor_for(const Insn& in) {
+  static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
+  static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
+  static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
+  switch (in.op) {
+    case Op::DataProc:
+      if (in.opnd == kOpImm) return kImm[in.sub];
+      return in.opnd == kOpRegImm ? kRegImm[in.sub] : kRegReg[in.sub];
+    case Op::LoadStore: {
+      bool reg = in.flags & kFlagRegOff;
+      switch (in.sub) {
+        case kStr: return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
+        case kStrb: return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
+        case kStrh: return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
+        case kStrd: return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
+        case kLdr: return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
+        case kLdrb: return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
+        case kLdrh: return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
+        case kLdrsb: return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
+        case kLdrsh: return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
+        default: return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
+      }
+    }
+    case Op::Branch:
+      return &exec_branch;
+    default:
+      return &exec_other;
+  }
+}
+
+void ArmCore::load_store_multi(const Insn& in) {
+  uint32_t list = in.imm;
+  uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
+  uint32_t base = r_[in.rn];
+  uint32_t a;
+  if (in.flags & kFlagU) {
+    a = (in.flags & kFlagP) ? base + 4 : base;
+  } else {
+    a = (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
+  }
+  uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
+  check_aligned(a, 4);
+  if (in.sub == 0) {
+    for (int i = 0; i < 16; ++i) {
+      if (list & (1u << i)) {
+        mem_.write32(a, r_[i]);
+        a += 4;
+      }
+    }
+    if (in.flags & kFlagW) r_[in.rn] = wb;
+    return;
+  }
+  uint32_t vals[16];
+  for (int i = 0; i < 16; ++i) {
+    if (list & (1u << i)) {
+      vals[i] = mem_.read32(a);
+      a += 4;
+    }
+  }
+  if (in.flags & kFlagW) r_[in.rn] = wb;
+  for (int i = 0; i < 15; ++i) {
+    if (list & (1u << i)) r_[i] = vals[i];
+  }
+  if (list & 0x8000) bx_write_pc(vals[15]);
+}
+
+void ArmCore::multiply(const Insn& in) {
+  uint32_t a = r_[in.rn], b = r_[in.rm];
+  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !in_it_);
+  switch (in.op) {
+    case Op::Mul: {
+      uint32_t p = a * b;
+      if (in.ra != 15) p = in.sub ? r_[in.ra] - p : r_[in.ra] + p;
+      r_[in.rd] = p;
+      if (s) set_nz(p);
+      return;
+    }
+    case Op::MulLong: {
+      uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+      uint64_t res;
+      uint64_t sprod =
+          static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
+      switch (in.sub) {
+        case 0: res = uint64_t{a} * b; break;
+        case 1: res = uint64_t{a} * b + acc; break;
+        case 2: res = sprod; break;
+        case 3: res = sprod + acc; break;
+        default: res = uint64_t{a} * b + r_[in.rd] + r_[in.ra]; break;  // UMAAL
+      }
+      r_[in.rd] = static_cast<uint32_t>(res);
+      r_[in.ra] = static_cast<uint32_t>(res >> 32);
+      if (s) {
+        n_ = static_cast<uint32_t>(res >> 63);
+        z_ = res == 0;
+      }
+      return;
+    }
+    case Op::MulHalf: {
+      int32_t x = (in.shift_type & 1) ? static_cast<int32_t>(a) >> 16 : sx16(a);
+      int32_t y = (in.shift_type & 2) ? static_cast<int32_t>(b) >> 16 : sx16(b);
+      if (in.sub == 0 || in.sub == 1) {
+        int64_t p = in.sub == 0 ? int64_t{x} * y : (int64_t{static_cast<int32_t>(a)} * y) >> 16;
+        if (in.ra != 15) {
+          p += static_cast<int32_t>(r_[in.ra]);
+          if (p != static_cast<int32_t>(p)) q_ = 1;
+        }
+        r_[in.rd] = static_cast<uint32_t>(p);
+        return;
+      }
+      uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+      uint64_t res = acc + static_cast<uint64_t>(int64_t{x} * y);
+      r_[in.rd] = static_cast<uint32_t>(res);
+      r_[in.ra] = static_cast<uint32_t>(res >> 32);
+      return;
+    }
+    case Op::MulMost: {
+      int64_t p = int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b);
+      int64_t acc = in.ra == 15 ? 0 : static_cast<int64_t>(uint64_t{r_[in.ra]} << 32);
+      uint64_t res = static_cast<uint64_t>(in.sub ? acc - p : acc + p);
+      if (in.shift_type) res += 0x80000000u;
+      r_[in.rd] = static_cast<uint32_t>(res >> 32);
+      return;
+    }
+    case Op::MulDual: {
+      uint32_t m = in.shift_type ? ror(b, 16) : b;
+      int64_t p1 = int64_t{sx16(a)} * sx16(m);
+      int64_t p2 = int64_t{static_cast<int32_t>(a) >> 16} * (static_cast<int32_t>(m) >> 16);
+      int64_t res = (in.sub & 1) ? p1 - p2 : p1 + p2;
+      if (in.sub >= 2) {  // SMLALD, SMLSLD: 64-bit accumulate, no Q
+        uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+        acc += static_cast<uint64_t>(res);
+        r_[in.rd] = static_cast<uint32_t>(acc);
+        r_[in.ra] = static_cast<uint32_t>(acc >> 32);
+        return;
+      }
+      if (in.ra != 15) res += static_cast<int32_t>(r_[in.ra]);
+      if (res != static_cast<int32_t>(res)) q_ = 1;
+      r_[in.rd] = static_cast<uint32_t>(res);
+      return;
+    }
+    default: {  // Div
+      uint32_t res;
+      if (b == 0) {
+        res = 0;
+      } else if (in.sub) {
+        res = a / b;
+      } else if (a == 0x80000000u && b == 0xffffffffu) {
+        res = a;
+      } else {
+        res = static_cast<uint32_t>(static_cast<int32_t>(a) / static_cast<int32_t>(b));
+      }
+      r_[in.rd] = res;
+      return;
+    }
+  }
+}
+
+void ArmCore::media(const Insn& in) {
+  uint32_t m = r_[in.rm];
+  switch (in.op) {
+    case Op::Clz:
+      r_[in.rd] = m ? static_cast<uint32_t>(__builtin_clz(m)) : 32;
+      return;
+    case Op::Rev:
+      switch (in.sub) {
+        case 0: r_[in.rd] = __builtin_bswap32(m); return;
+        case 1: r_[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff); return;
+        case 2:
+          r_[in.rd] =
+              static_cast<uint32_t>(static_cast<int16_t>(((m & 0xff) << 8) | ((m >> 8) & 0xff)));
+          return;
+        default: {
+          uint32_t r = 0;
+          for (int i = 0; i < 32; ++i) r |= ((m >> i) & 1) << (31 - i);
+          r_[in.rd] = r;
+          return;
+        }
+      }
+    case Op::Extend: {
+      uint32_t v = ror(m, in.shift_amt);
+      uint32_t add = in.rn == 15 ? 0 : r_[in.rn];
+      uint32_t r;
+      switch (in.sub) {
+        case kSxtb: r = static_cast<uint32_t>(static_cast<int8_t>(v)) + add; break;
+        case kSxth: r = static_cast<uint32_t>(static_cast<int16_t>(v)) + add; break;
+        case kUxtb: r = (v & 0xff) + add; break;
+        case kUxth: r = (v & 0xffff) + add; break;
+        default: {  // SXTB16, UXTB16 (and the accumulating forms), per halfword
+          uint32_t lo = v & 0xff, hi = (v >> 16) & 0xff;
+          if (in.sub == kSxtb16) {
+            lo = static_cast<uint32_t>(static_cast<int8_t>(lo));
+            hi = static_cast<uint32_t>(static_cast<int8_t>(hi));
+          }
+          r = ((lo + add) & 0xffff) | (((hi + (add >> 16)) & 0xffff) << 16);
+          break;
+        }
+      }
+      r_[in.rd] = r;
+      return;
+    }
+    case Op::BitField: {
+      uint32_t lsb = in.shift_amt, w = in.imm;
+      uint32_t mask = w >= 32 ? 0xffffffffu : (1u << w) - 1;
+      uint32_t n = in.rn == 15 ? 0 : r_[in.rn];
+      if (in.sub == 0) {
+        r_[in.rd] = (n >> lsb) & mask;
+      } else if (in.sub == 1) {
+        uint32_t f = (n >> lsb) & mask;
+        r_[in.rd] = static_cast<uint32_t>(static_cast<int32_t>(f << (32 - w)) >> (32 - w));
+      } else {
+        r_[in.rd] = (r_[in.rd] & ~(mask << lsb)) | ((n & mask) << lsb);
+      }
+      return;
+    }
+    case Op::Sat: {
+      bool sat = false;
+      if (in.sub < 2) {
+        uint32_t c = c_;
+        int32_t v = static_cast<int32_t>(shift_c(m, in.shift_type, in.shift_amt, c));
+        r_[in.rd] = static_cast<uint32_t>(in.sub ? usat(v, in.imm, sat) : ssat(v, in.imm, sat));
+      } else {
+        int64_t lo = sx16(m), hi = static_cast<int32_t>(m) >> 16;
+        if (in.sub == 2) {
+          lo = ssat(lo, in.imm, sat);
+          hi = ssat(hi, in.imm, sat);
+        } else {
+          lo = usat(lo, in.imm, sat);
+          hi = usat(hi, in.imm, sat);
+        }
+        r_[in.rd] = (static_cast<uint32_t>(lo) & 0xffff) | (static_cast<uint32_t>(hi) << 16);
+      }
+      if (sat) q_ = 1;
+      return;
+    }
+    case Op::SatArith: {
+      bool sat = false;
+      int64_t x = static_cast<int32_t>(m), y = static_cast<int32_t>(r_[in.rn]);
+      if (in.sub >= 2) y = ssat(2 * y, 32, sat);
+      int64_t r = (in.sub & 1) ? x - y : x + y;
+      r_[in.rd] = static_cast<uint32_t>(ssat(r, 32, sat));
+      if (sat) q_ = 1;
+      return;
+    }
+    case Op::Parallel:
+      parallel(in);
+      return;
+    case Op::Sel: {
+      uint32_t n = r_[in.rn], r = 0;
+      for (int i = 0; i < 4; ++i) {
+        uint32_t mask = 0xffu << (8 * i);
+        r |= ((ge_ >> i) & 1) ? (n & mask) : (m & mask);
+      }
+      r_[in.rd] = r;
+      return;
+    }
+    case Op::Pkh: {
+      uint32_t c = c_;
+      uint32_t v = shift_c(m, in.shift_type, in.shift_amt, c), n = r_[in.rn];
+      r_[in.rd] = in.sub ? (n & 0xffff0000u) | (v & 0xffff) : (n & 0xffff) | (v & 0xffff0000u);
+      return;
+    }
+    case Op::Usad8: {
+      uint32_t n = r_[in.rn], sum = in.ra == 15 ? 0 : r_[in.ra];
+      for (int i = 0; i < 4; ++i) {
+        int d = static_cast<int>((n >> (8 * i)) & 0xff) - static_cast<int>((m >> (8 * i)) & 0xff);
+        sum += static_cast<uint32_t>(d < 0 ? -d : d);
+      }
+      r_[in.rd] = sum;
+      return;
+    }
+    default:
+      undefined(in);
+  }
+}
+
+// SADD16 ... UHSUB8: in.sub = prefix (0 S, 1 Q, 2 SH, 4 U, 5 UQ, 6 UH), shift_type = operation
+// (0 ADD16, 1 ASX, 2 SAX, 3 SUB16, 4 ADD8, 5 SUB8). Only the plain S/U forms set GE.
+void ArmCore::parallel(const Insn& in) {
+  uint32_t n = r_[in.rn], m = r_[in.rm];
+  bool sign = in.sub < 4;
+  int kind = in.sub & 3;  // 0 plain, 1 saturating, 2 halving
+  bool bytes = in.shift_type >= 4;
+  int lanes = bytes ? 4 : 2, width = bytes ? 8 : 16;
+  uint32_t lane_mask = bytes ? 0xff : 0xffff;
+  uint32_t res = 0, ge = 0;
+  for (int i = 0; i < lanes; ++i) {
+    auto lane = [&](uint32_t v, int k) -> int64_t {
+      uint32_t u = (v >> (width * k)) & lane_mask;
+      if (!sign) return u;
+      return bytes ? static_cast<int8_t>(u) : static_cast<int16_t>(u);
+    };
+    int64_t a = lane(n, i), b, r;
+    bool add;
+    switch (in.shift_type) {
+      case 0: case 4: b = lane(m, i); add = true; break;
+      case 3: case 5: b = lane(m, i); add = false; break;
+      case 1: b = lane(m, 1 - i); add = i == 1; break;   // ASX: lo = n.lo - m.hi, hi = n.hi + m.lo
+      default: b = lane(m, 1 - i); add = i == 0; break;  // SAX: lo = n.lo + m.hi, hi = n.hi - m.lo
+    }
+    r = add ? a + b : a - b;
+    if (kind == 0) {
+      bool g = sign ? r >= 0 : (add ? r >= (int64_t{1} << width) : r >= 0);
+      if (g) ge |= bytes ? (1u << i) : (3u << (2 * i));
+    } else if (kind == 1) {
+      bool sat = false;
+      r = sign ? ssat(r, width, sat) : usat(r, width, sat);
+    } else {
+      r >>= 1;
+    }
+    res |= (static_cast<uint32_t>(r) & lane_mask) << (width * i);
+  }
+  if (kind == 0) ge_ = ge;
+  r_[in.rd] = res;
+}
+
+}  // namespace vtoe::cpu::iss

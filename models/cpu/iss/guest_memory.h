@@ -1,0 +1,103 @@
+// Flat, sparse 32-bit guest address space for the ISS: 4 KiB pages allocated on demand.
+//
+// An access to an unmapped page throws GuestFault with the address (never a host crash). Pages
+// that hold decoded instructions are marked; a write to such a page tells the listener, so the
+// core drops its decoded instructions for that page (self-modifying code, loaders).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vtoe::cpu::iss {
+
+// A guest access to unmapped memory.
+class GuestFault : public std::runtime_error {
+ public:
+  GuestFault(uint32_t addr, bool write, bool fetch);
+  uint32_t addr;
+  bool write;
+  bool fetch;
+};
+
+class GuestMemory {
+ public:
+  static constexpr uint32_t kPageBits = 12;
+  static constexpr uint32_t kPageSize = 1u << kPageBits;
+  static constexpr uint32_t kPages = 1u << (32 - kPageBits);
+
+  GuestMemory();
+  ~GuestMemory();
+  GuestMemory(const GuestMemory&) = delete;
+  GuestMemory& operator=(const GuestMemory&) = delete;
+
+  // Maps [addr, addr+len) rounded out to pages; pages already mapped keep their contents.
+  void map(uint32_t addr, uint32_t len);
+  // Unmaps the pages wholly inside [addr, addr+len).
+  void unmap(uint32_t addr, uint32_t len);
+  bool mapped(uint32_t addr) const { return pages_[addr >> kPageBits] != nullptr; }
+  // True when every page of [addr, addr+len) is unmapped.
+  bool free_range(uint32_t addr, uint32_t len) const;
+
+  uint8_t read8(uint32_t a) const { return *host(a, false); }
+  uint16_t read16(uint32_t a) const { return load<uint16_t>(a); }
+  uint32_t read32(uint32_t a) const { return load<uint32_t>(a); }
+  uint64_t read64(uint32_t a) const { return load<uint64_t>(a); }
+  void write8(uint32_t a, uint8_t v) { *host_w(a) = v; }
+  void write16(uint32_t a, uint16_t v) { store(a, v); }
+  void write32(uint32_t a, uint32_t v) { store(a, v); }
+  void write64(uint32_t a, uint64_t v) { store(a, v); }
+  // Instruction fetch: faults are reported as prefetch faults.
+  uint16_t fetch16(uint32_t a) const;
+  uint32_t fetch32(uint32_t a) const;
+
+  void read(uint32_t addr, void* dst, uint32_t len) const;
+  void write(uint32_t addr, const void* src, uint32_t len);
+  // Reads a NUL-terminated string of at most max bytes.
+  std::string read_string(uint32_t addr, uint32_t max = 4096) const;
+
+  // Code pages: a write to a marked page calls the listener with the page number, then unmarks it.
+  void mark_code(uint32_t page) { code_[page] = 1; }
+  void set_code_write_listener(std::function<void(uint32_t page)> f) { on_code_write_ = f; }
+
+ private:
+  uint8_t* host(uint32_t a, bool write) const {
+    uint8_t* p = pages_[a >> kPageBits];
+    if (!p) throw GuestFault(a, write, false);
+    return p + (a & (kPageSize - 1));
+  }
+  uint8_t* host_w(uint32_t a) {
+    uint32_t page = a >> kPageBits;
+    if (code_[page]) code_written(page);
+    return host(a, true);
+  }
+  void code_written(uint32_t page);
+  template <typename T>
+  T load(uint32_t a) const {
+    T v;
+    if ((a & (kPageSize - 1)) <= kPageSize - sizeof(T)) {
+      std::memcpy(&v, host(a, false), sizeof(T));
+    } else {
+      read(a, &v, sizeof(T));  // crosses a page boundary (unaligned access)
+    }
+    return v;
+  }
+  template <typename T>
+  void store(uint32_t a, T v) {
+    if ((a & (kPageSize - 1)) <= kPageSize - sizeof(T)) {
+      std::memcpy(host_w(a), &v, sizeof(T));
+    } else {
+      write(a, &v, sizeof(T));
+    }
+  }
+
+  std::vector<uint8_t*> pages_;
+  std::vector<uint8_t> code_;
+  std::function<void(uint32_t)> on_code_write_;
+};
+
+}  // namespace vtoe::cpu::iss

@@ -1,0 +1,3 @@
+/* Linked dynamically: the ISS only loads static programs. */
+#include <stdio.h>
+int main(void) { return puts("dynamic"); }
