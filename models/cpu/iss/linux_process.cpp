@@ -128,7 +128,12 @@ void LinuxProcess::svc(ArmCore& core, uint32_t imm) {
   (void)imm;  // EABI: the number is in r7, the immediate is ignored
   uint32_t a[6];
   for (int i = 0; i < 6; ++i) a[i] = core.reg(i);
-  int32_t r = syscall(core.reg(7), a);
+  int32_t r;
+  try {
+    r = syscall(core.reg(7), a);
+  } catch (const GuestFault&) {
+    r = -EFAULT;  // a bad pointer argument fails the call, as in Linux; the program goes on
+  }
   if (!exited_) core.set_reg(0, static_cast<uint32_t>(r));
 }
 

@@ -159,6 +159,8 @@ TEST_F(IssLinux, UnameTlsAndUnknownCalls) {
   EXPECT_EQ(call(0xf0005, {0x12340000}), 0);  // set_tls
   EXPECT_EQ(core.tls(), 0x12340000u);
   EXPECT_EQ(call(338, {0, 0}), -38);  // set_robust_list: ENOSYS, as qemu-arm
+  EXPECT_EQ(call(122, {0x100}), -14);  // uname into unmapped memory: EFAULT
+  EXPECT_EQ(call(4, {1, 0x100, 10}), -14);  // write from unmapped memory
   try {
     call(9999, {});
     FAIL() << "no error";
