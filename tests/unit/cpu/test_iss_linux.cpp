@@ -129,6 +129,8 @@ TEST_F(IssLinux, InitialStackIsLinuxs) {
   EXPECT_EQ(mem.read_string(aux.at(15)), "v7l");  // AT_PLATFORM
   EXPECT_TRUE(mem.mapped(aux.at(25)) && mem.mapped(aux.at(25) + 15));  // AT_RANDOM
   EXPECT_EQ(mem.read_string(aux.at(31)).substr(0, 1), "/");  // AT_EXECFN
+  EXPECT_EQ(mem.read32(0xffff0ffc), 5u);  // kernel user helpers: version
+  EXPECT_EQ(mem.read32(0xffff0fe0), 0xee1d0f70u);  // __kuser_get_tls: mrc p15 TPIDRURO
 }
 
 TEST_F(IssLinux, BrkAndMmap) {
