@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import HERE, MISSING, OUT, QEMU, SKIP_REASON, vtoe_binary
+from iss_paths import HERE, MISSING, OUT, QEMU, SKIP_REASON, corpus, vtoe_binary  # noqa: F401
 
 PROGRAMS = sorted(p.stem for p in (HERE / "programs").glob("*.c"))
 VARIANTS = [f"{m}-{o}" for m in ("arm", "thumb") for o in ("O0", "O2", "Os")]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HERE, MISSING, QEMU, SKIP_REASON, vtoe_binary
+from iss_paths import HERE, MISSING, QEMU, SKIP_REASON, corpus, vtoe_binary  # noqa: F401
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 
