@@ -131,6 +131,7 @@ const char* to_string(InsnClass c) {
 
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
   mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  set_fpscr(0);  // also clears the host's exception flags, where the cumulative bits live
 }
 
 ArmCore::~ArmCore() { mem_.set_code_write_listener(nullptr); }

@@ -73,7 +73,7 @@ class ArmCore {
   void set_sreg(int n, uint32_t v) { s_[n] = v; }
   uint64_t dreg(int n) const { return s_[2 * n] | (uint64_t{s_[2 * n + 1]} << 32); }
   void set_dreg(int n, uint64_t v);
-  uint32_t fpscr() const { return fpscr_; }
+  uint32_t fpscr() const;
   void set_fpscr(uint32_t v);
 
   // Runs until halt() or `max` instructions; returns how many retired.

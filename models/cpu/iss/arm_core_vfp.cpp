@@ -122,19 +122,20 @@ int host_rounding(uint32_t fpscr) {
 
 }  // namespace
 
+// The cumulative exception flags live in the host's own sticky IEEE flags while the guest runs
+// (no clearing and testing around every operation): FPSCR reads merge them in, FPSCR writes set
+// them. The host flags are per thread: one core per thread.
 void ArmCore::set_fpscr(uint32_t v) {
   // Kept: NZCV, AHP/DN/FZ, rounding mode, stride/len (must be 0 on Linux), cumulative flags.
   fpscr_ = v & 0xffff9f9fu;
+  std::feclearexcept(FE_ALL_EXCEPT);
   std::fesetround(host_rounding(fpscr_));
 }
 
+uint32_t ArmCore::fpscr() const { return fpscr_ | host_exceptions(); }
+
 void ArmCore::execute_vfp(const Insn& in) {
-  bool dbl = in.flags & kFlagDouble;
-  // Arithmetic and conversions report their exceptions through the host's flags.
-  bool computes = in.sub <= kVsqrt || (in.sub >= kVcmp && in.sub <= kVcvtFixed);
-  if (computes) std::feclearexcept(FE_ALL_EXCEPT);
-  execute_vfp_op(in, dbl);
-  if (computes) fpscr_ |= host_exceptions();
+  execute_vfp_op(in, in.flags & kFlagDouble);
 }
 
 void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
@@ -212,12 +213,14 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       if (to_fixed) {
         double x = dbl ? getd(in.rd) : static_cast<double>(getf(in.rd));
         int64_t r = 0;
+        std::fexcept_t before;
+        std::fegetexceptflag(&before, FE_ALL_EXCEPT);
         if (!std::isnan(x)) {
           double scaled = x * scale, t = std::trunc(scaled);
           double lo = uns ? 0.0 : -std::ldexp(1.0, size - 1);
           double hi = uns ? std::ldexp(1.0, size) - 1 : std::ldexp(1.0, size - 1) - 1;
           r = static_cast<int64_t>(t < lo ? lo : t > hi ? hi : t);
-          std::feclearexcept(FE_ALL_EXCEPT);  // only what the conversion itself raises
+          std::fesetexceptflag(&before, FE_ALL_EXCEPT);  // only what the conversion raises
           if (t < lo || t > hi) std::feraiseexcept(FE_INVALID);
           else if (t != scaled) std::feraiseexcept(FE_INEXACT);
         } else {
@@ -259,7 +262,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     case kVmrs:
       if (in.rn != 1) undefined(in);  // only FPSCR is readable in user mode
       if (in.rd == 15) set_nzcv(fpscr_);
-      else r_[in.rd] = fpscr_;
+      else r_[in.rd] = fpscr();
       return;
     case kVmsr:
       if (in.rn != 1) undefined(in);
