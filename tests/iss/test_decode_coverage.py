@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import CC, MISSING, ROOT, SKIP_REASON
+from iss_paths import CC, MISSING, ROOT, SKIP_REASON
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 

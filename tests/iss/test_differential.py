@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import HERE, MISSING, OUT, QEMU, SKIP_REASON, vtoe_binary
+from iss_paths import HERE, MISSING, OUT, QEMU, SKIP_REASON, corpus, vtoe_binary  # noqa: F401
 
 PROGRAMS = sorted(p.stem for p in (HERE / "programs").glob("*.c"))
 VARIANTS = [f"{m}-{o}" for m in ("arm", "thumb") for o in ("O0", "O2", "Os")]
@@ -89,3 +89,12 @@ def test_bad_programs(corpus, tmp_path):
     elf64[4] = 2
     (tmp_path / "elf64").write_bytes(bytes(elf64))
     fails_with([tmp_path / "elf64"], 1, "not a 32-bit ELF")
+
+
+def test_kuser_helpers(corpus):
+    """ARMv5 code reaches the kernel user helpers page (cmpxchg, cmpxchg64, barrier, version)."""
+    exe = "./extra/atomics_v5"
+    ref = run([QEMU, "-cpu", "cortex-a15", exe])
+    got = run([str(vtoe_binary()), "iss", "run", exe])
+    assert got.stdout == ref.stdout and got.stdout.startswith(b"300 7 0 85899345920 -1 -5000")
+    assert got.returncode == ref.returncode == 7

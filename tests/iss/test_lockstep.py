@@ -6,7 +6,7 @@ instructions from the same state) run under `qemu-arm -singlestep -d cpu,nochain
 GE, T) must be equal before every instruction, and for the VFP program also d0-d15 and FPSCR
 (with the cumulative exception flags). The first divergence is reported with its
 address, the instruction and both register files. Skipped, with the reason, without the cross
-compiler or qemu-arm (see conftest.py)."""
+compiler or qemu-arm (see iss_paths.py)."""
 import re
 import shutil
 import subprocess
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HERE, MISSING, QEMU, SKIP_REASON, vtoe_binary
+from iss_paths import HERE, MISSING, QEMU, SKIP_REASON, corpus, vtoe_binary  # noqa: F401
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 

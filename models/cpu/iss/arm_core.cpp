@@ -131,6 +131,7 @@ const char* to_string(InsnClass c) {
 
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
   mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  set_fpscr(0);
 }
 
 ArmCore::~ArmCore() { mem_.set_code_write_listener(nullptr); }
@@ -226,16 +227,35 @@ bool ArmCore::cond_pass(uint32_t cond) const {
   return (cond & 1) ? !r : r;
 }
 
+// While guest code runs, the host's floating-point environment is the guest's (rounding mode from
+// FPSCR, sticky exception flags = FPSCR's cumulative bits); outside, the host's own is back.
+class ArmCore::GuestFpScope {
+ public:
+  explicit GuestFpScope(ArmCore& c) : c_(c) { c_.enter_guest_fp(); }
+  ~GuestFpScope() { c_.leave_guest_fp(); }
+  GuestFpScope(const GuestFpScope&) = delete;
+  GuestFpScope& operator=(const GuestFpScope&) = delete;
+
+ private:
+  ArmCore& c_;
+};
+
 uint64_t ArmCore::run(uint64_t max) {
+  GuestFpScope fp(*this);
   uint64_t n = 0;
   while (!halted_ && n < max) {
-    step();
+    step_inner();
     ++n;
   }
   return n;
 }
 
 void ArmCore::step() {
+  GuestFpScope fp(*this);
+  step_inner();
+}
+
+void ArmCore::step_inner() {
   const Insn& in = fetch_decoded();
   r_[15] = pc_ + (thumb_ ? 4 : 8);
   next_ = pc_ + in.len;

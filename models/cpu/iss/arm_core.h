@@ -73,11 +73,12 @@ class ArmCore {
   void set_sreg(int n, uint32_t v) { s_[n] = v; }
   uint64_t dreg(int n) const { return s_[2 * n] | (uint64_t{s_[2 * n + 1]} << 32); }
   void set_dreg(int n, uint64_t v);
-  uint32_t fpscr() const { return fpscr_; }
+  uint32_t fpscr() const;
   void set_fpscr(uint32_t v);
 
   // Runs until halt() or `max` instructions; returns how many retired.
   uint64_t run(uint64_t max = ~uint64_t{0});
+  // One instruction (run() is the fast way to execute many).
   void step();
   void halt() { halted_ = true; }
   bool halted() const { return halted_; }
@@ -92,6 +93,10 @@ class ArmCore {
     Insn t32[GuestMemory::kPageSize / 2];
   };
 
+  class GuestFpScope;
+  void step_inner();
+  void enter_guest_fp();
+  void leave_guest_fp();
   const Insn& fetch_decoded() {  // the common case: decoded before
     DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
     if (p) {
@@ -153,6 +158,10 @@ class ArmCore {
   uint32_t tls_ = 0;
   uint32_t s_[32] = {};
   uint32_t fpscr_ = 0;
+  // Host floating-point environment while guest code runs (see GuestFpScope).
+  bool in_guest_fp_ = false;
+  int guest_fp_flags_ = 0;  // host FE_* flags of the guest between runs
+  int host_fp_flags_ = 0, host_rounding_ = 0;
   std::vector<std::unique_ptr<DecodedPage>> pages_;
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.

@@ -91,9 +91,8 @@ uint32_t to_int(F f, bool is_signed, bool toward_zero) {
   return is_signed ? static_cast<uint32_t>(static_cast<int32_t>(d)) : static_cast<uint32_t>(d);
 }
 
-// FPSCR's cumulative exception bits from the host's floating-point exception flags.
-uint32_t host_exceptions() {
-  int e = std::fetestexcept(FE_ALL_EXCEPT);
+// FPSCR's cumulative exception bits from host FE_* flags.
+uint32_t exception_bits(int e) {
   return ((e & FE_INVALID) ? 1u : 0u) | ((e & FE_DIVBYZERO) ? 2u : 0u) |
          ((e & FE_OVERFLOW) ? 4u : 0u) | ((e & FE_UNDERFLOW) ? 8u : 0u) |
          ((e & FE_INEXACT) ? 16u : 0u);
@@ -122,19 +121,44 @@ int host_rounding(uint32_t fpscr) {
 
 }  // namespace
 
+// The cumulative exception flags live in the host's own sticky IEEE flags while the guest runs
+// (no clearing and testing around every operation): FPSCR reads merge them in, FPSCR writes
+// clear them. Around run() and step() the host's environment is saved and restored, so the
+// simulator's own arithmetic (and a SystemC kernel around it) never sees the guest's rounding
+// mode or flags.
 void ArmCore::set_fpscr(uint32_t v) {
   // Kept: NZCV, AHP/DN/FZ, rounding mode, stride/len (must be 0 on Linux), cumulative flags.
   fpscr_ = v & 0xffff9f9fu;
+  guest_fp_flags_ = 0;
+  if (in_guest_fp_) {
+    std::feclearexcept(FE_ALL_EXCEPT);
+    std::fesetround(host_rounding(fpscr_));
+  }
+}
+
+uint32_t ArmCore::fpscr() const {
+  return fpscr_ | exception_bits(in_guest_fp_ ? std::fetestexcept(FE_ALL_EXCEPT) : guest_fp_flags_);
+}
+
+void ArmCore::enter_guest_fp() {
+  host_fp_flags_ = std::fetestexcept(FE_ALL_EXCEPT);
+  host_rounding_ = std::fegetround();
+  std::feclearexcept(FE_ALL_EXCEPT);
+  if (guest_fp_flags_) std::feraiseexcept(guest_fp_flags_);
   std::fesetround(host_rounding(fpscr_));
+  in_guest_fp_ = true;
+}
+
+void ArmCore::leave_guest_fp() {
+  in_guest_fp_ = false;
+  guest_fp_flags_ = std::fetestexcept(FE_ALL_EXCEPT);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  if (host_fp_flags_) std::feraiseexcept(host_fp_flags_);
+  std::fesetround(host_rounding_);
 }
 
 void ArmCore::execute_vfp(const Insn& in) {
-  bool dbl = in.flags & kFlagDouble;
-  // Arithmetic and conversions report their exceptions through the host's flags.
-  bool computes = in.sub <= kVsqrt || (in.sub >= kVcmp && in.sub <= kVcvtFixed);
-  if (computes) std::feclearexcept(FE_ALL_EXCEPT);
-  execute_vfp_op(in, dbl);
-  if (computes) fpscr_ |= host_exceptions();
+  execute_vfp_op(in, in.flags & kFlagDouble);
 }
 
 void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
@@ -212,12 +236,14 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       if (to_fixed) {
         double x = dbl ? getd(in.rd) : static_cast<double>(getf(in.rd));
         int64_t r = 0;
+        std::fexcept_t before;
+        std::fegetexceptflag(&before, FE_ALL_EXCEPT);
         if (!std::isnan(x)) {
           double scaled = x * scale, t = std::trunc(scaled);
           double lo = uns ? 0.0 : -std::ldexp(1.0, size - 1);
           double hi = uns ? std::ldexp(1.0, size) - 1 : std::ldexp(1.0, size - 1) - 1;
           r = static_cast<int64_t>(t < lo ? lo : t > hi ? hi : t);
-          std::feclearexcept(FE_ALL_EXCEPT);  // only what the conversion itself raises
+          std::fesetexceptflag(&before, FE_ALL_EXCEPT);  // only what the conversion raises
           if (t < lo || t > hi) std::feraiseexcept(FE_INVALID);
           else if (t != scaled) std::feraiseexcept(FE_INEXACT);
         } else {
@@ -259,7 +285,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     case kVmrs:
       if (in.rn != 1) undefined(in);  // only FPSCR is readable in user mode
       if (in.rd == 15) set_nzcv(fpscr_);
-      else r_[in.rd] = fpscr_;
+      else r_[in.rd] = fpscr();
       return;
     case kVmsr:
       if (in.rn != 1) undefined(in);

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <algorithm>
+#include <initializer_list>
 #include <cstring>
 #include <vector>
 
@@ -116,6 +117,31 @@ void LinuxProcess::load(const std::string& path, const std::vector<std::string>&
 
   core_.set_reg(13, sp);
   core_.set_pc(image_.entry);
+  map_kuser_helpers();
+}
+
+// The kernel-provided user helpers at the top of memory (Documentation/arm/kernel_user_helpers
+// in Linux), which code built for ARMv5/v6 calls for atomics and TLS (libgcc's __sync_*):
+// the same instruction sequences Linux uses on ARMv7, in A32.
+void LinuxProcess::map_kuser_helpers() {
+  constexpr uint32_t kBase = 0xffff0000u;
+  mem_.map(kBase, kPage);
+  auto put = [&](uint32_t off, std::initializer_list<uint32_t> code) {
+    uint32_t a = kBase + off;
+    for (uint32_t w : code) {
+      mem_.write32(a, w);
+      a += 4;
+    }
+  };
+  // __kuser_cmpxchg64 (r0 = &old, r1 = &new, r2 = ptr; r0 = 0 and C set when swapped)
+  put(0xf60, {0xe92d00f0, 0xe1c040d0, 0xe1c160d0, 0xe1b20f9f, 0xe0303004, 0x00313005,
+              0x01a23f96, 0x03330001, 0x0afffff9, 0xe2730000, 0xe8bd00f0, 0xe12fff1e});
+  put(0xfa0, {0xf57ff05b, 0xe12fff1e});  // __kuser_memory_barrier: dmb ish; bx lr
+  // __kuser_cmpxchg (r0 = old, r1 = new, r2 = ptr)
+  put(0xfc0, {0xe1923f9f, 0xe0533000, 0x01823f91, 0x03330001, 0x0afffffa, 0xe2730000,
+              0xe12fff1e});
+  put(0xfe0, {0xee1d0f70, 0xe12fff1e});  // __kuser_get_tls: mrc p15 TPIDRURO; bx lr
+  put(0xffc, {5});                       // __kuser_helper_version: five helpers
 }
 
 void LinuxProcess::exit(int status) {
@@ -128,7 +154,12 @@ void LinuxProcess::svc(ArmCore& core, uint32_t imm) {
   (void)imm;  // EABI: the number is in r7, the immediate is ignored
   uint32_t a[6];
   for (int i = 0; i < 6; ++i) a[i] = core.reg(i);
-  int32_t r = syscall(core.reg(7), a);
+  int32_t r;
+  try {
+    r = syscall(core.reg(7), a);
+  } catch (const GuestFault&) {
+    r = -EFAULT;  // a bad pointer argument fails the call, as in Linux; the program goes on
+  }
   if (!exited_) core.set_reg(0, static_cast<uint32_t>(r));
 }
 

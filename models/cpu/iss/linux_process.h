@@ -3,7 +3,8 @@
 //
 // load() maps the ELF, builds the initial stack as Linux does (argc, argv, envp, auxiliary vector
 // with AT_PHDR, AT_ENTRY, AT_RANDOM, AT_HWCAP without NEON, AT_PLATFORM "v7l", ...) and sets the
-// entry point. File descriptors are the host's (as in qemu-arm's user mode). A system call this
+// entry point, and maps the kernel user helpers at 0xffff0f60-0xffff0fff. File descriptors are
+// the host's (as in qemu-arm's user mode). A system call this
 // layer does not know stops the run with an UnknownSyscall error naming its number.
 #pragma once
 
@@ -56,6 +57,7 @@ class LinuxProcess : public SupervisorCall {
   int32_t do_rw(bool write, int32_t fd, uint32_t buf, uint32_t len);
   int32_t do_rwv(bool write, int32_t fd, uint32_t iov, uint32_t cnt);
   void exit(int status);
+  void map_kuser_helpers();
 
   GuestMemory& mem_;
   ArmCore& core_;

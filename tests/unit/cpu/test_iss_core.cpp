@@ -3,6 +3,7 @@
 // IT blocks and table branches, VFP, undefined encodings, the decoded-instruction cache.
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -543,6 +544,20 @@ TEST_F(Iss, VfpCumulativeExceptionFlags) {
   set_d(0, 1e10);
   a32({0xeebd2bc0});
   EXPECT_EQ(core.fpscr() & 0x9f, 0x01u);  // saturated: IOC only
+}
+
+TEST_F(Iss, HostFloatingPointEnvironmentIsRestored) {
+  std::feclearexcept(FE_ALL_EXCEPT);
+  regs(3u << 22, 0);  // round toward zero
+  set_d(0, 1.0);
+  set_d(1, 0.0);
+  a32({0xeee10a10, 0xee802b01});  // vmsr fpscr, r0; vdiv.f64 d2, d0, d1
+  EXPECT_EQ(std::fegetround(), FE_TONEAREST);   // the host's mode is back
+  EXPECT_FALSE(std::fetestexcept(FE_DIVBYZERO));  // and its flags are its own
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x02u);          // the guest's DZC
+  EXPECT_EQ((core.fpscr() >> 22) & 3, 3u);
+  a32({0xee802b01});  // a later run keeps the guest's flags
+  EXPECT_EQ(core.fpscr() & 0x9f, 0x02u);
 }
 
 TEST_F(Iss, VfpDefaultNanIsArms) {

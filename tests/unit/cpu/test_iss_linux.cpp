@@ -129,6 +129,8 @@ TEST_F(IssLinux, InitialStackIsLinuxs) {
   EXPECT_EQ(mem.read_string(aux.at(15)), "v7l");  // AT_PLATFORM
   EXPECT_TRUE(mem.mapped(aux.at(25)) && mem.mapped(aux.at(25) + 15));  // AT_RANDOM
   EXPECT_EQ(mem.read_string(aux.at(31)).substr(0, 1), "/");  // AT_EXECFN
+  EXPECT_EQ(mem.read32(0xffff0ffc), 5u);  // kernel user helpers: version
+  EXPECT_EQ(mem.read32(0xffff0fe0), 0xee1d0f70u);  // __kuser_get_tls: mrc p15 TPIDRURO
 }
 
 TEST_F(IssLinux, BrkAndMmap) {
@@ -159,6 +161,8 @@ TEST_F(IssLinux, UnameTlsAndUnknownCalls) {
   EXPECT_EQ(call(0xf0005, {0x12340000}), 0);  // set_tls
   EXPECT_EQ(core.tls(), 0x12340000u);
   EXPECT_EQ(call(338, {0, 0}), -38);  // set_robust_list: ENOSYS, as qemu-arm
+  EXPECT_EQ(call(122, {0x100}), -14);  // uname into unmapped memory: EFAULT
+  EXPECT_EQ(call(4, {1, 0x100, 10}), -14);  // write from unmapped memory
   try {
     call(9999, {});
     FAIL() << "no error";

@@ -1,9 +1,12 @@
-"""Shared by the ISS tests: tool detection, the corpus build, the vtoe binary. When the cross
-compiler or qemu-arm is missing, every test here is skipped and the summary says why (even
-under pytest -q)."""
+"""Paths, tools and the corpus fixture shared by the ISS tests. A module of its own, not a
+conftest.py: tests elsewhere import `conftest` by name and must find theirs.
+
+When the cross compiler or qemu-arm is missing, every ISS test is skipped and a warning in the
+summary says why (visible under pytest -q too)."""
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,17 +22,16 @@ SKIP_REASON = (f"ISS tests against qemu-arm need {' and '.join(MISSING)} "
                "scripts/install-deps.sh installs them)")
 
 
-def pytest_terminal_summary(terminalreporter):
-    if MISSING:
-        terminalreporter.write_line(f"tests/iss SKIPPED: {SKIP_REASON}", yellow=True, bold=True)
-
-
 def vtoe_binary() -> Path:
     preset = os.environ.get("VTOE_PRESET", "release")
     path = ROOT / "build" / preset / "app" / "vtoe"
     if not path.exists():
         pytest.fail(f"{path} is missing: build first (make build)")
     return path
+
+
+if MISSING:
+    warnings.warn(SKIP_REASON, UserWarning)
 
 
 @pytest.fixture(scope="session")
