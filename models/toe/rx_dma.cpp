@@ -136,8 +136,9 @@ void RxDma::run() {
       const std::uint32_t pos = static_cast<std::uint32_t>(e->rx_written % e->rx_size);
       const std::uint32_t n = static_cast<std::uint32_t>(
           std::min<std::size_t>({avail, free, burst_, e->rx_size - pos}));
-      stack.recv(conn, staging_.data(), n, core::now_ps());
-      ppm_.stack_touched();
+      // The bytes leave the connection's buffer only once the host has them: a DMA that faults
+      // loses nothing TCP has acknowledged (they wait in the TOE, the window stays closed).
+      stack.peek(conn, 0, staging_.data(), n);
       ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const int channel = e->channel;
       const DmaResult res = dma_transfer(dma, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
@@ -150,6 +151,8 @@ void RxDma::run() {
             Ppm::event(EventType::Error, e->sock, Status::DmaFault));
         break;
       }
+      stack.recv(conn, staging_.data(), n, core::now_ps());
+      ppm_.stack_touched();
       e->rx_written += n;
       bytes_ += n;
       bytes_per_channel_[static_cast<std::size_t>(channel)] += n;

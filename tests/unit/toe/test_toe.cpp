@@ -580,3 +580,35 @@ TEST(Toe, AHostThatNeverReadsItsEcqCannotGrowTheToesMemory) {
   EXPECT_LE(posted, 64u + 1024u + kEntries + 8u);
   EXPECT_EQ(ch.pending(Ring::Recv), kEntries - 1);
 }
+
+// A receive DMA that faults (the host's buffer is not memory) is an error completion, and the
+// bytes stay in the TOE: they leave the connection's buffer only once the host has them.
+TEST(Toe, AFaultingReceiveDmaLosesNoByte) {
+  net::PeerApp echo;
+  echo.type = net::PeerAppType::Echo;
+  echo.port = 7;
+  Bench b({echo});
+  constexpr std::uint32_t kBytes = 3000;
+  std::size_t in_toe = 0;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    CmdDesc c = connect_cmd(h, 1, 7);
+    c.rx_addr = 0x3000'0000;  // between DRAM (512 MiB) and the TOE's registers: nothing there
+    h.post(Ring::Cmd, &c);
+    h.wait_for(EventType::Connected, 1);
+    const std::uint64_t buf = h.alloc(kBytes);
+    toe::SendDesc s{};
+    s.sock = 1;
+    s.length = kBytes;
+    s.addr = buf;
+    h.post(Ring::Send, &s);
+    const EcqDesc err = h.wait_for(EventType::Error, 1);
+    EXPECT_EQ(err.status, static_cast<int>(toe::Status::DmaFault));
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));  // the whole echo is back by now
+    toe::CcbEntry* e = b.toe_->ccb().find(0, 1);
+    ASSERT_NE(e, nullptr);
+    in_toe = b.toe_->ppm().stack().readable(e->conn);
+  };
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  EXPECT_EQ(in_toe, kBytes);  // every echoed byte still waits in the connection's buffer
+}
