@@ -100,7 +100,8 @@ class Stack final : private TcpHost {
   /// Queues bytes (may be called from SYN_SENT on); returns bytes accepted (<= send_space()).
   std::size_t send(ConnId c, const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space(ConnId c) const;
-  /// Reads in-order bytes; opening the window substantially emits a window update.
+  /// Reads in-order bytes (`out` null: drops them, for a caller that peeked them already);
+  /// opening the window substantially emits a window update.
   std::size_t recv(ConnId c, std::uint8_t* out, std::size_t max, TimePs now);
   std::size_t readable(ConnId c) const;
   /// Copies readable bytes at `offset` without consuming them.

@@ -889,8 +889,13 @@ std::size_t TcpConnection::send_space() const {
 }
 
 std::size_t TcpConnection::recv(std::uint8_t* out, std::size_t max, TimePs now) {
-  if (out == nullptr) return 0;
-  const std::size_t n = rcvbuf_.pop(out, max);
+  std::size_t n = 0;
+  if (out == nullptr) {  // discard: the caller already has the bytes (peek)
+    n = std::min(max, rcvbuf_.size());
+    rcvbuf_.consume(n);
+  } else {
+    n = rcvbuf_.pop(out, max);
+  }
   if (n) maybe_window_update(now);
   return n;
 }

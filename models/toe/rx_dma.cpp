@@ -151,7 +151,7 @@ void RxDma::run() {
             Ppm::event(EventType::Error, e->sock, Status::DmaFault));
         break;
       }
-      stack.recv(conn, staging_.data(), n, core::now_ps());
+      stack.recv(conn, nullptr, n, core::now_ps());  // the bytes peeked above
       ppm_.stack_touched();
       e->rx_written += n;
       bytes_ += n;

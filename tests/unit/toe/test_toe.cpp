@@ -178,6 +178,15 @@ CmdDesc connect_cmd(Host& h, std::uint16_t sock, std::uint16_t port,
   return c;
 }
 
+CmdDesc listen_cmd(std::uint16_t sock, std::uint16_t port, std::uint16_t backlog) {
+  CmdDesc l{};
+  l.opcode = static_cast<std::uint8_t>(toe::CmdOp::Listen);
+  l.sock = sock;
+  l.port = port;
+  l.arg = backlog;
+  return l;
+}
+
 }  // namespace
 
 TEST(Toe, TransmitsSendQueuePayloadToPeerIntact) {
@@ -232,11 +241,7 @@ TEST(Toe, ReceivesIntoKernelBufferAndNotifiesWhenFullOrAsked) {
   std::uint64_t consumed = 0, bad = 0;
   b.host.script = [&](Host& h) {
     h.setup();
-    CmdDesc l{};
-    l.opcode = static_cast<std::uint8_t>(toe::CmdOp::Listen);
-    l.sock = 1;
-    l.port = 6001;
-    l.arg = 4;
+    CmdDesc l = listen_cmd(1, 6001, 4);
     h.post(Ring::Cmd, &l);
     h.wait_for(EventType::CmdDone, 1);
     CmdDesc a{};
@@ -519,11 +524,7 @@ TEST(Toe, AFinThatArrivesBeforeTheAcceptIsReportedAfterIt) {
   Bench b({clients});
   b.host.script = [&](Host& h) {
     h.setup();
-    CmdDesc l{};
-    l.opcode = static_cast<std::uint8_t>(toe::CmdOp::Listen);
-    l.sock = 1;
-    l.port = 7000;
-    l.arg = 8;
+    CmdDesc l = listen_cmd(1, 7000, 8);
     h.post(Ring::Cmd, &l);
     h.wait_for(EventType::CmdDone, 1);
     sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));  // all three have sent and closed by now
