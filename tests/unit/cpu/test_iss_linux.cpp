@@ -2,6 +2,7 @@
 // the initial stack and auxiliary vector, brk/mmap/uname/set_tls, unknown system calls, and the
 // loader's errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -54,7 +55,8 @@ std::vector<uint8_t> make_elf(const std::vector<uint32_t>& code, uint32_t extra_
 }
 
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
-  std::string path = ::testing::TempDir() + name;
+  // ctest runs the tests of this file as parallel processes: one file each.
+  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));
   return path;
