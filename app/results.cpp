@@ -101,6 +101,8 @@ Snapshot take_snapshot(Platform& p) {
   s.toe_rx = toe.rx_bytes();
   s.mac_tx_frames = toe.mac().tx_frames();
   s.mac_tx_bytes = toe.mac().tx_bytes();
+  s.ppm_tx_busy = toe.ppm().tx_busy_ps();
+  s.ppm_rx_busy = toe.ppm().rx_busy_ps();
   for (int c = 0; c < toe.channel_count(); ++c) {
     s.channel_tx.push_back(toe.tx_dma().bytes(c));
     s.channel_rx.push_back(toe.rx_dma().bytes(c));
@@ -166,6 +168,13 @@ ordered_json toe_section(Platform& p, const Window& w) {
   t["utilization"] = rounded(w.measured_s > 0 ? std::min(1.0, wire_bytes * 8 / line_bits) : 0, 6);
   t["dram_utilization"] =
       rounded(p.dram().utilisation(static_cast<core::TimePs>(w.measured_s * 1e12)), 6);
+  // Share of the PPM's engines (all of one direction's) kept busy.
+  const double engine_ps = w.measured_s * 1e12 * p.toe().ppm().engines();
+  auto busy = [&](core::TimePs b, core::TimePs a) {
+    return rounded(engine_ps > 0 ? std::min(1.0, static_cast<double>(b - a) / engine_ps) : 0, 6);
+  };
+  t["ppm_tx_utilization"] = busy(w.now.ppm_tx_busy, w.base.ppm_tx_busy);
+  t["ppm_rx_utilization"] = busy(w.now.ppm_rx_busy, w.base.ppm_rx_busy);
   return t;
 }
 

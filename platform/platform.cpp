@@ -160,6 +160,24 @@ void Platform::build_toe() {
     tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
   tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
   toe_ = std::make_unique<toe::Toe>("toe", tp);
+  const std::uint64_t records = toe_->ccb().backing_bytes();
+  if (kCcbRecordBase + records > kHypervisorRamBase)
+    throw ConfigError(cfg_.where("toe.ccb.connections"), "toe.ccb.connections",
+                      std::to_string(tp.ccb_capacity) + " connection records of " +
+                          std::to_string(tp.ccb_record) + " bytes need " +
+                          std::to_string(records >> 10) + " KiB of host memory; at most " +
+                          std::to_string((kHypervisorRamBase - kCcbRecordBase) >> 10) +
+                          " KiB are reserved for them (lower toe.ccb.connections or "
+                          "toe.ccb.record)");
+  core::SidebandExtension records_sideband;
+  records_sideband.stream_id = kCcbRecordStream;
+  toe_->ccb().set_backing(kCcbRecordBase, records_sideband);
+  if (arch_ != Architecture::Native) {  // the TOE's own stream: its record region, nothing else
+    auto table = std::make_shared<smmu::Stage2Table>("ccb records");
+    table->map(kCcbRecordBase, kCcbRecordBase, kHypervisorRamBase - kCcbRecordBase,
+               smmu::Perm::rw());
+    smmu_->set_context(kCcbRecordStream, table, core::SidebandExtension::kHost);
+  }
   toe_->irq(*spi_lines_[kToeSpi]);
   toe_->dma.bind(smmu_->upstream);
   smmu_->downstream.bind(bus_->in);

@@ -45,6 +45,10 @@ using config::ConfigError;
 using config::parse_byte_list;
 
 constexpr std::uint64_t kToeRegBase = 0x4000'0000;
+// The CCB's connection records beyond its on-chip cache (toe.ccb.cache) live below the
+// hypervisor's RAM, reached by the TOE on its own SystemMMU stream.
+constexpr std::uint64_t kCcbRecordBase = 0;
+constexpr std::uint32_t kCcbRecordStream = 0x100;
 constexpr std::uint64_t kHypervisorRamBase = 8ull << 20;
 constexpr std::uint64_t kGuestRamBase = 16ull << 20;
 constexpr std::uint64_t kGuestIpaBase = 0x8000'0000;

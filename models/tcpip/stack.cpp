@@ -382,6 +382,22 @@ void Stack::poll(TimePs now) {
 
 // ------------------------------------------------------------------------------------ input
 
+ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len) const {
+  EthHeader eth;
+  if (data == nullptr || !parse_eth(data, len, eth) || eth.ethertype != kEtherTypeIpv4) return 0;
+  Ipv4Header ip;
+  const std::uint8_t* p = data + kEthHeaderLen;
+  const std::size_t n = len - kEthHeaderLen;
+  if (parse_ipv4_header(p, n, ip) != IpParse::Ok || ip.proto != kIpProtoTcp ||
+      ip.total_len < ip.header_len + kTcpMinHeaderLen)
+    return 0;
+  const std::uint8_t* tcp = p + ip.header_len;  // ports: the first four bytes
+  const std::uint16_t src_port = static_cast<std::uint16_t>((tcp[0] << 8) | tcp[1]);
+  const std::uint16_t dst_port = static_cast<std::uint16_t>((tcp[2] << 8) | tcp[3]);
+  const auto it = by_tuple_.find(TupleKey{ip.dst, ip.src, dst_port, src_port});
+  return it == by_tuple_.end() ? 0 : it->second;
+}
+
 void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now) {
   now_ = std::max(now_, now);
   ++stats_.frames_in;

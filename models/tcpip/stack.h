@@ -115,6 +115,10 @@ class Stack final : private TcpHost {
   /// is coming, e.g. the rest of a DMA'd send context); off sends what is held.
   void set_cork(ConnId c, bool on, TimePs now);
   TcpState state(ConnId c) const;
+  /// The established or connecting connection an incoming frame's TCP segment belongs to, or 0
+  /// (not TCP, malformed, a listener's or nobody's): a header lookup that changes nothing, for
+  /// a hardware model that must fetch the connection's record before the segment is processed.
+  ConnId connection_of_frame(const std::uint8_t* data, std::size_t len) const;
   /// Connection details; local_ip is the connection's own local address. For a listener:
   /// valid, Listen, local_port, and local_ip = its address (0 for a wildcard listener).
   ConnectionInfo info(ConnId c) const;

@@ -1,15 +1,25 @@
 // Connection control buffer: the TOE's table of sockets (paper Fig. 1). Each entry ties a host
 // socket (channel, socket id) to a protocol connection and keeps what the TOE needs to move data
 // for it: the host's kernel receive buffer and how much of it is written, notified and released.
-// Capacity is a hardware limit; each access costs `access_latency`.
+// Capacity is the number of connection records; only `cache_entries` of them are on chip. The
+// rest live in host memory (a region the platform reserves, `record_bytes` per record): an access
+// to a record on chip costs `access_latency`; a miss fetches the record over the TOE's DMA path
+// (a real memory transaction that contends with the other DMA masters) and writes the least
+// recently used record back to make room. A new record is made on chip (only the write-back of
+// the record it displaces is paid).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <unordered_map>
+#include <vector>
 
 #include "models/core/module.h"
+#include "models/core/sideband.h"
 #include "models/tcpip/stack.h"
 
 namespace vtoe::toe {
@@ -41,18 +51,44 @@ struct CcbEntry {
   std::deque<std::uint16_t> accept_socks;
   std::deque<tcpip::ConnId> backlog;
 
+  std::uint32_t record = 0;  // the record's slot in the host-memory backing store
+
   std::uint32_t rx_free() const {
     return rx_size - static_cast<std::uint32_t>(rx_written - rx_released);
   }
 };
 
+struct CcbParams {
+  std::uint32_t capacity = 256;       // connection records (sockets) the TOE can hold
+  core::TimePs access_latency_ps = 10'000;
+  std::uint32_t cache_entries = 256;  // records on chip; 0 = every record on chip
+  std::uint32_t record_bytes = 128;   // one record in host memory
+};
+
 class Ccb : public core::Module {
  public:
-  Ccb(const sc_core::sc_module_name& name, std::uint32_t capacity, core::TimePs access_latency_ps);
+  // Record fetches and write-backs; bound to the TOE's DMA hub. Unused while every record fits
+  // on chip (a bench may leave it bound to nothing that answers).
+  tlm_utils::simple_initiator_socket<Ccb> dma;
 
-  std::uint32_t capacity() const { return capacity_; }
+  Ccb(const sc_core::sc_module_name& name, const CcbParams& params);
+
+  std::uint32_t capacity() const { return params_.capacity; }
   std::size_t size() const { return entries_.size(); }
-  core::TimePs access_latency_ps() const { return access_latency_ps_; }
+  core::TimePs access_latency_ps() const { return params_.access_latency_ps; }
+  // Records on chip: all of them when cache_entries is 0 or not below the capacity.
+  std::uint32_t cache_entries() const;
+  // Where the records live in host memory, and the sideband their transactions carry.
+  void set_backing(std::uint64_t base, const core::SidebandExtension& sideband) {
+    backing_base_ = base;
+    backing_sideband_ = sideband;
+  }
+  std::uint64_t backing_bytes() const {
+    return static_cast<std::uint64_t>(params_.capacity) * params_.record_bytes;
+  }
+  // The time one access to `e`'s record takes: the on-chip latency on a hit; on a miss also the
+  // fetch of the record from host memory and the write-back of the record it displaces.
+  core::TimePs touch(const CcbEntry& e);
 
   // nullptr when the table is full, the channel holds its quota, or the socket already exists.
   CcbEntry* create(int channel, std::uint16_t sock);
@@ -69,8 +105,16 @@ class Ccb : public core::Module {
   static std::uint32_t key(int channel, std::uint16_t sock) {
     return (static_cast<std::uint32_t>(channel) << 16) | sock;
   }
-  std::uint32_t capacity_;
-  core::TimePs access_latency_ps_;
+  core::TimePs record_transfer(tlm::tlm_command cmd, std::uint32_t record);
+
+  CcbParams params_;
+  std::uint64_t backing_base_ = 0;
+  core::SidebandExtension backing_sideband_;
+  std::vector<std::uint32_t> free_records_;  // slots not in use, lowest last
+  std::vector<bool> fresh_;  // created and never on chip yet: nothing in host memory to fetch
+  std::list<std::uint32_t> lru_;             // records on chip, most recently used first
+  std::unordered_map<std::uint32_t, std::list<std::uint32_t>::iterator> on_chip_;
+  std::vector<std::uint8_t> record_buf_;
   std::unordered_map<std::uint32_t, std::unique_ptr<CcbEntry>> entries_;
   std::unordered_map<tcpip::ConnId, CcbEntry*> by_conn_;
   std::unordered_map<int, std::uint32_t> quota_, used_;
@@ -78,6 +122,10 @@ class Ccb : public core::Module {
   core::Counter& full_;
   core::Counter& quota_full_;
   core::Accumulator& occupancy_;
+  core::Counter& hits_;
+  core::Counter& misses_;
+  core::Counter& writebacks_;
+  core::Counter& record_faults_;
 };
 
 }  // namespace vtoe::toe

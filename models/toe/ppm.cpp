@@ -15,9 +15,9 @@ Ppm::Ppm(const sc_core::sc_module_name& name, const PpmParams& params,
       mac_(mac),
       channels_(std::move(channels)),
       stack_(std::make_unique<tcpip::Stack>(stack_config, *this)),
-      tx_cost_ps_(core::cycles_to_ps(params.tx_cycles_per_frame, params.device_freq_hz)),
-      rx_cost_ps_(core::cycles_to_ps(params.rx_cycles_per_frame, params.device_freq_hz)),
       cmd_cost_ps_(core::cycles_to_ps(params.cycles_per_command, params.device_freq_hz)),
+      tx_pipe_(params.engines),
+      rx_pipe_(params.engines),
       frames_tx_(stats_.counter("frames_tx", "frames handed to the MAC")),
       frames_rx_(stats_.counter("frames_rx", "frames taken from the MAC")),
       commands_(stats_.counter("commands", "CmdQ contexts executed")),
@@ -41,14 +41,40 @@ EcqDesc Ppm::event(EventType type, std::uint16_t sock, Status status) {
   return d;
 }
 
-// ---- Frame pipelines: each frame occupies the PPM for its processing time, in order. ----
+// ---- Frame pipelines: each frame occupies an engine for its processing time; frames leave in
+// the order they came. ----
+
+TimePs PpmPipeline::admit(TimePs now, TimePs cost) {
+  auto engine = std::min_element(free_at_.begin(), free_at_.end());
+  const TimePs done = std::max(*engine, now) + cost;
+  *engine = done;
+  busy_ps_ += cost;
+  last_out_ = std::max(last_out_, done);
+  return last_out_;
+}
+
+namespace {
+double cycles_for(double per_frame, std::size_t bytes, std::uint32_t datapath) {
+  return per_frame + static_cast<double>((bytes + datapath - 1) / datapath);
+}
+}  // namespace
+
+TimePs Ppm::tx_frame_ps(std::size_t bytes) const {
+  return core::cycles_to_ps(cycles_for(params_.tx_cycles_per_frame, bytes, params_.datapath_bytes),
+                            params_.device_freq_hz);
+}
+
+TimePs Ppm::rx_frame_ps(std::size_t bytes) const {
+  return core::cycles_to_ps(cycles_for(params_.rx_cycles_per_frame, bytes, params_.datapath_bytes),
+                            params_.device_freq_hz);
+}
 
 void Ppm::transmit(tcpip::Frame&& frame) {
   const TimePs now = core::now_ps();
-  tx_free_at_ = std::max(tx_free_at_, now) + tx_cost_ps_;
+  const TimePs out = tx_pipe_.admit(now, tx_frame_ps(frame.size()));
   const bool was_empty = tx_fifo_.empty();
-  tx_fifo_.push_back({tx_free_at_, std::move(frame)});
-  if (was_empty) tx_ev_.notify(core::ps(tx_free_at_ - now));
+  tx_fifo_.push_back({out, std::move(frame)});
+  if (was_empty) tx_ev_.notify(core::ps(out - now));
 }
 
 void Ppm::tx_stage() {
@@ -63,10 +89,15 @@ void Ppm::tx_stage() {
 
 void Ppm::receive_frame(net::Frame&& frame) {
   const TimePs now = core::now_ps();
-  rx_free_at_ = std::max(rx_free_at_, now) + rx_cost_ps_ + ccb_.access_latency_ps();
+  // The segment's connection record is read before it is processed (a miss stalls the engine
+  // for the fetch from host memory).
+  TimePs record = ccb_.access_latency_ps();
+  if (const tcpip::ConnId c = stack_->connection_of_frame(frame.data(), frame.size()))
+    if (const CcbEntry* e = ccb_.by_conn(c)) record = ccb_.touch(*e);
+  const TimePs out = rx_pipe_.admit(now, rx_frame_ps(frame.size()) + record);
   const bool was_empty = rx_fifo_.empty();
-  rx_fifo_.push_back({rx_free_at_, std::move(frame)});
-  if (was_empty) rx_ev_.notify(core::ps(rx_free_at_ - now));
+  rx_fifo_.push_back({out, std::move(frame)});
+  if (was_empty) rx_ev_.notify(core::ps(out - now));
 }
 
 void Ppm::rx_stage() {
@@ -109,9 +140,10 @@ tcpip::Ipv4 Ppm::local_address(const ControlChannel& channel, const CmdDesc& cmd
 }
 
 void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
-  sc_core::wait(core::ps(cmd_cost_ps_ + ccb_.access_latency_ps()));
-  ++commands_;
   const int ch = channel.index();
+  const CcbEntry* known = ccb_.find(ch, cmd.sock);
+  sc_core::wait(core::ps(cmd_cost_ps_ + (known ? ccb_.touch(*known) : ccb_.access_latency_ps())));
+  ++commands_;
   const TimePs now = core::now_ps();
   auto refuse = [&](Status st) {
     ++bad_commands_;

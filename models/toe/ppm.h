@@ -1,7 +1,7 @@
 // Protocol processing module (paper Fig. 1): the TOE's TCP/UDP/IPv4/ICMP/ARP engine. The protocol
-// logic is the plain C++ tcpip::Stack; this module gives it time (a per-frame processing cost on
-// the device clock in each direction, CCB access latency, protocol timers), executes CmdQ
-// contexts, and turns protocol events into ECQ completions.
+// logic is the plain C++ tcpip::Stack; this module gives it time (a processing cost per frame and
+// per byte on the device clock, on one or more engines in each direction, CCB access latency,
+// protocol timers), executes CmdQ contexts, and turns protocol events into ECQ completions.
 #pragma once
 
 #include <deque>
@@ -22,9 +22,29 @@ namespace vtoe::toe {
 
 struct PpmParams {
   double device_freq_hz = 400e6;
-  double tx_cycles_per_frame = 64;  // header generation, checksum offload, queueing
+  double tx_cycles_per_frame = 64;  // header generation, queueing
   double rx_cycles_per_frame = 64;  // parse, CCB lookup, reassembly bookkeeping
   double cycles_per_command = 32;   // executing one CmdQ context
+  // Checksum and data movement: a frame of N bytes takes ceil(N / datapath_bytes) more cycles.
+  std::uint32_t datapath_bytes = 8;
+  // Engines per direction: frames are processed in parallel on the first free engine and leave
+  // in arrival order (a reorder stage), so TCP never sees reordering the wire did not cause.
+  std::uint32_t engines = 1;
+};
+
+// One direction's engines: when each is next free, and when the last frame left (in order).
+class PpmPipeline {
+ public:
+  explicit PpmPipeline(std::uint32_t engines) : free_at_(engines == 0 ? 1 : engines, 0) {}
+  // A frame arriving at `now` that needs `cost` on an engine: the time it leaves the pipeline.
+  core::TimePs admit(core::TimePs now, core::TimePs cost);
+  core::TimePs busy_ps() const { return busy_ps_; }  // engine time used, summed over engines
+  std::size_t engines() const { return free_at_.size(); }
+
+ private:
+  std::vector<core::TimePs> free_at_;
+  core::TimePs last_out_ = 0;
+  core::TimePs busy_ps_ = 0;
 };
 
 class Ppm : public core::Module, public tcpip::StackListener, public net::FrameSink {
@@ -35,6 +55,14 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
       std::vector<ControlChannel*> channels);
 
   tcpip::Stack& stack() { return *stack_; }
+  const tcpip::Stack& stack() const { return *stack_; }
+  // Engine time used so far in each direction (summed over its engines), for utilisation.
+  core::TimePs tx_busy_ps() const { return tx_pipe_.busy_ps(); }
+  core::TimePs rx_busy_ps() const { return rx_pipe_.busy_ps(); }
+  std::uint32_t engines() const { return static_cast<std::uint32_t>(tx_pipe_.engines()); }
+  // Device time one frame of `bytes` occupies an engine.
+  core::TimePs tx_frame_ps(std::size_t bytes) const;
+  core::TimePs rx_frame_ps(std::size_t bytes) const;
 
   // Executes one CmdQ context of `channel` (waits for the CCB access and command time).
   void execute_command(ControlChannel& channel, const CmdDesc& cmd);
@@ -73,9 +101,9 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   net::EthernetMac& mac_;
   std::vector<ControlChannel*> channels_;
   std::unique_ptr<tcpip::Stack> stack_;
-  core::TimePs tx_cost_ps_, rx_cost_ps_, cmd_cost_ps_;
+  core::TimePs cmd_cost_ps_;
   std::deque<Timed> tx_fifo_, rx_fifo_;
-  core::TimePs tx_free_at_ = 0, rx_free_at_ = 0;
+  PpmPipeline tx_pipe_, rx_pipe_;
   sc_core::sc_event tx_ev_, rx_ev_, timer_ev_;
   core::TimePs timer_at_ = UINT64_MAX;
   std::function<void(tcpip::ConnId)> readable_;

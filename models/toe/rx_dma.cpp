@@ -141,9 +141,10 @@ void RxDma::run() {
       stack.peek(conn, 0, staging_.data(), n);
       ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const int channel = e->channel;
+      const core::TimePs record = ccb_.touch(*e);  // the buffer's position, per burst
       const DmaResult res = dma_transfer(dma, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
                                          staging_.data(), n, ch.sideband());
-      sc_core::wait(core::ps(res.delay_ps));
+      sc_core::wait(core::ps(record + res.delay_ps));
       e = ccb_.by_conn(conn);
       if (!e) break;  // closed while the DMA ran
       if (!res.ok) {

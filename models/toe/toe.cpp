@@ -38,6 +38,15 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
       core::param<P>(ParamKind::Time, "toe.ccb.access_latency", "10ns",
                      "Latency of one CCB lookup or update",
                      [](P& s) -> auto& { return s.ccb_access_ps; }),
+      core::param<P>(ParamKind::Uint, "toe.ccb.cache", "256",
+                     "Connection records held on chip; the others live in host memory and a "
+                     "miss fetches the record over the DMA path (and writes the least recently "
+                     "used one back); 0 = every record on chip",
+                     [](P& s) -> auto& { return s.ccb_cache; }),
+      core::param<P>(ParamKind::Bytes, "toe.ccb.record", "128B",
+                     "Size of one connection record in host memory (one fetch or write-back)",
+                     [](P& s) -> auto& { return s.ccb_record; })
+          .range("32B", "1KiB"),
       core::param<P>(ParamKind::Bytes, "toe.mtu", "1500B",
                      "MTU of the TOE's link (largest IP packet)",
                      [](P& s) -> auto& { return s.stack.mtu; })
@@ -79,6 +88,16 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "PPM device cycles to parse and process one incoming frame",
                      [](P& s) -> auto& { return s.ppm.rx_cycles_per_frame; })
           .range("0", "100000"),
+      core::param<P>(ParamKind::Bytes, "toe.ppm.datapath", "8B",
+                     "Width of the PPM's datapath: checksumming and moving a frame of N bytes "
+                     "costs ceil(N / width) device cycles on top of toe.ppm.tx_cycles/rx_cycles",
+                     [](P& s) -> auto& { return s.ppm.datapath_bytes; })
+          .range("1B", "256B"),
+      core::param<P>(ParamKind::Uint, "toe.ppm.engines", "1",
+                     "Protocol engines in each direction; frames are processed in parallel and "
+                     "leave in arrival order",
+                     [](P& s) -> auto& { return s.ppm.engines; })
+          .range("1", "64"),
       core::param<P>(ParamKind::Real, "toe.ppm.command_cycles", "32",
                      "PPM device cycles to execute one CmdQ context",
                      [](P& s) -> auto& { return s.ppm.cycles_per_command; })
@@ -154,7 +173,13 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
     channels_.back()->dma.bind(dma_hub_.in);
     chans.push_back(channels_.back().get());
   }
-  ccb_ = std::make_unique<Ccb>("ccb", params.ccb_capacity, params.ccb_access_ps);
+  CcbParams cp;
+  cp.capacity = params.ccb_capacity;
+  cp.access_latency_ps = params.ccb_access_ps;
+  cp.cache_entries = params.ccb_cache;
+  cp.record_bytes = params.ccb_record;
+  ccb_ = std::make_unique<Ccb>("ccb", cp);
+  ccb_->dma.bind(dma_hub_.in);
   net::EthernetMacParams mp;
   mp.rate_bps = params.bandwidth_bps;
   mp.address = params.stack.mac.b;

@@ -41,6 +41,8 @@ struct ToeParams {
   std::uint32_t ccb_capacity = 256;
   std::uint32_t ccb_quota = 0;  // per VM; 0 = the capacity shared evenly (the platform applies it)
   core::TimePs ccb_access_ps = 10'000;  // 10 ns
+  std::uint32_t ccb_cache = 256;    // records on chip (the rest in host memory)
+  std::uint32_t ccb_record = 128;   // bytes of one record in host memory
   std::uint32_t dma_burst = 4096;       // bytes per DMA transaction
   double reg_access_cycles = 4;         // register read/write latency on the device clock
   PpmParams ppm;

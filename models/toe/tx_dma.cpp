@@ -85,9 +85,10 @@ bool TxDma::serve(const ConnKey& key) {
   const std::uint32_t n =
       static_cast<std::uint32_t>(std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
   ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
+  const core::TimePs record = ccb_.touch(*e);  // the connection's send state, per burst
   const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
                                      staging_.data(), n, ch.sideband());
-  sc_core::wait(core::ps(res.delay_ps));
+  sc_core::wait(core::ps(record + res.delay_ps));
   // While the DMA ran, the context may have been failed (its connection went) by nobody else: only
   // this thread pops queues, so `q` and `job` are still valid.
   if (!res.ok) {
