@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
 
-.PHONY: quickstart test deps build bench bench-iss clean format asan venv paper fuzz fuzz-smoke
+.PHONY: quickstart test deps build bench bench-iss clean format asan venv paper study-toe fuzz fuzz-smoke
 FUZZ_SECONDS ?= 600
 
 quickstart: deps
@@ -46,6 +46,10 @@ asan:
 # Section 5 of the paper: every experiment, one figure per paper figure, out/paper/report.md.
 paper: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/reproduce.py --jobs $(JOBS)
+
+# The TOE's design space (beyond the paper): scenarios/study/toe/, out/study-toe/report.md.
+study-toe: build venv
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_toe.py --jobs $(JOBS)
 
 bench: build
 	bench/run_bench.sh $(VTOE)

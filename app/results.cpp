@@ -101,6 +101,8 @@ Snapshot take_snapshot(Platform& p) {
   s.toe_rx = toe.rx_bytes();
   s.mac_tx_frames = toe.mac().tx_frames();
   s.mac_tx_bytes = toe.mac().tx_bytes();
+  s.mac_rx_frames = toe.mac().rx_frames();
+  s.mac_rx_bytes = toe.mac().rx_bytes();
   s.ppm_tx_busy = toe.ppm().tx_busy_ps();
   s.ppm_rx_busy = toe.ppm().rx_busy_ps();
   for (int c = 0; c < toe.channel_count(); ++c) {
@@ -166,6 +168,12 @@ ordered_json toe_section(Platform& p, const Window& w) {
   // Frames are counted whole when they end, so a window can see a little over 100%: clamp.
   const double line_bits = mac.params().rate_bps * w.measured_s;
   t["utilization"] = rounded(w.measured_s > 0 ? std::min(1.0, wire_bytes * 8 / line_bits) : 0, 6);
+  const double rx_wire_bytes =
+      static_cast<double>(w.now.mac_rx_bytes - w.base.mac_rx_bytes) +
+      static_cast<double>(w.now.mac_rx_frames - w.base.mac_rx_frames) * net::EthernetMac::kOverhead;
+  // The same for the receive direction (frames the MAC took from the wire).
+  t["rx_utilization"] =
+      rounded(w.measured_s > 0 ? std::min(1.0, rx_wire_bytes * 8 / line_bits) : 0, 6);
   t["dram_utilization"] =
       rounded(p.dram().utilisation(static_cast<core::TimePs>(w.measured_s * 1e12)), 6);
   // Share of the PPM's engines (all of one direction's) kept busy.

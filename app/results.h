@@ -20,7 +20,7 @@ struct Snapshot {
   std::vector<hypervisor::CreditVmStats> sched;
   // The TOE: payload moved to and from hosts, and what its MAC put on the wire.
   std::uint64_t toe_tx = 0, toe_rx = 0;
-  std::uint64_t mac_tx_frames = 0, mac_tx_bytes = 0;
+  std::uint64_t mac_tx_frames = 0, mac_tx_bytes = 0, mac_rx_frames = 0, mac_rx_bytes = 0;
   core::TimePs ppm_tx_busy = 0, ppm_rx_busy = 0;  // PPM engine time used
   // Per TOE channel.
   std::vector<std::uint64_t> channel_tx, channel_rx, channel_contexts, channel_completions;
