@@ -301,13 +301,20 @@ void VirtualToeManager::dispatch(Ctx& ctx) {
     const int q = qos_.pick();
     if (q < 0) break;
     VirtualChannel& v = vchannels_[static_cast<std::size_t>(q)];
+    // Another thread may have run this loop while this one waited below (the guests' doorbells
+    // and the interrupt handler all dispatch): never trust a head that is not there any more.
+    if (v.sendq().empty()) {
+      refresh(static_cast<std::size_t>(q));
+      continue;
+    }
     const VirtualChannel::SendContext sc = v.sendq().front();
     v.sendq().pop_front();
     qos_.served(q, sc.desc.length);
+    // The queue's new head before anything waits, so that a dispatch that runs meanwhile sees it.
+    refresh(static_cast<std::size_t>(q));
+    ++in_flight_;
     hyp_.spend(ctx, hyp_.costs().dispatch, v.vm());
     post(ctx, Ring::Send, &sc.desc, v.vm());
-    ++in_flight_;
-    refresh(static_cast<std::size_t>(q));
   }
 }
 

@@ -2,8 +2,8 @@
 """TOE design-space study (beyond the paper): `make study-toe`.
 
 Runs every sweep of scenarios/study/toe/ (TOE clock, PPM engines, PPM datapath width, DMA burst,
-latency against the clock, CCB cache against the number of connections), draws one figure per
-sweep into OUT (default out/study-toe/) and writes OUT/report.md: for each sweep a table of the
+DMA reads in flight, latency against the clock, CCB cache against the number of connections),
+draws one figure per sweep into OUT (default out/study-toe/) and writes OUT/report.md: for each sweep a table of the
 measured values with the utilisation of every resource at each point, the knee of the curve and
 the resource that limits before and after it. OUT/summary.json holds every number the report
 quotes.
@@ -35,6 +35,8 @@ SWEEPS = {
                  "throughput (Mbit/s)"),
     "burst": ("toe.dma_burst", "tx_mbps", "up", "DMA burst (bytes), 4 GHz CPU",
               "throughput (Mbit/s)"),
+    "outstanding": ("toe.dma_outstanding", "tx_mbps", "up",
+                    "Tx DMA reads in flight, 1 KiB bursts, 4 GHz CPU", "throughput (Mbit/s)"),
     "latency": ("platform.device_freq", "mean_latency_us", "down", "TOE clock (MHz)",
                 "mean request/response latency (us)"),
     "ccb": ("network.clients.concurrency", "rx_mbps", "ccb", "connections open at once",

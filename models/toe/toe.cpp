@@ -76,6 +76,11 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "Largest payload one Tx/Rx DMA transaction moves",
                      [](P& s) -> auto& { return s.dma_burst; })
           .range("64B", "1MiB"),
+      core::param<P>(ParamKind::Uint, "toe.dma_outstanding", "1",
+                     "Burst reads the Tx DMA keeps in flight at once (each issued without waiting "
+                     "for the previous one to complete)",
+                     [](P& s) -> auto& { return s.dma_outstanding; })
+          .range("1", "64"),
       core::param<P>(ParamKind::Real, "toe.register_cycles", "4",
                      "Device cycles for one host access to a TOE register",
                      [](P& s) -> auto& { return s.reg_access_cycles; })
@@ -193,7 +198,8 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   sc.max_connections = params.ccb_capacity;
   ppm_ = std::make_unique<Ppm>("ppm", pp, sc, *ccb_, *mac_, chans);
   mac_->upper.bind(*ppm_);
-  tx_dma_ = std::make_unique<TxDma>("tx_dma", *ppm_, *ccb_, chans, params.dma_burst);
+  tx_dma_ = std::make_unique<TxDma>("tx_dma", *ppm_, *ccb_, chans, params.dma_burst,
+                                    params.dma_outstanding);
   rx_dma_ = std::make_unique<RxDma>("rx_dma", *ppm_, *ccb_, chans, params.dma_burst,
                                     params.rx_notify_timeout_ps);
   tx_dma_->dma.bind(dma_hub_.in);

@@ -44,6 +44,7 @@ struct ToeParams {
   std::uint32_t ccb_cache = 256;    // records on chip (the rest in host memory)
   std::uint32_t ccb_record = 128;   // bytes of one record in host memory
   std::uint32_t dma_burst = 4096;       // bytes per DMA transaction
+  std::uint32_t dma_outstanding = 1;    // Tx DMA burst reads in flight at once
   double reg_access_cycles = 4;         // register read/write latency on the device clock
   PpmParams ppm;
   DispatcherParams dispatcher;

@@ -8,19 +8,22 @@
 namespace vtoe::toe {
 
 TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
-             std::vector<ControlChannel*> channels, std::uint32_t burst_bytes)
+             std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
+             std::uint32_t outstanding)
     : core::Module(name),
       dma("dma"),
       ppm_(ppm),
       ccb_(ccb),
       channels_(std::move(channels)),
       burst_(std::max<std::uint32_t>(burst_bytes, 64)),
-      staging_(burst_),
+      outstanding_(std::max<std::uint32_t>(outstanding, 1)),
       bytes_per_channel_(channels_.size(), 0),
       bytes_(stats_.counter("bytes", "payload bytes read from host memory")),
       contexts_(stats_.counter("contexts", "SendQ contexts completed")),
       faults_(stats_.counter("faults", "contexts failed by DMA faults or bad sockets")),
-      stalls_(stats_.counter("buffer_full_stalls", "waits for Tx local buffer space")) {
+      stalls_(stats_.counter("buffer_full_stalls", "waits for Tx local buffer space")),
+      in_flight_(stats_.accumulator("bursts_in_flight",
+                                    "burst reads in flight, sampled as each is issued")) {
   SC_THREAD(run);
 }
 
@@ -29,6 +32,7 @@ void TxDma::enqueue(const TxJob& job) {
   auto& q = queues_[key];
   if (q.empty()) turn_.push_back(key);
   q.push_back(job);
+  q.back().seq = next_seq_++;
   ++queued_;
   job_ev_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -60,7 +64,11 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
     ++faults_;
   q.pop_front();
   --queued_;
-  if (q.empty()) queues_.erase(key);
+  if (q.empty()) {
+    queues_.erase(key);
+    // A job failed as its burst completed: its connection leaves the rotation now.
+    turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
+  }
   dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -69,9 +77,11 @@ bool TxDma::serve(const ConnKey& key) {
   std::deque<TxJob>& q = queues_.at(key);
   TxJob& job = q.front();
   if (job.done == 0 && job.started_ps == 0) job.started_ps = core::now_ps();
+  const bool in_flight = job.issued > job.done;
   CcbEntry* e = ccb_.find(job.channel, job.desc.sock);
   if (!e || !e->conn || e->kind != CcbEntry::Kind::Connection ||
       e->state != CcbEntry::State::Established) {
+    if (in_flight) return false;  // its bursts are dropped as they complete; then it fails
     finish(key, EventType::Error, Status::BadSocket);
     return true;
   }
@@ -79,52 +89,109 @@ bool TxDma::serve(const ConnKey& key) {
     finish(key, EventType::SendDone, Status::Ok);
     return true;
   }
-  const std::size_t space = stack.send_space(e->conn);
-  if (space == 0) return false;
+  if (job.issued == job.desc.length) return false;  // the rest is in flight
   const tcpip::ConnId conn = e->conn;
-  const std::uint32_t n =
-      static_cast<std::uint32_t>(std::min<std::size_t>({job.desc.length - job.done, space, burst_}));
+  // Send-buffer space not yet spoken for by bursts in flight.
+  std::size_t space = stack.send_space(conn);
+  const auto held = inflight_bytes_.find(conn);
+  const std::size_t reserved = held == inflight_bytes_.end() ? 0 : held->second;
+  if (space <= reserved) return false;
+  space -= reserved;
+  const std::uint32_t n = static_cast<std::uint32_t>(
+      std::min<std::size_t>({job.desc.length - job.issued, space, burst_}));
   ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
   const core::TimePs record = ccb_.touch(*e);  // the connection's send state, per burst
-  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.done,
-                                     staging_.data(), n, ch.sideband());
-  sc_core::wait(core::ps(record + res.delay_ps));
-  // While the DMA ran, the context may have been failed (its connection went) by nobody else: only
-  // this thread pops queues, so `q` and `job` are still valid.
-  if (!res.ok) {
-    finish(key, EventType::Error, Status::DmaFault);
-    return true;
+  Burst b;
+  b.key = key;
+  b.seq = job.seq;
+  b.conn = conn;
+  b.n = n;
+  if (!spare_.empty()) {
+    b.data = std::move(spare_.back());
+    spare_.pop_back();
   }
-  // The connection may have gone while the DMA ran.
-  if (!ccb_.by_conn(conn)) return true;
+  b.data.resize(burst_);
+  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.issued,
+                                     b.data.data(), n, ch.sideband());
+  b.ok = res.ok;
+  b.done_at = core::now_ps() + record + res.delay_ps;
+  job.issued += n;
+  inflight_bytes_[conn] += n;
+  inflight_.push_back(std::move(b));
+  in_flight_.sample(static_cast<double>(inflight_.size()));
+  return true;
+}
+
+void TxDma::deliver(Burst& b) {
+  auto held = inflight_bytes_.find(b.conn);
+  if (held != inflight_bytes_.end() && (held->second -= b.n) == 0) inflight_bytes_.erase(held);
+  auto recycle = [&]() { spare_.push_back(std::move(b.data)); };
+  auto qit = queues_.find(b.key);
+  if (qit == queues_.end() || qit->second.empty() || qit->second.front().seq != b.seq)
+    return recycle();  // its job has already completed or failed
+  std::deque<TxJob>& q = qit->second;
+  TxJob& job = q.front();
+  // Orphans the job's other bursts in flight: the bytes from `done` on are read again.
+  auto restart = [&]() {
+    job.issued = job.done;
+    job.seq = next_seq_++;
+  };
+  if (!b.ok) {
+    restart();
+    finish(b.key, EventType::Error, Status::DmaFault);
+    return recycle();
+  }
+  // The connection may have gone while the DMA ran: serve() fails the job.
+  if (!ccb_.by_conn(b.conn)) {
+    restart();
+    return recycle();
+  }
+  tcpip::Stack& stack = ppm_.stack();
   // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
   // not end segments early; the last piece uncorks and sends what is held.
-  const bool more = job.done + n < job.desc.length || q.size() > 1;
+  const bool more = job.done + b.n < job.desc.length || q.size() > 1;
   const core::TimePs now = core::now_ps();
-  if (more) stack.set_cork(conn, true, now);
-  const std::size_t accepted = stack.send(conn, staging_.data(), n, now);
-  if (!more) stack.set_cork(conn, false, now);
+  if (more) stack.set_cork(b.conn, true, now);
+  const std::size_t accepted = stack.send(b.conn, b.data.data(), b.n, now);
+  if (!more) stack.set_cork(b.conn, false, now);
   ppm_.stack_touched();
   job.done += static_cast<std::uint32_t>(accepted);
   bytes_ += accepted;
   bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
-  return true;
+  if (accepted < b.n) restart();  // the buffer took less than it had room for: read the rest again
+  recycle();
 }
 
 void TxDma::run() {
   for (;;) {
-    while (turn_.empty()) sc_core::wait(job_ev_);
+    const core::TimePs now = core::now_ps();
+    while (!inflight_.empty() && inflight_.front().done_at <= now) {
+      Burst b = std::move(inflight_.front());
+      inflight_.pop_front();
+      deliver(b);
+    }
     // Give each connection in turn one step; a connection whose buffer is full keeps its place
     // and the next one is tried.
     bool progress = false;
-    for (std::size_t tried = 0; tried < turn_.size() && !progress;) {
-      const ConnKey key = turn_.front();
-      turn_.pop_front();
-      progress = serve(key);
-      if (queues_.count(key)) turn_.push_back(key);
-      if (!progress) ++tried;
+    if (inflight_.size() < outstanding_) {
+      for (std::size_t tried = 0; tried < turn_.size() && !progress;) {
+        const ConnKey key = turn_.front();
+        turn_.pop_front();
+        progress = serve(key);
+        if (queues_.count(key)) turn_.push_back(key);
+        if (!progress) ++tried;
+      }
     }
-    if (!progress) {
+    if (progress) continue;
+    if (!inflight_.empty()) {
+      const sc_core::sc_time until_oldest = core::ps(inflight_.front().done_at - now);
+      if (inflight_.size() >= outstanding_)
+        sc_core::wait(until_oldest);
+      else
+        sc_core::wait(until_oldest, space_ev_ | job_ev_);
+    } else if (turn_.empty()) {
+      sc_core::wait(job_ev_);
+    } else {
       ++stalls_;
       sc_core::wait(space_ev_ | job_ev_);
     }

@@ -5,11 +5,15 @@
 // connections take turns a burst at a time, and one whose send buffer is full is skipped, so a
 // stalled peer holds up only its own connection (no head-of-line blocking across connections,
 // channels or VMs).
+// Up to `outstanding` burst reads are in flight at once (issued without waiting for the previous
+// one's completion; the memory system's contention sets when each completes); completed bursts
+// enter the send buffer in the order they were issued.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <utility>
 #include <systemc>
 #include <tlm>
@@ -26,7 +30,9 @@ namespace vtoe::toe {
 struct TxJob {
   int channel = 0;
   SendDesc desc{};
-  std::uint32_t done = 0;
+  std::uint32_t done = 0;    // bytes in the send buffer
+  std::uint32_t issued = 0;  // bytes read or being read (done + in flight)
+  std::uint64_t seq = 0;     // identifies the job's bursts in flight (renewed to orphan them)
   core::TimePs started_ps = 0;  // when the Tx DMA began it (timeline traces)
 };
 
@@ -36,7 +42,8 @@ class TxDma : public core::Module {
 
   SC_HAS_PROCESS(TxDma);
   TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
-        std::vector<ControlChannel*> channels, std::uint32_t burst_bytes);
+        std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
+        std::uint32_t outstanding = 1);
 
   void enqueue(const TxJob& job);
   std::size_t queued() const { return queued_; }
@@ -44,30 +51,47 @@ class TxDma : public core::Module {
   const sc_core::sc_event& dequeued_event() const { return dequeued_ev_; }
   void space_freed() { space_ev_.notify(sc_core::SC_ZERO_TIME); }
   std::uint64_t bytes(int channel) const;
+  std::uint32_t outstanding() const { return outstanding_; }
 
  private:
   using ConnKey = std::pair<int, std::uint16_t>;  // (channel, socket)
+  struct Burst {
+    ConnKey key;
+    std::uint64_t seq = 0;
+    tcpip::ConnId conn = 0;
+    core::TimePs done_at = 0;
+    bool ok = true;
+    std::uint32_t n = 0;
+    std::vector<std::uint8_t> data;
+  };
 
   void run();
-  // One step for the head context of `key`'s queue: a burst, a completion or a failure. False when
-  // the connection has no send-buffer space (nothing was done).
+  // One step for the head context of `key`'s queue: a burst issued, a completion or a failure.
+  // False when nothing could be done (no send-buffer space, or all of it already in flight).
   bool serve(const ConnKey& key);
+  // A completed burst: its bytes go into the send buffer (or it is dropped if its job has gone).
+  void deliver(Burst& b);
   void finish(const ConnKey& key, EventType type, Status status);
 
   Ppm& ppm_;
   Ccb& ccb_;
   std::vector<ControlChannel*> channels_;
   std::uint32_t burst_;
+  std::uint32_t outstanding_;
   std::map<ConnKey, std::deque<TxJob>> queues_;
+  std::deque<Burst> inflight_;  // issue order
+  std::unordered_map<tcpip::ConnId, std::uint32_t> inflight_bytes_;  // send space they will use
+  std::vector<std::vector<std::uint8_t>> spare_;                     // burst buffers to reuse
+  std::uint64_t next_seq_ = 1;
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
   std::size_t queued_ = 0;
-  std::vector<std::uint8_t> staging_;
   std::vector<std::uint64_t> bytes_per_channel_;
   sc_core::sc_event job_ev_, space_ev_, dequeued_ev_;
   core::Counter& bytes_;
   core::Counter& contexts_;
   core::Counter& faults_;
   core::Counter& stalls_;
+  core::Accumulator& in_flight_;
 };
 
 }  // namespace vtoe::toe
