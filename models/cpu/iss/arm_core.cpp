@@ -350,7 +350,7 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   uint32_t page = pc >> GuestMemory::kPageBits;
   DecodedPage* p = pages_[page].get();
   if (!p) {
-    if (!mem_.mapped(pc)) throw GuestFault(pc, false, true);
+    if (!mem_.mapped(pc) && !mem_.has_backend()) throw GuestFault(pc, false, true);
     pages_[page] = std::make_unique<DecodedPage>();
     p = pages_[page].get();
     mem_.mark_code(page);
