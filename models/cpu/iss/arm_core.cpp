@@ -276,17 +276,38 @@ void ArmCore::exception_return(uint32_t target) {
   next_ = target & (thumb_ ? ~1u : ~3u);
 }
 
-bool ArmCore::service_attention() {
-  if (halted_ || wfi_) return false;
+bool ArmCore::take_pending_interrupt() {
   // FIQ first: it has the higher priority.
   if (fiq_ && !(aif_ & kF)) {
     take_exception(Exception::Fiq, pc_ + 4, cpsr());
-  } else if (irq_ && !(aif_ & kI)) {
-    take_exception(Exception::Irq, pc_ + 4, cpsr());
-  } else {
-    update_attention();
+    return true;
   }
+  if (irq_ && !(aif_ & kI)) {
+    take_exception(Exception::Irq, pc_ + 4, cpsr());
+    return true;
+  }
+  return false;
+}
+
+bool ArmCore::service_attention() {
+  if (halted_ || wfi_) return false;
+  if (!take_pending_interrupt()) update_attention();
   return true;
+}
+
+template <typename F>
+bool ArmCore::guarded(F&& body) {
+  try {
+    body();
+    return true;
+  } catch (const GuestFault& f) {
+    take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write, false);
+  } catch (const AlignmentFault& f) {
+    take_fault(Exception::DataAbort, f.addr, false, true);
+  } catch (const UndefinedInstruction&) {
+    take_fault(Exception::Undefined, 0, false, false);
+  }
+  return false;
 }
 
 void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
@@ -403,26 +424,26 @@ class ArmCore::GuestFpScope {
 uint64_t ArmCore::run(uint64_t max) {
   GuestFpScope fp(*this);
   uint64_t n = 0;
-  for (;;) {  // one pass per synchronous exception (system mode)
-    try {
-      while (n < max) {
-        if (attention_ && !service_attention()) return n;
-        step_inner();
-        ++n;
-      }
-      return n;
-    } catch (const GuestFault& f) {
-      take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write,
-                 false);
-    } catch (const AlignmentFault& f) {
-      take_fault(Exception::DataAbort, f.addr, false, true);
-    } catch (const UndefinedInstruction&) {
-      take_fault(Exception::Undefined, 0, false, false);
+  // One pass per synchronous exception taken (system mode); the others are rethrown.
+  while (!guarded([&] {
+    while (n < max) {
+      if (attention_ && !service_attention()) return;
+      step_inner();
+      ++n;
     }
+  })) {
   }
+  return n;
 }
 
-void ArmCore::step() { run(1); }
+void ArmCore::step() {
+  GuestFpScope fp(*this);
+  if (attention_) {
+    if (halted_ || wfi_ || take_pending_interrupt()) return;
+    update_attention();
+  }
+  guarded([&] { step_inner(); });
+}
 
 void ArmCore::step_inner() {
   const Insn& in = fetch_decoded();

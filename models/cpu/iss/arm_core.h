@@ -129,7 +129,8 @@ class ArmCore {
   // Runs until halt(), WFI or `max` instructions; returns how many retired. In system mode an
   // exception entry is not an instruction: the count is of instructions retired.
   uint64_t run(uint64_t max = ~uint64_t{0});
-  // One instruction (run() is the fast way to execute many), or one exception entry.
+  // One instruction, or one exception entry (run() is the fast way to execute many). Nothing
+  // when halted or asleep.
   void step();
   void halt() {
     halted_ = true;
@@ -162,6 +163,10 @@ class ArmCore {
     attention_ = halted_ || wfi_ || (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
   }
   bool service_attention();  // false: stop running (halted or asleep)
+  bool take_pending_interrupt();
+  // Runs body; a synchronous exception it throws is taken (system mode) and false returned.
+  template <typename F>
+  bool guarded(F&& body);
   void take_exception(Exception e, uint32_t lr, uint32_t spsr);
   void exception_return(uint32_t target);
   // A synchronous exception thrown while an instruction ran: taken in system mode, else rethrown.

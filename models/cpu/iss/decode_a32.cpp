@@ -401,7 +401,7 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
           i.op = op == 0 ? Op::Movw : Op::Movt;
           i.rd = r4(w, 12);
           i.imm = (bits(w, 19, 16) << 12) | bits(w, 11, 0);
-        } else if (w == 0x0320F003 || w == 0x0320F002) {  // WFI; WFE waits the same way
+        } else if ((w & 0x0FFFFFFE) == 0x0320F002) {  // WFE, WFI (WFE waits the same way)
           i.op = Op::Wfi;
           i.cls = InsnClass::System;
         } else if ((w & 0x0FFFFF00) == 0x0320F000) {
