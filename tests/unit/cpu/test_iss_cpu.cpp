@@ -339,20 +339,47 @@ TEST(IssCpu, SyscallEmulationFaultEndsTheRun) {
 }
 
 // Speed through the socket: guest MIPS per wall-clock second, printed (not checked).
-void speed(bool dmi, uint32_t words) {
+void speed(bool dmi, uint32_t words, sc_core::sc_time quantum) {
   Platform pf(params(dmi), words, false, 0x4000 + 4 * size_t{words} + 0x10000);
+  tlm::tlm_global_quantum::instance().set(quantum);
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(pf.cpu.done());
   EXPECT_EQ(pf.result(kSum), pf.expected);
-  std::printf("IssCpu %s: %llu instructions, %llu b_transport calls, %.3f s, %.1f MIPS\n",
-              dmi ? "DMI" : "b_transport", static_cast<unsigned long long>(pf.cpu.retired()),
+  std::printf("IssCpu %s, quantum %s: %llu instructions, %llu b_transport calls, %.3f s, "
+              "%.1f MIPS\n",
+              dmi ? "DMI" : "b_transport", quantum.to_string().c_str(),
+              static_cast<unsigned long long>(pf.cpu.retired()),
               static_cast<unsigned long long>(pf.cpu.bus_accesses()), s,
               static_cast<double>(pf.cpu.retired()) / s / 1e6);
 }
 
-TEST(IssCpuSpeed, Dmi) { speed(true, 1u << 22); }
-TEST(IssCpuSpeed, BTransport) { speed(false, 1u << 18); }
+constexpr sc_core::sc_time kUs(1, sc_core::SC_US);
+TEST(IssCpuSpeed, Dmi) { speed(true, 1u << 22, kUs); }
+TEST(IssCpuSpeed, DmiQuantum100us) { speed(true, 1u << 22, 100 * kUs); }
+TEST(IssCpuSpeed, BTransport) { speed(false, 1u << 18, kUs); }
+
+// The same program on the bare core (no SystemC, memory of its own), for scale.
+TEST(IssCpuSpeed, BareCore) {
+  constexpr uint32_t words = 1u << 22;
+  vtoe::cpu::iss::GuestMemory mem;
+  mem.map(0, 0x4000 + 4 * words + 0x10000);
+  mem.map(kDevice, 0x1000);
+  mem.write(0, kProgram, sizeof kProgram);
+  for (uint32_t i = 0; i < words; ++i) mem.write32(kData + 4 * i, word_at(i));
+  mem.write32(kResults + kIrqEnable, 0);
+  mem.write32(kResults + kWords, words);
+  ArmCore core(mem);
+  core.set_system_mode(true);
+  core.set_pc(0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (core.pc() != 0x74) core.run(4096);  // 0x74: b . after the exit store
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(mem.read32(kDevice), core.reg(0));
+  std::printf("bare ArmCore: %llu instructions, %.3f s, %.1f MIPS\n",
+              static_cast<unsigned long long>(core.retired()), s,
+              static_cast<double>(core.retired()) / s / 1e6);
+}
 
 }  // namespace
