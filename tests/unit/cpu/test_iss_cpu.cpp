@@ -355,7 +355,7 @@ void speed(bool dmi, uint32_t words, sc_core::sc_time quantum) {
               static_cast<double>(pf.cpu.retired()) / s / 1e6);
 }
 
-constexpr sc_core::sc_time kUs(1, sc_core::SC_US);
+const sc_core::sc_time kUs(1, sc_core::SC_US);
 TEST(IssCpuSpeed, Dmi) { speed(true, 1u << 22, kUs); }
 TEST(IssCpuSpeed, DmiQuantum100us) { speed(true, 1u << 22, 100 * kUs); }
 TEST(IssCpuSpeed, BTransport) { speed(false, 1u << 18, kUs); }
