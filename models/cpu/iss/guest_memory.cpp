@@ -29,13 +29,13 @@ uint32_t GuestMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
   uint64_t first = addr >> kPageBits, end = (uint64_t{addr} + len) >> kPageBits;
   uint32_t n = 0;
   for (uint64_t p = first; p < end && p < kPages; ++p) {
+    uint8_t* h = host + (p - first) * kPageSize;
     if (pages_[p] && !attached_[p]) continue;  // our own page
-    if (code_[p] && pages_[p] != host) code_written(static_cast<uint32_t>(p));
+    if (code_[p] && pages_[p] != h) code_written(static_cast<uint32_t>(p));
     if (!attached_[p]) ++attached_count_;
-    pages_[p] = host;
+    pages_[p] = h;
     attached_[p] = 1;
     ++n;
-    host += kPageSize;
   }
   return n;
 }

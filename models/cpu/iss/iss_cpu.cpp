@@ -171,15 +171,14 @@ void IssCpu::request_dmi(uint32_t addr) {
   const uint64_t end = std::min<uint64_t>(dmi.get_end_address(), 0xffffffffu);
   const uint64_t mask = GuestMemory::kPageSize - 1;
   const uint64_t first = (start + mask) & ~mask, stop = (end + 1) & ~mask;
-  if (end < start || first >= stop || (uint64_t{addr} >> GuestMemory::kPageBits) <
-                                          (first >> GuestMemory::kPageBits) ||
-      uint64_t{addr} >= stop) {
-    dmi_refused_[page] = true;  // the page is only partly inside the region
+  // Pages wholly inside the region only; the page asked for may be left out (partly inside).
+  const uint64_t page_start = uint64_t{page} << GuestMemory::kPageBits;
+  if (end < start || first >= stop || page_start < first || page_start >= stop) {
+    dmi_refused_[page] = true;
   }
-  if (first >= stop || end < start) return;
-  if (mem_.attach(static_cast<uint32_t>(first), stop - first, dmi.get_dmi_ptr() + (first - start))) {
-    ++dmi_grants_;
-  }
+  if (end < start || first >= stop) return;
+  uint8_t* host = dmi.get_dmi_ptr() + (first - start);
+  if (mem_.attach(static_cast<uint32_t>(first), stop - first, host)) ++dmi_grants_;
 }
 
 void IssCpu::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {

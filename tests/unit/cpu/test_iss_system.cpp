@@ -4,7 +4,9 @@
 // Encodings from arm-linux-gnueabihf-as -march=armv7-a.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "models/cpu/iss/arm_core.h"
 
@@ -343,6 +345,85 @@ TEST(IssUserMode, PrivilegedOperationsAreRefused) {
   // A data fault is thrown, not taken.
   core.set_reg(1, 0x0badc0de);
   EXPECT_THROW(run_one(0xe5910000), GuestFault);
+}
+
+// GuestMemory as a DMI cache: attached host memory, a backend for the rest, detach.
+class RecordingBackend : public vtoe::cpu::iss::MemoryBackend {
+ public:
+  bool read(uint32_t addr, void* dst, uint32_t len, bool fetch) override {
+    if (addr >= 0x40000) return false;
+    log.push_back({addr, len, fetch ? 'f' : 'r'});
+    std::memset(dst, 0xab, len);
+    return true;
+  }
+  bool write(uint32_t addr, const void*, uint32_t len) override {
+    log.push_back({addr, len, 'w'});
+    return addr < 0x40000;
+  }
+  struct Access {
+    uint32_t addr, len;
+    char kind;
+  };
+  std::vector<Access> log;
+};
+
+TEST(IssGuestMemory, AttachedPagesBackendAndDetach) {
+  GuestMemory mem;
+  RecordingBackend bus;
+  mem.set_backend(&bus);
+  mem.map(0x1000, 0x1000);  // a page of its own
+  mem.write32(0x1000, 0x11111111);
+  std::vector<uint8_t> host(0x3000, 0);
+  host[0x2000] = 0x5a;
+  EXPECT_EQ(mem.attach(0, 0x3000, host.data()), 2u);  // pages 0 and 2; page 1 stays its own
+  EXPECT_EQ(mem.attached_pages(), 2u);
+  EXPECT_EQ(mem.read8(0x2000), 0x5a);                 // the right offset after the skipped page
+  EXPECT_EQ(mem.read32(0x1000), 0x11111111u);
+  mem.write32(0x10, 0xdeadbeef);
+  EXPECT_EQ(host[0x10], 0xef);
+  EXPECT_TRUE(bus.log.empty());
+  // Across the end of attached memory: two bytes direct, two from the bus.
+  EXPECT_EQ(mem.read32(0x2ffe) >> 16, 0xababu);
+  ASSERT_EQ(bus.log.size(), 1u);
+  EXPECT_EQ(bus.log[0].addr, 0x3000u);
+  EXPECT_EQ(bus.log[0].len, 2u);
+  mem.write16(0x5000, 7);
+  EXPECT_EQ(bus.log.back().kind, 'w');
+  EXPECT_THROW(mem.read32(0x40000), GuestFault);  // the bus answers nothing there
+  mem.detach(0x2000, 1);
+  EXPECT_EQ(mem.attached_pages(), 1u);
+  EXPECT_EQ(mem.read8(0x2000), 0xab);  // from the bus now
+  mem.unmap(0, 0x1000);                // an attached page: forgotten, not freed
+  EXPECT_EQ(mem.attached_pages(), 0u);
+  EXPECT_EQ(host[0x10], 0xef);
+}
+
+TEST(IssGuestMemory, DetachDropsDecodedCode) {
+  GuestMemory mem;
+  RecordingBackend bus;
+  mem.set_backend(&bus);
+  std::vector<uint8_t> host(0x1000, 0);
+  const uint32_t add_r1 = 0xe2811001, add_r2 = 0xe2822001;  // add r1/r2, #1
+  std::memcpy(host.data(), &add_r1, 4);
+  mem.attach(0x10000, 0x1000, host.data());
+  ArmCore core(mem);
+  core.set_pc(0x10000);
+  core.step();
+  EXPECT_EQ(core.reg(1), 1u);
+  std::memcpy(host.data(), &add_r2, 4);  // behind the core's back (another master)
+  core.set_pc(0x10000);
+  core.step();
+  EXPECT_EQ(core.reg(1), 2u);  // the decoded instruction is still the old one
+  mem.detach(0x10000, 0x1000);
+  mem.attach(0x10000, 0x1000, host.data());  // granted again: decode anew
+  core.set_pc(0x10000);
+  core.step();
+  EXPECT_EQ(core.reg(2), 1u);
+  core.invalidate_decoded(0x10000, 4);  // the explicit way, same effect
+  std::memcpy(host.data(), &add_r1, 4);
+  core.set_pc(0x10000);
+  core.step();
+  EXPECT_EQ(core.reg(1), 3u);
 }
 
 }  // namespace
