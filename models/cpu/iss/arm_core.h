@@ -126,6 +126,24 @@ class ArmCore {
   uint32_t fpscr() const;
   void set_fpscr(uint32_t v);
 
+  // For code that runs inside run() but is not the guest's (a bus transaction, a SystemC wait):
+  // the host's floating-point environment while it lives, the guest's again after.
+  class HostFpScope {
+   public:
+    explicit HostFpScope(ArmCore& c) : c_(c), active_(c.in_guest_fp_) {
+      if (active_) c_.leave_guest_fp();
+    }
+    ~HostFpScope() {
+      if (active_) c_.enter_guest_fp();
+    }
+    HostFpScope(const HostFpScope&) = delete;
+    HostFpScope& operator=(const HostFpScope&) = delete;
+
+   private:
+    ArmCore& c_;
+    bool active_;
+  };
+
   // Runs until halt(), WFI or `max` instructions; returns how many retired. In system mode an
   // exception entry is not an instruction: the count is of instructions retired.
   uint64_t run(uint64_t max = ~uint64_t{0});

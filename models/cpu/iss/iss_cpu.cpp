@@ -135,6 +135,9 @@ void IssCpu::thread() {
 
 bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len) {
   account();  // the access happens after every instruction retired so far
+  // The target, and every process that runs while this one waits, see the host's rounding mode
+  // and exception flags, not the guest's.
+  ArmCore::HostFpScope host_fp(core_);
   tlm::tlm_generic_payload& t = trans_;
   t.set_command(cmd);
   t.set_address(addr);

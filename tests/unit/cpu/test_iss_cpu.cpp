@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <cfenv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -336,6 +337,30 @@ TEST(IssCpu, SyscallEmulationFaultEndsTheRun) {
   ASSERT_TRUE(cpu.done());
   EXPECT_EQ(cpu.fault(), "read from unmapped address 0x20000000");
   EXPECT_EQ(cpu.core().pc(), 0u);
+}
+
+TEST(IssCpu, BusAccessesRunInTheHostFloatingPointEnvironment) {
+  TestBus bus("bus", 0x1000);
+  bus.dmi = false;
+  IssCpu cpu("cpu");
+  cpu.socket.bind(bus.in);
+  const uint32_t code[] = {0xe3a00503,   // mov r0, #0xc00000    (FPSCR.RMode = round to zero)
+                           0xeee10a10,   // vmsr fpscr, r0
+                           0xe3a07201,   // mov r7, #0x10000000
+                           0xe5870000};  // str r0, [r7]         (exit)
+  std::memcpy(bus.ram.data(), code, sizeof code);
+  int rounding_seen = -1;
+  bus.on_exit = [&] {
+    rounding_seen = std::fegetround();
+    cpu.halt();
+  };
+  cpu.core().set_pc(0);
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
+  sc_core::sc_start();
+  ASSERT_TRUE(cpu.done());
+  EXPECT_EQ(cpu.core().fpscr() & 0x00c00000u, 0x00c00000u);
+  EXPECT_EQ(rounding_seen, FE_TONEAREST);
+  EXPECT_EQ(std::fegetround(), FE_TONEAREST);
 }
 
 // Speed through the socket: guest MIPS per wall-clock second, printed (not checked).
