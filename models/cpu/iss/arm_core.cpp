@@ -289,7 +289,7 @@ bool ArmCore::take_pending_interrupt() {
   return false;
 }
 
-bool ArmCore::service_attention() {
+__attribute__((noinline, cold)) bool ArmCore::service_attention() {
   if (halted_ || wfi_) return false;
   if (!take_pending_interrupt()) update_attention();
   return true;
@@ -423,15 +423,24 @@ class ArmCore::GuestFpScope {
 
 uint64_t ArmCore::run(uint64_t max) {
   GuestFpScope fp(*this);
+  // One pass per synchronous exception taken (system mode; the others are rethrown). The count
+  // comes back from the retired-instruction counters, so that the loop keeps its own in a
+  // register (an exception could not hand it back).
+  const uint64_t start = retired();
+  for (;;) {
+    const uint64_t done = retired() - start;
+    uint64_t n = 0;
+    if (guarded([&] { n = run_loop(max - done); })) return done + n;
+  }
+}
+
+// The hot loop, kept apart from the exception handling around it.
+__attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
-  // One pass per synchronous exception taken (system mode); the others are rethrown.
-  while (!guarded([&] {
-    while (n < max) {
-      if (attention_ && !service_attention()) return;
-      step_inner();
-      ++n;
-    }
-  })) {
+  while (n < max) {
+    if (attention_ && !service_attention()) break;
+    step_inner();
+    ++n;
   }
   return n;
 }
@@ -445,7 +454,7 @@ void ArmCore::step() {
   guarded([&] { step_inner(); });
 }
 
-void ArmCore::step_inner() {
+__attribute__((always_inline)) inline void ArmCore::step_inner() {
   const Insn& in = fetch_decoded();
   r_[15] = pc_ + (thumb_ ? 4 : 8);
   next_ = pc_ + in.len;

@@ -170,7 +170,7 @@ class ArmCore {
   static constexpr uint32_t kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
 
   class GuestFpScope;
-  uint64_t run_inner(uint64_t max);
+  uint64_t run_loop(uint64_t max);
   void step_inner();
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ (-1: no such mode).
   static int bank_of(uint8_t mode);

@@ -20,7 +20,7 @@ GuestMemory::GuestMemory() : pages_(kPages, nullptr), code_(kPages, 0), attached
 
 GuestMemory::~GuestMemory() {
   for (uint32_t p = 0; p < kPages; ++p) {
-    if (!attached_[p]) delete[] pages_[p];
+    if (pages_[p] && !attached_[p]) delete[] pages_[p];
   }
 }
 
