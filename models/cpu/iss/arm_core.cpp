@@ -234,7 +234,7 @@ void ArmCore::set_system_mode(bool on) {
     vbar_ = 0;
     write_cpsr(kA | kI | kF | static_cast<uint32_t>(Mode::Svc), 0xffffffffu);
   } else {
-    write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3ff);
+    write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3df);  // user mode, nothing masked; T kept
   }
 }
 

@@ -55,6 +55,10 @@ TEST_F(IssSystem, ResetStateIsSvcWithEverythingMasked) {
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kSvc);
   ArmCore user(mem);
   EXPECT_EQ(user.cpsr() & 0x1ff, kUsr);  // syscall emulation: user mode, nothing masked
+  core.set_pc(kCode | 1);
+  core.set_system_mode(false);  // back to user mode, Thumb state kept
+  EXPECT_EQ(core.cpsr() & 0x1ff, kUsr | kT);
+  EXPECT_FALSE(core.system_mode());
 }
 
 TEST_F(IssSystem, BankedSpLrAndFiqRegisters) {
