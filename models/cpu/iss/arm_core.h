@@ -86,7 +86,7 @@ class ArmCore {
   // SPSR of the current mode (0 in USR and SYS, which have none), and of a given mode.
   uint32_t spsr() const { return spsr_[bank_of(mode_)]; }
   uint32_t spsr(Mode m) const { return spsr_[bank_of(static_cast<uint8_t>(m))]; }
-  // SP or LR (n = 13, 14) as mode `m` sees it, whichever mode is current.
+  // Register n (r8-r14 are banked) as mode `m` sees it, whichever mode is current.
   uint32_t banked_reg(Mode m, int n) const;
 
   // System mode (see the top of this file). Entering it resets the core as the hardware does:

@@ -340,6 +340,34 @@ TEST(IssCpu, SyscallEmulationFaultEndsTheRun) {
   EXPECT_EQ(cpu.core().pc(), 0u);
 }
 
+TEST(IssCpu, WfiSleepsUntilTheIrqLineRises) {
+  TestBus bus("bus", 0x1000);
+  IssCpu cpu("cpu");
+  cpu.socket.bind(bus.in);
+  const uint32_t code[] = {0xe320f003,   // wfi
+                           0xe3a07201,   // mov r7, #0x10000000
+                           0xe5870000};  // str r0, [r7]         (exit)
+  std::memcpy(bus.ram.data(), code, sizeof code);
+  bus.on_exit = [&] { cpu.halt(); };
+  cpu.core().set_system_mode(true);  // IRQ masked: the line wakes the core, nothing is taken
+  cpu.core().set_pc(0);
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
+  bool asleep_at_4us = false;
+  vtoe::test::Proc irq("irq", [&] {
+    sc_core::wait(4, sc_core::SC_US);
+    asleep_at_4us = cpu.core().waiting_for_interrupt();
+    sc_core::wait(1, sc_core::SC_US);
+    cpu.set_irq(true);
+  });
+  sc_core::sc_start();
+  ASSERT_TRUE(cpu.done());
+  EXPECT_TRUE(asleep_at_4us);
+  EXPECT_EQ(cpu.retired(), 3u);
+  EXPECT_EQ(cpu.core().exceptions(Exception::Irq), 0u);
+  // Asleep from 1 ns (after the WFI) to 5 us; then the two instructions after it.
+  EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::sc_time(5002, sc_core::SC_NS));
+}
+
 TEST(IssCpu, BusAccessesRunInTheHostFloatingPointEnvironment) {
   TestBus bus("bus", 0x1000);
   bus.dmi = false;
