@@ -129,6 +129,18 @@ const char* to_string(InsnClass c) {
   }
 }
 
+const char* to_string(Exception e) {
+  switch (e) {
+    case Exception::Undefined: return "undefined";
+    case Exception::Svc: return "svc";
+    case Exception::PrefetchAbort: return "prefetch_abort";
+    case Exception::DataAbort: return "data_abort";
+    case Exception::Irq: return "irq";
+    case Exception::Fiq: return "fiq";
+    default: return "?";
+  }
+}
+
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
   mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
   set_fpscr(0);
@@ -151,8 +163,177 @@ void ArmCore::set_pc(uint32_t addr) {
 }
 
 uint32_t ArmCore::cpsr() const {
-  return (n_ << 31) | (z_ << 30) | (c_ << 29) | (v_ << 28) | (q_ << 27) | (ge_ << 16) |
-         (thumb_ ? 0x20u : 0u) | 0x10u;
+  return (n_ << 31) | (z_ << 30) | (c_ << 29) | (v_ << 28) | (q_ << 27) |
+         (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) | ((uint32_t{itstate_} >> 2) << 10) | aif_ |
+         (thumb_ ? 0x20u : 0u) | mode_;
+}
+
+void ArmCore::write_cpsr(uint32_t v, uint32_t mask) {
+  v = (v & mask) | (cpsr() & ~mask);
+  set_nzcv(v);
+  q_ = (v >> 27) & 1;
+  ge_ = (v >> 16) & 15;
+  itstate_ = static_cast<uint8_t>(((v >> 25) & 3) | (((v >> 10) & 0x3f) << 2));
+  thumb_ = v & 0x20;
+  aif_ = v & 0x3c0;
+  uint8_t m = v & 0x1f;
+  if (m != mode_ && bank_of(m) >= 0) switch_mode(m);  // a reserved mode number is ignored
+  update_attention();
+}
+
+int ArmCore::bank_of(uint8_t mode) {
+  switch (static_cast<Mode>(mode)) {
+    case Mode::Usr: case Mode::Sys: return 0;
+    case Mode::Svc: return 1;
+    case Mode::Abt: return 2;
+    case Mode::Und: return 3;
+    case Mode::Irq: return 4;
+    case Mode::Fiq: return 5;
+    default: return -1;
+  }
+}
+
+void ArmCore::switch_mode(uint8_t mode) {
+  int from = bank_of(mode_), to = bank_of(mode);
+  if (from != to) {
+    bank_sp_[from] = r_[13];
+    bank_lr_[from] = r_[14];
+    if (from == 5 || to == 5) {  // FIQ has its own r8-r12
+      uint32_t* save = from == 5 ? fiq_hi_ : usr_hi_;
+      const uint32_t* load = from == 5 ? usr_hi_ : fiq_hi_;
+      for (int i = 0; i < 5; ++i) {
+        save[i] = r_[8 + i];
+        r_[8 + i] = load[i];
+      }
+    }
+    r_[13] = bank_sp_[to];
+    r_[14] = bank_lr_[to];
+  }
+  mode_ = mode;
+}
+
+uint32_t ArmCore::banked_reg(Mode m, int n) const {
+  int b = bank_of(static_cast<uint8_t>(m)), cur = bank_of(mode_);
+  if (n >= 8 && n <= 12 && (b == 5) != (cur == 5)) return b == 5 ? fiq_hi_[n - 8] : usr_hi_[n - 8];
+  if ((n == 13 || n == 14) && b != cur) return n == 13 ? bank_sp_[b] : bank_lr_[b];
+  return reg(n);
+}
+
+uint32_t& ArmCore::user_reg(int n) {
+  int cur = bank_of(mode_);
+  if (n >= 8 && n <= 12 && cur == 5) return usr_hi_[n - 8];
+  if ((n == 13 || n == 14) && cur != 0) return n == 13 ? bank_sp_[0] : bank_lr_[0];
+  return r_[n];
+}
+
+void ArmCore::set_system_mode(bool on) {
+  system_ = on;
+  wfi_ = false;
+  if (on) {
+    sctlr_ = 0x00c50078;
+    vbar_ = 0;
+    write_cpsr(kA | kI | kF | static_cast<uint32_t>(Mode::Svc), 0xffffffffu);
+  } else {
+    write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3df);  // user mode, nothing masked; T kept
+  }
+}
+
+void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
+  if (len == 0) return;
+  uint64_t first = addr >> GuestMemory::kPageBits;
+  uint64_t last = (uint64_t{addr} + len - 1) >> GuestMemory::kPageBits;
+  for (uint64_t p = first; p <= last && p < GuestMemory::kPages; ++p) {
+    drop_page(static_cast<uint32_t>(p));
+  }
+}
+
+// Vector offsets, the mode each exception enters and the CPSR mask bits it sets (ARMv7-A
+// without the Security and Virtualization Extensions: B1.8).
+void ArmCore::take_exception(Exception e, uint32_t lr, uint32_t spsr) {
+  struct Entry {
+    Mode mode;
+    uint32_t offset, mask;
+  };
+  static constexpr Entry kEntry[] = {
+      {Mode::Und, 0x04, kI},           {Mode::Svc, 0x08, kI},
+      {Mode::Abt, 0x0C, kA | kI},      {Mode::Abt, 0x10, kA | kI},
+      {Mode::Irq, 0x18, kA | kI},      {Mode::Fiq, 0x1C, kA | kI | kF}};
+  const Entry& k = kEntry[static_cast<int>(e)];
+  switch_mode(static_cast<uint8_t>(k.mode));
+  spsr_[bank_of(mode_)] = spsr;
+  r_[14] = lr;
+  aif_ = (aif_ | k.mask) & ~(1u << 9);  // E = SCTLR.EE = 0: little-endian
+  itstate_ = 0;
+  thumb_ = sctlr_ & kSctlrTe;
+  uint32_t base = (sctlr_ & kSctlrV) ? 0xffff0000u : vbar_;
+  pc_ = next_ = base + k.offset;
+  ++exceptions_[static_cast<int>(e)];
+  update_attention();
+}
+
+void ArmCore::exception_return(uint32_t target) {
+  write_cpsr(spsr_[bank_of(mode_)], 0xffffffffu);
+  next_ = target & (thumb_ ? ~1u : ~3u);
+}
+
+bool ArmCore::take_pending_interrupt() {
+  // FIQ first: it has the higher priority.
+  if (fiq_ && !(aif_ & kF)) {
+    take_exception(Exception::Fiq, pc_ + 4, cpsr());
+    return true;
+  }
+  if (irq_ && !(aif_ & kI)) {
+    take_exception(Exception::Irq, pc_ + 4, cpsr());
+    return true;
+  }
+  return false;
+}
+
+__attribute__((noinline, cold)) bool ArmCore::service_attention() {
+  if (halted_ || wfi_) return false;
+  if (!take_pending_interrupt()) update_attention();
+  return true;
+}
+
+template <typename F>
+bool ArmCore::guarded(F&& body) {
+  try {
+    body();
+    return true;
+  } catch (const GuestFault& f) {
+    take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write, false);
+  } catch (const AlignmentFault& f) {
+    take_fault(Exception::DataAbort, f.addr, false, true);
+  } catch (const UndefinedInstruction&) {
+    take_fault(Exception::Undefined, 0, false, false);
+  }
+  return false;
+}
+
+void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
+  if (!system_) throw;  // syscall emulation: the caller reports it
+  uint32_t base = (sctlr_ & kSctlrV) ? 0xffff0000u : vbar_;
+  // A fetch fault in the vector table itself would repeat for ever.
+  if (e == Exception::PrefetchAbort && pc_ - base < 0x20) throw;
+  // The faulting instruction did not execute: its IT state is the one to return to.
+  if (e != Exception::PrefetchAbort && in_it_) itstate_ = it_at_start_;
+  uint32_t lr;
+  switch (e) {
+    case Exception::Undefined:
+      lr = pc_ + (thumb_ ? 2 : 4);
+      break;
+    case Exception::PrefetchAbort:
+      lr = pc_ + 4;
+      ifar_ = addr;
+      ifsr_ = 0x8;  // synchronous external abort
+      break;
+    default:
+      lr = pc_ + 8;
+      dfar_ = addr;
+      dfsr_ = (alignment ? 0x1u : 0x8u) | (write ? 1u << 11 : 0u);
+      break;
+  }
+  take_exception(e, lr, cpsr());
 }
 
 void ArmCore::set_nzcv(uint32_t v) {
@@ -190,7 +371,7 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   uint32_t page = pc >> GuestMemory::kPageBits;
   DecodedPage* p = pages_[page].get();
   if (!p) {
-    if (!mem_.mapped(pc)) throw GuestFault(pc, false, true);
+    if (!mem_.mapped(pc) && !mem_.has_backend()) throw GuestFault(pc, false, true);
     pages_[page] = std::make_unique<DecodedPage>();
     p = pages_[page].get();
     mem_.mark_code(page);
@@ -242,8 +423,22 @@ class ArmCore::GuestFpScope {
 
 uint64_t ArmCore::run(uint64_t max) {
   GuestFpScope fp(*this);
+  // One pass per synchronous exception taken (system mode; the others are rethrown). The count
+  // comes back from the retired-instruction counters, so that the loop keeps its own in a
+  // register (an exception could not hand it back).
+  const uint64_t start = retired();
+  for (;;) {
+    const uint64_t done = retired() - start;
+    uint64_t n = 0;
+    if (guarded([&] { n = run_loop(max - done); })) return done + n;
+  }
+}
+
+// The hot loop, kept apart from the exception handling around it.
+__attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
-  while (!halted_ && n < max) {
+  while (n < max) {
+    if (attention_ && !service_attention()) break;
     step_inner();
     ++n;
   }
@@ -252,10 +447,14 @@ uint64_t ArmCore::run(uint64_t max) {
 
 void ArmCore::step() {
   GuestFpScope fp(*this);
-  step_inner();
+  if (attention_) {
+    if (halted_ || wfi_ || take_pending_interrupt()) return;
+    update_attention();
+  }
+  guarded([&] { step_inner(); });
 }
 
-void ArmCore::step_inner() {
+__attribute__((always_inline)) inline void ArmCore::step_inner() {
   const Insn& in = fetch_decoded();
   r_[15] = pc_ + (thumb_ ? 4 : 8);
   next_ = pc_ + in.len;
@@ -263,9 +462,12 @@ void ArmCore::step_inner() {
     in_it_ = false;
     if (in.cond >= 14 || cond_pass(in.cond)) in.fn(*this, in);
   } else {
+    // Advanced before the instruction runs, so that an SVC or an exception return inside the
+    // block sees (and saves, or restores) the state of the instruction after it.
     in_it_ = true;
-    if (cond_pass(itstate_ >> 4)) in.fn(*this, in);
-    itstate_ = (itstate_ & 7) ? ((itstate_ & 0xE0) | ((itstate_ << 1) & 0x1F)) : 0;
+    it_at_start_ = itstate_;
+    itstate_ = it_advance(itstate_);
+    if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
   }
   ++retired_[static_cast<int>(in.cls)];
   pc_ = next_;
@@ -373,23 +575,48 @@ void ArmCore::execute(const Insn& in) {
       monitor_ = false;
       return;
     case Op::Mrs:
-      r_[in.rd] = cpsr() & ~0x20u;
-      return;
-    case Op::Msr: {
-      uint32_t v = r_[in.rm];
-      if (in.imm & 8) {
-        set_nzcv(v);
-        q_ = (v >> 27) & 1;
+      if (in.ra) {  // SPSR: only the exception modes have one
+        if (bank_of(mode_) == 0) undefined(in);
+        r_[in.rd] = spsr();
+      } else {
+        r_[in.rd] = cpsr() & ~0x0700FC20u;  // the execution-state bits (IT, J, T) read as zero
       }
-      if (in.imm & 4) ge_ = (v >> 16) & 15;
       return;
-    }
+    case Op::Msr:
+      msr(in);
+      return;
     case Op::Mrc:
-      write_reg(in.rd, tls_);
+      write_reg(in.rd, cp15_read(in));
+      return;
+    case Op::Mcr:
+      cp15_write(in, r_[in.rd]);
       return;
     case Op::Svc:
+      if (system_) {
+        take_exception(Exception::Svc, next_, cpsr());
+        return;
+      }
       if (!svc_) undefined(in);
       svc_->svc(*this, in.imm);
+      return;
+    case Op::ExcReturn: {
+      if (bank_of(mode_) == 0) undefined(in);  // USR and SYS have no SPSR to return with
+      Insn alu = in;
+      alu.op = Op::DataProc;
+      alu.rd = 16;
+      alu.flags &= static_cast<uint8_t>(~(kFlagS | kFlagSNotIt));
+      executor_for(alu)(*this, alu);
+      exception_return(r_[16]);
+      return;
+    }
+    case Op::Cps:
+      cps(in);
+      return;
+    case Op::Wfi:
+      if (system_ && !irq_ && !fiq_) {  // otherwise (and in syscall emulation) a NOP
+        wfi_ = true;
+        update_attention();
+      }
       return;
     case Op::Vfp:
       execute_vfp(in);
@@ -534,7 +761,124 @@ ExecFn ArmCore::executor_for(const Insn& in) {
   }
 }
 
+void ArmCore::msr(const Insn& in) {
+  uint32_t v = in.opnd == kOpImm ? in.imm : r_[in.rm];
+  uint32_t mask = ((in.sub & 8) ? 0xff000000u : 0u) | ((in.sub & 4) ? 0x00ff0000u : 0u) |
+                  ((in.sub & 2) ? 0x0000ff00u : 0u) | ((in.sub & 1) ? 0x000000ffu : 0u);
+  if (in.ra) {  // SPSR: every bit of the fields written
+    int b = bank_of(mode_);
+    if (b == 0) undefined(in);
+    spsr_[b] = (spsr_[b] & ~mask) | (v & mask);
+    return;
+  }
+  // User mode writes the APSR (N Z C V Q, GE); privileged modes also E, A, I, F and the mode.
+  // The execution-state bits (IT, J, T) are never written by MSR.
+  write_cpsr(v, mask & (privileged() ? 0xf80f03dfu : 0xf80f0000u));
+}
+
+void ArmCore::cps(const Insn& in) {
+  if (!privileged()) return;  // a NOP in user mode
+  uint32_t v = cpsr();
+  if (in.sub & 2) v &= ~(in.imm & 0x1c0u);
+  if (in.sub & 4) v |= in.imm & 0x1c0u;
+  if (in.sub & 1) v = (v & ~0x1fu) | (in.imm & 0x1fu);
+  write_cpsr(v, 0x1df);
+}
+
+uint32_t ArmCore::cp15_read(const Insn& in) {
+  switch (in.imm) {
+    case cp15_key(13, 0, 0, 3): return tls_;  // TPIDRURO
+    case cp15_key(13, 0, 0, 2): return tpidrurw_;
+    default: break;
+  }
+  if (!privileged()) undefined(in);
+  switch (in.imm) {
+    case cp15_key(0, 0, 0, 0): return 0x412fc0f1;  // MIDR: Cortex-A15 r2p1, as qemu's
+    case cp15_key(0, 0, 0, 5): return 0x80000000;  // MPIDR: one core
+    case cp15_key(1, 0, 0, 0): return sctlr_;
+    case cp15_key(5, 0, 0, 0): return dfsr_;
+    case cp15_key(5, 0, 0, 1): return ifsr_;
+    case cp15_key(6, 0, 0, 0): return dfar_;
+    case cp15_key(6, 0, 0, 2): return ifar_;
+    case cp15_key(12, 0, 0, 0): return vbar_;
+    case cp15_key(13, 0, 0, 4): return tpidrprw_;
+    default: undefined(in);
+  }
+}
+
+void ArmCore::cp15_write(const Insn& in, uint32_t v) {
+  switch (in.imm) {
+    case cp15_key(13, 0, 0, 2): tpidrurw_ = v; return;
+    // The CP15 barrier operations (ISB, DSB, DMB), allowed in user mode: nothing to wait for.
+    case cp15_key(7, 0, 5, 4): case cp15_key(7, 0, 10, 4): case cp15_key(7, 0, 10, 5): return;
+    default: break;
+  }
+  if (!privileged()) undefined(in);
+  switch (in.imm) {
+    // Only V (high vectors) and TE (Thumb exception entry) act; no MMU, no caches, no
+    // alignment checking beyond what the instructions themselves require.
+    case cp15_key(1, 0, 0, 0): sctlr_ = v; return;
+    case cp15_key(5, 0, 0, 0): dfsr_ = v; return;
+    case cp15_key(5, 0, 0, 1): ifsr_ = v; return;
+    case cp15_key(6, 0, 0, 0): dfar_ = v; return;
+    case cp15_key(6, 0, 0, 2): ifar_ = v; return;
+    case cp15_key(12, 0, 0, 0): vbar_ = v & ~31u; return;
+    case cp15_key(13, 0, 0, 3): tls_ = v; return;
+    case cp15_key(13, 0, 0, 4): tpidrprw_ = v; return;
+    default:
+      // Cache and TLB maintenance (c7, c8): no caches or TLBs; written code is tracked anyway.
+      if ((in.imm >> 12) == 7 || (in.imm >> 12) == 8) return;
+      undefined(in);
+  }
+}
+
+void ArmCore::load_store_multi_user(const Insn& in) {
+  if (bank_of(mode_) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
+  uint32_t list = in.imm;
+  uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
+  uint32_t base = r_[in.rn];
+  uint32_t a;
+  if (in.flags & kFlagU) {
+    a = (in.flags & kFlagP) ? base + 4 : base;
+  } else {
+    a = (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
+  }
+  check_aligned(a, 4);
+  if (in.sub == 0) {  // STM^: the user-mode registers
+    for (int i = 0; i < 16; ++i) {
+      if (list & (1u << i)) {
+        mem_.write32(a, user_reg(i));
+        a += 4;
+      }
+    }
+    return;
+  }
+  uint32_t vals[16];
+  for (int i = 0; i < 16; ++i) {
+    if (list & (1u << i)) {
+      vals[i] = mem_.read32(a);
+      a += 4;
+    }
+  }
+  if (!(list & 0x8000)) {  // LDM^ without the PC: the user-mode registers
+    for (int i = 0; i < 15; ++i) {
+      if (list & (1u << i)) user_reg(i) = vals[i];
+    }
+    return;
+  }
+  // LDM with the PC: the current mode's registers, then CPSR = SPSR (exception return).
+  if (in.flags & kFlagW) r_[in.rn] = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
+  for (int i = 0; i < 15; ++i) {
+    if (list & (1u << i)) r_[i] = vals[i];
+  }
+  exception_return(vals[15]);
+}
+
 void ArmCore::load_store_multi(const Insn& in) {
+  if (in.rs) {
+    load_store_multi_user(in);
+    return;
+  }
   uint32_t list = in.imm;
   uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
   uint32_t base = r_[in.rn];

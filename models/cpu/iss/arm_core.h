@@ -1,10 +1,15 @@
-// An ARMv7-A core in user mode: A32 and T32 states with interworking, VFPv3-D16, and a
-// decoded-instruction cache (each address is decoded once; a write to a code page drops that
-// page's decoded instructions).
+// An ARMv7-A core: A32 and T32 states with interworking, VFPv3-D16, and a decoded-instruction
+// cache (each address is decoded once; a write to a code page drops that page's decoded
+// instructions).
 //
-// The core is plain C++ (no SystemC): it runs instructions against a GuestMemory and hands SVC to
-// a SupervisorCall handler (Linux system-call emulation, or a test). Retired instructions are
-// counted by class, so that timing models can sit behind it.
+// The core is plain C++ (no SystemC): it runs instructions against a GuestMemory. Two ways to run:
+//  - syscall emulation (the default): user mode; SVC goes to a SupervisorCall handler (Linux
+//    system-call emulation, or a test); undefined instructions and faults are thrown.
+//  - system mode (set_system_mode): the processor modes with their banked registers (USR, FIQ,
+//    IRQ, SVC, ABT, UND, SYS), SPSRs, and exceptions taken to the vectors as ARMv7-A takes them:
+//    SVC, undefined instruction, prefetch and data abort, IRQ and FIQ (inputs set_irq/set_fiq,
+//    taken at instruction boundaries when CPSR.I/F allow).
+// Retired instructions are counted by class, so that timing models can sit behind it.
 #pragma once
 
 #include <array>
@@ -39,6 +44,14 @@ class AlignmentFault : public std::runtime_error {
 
 class ArmCore;
 
+// Processor modes (CPSR.M).
+enum class Mode : uint8_t { Usr = 0x10, Fiq = 0x11, Irq = 0x12, Svc = 0x13, Abt = 0x17,
+                            Und = 0x1B, Sys = 0x1F };
+
+// Exceptions of system mode, counted by kind.
+enum class Exception : uint8_t { Undefined, Svc, PrefetchAbort, DataAbort, Irq, Fiq, Count };
+const char* to_string(Exception e);
+
 // Receives SVC instructions (the core has no operating system of its own).
 class SupervisorCall {
  public:
@@ -64,9 +77,46 @@ class ArmCore {
   void set_pc(uint32_t addr);
   uint32_t pc() const { return pc_; }
   bool thumb() const { return thumb_; }
-  // N Z C V Q in bits 31..27, GE in 19..16, T in bit 5, user mode.
+  // The whole CPSR: N Z C V Q, IT, GE, E, A I F, T, mode.
   uint32_t cpsr() const;
+  // Writes every CPSR field (mode switch included): for set-up and tests.
+  void set_cpsr(uint32_t v) { write_cpsr(v, 0xffffffffu); }
   void set_nzcv(uint32_t bits31_28);
+  Mode mode() const { return static_cast<Mode>(mode_); }
+  // SPSR of the current mode (0 in USR and SYS, which have none), and of a given mode.
+  uint32_t spsr() const { return spsr_[bank_of(mode_)]; }
+  uint32_t spsr(Mode m) const { return spsr_[bank_of(static_cast<uint8_t>(m))]; }
+  // Register n (r8-r14 are banked) as mode `m` sees it, whichever mode is current.
+  uint32_t banked_reg(Mode m, int n) const;
+
+  // System mode (see the top of this file). Entering it resets the core as the hardware does:
+  // SVC mode, A I F masked, ARM state, SCTLR.V = 0, VBAR = 0; the PC is left to set_pc.
+  void set_system_mode(bool on);
+  bool system_mode() const { return system_; }
+  // Interrupt inputs (levels). Taken at the next instruction boundary when unmasked; either one
+  // also ends a WFI, masked or not.
+  void set_irq(bool level) {
+    irq_ = level;
+    if (level) wfi_ = false;
+    update_attention();
+  }
+  void set_fiq(bool level) {
+    fiq_ = level;
+    if (level) wfi_ = false;
+    update_attention();
+  }
+  bool irq() const { return irq_; }
+  bool fiq() const { return fiq_; }
+  // WFI (or WFE) in system mode with no interrupt asserted: run() returns and the core stays
+  // asleep until set_irq/set_fiq raise a line.
+  bool waiting_for_interrupt() const { return wfi_; }
+  uint64_t exceptions(Exception e) const { return exceptions_[static_cast<int>(e)]; }
+  uint32_t sctlr() const { return sctlr_; }
+  uint32_t vbar() const { return vbar_; }
+  void set_vbar(uint32_t v) { vbar_ = v & ~31u; }
+  // Drops the decoded instructions of [addr, addr + len): code changed behind the core's back
+  // (another bus master, a DMI region that went away).
+  void invalidate_decoded(uint32_t addr, uint32_t len);
   uint32_t tls() const { return tls_; }
   void set_tls(uint32_t v) { tls_ = v; }
   uint32_t sreg(int n) const { return s_[n]; }
@@ -76,11 +126,34 @@ class ArmCore {
   uint32_t fpscr() const;
   void set_fpscr(uint32_t v);
 
-  // Runs until halt() or `max` instructions; returns how many retired.
+  // For code that runs inside run() but is not the guest's (a bus transaction, a SystemC wait):
+  // the host's floating-point environment while it lives, the guest's again after.
+  class HostFpScope {
+   public:
+    explicit HostFpScope(ArmCore& c) : c_(c), active_(c.in_guest_fp_) {
+      if (active_) c_.leave_guest_fp();
+    }
+    ~HostFpScope() {
+      if (active_) c_.enter_guest_fp();
+    }
+    HostFpScope(const HostFpScope&) = delete;
+    HostFpScope& operator=(const HostFpScope&) = delete;
+
+   private:
+    ArmCore& c_;
+    bool active_;
+  };
+
+  // Runs until halt(), WFI or `max` instructions; returns how many retired. In system mode an
+  // exception entry is not an instruction: the count is of instructions retired.
   uint64_t run(uint64_t max = ~uint64_t{0});
-  // One instruction (run() is the fast way to execute many).
+  // One instruction, or one exception entry (run() is the fast way to execute many). Nothing
+  // when halted or asleep.
   void step();
-  void halt() { halted_ = true; }
+  void halt() {
+    halted_ = true;
+    attention_ = true;
+  }
   bool halted() const { return halted_; }
 
   uint64_t retired() const;
@@ -93,8 +166,37 @@ class ArmCore {
     Insn t32[GuestMemory::kPageSize / 2];
   };
 
+  static constexpr uint32_t kA = 1u << 8, kI = 1u << 7, kF = 1u << 6;
+  static constexpr uint32_t kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
+
   class GuestFpScope;
+  uint64_t run_loop(uint64_t max);
   void step_inner();
+  // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ (-1: no such mode).
+  static int bank_of(uint8_t mode);
+  void switch_mode(uint8_t mode);
+  void write_cpsr(uint32_t v, uint32_t mask);
+  bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
+  void update_attention() {
+    attention_ = halted_ || wfi_ || (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
+  }
+  bool service_attention();  // false: stop running (halted or asleep)
+  bool take_pending_interrupt();
+  // Runs body; a synchronous exception it throws is taken (system mode) and false returned.
+  template <typename F>
+  bool guarded(F&& body);
+  void take_exception(Exception e, uint32_t lr, uint32_t spsr);
+  void exception_return(uint32_t target);
+  // A synchronous exception thrown while an instruction ran: taken in system mode, else rethrown.
+  void take_fault(Exception e, uint32_t fault_addr, bool write, bool alignment);
+  static uint8_t it_advance(uint8_t s) {
+    return (s & 7) ? static_cast<uint8_t>((s & 0xE0) | ((s << 1) & 0x1F)) : 0;
+  }
+  uint32_t& user_reg(int n);  // register n of USR mode (LDM/STM with the S bit)
+  uint32_t cp15_read(const Insn& in);
+  void cp15_write(const Insn& in, uint32_t v);
+  void msr(const Insn& in);
+  void cps(const Insn& in);
   void enter_guest_fp();
   void leave_guest_fp();
   const Insn& fetch_decoded() {  // the common case: decoded before
@@ -125,6 +227,7 @@ class ArmCore {
   template <uint8_t Kind, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
+  void load_store_multi_user(const Insn& in);  // the S-bit forms (system mode)
   void multiply(const Insn& in);
   void media(const Insn& in);
   void parallel(const Insn& in);
@@ -145,7 +248,9 @@ class ArmCore {
 
   GuestMemory& mem_;
   SupervisorCall* svc_ = nullptr;
-  uint32_t r_[16] = {};  // r_[15] holds the PC as instructions read it (address + 8 or + 4)
+  // r_[15] holds the PC as instructions read it (address + 8 or + 4); r_[16] is where an
+  // exception return's data-processing result goes before it becomes the PC.
+  uint32_t r_[17] = {};
   uint32_t pc_ = 0;      // address of the current instruction
   uint32_t next_ = 0;    // address of the next one (branches write it)
   bool thumb_ = false;
@@ -153,6 +258,19 @@ class ArmCore {
   uint8_t itstate_ = 0;
   bool in_it_ = false;
   bool halted_ = false;
+  bool attention_ = false;  // halted, asleep, or an unmasked interrupt: run() looks before a step
+  bool system_ = false;
+  bool irq_ = false, fiq_ = false, wfi_ = false;
+  uint8_t mode_ = static_cast<uint8_t>(Mode::Usr);
+  uint8_t it_at_start_ = 0;  // ITSTATE of the instruction in an IT block (for a fault in it)
+  uint32_t aif_ = 0;         // CPSR bits E, A, I, F in place (9..6)
+  uint32_t bank_sp_[6] = {}, bank_lr_[6] = {}, spsr_[6] = {};
+  uint32_t usr_hi_[5] = {}, fiq_hi_[5] = {};  // r8-r12 of the mode not current (FIQ or others)
+  uint32_t sctlr_ = 0x00c50078;  // the architectural reset value with V, TE, A, M clear
+  uint32_t vbar_ = 0;
+  uint32_t dfsr_ = 0, dfar_ = 0, ifsr_ = 0, ifar_ = 0;
+  uint32_t tpidrurw_ = 0, tpidrprw_ = 0;
+  std::array<uint64_t, static_cast<int>(Exception::Count)> exceptions_ = {};
   bool monitor_ = false;  // local exclusive monitor (one core: no other observer)
   uint32_t monitor_addr_ = 0;
   uint32_t tls_ = 0;

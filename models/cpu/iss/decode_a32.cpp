@@ -47,23 +47,29 @@ Insn data_proc(uint32_t w, bool imm) {
       set_imm_shift(i, bits(w, 6, 5), bits(w, 11, 7));
     }
   }
-  // S with Rd = PC is an exception return, which user mode cannot do.
-  if ((i.flags & kFlagS) && i.rd == 15 && (i.sub < kTst || i.sub > kCmn)) return undef();
+  // S with Rd = PC is an exception return (CPSR = SPSR); the core refuses it in user mode.
+  if ((i.flags & kFlagS) && i.rd == 15 && (i.sub < kTst || i.sub > kCmn)) {
+    i.op = Op::ExcReturn;
+    i.cls = InsnClass::System;
+  }
   return i;
 }
 
 Insn misc(uint32_t w) {
   Insn i;
-  if ((w & 0x0FBF0FFF) == 0x010F0000 && !bit(w, 22)) {
+  if ((w & 0x0FBF0FFF) == 0x010F0000) {  // MRS Rd, CPSR / SPSR
     i.op = Op::Mrs;
     i.rd = r4(w, 12);
+    i.ra = bit(w, 22);
     i.cls = InsnClass::System;
     return i;
   }
-  if ((w & 0x0FB0FFF0) == 0x0120F000 && !bit(w, 22)) {
+  if ((w & 0x0FB0FFF0) == 0x0120F000) {  // MSR CPSR_<fields> / SPSR_<fields>, Rm
     i.op = Op::Msr;
     i.rm = r4(w, 0);
-    i.imm = bits(w, 19, 18) << 2;
+    i.sub = static_cast<uint8_t>(bits(w, 19, 16));
+    i.ra = bit(w, 22);
+    i.opnd = kOpRegImm;
     i.cls = InsnClass::System;
     return i;
   }
@@ -365,6 +371,13 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
     } else if (w == 0xF57FF01F) {
       i.op = Op::Clrex;
       i.cls = InsnClass::System;
+    } else if ((w & 0xFFF1FE20) == 0xF1000000) {  // CPS
+      i.op = Op::Cps;
+      uint32_t imod = bits(w, 19, 18);
+      i.sub = static_cast<uint8_t>((imod == 2 ? 2 : imod == 3 ? 4 : 0) | bit(w, 17));
+      i.imm = (w & 0x1C0) | bits(w, 4, 0);
+      i.cls = InsnClass::System;
+      if (imod == 1 || (imod == 0 && !bit(w, 17))) i = undef();
     } else {
       i = undef();
     }
@@ -388,9 +401,20 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
           i.op = op == 0 ? Op::Movw : Op::Movt;
           i.rd = r4(w, 12);
           i.imm = (bits(w, 19, 16) << 12) | bits(w, 11, 0);
+        } else if ((w & 0x0FFFFFFE) == 0x0320F002) {  // WFE, WFI (WFE waits the same way)
+          i.op = Op::Wfi;
+          i.cls = InsnClass::System;
         } else if ((w & 0x0FFFFF00) == 0x0320F000) {
           i.op = Op::Nop;
           i.cls = InsnClass::Nop;
+        } else if ((w & 0x0FB0F000) == 0x0320F000) {  // MSR CPSR_<fields> / SPSR_<fields>, #imm
+          i.op = Op::Msr;
+          i.sub = static_cast<uint8_t>(bits(w, 19, 16));
+          i.ra = bit(w, 22);
+          i.opnd = kOpImm;
+          uint32_t rot = bits(w, 11, 8) * 2, v = bits(w, 7, 0);
+          i.imm = rot ? (v >> rot) | (v << (32 - rot)) : v;
+          i.cls = InsnClass::System;
         } else {
           i = undef();
         }
@@ -407,11 +431,14 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
       break;
     case 4:
       i.op = Op::LoadStoreMulti;
-      if (bit(w, 22)) {  // user-bank / exception-return forms
-        i = undef();
-        break;
-      }
       i.sub = bit(w, 20);
+      if (bit(w, 22)) {  // user registers, or exception return (LDM with PC)
+        i.rs = 1;
+        if (bit(w, 21) && !(i.sub && bit(w, 15))) {  // write-back with user registers
+          i = undef();
+          break;
+        }
+      }
       i.cls = i.sub ? InsnClass::LoadMulti : InsnClass::StoreMulti;
       i.rn = r4(w, 16);
       i.imm = bits(w, 15, 0);

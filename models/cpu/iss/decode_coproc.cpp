@@ -1,5 +1,5 @@
-// Coprocessor space, shared by A32 and T32: VFPv3-D16 (coprocessors 10 and 11) and the one
-// CP15 register user code reads, TPIDRURO (the TLS pointer).
+// Coprocessor space, shared by A32 and T32: VFPv3-D16 (coprocessors 10 and 11) and MRC/MCR p15
+// (the core implements the few CP15 registers it knows, see ArmCore::cp15_read).
 #include "models/cpu/iss/insn.h"
 
 namespace vtoe::cpu::iss {
@@ -188,12 +188,12 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
   (void)thumb;
   uint32_t cp = bits(w, 11, 8);
   if ((cp & 0xE) != 0xA) {
-    // MRC p15, 0, Rt, c13, c0, 3: TPIDRURO
-    if ((w & 0x0F100010) == 0x0E100010 && cp == 15 && bits(w, 23, 21) == 0 &&
-        bits(w, 19, 16) == 13 && bits(w, 3, 0) == 0 && bits(w, 7, 5) == 3) {
+    // MRC/MCR p15: which registers exist, and in which modes, the core decides when it runs.
+    if ((w & 0x0F000010) == 0x0E000010 && cp == 15 && bits(w, 15, 12) != 15) {
       Insn i;
-      i.op = Op::Mrc;
+      i.op = bit(w, 20) ? Op::Mrc : Op::Mcr;
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));
+      i.imm = cp15_key(bits(w, 19, 16), bits(w, 23, 21), bits(w, 3, 0), bits(w, 7, 5));
       i.cls = InsnClass::System;
       return i;
     }

@@ -222,6 +222,15 @@ Insn t16(uint32_t h, uint32_t addr) {
           i.rn = 15;
           return i;
         }
+        case 6: {
+          if ((h & 0xFFE8) != 0xB660) return undef();  // CPSIE / CPSID (SETEND is not here)
+          Insn i;
+          i.op = Op::Cps;
+          i.sub = bit(h, 4) ? 4 : 2;
+          i.imm = bits(h, 2, 0) << 6;
+          i.cls = InsnClass::System;
+          return i;
+        }
         case 4: case 5:
           return multi(false, 13, bits(h, 7, 0) | (bit(h, 8) << 14), kFlagP | kFlagW);
         case 10: {
@@ -237,7 +246,15 @@ Insn t16(uint32_t h, uint32_t addr) {
         case 12: case 13:
           return multi(true, 13, bits(h, 7, 0) | (bit(h, 8) << 15), kFlagU | kFlagW);
         case 15: {
-          if (bits(h, 3, 0) == 0) return nop();
+          if (bits(h, 3, 0) == 0) {
+            if (bits(h, 7, 4) == 2 || bits(h, 7, 4) == 3) {  // WFE, WFI
+              Insn i;
+              i.op = Op::Wfi;
+              i.cls = InsnClass::System;
+              return i;
+            }
+            return nop();
+          }
           if (bits(h, 7, 4) == 15) return undef();
           Insn i;
           i.op = Op::It;
@@ -612,13 +629,38 @@ Insn t32_branch_misc(uint32_t h1, uint32_t h2, uint32_t addr) {
     uint32_t op = bits(h1, 10, 4);
     Insn i;
     i.cls = InsnClass::System;
-    if (op == 0x38 && bits(h2, 9, 8) == 0) {
+    if ((op == 0x38 || op == 0x39) && !bit(h2, 5)) {  // MSR CPSR / SPSR (not banked)
       i.op = Op::Msr;
       i.rm = r4(h1, 0);
-      i.imm = bits(h2, 11, 10) << 2;
+      i.sub = static_cast<uint8_t>(bits(h2, 11, 8));
+      i.ra = op & 1;
+      i.opnd = kOpRegImm;
       return i;
     }
-    if (op == 0x3A) return nop();  // hints
+    if (op == 0x3A) {
+      if (bits(h2, 10, 8) == 0) {  // hints
+        if (bits(h2, 7, 0) == 2 || bits(h2, 7, 0) == 3) {  // WFE, WFI
+          i.op = Op::Wfi;
+          return i;
+        }
+        return nop();
+      }
+      uint32_t imod = bits(h2, 10, 9);  // CPS
+      if (imod == 1 || (imod == 0 && !bit(h2, 8))) return undef();
+      i.op = Op::Cps;
+      i.sub = static_cast<uint8_t>((imod == 2 ? 2 : imod == 3 ? 4 : 0) | bit(h2, 8));
+      i.imm = (bits(h2, 7, 5) << 6) | bits(h2, 4, 0);
+      return i;
+    }
+    if (op == 0x3D && bits(h1, 3, 0) == 14 && bits(h2, 11, 8) == 15) {  // SUBS PC, LR, #imm8
+      i.op = Op::ExcReturn;
+      i.sub = kSub;
+      i.opnd = kOpImm;
+      i.rn = 14;
+      i.rd = 15;
+      i.imm = bits(h2, 7, 0);
+      return i;
+    }
     if (op == 0x3B) {
       uint32_t o = bits(h2, 7, 4);
       if (o == 2) {
@@ -628,10 +670,10 @@ Insn t32_branch_misc(uint32_t h1, uint32_t h2, uint32_t addr) {
       if (o >= 4 && o <= 6) return nop();  // DSB DMB ISB
       return undef();
     }
-    if (op == 0x3E || op == 0x3F) {
-      if (bit(h1, 4)) return undef();
+    if ((op == 0x3E || op == 0x3F) && !bit(h2, 5)) {  // MRS Rd, CPSR / SPSR (not banked)
       i.op = Op::Mrs;
       i.rd = r4(h2, 8);
+      i.ra = bit(h1, 4);
       return i;
     }
     return undef();

@@ -16,10 +16,40 @@ std::string fault_text(uint32_t addr, bool write, bool fetch) {
 GuestFault::GuestFault(uint32_t a, bool w, bool f)
     : std::runtime_error(fault_text(a, w, f)), addr(a), write(w), fetch(f) {}
 
-GuestMemory::GuestMemory() : pages_(kPages, nullptr), code_(kPages, 0) {}
+GuestMemory::GuestMemory() : pages_(kPages, nullptr), code_(kPages, 0), attached_(kPages, 0) {}
 
 GuestMemory::~GuestMemory() {
-  for (uint8_t* p : pages_) delete[] p;
+  for (uint32_t p = 0; p < kPages; ++p) {
+    if (pages_[p] && !attached_[p]) delete[] pages_[p];
+  }
+}
+
+uint32_t GuestMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
+  if (addr & (kPageSize - 1)) throw std::invalid_argument("GuestMemory::attach: unaligned");
+  uint64_t first = addr >> kPageBits, end = (uint64_t{addr} + len) >> kPageBits;
+  uint32_t n = 0;
+  for (uint64_t p = first; p < end && p < kPages; ++p) {
+    uint8_t* h = host + (p - first) * kPageSize;
+    if (pages_[p] && !attached_[p]) continue;  // our own page
+    if (code_[p] && pages_[p] != h) code_written(static_cast<uint32_t>(p));
+    if (!attached_[p]) ++attached_count_;
+    pages_[p] = h;
+    attached_[p] = 1;
+    ++n;
+  }
+  return n;
+}
+
+void GuestMemory::detach(uint32_t addr, uint64_t len) {
+  if (len == 0) return;
+  uint64_t first = addr >> kPageBits, last = (uint64_t{addr} + len - 1) >> kPageBits;
+  for (uint64_t p = first; p <= last && p < kPages; ++p) {
+    if (!attached_[p]) continue;
+    if (code_[p]) code_written(static_cast<uint32_t>(p));
+    pages_[p] = nullptr;
+    attached_[p] = 0;
+    --attached_count_;
+  }
 }
 
 void GuestMemory::map(uint32_t addr, uint32_t len) {
@@ -36,7 +66,12 @@ void GuestMemory::unmap(uint32_t addr, uint32_t len) {
   uint64_t end = (uint64_t{addr} + len) >> kPageBits;
   for (uint64_t p = first; p < end && p < kPages; ++p) {
     if (code_[p]) code_written(static_cast<uint32_t>(p));
-    delete[] pages_[p];
+    if (attached_[p]) {
+      attached_[p] = 0;
+      --attached_count_;
+    } else {
+      delete[] pages_[p];
+    }
     pages_[p] = nullptr;
   }
 }
@@ -58,21 +93,43 @@ void GuestMemory::code_written(uint32_t page) {
 }
 
 uint16_t GuestMemory::fetch16(uint32_t a) const {
-  if (!pages_[a >> kPageBits]) throw GuestFault(a, false, true);
-  return load<uint16_t>(a);
+  uint16_t v;
+  fetch(a, &v, 2);
+  return v;
 }
 
 uint32_t GuestMemory::fetch32(uint32_t a) const {
-  if (!pages_[a >> kPageBits] || !pages_[(a + 3) >> kPageBits]) throw GuestFault(a, false, true);
-  return load<uint32_t>(a);
+  uint32_t v;
+  fetch(a, &v, 4);
+  return v;
+}
+
+void GuestMemory::fetch(uint32_t addr, void* dst, uint32_t len) const {
+  auto* out = static_cast<uint8_t*>(dst);
+  while (len > 0) {
+    uint32_t off = addr & (kPageSize - 1), in_page = kPageSize - off;
+    uint32_t n = len < in_page ? len : in_page;
+    if (const uint8_t* p = pages_[addr >> kPageBits]) {
+      std::memcpy(out, p + off, n);
+    } else if (!backend_ || !backend_->read(addr, out, n, true)) {
+      throw GuestFault(addr, false, true);
+    }
+    out += n;
+    addr += n;
+    len -= n;
+  }
 }
 
 void GuestMemory::read(uint32_t addr, void* dst, uint32_t len) const {
   auto* out = static_cast<uint8_t*>(dst);
   while (len > 0) {
-    uint32_t in_page = kPageSize - (addr & (kPageSize - 1));
+    uint32_t off = addr & (kPageSize - 1), in_page = kPageSize - off;
     uint32_t n = len < in_page ? len : in_page;
-    std::memcpy(out, host(addr, false), n);
+    if (const uint8_t* p = pages_[addr >> kPageBits]) {
+      std::memcpy(out, p + off, n);
+    } else if (!backend_ || !backend_->read(addr, out, n, false)) {
+      throw GuestFault(addr, false, false);
+    }
     out += n;
     addr += n;
     len -= n;
@@ -82,9 +139,14 @@ void GuestMemory::read(uint32_t addr, void* dst, uint32_t len) const {
 void GuestMemory::write(uint32_t addr, const void* src, uint32_t len) {
   auto* in = static_cast<const uint8_t*>(src);
   while (len > 0) {
-    uint32_t in_page = kPageSize - (addr & (kPageSize - 1));
+    uint32_t page = addr >> kPageBits, off = addr & (kPageSize - 1), in_page = kPageSize - off;
     uint32_t n = len < in_page ? len : in_page;
-    std::memcpy(host_w(addr), in, n);
+    if (code_[page]) code_written(page);
+    if (uint8_t* p = pages_[page]) {
+      std::memcpy(p + off, in, n);
+    } else if (!backend_ || !backend_->write(addr, in, n)) {
+      throw GuestFault(addr, true, false);
+    }
     in += n;
     addr += n;
     len -= n;

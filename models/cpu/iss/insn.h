@@ -43,12 +43,21 @@ enum class Op : uint8_t {
   Sel,
   Pkh,        // sub: 0 PKHBT, 1 PKHTB
   Usad8,      // ra = 15 for USAD8
-  Mrs,
-  Msr,        // imm = mask (bit 3 nzcvq, bit 2 GE)
-  Mrc,        // TPIDRURO only
+  Mrs,        // ra = 1: SPSR
+  Msr,        // sub = field mask (8 f, 4 s, 2 x, 1 c); ra = 1: SPSR; opnd kOpImm: imm, else rm
+  Mrc,        // CP15 read into rd; imm = cp15_key(crn, opc1, crm, opc2)
+  Mcr,        // CP15 write from rd; imm as Mrc
   Svc,
   Vfp,        // sub = VfpOp
+  ExcReturn,  // <op>S PC, ... (A32) and SUBS PC, LR, #imm (T32): DataProc fields, CPSR = SPSR
+  Cps,        // sub: bit 1 enable, bit 2 disable, bit 0 change mode; imm = A I F (bits 8:6) | mode
+  Wfi,
 };
+
+// CP15 register key of MRC/MCR (coprocessor 15, as the ARM ARM names them).
+constexpr uint32_t cp15_key(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
+  return (crn << 12) | (opc1 << 8) | (crm << 4) | opc2;
+}
 
 enum DpOp : uint8_t {
   kAnd, kEor, kSub, kRsb, kAdd, kAdc, kSbc, kRsc, kTst, kTeq, kCmp, kCmn, kOrr, kMov, kBic, kMvn,
@@ -90,6 +99,8 @@ constexpr uint8_t kFlagW = 16;        // write back
 constexpr uint8_t kFlagRegOff = 32;   // register offset (load/store)
 constexpr uint8_t kFlagDouble = 64;   // VFP: double precision
 constexpr uint8_t kFlagThumb = 128;   // decoded from T32 (PC reads, writes to PC)
+// LoadStoreMulti: Insn::rs = 1 marks LDM/STM with the S bit (user registers; LDM with PC in the
+// list: exception return).
 
 // Instruction classes for the retired-instruction statistics.
 enum class InsnClass : uint8_t {

@@ -1,0 +1,197 @@
+#include "models/cpu/iss/iss_cpu.h"
+
+#include <algorithm>
+#include <string>
+
+namespace vtoe::cpu::iss {
+
+// The core's accesses to pages without host memory, as b_transport calls.
+class IssCpu::Bus : public MemoryBackend {
+ public:
+  explicit Bus(IssCpu& cpu) : cpu_(cpu) {}
+  bool read(uint32_t addr, void* dst, uint32_t len, bool /*fetch*/) override {
+    return cpu_.transport(tlm::TLM_READ_COMMAND, addr, dst, len);
+  }
+  bool write(uint32_t addr, const void* src, uint32_t len) override {
+    return cpu_.transport(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(src), len);
+  }
+
+ private:
+  IssCpu& cpu_;
+};
+
+IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
+    : core::Module(name),
+      socket("socket"),
+      irq_in("irq_in"),
+      fiq_in("fiq_in"),
+      p_(p),
+      core_(mem_),
+      bus_(std::make_unique<Bus>(*this)),
+      dmi_refused_(GuestMemory::kPages, false) {
+  mem_.set_backend(bus_.get());
+  socket.register_invalidate_direct_mem_ptr(this, &IssCpu::invalidate_direct_mem_ptr);
+  min_cpi_ = 0;
+  for (uint32_t c : p_.cpi) {
+    if (c && (!min_cpi_ || c < min_cpi_)) min_cpi_ = c;
+  }
+  for (int c = 0; c < ArmCore::kClasses; ++c) {
+    std::string cls = to_string(static_cast<InsnClass>(c));
+    retired_stats_[c] = &stats_.counter("retired." + cls, "instructions retired: " + cls);
+  }
+  cycles_stat_ = &stats_.counter("cycles", "core cycles (retired instructions x CPI)");
+  SC_THREAD(thread);
+}
+
+IssCpu::~IssCpu() { mem_.set_backend(nullptr); }
+
+void IssCpu::end_of_elaboration() {
+  // The optional interrupt ports: a method per bound port follows the line.
+  if (irq_in.size() > 0) {
+    sc_core::sc_spawn_options o;
+    o.spawn_method();
+    o.set_sensitivity(&irq_in->value_changed_event());
+    sc_core::sc_spawn([this] { set_irq(irq_in->read()); }, "irq_in_method", &o);
+  }
+  if (fiq_in.size() > 0) {
+    sc_core::sc_spawn_options o;
+    o.spawn_method();
+    o.set_sensitivity(&fiq_in->value_changed_event());
+    sc_core::sc_spawn([this] { set_fiq(fiq_in->read()); }, "fiq_in_method", &o);
+  }
+}
+
+void IssCpu::set_irq(bool level) {
+  core_.set_irq(level);
+  if (level && sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void IssCpu::set_fiq(bool level) {
+  core_.set_fiq(level);
+  if (level && sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void IssCpu::halt() {
+  core_.halt();
+  if (sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+uint64_t IssCpu::batch() const {
+  if (min_cpi_ == 0) return 1u << 16;  // instructions cost no time: any batch fits
+  const sc_core::sc_time quantum = tlm::tlm_global_quantum::instance().compute_local_quantum();
+  const sc_core::sc_time local = qk_.get_local_time();
+  if (quantum <= local) return 1;
+  const uint64_t per = p_.clock_period.value() * min_cpi_;
+  const uint64_t n = per ? (quantum - local).value() / per : 1u << 16;
+  return std::clamp<uint64_t>(n, 1, 1u << 24);
+}
+
+void IssCpu::account() {
+  uint64_t cycles = 0;
+  for (int c = 0; c < ArmCore::kClasses; ++c) {
+    const uint64_t now = core_.retired(static_cast<InsnClass>(c));
+    const uint64_t d = now - accounted_[c];
+    if (d == 0) continue;
+    accounted_[c] = now;
+    cycles += d * p_.cpi[c];
+    retired_stats_[c]->add(d);
+  }
+  if (cycles == 0) return;
+  cycles_ += cycles;
+  cycles_stat_->add(cycles);
+  qk_.inc(sc_core::sc_time::from_value(p_.clock_period.value() * cycles));
+}
+
+void IssCpu::thread() {
+  qk_.reset();
+  try {
+    for (;;) {
+      core_.run(batch());
+      account();
+      if (core_.halted()) break;
+      if (core_.waiting_for_interrupt()) {  // WFI: time passes without instructions
+        qk_.sync();
+        while (core_.waiting_for_interrupt() && !core_.halted()) sc_core::wait(wake_);
+        qk_.reset();
+        continue;
+      }
+      if (qk_.need_sync()) qk_.sync();
+    }
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;  // the kernel is killing or resetting this thread
+  } catch (const sc_core::sc_report&) {
+    throw;  // a SystemC error or warning, not the guest's
+  } catch (const std::exception& e) {
+    // Syscall emulation: an undefined instruction or a fault ends the run (in system mode the
+    // core takes them to the vectors instead).
+    fault_ = e.what();
+    log_.write(core::LogLevel::Info, std::string("core stopped: ") + e.what());
+  }
+  account();
+  qk_.sync();
+  done_ = true;
+  done_event_.notify();
+}
+
+bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len) {
+  account();  // the access happens after every instruction retired so far
+  // The target, and every process that runs while this one waits, see the host's rounding mode
+  // and exception flags, not the guest's.
+  ArmCore::HostFpScope host_fp(core_);
+  tlm::tlm_generic_payload& t = trans_;
+  t.set_command(cmd);
+  t.set_address(addr);
+  t.set_data_ptr(static_cast<unsigned char*>(data));
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_byte_enable_ptr(nullptr);
+  t.set_byte_enable_length(0);
+  t.set_dmi_allowed(false);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = qk_.get_local_time();
+  socket->b_transport(t, delay);
+  qk_.set(delay);
+  ++bus_accesses_;
+  if (t.is_response_error()) return false;
+  const bool dmi = p_.dmi && t.is_dmi_allowed() && !dmi_refused_[addr >> GuestMemory::kPageBits];
+  if (p_.sync_on_bus_access || qk_.need_sync()) qk_.sync();
+  if (dmi) request_dmi(addr);
+  return true;
+}
+
+void IssCpu::request_dmi(uint32_t addr) {
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(addr);
+  tlm::tlm_dmi dmi;
+  const uint32_t page = addr >> GuestMemory::kPageBits;
+  // Read-only regions stay on b_transport: the page table has one pointer for both directions.
+  if (!socket->get_direct_mem_ptr(t, dmi) || !dmi.is_read_write_allowed()) {
+    dmi_refused_[page] = true;
+    return;
+  }
+  const uint64_t start = dmi.get_start_address();
+  const uint64_t end = std::min<uint64_t>(dmi.get_end_address(), 0xffffffffu);
+  const uint64_t mask = GuestMemory::kPageSize - 1;
+  const uint64_t first = (start + mask) & ~mask, stop = (end + 1) & ~mask;
+  // Pages wholly inside the region only; the page asked for may be left out (partly inside).
+  const uint64_t page_start = uint64_t{page} << GuestMemory::kPageBits;
+  if (end < start || first >= stop || page_start < first || page_start >= stop) {
+    dmi_refused_[page] = true;
+  }
+  if (end < start || first >= stop) return;
+  uint8_t* host = dmi.get_dmi_ptr() + (first - start);
+  if (mem_.attach(static_cast<uint32_t>(first), stop - first, host)) ++dmi_grants_;
+}
+
+void IssCpu::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+  ++dmi_invalidations_;
+  if (start > 0xffffffffu || end < start) return;
+  const uint64_t last = std::min<uint64_t>(end, 0xffffffffu);
+  mem_.detach(static_cast<uint32_t>(start), last - start + 1);
+  for (uint64_t p = start >> GuestMemory::kPageBits; p <= (last >> GuestMemory::kPageBits); ++p) {
+    dmi_refused_[p] = false;
+  }
+}
+
+}  // namespace vtoe::cpu::iss

@@ -1,0 +1,114 @@
+// The ISS's TLM-2.0 face: an ArmCore as a SystemC module.
+//
+//  - One initiator socket carries instruction fetches and data accesses. The core's GuestMemory is
+//    the DMI cache: a b_transport response with the DMI hint makes the module ask for a DMI
+//    pointer and lend the granted pages (read and write allowed, wholly inside the region) to the
+//    core, which then reads and writes them directly; everything else goes through b_transport.
+//    invalidate_direct_mem_ptr takes the pages back (and drops the instructions decoded from
+//    them), so accesses fall back to b_transport until the target grants DMI again.
+//  - Loosely timed: each retired instruction adds cpi[class] cycles of the clock period to a
+//    tlm_quantumkeeper's local time; the thread syncs when the quantum is used up and (by default)
+//    around every b_transport access. The core runs in batches that fit the rest of the quantum,
+//    so the per-instruction cost stays the core's own.
+//  - Exceptions and interrupts: irq/fiq inputs (the optional ports, or set_irq/set_fiq), taken at
+//    instruction boundaries when CPSR.I/F allow; the core runs in system mode (ArmCore::
+//    set_system_mode) for that, or in syscall emulation with a SupervisorCall handler.
+//    An interrupt raised by another process is seen when the core next syncs (LT semantics:
+//    the quantum bounds the latency). WFI sleeps until a line rises.
+//  - Instructions retired by class: retired(), and counters in the module's statistics group.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/cpu/iss/arm_core.h"
+#include "models/cpu/iss/guest_memory.h"
+
+namespace vtoe::cpu::iss {
+
+struct IssCpuParams {
+  sc_core::sc_time clock_period{1, sc_core::SC_NS};
+  // Cycles per retired instruction, by InsnClass (a condition-failed instruction counts too).
+  std::array<uint32_t, ArmCore::kClasses> cpi = filled(1);
+  bool dmi = true;                // ask for DMI pointers when a target offers them
+  bool sync_on_bus_access = true;  // sync the quantum keeper around every b_transport
+
+  static std::array<uint32_t, ArmCore::kClasses> filled(uint32_t v) {
+    std::array<uint32_t, ArmCore::kClasses> a{};
+    a.fill(v);
+    return a;
+  }
+};
+
+class IssCpu : public core::Module {
+ public:
+  tlm_utils::simple_initiator_socket<IssCpu> socket;
+  // Interrupt inputs; bind them to a signal (a GIC's outputs) or leave them and call set_irq.
+  sc_core::sc_port<sc_core::sc_signal_in_if<bool>, 1, sc_core::SC_ZERO_OR_MORE_BOUND> irq_in;
+  sc_core::sc_port<sc_core::sc_signal_in_if<bool>, 1, sc_core::SC_ZERO_OR_MORE_BOUND> fiq_in;
+
+  SC_HAS_PROCESS(IssCpu);
+  explicit IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p = {});
+  ~IssCpu() override;
+
+  // Set up the core (registers, PC, system mode, SVC handler) before the simulation starts; it
+  // begins running at time 0. The memory holds only what DMI lends (and pages the set-up maps).
+  ArmCore& core() { return core_; }
+  GuestMemory& memory() { return mem_; }
+  const IssCpuParams& params() const { return p_; }
+
+  void set_irq(bool level);
+  void set_fiq(bool level);
+  // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
+  void halt();
+  // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
+  bool done() const { return done_; }
+  const sc_core::sc_event& done_event() const { return done_event_; }
+  const std::string& fault() const { return fault_; }
+
+  uint64_t retired() const { return core_.retired(); }
+  uint64_t retired(InsnClass c) const { return core_.retired(c); }
+  uint64_t cycles() const { return cycles_; }
+  uint64_t bus_accesses() const { return bus_accesses_; }  // b_transport calls
+  uint64_t dmi_grants() const { return dmi_grants_; }
+  uint64_t dmi_invalidations() const { return dmi_invalidations_; }
+  tlm_utils::tlm_quantumkeeper& quantum_keeper() { return qk_; }
+
+ private:
+  class Bus;
+
+  void end_of_elaboration() override;
+  void thread();
+  uint64_t batch() const;  // instructions that fit in the rest of the quantum (at least 1)
+  void account();          // retired instructions since the last call -> local time
+  bool transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len);
+  void request_dmi(uint32_t addr);
+  void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
+
+  IssCpuParams p_;
+  GuestMemory mem_;
+  ArmCore core_;
+  std::unique_ptr<Bus> bus_;
+  tlm_utils::tlm_quantumkeeper qk_;
+  tlm::tlm_generic_payload trans_;
+  sc_core::sc_event wake_, done_event_;
+  bool done_ = false;
+  std::string fault_;
+  uint32_t min_cpi_ = 1;
+  std::array<uint64_t, ArmCore::kClasses> accounted_ = {};
+  std::vector<bool> dmi_refused_;  // pages where the DMI offer did not help (until invalidated)
+  std::array<core::Counter*, ArmCore::kClasses> retired_stats_ = {};
+  core::Counter* cycles_stat_ = nullptr;
+  uint64_t cycles_ = 0, bus_accesses_ = 0, dmi_grants_ = 0, dmi_invalidations_ = 0;
+};
+
+}  // namespace vtoe::cpu::iss
