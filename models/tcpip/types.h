@@ -124,6 +124,14 @@ struct StackConfig {
   int arp_retries = 3;                         ///< ARP requests before queued frames are dropped
   std::uint32_t max_retransmissions = 15;      ///< then the connection is aborted (TimedOut)
   bool nagle = false;
+  /// SACK (RFC 2018, D-SACK RFC 2883) offered in SYNs; when both ends agree, loss recovery uses
+  /// the SACK scoreboard (RFC 6675) instead of NewReno.
+  bool sack = true;
+  /// Timestamps (RFC 7323) offered in SYNs: PAWS, and an RTT sample from every ACK that advances.
+  bool timestamps = true;
+  /// RACK-TLP (RFC 8985) on SACK connections: time-based loss detection and tail loss probes
+  /// (off: RFC 6675's DupThresh rule alone, and no probes).
+  bool rack = true;
   std::uint16_t ephemeral_port_base = 49152;
   std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
   // --- additions ---
