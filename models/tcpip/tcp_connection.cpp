@@ -541,9 +541,12 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
   if (sack_ok_ && seq_ge(ack, snd_una_)) {
     if (o.sack_blocks) dsack = sack_process(h, o, now);
     // The scoreboard decides: RACK or DupThresh marks losses, the first mark starts recovery.
+    // Nothing can be lost while nothing is SACKed outside recovery: the cumulative ACK then
+    // covers everything sent before the newest delivered segment (spares a scan per ACK).
     if (segs_.empty()) {
       rack_deadline_ = kNever;
-    } else if (detect_losses(now) && !in_recovery_) {
+    } else if ((sacked_bytes_ > 0 || in_recovery_ || dupacks_ >= kDupThresh) &&
+               detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
     // RFC 8985 section 7.4: the probe's episode ends once the ACK covers it. Without a D-SACK
@@ -1178,6 +1181,8 @@ void TcpConnection::tlp_fire(TimePs now) {
   const std::uint32_t flight = snd_nxt_ - snd_una_;
   const std::uint32_t usable = snd_wnd_ > flight ? snd_wnd_ - flight : 0;
   ++st_.tlp_probes;
+  tlp_out_ = true;  // before sending: the probe itself must not schedule another probe
+  tlp_dsack_ = false;
   const std::uint32_t len = std::min({avail, usable, snd_mss_});
   if (len > 0) {
     const bool fin = fin_queued_ && len == avail;
@@ -1188,8 +1193,6 @@ void TcpConnection::tlp_fire(TimePs now) {
     retransmit_seg(segs_.size() - 1, now);
     tlp_is_retrans_ = true;
   }
-  tlp_out_ = true;
-  tlp_dsack_ = false;
   tlp_end_seq_ = snd_max_;
 }
 
