@@ -402,9 +402,12 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
   auto in_window = [&](std::uint32_t s) { return s - rcv_nxt_ < wnd; };
 
   // PAWS (RFC 7323 section 5.3 R1): a timestamp older than TS.Recent marks an old duplicate
-  // from an earlier wrap of the sequence space. RSTs are exempt (as in Linux); segments
-  // without timestamps are accepted (also as Linux, though the RFC allows dropping them).
-  if (ts_ok_ && !rst && o.has_timestamps && seq_lt(o.ts_val, ts_recent_)) {
+  // from an earlier wrap of the sequence space. RSTs are exempt (as in Linux), and so are pure
+  // ACKs: an ACK overtaken by a newer one carries no data to protect (Linux exempts such
+  // disordered ACKs too). Segments without timestamps are accepted (as Linux; the RFC allows
+  // dropping them).
+  if (ts_ok_ && !rst && o.has_timestamps && seq_lt(o.ts_val, ts_recent_) &&
+      (len > 0 || syn || fin)) {
     ++st_.drop_paws;
     const std::uint32_t end = seq + static_cast<std::uint32_t>(len);
     if (len > 0 && seq_le(end, rcv_nxt_)) set_dsack(seq, end);  // a duplicate: report it
@@ -549,11 +552,15 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
                detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
-    // RFC 8985 section 7.4: the probe's episode ends once the ACK covers it. Without a D-SACK
-    // for a retransmitted probe, the probe repaired a real loss: reduce as a fast recovery.
+    // RFC 8985 section 7.4, decided as Linux does: once the ACK covers the probe, a D-SACK or
+    // a pure duplicate ACK says the original arrived too (no loss); an ACK beyond the probe
+    // without either says the probe repaired a loss: reduce as after a fast recovery.
     if (tlp_out_ && seq_ge(ack, tlp_end_seq_)) {
-      tlp_out_ = false;
-      if (tlp_is_retrans_ && !tlp_dsack_ && !dsack) {
+      const bool pure_dup = dup && o.sack_blocks == 0;
+      if (!tlp_is_retrans_ || tlp_dsack_ || dsack || pure_dup) {
+        tlp_out_ = false;
+      } else if (seq_gt(ack, tlp_end_seq_)) {
+        tlp_out_ = false;
         ++st_.tlp_recoveries;
         ssthresh_ = std::max(cwnd_ / 2, 2 * snd_mss_);
         cwnd_ = std::min(cwnd_, ssthresh_);
