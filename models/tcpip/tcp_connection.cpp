@@ -1,6 +1,7 @@
 #include "models/tcpip/tcp_connection.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vtoe::tcpip {
 
@@ -14,6 +15,9 @@ constexpr std::uint32_t kDupThresh = 3;     // RFC 6675
 constexpr std::size_t kTsOptLen = 12;       // NOP NOP + timestamps option
 constexpr TimePs kWcDelAck = 200 * kMsPs;   // RFC 8985 WCDelAckT
 constexpr std::uint32_t kMaxReoWndMult = 16;
+constexpr double kCubicC = 0.4;                                          // RFC 9438 section 5
+constexpr double kCubicBeta = 0.7;                                       // multiplicative decrease
+constexpr double kCubicAlpha = 3 * (1 - kCubicBeta) / (1 + kCubicBeta);  // Reno-friendly
 }  // namespace
 
 TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id,
@@ -537,6 +541,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
     if (wnd > 0) persist_backoff_ = 0;
   }
   bool dsack = false;
+  const std::uint32_t una0 = snd_una_, sacked0 = sacked_bytes_;
   if (is_new)
     new_ack(ack, o, now);
   else if (dup)
@@ -552,6 +557,12 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
                detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
+    if (in_recovery_ && !rto_recovery_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+      const std::int64_t d = static_cast<std::int64_t>(snd_una_ - una0) +
+                             static_cast<std::int64_t>(sacked_bytes_) -
+                             static_cast<std::int64_t>(sacked0);
+      prr_update(static_cast<std::uint32_t>(std::max<std::int64_t>(d, 0)));
+    }
     // RFC 8985 section 7.4, decided as Linux does: once the ACK covers the probe, a D-SACK or
     // a pure duplicate ACK says the original arrived too (no loss); an ACK beyond the probe
     // without either says the probe repaired a loss: reduce as after a fast recovery.
@@ -562,7 +573,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
       } else if (seq_gt(ack, tlp_end_seq_)) {
         tlp_out_ = false;
         ++st_.tlp_recoveries;
-        ssthresh_ = std::max(cwnd_ / 2, 2 * snd_mss_);
+        on_congestion_event();
         cwnd_ = std::min(cwnd_, ssthresh_);
       }
     }
@@ -635,7 +646,7 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
     if (rto_recovery_ && cwnd_ < ssthresh_) cwnd_ += std::min(acked, snd_mss_);
     if (seq_ge(ack, recover_)) {  // RFC 6675: recovery ends at the recovery point
       in_recovery_ = false;
-      if (!rto_recovery_) cwnd_ = std::max(std::min(ssthresh_, flight + snd_mss_), snd_mss_);
+      if (!rto_recovery_) cwnd_ = std::max(ssthresh_, snd_mss_);  // RFC 6937: cwnd = ssthresh
       rto_recovery_ = false;
       ca_acked_ = 0;
     }
@@ -654,11 +665,7 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
   } else if (cwnd_ < ssthresh_) {
     cwnd_ += std::min(acked, snd_mss_);  // slow start (RFC 5681 §3.1)
   } else {
-    ca_acked_ += acked;  // congestion avoidance: one SMSS per cwnd of ACKed data
-    if (ca_acked_ >= cwnd_) {
-      ca_acked_ -= cwnd_;
-      cwnd_ += snd_mss_;
-    }
+    congestion_avoidance(acked, now);
   }
   cwnd_ = std::min(cwnd_, kMaxCwnd);
   if (!in_recovery_ && seq_gt(snd_una_, recover_)) recover_ = snd_una_ - 1;  // no wrap issues
@@ -688,8 +695,7 @@ void TcpConnection::on_dupack(TimePs now) {
     return;
   }
   if (dupacks_ == 3 && seq_gt(snd_una_, recover_)) {
-    const std::uint32_t flight = snd_max_ - snd_una_;
-    ssthresh_ = std::max(flight / 2, 2 * snd_mss_);
+    on_congestion_event();
     recover_ = snd_max_;
     in_recovery_ = true;
     ++st_.fast_retransmits;
@@ -846,6 +852,7 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   emit(seq, flags, seq - snd_data_base_, len);
   const std::uint32_t after = seq + len + (fin ? 1 : 0);
   record_transmit(seq, after, now);
+  if (sack_ok_ && in_recovery_ && !rto_recovery_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
     ++st_.retransmits;
     rtt_timing_ = false;  // Karn: no samples across retransmissions
@@ -1117,10 +1124,11 @@ bool TcpConnection::detect_losses(TimePs now) {
 }
 
 void TcpConnection::enter_sack_recovery(TimePs now) {
-  // RFC 6675 section 5 steps 4.1-4.3.
-  const std::uint32_t flight = snd_max_ - snd_una_;
-  ssthresh_ = std::max(flight / 2, 2 * snd_mss_);
-  cwnd_ = ssthresh_;
+  // RFC 6675 section 5 steps 4.1-4.3, with PRR (RFC 6937) setting cwnd from here on.
+  on_congestion_event();
+  prr_delivered_ = prr_out_ = 0;
+  recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
+  cwnd_ = std::max(pipe(), snd_mss_);  // prr_update sets it from the data ACKs deliver
   ca_acked_ = 0;
   recover_ = snd_max_;
   in_recovery_ = true;
@@ -1203,6 +1211,81 @@ void TcpConnection::tlp_fire(TimePs now) {
   tlp_end_seq_ = snd_max_;
 }
 
+// ------------------------------------------------------------------------------------ congestion
+
+void TcpConnection::on_congestion_event() {
+  const std::uint32_t flight = snd_max_ - snd_una_;
+  cubic_epoch_ = kNever;
+  if (cfg_.congestion != CongestionControl::Cubic) {
+    ssthresh_ = std::max(flight / 2, 2 * snd_mss_);  // RFC 5681 (3.1) / RFC 6675
+    return;
+  }
+  // RFC 9438 sections 4.6-4.7: remember where the loss happened (less after a loss below the
+  // previous one: fast convergence), back off to beta.
+  const double cw = static_cast<double>(cwnd_) / snd_mss_;
+  cubic_wmax_ = cw < cubic_wlast_max_ ? cw * (1 + kCubicBeta) / 2 : cw;
+  cubic_wlast_max_ = cw;
+  ssthresh_ = std::max(static_cast<std::uint32_t>(cwnd_ * kCubicBeta), 2 * snd_mss_);
+}
+
+void TcpConnection::congestion_avoidance(std::uint32_t acked, TimePs now) {
+  if (cfg_.congestion != CongestionControl::Cubic) {
+    ca_acked_ += acked;  // Reno: one SMSS per cwnd of ACKed data
+    if (ca_acked_ >= cwnd_) {
+      ca_acked_ -= cwnd_;
+      cwnd_ += snd_mss_;
+    }
+    return;
+  }
+  // RFC 9438 section 4: W_cubic(t) = C (t - K)^3 + W_max, segments and seconds.
+  const double mss = snd_mss_;
+  if (std::fabs(cubic_cwnd_ - cwnd_) >= 1) cubic_cwnd_ = cwnd_;  // cwnd was set elsewhere
+  const double cw = cubic_cwnd_ / mss;
+  if (cubic_epoch_ == kNever) {  // a new congestion-avoidance epoch
+    cubic_epoch_ = now;
+    if (cw < cubic_wmax_) {
+      cubic_k_ = std::cbrt((cubic_wmax_ - cw) / kCubicC);
+    } else {
+      cubic_k_ = 0;
+      cubic_wmax_ = cw;
+    }
+    cubic_west_ = cw;
+  }
+  const double t = static_cast<double>(now - cubic_epoch_) * 1e-12;
+  const double rtt = (have_rtt_ ? static_cast<double>(srtt_) : 1e11) * 1e-12;
+  auto w_cubic = [&](double x) {
+    return kCubicC * (x - cubic_k_) * (x - cubic_k_) * (x - cubic_k_) + cubic_wmax_;
+  };
+  const double segs = acked / mss;
+  cubic_west_ += kCubicAlpha * segs / cw;  // section 4.3: Reno-friendly estimate
+  double next;
+  if (w_cubic(t) < cubic_west_) {
+    next = cubic_west_;
+  } else {  // section 4.4: towards W_cubic one RTT ahead, at most 1.5 cwnd
+    const double target = std::clamp(w_cubic(t + rtt), cw, 1.5 * cw);
+    next = cw + (target - cw) * segs / cw;
+  }
+  cubic_cwnd_ = std::max(next * mss, cubic_cwnd_);
+  cwnd_ = std::min(static_cast<std::uint32_t>(std::min(cubic_cwnd_, double(kMaxCwnd))), kMaxCwnd);
+}
+
+void TcpConnection::prr_update(std::uint32_t delivered) {
+  // RFC 6937 section 3 with slow-start reduction bound (PRR-SSRB).
+  prr_delivered_ += delivered;
+  const std::uint32_t p = pipe();
+  std::int64_t sndcnt;
+  if (p > ssthresh_) {  // proportional: sending follows delivery at ssthresh / RecoverFS
+    const std::uint64_t num = static_cast<std::uint64_t>(prr_delivered_) * ssthresh_;
+    sndcnt = static_cast<std::int64_t>((num + recover_fs_ - 1) / recover_fs_) - prr_out_;
+  } else {  // catch up to ssthresh, no faster than slow start
+    const std::int64_t limit =
+        std::max<std::int64_t>(static_cast<std::int64_t>(prr_delivered_) - prr_out_, delivered) +
+        snd_mss_;
+    sndcnt = std::min<std::int64_t>(static_cast<std::int64_t>(ssthresh_) - p, limit);
+  }
+  cwnd_ = p + static_cast<std::uint32_t>(std::max<std::int64_t>(sndcnt, 0));
+}
+
 // ------------------------------------------------------------------------------------ timers
 
 void TcpConnection::on_timer(TimePs now) {
@@ -1265,7 +1348,7 @@ void TcpConnection::rto_fire(TimePs now) {
     return;
   }
   ++st_.rto_timeouts;
-  if (rtx_count_ <= 1) ssthresh_ = std::max((snd_max_ - snd_una_) / 2, 2 * snd_mss_);
+  if (rtx_count_ <= 1) on_congestion_event();
   cwnd_ = snd_mss_;  // loss window (RFC 5681 §3.1)
   ca_acked_ = 0;
   in_recovery_ = false;

@@ -1,7 +1,8 @@
 // One TCP connection (RFC 9293): the control block and its state machine, congestion control
-// (RFC 5681, NewReno RFC 6582, IW per RFC 6928), RTO (RFC 6298), window scaling, timestamps and
-// PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with SACK-based loss recovery (RFC 6675),
-// RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961). Framing and demultiplexing live in Stack.
+// (RFC 5681, NewReno RFC 6582, CUBIC RFC 9438, PRR RFC 6937, IW per RFC 6928), RTO (RFC 6298),
+// window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
+// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961).
+// Framing and demultiplexing live in Stack.
 #pragma once
 
 #include <cstddef>
@@ -165,6 +166,11 @@ class TcpConnection {
   bool sack_output(TimePs now);
   void schedule_tlp(TimePs now);
   void tlp_fire(TimePs now);
+  // --- congestion control: the response to a loss (ssthresh), growth after slow start
+  void on_congestion_event();
+  void congestion_avoidance(std::uint32_t acked, TimePs now);
+  // PRR (RFC 6937): cwnd during a SACK recovery from the data the ACK delivered.
+  void prr_update(std::uint32_t delivered);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -236,6 +242,11 @@ class TcpConnection {
   TimePs rto_expiry_ = kNever;     // when the RTO would fire while the PTO is pending
   bool tlp_out_ = false, tlp_is_retrans_ = false, tlp_dsack_ = false;
   std::uint32_t tlp_end_seq_ = 0;
+  // PRR (RFC 6937) and CUBIC (RFC 9438; windows in segments, as the RFC writes them)
+  std::uint32_t prr_delivered_ = 0, prr_out_ = 0, recover_fs_ = 0;
+  double cubic_wmax_ = 0, cubic_wlast_max_ = 0, cubic_k_ = 0, cubic_west_ = 0;
+  double cubic_cwnd_ = 0;  // cwnd in bytes with the fraction CUBIC's small steps need
+  TimePs cubic_epoch_ = kNever;
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
   bool dsack_pending_ = false;

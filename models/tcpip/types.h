@@ -84,6 +84,13 @@ inline bool is_terminal(Event e) {
   return e == Event::Closed || e == Event::Reset || e == Event::TimedOut || e == Event::Refused;
 }
 
+/// Congestion control after slow start: Reno's AIMD (RFC 5681, NewReno recovery without SACK)
+/// or CUBIC (RFC 9438). Either way SACK recovery uses PRR (RFC 6937).
+enum class CongestionControl { NewReno, Cubic };
+const char* to_string(CongestionControl c);
+/// "newreno" / "cubic"; false for anything else.
+bool parse_congestion(const std::string& s, CongestionControl& out);
+
 struct EventInfo {
   ConnId conn = 0;
   ConnId listener = 0;
@@ -132,6 +139,7 @@ struct StackConfig {
   /// RACK-TLP (RFC 8985) on SACK connections: time-based loss detection and tail loss probes
   /// (off: RFC 6675's DupThresh rule alone, and no probes).
   bool rack = true;
+  CongestionControl congestion = CongestionControl::NewReno;
   std::uint16_t ephemeral_port_base = 49152;
   std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
   // --- additions ---

@@ -134,6 +134,17 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "RACK-TLP on SACK connections (RFC 8985): time-based loss detection and "
                      "tail loss probes; off: RFC 6675's DupThresh rule and no probes",
                      [](P& s) -> auto& { return s.stack.rack; }),
+      core::enum_param<P>(
+          "toe.tcp.congestion", {"newreno", "cubic"}, "newreno",
+          "TCP congestion control after slow start: Reno AIMD (RFC 5681) or CUBIC (RFC 9438); "
+          "SACK recovery uses PRR (RFC 6937) with either",
+          [](P& s) -> auto& { return s.stack.congestion; },
+          [](const std::string& v) {
+            tcpip::CongestionControl c = tcpip::CongestionControl::NewReno;
+            tcpip::parse_congestion(v, c);
+            return c;
+          },
+          [](tcpip::CongestionControl c) { return tcpip::to_string(c); }),
       core::param<P>(ParamKind::Uint, "toe.tcp.initial_window", "10",
                      "TCP initial congestion window in segments",
                      [](P& s) -> auto& { return s.stack.initial_window_segments; })
