@@ -539,6 +539,60 @@ TEST(SackRecovery, LossReorderingAndDuplicationBothWaysManySeeds) {
   }
 }
 
+TEST(SackRecovery, LyingSackBlocksCannotStallTheTransfer) {
+  // Forged ACKs from B's address whose SACK blocks claim data B never got (and nonsense
+  // edges), on a link that loses 2 % of A's data: A must not wait for ever on data it
+  // believes delivered. The second RTO in a row
+  // forgets the SACK marks (RFC 2018 section 8) and the data is sent again.
+  Net net;
+  warm_arp(net);
+  Transfer t(net, 8 << 20, 0);
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.sa.conn != 0 && t.sb.conn != 0; }, kSec));
+  std::uint64_t x = 77;
+  auto rnd = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(x >> 33);
+  };
+  std::uint64_t y = 5;
+  net.filter = [&](int from, const Frame& f, std::uint64_t) {  // 2 % of A's data lost
+    y = y * 6364136223846793005ull + 1442695040888963407ull;
+    Verdict v;
+    v.drop = from == 0 && is_tcp_data(f) && (y >> 33) % 100 < 2;
+    return v;
+  };
+  int forged = 0;
+  while (!t.data_done() && net.now < 120 * kSec) {
+    net.run_for(50 * kUs);
+    const ConnectionInfo ia = net.a.stack->info(t.sa.conn);
+    if (!ia.valid || ia.snd_una == ia.snd_max || forged >= 3000) continue;
+    TcpHeader h;
+    h.src_port = ia.remote_port;
+    h.dst_port = ia.local_port;
+    h.seq = ia.rcv_nxt;
+    h.ack = ia.snd_una;
+    h.flags = tcp_flags::kAck;
+    h.window = 0xffff;
+    TcpOptions o;
+    o.has_timestamps = true;
+    o.ts_val = net.b.stack->info(t.sb.conn).ts_recent;
+    o.ts_ecr = 0;
+    o.sack_blocks = static_cast<std::uint8_t>(1 + rnd() % 3);
+    const std::uint32_t span = ia.snd_max - ia.snd_una;
+    for (std::size_t b = 0; b < o.sack_blocks; ++b) {
+      const std::uint32_t from = ia.snd_una + rnd() % (span + 1);
+      o.sack[b] = {from, from + rnd() % (span + 3000)};  // may reach beyond snd_max
+    }
+    net.inject(0, build_tcp_frame(config_b().mac, config_a().mac, kIpB, kIpA, h, o, nullptr, 0),
+               net.now + 1 * kUs);
+    ++forged;
+  }
+  ASSERT_TRUE(t.data_done());
+  EXPECT_TRUE(t.sb.data_ok);
+  EXPECT_GT(forged, 200);
+  RecordProperty("rto_timeouts", std::to_string(net.a.stack->stats().rto_timeouts));
+}
+
 }  // namespace
 }  // namespace vtoe::tcpip::test
 
