@@ -177,6 +177,63 @@ TEST(Timestamps, ClockIsSimulatedMillisecondsAndEchoed) {
   EXPECT_EQ(from_b.back().tcp_opts.ts_ecr, from_a[last].tcp_opts.ts_val);
 }
 
+TimePs srtt_after_delay_change(bool timestamps) {
+  StackConfig ca = config_a(), cb = config_b();
+  ca.timestamps = cb.timestamps = timestamps;
+  Net net(ca, cb);
+  warm_arp(net);
+  Transfer t(net, 64 << 20, 0);
+  t.start();
+  net.run_for(20 * kMs);  // SRTT settles at 100 us
+  EXPECT_LT(net.a.stack->info(t.sa.conn).srtt, 200 * kUs);
+  net.delay = 2 * kMs;  // the path's RTT becomes 4 ms
+  net.run_for(3 * 4 * kMs + 4 * kMs);
+  return net.a.stack->info(t.sa.conn).srtt;
+}
+
+TEST(Timestamps, EveryAckFeedsTheRttEstimator) {
+  // RTT 0.1 ms, then 4 ms. With timestamps every ACK that advances is a sample and SRTT
+  // follows within about two round trips; one timed segment per round trip is much slower.
+  const TimePs with_ts = srtt_after_delay_change(true);
+  const TimePs without = srtt_after_delay_change(false);
+  RecordProperty("srtt_us_with_ts", std::to_string(with_ts / kUs));
+  RecordProperty("srtt_us_without_ts", std::to_string(without / kUs));
+  EXPECT_GT(with_ts, 3500 * kUs);
+  EXPECT_LT(without, 2500 * kUs);
+}
+
+TimePs srtt_change_from_retransmission_ack(bool timestamps) {
+  // A lone segment is lost once; the ACK of its retransmission is the only RTT information.
+  StackConfig ca = config_a(), cb = config_b();
+  ca.timestamps = cb.timestamps = timestamps;
+  Net net(ca, cb);
+  warm_arp(net);
+  Transfer t(net, 0, 0);
+  t.start();
+  EXPECT_TRUE(net.run_until([&] { return t.sb.conn != 0; }, kSec));
+  int data = 0;
+  net.filter = [&](int from, const Frame& f, std::uint64_t) {
+    Verdict v;
+    v.drop = from == 0 && is_tcp_data(f) && data++ == 0;
+    return v;
+  };
+  const TimePs before = net.a.stack->info(t.sa.conn).srtt;
+  const std::uint8_t d[100] = {};
+  net.a.stack->send(t.sa.conn, d, sizeof d, net.now);
+  net.run_for(1 * kSec);
+  EXPECT_EQ(t.sb.received, 100u);
+  EXPECT_EQ(net.a.stack->info(t.sa.conn).snd_una, net.a.stack->info(t.sa.conn).snd_max);
+  const TimePs after = net.a.stack->info(t.sa.conn).srtt;
+  return after > before ? after - before : before - after;
+}
+
+TEST(Timestamps, TheAckOfARetransmissionIsASampleThroughTsecr) {
+  // Karn's rule forbids the sample without timestamps; TSecr names the transmission that was
+  // ACKed (RFC 7323 section 4), so with them it is taken.
+  EXPECT_GT(srtt_change_from_retransmission_ack(true), 0u);
+  EXPECT_EQ(srtt_change_from_retransmission_ack(false), 0u);
+}
+
 // ---------------------------------------------------------------- PAWS
 
 TEST(Paws, ASegmentWithAnOldTimestampIsDropped) {
