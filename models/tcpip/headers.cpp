@@ -157,7 +157,12 @@ bool parse_tcp_options(const std::uint8_t* p, std::size_t len, TcpOptions& o) {
         break;
       case 5:  // SACK blocks
         if (olen < 10 || (olen - 2) % 8 != 0) return false;
+        if (olen > 34) return false;  // at most 4 blocks fit in 40 option bytes
         o.sack_blocks = static_cast<std::uint8_t>((olen - 2) / 8);
+        for (std::size_t b = 0; b < o.sack_blocks; ++b) {
+          o.sack[b].first = load_be32(p + i + 2 + 8 * b);
+          o.sack[b].second = load_be32(p + i + 6 + 8 * b);
+        }
         break;
       case 8:  // timestamps
         if (olen != 10) return false;
@@ -199,6 +204,8 @@ std::size_t tcp_options_len(const TcpOptions& o) {
   if (o.has_wscale) n += 4;       // NOP + 3
   if (o.sack_permitted) n += 4;   // NOP NOP + 2
   if (o.has_timestamps) n += 12;  // NOP NOP + 10
+  const std::size_t blocks = std::min<std::size_t>(o.sack_blocks, 4);
+  if (blocks) n += 4 + 8 * blocks;  // NOP NOP + 2 + 8 per block
   return n;
 }
 
@@ -230,6 +237,18 @@ std::size_t write_tcp_options(std::uint8_t* p, const TcpOptions& o) {
     store_be32(p + n, o.ts_val);
     store_be32(p + n + 4, o.ts_ecr);
     n += 8;
+  }
+  const std::size_t blocks = std::min<std::size_t>(o.sack_blocks, 4);
+  if (blocks) {
+    p[n++] = 1;
+    p[n++] = 1;
+    p[n++] = 5;
+    p[n++] = static_cast<std::uint8_t>(2 + 8 * blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      store_be32(p + n, o.sack[b].first);
+      store_be32(p + n + 4, o.sack[b].second);
+      n += 8;
+    }
   }
   return n;
 }

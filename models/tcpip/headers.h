@@ -1,8 +1,10 @@
 // Wire formats: Ethernet II, ARP, IPv4, ICMP, UDP, TCP — bounds-checked parsers and builders.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "models/tcpip/types.h"
 
@@ -120,7 +122,8 @@ struct TcpOptions {
   bool sack_permitted = false;
   bool has_timestamps = false;
   std::uint32_t ts_val = 0, ts_ecr = 0;
-  std::uint8_t sack_blocks = 0;  ///< SACK blocks seen (contents ignored)
+  std::uint8_t sack_blocks = 0;  ///< SACK blocks (RFC 2018): the first sack_blocks entries
+  std::array<std::pair<std::uint32_t, std::uint32_t>, 4> sack{};  ///< [left, right) edges
 };
 struct TcpHeader {
   std::uint16_t src_port = 0, dst_port = 0;
@@ -138,7 +141,8 @@ bool parse_tcp_options(const std::uint8_t* p, std::size_t len, TcpOptions& o);
 TcpParse parse_tcp(const std::uint8_t* p, std::size_t len, TcpHeader& h, TcpOptions& o);
 /// Bytes write_tcp_options will produce (padded to a multiple of 4).
 std::size_t tcp_options_len(const TcpOptions& o);
-/// Writes MSS, window scale, SACK-permitted and timestamps as present, NOP-padded; returns bytes.
+/// Writes MSS, window scale, SACK-permitted, timestamps and SACK blocks as present, NOP-padded;
+/// returns bytes.
 std::size_t write_tcp_options(std::uint8_t* p, const TcpOptions& o);
 /// Writes the 20-byte fixed header (h.header_len goes into the data offset field).
 void write_tcp_header(std::uint8_t* p, const TcpHeader& h);

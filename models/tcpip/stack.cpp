@@ -275,7 +275,7 @@ void Stack::after_op(TcpConnection& c) {
 }
 
 void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
-  const std::size_t optlen = seg.syn_options ? (seg.wscale_present ? 8 : 4) : 0;
+  const std::size_t optlen = tcp_options_len(seg.opts);
   const std::size_t payload = seg.n1 + seg.n2;
   const std::size_t tcp_len = kTcpMinHeaderLen + optlen + payload;
   Frame f = new_frame(kL4Off + tcp_len);
@@ -289,14 +289,7 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   h.flags = seg.flags;
   h.window = seg.window;
   write_tcp_header(t, h);
-  if (optlen) {
-    TcpOptions o;
-    o.has_mss = true;
-    o.mss = seg.mss;
-    o.has_wscale = seg.wscale_present;
-    o.wscale = seg.wscale;
-    write_tcp_options(t + kTcpMinHeaderLen, o);
-  }
+  if (optlen) write_tcp_options(t + kTcpMinHeaderLen, seg.opts);
   std::uint8_t* d = t + h.header_len;
   if (seg.n1) std::memcpy(d, seg.p1, seg.n1);
   if (seg.n2) std::memcpy(d + seg.n1, seg.p2, seg.n2);

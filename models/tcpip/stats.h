@@ -40,6 +40,11 @@ namespace vtoe::tcpip {
   X(syn_retransmits)         /* SYN / SYN-ACK retransmissions */                               \
   X(dup_acks)                /* duplicate ACKs received (RFC 5681 definition) */               \
   X(partial_acks)            /* NewReno partial ACKs */                                        \
+  X(sack_lost_marks)         /* segments the SACK scoreboard marked lost (RACK/DupThresh) */   \
+  X(dsacks_sent)             /* ACKs carrying a D-SACK block (RFC 2883) */                     \
+  X(dsacks_in)               /* D-SACK blocks received */                                      \
+  X(tlp_probes)              /* tail loss probes sent (RFC 8985) */                            \
+  X(tlp_recoveries)          /* probes that repaired a loss (no D-SACK came back) */           \
   X(persist_probes)          /* zero-window probes sent */                                     \
   X(delayed_acks)            /* ACKs sent by the delayed-ACK timer */                          \
   X(window_updates)          /* ACKs sent because the user read and the window opened */       \
@@ -77,6 +82,7 @@ namespace vtoe::tcpip {
   X(drop_out_of_window)      /* unacceptable segments (answered with an ACK) */                \
   X(drop_rst_out_of_window)  /* RSTs outside the window (silently dropped) */                  \
   X(drop_ack_unsent)         /* ACK of data not yet sent */                                    \
+  X(drop_paws)               /* segments with an old timestamp (PAWS, RFC 7323) */             \
   X(drop_no_ack)             /* segment without ACK in a synchronized state */                 \
   X(drop_no_connection)      /* segment for no connection (an RST is sent unless it is one) */ \
   X(drop_listen_overflow)    /* SYN dropped: listener backlog of half-open connections full */ \
@@ -133,6 +139,13 @@ struct ConnectionInfo {
   std::size_t send_queued = 0;       ///< unsent + unacked bytes held
   std::size_t readable = 0;
   std::size_t ooo_ranges = 0;
+  bool sack_ok = false;            ///< SACK negotiated
+  bool ts_ok = false;              ///< timestamps negotiated
+  std::uint32_t sacked_bytes = 0;  ///< scoreboard: bytes the peer SACKed above snd_una
+  std::uint32_t lost_bytes = 0;    ///< scoreboard: bytes marked lost, not yet retransmitted
+  std::uint32_t ts_recent = 0;     ///< TS.Recent (RFC 7323)
+  TimePs min_rtt = 0;              ///< smallest RTT sample (RACK), 0 if none
+  bool reordering_seen = false;    ///< RACK saw reordering (widens its window)
 };
 
 }  // namespace vtoe::tcpip

@@ -1,6 +1,7 @@
 #include "models/tcpip/tcp_connection.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vtoe::tcpip {
 
@@ -9,6 +10,14 @@ using namespace tcp_flags;
 namespace {
 constexpr std::uint32_t kMaxCwnd = 1u << 30;
 constexpr std::uint32_t kMinMss = 64;
+constexpr TimePs kMsPs = 1'000'000'000ull;  // one timestamp clock tick (RFC 7323: 1 ms)
+constexpr std::uint32_t kDupThresh = 3;     // RFC 6675
+constexpr std::size_t kTsOptLen = 12;       // NOP NOP + timestamps option
+constexpr TimePs kWcDelAck = 200 * kMsPs;   // RFC 8985 WCDelAckT
+constexpr std::uint32_t kMaxReoWndMult = 16;
+constexpr double kCubicC = 0.4;                                          // RFC 9438 section 5
+constexpr double kCubicBeta = 0.7;                                       // multiplicative decrease
+constexpr double kCubicAlpha = 3 * (1 - kCubicBeta) / (1 + kCubicBeta);  // Reno-friendly
 }  // namespace
 
 TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id,
@@ -31,6 +40,8 @@ TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& 
       our_mss_(std::max<std::uint32_t>(cfg.mtu > 40 ? cfg.mtu - 40 : 0, kMinMss)),
       recover_(iss),
       rto_(cfg.rto_initial),
+      // A per-connection offset hides the clock (RFC 7323 section 7.1); deterministic from the ISS.
+      ts_offset_(iss * 2654435761u),
       rcvbuf_(cfg.recv_buffer) {}
 
 // ------------------------------------------------------------------------------------ helpers
@@ -103,12 +114,33 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
   } else if (flags & kSyn) {
     s.window = window_field(true);
   }
-  if (flags & kSyn) {
-    s.syn_options = true;
-    s.mss = static_cast<std::uint16_t>(std::min<std::uint32_t>(our_mss_, 65535));
-    s.wscale_present = (flags & kAck) ? wscale_ok_ : true;
-    s.wscale = std::min<std::uint8_t>(cfg_.window_scale, 14);
+  TcpOptions& o = s.opts;
+  if (flags & kSyn) {  // a SYN offers what is configured; a SYN-ACK only what the peer offered
+    const bool synack = (flags & kAck) != 0;
+    o.has_mss = true;
+    o.mss = static_cast<std::uint16_t>(std::min<std::uint32_t>(our_mss_, 65535));
+    o.has_wscale = synack ? wscale_ok_ : true;
+    o.wscale = std::min<std::uint8_t>(cfg_.window_scale, 14);
+    o.sack_permitted = synack ? sack_ok_ : cfg_.sack;
+    o.has_timestamps = synack ? ts_ok_ : cfg_.timestamps;
+  } else {
+    o.has_timestamps = ts_ok_;
   }
+  if (o.has_timestamps) {
+    o.ts_val = ts_now(now_);
+    o.ts_ecr = (flags & kAck) ? ts_recent_ : 0;
+  }
+  if ((flags & kAck) && !(flags & kSyn) && sack_ok_ && (dsack_pending_ || !ooo_.empty())) {
+    // RFC 2018: up to 4 blocks, 3 beside timestamps; fewer if a full segment leaves no room
+    // in the MTU (the frame must not grow beyond it).
+    const std::size_t ts_len = o.has_timestamps ? kTsOptLen : 0;
+    const std::size_t hdrs = 40 + ts_len + len;
+    const std::size_t room = cfg_.mtu > hdrs ? cfg_.mtu - hdrs : 0;
+    std::size_t max_blocks = std::min<std::size_t>((40 - ts_len - 4) / 8, 4);
+    max_blocks = std::min(max_blocks, room >= 4 ? (room - 4) / 8 : 0);
+    fill_sack_blocks(o, max_blocks);
+  }
+  if (flags & kAck) last_ack_sent_ = rcv_nxt_;
   if (len) sndbuf_.spans(data_off, len, s.p1, s.n1, s.p2, s.n2);
   host_.tcp_output(*this, s);
 }
@@ -148,6 +180,15 @@ void TcpConnection::apply_syn_options(const TcpOptions& o) {
     wscale_ok_ = false;
     snd_wscale_ = rcv_wscale_ = 0;
   }
+  // Called with the peer's SYN (passive) or SYN-ACK (active, which only echoes what our SYN
+  // offered): an option is on when both ends want it.
+  sack_ok_ = cfg_.sack && o.sack_permitted;
+  ts_ok_ = cfg_.timestamps && o.has_timestamps;
+  if (ts_ok_) {
+    ts_recent_ = o.ts_val;
+    // Every segment carries 12 option bytes: the payload shrinks so that frames keep the MTU.
+    snd_mss_ = std::max<std::uint32_t>(snd_mss_ - static_cast<std::uint32_t>(kTsOptLen), kMinMss);
+  }
   rcv_mss_ = std::min<std::uint32_t>(536, our_mss_);
 }
 
@@ -178,12 +219,12 @@ void TcpConnection::rtt_sample(TimePs r) {
 
 void TcpConnection::arm_rtx(TimePs now) {
   tmode_ = TimerMode::Rtx;
-  rtx_deadline_ = now + rto_;
+  rtx_deadline_ = rto_expiry_ = now + rto_;
 }
 
 void TcpConnection::stop_rtx() {
   tmode_ = TimerMode::None;
-  rtx_deadline_ = kNever;
+  rtx_deadline_ = rto_expiry_ = kNever;
 }
 
 void TcpConnection::arm_persist(TimePs now) {
@@ -193,7 +234,7 @@ void TcpConnection::arm_persist(TimePs now) {
 }
 
 TimePs TcpConnection::next_deadline() const {
-  return std::min({rtx_deadline_, delack_deadline_, tw_deadline_});
+  return std::min({rtx_deadline_, delack_deadline_, tw_deadline_, rack_deadline_});
 }
 
 void TcpConnection::die(Event ev) {
@@ -201,7 +242,7 @@ void TcpConnection::die(Event ev) {
   dead_ = true;
   state_ = TcpState::Closed;
   tmode_ = TimerMode::None;
-  rtx_deadline_ = delack_deadline_ = tw_deadline_ = kNever;
+  rtx_deadline_ = delack_deadline_ = tw_deadline_ = rack_deadline_ = kNever;
   switch (ev) {
     case Event::Reset:
       ++st_.conns_reset;
@@ -222,6 +263,7 @@ void TcpConnection::die(Event ev) {
 // ------------------------------------------------------------------------------------ opening
 
 void TcpConnection::open_active(TimePs now) {
+  now_ = std::max(now_, now);
   state_ = TcpState::SynSent;
   ++st_.active_opens;
   send_syn(false);
@@ -235,6 +277,7 @@ void TcpConnection::open_active(TimePs now) {
 void TcpConnection::open_passive(ConnId listener, const TcpHeader& syn, const TcpOptions& opts,
                                  TimePs now) {
   listener_ = listener;
+  now_ = std::max(now_, now);
   state_ = TcpState::SynReceived;
   ++st_.passive_opens;
   irs_ = syn.seq;
@@ -316,6 +359,7 @@ void TcpConnection::handle_syn_sent(const TcpHeader& h, const TcpOptions& o, Tim
 void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const std::uint8_t* payload,
                                std::size_t len, TimePs now) {
   if (dead_) return;
+  now_ = std::max(now_, now);
   if (state_ == TcpState::SynSent) {
     handle_syn_sent(h, o, now);
     return;
@@ -361,6 +405,20 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
   const std::uint32_t seq = hh.seq;
   auto in_window = [&](std::uint32_t s) { return s - rcv_nxt_ < wnd; };
 
+  // PAWS (RFC 7323 section 5.3 R1): a timestamp older than TS.Recent marks an old duplicate
+  // from an earlier wrap of the sequence space. RSTs are exempt (as in Linux), and so are pure
+  // ACKs: an ACK overtaken by a newer one carries no data to protect (Linux exempts such
+  // disordered ACKs too). Segments without timestamps are accepted (as Linux; the RFC allows
+  // dropping them).
+  if (ts_ok_ && !rst && o.has_timestamps && seq_lt(o.ts_val, ts_recent_) &&
+      (len > 0 || syn || fin)) {
+    ++st_.drop_paws;
+    const std::uint32_t end = seq + static_cast<std::uint32_t>(len);
+    if (len > 0 && seq_le(end, rcv_nxt_)) set_dsack(seq, end);  // a duplicate: report it
+    reply_unacceptable(len > 0 && !syn, now);
+    return;
+  }
+
   if (rst) {  // RFC 5961 §3.2
     if (seq == rcv_nxt_) {
       ++st_.rst_in;
@@ -385,15 +443,17 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     acceptable = in_window(seq) || in_window(seq + seg_len - 1);
   if (!acceptable) {
     const bool old = seq_le(seq + seg_len, rcv_nxt_) && seg_len > 0;
-    if (old)
+    if (old) {
       ++st_.old_duplicates;
-    else
+      if (len > 0) set_dsack(seq, seq + static_cast<std::uint32_t>(len));  // RFC 2883
+    } else {
       ++st_.drop_out_of_window;
+    }
     // An old duplicate still carries a valid cumulative ACK (e.g. from a peer that rewound
     // snd_nxt after a timeout): use it, as BSD does.
     if (ackf && !syn && seq_le(seq, rcv_nxt_) && state_ != TcpState::SynReceived) {
       TcpHeader ah = hh;
-      process_ack(ah, len, now);
+      process_ack(ah, o, len, now);
       if (dead_) return;
     }
     reply_unacceptable(seg_len > 0 && !syn, now);
@@ -409,6 +469,10 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     ++st_.drop_no_ack;
     return;
   }
+  // TS.Recent (RFC 7323 section 4.3): the newest timestamp of a segment that covers the
+  // last ACK we sent.
+  if (ts_ok_ && o.has_timestamps && seq_ge(o.ts_val, ts_recent_) && seq_le(seq, last_ack_sent_))
+    ts_recent_ = o.ts_val;
 
   if (state_ == TcpState::SynReceived) {
     if (seq_le(hh.ack, snd_una_) || seq_gt(hh.ack, snd_max_)) {
@@ -428,7 +492,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     }
     establish(now, listener_ != 0 ? Event::Accepted : Event::Connected);
   } else {
-    if (!process_ack(hh, len, now) || dead_) return;
+    if (!process_ack(hh, o, len, now) || dead_) return;
   }
 
   if (len > 0 || fin) {
@@ -444,7 +508,8 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
   }
 }
 
-bool TcpConnection::process_ack(const TcpHeader& h, std::size_t plen, TimePs now) {
+bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::size_t plen,
+                                TimePs now) {
   const std::uint32_t ack = h.ack;
   const bool carries_data = plen > 0 && !(h.flags & kSyn);
   if (seq_gt(ack, snd_max_)) {
@@ -475,10 +540,44 @@ bool TcpConnection::process_ack(const TcpHeader& h, std::size_t plen, TimePs now
     max_snd_wnd_ = std::max(max_snd_wnd_, wnd);
     if (wnd > 0) persist_backoff_ = 0;
   }
+  bool dsack = false;
+  const std::uint32_t una0 = snd_una_, sacked0 = sacked_bytes_;
   if (is_new)
-    new_ack(ack, now);
+    new_ack(ack, o, now);
   else if (dup)
     on_dupack(now);
+  if (sack_ok_ && seq_ge(ack, snd_una_)) {
+    if (o.sack_blocks) dsack = sack_process(h, o, now);
+    // The scoreboard decides: RACK or DupThresh marks losses, the first mark starts recovery.
+    // Nothing can be lost while nothing is SACKed outside recovery: the cumulative ACK then
+    // covers everything sent before the newest delivered segment (spares a scan per ACK).
+    if (segs_.empty()) {
+      rack_deadline_ = kNever;
+    } else if ((sacked_bytes_ > 0 || in_recovery_ || dupacks_ >= kDupThresh) &&
+               detect_losses(now) && !in_recovery_) {
+      enter_sack_recovery(now);
+    }
+    if (in_recovery_ && !rto_recovery_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+      const std::int64_t d = static_cast<std::int64_t>(snd_una_ - una0) +
+                             static_cast<std::int64_t>(sacked_bytes_) -
+                             static_cast<std::int64_t>(sacked0);
+      prr_update(static_cast<std::uint32_t>(std::max<std::int64_t>(d, 0)));
+    }
+    // RFC 8985 section 7.4, decided as Linux does: once the ACK covers the probe, a D-SACK or
+    // a pure duplicate ACK says the original arrived too (no loss); an ACK beyond the probe
+    // without either says the probe repaired a loss: reduce as after a fast recovery.
+    if (tlp_out_ && seq_ge(ack, tlp_end_seq_)) {
+      const bool pure_dup = dup && o.sack_blocks == 0;
+      if (!tlp_is_retrans_ || tlp_dsack_ || dsack || pure_dup) {
+        tlp_out_ = false;
+      } else if (seq_gt(ack, tlp_end_seq_)) {
+        tlp_out_ = false;
+        ++st_.tlp_recoveries;
+        on_congestion_event();
+        cwnd_ = std::min(cwnd_, ssthresh_);
+      }
+    }
+  }
 
   if (fin_sent_ && snd_una_ == fin_seq_ + 1) {
     switch (state_) {
@@ -495,15 +594,42 @@ bool TcpConnection::process_ack(const TcpHeader& h, std::size_t plen, TimePs now
         break;
     }
   }
-  if (is_new || window_changed) output(now);
+  if (is_new || window_changed || (sack_ok_ && in_recovery_)) output(now);
+  if (is_new) schedule_tlp(now);
   return true;
 }
 
-void TcpConnection::new_ack(std::uint32_t ack, TimePs now) {
+void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) {
   const std::uint32_t acked = ack - snd_una_;
   if (rtt_timing_ && seq_gt(ack, rtt_seq_)) {
     rtt_sample(now - rtt_start_);
     rtt_timing_ = false;
+  }
+  // Leave the scoreboard: the oldest never-retransmitted segment gives an RTT sample with
+  // timestamps on (RFC 7323 section 4: every ACK that advances), else its TSecr does.
+  TimePs first_xmit = kNever;
+  while (!segs_.empty() && seq_le(segs_.front().end, ack)) {
+    TxSeg& g = segs_.front();
+    if (!g.sacked) rack_update(g, now);
+    if (!g.retrans) first_xmit = std::min(first_xmit, g.xmit);
+    if (g.sacked) sacked_bytes_ -= g.end - g.seq;
+    if (g.lost) lost_bytes_ -= g.end - g.seq;
+    segs_.pop_front();
+  }
+  if (!segs_.empty() && seq_lt(segs_.front().seq, ack)) {  // partly acknowledged
+    TxSeg& g = segs_.front();
+    const std::uint32_t part = ack - g.seq;
+    if (g.sacked) sacked_bytes_ -= part;
+    if (g.lost) lost_bytes_ -= part;
+    g.seq = ack;
+  }
+  if (ts_ok_) {
+    if (first_xmit != kNever) {
+      rtt_sample(now - first_xmit);
+    } else if (o.has_timestamps && o.ts_ecr != 0) {
+      const std::uint32_t ticks = ts_now(now) - o.ts_ecr;
+      if (ticks < 0x80000000u) rtt_sample(std::max<TimePs>(ticks * kMsPs, 1'000'000));
+    }
   }
   std::uint32_t data_acked = acked;
   if (fin_sent_ && seq_gt(ack, fin_seq_)) data_acked -= 1;
@@ -515,7 +641,16 @@ void TcpConnection::new_ack(std::uint32_t ack, TimePs now) {
   bytes_acked_ += data_acked;
   rtx_count_ = 0;
   const std::uint32_t flight = snd_max_ - snd_una_;
-  if (in_recovery_) {
+  if (in_recovery_ && sack_ok_) {
+    // After a timeout the repair runs in slow start; a fast recovery holds cwnd at ssthresh.
+    if (rto_recovery_ && cwnd_ < ssthresh_) cwnd_ += std::min(acked, snd_mss_);
+    if (seq_ge(ack, recover_)) {  // RFC 6675: recovery ends at the recovery point
+      in_recovery_ = false;
+      if (!rto_recovery_) cwnd_ = std::max(ssthresh_, snd_mss_);  // RFC 6937: cwnd = ssthresh
+      rto_recovery_ = false;
+      ca_acked_ = 0;
+    }
+  } else if (in_recovery_) {
     if (seq_ge(ack, recover_)) {  // full ACK (RFC 6582 §3.2 step 3)
       in_recovery_ = false;
       cwnd_ = std::min(ssthresh_, std::max(flight, snd_mss_) + snd_mss_);
@@ -530,19 +665,17 @@ void TcpConnection::new_ack(std::uint32_t ack, TimePs now) {
   } else if (cwnd_ < ssthresh_) {
     cwnd_ += std::min(acked, snd_mss_);  // slow start (RFC 5681 §3.1)
   } else {
-    ca_acked_ += acked;  // congestion avoidance: one SMSS per cwnd of ACKed data
-    if (ca_acked_ >= cwnd_) {
-      ca_acked_ -= cwnd_;
-      cwnd_ += snd_mss_;
-    }
+    congestion_avoidance(acked, now);
   }
   cwnd_ = std::min(cwnd_, kMaxCwnd);
   if (!in_recovery_ && seq_gt(snd_una_, recover_)) recover_ = snd_una_ - 1;  // no wrap issues
   dupacks_ = 0;
-  if (snd_una_ == snd_max_)
+  if (snd_una_ == snd_max_) {
     stop_rtx();
-  else
+    rack_deadline_ = kNever;
+  } else {
     arm_rtx(now);
+  }
   if (data_acked) {
     host_.tcp_notify(*this, Event::SendAcked, data_acked);
     if (want_writable_ && sndbuf_.free() > 0 && !fin_queued_) {
@@ -555,14 +688,14 @@ void TcpConnection::new_ack(std::uint32_t ack, TimePs now) {
 void TcpConnection::on_dupack(TimePs now) {
   ++st_.dup_acks;
   ++dupacks_;
+  if (sack_ok_) return;  // the scoreboard (process_ack) decides
   if (in_recovery_) {
     cwnd_ = std::min(cwnd_ + snd_mss_, kMaxCwnd);  // inflate (RFC 6582 step 4)
     output(now);
     return;
   }
   if (dupacks_ == 3 && seq_gt(snd_una_, recover_)) {
-    const std::uint32_t flight = snd_max_ - snd_una_;
-    ssthresh_ = std::max(flight / 2, 2 * snd_mss_);
+    on_congestion_event();
     recover_ = snd_max_;
     in_recovery_ = true;
     ++st_.fast_retransmits;
@@ -599,6 +732,7 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
   const std::uint8_t* d = p;
   if (seq_lt(seq, rcv_nxt_)) {  // trim the already-received front
     const std::uint32_t skip = rcv_nxt_ - seq;
+    if (len > 0) set_dsack(seq, skip < len ? rcv_nxt_ : seq + len);  // report the duplicate
     if (skip >= len) {
       if (skip > len) fin = false;
       d += len;
@@ -657,6 +791,11 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
   } else {
     ++st_.ooo_segments;
     if (len) {
+      for (const auto& r : ooo_) {  // all of it held already: a duplicate (RFC 2883)
+        if (seq_le(r.first, seq) && seq_le(seq + len, r.second)) set_dsack(seq, seq + len);
+      }
+      sack_mru_.insert(sack_mru_.begin(), seq);  // the newest block goes first (RFC 2018)
+      if (sack_mru_.size() > 8) sack_mru_.pop_back();
       if (!insert_ooo(seq, seq + len)) {
         ++st_.drop_ooo_overflow;
         send_ack_now();
@@ -700,6 +839,7 @@ void TcpConnection::enter_time_wait(TimePs now) {
   stop_rtx();
   delack_deadline_ = kNever;
   tw_deadline_ = now + cfg_.time_wait;
+  rack_deadline_ = kNever;
   sndbuf_.release();
 }
 
@@ -711,10 +851,12 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   if (len && seq + len == data_end()) flags |= kPsh;
   emit(seq, flags, seq - snd_data_base_, len);
   const std::uint32_t after = seq + len + (fin ? 1 : 0);
+  record_transmit(seq, after, now);
+  if (sack_ok_ && in_recovery_ && !rto_recovery_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
     ++st_.retransmits;
     rtt_timing_ = false;  // Karn: no samples across retransmissions
-  } else if (len > 0 && !rtt_timing_) {
+  } else if (len > 0 && !rtt_timing_ && !ts_ok_) {  // with timestamps every ACK gives a sample
     rtt_timing_ = true;
     rtt_seq_ = seq;
     rtt_start_ = now;
@@ -723,8 +865,10 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
     fin_sent_ = true;
     fin_seq_ = seq + len;
   }
-  if (seq_gt(after, snd_max_)) snd_max_ = after;
-  if (tmode_ != TimerMode::Rtx) arm_rtx(now);
+  const bool new_data = seq_gt(after, snd_max_);
+  if (new_data) snd_max_ = after;
+  if (tmode_ != TimerMode::Rtx && tmode_ != TimerMode::Tlp) arm_rtx(now);
+  if (new_data) schedule_tlp(now);
 }
 
 std::uint32_t TcpConnection::retransmit_head(TimePs now) {
@@ -737,6 +881,7 @@ std::uint32_t TcpConnection::retransmit_head(TimePs now) {
 }
 
 void TcpConnection::set_cork(bool on, TimePs now) {
+  now_ = std::max(now_, now);
   if (cork_ == on) return;
   cork_ = on;
   if (!on) output(now);
@@ -744,13 +889,17 @@ void TcpConnection::set_cork(bool on, TimePs now) {
 
 void TcpConnection::output(TimePs now) {
   if (!can_send_data_state()) return;
+  const bool sack_recovery = sack_ok_ && in_recovery_;
+  if (sack_recovery) sack_output(now);  // repairs first (RFC 6675 NextSeg rule 1)
   for (;;) {
     if (fin_sent_ && snd_nxt_ == fin_seq_ + 1) break;
     const std::uint32_t end = data_end();
     const std::uint32_t avail = seq_lt(snd_nxt_, end) ? end - snd_nxt_ : 0;
     const std::uint32_t flight = snd_nxt_ - snd_una_;
-    const std::uint32_t wnd = std::min(snd_wnd_, cwnd_);
-    const std::uint32_t usable = wnd > flight ? wnd - flight : 0;
+    // In SACK recovery the congestion window limits pipe, not the whole flight.
+    const std::uint32_t cc_flight = sack_recovery ? pipe() : flight;
+    const std::uint32_t usable = std::min(snd_wnd_ > flight ? snd_wnd_ - flight : 0,
+                                          cwnd_ > cc_flight ? cwnd_ - cc_flight : 0);
     const std::uint32_t len = std::min({avail, usable, snd_mss_});
     const bool fin_now = fin_queued_ && len == avail;
     if (len == 0 && !fin_now) break;
@@ -768,10 +917,380 @@ void TcpConnection::output(TimePs now) {
     arm_persist(now);  // data waits for the window and nothing in flight will bring an ACK
 }
 
+// ------------------------------------------------------------------------------------ SACK
+
+std::uint32_t TcpConnection::ts_now(TimePs now) const {
+  return static_cast<std::uint32_t>(now / kMsPs) + ts_offset_;
+}
+
+void TcpConnection::set_dsack(std::uint32_t s, std::uint32_t e) {
+  if (!sack_ok_ || !seq_lt(s, e)) return;
+  dsack_pending_ = true;
+  dsack_s_ = s;
+  dsack_e_ = e;
+}
+
+std::uint8_t TcpConnection::fill_sack_blocks(TcpOptions& o, std::size_t max_blocks) {
+  std::size_t n = 0;
+  if (dsack_pending_ && max_blocks > 0) {  // RFC 2883: the duplicate first, reported once
+    o.sack[n++] = {dsack_s_, dsack_e_};
+    dsack_pending_ = false;
+    ++st_.dsacks_sent;
+  }
+  // RFC 2018 section 4: the block holding the most recent segment first, then the blocks
+  // reported most recently. sack_mru_ remembers one sequence number per range.
+  std::vector<std::uint32_t> keep;
+  for (std::uint32_t x : sack_mru_) {
+    for (const auto& r : ooo_) {
+      if (!(seq_le(r.first, x) && seq_lt(x, r.second))) continue;
+      bool dup = false;
+      for (std::uint32_t k : keep) dup = dup || (seq_le(r.first, k) && seq_lt(k, r.second));
+      if (!dup) {
+        keep.push_back(x);
+        if (n < max_blocks) o.sack[n++] = r;
+      }
+      break;
+    }
+  }
+  sack_mru_ = std::move(keep);
+  o.sack_blocks = static_cast<std::uint8_t>(n);
+  return o.sack_blocks;
+}
+
+std::size_t TcpConnection::split_at(std::uint32_t seq) {
+  // Segments are sorted and contiguous from snd_una: search by offset.
+  const std::uint32_t off = seq - snd_una_;
+  auto it =
+      std::upper_bound(segs_.begin(), segs_.end(), off,
+                       [this](std::uint32_t v, const TxSeg& g) { return v < g.seq - snd_una_; });
+  if (it == segs_.begin()) return 0;
+  auto prev = std::prev(it);
+  if (prev->seq == seq) return static_cast<std::size_t>(prev - segs_.begin());
+  if (!seq_lt(seq, prev->end)) return static_cast<std::size_t>(it - segs_.begin());
+  TxSeg tail = *prev;  // split [seq0, end) into [seq0, seq) and [seq, end)
+  tail.seq = seq;
+  prev->end = seq;
+  const auto pos = static_cast<std::size_t>(it - segs_.begin());
+  segs_.insert(it, tail);
+  return pos;
+}
+
+void TcpConnection::set_sacked(TxSeg& g) {
+  if (g.sacked) return;
+  if (g.lost) set_lost(g, false);
+  g.sacked = true;
+  sacked_bytes_ += g.end - g.seq;
+}
+
+void TcpConnection::set_lost(TxSeg& g, bool lost) {
+  if (g.lost == lost) return;
+  g.lost = lost;
+  if (lost) {
+    lost_bytes_ += g.end - g.seq;
+    ++st_.sack_lost_marks;
+  } else {
+    lost_bytes_ -= g.end - g.seq;
+  }
+}
+
+std::uint32_t TcpConnection::pipe() const {
+  // RFC 6675 SetPipe: outstanding bytes neither SACKed nor presumed lost (a retransmission
+  // clears the lost mark and so counts again).
+  const std::uint32_t out = snd_max_ - snd_una_;
+  const std::uint32_t gone = sacked_bytes_ + lost_bytes_;
+  return out > gone ? out - gone : 0;
+}
+
+void TcpConnection::record_transmit(std::uint32_t seq, std::uint32_t end, TimePs now) {
+  if (seq_ge(seq, snd_max_)) {
+    if (!segs_.empty() && segs_.back().end != seq) return;  // never: output is contiguous
+    segs_.push_back(TxSeg{seq, end, now, ++tx_order_});
+    return;
+  }
+  const std::uint32_t mid = seq_lt(end, snd_max_) ? end : snd_max_;
+  std::size_t i = split_at(seq);
+  if (mid != snd_max_) split_at(mid);
+  for (; i < segs_.size() && seq_lt(segs_[i].seq, mid); ++i) {
+    TxSeg& g = segs_[i];
+    set_lost(g, false);
+    g.retrans = true;
+    g.xmit = now;
+    g.order = ++tx_order_;
+  }
+  if (seq_gt(end, snd_max_)) segs_.push_back(TxSeg{snd_max_, end, now, ++tx_order_});
+}
+
+void TcpConnection::rack_update(const TxSeg& g, TimePs now) {
+  // RFC 8985 section 6.2 step 2: the most recently sent segment known delivered.
+  const TimePs rtt = now - g.xmit;
+  if (g.retrans && min_rtt_ != kNever && rtt < min_rtt_) return;  // ACK of the original
+  if (!g.retrans) min_rtt_ = std::min(min_rtt_, rtt);
+  // The transmission counter stands for RFC 8985's (time, end_seq) order: segments sent in
+  // the same instant of simulated time stay ordered.
+  if (!rack_valid_ || g.order > rack_order_) {
+    rack_valid_ = true;
+    rack_order_ = g.order;
+    rack_xmit_ = g.xmit;
+    rack_end_ = g.end;
+    rack_rtt_ = rtt;
+  }
+  // Step 3: a never-retransmitted segment delivered below the highest one delivered was
+  // reordered, not lost.
+  if (!g.retrans && seq_lt(g.end, rack_fack_)) reordering_seen_ = true;
+  if (seq_gt(g.end, rack_fack_)) rack_fack_ = g.end;
+}
+
+bool TcpConnection::sack_process(const TcpHeader& h, const TcpOptions& o, TimePs now) {
+  bool dsack = false;
+  for (std::size_t b = 0; b < o.sack_blocks; ++b) {
+    const std::uint32_t s = o.sack[b].first, e = o.sack[b].second;
+    if (!seq_lt(s, e)) continue;
+    // RFC 2883: a first block below the cumulative ACK, or inside the second, is a D-SACK.
+    if (b == 0 && (seq_le(e, h.ack) || (o.sack_blocks > 1 && seq_le(o.sack[1].first, s) &&
+                                        seq_le(e, o.sack[1].second)))) {
+      dsack = true;
+      continue;
+    }
+    if (seq_le(e, snd_una_) || seq_gt(e, snd_max_)) continue;  // old or bogus
+    // Segments wholly inside the block (no split: a hostile peer cannot grow the list).
+    const std::uint32_t off = (seq_lt(s, snd_una_) ? snd_una_ : s) - snd_una_;
+    auto it =
+        std::lower_bound(segs_.begin(), segs_.end(), off,
+                         [this](const TxSeg& g, std::uint32_t v) { return g.seq - snd_una_ < v; });
+    for (; it != segs_.end() && seq_le(it->end, e); ++it) {
+      if (it->sacked) continue;
+      set_sacked(*it);
+      rack_update(*it, now);
+    }
+  }
+  if (dsack) {
+    ++st_.dsacks_in;
+    // RFC 8985 section 6.2 step 4: a D-SACK means the reordering window was too small.
+    reordering_seen_ = true;
+    reo_wnd_mult_ = std::min(reo_wnd_mult_ + 1, kMaxReoWndMult);
+    if (tlp_out_ && tlp_is_retrans_) tlp_dsack_ = true;
+  }
+  return dsack;
+}
+
+bool TcpConnection::detect_losses(TimePs now) {
+  bool marked = false;
+  if (cfg_.rack) {
+    // RFC 8985 section 6.2 steps 4-5.
+    if (!rack_valid_) return false;
+    std::uint32_t sacked_segs = 0;
+    for (const TxSeg& g : segs_) sacked_segs += g.sacked ? 1 : 0;
+    TimePs reo_wnd = 0;
+    if (reordering_seen_ || (!in_recovery_ && sacked_segs < kDupThresh)) {
+      const TimePs base = min_rtt_ == kNever ? 0 : min_rtt_ / 4 * reo_wnd_mult_;
+      reo_wnd = have_rtt_ ? std::min(base, srtt_) : base;
+    }
+    TimePs wait = 0;
+    for (TxSeg& g : segs_) {
+      if (g.sacked || g.lost) continue;
+      if (g.order >= rack_order_) continue;  // not sent before the newest delivered segment
+      const TimePs deadline = g.xmit + rack_rtt_ + reo_wnd;
+      if (deadline <= now) {
+        set_lost(g, true);
+        marked = true;
+      } else {
+        wait = std::max(wait, deadline - now);
+      }
+    }
+    rack_deadline_ = wait ? now + wait : kNever;
+  } else {
+    // RFC 6675 IsLost: DupThresh segments, or more than (DupThresh - 1) * SMSS bytes, SACKed
+    // above. A retransmission is not marked again (only the RTO repairs a lost one).
+    std::uint32_t segs_above = 0, bytes_above = 0;
+    for (auto it = segs_.rbegin(); it != segs_.rend(); ++it) {
+      if (it->sacked) {
+        ++segs_above;
+        bytes_above += it->end - it->seq;
+        continue;
+      }
+      if (it->lost || it->retrans) continue;
+      if (segs_above >= kDupThresh || bytes_above > (kDupThresh - 1) * snd_mss_) {
+        set_lost(*it, true);
+        marked = true;
+      }
+    }
+    if (dupacks_ >= kDupThresh && !segs_.empty() && !segs_.front().sacked &&
+        !segs_.front().retrans && !segs_.front().lost) {
+      set_lost(segs_.front(), true);  // RFC 6675 section 5 (a): DupThresh duplicate ACKs
+      marked = true;
+    }
+  }
+  return marked;
+}
+
+void TcpConnection::enter_sack_recovery(TimePs now) {
+  // RFC 6675 section 5 steps 4.1-4.3, with PRR (RFC 6937) setting cwnd from here on.
+  on_congestion_event();
+  prr_delivered_ = prr_out_ = 0;
+  recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
+  cwnd_ = std::max(pipe(), snd_mss_);  // prr_update sets it from the data ACKs deliver
+  ca_acked_ = 0;
+  recover_ = snd_max_;
+  in_recovery_ = true;
+  rto_recovery_ = false;
+  tlp_out_ = false;  // the reduction happens here, not again at the end of the probe episode
+  ++st_.fast_retransmits;
+  rtt_timing_ = false;
+  if (tmode_ == TimerMode::Tlp) arm_rtx(now);
+  for (std::size_t i = 0; i < segs_.size(); ++i) {
+    if (segs_[i].lost) {  // the first loss goes out whatever pipe says
+      retransmit_seg(i, now);
+      break;
+    }
+  }
+}
+
+void TcpConnection::retransmit_seg(std::size_t i, TimePs now) {
+  const TxSeg g = segs_[i];
+  const bool fin = fin_sent_ && g.end == fin_seq_ + 1;
+  transmit_range(g.seq, g.end - g.seq - (fin ? 1 : 0), fin, now);
+}
+
+bool TcpConnection::sack_output(TimePs now) {
+  // RFC 6675 section 5 step (C): while cwnd - pipe >= 1 SMSS, send NextSeg: the first lost
+  // segment, else new data.
+  bool sent = false;
+  for (;;) {
+    const std::uint32_t p = pipe();
+    if (cwnd_ <= p || cwnd_ - p < snd_mss_) break;
+    std::size_t i = 0;
+    while (i < segs_.size() && !segs_[i].lost) ++i;
+    if (i < segs_.size()) {
+      retransmit_seg(i, now);
+      sent = true;
+      continue;
+    }
+    break;  // no loss to repair: new data as usual (output's loop, limited by pipe)
+  }
+  return sent;
+}
+
+void TcpConnection::schedule_tlp(TimePs now) {
+  // RFC 8985 section 7.2: after new data or an ACK that advances, outside recovery, with no
+  // probe outstanding.
+  if (!sack_ok_ || !cfg_.rack || in_recovery_ || tlp_out_ || !have_rtt_) return;
+  if (tmode_ != TimerMode::Rtx && tmode_ != TimerMode::Tlp) return;
+  if (snd_una_ == snd_max_ || !can_send_data_state()) return;
+  if (tmode_ == TimerMode::Rtx) rto_expiry_ = rtx_deadline_;
+  TimePs pto = 2 * srtt_;
+  // RFC 8985 adds the worst-case delayed ACK when one segment is in flight. A receiver that
+  // ACKs every second full-sized segment (RFC 5681, this engine) may also hold the ACK for
+  // anything less than two: the same allowance then, or every short reply would be probed.
+  if (snd_max_ - snd_una_ < 2 * snd_mss_) pto += kWcDelAck;
+  // Not later than the RTO would fire: then the probe goes out at that time instead.
+  tmode_ = TimerMode::Tlp;
+  rtx_deadline_ = std::min(now + pto, rto_expiry_);
+}
+
+void TcpConnection::tlp_fire(TimePs now) {
+  // RFC 8985 section 7.3: one new segment if the window allows, else the last one again.
+  arm_rtx(now);
+  if (!can_send_data_state() || snd_una_ == snd_max_) return;
+  const std::uint32_t end = data_end();
+  const std::uint32_t avail = seq_lt(snd_nxt_, end) ? end - snd_nxt_ : 0;
+  const std::uint32_t flight = snd_nxt_ - snd_una_;
+  const std::uint32_t usable = snd_wnd_ > flight ? snd_wnd_ - flight : 0;
+  ++st_.tlp_probes;
+  tlp_out_ = true;  // before sending: the probe itself must not schedule another probe
+  tlp_dsack_ = false;
+  const std::uint32_t len = std::min({avail, usable, snd_mss_});
+  if (len > 0) {
+    const bool fin = fin_queued_ && len == avail;
+    transmit_range(snd_nxt_, len, fin, now);
+    snd_nxt_ += len + (fin ? 1 : 0);
+    tlp_is_retrans_ = false;
+  } else if (!segs_.empty()) {
+    retransmit_seg(segs_.size() - 1, now);
+    tlp_is_retrans_ = true;
+  }
+  tlp_end_seq_ = snd_max_;
+}
+
+// ------------------------------------------------------------------------------------ congestion
+
+void TcpConnection::on_congestion_event() {
+  const std::uint32_t flight = snd_max_ - snd_una_;
+  cubic_epoch_ = kNever;
+  if (cfg_.congestion != CongestionControl::Cubic) {
+    ssthresh_ = std::max(flight / 2, 2 * snd_mss_);  // RFC 5681 (3.1) / RFC 6675
+    return;
+  }
+  // RFC 9438 sections 4.6-4.7: remember where the loss happened (less after a loss below the
+  // previous one: fast convergence), back off to beta.
+  const double cw = static_cast<double>(cwnd_) / snd_mss_;
+  cubic_wmax_ = cw < cubic_wlast_max_ ? cw * (1 + kCubicBeta) / 2 : cw;
+  cubic_wlast_max_ = cw;
+  ssthresh_ = std::max(static_cast<std::uint32_t>(cwnd_ * kCubicBeta), 2 * snd_mss_);
+}
+
+void TcpConnection::congestion_avoidance(std::uint32_t acked, TimePs now) {
+  if (cfg_.congestion != CongestionControl::Cubic) {
+    ca_acked_ += acked;  // Reno: one SMSS per cwnd of ACKed data
+    if (ca_acked_ >= cwnd_) {
+      ca_acked_ -= cwnd_;
+      cwnd_ += snd_mss_;
+    }
+    return;
+  }
+  // RFC 9438 section 4: W_cubic(t) = C (t - K)^3 + W_max, segments and seconds.
+  const double mss = snd_mss_;
+  if (std::fabs(cubic_cwnd_ - cwnd_) >= 1) cubic_cwnd_ = cwnd_;  // cwnd was set elsewhere
+  const double cw = cubic_cwnd_ / mss;
+  if (cubic_epoch_ == kNever) {  // a new congestion-avoidance epoch
+    cubic_epoch_ = now;
+    if (cw < cubic_wmax_) {
+      cubic_k_ = std::cbrt((cubic_wmax_ - cw) / kCubicC);
+    } else {
+      cubic_k_ = 0;
+      cubic_wmax_ = cw;
+    }
+    cubic_west_ = cw;
+  }
+  const double t = static_cast<double>(now - cubic_epoch_) * 1e-12;
+  const double rtt = (have_rtt_ ? static_cast<double>(srtt_) : 1e11) * 1e-12;
+  auto w_cubic = [&](double x) {
+    return kCubicC * (x - cubic_k_) * (x - cubic_k_) * (x - cubic_k_) + cubic_wmax_;
+  };
+  const double segs = acked / mss;
+  cubic_west_ += kCubicAlpha * segs / cw;  // section 4.3: Reno-friendly estimate
+  double next;
+  if (w_cubic(t) < cubic_west_) {
+    next = cubic_west_;
+  } else {  // section 4.4: towards W_cubic one RTT ahead, at most 1.5 cwnd
+    const double target = std::clamp(w_cubic(t + rtt), cw, 1.5 * cw);
+    next = cw + (target - cw) * segs / cw;
+  }
+  cubic_cwnd_ = std::max(next * mss, cubic_cwnd_);
+  cwnd_ = std::min(static_cast<std::uint32_t>(std::min(cubic_cwnd_, double(kMaxCwnd))), kMaxCwnd);
+}
+
+void TcpConnection::prr_update(std::uint32_t delivered) {
+  // RFC 6937 section 3 with slow-start reduction bound (PRR-SSRB).
+  prr_delivered_ += delivered;
+  const std::uint32_t p = pipe();
+  std::int64_t sndcnt;
+  if (p > ssthresh_) {  // proportional: sending follows delivery at ssthresh / RecoverFS
+    const std::uint64_t num = static_cast<std::uint64_t>(prr_delivered_) * ssthresh_;
+    sndcnt = static_cast<std::int64_t>((num + recover_fs_ - 1) / recover_fs_) - prr_out_;
+  } else {  // catch up to ssthresh, no faster than slow start
+    const std::int64_t limit =
+        std::max<std::int64_t>(static_cast<std::int64_t>(prr_delivered_) - prr_out_, delivered) +
+        snd_mss_;
+    sndcnt = std::min<std::int64_t>(static_cast<std::int64_t>(ssthresh_) - p, limit);
+  }
+  cwnd_ = p + static_cast<std::uint32_t>(std::max<std::int64_t>(sndcnt, 0));
+}
+
 // ------------------------------------------------------------------------------------ timers
 
 void TcpConnection::on_timer(TimePs now) {
   if (dead_) return;
+  now_ = std::max(now_, now);
   if (tw_deadline_ <= now) {
     tw_deadline_ = kNever;
     die(Event::Closed);
@@ -784,6 +1303,14 @@ void TcpConnection::on_timer(TimePs now) {
       send_ack_now();
     }
   }
+  if (rack_deadline_ <= now) {  // RACK reordering window over: mark what it covers lost
+    rack_deadline_ = kNever;
+    if (sack_ok_ && synchronized() && detect_losses(now)) {
+      if (!in_recovery_) enter_sack_recovery(now);
+      output(now);
+    }
+    if (dead_) return;
+  }
   if (rtx_deadline_ <= now) {
     const TimerMode m = tmode_;
     stop_rtx();
@@ -791,6 +1318,8 @@ void TcpConnection::on_timer(TimePs now) {
       persist_fire(now);
     else if (m == TimerMode::Rtx)
       rto_fire(now);
+    else if (m == TimerMode::Tlp)
+      tlp_fire(now);
   }
 }
 
@@ -819,7 +1348,7 @@ void TcpConnection::rto_fire(TimePs now) {
     return;
   }
   ++st_.rto_timeouts;
-  if (rtx_count_ <= 1) ssthresh_ = std::max((snd_max_ - snd_una_) / 2, 2 * snd_mss_);
+  if (rtx_count_ <= 1) on_congestion_event();
   cwnd_ = snd_mss_;  // loss window (RFC 5681 §3.1)
   ca_acked_ = 0;
   in_recovery_ = false;
@@ -827,8 +1356,25 @@ void TcpConnection::rto_fire(TimePs now) {
   recover_ = snd_max_;  // RFC 6582 §3.2 step 1 after a timeout
   rtt_timing_ = false;
   rto_ = std::min(rto_ * 2, cfg_.rto_max);  // RFC 6298 §5.5 backoff
-  snd_nxt_ = snd_una_;                      // go back N
-  snd_nxt_ = retransmit_head(now);          // the head goes out even into a zero window
+  tlp_out_ = false;
+  if (sack_ok_ && !segs_.empty()) {
+    // Everything not SACKed is presumed lost and repaired in slow start (NextSeg), SACKed
+    // data is not sent again. A second timeout in a row forgets the SACKs (the receiver may
+    // have reneged, RFC 2018 section 8).
+    in_recovery_ = rto_recovery_ = true;
+    for (TxSeg& g : segs_) {
+      if (g.sacked && rtx_count_ >= 2) {
+        g.sacked = false;
+        sacked_bytes_ -= g.end - g.seq;
+      }
+      if (!g.sacked) set_lost(g, true);
+    }
+    retransmit_seg(0, now);  // the head goes out even into a zero window
+    arm_rtx(now);
+    return;
+  }
+  snd_nxt_ = snd_una_;              // go back N
+  snd_nxt_ = retransmit_head(now);  // the head goes out even into a zero window
   arm_rtx(now);
 }
 
@@ -864,6 +1410,7 @@ void TcpConnection::persist_fire(TimePs now) {
 // ------------------------------------------------------------------------------------ user calls
 
 std::size_t TcpConnection::send(const std::uint8_t* data, std::size_t len, TimePs now) {
+  now_ = std::max(now_, now);
   if (send_space() == 0 || data == nullptr) {
     if (len) want_writable_ = true;
     return 0;
@@ -889,6 +1436,7 @@ std::size_t TcpConnection::send_space() const {
 }
 
 std::size_t TcpConnection::recv(std::uint8_t* out, std::size_t max, TimePs now) {
+  now_ = std::max(now_, now);
   std::size_t n = 0;
   if (out == nullptr) {  // discard: the caller already has the bytes (peek)
     n = std::min(max, rcvbuf_.size());
@@ -919,6 +1467,7 @@ void TcpConnection::maybe_window_update(TimePs now) {
 
 void TcpConnection::close(TimePs now) {
   if (dead_) return;
+  now_ = std::max(now_, now);
   switch (state_) {
     case TcpState::SynSent:
       if (sndbuf_.empty()) {
@@ -946,8 +1495,8 @@ void TcpConnection::close(TimePs now) {
 }
 
 void TcpConnection::abort(TimePs now) {
-  (void)now;
   if (dead_) return;
+  now_ = std::max(now_, now);
   // RFC 793 ABORT: a RST to a synchronized peer, except from TIME_WAIT (the peer has closed).
   if (synchronized() && state_ != TcpState::TimeWait) send_rst(snd_max_, true, rcv_nxt_);
   die(Event::Closed);
@@ -989,6 +1538,13 @@ ConnectionInfo TcpConnection::info() const {
   i.send_queued = sndbuf_.size();
   i.readable = rcvbuf_.size();
   i.ooo_ranges = ooo_.size();
+  i.sack_ok = sack_ok_;
+  i.ts_ok = ts_ok_;
+  i.sacked_bytes = sacked_bytes_;
+  i.lost_bytes = lost_bytes_;
+  i.ts_recent = ts_recent_;
+  i.min_rtt = min_rtt_ == kNever ? 0 : min_rtt_;
+  i.reordering_seen = reordering_seen_;
   return i;
 }
 

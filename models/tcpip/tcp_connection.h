@@ -1,10 +1,13 @@
 // One TCP connection (RFC 9293): the control block and its state machine, congestion control
-// (RFC 5681, NewReno RFC 6582, IW per RFC 6928), RTO (RFC 6298), window scaling (RFC 7323),
-// RST/SYN hardening (RFC 5961). Framing and demultiplexing live in Stack.
+// (RFC 5681, NewReno RFC 6582, CUBIC RFC 9438, PRR RFC 6937, IW per RFC 6928), RTO (RFC 6298),
+// window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
+// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961).
+// Framing and demultiplexing live in Stack.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -33,10 +36,7 @@ struct TcpSegmentOut {
   std::uint32_t seq = 0, ack = 0;
   std::uint8_t flags = 0;
   std::uint16_t window = 0;  ///< already scaled
-  bool syn_options = false;  ///< emit MSS (+ window scale if wscale_present)
-  std::uint16_t mss = 0;
-  bool wscale_present = false;
-  std::uint8_t wscale = 0;
+  TcpOptions opts;           ///< options to write (MSS, WS, SACK-permitted, TS, SACK blocks)
   const std::uint8_t* p1 = nullptr;  ///< payload, first piece
   std::size_t n1 = 0;
   const std::uint8_t* p2 = nullptr;  ///< payload, second piece (ring wrap)
@@ -106,7 +106,15 @@ class TcpConnection {
   bool user_visible = false;
 
  private:
-  enum class TimerMode { None, Rtx, Persist };
+  enum class TimerMode { None, Rtx, Persist, Tlp };
+
+  // One transmitted segment on the send scoreboard: [seq, end) in sequence space (a FIN counts).
+  struct TxSeg {
+    std::uint32_t seq, end;
+    TimePs xmit;          // time of the latest (re)transmission
+    std::uint64_t order;  // transmission counter: orders sends within one instant (RACK)
+    bool sacked = false, lost = false, retrans = false;
+  };
 
   bool synchronized() const;
   bool can_send_data_state() const;
@@ -133,12 +141,36 @@ class TcpConnection {
   void init_cc();
   void establish(TimePs now, Event ev);
   void handle_syn_sent(const TcpHeader& h, const TcpOptions& o, TimePs now);
-  bool process_ack(const TcpHeader& h, std::size_t plen, TimePs now);
-  void new_ack(std::uint32_t ack, TimePs now);
+  bool process_ack(const TcpHeader& h, const TcpOptions& o, std::size_t plen, TimePs now);
+  void new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now);
   void on_dupack(TimePs now);
   void process_data(const TcpHeader& h, const std::uint8_t* p, std::size_t plen, TimePs now);
   void process_fin(TimePs now);
   bool insert_ooo(std::uint32_t s, std::uint32_t e);
+  // --- SACK receiver side: blocks for the next ACK (D-SACK first, then most recent first).
+  std::uint8_t fill_sack_blocks(TcpOptions& o, std::size_t max_blocks);
+  void set_dsack(std::uint32_t s, std::uint32_t e);
+  // --- timestamps (RFC 7323)
+  std::uint32_t ts_now(TimePs now) const;
+  // --- send scoreboard (SACK, RFC 6675; RACK-TLP, RFC 8985)
+  void record_transmit(std::uint32_t seq, std::uint32_t end, TimePs now);
+  std::size_t split_at(std::uint32_t seq);  // index of the segment starting at seq (or size())
+  void set_sacked(TxSeg& g);
+  void set_lost(TxSeg& g, bool lost);
+  std::uint32_t pipe() const;
+  void rack_update(const TxSeg& g, TimePs now);
+  bool sack_process(const TcpHeader& h, const TcpOptions& o, TimePs now);
+  bool detect_losses(TimePs now);
+  void enter_sack_recovery(TimePs now);
+  void retransmit_seg(std::size_t i, TimePs now);
+  bool sack_output(TimePs now);
+  void schedule_tlp(TimePs now);
+  void tlp_fire(TimePs now);
+  // --- congestion control: the response to a loss (ssthresh), growth after slow start
+  void on_congestion_event();
+  void congestion_avoidance(std::uint32_t acked, TimePs now);
+  // PRR (RFC 6937): cwnd during a SACK recovery from the data the ACK delivered.
+  void prr_update(std::uint32_t delivered);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -195,6 +227,31 @@ class TcpConnection {
   TimePs last_oow_reply_ = kNever;  // last reply to an unacceptable segment
   TimePs last_ack_rx_ = 0;
 
+  // SACK / timestamps / RACK-TLP (negotiated in the handshake)
+  bool sack_ok_ = false, ts_ok_ = false;
+  std::deque<TxSeg> segs_;  // [snd_una, snd_max) by sequence number
+  std::uint32_t sacked_bytes_ = 0, lost_bytes_ = 0;
+  bool rto_recovery_ = false;  // recovery after a timeout (slow start), not a fast recovery
+  std::uint32_t ts_offset_ = 0, ts_recent_ = 0, last_ack_sent_ = 0;
+  bool rack_valid_ = false, reordering_seen_ = false;
+  TimePs rack_xmit_ = 0, rack_rtt_ = 0, min_rtt_ = kNever;
+  std::uint64_t rack_order_ = 0, tx_order_ = 0;
+  std::uint32_t rack_end_ = 0, rack_fack_ = 0;
+  std::uint32_t reo_wnd_mult_ = 1;
+  TimePs rack_deadline_ = kNever;  // RACK reordering timer
+  TimePs rto_expiry_ = kNever;     // when the RTO would fire while the PTO is pending
+  bool tlp_out_ = false, tlp_is_retrans_ = false, tlp_dsack_ = false;
+  std::uint32_t tlp_end_seq_ = 0;
+  // PRR (RFC 6937) and CUBIC (RFC 9438; windows in segments, as the RFC writes them)
+  std::uint32_t prr_delivered_ = 0, prr_out_ = 0, recover_fs_ = 0;
+  double cubic_wmax_ = 0, cubic_wlast_max_ = 0, cubic_k_ = 0, cubic_west_ = 0;
+  double cubic_cwnd_ = 0;  // cwnd in bytes with the fraction CUBIC's small steps need
+  TimePs cubic_epoch_ = kNever;
+  // receive side: SACK blocks and D-SACK
+  std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
+  bool dsack_pending_ = false;
+  std::uint32_t dsack_s_ = 0, dsack_e_ = 0;
+
   // receive side
   std::uint32_t irs_ = 0, rcv_nxt_ = 0, rcv_adv_ = 0;
   ByteRing rcvbuf_;
@@ -208,6 +265,7 @@ class TcpConnection {
   // counters
   std::uint64_t bytes_sent_ = 0, bytes_acked_ = 0, bytes_received_ = 0;
   bool cork_ = false;
+  TimePs now_ = 0;  // time of the call being processed (timestamps in emit)
 };
 
 }  // namespace vtoe::tcpip

@@ -125,6 +125,22 @@ const char* to_string(TcpState s) {
   return "?";
 }
 
+const char* to_string(CongestionControl c) {
+  return c == CongestionControl::Cubic ? "cubic" : "newreno";
+}
+
+bool parse_congestion(const std::string& s, CongestionControl& out) {
+  if (s == "newreno") {
+    out = CongestionControl::NewReno;
+    return true;
+  }
+  if (s == "cubic") {
+    out = CongestionControl::Cubic;
+    return true;
+  }
+  return false;
+}
+
 const char* to_string(Event e) {
   switch (e) {
     case Event::Connected:

@@ -84,6 +84,13 @@ inline bool is_terminal(Event e) {
   return e == Event::Closed || e == Event::Reset || e == Event::TimedOut || e == Event::Refused;
 }
 
+/// Congestion control after slow start: Reno's AIMD (RFC 5681, NewReno recovery without SACK)
+/// or CUBIC (RFC 9438). Either way SACK recovery uses PRR (RFC 6937).
+enum class CongestionControl { NewReno, Cubic };
+const char* to_string(CongestionControl c);
+/// "newreno" / "cubic"; false for anything else.
+bool parse_congestion(const std::string& s, CongestionControl& out);
+
 struct EventInfo {
   ConnId conn = 0;
   ConnId listener = 0;
@@ -124,6 +131,15 @@ struct StackConfig {
   int arp_retries = 3;                         ///< ARP requests before queued frames are dropped
   std::uint32_t max_retransmissions = 15;      ///< then the connection is aborted (TimedOut)
   bool nagle = false;
+  /// SACK (RFC 2018, D-SACK RFC 2883) offered in SYNs; when both ends agree, loss recovery uses
+  /// the SACK scoreboard (RFC 6675) instead of NewReno.
+  bool sack = true;
+  /// Timestamps (RFC 7323) offered in SYNs: PAWS, and an RTT sample from every ACK that advances.
+  bool timestamps = true;
+  /// RACK-TLP (RFC 8985) on SACK connections: time-based loss detection and tail loss probes
+  /// (off: RFC 6675's DupThresh rule alone, and no probes).
+  bool rack = true;
+  CongestionControl congestion = CongestionControl::NewReno;
   std::uint16_t ephemeral_port_base = 49152;
   std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
   // --- additions ---

@@ -146,6 +146,29 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "segments without data (RFC 5961 section 7; stops ACK loops)",
                      [](P& s) -> auto& { return s.stack.invalid_ratelimit; })
           .at_least("0s"),
+      core::param<P>(ParamKind::Bool, "toe.tcp.sack", "true",
+                     "TCP SACK offered in SYNs (RFC 2018, D-SACK RFC 2883); when both ends "
+                     "agree, loss recovery uses the SACK scoreboard (RFC 6675), else NewReno",
+                     [](P& s) -> auto& { return s.stack.sack; }),
+      core::param<P>(ParamKind::Bool, "toe.tcp.timestamps", "true",
+                     "TCP timestamps offered in SYNs (RFC 7323): PAWS and an RTT sample from "
+                     "every ACK; they take 12 bytes of every segment (MSS 1448 at MTU 1500)",
+                     [](P& s) -> auto& { return s.stack.timestamps; }),
+      core::param<P>(ParamKind::Bool, "toe.tcp.rack", "true",
+                     "RACK-TLP on SACK connections (RFC 8985): time-based loss detection and "
+                     "tail loss probes; off: RFC 6675's DupThresh rule and no probes",
+                     [](P& s) -> auto& { return s.stack.rack; }),
+      core::enum_param<P>(
+          "toe.tcp.congestion", {"newreno", "cubic"}, "newreno",
+          "TCP congestion control after slow start: Reno AIMD (RFC 5681) or CUBIC (RFC 9438); "
+          "SACK recovery uses PRR (RFC 6937) with either",
+          [](P& s) -> auto& { return s.stack.congestion; },
+          [](const std::string& v) {
+            tcpip::CongestionControl c = tcpip::CongestionControl::NewReno;
+            tcpip::parse_congestion(v, c);
+            return c;
+          },
+          [](tcpip::CongestionControl c) { return tcpip::to_string(c); }),
       core::param<P>(ParamKind::Uint, "toe.tcp.initial_window", "10",
                      "TCP initial congestion window in segments",
                      [](P& s) -> auto& { return s.stack.initial_window_segments; })

@@ -208,6 +208,38 @@ TEST(TcpOptions, RobustParsing) {
   }
 }
 
+TEST(TcpOptions, SackBlocksRoundTrip) {
+  // Timestamps and three SACK blocks: 12 + 4 + 24 = 40 bytes, the whole option space.
+  TcpOptions o;
+  o.has_timestamps = true;
+  o.ts_val = 7;
+  o.ts_ecr = 9;
+  o.sack_blocks = 3;
+  o.sack[0] = {0xfffffff0u, 0x00000010u};  // wraps
+  o.sack[1] = {100, 200};
+  o.sack[2] = {300, 400};
+  ASSERT_EQ(tcp_options_len(o), 40u);
+  std::uint8_t buf[40];
+  ASSERT_EQ(write_tcp_options(buf, o), 40u);
+  TcpOptions p;
+  ASSERT_TRUE(parse_tcp_options(buf, sizeof buf, p));
+  EXPECT_TRUE(p.has_timestamps);
+  EXPECT_EQ(p.ts_val, 7u);
+  EXPECT_EQ(p.ts_ecr, 9u);
+  ASSERT_EQ(p.sack_blocks, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(p.sack[i], o.sack[i]) << i;
+  // Four blocks without timestamps.
+  TcpOptions q;
+  q.sack_blocks = 4;
+  for (std::uint32_t i = 0; i < 4; ++i) q.sack[i] = {1000 * i, 1000 * i + 500};
+  ASSERT_EQ(tcp_options_len(q), 36u);
+  ASSERT_EQ(write_tcp_options(buf, q), 36u);
+  TcpOptions r;
+  ASSERT_TRUE(parse_tcp_options(buf, 36, r));
+  ASSERT_EQ(r.sack_blocks, 4);
+  EXPECT_EQ(r.sack[3], q.sack[3]);
+}
+
 TEST(TcpParse, DataOffsetValidation) {
   TcpHeader h;
   h.src_port = 1;

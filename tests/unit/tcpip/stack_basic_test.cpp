@@ -159,16 +159,20 @@ TEST(Tcp, HandshakeNegotiatesMssAndWindowScale) {
   EXPECT_EQ(ia.state, TcpState::Established);
   EXPECT_EQ(ib.state, TcpState::Established);
   EXPECT_EQ(ia.peer_mss, 8960u);
-  EXPECT_EQ(ia.snd_mss, 1460u);
+  EXPECT_EQ(ia.snd_mss, 1448u);  // 1460 less 12 bytes of timestamps in every segment
   EXPECT_EQ(ib.peer_mss, 1460u);
-  EXPECT_EQ(ib.snd_mss, 1460u);
+  EXPECT_EQ(ib.snd_mss, 1448u);
+  EXPECT_TRUE(ia.sack_ok);
+  EXPECT_TRUE(ib.sack_ok);
+  EXPECT_TRUE(ia.ts_ok);
+  EXPECT_TRUE(ib.ts_ok);
   EXPECT_TRUE(ia.wscale_ok);
   EXPECT_TRUE(ib.wscale_ok);
   EXPECT_EQ(ia.snd_wscale, 5);
   EXPECT_EQ(ia.rcv_wscale, 7);
   EXPECT_EQ(ib.snd_wscale, 7);
   EXPECT_EQ(ib.rcv_wscale, 5);
-  EXPECT_EQ(ia.cwnd, 10u * 1460u);  // IW10
+  EXPECT_EQ(ia.cwnd, 10u * 1448u);  // IW10
   EXPECT_EQ(ia.srtt, 100 * kUs);    // one handshake sample: 2 x 50 us
   EXPECT_EQ(ia.rto, ca.rto_min);
   EXPECT_EQ(ia.snd_una, ia.iss + 1);
@@ -196,6 +200,9 @@ TEST(Tcp, HandshakeNegotiatesMssAndWindowScale) {
       EXPECT_TRUE(v.ip.df);
       EXPECT_EQ(v.tcp_opts.mss, 1460);
       EXPECT_EQ(v.tcp_opts.wscale, 7);
+      EXPECT_TRUE(v.tcp_opts.sack_permitted);
+      EXPECT_TRUE(v.tcp_opts.has_timestamps);
+      EXPECT_EQ(v.tcp_opts.ts_ecr, 0u);
       EXPECT_EQ(v.tcp.window, 65535);
     }
   }
@@ -270,10 +277,10 @@ TEST(Tcp, CorkHoldsPartialSegmentsUntilUncorked) {
   ASSERT_EQ(net.a.stack->send(p.a, data.data() + 1000, 1000, net.now), 1000u);
   net.run_for(5 * kMs);
   EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0 + 1);  // one full segment left
-  EXPECT_EQ(net.b.stack->readable(p.b), 1460u);
+  EXPECT_EQ(net.b.stack->readable(p.b), 1448u);
   net.a.stack->set_cork(p.a, false, net.now);
   net.run_for(5 * kMs);
-  EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0 + 2);  // the 540-byte rest
+  EXPECT_EQ(net.a.stack->stats().tcp_data_segs_out, segs0 + 2);  // the 552-byte rest
   std::vector<std::uint8_t> got(2000);
   ASSERT_EQ(net.b.stack->recv(p.b, got.data(), got.size(), net.now), 2000u);
   EXPECT_EQ(got, data);
@@ -405,7 +412,9 @@ TEST(Tcp, LostLastAckMakesPeerRetransmitFin) {
   ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Closed, p.b) == 1; }, 3 * kSec));
   EXPECT_TRUE(dropped);
   EXPECT_EQ(net.b.stack->stats().retransmits, 1u);
-  EXPECT_EQ(net.b.stack->stats().rto_timeouts, 1u);
+  // The FIN goes out again as a tail loss probe at the time the RTO would fire (RFC 8985).
+  EXPECT_EQ(net.b.stack->stats().tlp_probes, 1u);
+  EXPECT_EQ(net.b.stack->stats().rto_timeouts, 0u);
   EXPECT_EQ(net.a.stack->state(p.a), TcpState::TimeWait);
   ASSERT_TRUE(net.run_until([&] { return net.a.count(Event::Closed, p.a) == 1; }, 10 * kSec));
 }
@@ -424,16 +433,19 @@ TEST(Tcp, RetransmissionsExhaustedTimesOut) {
   EXPECT_EQ(net.a.stack->stats().rto_timeouts, 4u);
   EXPECT_EQ(net.a.stack->stats().conns_timed_out, 1u);
   EXPECT_EQ(net.a.stack->stats().rst_sent, 1u);
-  // 200 ms, then backoff 400, 800, 1600, and the 5th expiry at +3200 gives up.
-  EXPECT_EQ(net.now - t0, (200 + 400 + 800 + 1600 + 3200) * kMs);
+  EXPECT_EQ(net.a.stack->stats().tlp_probes, 1u);
+  // A tail loss probe when the first RTO would fire (200 ms), then RTOs 200 ms later, with
+  // backoff 400, 800, 1600, and the 5th expiry at +3200 gives up.
+  EXPECT_EQ(net.now - t0, (200 + 200 + 400 + 800 + 1600 + 3200) * kMs);
   std::vector<TimePs> data_times;
   for (auto& lf : net.log)
     if (lf.from == 0 && is_tcp_data(lf.f)) data_times.push_back(lf.t - t0);
-  ASSERT_EQ(data_times.size(), 5u);
-  EXPECT_EQ(data_times[1], 200 * kMs);
-  EXPECT_EQ(data_times[2], 600 * kMs);
-  EXPECT_EQ(data_times[3], 1400 * kMs);
-  EXPECT_EQ(data_times[4], 3000 * kMs);
+  ASSERT_EQ(data_times.size(), 6u);
+  EXPECT_EQ(data_times[1], 200 * kMs);  // the probe
+  EXPECT_EQ(data_times[2], 400 * kMs);
+  EXPECT_EQ(data_times[3], 800 * kMs);
+  EXPECT_EQ(data_times[4], 1600 * kMs);
+  EXPECT_EQ(data_times[5], 3200 * kMs);
 }
 
 TEST(Tcp, SynTimesOut) {
@@ -475,8 +487,8 @@ TEST(Tcp, LostSynAckStartsWithOneSegmentWindow) {
   p.b = net.b.events.back().second.conn;
   EXPECT_EQ(net.a.count(Event::Connected, p.a), 1);
   EXPECT_TRUE(dropped);
-  EXPECT_EQ(net.a.stack->info(p.a).cwnd, 1460u);  // RFC 5681 §3.1
-  EXPECT_EQ(net.b.stack->info(p.b).cwnd, 1460u);
+  EXPECT_EQ(net.a.stack->info(p.a).cwnd, 1448u);  // RFC 5681 §3.1
+  EXPECT_EQ(net.b.stack->info(p.b).cwnd, 1448u);
 }
 
 TEST(Tcp, SimultaneousOpen) {
