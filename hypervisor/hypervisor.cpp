@@ -284,31 +284,18 @@ bool Hypervisor::virq_pending(int vm) {
 // core switched VMs in the same instant, the saved copy stands for the interface.
 int Hypervisor::virtual_acknowledge(int vm) {
   if (vm == loaded_vm_) return gic_.virtual_acknowledge();
+  // The same rules on the saved copy: the acknowledge raises the VM's running priority, which
+  // its EOI must drop again, or the VM could never take another interrupt.
   gic::VgicState& s = saved_[static_cast<std::size_t>(vm)];
-  int best = -1;
-  for (int i = 0; i < gic::kListRegisters; ++i)
-    if (s.lr[static_cast<std::size_t>(i)].pending() &&
-        (best < 0 || s.lr[static_cast<std::size_t>(i)].priority <
-                         s.lr[static_cast<std::size_t>(best)].priority))
-      best = i;
-  if (best < 0) return gic::kSpuriousId;
-  gic::ListRegister& lr = s.lr[static_cast<std::size_t>(best)];
-  lr.state = gic::LrState::Active;
-  return lr.virtual_id;
+  const int i = gic::acknowledge_virtual(s);
+  return i < 0 ? gic::kSpuriousId : s.lr[static_cast<std::size_t>(i)].virtual_id;
 }
 
 void Hypervisor::virtual_eoi(int vm, int id) {
-  if (vm == loaded_vm_) {
+  if (vm == loaded_vm_)
     gic_.virtual_end_of_interrupt(id);
-  } else {
-    for (auto& lr : saved_[static_cast<std::size_t>(vm)].lr) {
-      if (lr.valid() && lr.virtual_id == id && lr.active()) {
-        lr.state =
-            lr.state == gic::LrState::PendingActive ? gic::LrState::Pending : gic::LrState::Invalid;
-        break;
-      }
-    }
-  }
+  else if (id != gic::kSpuriousId)
+    gic::end_virtual_interrupt(saved_[static_cast<std::size_t>(vm)], id);
   // A list register freed up: what waited in software goes in (the maintenance interrupt's job).
   if (overflow_[static_cast<std::size_t>(vm)]) place_virq(vm);
 }

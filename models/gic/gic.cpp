@@ -25,7 +25,69 @@ namespace {
 // Priority level (0..31) of a virtual priority, as indexed in GICH_APR.
 int virtual_level(std::uint8_t prio) { return prio >> 3; }
 
+bool virtual_group_enabled(const VgicState& s, const ListRegister& lr) {
+  return (s.vmcr & (lr.group1 ? vmcr::kGrp1En : vmcr::kGrp0En)) != 0;
+}
+
 }  // namespace
+
+std::uint8_t virtual_running_priority(const VgicState& s) {
+  if (s.apr == 0) return kIdlePriority;
+  int level = 0;
+  while (!(s.apr & (1u << level))) ++level;
+  return static_cast<std::uint8_t>(level << 3);
+}
+
+int best_virtual_pending(const VgicState& s) {
+  if (!(s.hcr & hcr::kEn)) return -1;
+  const auto mask = static_cast<std::uint8_t>((s.vmcr >> vmcr::kPriMaskShift) << 3);
+  const std::uint8_t limit = std::min(mask, virtual_running_priority(s));
+  int best = -1;
+  for (int i = 0; i < kListRegisters; ++i) {
+    const ListRegister& lr = s.lr[static_cast<std::size_t>(i)];
+    // A pending+active interrupt cannot be acknowledged again until it is deactivated.
+    if (lr.state != LrState::Pending || !virtual_group_enabled(s, lr) || lr.priority >= limit)
+      continue;
+    if (best < 0 || lr.priority < s.lr[static_cast<std::size_t>(best)].priority) best = i;
+  }
+  return best;  // ties: lowest LR index
+}
+
+int acknowledge_virtual(VgicState& s) {
+  const int i = best_virtual_pending(s);
+  if (i < 0) return -1;
+  ListRegister& lr = s.lr[static_cast<std::size_t>(i)];
+  lr.state = LrState::Active;
+  s.apr |= 1u << virtual_level(lr.priority);
+  return i;
+}
+
+int end_virtual_interrupt(VgicState& s, int vid) {
+  // Priority drop: the highest active priority, whichever interrupt it belongs to (as in GICv2).
+  if (s.apr != 0) s.apr &= s.apr - 1;
+  // Deactivation: the LR holding this virtual ID in an active state.
+  int found = -1;
+  for (int i = 0; i < kListRegisters; ++i) {
+    const ListRegister& lr = s.lr[static_cast<std::size_t>(i)];
+    if (lr.virtual_id == vid && lr.active()) {
+      found = i;
+      break;
+    }
+  }
+  if (found < 0) {
+    // Not in the list registers: count it for the hypervisor (GICH_HCR.EOICount, saturating here).
+    if (hcr::eoi_count(s.hcr) < 31) s.hcr += 1u << hcr::kEoiCountShift;
+    return -1;
+  }
+  ListRegister& lr = s.lr[static_cast<std::size_t>(found)];
+  if (lr.state == LrState::PendingActive) {
+    lr.state = LrState::Pending;
+  } else {
+    lr.state = LrState::Invalid;
+    if (lr.eoi_maintenance && !lr.hw()) s.eisr |= 1u << found;
+  }
+  return found;
+}
 
 Gic::Gic(const sc_core::sc_module_name& name, int num_spis)
     : core::Module(name),
@@ -110,24 +172,10 @@ int Gic::best_pending_() const {
 }
 
 bool Gic::virtual_group_enabled_(const ListRegister& lr) const {
-  return (cur_.vmcr & (lr.group1 ? vmcr::kGrp1En : vmcr::kGrp0En)) != 0;
+  return virtual_group_enabled(cur_, lr);
 }
 
-int Gic::best_virtual_pending_() const {
-  if (!(cur_.hcr & hcr::kEn)) return -1;
-  const auto mask = static_cast<std::uint8_t>((cur_.vmcr >> vmcr::kPriMaskShift) << 3);
-  const std::uint8_t limit = std::min(mask, virtual_running_priority());
-  int best = -1;
-  for (int i = 0; i < kListRegisters; ++i) {
-    const ListRegister& lr = cur_.lr[static_cast<std::size_t>(i)];
-    // A pending+active interrupt cannot be acknowledged again until it is deactivated.
-    if (lr.state != LrState::Pending || !virtual_group_enabled_(lr) || lr.priority >= limit) {
-      continue;
-    }
-    if (best < 0 || lr.priority < cur_.lr[static_cast<std::size_t>(best)].priority) best = i;
-  }
-  return best;  // ties: lowest LR index
-}
+int Gic::best_virtual_pending_() const { return best_virtual_pending(cur_); }
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -422,10 +470,7 @@ void Gic::virtual_set_priority_mask(std::uint8_t pmr) {
 }
 
 std::uint8_t Gic::virtual_running_priority() const {
-  if (cur_.apr == 0) return kIdlePriority;
-  int level = 0;
-  while (!(cur_.apr & (1u << level))) ++level;
-  return static_cast<std::uint8_t>(level << 3);
+  return gic::virtual_running_priority(cur_);
 }
 
 int Gic::virtual_highest_pending() const {
@@ -436,14 +481,12 @@ int Gic::virtual_highest_pending() const {
 bool Gic::virq_asserted() const { return best_virtual_pending_() >= 0; }
 
 int Gic::virtual_acknowledge() {
-  const int i = best_virtual_pending_();
+  const int i = acknowledge_virtual(cur_);
   if (i < 0) {
     ++virtual_spurious_;
     return kSpuriousId;
   }
-  ListRegister& lr = cur_.lr[static_cast<std::size_t>(i)];
-  lr.state = LrState::Active;
-  cur_.apr |= 1u << virtual_level(lr.priority);
+  const ListRegister& lr = cur_.lr[static_cast<std::size_t>(i)];
   ++virtual_acks_;
   VTOE_LOG(log_, Debug) << "vack " << lr.virtual_id << " (LR" << i << ")";
   changed_();
@@ -453,31 +496,13 @@ int Gic::virtual_acknowledge() {
 void Gic::virtual_end_of_interrupt(int vid) {
   if (vid == kSpuriousId) return;
   ++virtual_eois_;
-  // Priority drop: the highest active priority, whichever interrupt it belongs to (as in GICv2).
-  if (cur_.apr != 0) cur_.apr &= cur_.apr - 1;
-  // Deactivation: the LR holding this virtual ID in an active state.
-  int found = -1;
-  for (int i = 0; i < kListRegisters; ++i) {
-    const ListRegister& lr = cur_.lr[static_cast<std::size_t>(i)];
-    if (lr.virtual_id == vid && lr.active()) {
-      found = i;
-      break;
-    }
-  }
+  const int found = end_virtual_interrupt(cur_, vid);
   if (found < 0) {
-    // Not in the list registers: count it for the hypervisor (GICH_HCR.EOICount, saturating here).
-    if (hcr::eoi_count(cur_.hcr) < 31) cur_.hcr += 1u << hcr::kEoiCountShift;
     VTOE_LOG(log_, Debug) << "veoi " << vid << " not in LRs, EOICount " << hcr::eoi_count(cur_.hcr);
     changed_();
     return;
   }
-  ListRegister& lr = cur_.lr[static_cast<std::size_t>(found)];
-  if (lr.state == LrState::PendingActive) {
-    lr.state = LrState::Pending;
-  } else {
-    lr.state = LrState::Invalid;
-    if (lr.eoi_maintenance && !lr.hw()) cur_.eisr |= 1u << found;
-  }
+  const ListRegister& lr = cur_.lr[static_cast<std::size_t>(found)];
   if (lr.hw()) deactivate_(lr.physical_id, "virtual EOI (hardware-linked)");
   VTOE_LOG(log_, Debug) << "veoi " << vid << " (LR" << found << " -> " << to_string(lr.state)
                         << ")";

@@ -115,6 +115,16 @@ struct VgicState {
   std::uint32_t eisr = 0;
 };
 
+// The virtual CPU interface's rules applied to a VgicState: the GIC applies them to its live
+// state, and the hypervisor to a VM's saved copy when that VM's vCPU acknowledges or ends an
+// interrupt while it is off the core (the same rules either way: an acknowledge raises the
+// running priority in `apr`, an EOI drops it).
+std::uint8_t virtual_running_priority(const VgicState& s);
+int best_virtual_pending(const VgicState& s);  // the LR to acknowledge next, or -1
+int acknowledge_virtual(VgicState& s);         // the LR acknowledged, or -1 (spurious)
+// The LR deactivated by the EOI of `vid`, or -1 if no LR holds it active (EOICount counts it).
+int end_virtual_interrupt(VgicState& s, int vid);
+
 class Gic : public core::Module {
  public:
   SC_HAS_PROCESS(Gic);
