@@ -183,6 +183,11 @@ ordered_json toe_section(Platform& p, const Window& w) {
   };
   t["ppm_tx_utilization"] = busy(w.now.ppm_tx_busy, w.base.ppm_tx_busy);
   t["ppm_rx_utilization"] = busy(w.now.ppm_rx_busy, w.base.ppm_rx_busy);
+  // The shared local buffer SRAM (toe.sram): its highest fill over the run, 0 without one.
+  const tcpip::BufferPool* sram = p.toe().ppm().stack().buffer_pool();
+  t["sram_peak_utilization"] =
+      rounded(sram && sram->capacity() ? static_cast<double>(sram->peak()) / sram->capacity() : 0,
+              6);
   return t;
 }
 

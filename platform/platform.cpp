@@ -159,6 +159,12 @@ void Platform::build_toe() {
   for (std::size_t i = 1; i < vms_; ++i)
     tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
   tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
+  if (tp.stack.shared_buffer != 0 && tp.stack.shared_buffer < 2ull * tp.stack.mtu)
+    throw ConfigError(cfg_.where("toe.sram"), "toe.sram",
+                      std::to_string(tp.stack.shared_buffer) +
+                          " bytes cannot hold a connection's segment in each direction; give 0B "
+                          "(no shared limit) or at least twice toe.mtu (" +
+                          std::to_string(2ull * tp.stack.mtu) + " bytes)");
   toe_ = std::make_unique<toe::Toe>("toe", tp);
   const std::uint64_t records = toe_->ccb().backing_bytes();
   if (kCcbRecordBase + records > kHypervisorRamBase)

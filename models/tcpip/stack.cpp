@@ -50,6 +50,7 @@ Stack::Stack(const StackConfig& cfg, StackListener& listener)
   const std::vector<std::pair<Ipv4, MacAddr>> wanted = std::move(cfg_.aliases);
   cfg_.aliases.clear();
   for (const auto& a : wanted) add_address(a.first, a.second);
+  if (cfg_.shared_buffer > 0) pool_ = std::make_unique<BufferPool>(cfg_.shared_buffer);
 }
 
 Stack::~Stack() = default;
@@ -248,6 +249,7 @@ TcpConnection* Stack::create_conn(const TupleKey& k) {
   TcpHost& host = *this;
   slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, k.lip, k.lport, k.rip,
                                                  k.rport, next_isn(k));
+  slots_[slot]->set_pool(pool_.get());
   by_tuple_[k] = id;
   ++conn_count_;
   return slots_[slot].get();
@@ -259,13 +261,43 @@ void Stack::free_slot(ConnId id) {
   auto it = by_tuple_.find(key_of(*c));
   if (it != by_tuple_.end() && it->second == id) by_tuple_.erase(it);
   const std::uint32_t slot = (id & kSlotMask) - 1;
-  slots_[slot].reset();
+  slots_[slot].reset();  // gives its share of the buffer pool back
   free_slots_.push_back(slot);
   --conn_count_;
+  pool_waiters_.erase(id);
+  wake_pool_waiters();
 }
 
 void Stack::after_op(TcpConnection& c) {
   if (c.dead()) return;  // freed once its terminal event is dispatched
+  schedule(c);
+  if (!pool_) return;
+  c.sync_pool();
+  if (c.pool_starved()) pool_waiters_.insert(c.id());
+  wake_pool_waiters();
+}
+
+void Stack::wake_pool_waiters() {
+  // At least a segment's worth, so that a reopened window is worth announcing.
+  if (!pool_ || pool_waiters_.empty() || pool_->free() < cfg_.mtu) return;
+  std::vector<ConnId> waiting(pool_waiters_.begin(), pool_waiters_.end());
+  std::sort(waiting.begin(), waiting.end());  // deterministic order
+  pool_waiters_.clear();
+  for (ConnId id : waiting) {
+    TcpConnection* c = find(id);
+    if (!c || c->dead()) continue;
+    c->pool_space_freed(now_);
+    schedule(*c);
+    if (c->pool_starved()) pool_waiters_.insert(id);
+    if (pool_->free() < cfg_.mtu) {  // the rest wait for the next release
+      for (ConnId rest : waiting)
+        if (rest > id) pool_waiters_.insert(rest);
+      break;
+    }
+  }
+}
+
+void Stack::schedule(TcpConnection& c) {
   const TimePs d = c.next_deadline();
   if (d < c.scheduled_at) {
     c.scheduled_at = d;

@@ -119,6 +119,8 @@ class Stack final : private TcpHost {
   /// (not TCP, malformed, a listener's or nobody's): a header lookup that changes nothing, for
   /// a hardware model that must fetch the connection's record before the segment is processed.
   ConnId connection_of_frame(const std::uint8_t* data, std::size_t len) const;
+  /// The local buffer memory all connections share (StackConfig::shared_buffer), or nullptr.
+  const BufferPool* buffer_pool() const { return pool_.get(); }
   /// Connection details; local_ip is the connection's own local address. For a listener:
   /// valid, Listen, local_port, and local_ip = its address (0 for a wildcard listener).
   ConnectionInfo info(ConnId c) const;
@@ -202,6 +204,9 @@ class Stack final : private TcpHost {
   }
   TcpConnection* create_conn(const TupleKey& k);
   void after_op(TcpConnection& c);
+  void schedule(TcpConnection& c);
+  // Space came back to the shared buffer pool: connections it held back may go on.
+  void wake_pool_waiters();
   void free_slot(ConnId id);
   void flush_events();
   std::uint32_t next_isn(const TupleKey& k);
@@ -239,6 +244,9 @@ class Stack final : private TcpHost {
   TimePs now_ = 0;  // latest time seen (for frames emitted from timers etc.)
 
   // connections: slot table + 4-tuple hash
+  // Before the connections: they give their share back when they are destroyed.
+  std::unique_ptr<BufferPool> pool_;
+  std::unordered_set<ConnId> pool_waiters_;  // connections held back for want of pool space
   std::vector<std::unique_ptr<TcpConnection>> slots_;
   std::vector<std::uint16_t> slot_gen_;
   std::vector<std::uint32_t> free_slots_;

@@ -44,6 +44,49 @@ TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& 
       ts_offset_(iss * 2654435761u),
       rcvbuf_(cfg.recv_buffer) {}
 
+TcpConnection::~TcpConnection() {
+  if (!pool_) return;
+  pool_->adjust(pool_held_, 0);
+  pool_->adjust_promise(pool_promised_, 0);
+}
+
+std::size_t TcpConnection::pool_usage() const {
+  return sndbuf_.size() + rcvbuf_.size() + promised_window();
+}
+
+std::uint32_t TcpConnection::rcv_space() const {
+  const std::uint32_t room = rcv_free();
+  if (!pool_) return room;
+  // What was promised is reserved; beyond it only what the shared pool still holds.
+  return static_cast<std::uint32_t>(
+      std::min<std::size_t>(room, promised_window() + pool_->free()));
+}
+
+std::size_t TcpConnection::promised_window() const {
+  return seq_gt(rcv_adv_, rcv_nxt_) ? rcv_adv_ - rcv_nxt_ : 0;
+}
+
+void TcpConnection::sync_pool() {
+  if (!pool_) return;
+  pool_->adjust_both(pool_held_, sndbuf_.size() + rcvbuf_.size(), pool_promised_,
+                     promised_window());
+}
+
+void TcpConnection::pool_space_freed(TimePs now) {
+  if (dead_) return;
+  if (pool_starved_rx_) {
+    pool_starved_rx_ = false;
+    maybe_window_update(now);
+  }
+  if (pool_starved_tx_ && pool_ && pool_->free() > 0 && send_space() > 0) {
+    pool_starved_tx_ = false;
+    if (want_writable_) {
+      want_writable_ = false;
+      host_.tcp_notify(*this, Event::Writable, send_space());
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------ helpers
 
 bool TcpConnection::synchronized() const {
@@ -80,7 +123,21 @@ std::uint32_t TcpConnection::rcv_free() const {
 }
 
 std::uint16_t TcpConnection::window_field(bool syn) {
-  const std::uint32_t free_bytes = rcv_free();
+  std::uint32_t free_bytes = rcv_free();
+  if (pool_) {
+    // The window may grow only into pool space (what it already promised stays reserved);
+    // data taken since the last sync is counted first.
+    sync_pool();
+    const std::size_t room = promised_window() + pool_->promise_room();
+    if (room < free_bytes) {
+      free_bytes = static_cast<std::uint32_t>(room);
+      pool_starved_rx_ = true;
+    }
+  }
+  struct SyncOnReturn {
+    TcpConnection& c;
+    ~SyncOnReturn() { c.sync_pool(); }
+  } sync{*this};
   if (syn) {  // RFC 7323: the window in a SYN is never scaled
     const std::uint32_t w = std::min<std::uint32_t>(free_bytes, 65535);
     rcv_adv_ = rcv_nxt_ + w;
@@ -401,7 +458,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     return;
   }
 
-  const std::uint32_t wnd = rcv_free();
+  const std::uint32_t wnd = rcv_space();
   const std::uint32_t seq = hh.seq;
   auto in_window = [&](std::uint32_t s) { return s - rcv_nxt_ < wnd; };
 
@@ -743,7 +800,7 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
     }
     seq = rcv_nxt_;
   }
-  const std::uint32_t space = rcv_free();
+  const std::uint32_t space = rcv_space();
   const std::uint32_t off = seq - rcv_nxt_;
   bool trimmed = false;
   if (off > space || len > space - off) {  // trim what exceeds the receive buffer
@@ -1413,9 +1470,17 @@ std::size_t TcpConnection::send(const std::uint8_t* data, std::size_t len, TimeP
   now_ = std::max(now_, now);
   if (send_space() == 0 || data == nullptr) {
     if (len) want_writable_ = true;
+    // Held back by the shared pool, not by this connection's own buffer: wait for the pool.
+    if (len && pool_ && sndbuf_.free() > 0 && pool_->free() == 0) pool_starved_tx_ = true;
     return 0;
   }
-  const std::size_t n = sndbuf_.push(data, len);
+  std::size_t take = len;
+  if (pool_ && pool_->free() < take) {
+    take = pool_->free();
+    pool_starved_tx_ = true;
+  }
+  const std::size_t n = sndbuf_.push(data, take);
+  sync_pool();
   bytes_sent_ += n;
   if (n < len) want_writable_ = true;
   if (n) output(now);
@@ -1429,7 +1494,7 @@ std::size_t TcpConnection::send_space() const {
     case TcpState::SynReceived:
     case TcpState::Established:
     case TcpState::CloseWait:
-      return sndbuf_.free();
+      return pool_ ? std::min(sndbuf_.free(), pool_->free()) : sndbuf_.free();
     default:
       return 0;
   }
@@ -1455,7 +1520,10 @@ void TcpConnection::maybe_window_update(TimePs now) {
       state_ != TcpState::FinWait2)
     return;
   const std::uint32_t cur = seq_gt(rcv_adv_, rcv_nxt_) ? rcv_adv_ - rcv_nxt_ : 0;
-  const std::uint32_t free_bytes = rcv_free();
+  std::uint32_t free_bytes = rcv_free();
+  if (pool_)
+    free_bytes = static_cast<std::uint32_t>(
+        std::min<std::size_t>(free_bytes, cur + pool_->promise_room()));
   const std::uint32_t thresh =
       std::min<std::uint32_t>(static_cast<std::uint32_t>(rcvbuf_.capacity() / 2), our_mss_);
   // Announce only a substantial opening (the window at least doubled), like Linux.

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/tcpip/buffer_pool.h"
 #include "models/tcpip/byte_ring.h"
 #include "models/tcpip/headers.h"
 #include "models/tcpip/stats.h"
@@ -61,6 +62,22 @@ class TcpConnection {
   TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id, Ipv4 local_ip,
                 std::uint16_t local_port, Ipv4 remote_ip, std::uint16_t remote_port,
                 std::uint32_t iss);
+  ~TcpConnection();
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+
+  // --- shared local buffer memory (a TOE's SRAM); none = only the per-connection limits
+  void set_pool(BufferPool* pool) { pool_ = pool; }
+  // What this connection holds in the pool: queued to send, received unread, window promised.
+  std::size_t pool_usage() const;
+  std::size_t promised_window() const;
+  // Bytes beyond rcv_nxt that may be stored now: the receive buffer's room, and with a shared
+  // pool no more than the promised window plus the pool's free space.
+  std::uint32_t rcv_space() const;
+  void sync_pool();
+  // The pool has room again: reopen a window it closed, or tell a writer it stopped.
+  void pool_space_freed(TimePs now);
+  bool pool_starved() const { return pool_starved_rx_ || pool_starved_tx_; }
 
   // --- opening
   void open_active(TimePs now);
@@ -255,6 +272,11 @@ class TcpConnection {
   // receive side
   std::uint32_t irs_ = 0, rcv_nxt_ = 0, rcv_adv_ = 0;
   ByteRing rcvbuf_;
+  BufferPool* pool_ = nullptr;
+  std::size_t pool_held_ = 0;      // data: queued to send, received unread
+  std::size_t pool_promised_ = 0;  // receive window promised and not yet filled
+  bool pool_starved_rx_ = false;  // a window was held back for want of pool space
+  bool pool_starved_tx_ = false;  // a send was cut short for want of pool space
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ooo_;  // [start, end) seq, sorted
   bool rcv_fin_pending_ = false;
   std::uint32_t rcv_fin_seq_ = 0;

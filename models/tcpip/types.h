@@ -116,6 +116,9 @@ struct StackConfig {
   std::uint8_t window_scale = 7;               ///< our shift, offered in SYN (RFC 7323), <= 14
   std::uint32_t send_buffer = 256 * 1024;      ///< per-connection unsent+unacked bytes
   std::uint32_t recv_buffer = 256 * 1024;      ///< per-connection unread bytes = receive window
+  /// Local buffer memory shared by all connections (send queues, unread data, promised receive
+  /// windows); 0 = none, only the per-connection limits apply.
+  std::uint64_t shared_buffer = 0;
   std::uint32_t max_connections = 1024;        ///< CCB capacity; SYNs beyond it get RST
   TimePs rto_initial = 1'000'000'000'000ull;   ///< 1 s (RFC 6298)
   TimePs rto_min = 200'000'000'000ull;         ///< 200 ms

@@ -25,6 +25,12 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
                      "TOE Rx local buffer per connection (TCP receive window)",
                      [](P& s) -> auto& { return s.stack.recv_buffer; })
           .above("0B"),
+      core::param<P>(ParamKind::Bytes, "toe.sram", "0B",
+                     "Local buffer SRAM shared by all connections: their Tx data, unread Rx data "
+                     "and promised receive windows; when it is full, receive windows close (zero "
+                     "window, nothing is lost) and the Tx DMA waits; 0B = no shared limit (only "
+                     "toe.tx_buffer and toe.rx_buffer per connection)",
+                     [](P& s) -> auto& { return s.stack.shared_buffer; }),
       core::param<P>(ParamKind::Uint, "toe.ccb.connections", "256",
                      "Connection contexts the CCB holds",
                      [](P& s) -> auto& { return s.ccb_capacity; })
