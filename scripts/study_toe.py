@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from reproduce import save, table  # noqa: E402  (one report style for both)
 from vtoe_sweep import load_sweep, run_sweep  # noqa: E402
 
 STUDY = ROOT / "scenarios" / "study" / "toe"
@@ -156,18 +157,6 @@ def describe(rows, i, direction, ylabel):
         text += "; below it the limit is " + limit_text(rows[i - 1])
     text += "; from it on, " + limit_text(rows[i])
     return text
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return lines
-
-
-def save(fig, out, name):
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out / f"{name}.{ext}", dpi=120)
 
 
 def analyse(name, df, runs: Path, plt, out: Path, report: list, summary: dict):

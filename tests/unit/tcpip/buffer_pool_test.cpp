@@ -12,11 +12,6 @@
 namespace vtoe::tcpip::test {
 namespace {
 
-void warm_arp(Net& net) {
-  net.a.stack->ping(kIpB, 1, 1, net.now);
-  net.run_for(1 * kMs);
-}
-
 TEST(BufferPool, AdjustMovesAHoldersShareAndKeepsThePeak) {
   BufferPool p(1000);
   std::size_t a = 0, b = 0;

@@ -12,11 +12,6 @@ namespace {
 
 constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 
-void warm_arp(Net& net) {
-  net.a.stack->ping(kIpB, 1, 1, net.now);
-  net.run_for(1 * kMs);
-}
-
 struct Backoff {
   std::uint32_t cwnd_before = 0, ssthresh = 0;
   std::uint64_t sent_in_recovery = 0, acks_in_recovery = 0;

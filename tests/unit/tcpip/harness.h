@@ -231,6 +231,12 @@ inline bool is_tcp_data(const Frame& f, FrameView* out = nullptr) {
   return v.payload_len > 0;
 }
 
+/// Resolves ARP both ways so that TCP timing starts clean.
+inline void warm_arp(Net& net) {
+  net.a.stack->ping(kIpB, 1, 1, net.now);
+  net.run_for(1 * kMs);
+}
+
 /// One side of a TCP transfer: sends `to_send` pattern bytes, checks received bytes.
 struct Side {
   ConnId conn = 0;

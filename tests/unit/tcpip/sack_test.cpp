@@ -15,11 +15,6 @@ namespace {
 
 constexpr std::uint32_t kMss = 1448;  // 1460 less the timestamps option
 
-void warm_arp(Net& net) {
-  net.a.stack->ping(kIpB, 1, 1, net.now);
-  net.run_for(1 * kMs);
-}
-
 /// Index of A's first-transmission data segments, by sequence number.
 struct DataSegIndex {
   std::map<std::uint32_t, std::uint64_t> first_seen;

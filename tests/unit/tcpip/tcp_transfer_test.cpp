@@ -13,12 +13,6 @@ namespace {
 
 constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 
-/// Resolves ARP both ways so that TCP timing starts clean.
-void warm_arp(Net& net) {
-  net.a.stack->ping(kIpB, 1, 1, net.now);
-  net.run_for(1 * kMs);
-}
-
 /// Index of A's first-transmission data segments (by sequence number), for loss hooks.
 struct DataSegIndex {
   std::map<std::uint32_t, std::uint64_t> first_seen;  // seq -> index
