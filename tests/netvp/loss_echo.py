@@ -67,13 +67,16 @@ _TCPI_OPTS = {1: "timestamps", 2: "sack", 4: "wscale"}
 
 def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float = 60) -> dict:
     """Sends `nbytes` to an echo server while reading them back, half-closes after the last
-    byte and reads until the server closes. Returns the wall time from connect() to the end of
-    the stream, whether every byte came back unchanged, and Linux's view of the connection."""
+    byte and reads until the server closes. Returns the wall time from the established
+    connection to the end of the stream (the handshake is timed apart: a lost SYN or SYN-ACK
+    costs Linux's or the server's 1 s initial RTO, the same for any server), whether every byte
+    came back unchanged, and Linux's view of the connection."""
     data = pattern(nbytes, salt)
     got = bytearray()
-    t0 = time.monotonic()
+    t_connect = time.monotonic()
     s = socket.create_connection((host, port), timeout=timeout)
     s.settimeout(timeout)
+    t0 = time.monotonic()
 
     def send():
         s.sendall(data)
@@ -94,7 +97,7 @@ def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float
     first_bad = next((i for i, (a, b) in enumerate(zip(got, data)) if a != b), None) \
         if got != data else None
     return {"bytes": nbytes, "received": len(got), "intact": bytes(got) == data,
-            "first_bad_offset": first_bad, "elapsed_s": elapsed,
+            "first_bad_offset": first_bad, "connect_s": t0 - t_connect, "elapsed_s": elapsed,
             "goodput_mbps": nbytes * 8 / elapsed / 1e6,
             "linux_retransmits": struct.unpack_from("I", info, _TCPI_TOTAL_RETRANS)[0],
             "linux_options": sorted(v for k, v in _TCPI_OPTS.items() if opts & k)}

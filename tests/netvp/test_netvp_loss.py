@@ -43,18 +43,19 @@ def echo_under_loss(lab, *sets, extra=(), runs=1):
     return results, drops, res["stats"]["toe.ppm.tcpip"], run
 
 
-def test_echo_under_two_percent_loss_is_intact_and_recovers_without_timeouts(lossy_lab):
+def test_echo_under_two_percent_loss_is_intact_and_recovered_without_timeouts(lossy_lab):
     (r,), drops, tcp, run = echo_under_loss(lossy_lab)
     assert r["intact"], r  # every byte back, in order (first_bad_offset says where not)
     # The rule did drop packets both ways, and the TOE had losses of its own to repair.
     assert drops["input"] > 0 and drops["output"] > 0, drops
     assert tcp["retransmits"] > 0 and tcp["sack_lost_marks"] > 0, tcp
-    # SACK and RACK-TLP repair ~2 % loss within round trips. An engine that fell back on its
-    # retransmission timer (issue 12: 4 RTOs of 200 ms in a 0.86 s transfer) needs far longer.
-    # Measured (2026-11-25, 2 shared cores): 0.10-0.40 s. The bound leaves room for a slow
-    # machine and for one unlucky RTO, not for several.
-    assert r["elapsed_s"] < 0.6, (r, tcp)
+    # SACK and RACK-TLP repair ~2 % loss within round trips. The engine without them
+    # (toe.tcp.sack=false, toe.tcp.timestamps=false: NewReno, as before issue 12) leans on its
+    # retransmission timer: measured 2026-11-25 on 2 shared cores, 5.4 RTOs of >= 200 ms per
+    # echo and 0.43-2.2 s after the handshake; with them 0.10-0.45 s and 0 or 1 RTO (one in
+    # about ten echoes). The handshake is not timed: a lost SYN-ACK costs 1 s whatever the engine.
     assert tcp["rto_timeouts"] <= 1, tcp
+    assert r["elapsed_s"] < 0.75, (r, tcp)
     assert run["pacing"]["stopped"] == ""
     print(f"4 MiB echo under {LOSS_PERCENT} % loss: {r['elapsed_s'] * 1e3:.0f} ms, "
           f"{r['goodput_mbps']:.0f} Mbit/s; dropped {drops}; TOE retransmits {tcp['retransmits']}, "
