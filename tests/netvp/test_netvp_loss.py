@@ -51,11 +51,13 @@ def test_echo_under_two_percent_loss_is_intact_and_recovered_without_timeouts(lo
     assert tcp["retransmits"] > 0 and tcp["sack_lost_marks"] > 0, tcp
     # SACK and RACK-TLP repair ~2 % loss within round trips. The engine without them
     # (toe.tcp.sack=false, toe.tcp.timestamps=false: NewReno, as before issue 12) leans on its
-    # retransmission timer: measured 2026-11-25 on 2 shared cores, 5.4 RTOs of >= 200 ms per
-    # echo and 0.43-2.2 s after the handshake; with them 0.10-0.45 s and 0 or 1 RTO (one in
-    # about ten echoes). The handshake is not timed: a lost SYN-ACK costs 1 s whatever the engine.
-    assert tcp["rto_timeouts"] <= 1, tcp
-    assert r["elapsed_s"] < 0.75, (r, tcp)
+    # retransmission timer: measured 2026-11-25 on 2 shared cores, 27 RTOs of >= 200 ms in 5
+    # echoes, 0.43-2.2 s each after the handshake, and no scoreboard at all. With them, over
+    # about 30 echoes: 0.13-0.57 s, 0 RTOs mostly, 1 in about one echo in four (Linux, short of
+    # CPU, held its ACKs for 200 ms), 2 once. The handshake is not timed: a lost SYN costs 1 s
+    # whatever the engine.
+    assert tcp["rto_timeouts"] <= 2, tcp
+    assert r["elapsed_s"] < 1.0, (r, tcp)
     assert run["pacing"]["stopped"] == ""
     print(f"4 MiB echo under {LOSS_PERCENT} % loss: {r['elapsed_s'] * 1e3:.0f} ms, "
           f"{r['goodput_mbps']:.0f} Mbit/s; dropped {drops}; TOE retransmits {tcp['retransmits']}, "
