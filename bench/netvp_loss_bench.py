@@ -50,7 +50,8 @@ class Lab:
 
 
 def print_run(path, i, r, extra=""):
-    print(f"  {path} run {i}: {r['goodput_mbps']:8.1f} Mbit/s  ({r['elapsed_s'] * 1e3:7.1f} ms after "
+    print(f"  {path} run {i}: {r['goodput_mbps']:8.1f} Mbit/s  "
+          f"({r['elapsed_s'] * 1e3:7.1f} ms after "
           f"a {r['connect_s'] * 1e3:.1f} ms connect, "
           f"intact {r['intact']}, Linux retransmits {r['linux_retransmits']}, "
           f"options {','.join(r['linux_options'])}){extra}", flush=True)
@@ -61,8 +62,8 @@ def print_run(path, i, r, extra=""):
 def linux_to_linux(args):
     with Lab() as lab:
         # The server side gets the address the simulated TOE has in (b).
-        subprocess.run(["ip", "-n", lab.server_ns, "addr", "add", f"{SERVER_IP}/24", "dev", "vtoe0"],
-                       check=True)
+        subprocess.run(["ip", "-n", lab.server_ns, "addr", "add", f"{SERVER_IP}/24", "dev",
+                        "vtoe0"], check=True)
         loss_echo.add_loss(lab.client_ns, args.loss)
         server = loss_echo.start_server_in(lab.server_ns, 7007, args.runs)
         runs = []
@@ -130,14 +131,16 @@ def main():
     if loss_echo.nft_missing():
         raise SystemExit(loss_echo.nft_missing())
     print(f"{args.bytes} bytes echoed, {args.loss} % TCP loss each way, {args.runs} runs per path; "
-          f"kernel {os.uname().release}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+          f"kernel {os.uname().release}, {os.cpu_count()} CPUs, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     fmt = lambda rs: ", ".join(f"{r['goodput_mbps']:.1f}" for r in rs)  # noqa: E731
     med = lambda rs: statistics.median(r["goodput_mbps"] for r in rs)  # noqa: E731
     if args.only != "vtoe":
         print("(a) Linux to Linux")
         lin = linux_to_linux(args)
     if args.only != "linux":
-        print("(b) Linux to vtoe's guest through NetVP" + (f" ({' '.join(args.set)})" if args.set else ""))
+        keys = f" ({' '.join(args.set)})" if args.set else ""
+        print(f"(b) Linux to vtoe's guest through NetVP{keys}")
         vt = linux_to_vtoe(args)
     if args.only != "vtoe":
         print(f"linux to linux: {fmt(lin)} Mbit/s (median {med(lin):.1f})")

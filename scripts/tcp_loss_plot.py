@@ -50,7 +50,8 @@ def main():
     args = ap.parse_args()
     out = Path(args.out)
     rows = load(out)
-    print("| congestion | RTT | loss | goodput (Mbit/s) | Mathis (Mbit/s) | ratio | RTOs | retransmissions |")
+    print("| congestion | RTT | loss | goodput (Mbit/s) | Mathis (Mbit/s) | ratio | RTOs "
+          "| retransmissions |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['cc']} | {r['rtt_ms']:g} ms | {r['loss'] * 100:g} % | {r['mbps']:.1f} | "

@@ -38,8 +38,8 @@ def add_loss(netns: str, percent: int):
 
 def dropped(netns: str) -> dict:
     """Packets the loss rule dropped so far: {"input": n, "output": n}."""
-    out = subprocess.run(["ip", "netns", "exec", netns, "nft", "-j", "list", "table", "inet", TABLE],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "exec", netns, "nft", "-j", "list", "table", "inet",
+                          TABLE], check=True, capture_output=True, text=True).stdout
     counts = {}
     for item in json.loads(out)["nftables"]:
         rule = item.get("rule")
