@@ -8,7 +8,6 @@ GSO packet of the peer at a time; the kernel sees that as a failed local send an
 again itself: the loss the TOE recovers from is mostly that of its own segments and of the
 peer's ACKs.)"""
 import struct
-import time
 
 import pytest
 
