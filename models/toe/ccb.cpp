@@ -1,5 +1,7 @@
 #include "models/toe/ccb.h"
 
+#include "models/toe/dma_port.h"
+
 #include <algorithm>
 
 namespace vtoe::toe {
@@ -29,23 +31,13 @@ std::uint32_t Ccb::cache_entries() const {
 }
 
 core::TimePs Ccb::record_transfer(tlm::tlm_command cmd, std::uint32_t record) {
-  tlm::tlm_generic_payload gp;
-  core::SidebandExtension ext = backing_sideband_;
-  gp.set_command(cmd);
-  gp.set_address(backing_base_ + static_cast<std::uint64_t>(record) * params_.record_bytes);
-  gp.set_data_ptr(record_buf_.data());
-  gp.set_data_length(params_.record_bytes);
-  gp.set_streaming_width(params_.record_bytes);
-  gp.set_byte_enable_ptr(nullptr);
-  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  gp.set_extension(&ext);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  dma->b_transport(gp, delay);
-  gp.clear_extension(&ext);
+  const DmaResult res =
+      dma_transfer(dma, cmd, backing_base_ + static_cast<std::uint64_t>(record) * params_.record_bytes,
+                   record_buf_.data(), params_.record_bytes, backing_sideband_);
   // A refused transfer still took its time; the record itself stays valid on chip (the model
   // keeps the state in the entry), so only the counter tells.
-  if (!gp.is_response_ok()) ++record_faults_;
-  return core::to_ps(delay);
+  if (!res.ok) ++record_faults_;
+  return res.delay_ps;
 }
 
 core::TimePs Ccb::touch(const CcbEntry& e) {

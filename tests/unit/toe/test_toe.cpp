@@ -189,6 +189,34 @@ CmdDesc listen_cmd(std::uint16_t sock, std::uint16_t port, std::uint16_t backlog
   return l;
 }
 
+// Connects socket 1 to the peer's sink on 5001 and sends `count` pattern messages of `msg`
+// bytes, keeping up to `slots` contexts in flight in a `slots`-message buffer, then waits for
+// every SendDone and 5 ms more.
+void send_pattern_messages(Host& h, std::uint32_t msg, std::uint32_t count, std::uint32_t slots) {
+  h.setup();
+  CmdDesc c = connect_cmd(h, 1, 5001);
+  h.post(Ring::Cmd, &c);
+  h.wait_for(EventType::Connected, 1);
+  const std::uint64_t buf = h.alloc(std::uint64_t{msg} * slots);
+  std::vector<std::uint8_t> data(msg);
+  std::uint64_t offset = 0;
+  for (std::uint32_t posted = 0; posted < count; ++posted) {
+    while (posted - h.count(EventType::SendDone) >= slots) h.drain();
+    const std::uint64_t slot = buf + (posted % slots) * std::uint64_t{msg};
+    for (std::uint32_t i = 0; i < msg; ++i) data[i] = pattern_byte(offset + i);
+    h.dram.write(slot, data.data(), msg);
+    toe::SendDesc s{};
+    s.sock = 1;
+    s.length = msg;
+    s.addr = slot;
+    s.cookie = posted;
+    h.post(Ring::Send, &s);
+    offset += msg;
+  }
+  while (h.count(EventType::SendDone) < count) h.drain();
+  sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
+}
+
 }  // namespace
 
 TEST(Toe, TransmitsSendQueuePayloadToPeerIntact) {
@@ -197,33 +225,7 @@ TEST(Toe, TransmitsSendQueuePayloadToPeerIntact) {
   sink.port = 5001;
   Bench b({sink});
   constexpr std::uint32_t kMsg = 8000, kCount = 200;
-  b.host.script = [&](Host& h) {
-    h.setup();
-    CmdDesc c = connect_cmd(h, 1, 5001);
-    h.post(Ring::Cmd, &c);
-    h.wait_for(EventType::Connected, 1);
-    const std::uint64_t buf = h.alloc(kMsg * 8);
-    std::vector<std::uint8_t> data(kMsg);
-    std::uint64_t offset = 0;
-    std::uint32_t posted = 0;
-    while (posted < kCount) {
-      // Keep up to 8 contexts in flight in an 8-slot buffer.
-      while (posted - h.count(EventType::SendDone) >= 8) h.drain();
-      const std::uint64_t slot = buf + (posted % 8) * kMsg;
-      for (std::uint32_t i = 0; i < kMsg; ++i) data[i] = pattern_byte(offset + i);
-      h.dram.write(slot, data.data(), kMsg);
-      toe::SendDesc s{};
-      s.sock = 1;
-      s.length = kMsg;
-      s.addr = slot;
-      s.cookie = posted;
-      h.post(Ring::Send, &s);
-      offset += kMsg;
-      ++posted;
-    }
-    while (h.count(EventType::SendDone) < kCount) h.drain();
-    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
-  };
+  b.host.script = [&](Host& h) { send_pattern_messages(h, kMsg, kCount, 8); };
   sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
   EXPECT_EQ(b.host.count(EventType::SendDone), kCount);
   EXPECT_EQ(b.host.count(EventType::Error), 0u);
@@ -238,30 +240,7 @@ TEST(Toe, SeveralBurstReadsInFlightDeliverThePayloadInOrder) {
   sink.port = 5001;
   Bench b({sink}, 16, 4);
   constexpr std::uint32_t kMsg = 60000, kCount = 20;  // 15 bursts of 4 KiB per context
-  b.host.script = [&](Host& h) {
-    h.setup();
-    CmdDesc c = connect_cmd(h, 1, 5001);
-    h.post(Ring::Cmd, &c);
-    h.wait_for(EventType::Connected, 1);
-    const std::uint64_t buf = h.alloc(kMsg * 4);
-    std::vector<std::uint8_t> data(kMsg);
-    std::uint64_t offset = 0;
-    for (std::uint32_t posted = 0; posted < kCount; ++posted) {
-      while (posted - h.count(EventType::SendDone) >= 4) h.drain();
-      const std::uint64_t slot = buf + (posted % 4) * kMsg;
-      for (std::uint32_t i = 0; i < kMsg; ++i) data[i] = pattern_byte(offset + i);
-      h.dram.write(slot, data.data(), kMsg);
-      toe::SendDesc s{};
-      s.sock = 1;
-      s.length = kMsg;
-      s.addr = slot;
-      s.cookie = posted;
-      h.post(Ring::Send, &s);
-      offset += kMsg;
-    }
-    while (h.count(EventType::SendDone) < kCount) h.drain();
-    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
-  };
+  b.host.script = [&](Host& h) { send_pattern_messages(h, kMsg, kCount, 4); };
   sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
   EXPECT_EQ(b.host.count(EventType::SendDone), kCount);
   EXPECT_EQ(b.host.count(EventType::Error), 0u);
