@@ -832,17 +832,20 @@ void ArmCore::cp15_write(const Insn& in, uint32_t v) {
   }
 }
 
+namespace {
+// The lowest address an LDM/STM of `n` registers touches (IA, IB, DA, DB from the U and P bits).
+uint32_t multi_start_address(const Insn& in, uint32_t base, uint32_t n) {
+  if (in.flags & kFlagU) return (in.flags & kFlagP) ? base + 4 : base;
+  return (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
+}
+}  // namespace
+
 void ArmCore::load_store_multi_user(const Insn& in) {
   if (bank_of(mode_) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
   uint32_t list = in.imm;
   uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
   uint32_t base = r_[in.rn];
-  uint32_t a;
-  if (in.flags & kFlagU) {
-    a = (in.flags & kFlagP) ? base + 4 : base;
-  } else {
-    a = (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
-  }
+  uint32_t a = multi_start_address(in, base, n);
   check_aligned(a, 4);
   if (in.sub == 0) {  // STM^: the user-mode registers
     for (int i = 0; i < 16; ++i) {
@@ -882,12 +885,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   uint32_t list = in.imm;
   uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
   uint32_t base = r_[in.rn];
-  uint32_t a;
-  if (in.flags & kFlagU) {
-    a = (in.flags & kFlagP) ? base + 4 : base;
-  } else {
-    a = (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
-  }
+  uint32_t a = multi_start_address(in, base, n);
   uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
   check_aligned(a, 4);
   if (in.sub == 0) {

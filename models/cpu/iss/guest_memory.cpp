@@ -105,30 +105,23 @@ uint32_t GuestMemory::fetch32(uint32_t a) const {
 }
 
 void GuestMemory::fetch(uint32_t addr, void* dst, uint32_t len) const {
-  auto* out = static_cast<uint8_t*>(dst);
-  while (len > 0) {
-    uint32_t off = addr & (kPageSize - 1), in_page = kPageSize - off;
-    uint32_t n = len < in_page ? len : in_page;
-    if (const uint8_t* p = pages_[addr >> kPageBits]) {
-      std::memcpy(out, p + off, n);
-    } else if (!backend_ || !backend_->read(addr, out, n, true)) {
-      throw GuestFault(addr, false, true);
-    }
-    out += n;
-    addr += n;
-    len -= n;
-  }
+  copy_out(addr, dst, len, true);
 }
 
 void GuestMemory::read(uint32_t addr, void* dst, uint32_t len) const {
+  copy_out(addr, dst, len, false);
+}
+
+// Page by page: the core's own pages directly, the rest through the backend (a bus), else fault.
+void GuestMemory::copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch) const {
   auto* out = static_cast<uint8_t*>(dst);
   while (len > 0) {
     uint32_t off = addr & (kPageSize - 1), in_page = kPageSize - off;
     uint32_t n = len < in_page ? len : in_page;
     if (const uint8_t* p = pages_[addr >> kPageBits]) {
       std::memcpy(out, p + off, n);
-    } else if (!backend_ || !backend_->read(addr, out, n, false)) {
-      throw GuestFault(addr, false, false);
+    } else if (!backend_ || !backend_->read(addr, out, n, is_fetch)) {
+      throw GuestFault(addr, false, is_fetch);
     }
     out += n;
     addr += n;

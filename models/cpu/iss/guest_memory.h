@@ -89,6 +89,7 @@ class GuestMemory {
   void set_code_write_listener(std::function<void(uint32_t page)> f) { on_code_write_ = f; }
 
  private:
+  void copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch) const;
   void code_written(uint32_t page);
   // The fast paths: host memory, within one page (and for stores, not code). Everything else
   // (page crossings, code pages, the bus, faults) goes through read() and write().
