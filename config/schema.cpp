@@ -46,6 +46,11 @@ std::vector<Key> builtin_keys() {
                      "Platform: native (one OS on bare metal), de (device emulation: the "
                      "hypervisor emulates a TOE per VM) or da (direct I/O access: a physical "
                      "TOE channel per VM)"),
+      K::enumeration("platform.timing", {"lt", "at"}, "lt",
+                     "Memory-system timing: lt (loosely timed: each transaction is one "
+                     "b_transport with its delay, for wide sweeps) or at (approximately timed: the "
+                     "DMA paths, SMMU, interconnect and DRAM speak the four-phase base protocol "
+                     "with back-pressure, arbitration and DRAM banks)"),
   });
   add(keys_of(cpu::core_params()));
   add(keys_of(mem::dram_params()));

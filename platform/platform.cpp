@@ -141,6 +141,7 @@ void Platform::build_memory_and_bus() {
 void Platform::build_toe() {
   toe::ToeParams& tp = toe_params_;
   config::fill(cfg_, toe::toe_params(), tp);
+  tp.approximately_timed = cfg_.get_string("platform.timing") == "at";
   tp.irq_mode = arch_ == Architecture::DirectAccess ? toe::IrqMode::BitVector : toe::IrqMode::Level;
   // Inside the TOE the policy arbitrates between channels; channel c belongs to VM c (da).
   std::vector<int> channel_vms;

@@ -51,6 +51,8 @@ Smmu::Smmu(const sc_core::sc_module_name& name, const SmmuParams& params)
   upstream.register_b_transport(this, &Smmu::b_transport);
   upstream.register_transport_dbg(this, &Smmu::transport_dbg);
   upstream.register_get_direct_mem_ptr(this, &Smmu::get_direct_mem_ptr);
+  upstream.register_nb_transport_fw(this, &Smmu::nb_transport_fw);
+  downstream.register_nb_transport_bw(this, &Smmu::nb_transport_bw);
 }
 
 void Smmu::set_context(std::uint32_t stream, std::shared_ptr<const Stage2Table> table,
@@ -255,7 +257,61 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
     trans.set_dmi_allowed(false);
     return;
   }
+  std::vector<Piece> pieces;
+  if (prepare(trans, delay, pieces)) forward(trans, delay, pieces);
+}
 
+tlm::tlm_sync_enum Smmu::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                         sc_core::sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) {  // END_RESP: the transaction is over downstream too
+    in_flight_.erase(&trans);
+    return downstream->nb_transport_fw(trans, phase, delay);
+  }
+  const std::uint64_t addr = trans.get_address();
+  std::vector<Piece> pieces;
+  if (bypass_) {
+    ++bypassed_;
+    bytes_ += trans.get_data_length();
+    pieces.push_back({0, addr, trans.get_data_length()});
+  } else if (!prepare(trans, delay, pieces)) {
+    phase = tlm::END_RESP;
+    return tlm::TLM_COMPLETED;  // a fault: nothing went downstream
+  }
+  if (pieces.size() > 1) {
+    // Pieces of different pages go down one after another; a split transaction is served
+    // loosely timed (still booking the memory system's resources) and completes at once.
+    forward(trans, delay, pieces);
+    phase = tlm::END_RESP;
+    return tlm::TLM_COMPLETED;
+  }
+  trans.set_address(pieces.front().pa);
+  in_flight_[&trans] = addr;
+  const tlm::tlm_sync_enum status = downstream->nb_transport_fw(trans, phase, delay);
+  if (status == tlm::TLM_COMPLETED) {
+    in_flight_.erase(&trans);
+    trans.set_address(addr);
+  } else if (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {
+    trans.set_address(addr);
+  }
+  return status;
+}
+
+tlm::tlm_sync_enum Smmu::nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                         sc_core::sc_time& delay) {
+  auto it = in_flight_.find(&trans);
+  if (it == in_flight_.end()) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: transaction not in flight");
+    return tlm::TLM_COMPLETED;
+  }
+  if (phase == tlm::BEGIN_RESP) trans.set_address(it->second);  // the initiator's IPA again
+  const tlm::tlm_sync_enum status = upstream->nb_transport_bw(trans, phase, delay);
+  if (status == tlm::TLM_COMPLETED) in_flight_.erase(&trans);
+  return status;
+}
+
+bool Smmu::prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,
+                   std::vector<Piece>& pieces) {
+  const std::uint64_t len = trans.get_data_length();
   const std::uint64_t addr = trans.get_address();
   const bool write = trans.is_write();
   const std::uint64_t width = trans.get_streaming_width();
@@ -278,14 +334,14 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   trans.get_extension(ext);
   if (ext == nullptr) {
     fail(FaultKind::NoSideband);
-    return;
+    return false;
   }
   fault.stream = ext->stream_id;
   fault.vm = ext->vm_id;
   auto it = contexts_.find(ext->stream_id);
   if (it == contexts_.end()) {
     fail(FaultKind::NoContext);
-    return;
+    return false;
   }
   Context& ctx = it->second;
   fault.vm = ctx.vm_id;
@@ -295,7 +351,6 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
     ++tlb_flushes_;
   }
 
-  std::vector<Piece> pieces;
   core::TimePs latency = 0;
   TranslationFault tf;
   const bool ok = translate(ctx, addr, span, write, /*timed=*/true, pieces, latency, tf);
@@ -303,19 +358,19 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   if (!ok) {
     fault.fault_address = tf.ipa;
     fail(tf.kind);
-    return;
+    return false;
   }
   if (streaming && pieces.size() > 1) {
     ++burst_errors_;
     VTOE_LOG(log_, Debug) << "streaming burst at 0x" << std::hex << addr << std::dec
                           << " crosses a PA discontinuity";
     trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
+    return false;
   }
   ++transactions_;
   bytes_ += len;
   pieces_ += pieces.size();
-  forward(trans, delay, pieces);
+  return true;
 }
 
 unsigned int Smmu::transport_dbg(tlm::tlm_generic_payload& trans) {

@@ -34,10 +34,12 @@
 //
 // Interfaces: b_transport; transport_dbg (translated and permission-checked like b_transport,
 // split into pieces, no timing, no TLB, no fault record: it returns the number of bytes
-// transferred up to the first untranslatable page). nb_transport_fw is not implemented by the
-// model: simple_target_socket's built-in adapter serves it by calling b_transport from a spawned
-// process (the 4-phase base protocol, responses on the backward path). DMI is refused (a device
-// behind an SMMU never bypasses translation).
+// transferred up to the first untranslatable page). nb_transport_fw (platform.timing: at): the
+// four phases pass through; BEGIN_REQ is translated like b_transport (the TLB latency joins its
+// annotated delay) and goes downstream with its PA, the IPA is restored at BEGIN_RESP; a fault
+// completes at once (TLM_COMPLETED, error status, nothing forwarded); a transaction split over
+// non-contiguous pages goes down as b_transport pieces and completes at once. DMI is refused (a
+// device behind an SMMU never bypasses translation).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -49,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -138,6 +141,13 @@ class Smmu : public core::Module {
   };
 
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  // Checks and translates a transaction (TLB latency added to `delay`); false, with the response
+  // status set and any fault recorded, if it must not go downstream.
+  bool prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay, std::vector<Piece>& pieces);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
 
@@ -157,6 +167,7 @@ class Smmu : public core::Module {
   bool bypass_ = false;
   std::map<std::uint32_t, Context> contexts_;
   std::deque<Fault> faults_;
+  std::unordered_map<tlm::tlm_generic_payload*, std::uint64_t> in_flight_;  // 4-phase: its IPA
   FaultCallback fault_callback_;
 
   core::Counter& transactions_;

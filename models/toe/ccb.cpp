@@ -1,6 +1,6 @@
 #include "models/toe/ccb.h"
 
-#include "models/toe/dma_port.h"
+#include "models/toe/dma_initiator.h"
 
 #include <algorithm>
 
@@ -32,7 +32,7 @@ std::uint32_t Ccb::cache_entries() const {
 
 core::TimePs Ccb::record_transfer(tlm::tlm_command cmd, std::uint32_t record) {
   const DmaResult res =
-      dma_transfer(dma, cmd, backing_base_ + static_cast<std::uint64_t>(record) * params_.record_bytes,
+      dma.book(cmd, backing_base_ + static_cast<std::uint64_t>(record) * params_.record_bytes,
                    record_buf_.data(), params_.record_bytes, backing_sideband_);
   // A refused transfer still took its time; the record itself stays valid on chip (the model
   // keeps the state in the entry), so only the counter tells.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/toe/dma_initiator.h"
 #include "models/core/sideband.h"
 #include "models/tcpip/stack.h"
 
@@ -69,7 +70,7 @@ class Ccb : public core::Module {
  public:
   // Record fetches and write-backs; bound to the TOE's DMA hub. Unused while every record fits
   // on chip (a bench may leave it bound to nothing that answers).
-  tlm_utils::simple_initiator_socket<Ccb> dma;
+  DmaInitiator dma;
 
   Ccb(const sc_core::sc_module_name& name, const CcbParams& params);
 

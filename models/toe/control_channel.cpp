@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "models/core/tracer.h"
-#include "models/toe/dma_port.h"
+#include "models/toe/dma_initiator.h"
 
 namespace vtoe::toe {
 
@@ -101,7 +101,7 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
   if (n == 0) return 0;
-  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
+  const DmaResult res = dma.transfer(tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
                                      n * kDescBytes, sideband_);
   sc_core::wait(core::ps(res.delay_ps));
   if (!res.ok) {
@@ -151,7 +151,7 @@ void ControlChannel::completion_thread() {
     if (outbox_.size() + 1 == outbox_limit_ && doorbell_) doorbell_();  // fetching may resume
     desc.valid = 1;
     const DmaResult res =
-        dma_transfer(dma, tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+        dma.transfer(tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
                      reinterpret_cast<std::uint8_t*>(&desc), kDescBytes, sideband_);
     sc_core::wait(core::ps(res.delay_ps));
     if (!res.ok) {

@@ -14,6 +14,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/module.h"
+#include "models/toe/dma_initiator.h"
 #include "models/core/sideband.h"
 #include "models/toe/descriptors.h"
 #include "models/toe/ring_engine.h"
@@ -22,7 +23,7 @@ namespace vtoe::toe {
 
 class ControlChannel : public core::Module {
  public:
-  tlm_utils::simple_initiator_socket<ControlChannel> dma;  // ring fetches and ECQ writes
+  DmaInitiator dma;  // ring fetches and ECQ writes
 
   SC_HAS_PROCESS(ControlChannel);
   // `outbox_limit`: completions waiting for ECQ space beyond which the channel is backlogged.

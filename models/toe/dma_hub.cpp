@@ -3,9 +3,18 @@
 namespace vtoe::toe {
 
 DmaHub::DmaHub(const sc_core::sc_module_name& name)
-    : sc_core::sc_module(name), in("in"), out("out") {
+    : core::Module(name),
+      in("in"),
+      out("out"),
+      request_peq_(this, &DmaHub::on_request),
+      answer_peq_(this, &DmaHub::on_answer),
+      requests_(stats_.counter("at_requests", "four-phase requests routed (timing at)")),
+      held_(stats_.counter("at_requests_held",
+                           "four-phase requests that waited for another master's to be accepted")) {
   in.register_b_transport(this, &DmaHub::b_transport);
   in.register_transport_dbg(this, &DmaHub::transport_dbg);
+  in.register_nb_transport_fw(this, &DmaHub::nb_transport_fw);
+  out.register_nb_transport_bw(this, &DmaHub::nb_transport_bw);
 }
 
 void DmaHub::b_transport(int /*master*/, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -14,6 +23,114 @@ void DmaHub::b_transport(int /*master*/, tlm::tlm_generic_payload& gp, sc_core::
 
 unsigned int DmaHub::transport_dbg(int /*master*/, tlm::tlm_generic_payload& gp) {
   return out->transport_dbg(gp);
+}
+
+tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload& gp,
+                                           tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  if (phase == tlm::BEGIN_REQ) {
+    routes_[&gp] = Route{master, false};
+    request_peq_.notify(gp, phase, delay);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::END_RESP) {
+    auto it = routes_.find(&gp);
+    if (it == routes_.end()) {
+      SC_REPORT_ERROR(name(), "END_RESP for a transaction not in flight");
+      return tlm::TLM_COMPLETED;
+    }
+    const bool target_done = it->second.target_done;
+    routes_.erase(it);
+    if (!target_done) out->nb_transport_fw(gp, phase, delay);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase");
+  return tlm::TLM_COMPLETED;
+}
+
+void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
+  const int master = routes_.at(&gp).master;
+  if (waiting_.size() <= static_cast<std::size_t>(master)) waiting_.resize(master + 1);
+  if (on_hop_ != nullptr) ++held_;
+  waiting_[static_cast<std::size_t>(master)].push_back(&gp);
+  grant();
+}
+
+void DmaHub::grant() {
+  while (on_hop_ == nullptr) {
+    tlm::tlm_generic_payload* gp = nullptr;
+    const int n = static_cast<int>(waiting_.size());
+    for (int k = 0; k < n && gp == nullptr; ++k) {
+      const int m = (next_master_ + k) % n;
+      auto& q = waiting_[static_cast<std::size_t>(m)];
+      if (q.empty()) continue;
+      gp = q.front();
+      q.pop_front();
+      next_master_ = (m + 1) % n;
+    }
+    if (gp == nullptr) return;
+    on_hop_ = gp;
+    ++requests_;
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_sync_enum status = out->nb_transport_fw(*gp, phase, delay);
+    if (status == tlm::TLM_COMPLETED) {
+      // Completed at once (a fault, or a target without the four phases): the hop is free now,
+      // the master hears at the annotated time.
+      on_hop_ = nullptr;
+      routes_.at(gp).target_done = true;
+      answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
+    } else if (status == tlm::TLM_UPDATED) {
+      answer_peq_.notify(*gp, phase, delay);
+    }
+  }
+}
+
+tlm::tlm_sync_enum DmaHub::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                           sc_core::sc_time& delay) {
+  answer_peq_.notify(gp, phase, delay);
+  return tlm::TLM_ACCEPTED;
+}
+
+void DmaHub::on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
+  if (phase == tlm::END_REQ) {
+    accepted(gp);
+  } else if (phase == tlm::BEGIN_RESP) {
+    if (on_hop_ == &gp) accepted(gp);  // END_REQ implied by the response
+    respond(gp);
+  } else {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
+  }
+}
+
+void DmaHub::accepted(tlm::tlm_generic_payload& gp) {
+  if (on_hop_ != &gp) return;
+  on_hop_ = nullptr;
+  const int master = routes_.at(&gp).master;
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  in[master]->nb_transport_bw(gp, phase, delay);
+  grant();
+}
+
+void DmaHub::respond(tlm::tlm_generic_payload& gp) {
+  auto it = routes_.find(&gp);
+  if (it == routes_.end()) return;
+  const int master = it->second.master;
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
+  if (status == tlm::TLM_COMPLETED) {
+    // The master ended the response itself: end it downstream unless the target already had.
+    auto r = routes_.find(&gp);
+    if (r == routes_.end()) return;
+    const bool target_done = r->second.target_done;
+    routes_.erase(r);
+    if (!target_done) {
+      tlm::tlm_phase end = tlm::END_RESP;
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      out->nb_transport_fw(gp, end, d);
+    }
+  }
 }
 
 }  // namespace vtoe::toe

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/toe/dma_port.h"
+#include "models/toe/dma_initiator.h"
 
 namespace vtoe::toe {
 
@@ -142,7 +142,7 @@ void RxDma::run() {
       ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const int channel = e->channel;
       const core::TimePs record = ccb_.touch(*e);  // the buffer's position, per burst
-      const DmaResult res = dma_transfer(dma, tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
+      const DmaResult res = dma.transfer(tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
                                          staging_.data(), n, ch.sideband());
       sc_core::wait(core::ps(record + res.delay_ps));
       e = ccb_.by_conn(conn);

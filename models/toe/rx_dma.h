@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/toe/dma_initiator.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
 #include "models/toe/ppm.h"
@@ -22,7 +23,7 @@ namespace vtoe::toe {
 
 class RxDma : public core::Module {
  public:
-  tlm_utils::simple_initiator_socket<RxDma> dma;  // payload writes to host memory
+  DmaInitiator dma;  // payload writes to host memory
 
   SC_HAS_PROCESS(RxDma);
   RxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,

@@ -233,6 +233,10 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
                                     params.rx_notify_timeout_ps);
   tx_dma_->dma.bind(dma_hub_.in);
   rx_dma_->dma.bind(dma_hub_.in);
+  for (auto& ch : channels_) ch->dma.set_approximately_timed(params.approximately_timed);
+  tx_dma_->dma.set_approximately_timed(params.approximately_timed);
+  rx_dma_->dma.set_approximately_timed(params.approximately_timed);
+  // The CCB's record transfers stay b_transport: a miss on the receive path cannot wait.
   DispatcherParams dp = params.dispatcher;
   dp.device_freq_hz = params.device_freq_hz;
   dispatcher_ = std::make_unique<Dispatcher>("dispatcher", dp, chans, *ppm_, *tx_dma_, *rx_dma_);

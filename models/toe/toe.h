@@ -53,6 +53,7 @@ struct ToeParams {
   std::uint32_t completion_queue = 1024;  // per channel, beyond the ECQ ring (back-pressure)
   bool mac_promiscuous = false;  // the engine owns several MACs (one per guest address)
   core::TimePs rx_notify_timeout_ps = 1'000'000'000;  // 1 ms; 0 = notify only when full/asked
+  bool approximately_timed = false;  // DMA in four phases (platform.timing: at; the platform's)
 };
 
 // The scenario keys that fill ToeParams, its PPM, dispatcher and protocol engine (the addresses,

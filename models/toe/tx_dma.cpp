@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "models/core/tracer.h"
-#include "models/toe/dma_port.h"
+#include "models/toe/dma_initiator.h"
 
 namespace vtoe::toe {
 
@@ -111,15 +111,37 @@ bool TxDma::serve(const ConnKey& key) {
     spare_.pop_back();
   }
   b.data.resize(burst_);
-  const DmaResult res = dma_transfer(dma, tlm::TLM_READ_COMMAND, job.desc.addr + job.issued,
-                                     b.data.data(), n, ch.sideband());
-  b.ok = res.ok;
-  b.done_at = core::now_ps() + record + res.delay_ps;
+  const std::uint64_t addr = job.desc.addr + job.issued;
   job.issued += n;
   inflight_bytes_[conn] += n;
+  if (!dma.approximately_timed()) {
+    const DmaResult res = dma.book(tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband());
+    b.ok = res.ok;
+    b.done_at = core::now_ps() + record + res.delay_ps;
+    inflight_.push_back(std::move(b));
+    in_flight_.sample(static_cast<double>(inflight_.size()));
+    return true;
+  }
+  // Four phases: the burst joins the in-flight list first (its answer may come while this
+  // thread waits for the memory system to accept the request), then the request goes out.
+  b.id = ++burst_ids_;
+  b.done_at = kAwaiting;
+  const std::uint64_t id = b.id;
   inflight_.push_back(std::move(b));
   in_flight_.sample(static_cast<double>(inflight_.size()));
+  dma.issue(tlm::TLM_READ_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+            [this, id, record](bool ok) { answered(id, ok, record); });
   return true;
+}
+
+void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
+  for (Burst& b : inflight_) {
+    if (b.id != id) continue;
+    b.ok = ok;
+    b.done_at = core::now_ps() + record;
+    answered_ev_.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
 }
 
 void TxDma::deliver(Burst& b) {
@@ -183,7 +205,12 @@ void TxDma::run() {
       }
     }
     if (progress) continue;
-    if (!inflight_.empty()) {
+    if (!inflight_.empty() && inflight_.front().done_at == kAwaiting) {
+      if (inflight_.size() >= outstanding_)
+        sc_core::wait(answered_ev_);
+      else
+        sc_core::wait(answered_ev_ | space_ev_ | job_ev_);
+    } else if (!inflight_.empty()) {
       const sc_core::sc_time until_oldest = core::ps(inflight_.front().done_at - now);
       if (inflight_.size() >= outstanding_)
         sc_core::wait(until_oldest);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/toe/dma_initiator.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
 #include "models/toe/ppm.h"
@@ -38,7 +39,7 @@ struct TxJob {
 
 class TxDma : public core::Module {
  public:
-  tlm_utils::simple_initiator_socket<TxDma> dma;  // payload reads from host memory
+  DmaInitiator dma;  // payload reads from host memory
 
   SC_HAS_PROCESS(TxDma);
   TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
@@ -59,7 +60,8 @@ class TxDma : public core::Module {
     ConnKey key;
     std::uint64_t seq = 0;
     tcpip::ConnId conn = 0;
-    core::TimePs done_at = 0;
+    std::uint64_t id = 0;     // matches the memory system's answer to the burst (at)
+    core::TimePs done_at = 0;  // kAwaiting until the answer has come (at)
     bool ok = true;
     std::uint32_t n = 0;
     std::vector<std::uint8_t> data;
@@ -72,6 +74,10 @@ class TxDma : public core::Module {
   // A completed burst: its bytes go into the send buffer (or it is dropped if its job has gone).
   void deliver(Burst& b);
   void finish(const ConnKey& key, EventType type, Status status);
+  // The memory system's answer to burst `id` (at): it completes `record` later (the CCB access).
+  void answered(std::uint64_t id, bool ok, core::TimePs record);
+
+  static constexpr core::TimePs kAwaiting = ~core::TimePs{0};
 
   Ppm& ppm_;
   Ccb& ccb_;
@@ -86,7 +92,8 @@ class TxDma : public core::Module {
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
   std::size_t queued_ = 0;
   std::vector<std::uint64_t> bytes_per_channel_;
-  sc_core::sc_event job_ev_, space_ev_, dequeued_ev_;
+  sc_core::sc_event job_ev_, space_ev_, dequeued_ev_, answered_ev_;
+  std::uint64_t burst_ids_ = 0;
   core::Counter& bytes_;
   core::Counter& contexts_;
   core::Counter& faults_;
