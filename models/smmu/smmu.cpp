@@ -12,16 +12,19 @@ const std::vector<core::Param<SmmuParams>>& smmu_params() {
   using core::ParamKind;
   using P = SmmuParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Uint, "platform.smmu.tlb_entries", "32",
-                     "SystemMMU TLB entries per stream (4 KiB pages); 0 = no TLB",
-                     [](P& s) -> auto& { return s.tlb_entries; })
+      core::param<P>(
+          ParamKind::Uint, "platform.smmu.tlb_entries", "32",
+          "SystemMMU TLB entries per stream (4 KiB pages); 0 = no TLB",
+          [](P & s) -> auto& { return s.tlb_entries; })
           .range("0", "65536"),
-      core::param<P>(ParamKind::Time, "platform.smmu.hit_latency", "0s",
-                     "SystemMMU time added per page of a DMA on a TLB hit",
-                     [](P& s) -> auto& { return s.hit_latency_ps; }),
-      core::param<P>(ParamKind::Time, "platform.smmu.walk_latency", "100ns",
-                     "SystemMMU time added per page of a DMA on a TLB miss (a stage-2 walk)",
-                     [](P& s) -> auto& { return s.walk_latency_ps; }),
+      core::param<P>(
+          ParamKind::Time, "platform.smmu.hit_latency", "0s",
+          "SystemMMU time added per page of a DMA on a TLB hit",
+          [](P & s) -> auto& { return s.hit_latency_ps; }),
+      core::param<P>(
+          ParamKind::Time, "platform.smmu.walk_latency", "100ns",
+          "SystemMMU time added per page of a DMA on a TLB miss (a stage-2 walk)",
+          [](P & s) -> auto& { return s.walk_latency_ps; }),
   };
   return params;
 }

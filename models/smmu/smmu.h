@@ -51,13 +51,13 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 #include <vector>
 
-#include "models/core/param.h"
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/core/sideband.h"
 #include "models/smmu/stage2_table.h"
 
@@ -147,7 +147,8 @@ class Smmu : public core::Module {
                                      sc_core::sc_time& delay);
   // Checks and translates a transaction (TLB latency added to `delay`); false, with the response
   // status set and any fault recorded, if it must not go downstream.
-  bool prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay, std::vector<Piece>& pieces);
+  bool prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,
+               std::vector<Piece>& pieces);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
 

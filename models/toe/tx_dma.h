@@ -10,20 +10,21 @@
 // enter the send buffer in the order they were issued.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <unordered_map>
-#include <utility>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/core/module.h"
-#include "models/toe/dma_initiator.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
+#include "models/toe/dma_initiator.h"
 #include "models/toe/ppm.h"
 
 namespace vtoe::toe {
@@ -31,9 +32,9 @@ namespace vtoe::toe {
 struct TxJob {
   int channel = 0;
   SendDesc desc{};
-  std::uint32_t done = 0;    // bytes in the send buffer
-  std::uint32_t issued = 0;  // bytes read or being read (done + in flight)
-  std::uint64_t seq = 0;     // identifies the job's bursts in flight (renewed to orphan them)
+  std::uint32_t done = 0;       // bytes in the send buffer
+  std::uint32_t issued = 0;     // bytes read or being read (done + in flight)
+  std::uint64_t seq = 0;        // identifies the job's bursts in flight (renewed to orphan them)
   core::TimePs started_ps = 0;  // when the Tx DMA began it (timeline traces)
 };
 
@@ -60,7 +61,7 @@ class TxDma : public core::Module {
     ConnKey key;
     std::uint64_t seq = 0;
     tcpip::ConnId conn = 0;
-    std::uint64_t id = 0;     // matches the memory system's answer to the burst (at)
+    std::uint64_t id = 0;      // matches the memory system's answer to the burst (at)
     core::TimePs done_at = 0;  // kAwaiting until the answer has come (at)
     bool ok = true;
     std::uint32_t n = 0;
@@ -85,7 +86,7 @@ class TxDma : public core::Module {
   std::uint32_t burst_;
   std::uint32_t outstanding_;
   std::map<ConnKey, std::deque<TxJob>> queues_;
-  std::deque<Burst> inflight_;  // issue order
+  std::deque<Burst> inflight_;                                       // issue order
   std::unordered_map<tcpip::ConnId, std::uint32_t> inflight_bytes_;  // send space they will use
   std::vector<std::vector<std::uint8_t>> spare_;                     // burst buffers to reuse
   std::uint64_t next_seq_ = 1;

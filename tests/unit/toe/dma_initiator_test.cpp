@@ -45,7 +45,7 @@ class FourPhaseTarget : public sc_module {
   std::uint64_t accept_ps = 10 * kNs;
   std::uint64_t latency_ps = 100 * kNs;
   std::size_t depth = 4;
-  bool complete_early = false;  // answer BEGIN_REQ with TLM_COMPLETED (+latency)
+  bool complete_early = false;   // answer BEGIN_REQ with TLM_COMPLETED (+latency)
   int overlapping_requests = 0;  // BEGIN_REQ while another request had no END_REQ yet
 
   explicit FourPhaseTarget(const sc_module_name& name)
@@ -194,11 +194,10 @@ TEST(DmaInitiator, IssueKeepsSeveralInFlightOneRequestAtATime) {
   std::uint8_t buf[4][16] = {};
   Master m("m", [&](Master& self) {
     for (int i = 0; i < 4; ++i) {
-      self.dma.issue(tlm::TLM_READ_COMMAND, 0x1000 * i, buf[i], 16, stream(1),
-                     [&](bool ok) {
-                       EXPECT_TRUE(ok);
-                       answered_at.push_back(now_ps());
-                     });
+      self.dma.issue(tlm::TLM_READ_COMMAND, 0x1000 * i, buf[i], 16, stream(1), [&](bool ok) {
+        EXPECT_TRUE(ok);
+        answered_at.push_back(now_ps());
+      });
       accepted_at.push_back(now_ps());
     }
     EXPECT_EQ(self.dma.in_flight(), 4u - answered_at.size());
@@ -208,8 +207,7 @@ TEST(DmaInitiator, IssueKeepsSeveralInFlightOneRequestAtATime) {
   EXPECT_EQ(target.overlapping_requests, 0);  // request exclusion: END_REQ before the next
   // Requests are accepted 10 ns apart; each is answered 100 ns after its acceptance.
   EXPECT_EQ(accepted_at, (std::vector<std::uint64_t>{10 * kNs, 20 * kNs, 30 * kNs, 40 * kNs}));
-  EXPECT_EQ(answered_at,
-            (std::vector<std::uint64_t>{110 * kNs, 120 * kNs, 130 * kNs, 140 * kNs}));
+  EXPECT_EQ(answered_at, (std::vector<std::uint64_t>{110 * kNs, 120 * kNs, 130 * kNs, 140 * kNs}));
 }
 
 TEST(DmaInitiator, BackPressureHoldsTheMasterUntilTheTargetHasRoom) {
