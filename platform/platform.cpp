@@ -1,10 +1,9 @@
 #include "platform/platform.h"
 
-#include "config/params.h"
-
 #include <set>
 #include <stdexcept>
 
+#include "config/params.h"
 #include "models/tcpip/stack.h"
 
 namespace vtoe::platform {
@@ -99,8 +98,8 @@ void Platform::build_memory_and_bus() {
   {
     // Each guest's kernel holds at least its driver's four rings and one socket's two buffers.
     const std::uint64_t rings = 4ull * cfg_.get_uint("guest.ring_entries") * toe::kDescBytes;
-    const std::uint64_t socket = cfg_.get_bytes("guest.socket.send_buffer") +
-                                 cfg_.get_bytes("guest.socket.recv_buffer");
+    const std::uint64_t socket =
+        cfg_.get_bytes("guest.socket.send_buffer") + cfg_.get_bytes("guest.socket.recv_buffer");
     if (rings + socket > guest_mem)
       throw ConfigError(cfg_.where("guest.socket.send_buffer"), "guest.socket.send_buffer",
                         "one socket's send and receive buffers (" + std::to_string(socket >> 10) +
@@ -120,7 +119,7 @@ void Platform::build_memory_and_bus() {
   cpu_port_ = std::make_unique<cpu::BusPort>("cpu0_bus");
   cpu_port_->out.bind(bus_->in);
   bus_port_ = std::make_unique<cpu::BusRegisterPort>(cpu_port_->socket(), *core_,
-                                                       cfg_.get_double("guest.costs.doorbell"));
+                                                     cfg_.get_double("guest.costs.doorbell"));
 
   constexpr int kSpis = 4;
   gic_ = std::make_unique<gic::Gic>("gic", kSpis);
@@ -136,6 +135,9 @@ void Platform::build_memory_and_bus() {
   config::fill(cfg_, smmu::smmu_params(), sp);
   smmu_ = std::make_unique<smmu::Smmu>("smmu", sp);
   smmu_->set_bypass(arch_ == Architecture::Native);  // native: device DMA uses physical addresses
+  // Approximately timed: the stage-2 tables live in the hypervisor's RAM and walks read them.
+  if (cfg_.get_string("platform.timing") == "at")
+    smmu_->set_walk_memory(kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase);
 }
 
 void Platform::build_toe() {
@@ -301,9 +303,9 @@ void Platform::build_guests() {
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
-                                     : static_cast<cpu::RegisterPort&>(*bus_port_);
+                                   : static_cast<cpu::RegisterPort&>(*bus_port_);
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
-                                     : static_cast<cpu::InterruptPort&>(*native_irq_);
+                                   : static_cast<cpu::InterruptPort&>(*native_irq_);
     guests_.push_back(
         std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq));
   }
@@ -315,8 +317,8 @@ void Platform::build_network() {
     // simulation is paced to wall-clock time.
     netvp::NetvpParams np;
     config::fill(cfg_, netvp::netvp_params(), np);
-    raw_socket_ = std::make_unique<netvp::RawSocket>(np.interface, np.queue_frames,
-                                                     toe_params_.stack.mtu);
+    raw_socket_ =
+        std::make_unique<netvp::RawSocket>(np.interface, np.queue_frames, toe_params_.stack.mtu);
     netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
     pacer_ = std::make_unique<netvp::Pacer>("pacer", np.pacer);
     netvp::NetvpPort* port = netvp_port_.get();
@@ -375,8 +377,8 @@ void Platform::build_network() {
     const auto& w = guests_[clients.vm]->apps().front()->workload();
     if (w.type != guest::WorkloadType::Sink && w.type != guest::WorkloadType::Echo)
       throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
-                        "the clients need a server: VM " + std::to_string(clients.vm) +
-                            " runs " + guest::to_string(w.type) + ", not sink or echo");
+                        "the clients need a server: VM " + std::to_string(clients.vm) + " runs " +
+                            guest::to_string(w.type) + ", not sink or echo");
     net::PeerApp app;
     app.type = net::PeerAppType::Clients;
     app.remote_ip = vm_ip(cfg_, clients.vm);

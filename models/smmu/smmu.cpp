@@ -40,6 +40,8 @@ Smmu::Smmu(const sc_core::sc_module_name& name, const SmmuParams& params)
       bypassed_(stats_.counter("bypassed", "transactions forwarded untranslated in bypass mode")),
       tlb_hits_(stats_.counter("tlb_hits", "page translations served by a TLB")),
       tlb_misses_(stats_.counter("tlb_misses", "page translations that walked the stage-2 table")),
+      walk_reads_(
+          stats_.counter("walk_reads", "table descriptors read from memory by walks (timing at)")),
       tlb_flushes_(stats_.counter("tlb_flushes", "per-stream TLB flushes")),
       faults_unmapped_(stats_.counter("faults_unmapped", "DMA to an IPA with no mapping")),
       faults_permission_(
@@ -68,6 +70,7 @@ void Smmu::set_context(std::uint32_t stream, std::shared_ptr<const Stage2Table> 
   ctx.generation = table->generation();
   ctx.table = std::move(table);
   ctx.vm_id = vm_id;
+  ctx.stream = stream;
   ctx.tlb.clear();
   ++tlb_flushes_;
 }
@@ -119,7 +122,7 @@ bool Smmu::tlb_translate(Context& ctx, std::uint64_t ipa, bool write, std::uint6
     return true;
   }
   ++tlb_misses_;
-  latency += params_.walk_latency_ps;
+  latency += walk_size_ > 0 ? walk(ctx, page, latency) : params_.walk_latency_ps;
   const std::optional<Region> region = ctx.table->region_at(ipa);
   if (!region) {
     fault = {FaultKind::Unmapped, ipa};
@@ -143,6 +146,29 @@ bool Smmu::tlb_translate(Context& ctx, std::uint64_t ipa, bool write, std::uint6
   }
   pa = page_pa | offset;
   return true;
+}
+
+core::TimePs Smmu::walk(const Context& ctx, std::uint64_t page, core::TimePs latency) {
+  // Two descriptor reads, the second after the first: the level-1 entry for the page's 2 MiB
+  // block, then the level-2 entry for the page, in the stream's 8 KiB of table memory.
+  const std::uint64_t table = (static_cast<std::uint64_t>(ctx.stream) * 8192) % walk_size_;
+  const std::uint64_t reads[2] = {table + ((page >> 9) & 511) * 8,
+                                  (table + 4096 + (page & 511) * 8) % walk_size_};
+  const core::TimePs start = walk_offset_ps_ + latency;  // after `now`, when the walk begins
+  sc_core::sc_time at = core::ps(start);
+  for (const std::uint64_t off : reads) {
+    std::uint64_t descriptor = 0;
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(walk_base_ + off);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&descriptor));
+    gp.set_data_length(8);
+    gp.set_streaming_width(8);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    downstream->b_transport(gp, at);
+    ++walk_reads_;
+  }
+  return core::to_ps(at) - start;
 }
 
 bool Smmu::translate(Context& ctx, std::uint64_t addr, std::uint64_t span, bool write, bool timed,
@@ -356,6 +382,7 @@ bool Smmu::prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,
 
   core::TimePs latency = 0;
   TranslationFault tf;
+  walk_offset_ps_ = core::to_ps(delay);
   const bool ok = translate(ctx, addr, span, write, /*timed=*/true, pieces, latency, tf);
   delay += core::ps(latency);
   if (!ok) {

@@ -103,6 +103,13 @@ class Smmu : public core::Module {
   void clear_context(std::uint32_t stream);
   bool has_context(std::uint32_t stream) const { return contexts_.count(stream) != 0; }
   void set_bypass(bool on) { bypass_ = on; }
+  // Walks read their descriptors from [base, base + size) downstream (platform.timing: at): each
+  // TLB miss costs two dependent 8-byte reads through the memory system instead of the fixed
+  // walk latency. size 0 (the default) keeps the fixed latency.
+  void set_walk_memory(std::uint64_t base, std::uint64_t size) {
+    walk_base_ = base;
+    walk_size_ = size;
+  }
   bool bypass() const { return bypass_; }
 
   // TLB maintenance (the hypervisor's TLBI): one stream, or all.
@@ -132,6 +139,7 @@ class Smmu : public core::Module {
     std::uint64_t generation = 0;  // table generation the TLB was filled from
     std::vector<TlbEntry> tlb;
     std::uint64_t use_clock = 0;
+    std::uint32_t stream = 0;
   };
   // A contiguous piece of a translated transaction.
   struct Piece {
@@ -160,6 +168,9 @@ class Smmu : public core::Module {
   bool translate(Context& ctx, std::uint64_t addr, std::uint64_t span, bool write, bool timed,
                  std::vector<Piece>& pieces, core::TimePs& latency, TranslationFault& fault);
   void record_fault(const Fault& fault);
+  // A stage-2 walk through memory for `page`, starting `latency` after the transaction's
+  // annotated time; returns its duration.
+  core::TimePs walk(const Context& ctx, std::uint64_t page, core::TimePs latency);
   // Forwards `trans` downstream as the given pieces and restores it.
   void forward(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,
                const std::vector<Piece>& pieces);
@@ -167,6 +178,8 @@ class Smmu : public core::Module {
   SmmuParams params_;
   bool bypass_ = false;
   std::map<std::uint32_t, Context> contexts_;
+  std::uint64_t walk_base_ = 0, walk_size_ = 0;
+  core::TimePs walk_offset_ps_ = 0;  // the annotated delay of the transaction being translated
   std::deque<Fault> faults_;
   std::unordered_map<tlm::tlm_generic_payload*, std::uint64_t> in_flight_;  // 4-phase: its IPA
   FaultCallback fault_callback_;
@@ -177,6 +190,7 @@ class Smmu : public core::Module {
   core::Counter& bypassed_;
   core::Counter& tlb_hits_;
   core::Counter& tlb_misses_;
+  core::Counter& walk_reads_;
   core::Counter& tlb_flushes_;
   core::Counter& faults_unmapped_;
   core::Counter& faults_permission_;

@@ -258,6 +258,40 @@ TEST(Smmu, TlbMissCostsAWalkAndAHitDoesNot) {
   ASSERT_TRUE(ran);
 }
 
+TEST(Smmu, WalksThroughMemoryReadTwoDescriptorsAndContendForTheDram) {
+  SmmuParams p;
+  p.walk_latency_ps = 1;  // not used once walks read memory
+  bool ran = false;
+  Bench bench(p, [&](Bench& b) {
+    b.smmu.set_walk_memory(8 * kMiB, kMiB);
+    b.smmu.set_context(1, guest_table("vm1", 0x10'0000, kMiB), 1);
+    std::uint8_t buf[8] = {};
+    const auto miss =
+        b.dma_wait(tlm::TLM_READ_COMMAND, kGuestIpa, buf, 8, sideband(1, 1), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(counter(b.smmu.stats(), "walk_reads"), 2u);
+    EXPECT_EQ(counter(b.dram.stats(), "transactions"), 3u);  // two descriptors, then the data
+    wait(1, SC_US);
+    const auto hit = b.dma_wait(tlm::TLM_READ_COMMAND, kGuestIpa + 8, buf, 8, sideband(1, 1),
+                                tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(counter(b.smmu.stats(), "walk_reads"), 2u);
+    // The walk costs two dependent DRAM reads: each one the DRAM latency at least.
+    EXPECT_GE(miss - hit, 2 * Bench::dram_params().latency_ps);
+
+    // A DRAM kept busy by another master makes the walk slower too.
+    wait(1, SC_US);
+    b.smmu.set_context(1, guest_table("vm1", 0x10'0000, kMiB), 1);  // flush
+    std::vector<std::uint8_t> big(64 * 1024);
+    sc_time busy = SC_ZERO_TIME;
+    b.dma(tlm::TLM_READ_COMMAND, kGuestIpa + 0x8'0000, big.data(), 64 * 1024, busy, sideband(1, 1));
+    const auto contended =
+        b.dma_wait(tlm::TLM_READ_COMMAND, kGuestIpa, buf, 8, sideband(1, 1), tlm::TLM_OK_RESPONSE);
+    EXPECT_GT(contended, miss);
+    ran = true;
+  });
+  sc_start();
+  EXPECT_TRUE(ran);
+}
+
 TEST(Smmu, TlbEvictsTheLeastRecentlyUsedEntry) {
   SmmuParams p;
   p.tlb_entries = 2;
