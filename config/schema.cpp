@@ -1,5 +1,13 @@
 #include "config/schema.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <system_error>
+
 #include "config/params.h"
 #include "guest/guest_os.h"
 #include "hypervisor/hypervisor.h"
@@ -10,14 +18,6 @@
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 #include "netvp/netvp_port.h"
-
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
-#include <set>
-#include <sstream>
-#include <system_error>
 
 namespace vtoe::config {
 
@@ -51,6 +51,10 @@ std::vector<Key> builtin_keys() {
                      "b_transport with its delay, for wide sweeps) or at (approximately timed: the "
                      "DMA paths, SMMU, interconnect and DRAM speak the four-phase base protocol "
                      "with back-pressure, arbitration and DRAM banks)"),
+      K::boolean("platform.cpu_memory_traffic", "false",
+                 "Guest software's programmed-I/O copies and descriptor accesses also move their "
+                 "bytes through the memory system (in bursts), so the CPU and the TOE's DMA "
+                 "contend for DRAM; false = they cost only their cycles (the calibrated model)"),
   });
   add(keys_of(cpu::core_params()));
   add(keys_of(mem::dram_params()));

@@ -7,7 +7,7 @@
 namespace vtoe::guest {
 
 GuestMemory::GuestMemory(std::uint64_t base, std::uint64_t size, Access access)
-    : base_(base), size_(size), access_(std::move(access)) {
+    : base_(base), size_(size), pa_(base), access_(std::move(access)) {
   if (size_ > 0) free_.emplace(base_, size_);
 }
 
@@ -18,10 +18,13 @@ GuestMemory::GuestMemory(const mem::DramWindow& window)
                       window.write(addr, data, len);
                     else
                       window.read(addr, data, len);
-                  }) {}
+                  }) {
+  pa_ = window.pa();
+}
 
 std::uint64_t GuestMemory::allocate(std::uint64_t bytes, std::uint64_t align) {
-  if (align == 0 || (align & (align - 1)) != 0) throw std::logic_error("alignment not a power of 2");
+  if (align == 0 || (align & (align - 1)) != 0)
+    throw std::logic_error("alignment not a power of 2");
   if (bytes == 0) bytes = 1;
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     const std::uint64_t start = it->first, len = it->second;

@@ -1,5 +1,6 @@
 // The guest's view of its RAM for software models: untimed backdoor access (the time it takes is
-// charged as CPU cycles by the code that does it) plus the guest kernel's allocator for socket
+// charged as CPU cycles by the code that does it, and booked on the memory system when a
+// MemoryTraffic is set) plus the guest kernel's allocator for socket
 // buffers and rings inside the guest's region. On the platform the RAM is a window of the DRAM
 // (mem::DramWindow); a bench may hand any access function.
 #pragma once
@@ -8,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "models/cpu/memory_traffic.h"
 #include "models/mem/dram_window.h"
 
 namespace vtoe::guest {
@@ -31,6 +33,13 @@ class GuestMemory {
   std::uint64_t bytes_in_use() const { return in_use_; }
   std::size_t blocks_in_use() const { return used_.size(); }
 
+  // The physical address of guest address `addr` (the window's; identity without one).
+  std::uint64_t physical(std::uint64_t addr) const { return pa_ + (addr - base_); }
+  // Where software's cache misses and write-backs to this memory are booked
+  // (platform.cpu_memory_traffic: on); null = they cost only their cycles.
+  void set_traffic(cpu::MemoryTraffic* traffic) { traffic_ = traffic; }
+  cpu::MemoryTraffic* traffic() const { return traffic_; }
+
   void read(std::uint64_t addr, void* dst, std::size_t len) const {
     access_(addr, dst, len, false);
   }
@@ -40,7 +49,9 @@ class GuestMemory {
 
  private:
   std::uint64_t base_, size_;
+  std::uint64_t pa_;
   Access access_;
+  cpu::MemoryTraffic* traffic_ = nullptr;
   std::map<std::uint64_t, std::uint64_t> free_;  // start -> length
   std::map<std::uint64_t, std::uint64_t> used_;  // start -> length
   std::uint64_t in_use_ = 0;

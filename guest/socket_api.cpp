@@ -55,9 +55,14 @@ void SocketLayer::wake(Socket& so) {
   }
 }
 
-void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte) {
-  core_.execute(ctx, costs_.copy_fixed + per_byte * static_cast<double>(bytes),
-                CycleClass::GuestKernel);
+void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
+                            std::uint64_t addr) {
+  const double cycles = costs_.copy_fixed + per_byte * static_cast<double>(bytes);
+  if (cpu::MemoryTraffic* traffic = mem_.traffic()) {
+    traffic->work(ctx, cycles, CycleClass::GuestKernel, write, mem_.physical(addr), bytes);
+    return;
+  }
+  core_.execute(ctx, cycles, CycleClass::GuestKernel);
 }
 
 int SocketLayer::socket(Ctx& ctx) {
@@ -140,7 +145,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     const std::uint32_t pos = static_cast<std::uint32_t>(so->tx_tail % size);
     const std::size_t n =
         std::min<std::size_t>({len - done, size - used, size - pos, params_.max_context});
-    copy_cost(ctx, n, costs_.copy_per_byte);
+    copy_cost(ctx, n, costs_.copy_per_byte, /*write=*/true, so->tx_addr + pos);
     mem_.write(so->tx_addr + pos, data + done, n);
     toe::SendDesc desc{};
     desc.sock = static_cast<std::uint16_t>(so->id);
@@ -180,7 +185,10 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   }
   const std::size_t avail = so->rx_avail_end - so->rx_read;
   std::size_t n = std::min(avail, max);
-  copy_cost(ctx, n, costs_.copy_per_byte_rx);
+  // The kernel buffer's lines were written by the TOE: they come from DRAM (wrapping: the
+  // first piece's address stands for the whole; only the timing uses it).
+  copy_cost(ctx, n, costs_.copy_per_byte_rx, /*write=*/false,
+            so->rx_addr + static_cast<std::uint32_t>(so->rx_read % size));
   std::size_t copied = 0;
   while (copied < n) {  // the data may wrap around the ring's end
     const std::uint32_t pos = static_cast<std::uint32_t>((so->rx_read + copied) % size);

@@ -88,7 +88,8 @@ class SocketLayer : public core::Module {
   void block(Ctx& ctx, Socket& so);  // sleep until the socket's event
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
-  void copy_cost(Ctx& ctx, std::size_t bytes, double per_byte);
+  // One programmed-I/O copy of `bytes` to (write) or from the kernel buffer at `addr`.
+  void copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write, std::uint64_t addr);
   void wake(Socket& so);
   void free_if_done(Socket& so);
 

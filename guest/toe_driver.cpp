@@ -48,11 +48,16 @@ class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
     d_.write_reg(ctx_, offset, value);
   }
   std::uint32_t read_reg(std::uint64_t offset) override { return d_.read_reg(ctx_, offset); }
+  // Descriptor reads miss the cache (the TOE wrote them); writes are posted.
   void read_mem(std::uint64_t addr, void* dst, std::size_t len) override {
+    if (cpu::MemoryTraffic* t = d_.mem_.traffic())
+      t->work(ctx_, 0, CycleClass::GuestKernel, false, d_.mem_.physical(addr), len);
     d_.mem_.read(addr, dst, len);
   }
   void write_mem(std::uint64_t addr, const void* src, std::size_t len) override {
     d_.mem_.write(addr, src, len);
+    if (cpu::MemoryTraffic* t = d_.mem_.traffic())
+      t->work(ctx_, 0, CycleClass::GuestKernel, true, d_.mem_.physical(addr), len, false);
   }
   void wait_for_space() override {
     ++d_.ring_full_;

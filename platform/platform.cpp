@@ -286,6 +286,12 @@ void Platform::build_guests() {
     // The guest's own accesses to its RAM: stage 2 maps it linearly.
     memories_.push_back(
         std::make_unique<guest::GuestMemory>(mem::DramWindow(*dram_, ipa, pa, guest_mem)));
+    if (cfg_.get_bool("platform.cpu_memory_traffic")) {
+      if (!cpu_traffic_)
+        cpu_traffic_ =
+            std::make_unique<cpu::MemoryTraffic>("cpu0_memory", cpu_port_->socket(), *core_);
+      memories_.back()->set_traffic(cpu_traffic_.get());
+    }
     guest::GuestParams gp;
     gp.owner = static_cast<int>(i);
     config::fill(cfg_, guest::guest_params(), gp);

@@ -16,15 +16,17 @@
 #include <systemc>
 #include <vector>
 
+#include "config/config.h"
 #include "guest/guest_memory.h"
 #include "guest/guest_os.h"
-#include "models/cpu/native_ports.h"
 #include "hypervisor/direct_access_manager.h"
 #include "hypervisor/emulated_channel_dma.h"
 #include "hypervisor/hypervisor.h"
 #include "hypervisor/virtual_toe_manager.h"
 #include "models/cpu/bus_port.h"
 #include "models/cpu/core.h"
+#include "models/cpu/memory_traffic.h"
+#include "models/cpu/native_ports.h"
 #include "models/gic/gic.h"
 #include "models/mem/dram.h"
 #include "models/mem/dram_window.h"
@@ -36,7 +38,6 @@
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
-#include "config/config.h"
 
 namespace vtoe::platform {
 
@@ -109,6 +110,7 @@ class Platform {
   toe::ToeParams toe_params_;  // as built; the simulated peer shares its protocol settings
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<cpu::BusPort> cpu_port_;
+  std::unique_ptr<cpu::MemoryTraffic> cpu_traffic_;  // platform.cpu_memory_traffic: on
   std::unique_ptr<cpu::BusRegisterPort> bus_port_;
   std::unique_ptr<cpu::GicInterruptPort> native_irq_;
   std::unique_ptr<hypervisor::Hypervisor> hyp_;
