@@ -8,14 +8,14 @@ namespace vtoe::toe {
 
 RxDma::RxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
              std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
-             core::TimePs notify_timeout_ps)
+             core::TimePs notify_timeout_ps, std::uint32_t outstanding)
     : core::Module(name),
       dma("dma"),
       ppm_(ppm),
       ccb_(ccb),
       channels_(std::move(channels)),
       burst_(std::max<std::uint32_t>(burst_bytes, 64)),
-      staging_(burst_),
+      outstanding_(std::max<std::uint32_t>(outstanding, 1)),
       bytes_per_channel_(channels_.size(), 0),
       timeout_ps_(notify_timeout_ps),
       bytes_(stats_.counter("bytes", "payload bytes written to host memory")),
@@ -116,7 +116,6 @@ void RxDma::timer_expired() {
 }
 
 void RxDma::run() {
-  tcpip::Stack& stack = ppm_.stack();
   for (;;) {
     while (work_.empty()) sc_core::wait(work_ev_);
     const tcpip::ConnId conn = work_.front();
@@ -124,41 +123,106 @@ void RxDma::run() {
     CcbEntry* e = ccb_.by_conn(conn);
     if (!e) continue;
     e->rx_queued = false;
-    for (;;) {
-      const std::size_t avail = stack.readable(conn);
-      const std::uint32_t free = e->rx_free();
+    drain(conn, e);
+  }
+}
+
+void RxDma::drain(tcpip::ConnId conn, CcbEntry* e) {
+  tcpip::Stack& stack = ppm_.stack();
+  std::uint32_t pending = 0;  // bytes in bursts in flight (still in the connection's buffer)
+  bool failed = false;        // a burst faulted: the rest are dropped as they complete
+  for (;;) {
+    bool host_full = false;
+    while (e != nullptr && !failed && inflight_.size() < outstanding_) {
+      const std::size_t readable = stack.readable(conn);
+      const std::uint32_t room = e->rx_free();
+      const std::size_t avail = readable > pending ? readable - pending : 0;
+      const std::uint32_t free = room > pending ? room - pending : 0;
       if (avail == 0 || free == 0) {
-        if (avail > 0) ++host_full_;
-        maybe_notify(*e);
+        host_full = avail > 0;
         break;
       }
       // Up to the end of the ring in one burst; the rest in the next.
-      const std::uint32_t pos = static_cast<std::uint32_t>(e->rx_written % e->rx_size);
+      const std::uint32_t pos = static_cast<std::uint32_t>((e->rx_written + pending) % e->rx_size);
       const std::uint32_t n = static_cast<std::uint32_t>(
           std::min<std::size_t>({avail, free, burst_, e->rx_size - pos}));
+      Burst b;
+      b.n = n;
+      b.channel = e->channel;
+      if (!spare_.empty()) {
+        b.data = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      b.data.resize(burst_);
       // The bytes leave the connection's buffer only once the host has them: a DMA that faults
       // loses nothing TCP has acknowledged (they wait in the TOE, the window stays closed).
-      stack.peek(conn, 0, staging_.data(), n);
-      ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
-      const int channel = e->channel;
+      stack.peek(conn, pending, b.data.data(), n);
+      const ControlChannel& ch = *channels_[static_cast<std::size_t>(e->channel)];
       const core::TimePs record = ccb_.touch(*e);  // the buffer's position, per burst
-      const DmaResult res = dma.transfer(tlm::TLM_WRITE_COMMAND, e->rx_addr + pos,
-                                         staging_.data(), n, ch.sideband());
-      sc_core::wait(core::ps(record + res.delay_ps));
-      e = ccb_.by_conn(conn);
-      if (!e) break;  // closed while the DMA ran
-      if (!res.ok) {
-        channels_[static_cast<std::size_t>(channel)]->post(
-            Ppm::event(EventType::Error, e->sock, Status::DmaFault));
+      const std::uint64_t addr = e->rx_addr + pos;
+      pending += n;
+      if (!dma.approximately_timed()) {
+        const DmaResult res =
+            dma.book(tlm::TLM_WRITE_COMMAND, addr, b.data.data(), n, ch.sideband());
+        b.ok = res.ok;
+        b.done_at = core::now_ps() + record + res.delay_ps;
+        inflight_.push_back(std::move(b));
+      } else {
+        b.id = ++burst_ids_;
+        b.done_at = kAwaiting;
+        const std::uint64_t id = b.id;
+        inflight_.push_back(std::move(b));
+        dma.issue(tlm::TLM_WRITE_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+                  [this, id, record](bool ok) { answered(id, ok, record); });
+      }
+      if (dma.approximately_timed()) e = ccb_.by_conn(conn);  // issue() may have waited
+    }
+    if (inflight_.empty()) {
+      if (e != nullptr && !failed) {
+        if (host_full) ++host_full_;
+        maybe_notify(*e);
+      }
+      return;
+    }
+    // The oldest burst completes first (in order, as the bytes must enter the ring).
+    for (;;) {
+      const core::TimePs done_at = inflight_.front().done_at;
+      if (done_at == kAwaiting) {
+        sc_core::wait(answered_ev_);
+      } else if (done_at > core::now_ps()) {
+        sc_core::wait(core::ps(done_at - core::now_ps()));
+      } else {
         break;
       }
-      stack.recv(conn, nullptr, n, core::now_ps());  // the bytes peeked above
-      ppm_.stack_touched();
-      e->rx_written += n;
-      bytes_ += n;
-      bytes_per_channel_[static_cast<std::size_t>(channel)] += n;
-      maybe_notify(*e);
     }
+    Burst b = std::move(inflight_.front());
+    inflight_.pop_front();
+    pending -= b.n;
+    spare_.push_back(std::move(b.data));
+    e = ccb_.by_conn(conn);
+    if (e == nullptr || failed) continue;  // closed while the DMA ran, or after a fault
+    if (!b.ok) {
+      failed = true;
+      channels_[static_cast<std::size_t>(b.channel)]->post(
+          Ppm::event(EventType::Error, e->sock, Status::DmaFault));
+      continue;
+    }
+    stack.recv(conn, nullptr, b.n, core::now_ps());  // the bytes peeked when it was issued
+    ppm_.stack_touched();
+    e->rx_written += b.n;
+    bytes_ += b.n;
+    bytes_per_channel_[static_cast<std::size_t>(b.channel)] += b.n;
+    maybe_notify(*e);
+  }
+}
+
+void RxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
+  for (Burst& b : inflight_) {
+    if (b.id != id) continue;
+    b.ok = ok;
+    b.done_at = core::now_ps() + record;
+    answered_ev_.notify(sc_core::SC_ZERO_TIME);
+    return;
   }
 }
 

@@ -4,19 +4,22 @@
 // asked to be told (the host is waiting), or when the peer closed and the last byte is in, or
 // when data has waited unreported for the notification timeout (interrupt moderation, so a
 // buffer that never fills is not stranded).
+// Up to `outstanding` burst writes of one connection are in flight at once; they complete into
+// the host buffer in the order they were issued.
 #pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
 #include <deque>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "models/core/module.h"
-#include "models/toe/dma_initiator.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
+#include "models/toe/dma_initiator.h"
 #include "models/toe/ppm.h"
 
 namespace vtoe::toe {
@@ -28,7 +31,7 @@ class RxDma : public core::Module {
   SC_HAS_PROCESS(RxDma);
   RxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
         std::vector<ControlChannel*> channels, std::uint32_t burst_bytes,
-        core::TimePs notify_timeout_ps);
+        core::TimePs notify_timeout_ps, std::uint32_t outstanding = 1);
 
   // Connection has data (or a FIN) to move.
   void kick(tcpip::ConnId conn);
@@ -37,7 +40,22 @@ class RxDma : public core::Module {
   std::uint64_t bytes(int channel) const;
 
  private:
+  struct Burst {
+    std::uint64_t id = 0;      // matches the memory system's answer (at)
+    core::TimePs done_at = 0;  // kAwaiting until the answer has come (at)
+    bool ok = true;
+    int channel = 0;
+    std::uint32_t n = 0;
+    std::vector<std::uint8_t> data;
+  };
+  static constexpr core::TimePs kAwaiting = ~core::TimePs{0};
+
   void run();
+  // Moves what `conn` has into its host buffer, up to `outstanding_` burst writes in flight,
+  // completing them in order; returns when nothing more can move.
+  void drain(tcpip::ConnId conn, CcbEntry* e);
+  // The memory system's answer to burst `id` (at): it completes `record` later (the CCB access).
+  void answered(std::uint64_t id, bool ok, core::TimePs record);
   void maybe_notify(CcbEntry& e, bool timed_out = false);
   void arm_timer(CcbEntry& e);
   void timer_expired();
@@ -47,7 +65,11 @@ class RxDma : public core::Module {
   std::vector<ControlChannel*> channels_;
   std::uint32_t burst_;
   std::deque<tcpip::ConnId> work_;
-  std::vector<std::uint8_t> staging_;
+  std::uint32_t outstanding_;
+  std::deque<Burst> inflight_;  // issue order
+  std::vector<std::vector<std::uint8_t>> spare_;
+  std::uint64_t burst_ids_ = 0;
+  sc_core::sc_event answered_ev_;
   std::vector<std::uint64_t> bytes_per_channel_;
   sc_core::sc_event work_ev_;
   core::TimePs timeout_ps_;

@@ -9,175 +9,205 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
   using core::ParamKind;
   using P = ToeParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Frequency, "platform.device_freq", "400MHz",
-                     "Clock of the TOE and other devices",
-                     [](P& s) -> auto& { return s.device_freq_hz; })
+      core::param<P>(
+          ParamKind::Frequency, "platform.device_freq", "400MHz",
+          "Clock of the TOE and other devices", [](P & s) -> auto& { return s.device_freq_hz; })
           .above("0Hz"),
-      core::param<P>(ParamKind::Bandwidth, "toe.bandwidth", "10Gbps",
-                     "Line rate of the TOE's Ethernet MAC",
-                     [](P& s) -> auto& { return s.bandwidth_bps; })
+      core::param<P>(
+          ParamKind::Bandwidth, "toe.bandwidth", "10Gbps", "Line rate of the TOE's Ethernet MAC",
+          [](P & s) -> auto& { return s.bandwidth_bps; })
           .above("0bps"),
-      core::param<P>(ParamKind::Bytes, "toe.tx_buffer", "256KiB",
-                     "TOE Tx local buffer per connection (TCP send buffer)",
-                     [](P& s) -> auto& { return s.stack.send_buffer; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.tx_buffer", "256KiB",
+          "TOE Tx local buffer per connection (TCP send buffer)",
+          [](P & s) -> auto& { return s.stack.send_buffer; })
           .above("0B"),
-      core::param<P>(ParamKind::Bytes, "toe.rx_buffer", "256KiB",
-                     "TOE Rx local buffer per connection (TCP receive window)",
-                     [](P& s) -> auto& { return s.stack.recv_buffer; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.rx_buffer", "256KiB",
+          "TOE Rx local buffer per connection (TCP receive window)",
+          [](P & s) -> auto& { return s.stack.recv_buffer; })
           .above("0B"),
-      core::param<P>(ParamKind::Bytes, "toe.sram", "0B",
-                     "Local buffer SRAM shared by all connections: their Tx data, unread Rx data "
-                     "and promised receive windows; when it is full, receive windows close (zero "
-                     "window, nothing is lost) and the Tx DMA waits; 0B = no shared limit (only "
-                     "toe.tx_buffer and toe.rx_buffer per connection)",
-                     [](P& s) -> auto& { return s.stack.shared_buffer; }),
-      core::param<P>(ParamKind::Uint, "toe.ccb.connections", "256",
-                     "Connection contexts the CCB holds",
-                     [](P& s) -> auto& { return s.ccb_capacity; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.sram", "0B",
+          "Local buffer SRAM shared by all connections: their Tx data, unread Rx data "
+          "and promised receive windows; when it is full, receive windows close (zero "
+          "window, nothing is lost) and the Tx DMA waits; 0B = no shared limit (only "
+          "toe.tx_buffer and toe.rx_buffer per connection)",
+          [](P & s) -> auto& { return s.stack.shared_buffer; }),
+      core::param<P>(
+          ParamKind::Uint, "toe.ccb.connections", "256", "Connection contexts the CCB holds",
+          [](P & s) -> auto& { return s.ccb_capacity; })
           .at_least("1"),
-      core::param<P>(ParamKind::Uint, "toe.ccb.quota", "0",
-                     "CCB entries one VM may hold (its channel under da; the device-emulation "
-                     "manager counts each VM's under de), so that no VM can take every entry and "
-                     "deny the others connections; 0 = toe.ccb.connections shared evenly among "
-                     "the VMs",
-                     [](P& s) -> auto& { return s.ccb_quota; }),
-      core::param<P>(ParamKind::Time, "toe.ccb.access_latency", "10ns",
-                     "Latency of one CCB lookup or update",
-                     [](P& s) -> auto& { return s.ccb_access_ps; }),
-      core::param<P>(ParamKind::Uint, "toe.ccb.cache", "256",
-                     "Connection records held on chip; the others live in host memory and a "
-                     "miss fetches the record over the DMA path (and writes the least recently "
-                     "used one back); 0 = every record on chip",
-                     [](P& s) -> auto& { return s.ccb_cache; }),
-      core::param<P>(ParamKind::Bytes, "toe.ccb.record", "128B",
-                     "Size of one connection record in host memory (one fetch or write-back)",
-                     [](P& s) -> auto& { return s.ccb_record; })
+      core::param<P>(
+          ParamKind::Uint, "toe.ccb.quota", "0",
+          "CCB entries one VM may hold (its channel under da; the device-emulation "
+          "manager counts each VM's under de), so that no VM can take every entry and "
+          "deny the others connections; 0 = toe.ccb.connections shared evenly among "
+          "the VMs",
+          [](P & s) -> auto& { return s.ccb_quota; }),
+      core::param<P>(
+          ParamKind::Time, "toe.ccb.access_latency", "10ns", "Latency of one CCB lookup or update",
+          [](P & s) -> auto& { return s.ccb_access_ps; }),
+      core::param<P>(
+          ParamKind::Uint, "toe.ccb.cache", "256",
+          "Connection records held on chip; the others live in host memory and a "
+          "miss fetches the record over the DMA path (and writes the least recently "
+          "used one back); 0 = every record on chip",
+          [](P & s) -> auto& { return s.ccb_cache; }),
+      core::param<P>(
+          ParamKind::Bytes, "toe.ccb.record", "128B",
+          "Size of one connection record in host memory (one fetch or write-back)",
+          [](P & s) -> auto& { return s.ccb_record; })
           .range("32B", "1KiB"),
-      core::param<P>(ParamKind::Bytes, "toe.mtu", "1500B",
-                     "MTU of the TOE's link (largest IP packet)",
-                     [](P& s) -> auto& { return s.stack.mtu; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.mtu", "1500B", "MTU of the TOE's link (largest IP packet)",
+          [](P & s) -> auto& { return s.stack.mtu; })
           .range("576B", "9000B"),
-      core::param<P>(ParamKind::Time, "toe.rx_notify_timeout", "1ms",
-                     "Longest received data waits in a kernel buffer unreported when the host did "
-                     "not ask to be told at once (interrupt moderation); 0 = only when the buffer "
-                     "is full",
-                     [](P& s) -> auto& { return s.rx_notify_timeout_ps; }),
-      core::param<P>(ParamKind::Uint, "toe.channels", "8",
-                     "Physical control channels of the multi-channel TOE (da: one per VM; VMs "
-                     "beyond the last channel share it through device emulation)",
-                     [](P& s) -> auto& { return s.channels; })
+      core::param<P>(
+          ParamKind::Time, "toe.rx_notify_timeout", "1ms",
+          "Longest received data waits in a kernel buffer unreported when the host did "
+          "not ask to be told at once (interrupt moderation); 0 = only when the buffer "
+          "is full",
+          [](P & s) -> auto& { return s.rx_notify_timeout_ps; }),
+      core::param<P>(
+          ParamKind::Uint, "toe.channels", "8",
+          "Physical control channels of the multi-channel TOE (da: one per VM; VMs "
+          "beyond the last channel share it through device emulation)",
+          [](P & s) -> auto& { return s.channels; })
           .range("1", "16"),
       core::enum_param<P>(
           "toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
           "QoS dispatcher between VMs' send contexts: first come first served, round robin, or "
           "deficit weighted round robin (paper Fig. 4)",
-          [](P& s) -> auto& { return s.dispatcher.policy; }, parse_dispatch_policy,
+          [](P & s) -> auto& { return s.dispatcher.policy; }, parse_dispatch_policy,
           [](DispatchPolicyKind k) { return to_string(k); }),
-      core::param<P>(ParamKind::Uint, "toe.dispatcher.depth", "4",
-                     "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
-                     "VMs' queues, where the policy orders them)",
-                     [](P& s) -> auto& { return s.dispatcher.tx_outstanding; })
+      core::param<P>(
+          ParamKind::Uint, "toe.dispatcher.depth", "4",
+          "Send contexts the dispatcher keeps in the TOE at once (the rest wait in the "
+          "VMs' queues, where the policy orders them)",
+          [](P & s) -> auto& { return s.dispatcher.tx_outstanding; })
           .range("1", "256"),
-      core::param<P>(ParamKind::Bytes, "toe.dma_burst", "4KiB",
-                     "Largest payload one Tx/Rx DMA transaction moves",
-                     [](P& s) -> auto& { return s.dma_burst; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.dma_burst", "4KiB",
+          "Largest payload one Tx/Rx DMA transaction moves",
+          [](P & s) -> auto& { return s.dma_burst; })
           .range("64B", "1MiB"),
-      core::param<P>(ParamKind::Uint, "toe.dma_outstanding", "1",
-                     "Burst reads the Tx DMA keeps in flight at once (each issued without waiting "
-                     "for the previous one to complete)",
-                     [](P& s) -> auto& { return s.dma_outstanding; })
+      core::param<P>(
+          ParamKind::Uint, "toe.dma_outstanding", "1",
+          "Bursts each DMA engine keeps in flight at once (Tx reads, Rx writes; each "
+          "issued without waiting for the previous one to complete)",
+          [](P & s) -> auto& { return s.dma_outstanding; })
           .range("1", "64"),
-      core::param<P>(ParamKind::Real, "toe.register_cycles", "4",
-                     "Device cycles for one host access to a TOE register",
-                     [](P& s) -> auto& { return s.reg_access_cycles; })
+      core::param<P>(
+          ParamKind::Real, "toe.register_cycles", "4",
+          "Device cycles for one host access to a TOE register",
+          [](P & s) -> auto& { return s.reg_access_cycles; })
           .range("0", "10000"),
-      core::param<P>(ParamKind::Real, "toe.ppm.tx_cycles", "64",
-                     "PPM device cycles to build and queue one outgoing frame",
-                     [](P& s) -> auto& { return s.ppm.tx_cycles_per_frame; })
+      core::param<P>(
+          ParamKind::Real, "toe.ppm.tx_cycles", "64",
+          "PPM device cycles to build and queue one outgoing frame",
+          [](P & s) -> auto& { return s.ppm.tx_cycles_per_frame; })
           .range("0", "100000"),
-      core::param<P>(ParamKind::Real, "toe.ppm.rx_cycles", "64",
-                     "PPM device cycles to parse and process one incoming frame",
-                     [](P& s) -> auto& { return s.ppm.rx_cycles_per_frame; })
+      core::param<P>(
+          ParamKind::Real, "toe.ppm.rx_cycles", "64",
+          "PPM device cycles to parse and process one incoming frame",
+          [](P & s) -> auto& { return s.ppm.rx_cycles_per_frame; })
           .range("0", "100000"),
-      core::param<P>(ParamKind::Bytes, "toe.ppm.datapath", "8B",
-                     "Width of the PPM's datapath: checksumming and moving a frame of N bytes "
-                     "costs ceil(N / width) device cycles on top of toe.ppm.tx_cycles/rx_cycles",
-                     [](P& s) -> auto& { return s.ppm.datapath_bytes; })
+      core::param<P>(
+          ParamKind::Bytes, "toe.ppm.datapath", "8B",
+          "Width of the PPM's datapath: checksumming and moving a frame of N bytes "
+          "costs ceil(N / width) device cycles on top of toe.ppm.tx_cycles/rx_cycles",
+          [](P & s) -> auto& { return s.ppm.datapath_bytes; })
           .range("1B", "256B"),
-      core::param<P>(ParamKind::Uint, "toe.ppm.engines", "1",
-                     "Protocol engines in each direction; frames are processed in parallel and "
-                     "leave in arrival order",
-                     [](P& s) -> auto& { return s.ppm.engines; })
+      core::param<P>(
+          ParamKind::Uint, "toe.ppm.engines", "1",
+          "Protocol engines in each direction; frames are processed in parallel and "
+          "leave in arrival order",
+          [](P & s) -> auto& { return s.ppm.engines; })
           .range("1", "64"),
-      core::param<P>(ParamKind::Real, "toe.ppm.command_cycles", "32",
-                     "PPM device cycles to execute one CmdQ context",
-                     [](P& s) -> auto& { return s.ppm.cycles_per_command; })
+      core::param<P>(
+          ParamKind::Real, "toe.ppm.command_cycles", "32",
+          "PPM device cycles to execute one CmdQ context",
+          [](P & s) -> auto& { return s.ppm.cycles_per_command; })
           .range("0", "100000"),
-      core::param<P>(ParamKind::Real, "toe.dispatcher.context_cycles", "16",
-                     "Dispatcher device cycles to decode and route one fetched context",
-                     [](P& s) -> auto& { return s.dispatcher.cycles_per_context; })
+      core::param<P>(
+          ParamKind::Real, "toe.dispatcher.context_cycles", "16",
+          "Dispatcher device cycles to decode and route one fetched context",
+          [](P & s) -> auto& { return s.dispatcher.cycles_per_context; })
           .range("0", "100000"),
-      core::param<P>(ParamKind::Uint, "toe.dispatcher.fetch_batch", "8",
-                     "CmdQ/RecvQ contexts the dispatcher reads from a ring in one DMA burst",
-                     [](P& s) -> auto& { return s.dispatcher.fetch_batch; })
+      core::param<P>(
+          ParamKind::Uint, "toe.dispatcher.fetch_batch", "8",
+          "CmdQ/RecvQ contexts the dispatcher reads from a ring in one DMA burst",
+          [](P & s) -> auto& { return s.dispatcher.fetch_batch; })
           .range("1", "256"),
-      core::param<P>(ParamKind::Uint, "toe.mac_queue", "1024",
-                     "Frames the TOE's MAC transmit queue holds; more are dropped and counted",
-                     [](P& s) -> auto& { return s.mac_queue_frames; })
+      core::param<P>(
+          ParamKind::Uint, "toe.mac_queue", "1024",
+          "Frames the TOE's MAC transmit queue holds; more are dropped and counted",
+          [](P & s) -> auto& { return s.mac_queue_frames; })
           .range("1", "1000000"),
-      core::param<P>(ParamKind::Uint, "toe.completion_queue", "1024",
-                     "Completions a channel holds while its ECQ ring is full; at this many the "
-                     "dispatcher fetches none of the channel's contexts until the host reads its "
-                     "ECQ (back-pressure: a host that stops reading cannot grow the TOE's memory)",
-                     [](P& s) -> auto& { return s.completion_queue; })
+      core::param<P>(
+          ParamKind::Uint, "toe.completion_queue", "1024",
+          "Completions a channel holds while its ECQ ring is full; at this many the "
+          "dispatcher fetches none of the channel's contexts until the host reads its "
+          "ECQ (back-pressure: a host that stops reading cannot grow the TOE's memory)",
+          [](P & s) -> auto& { return s.completion_queue; })
           .range("16", "1000000"),
-      core::param<P>(ParamKind::Time, "toe.tcp.rto_min", "200ms",
-                     "Lower bound of the TCP retransmission timeout",
-                     [](P& s) -> auto& { return s.stack.rto_min; })
+      core::param<P>(
+          ParamKind::Time, "toe.tcp.rto_min", "200ms",
+          "Lower bound of the TCP retransmission timeout",
+          [](P & s) -> auto& { return s.stack.rto_min; })
           .above("0s"),
-      core::param<P>(ParamKind::Time, "toe.tcp.rto_initial", "1s",
-                     "TCP retransmission timeout before the first RTT sample (RFC 6298: 1 s)",
-                     [](P& s) -> auto& { return s.stack.rto_initial; })
+      core::param<P>(
+          ParamKind::Time, "toe.tcp.rto_initial", "1s",
+          "TCP retransmission timeout before the first RTT sample (RFC 6298: 1 s)",
+          [](P & s) -> auto& { return s.stack.rto_initial; })
           .above("0s"),
-      core::param<P>(ParamKind::Uint, "toe.tcp.window_scale", "7",
-                     "TCP window scale shift offered in SYNs (RFC 7323, 0..14); the receive "
-                     "window can reach 65535 << shift",
-                     [](P& s) -> auto& { return s.stack.window_scale; })
+      core::param<P>(
+          ParamKind::Uint, "toe.tcp.window_scale", "7",
+          "TCP window scale shift offered in SYNs (RFC 7323, 0..14); the receive "
+          "window can reach 65535 << shift",
+          [](P & s) -> auto& { return s.stack.window_scale; })
           .range("0", "14"),
-      core::param<P>(ParamKind::Time, "toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed",
-                     [](P& s) -> auto& { return s.stack.delayed_ack; })
+      core::param<P>(
+          ParamKind::Time, "toe.tcp.delayed_ack", "40ms", "Longest a TCP ACK is delayed",
+          [](P & s) -> auto& { return s.stack.delayed_ack; })
           .above("0s"),
-      core::param<P>(ParamKind::Time, "toe.tcp.invalid_ratelimit", "500ms",
-                     "Least time between two ACKs a connection sends in reply to unacceptable "
-                     "segments without data (RFC 5961 section 7; stops ACK loops)",
-                     [](P& s) -> auto& { return s.stack.invalid_ratelimit; })
+      core::param<P>(
+          ParamKind::Time, "toe.tcp.invalid_ratelimit", "500ms",
+          "Least time between two ACKs a connection sends in reply to unacceptable "
+          "segments without data (RFC 5961 section 7; stops ACK loops)",
+          [](P & s) -> auto& { return s.stack.invalid_ratelimit; })
           .at_least("0s"),
-      core::param<P>(ParamKind::Bool, "toe.tcp.sack", "true",
-                     "TCP SACK offered in SYNs (RFC 2018, D-SACK RFC 2883); when both ends "
-                     "agree, loss recovery uses the SACK scoreboard (RFC 6675), else NewReno",
-                     [](P& s) -> auto& { return s.stack.sack; }),
-      core::param<P>(ParamKind::Bool, "toe.tcp.timestamps", "true",
-                     "TCP timestamps offered in SYNs (RFC 7323): PAWS and an RTT sample from "
-                     "every ACK; they take 12 bytes of every segment (MSS 1448 at MTU 1500)",
-                     [](P& s) -> auto& { return s.stack.timestamps; }),
-      core::param<P>(ParamKind::Bool, "toe.tcp.rack", "true",
-                     "RACK-TLP on SACK connections (RFC 8985): time-based loss detection and "
-                     "tail loss probes; off: RFC 6675's DupThresh rule and no probes",
-                     [](P& s) -> auto& { return s.stack.rack; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.sack", "true",
+          "TCP SACK offered in SYNs (RFC 2018, D-SACK RFC 2883); when both ends "
+          "agree, loss recovery uses the SACK scoreboard (RFC 6675), else NewReno",
+          [](P & s) -> auto& { return s.stack.sack; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.timestamps", "true",
+          "TCP timestamps offered in SYNs (RFC 7323): PAWS and an RTT sample from "
+          "every ACK; they take 12 bytes of every segment (MSS 1448 at MTU 1500)",
+          [](P & s) -> auto& { return s.stack.timestamps; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.rack", "true",
+          "RACK-TLP on SACK connections (RFC 8985): time-based loss detection and "
+          "tail loss probes; off: RFC 6675's DupThresh rule and no probes",
+          [](P & s) -> auto& { return s.stack.rack; }),
       core::enum_param<P>(
           "toe.tcp.congestion", {"newreno", "cubic"}, "newreno",
           "TCP congestion control after slow start: Reno AIMD (RFC 5681) or CUBIC (RFC 9438); "
           "SACK recovery uses PRR (RFC 6937) with either",
-          [](P& s) -> auto& { return s.stack.congestion; },
+          [](P & s) -> auto& { return s.stack.congestion; },
           [](const std::string& v) {
             tcpip::CongestionControl c = tcpip::CongestionControl::NewReno;
             tcpip::parse_congestion(v, c);
             return c;
           },
           [](tcpip::CongestionControl c) { return tcpip::to_string(c); }),
-      core::param<P>(ParamKind::Uint, "toe.tcp.initial_window", "10",
-                     "TCP initial congestion window in segments",
-                     [](P& s) -> auto& { return s.stack.initial_window_segments; })
+      core::param<P>(
+          ParamKind::Uint, "toe.tcp.initial_window", "10",
+          "TCP initial congestion window in segments",
+          [](P & s) -> auto& { return s.stack.initial_window_segments; })
           .range("1", "100"),
   };
   return params;
@@ -201,9 +231,8 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
     throw std::invalid_argument(std::string(this->name()) + ": channels must be 1.." +
                                 std::to_string(reg::kMaxChannels));
   for (int i = 0; i < params.channels; ++i) {
-    channels_.push_back(
-        std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
-                                         params.completion_queue));
+    channels_.push_back(std::make_unique<ControlChannel>(("channel" + std::to_string(i)).c_str(), i,
+                                                         params.completion_queue));
     channels_.back()->dma.bind(dma_hub_.in);
     chans.push_back(channels_.back().get());
   }
@@ -230,7 +259,7 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   tx_dma_ = std::make_unique<TxDma>("tx_dma", *ppm_, *ccb_, chans, params.dma_burst,
                                     params.dma_outstanding);
   rx_dma_ = std::make_unique<RxDma>("rx_dma", *ppm_, *ccb_, chans, params.dma_burst,
-                                    params.rx_notify_timeout_ps);
+                                    params.rx_notify_timeout_ps, params.dma_outstanding);
   tx_dma_->dma.bind(dma_hub_.in);
   rx_dma_->dma.bind(dma_hub_.in);
   for (auto& ch : channels_) ch->dma.set_approximately_timed(params.approximately_timed);
