@@ -314,8 +314,8 @@ void Dram::b_transport_at(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
   delay += core::ps(b.done - arrival);
 }
 
-tlm::tlm_sync_enum Dram::nb_transport_fw_at(tlm::tlm_generic_payload& trans,
-                                            tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+tlm::tlm_sync_enum Dram::nb_transport_fw_at(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                            sc_core::sc_time& delay) {
   if (phase == tlm::BEGIN_REQ) {
     if (trans.get_command() == tlm::TLM_IGNORE_COMMAND || !admissible(trans)) {
       if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) {

@@ -52,20 +52,20 @@ namespace vtoe::mem {
 
 struct DramParams {
   std::uint64_t size = 1024ull << 20;  ///< bytes
-  double bandwidth_bps = 6.4e9;       ///< channel bandwidth, bit/s
-  core::TimePs latency_ps = 50'000;   ///< after the last byte of a transfer, ps (default 50 ns)
-  core::TimePs accept_delay_ps = 0;   ///< before a request may start service (END_REQ), ps
+  double bandwidth_bps = 6.4e9;        ///< channel bandwidth, bit/s
+  core::TimePs latency_ps = 50'000;    ///< after the last byte of a transfer, ps (default 50 ns)
+  core::TimePs accept_delay_ps = 0;    ///< before a request may start service (END_REQ), ps
   // Approximately-timed mode (set by the platform from platform.timing, not a key of its own).
   // Keep the members above first and in this order: callers build DramParams{size, bw, lat, acc}.
   bool at = false;
-  std::uint32_t banks = 8;                      ///< row-interleaved banks
-  std::uint64_t row_size = 2048;                ///< bytes per row (page)
-  core::TimePs row_hit_ps = 15'000;             ///< access to the open row (CAS)
-  core::TimePs row_miss_ps = 45'000;            ///< precharge + activate + CAS
+  std::uint32_t banks = 8;                       ///< row-interleaved banks
+  std::uint64_t row_size = 2048;                 ///< bytes per row (page)
+  core::TimePs row_hit_ps = 15'000;              ///< access to the open row (CAS)
+  core::TimePs row_miss_ps = 45'000;             ///< precharge + activate + CAS
   core::TimePs refresh_interval_ps = 7'800'000;  ///< tREFI; 0 = no refresh
-  core::TimePs refresh_time_ps = 350'000;       ///< tRFC: all banks blocked
-  std::uint32_t queue_depth = 8;                ///< requests accepted and not yet responded
-  core::TimePs response_delay_ps = 0;           ///< added before BEGIN_RESP
+  core::TimePs refresh_time_ps = 350'000;        ///< tRFC: all banks blocked
+  std::uint32_t queue_depth = 8;                 ///< requests accepted and not yet responded
+  core::TimePs response_delay_ps = 0;            ///< added before BEGIN_RESP
 };
 
 // The scenario keys that fill DramParams (platform.dram_*).
@@ -149,9 +149,9 @@ class Dram : public core::Module {
 
   std::unique_ptr<DramTiming> timing_;  // AT only, as everything below
   std::unique_ptr<tlm_utils::peq_with_cb_and_phase<Dram>> peq_;
-  std::deque<Waiting> waiting_;                       // END_REQ withheld
+  std::deque<Waiting> waiting_;                      // END_REQ withheld
   std::deque<tlm::tlm_generic_payload*> responses_;  // done, waiting for the response channel
-  tlm::tlm_generic_payload* responding_ = nullptr;    // BEGIN_RESP sent, END_RESP not yet
+  tlm::tlm_generic_payload* responding_ = nullptr;   // BEGIN_RESP sent, END_RESP not yet
   std::size_t outstanding_ = 0;
   std::uint64_t refreshes_seen_ = 0;
   core::Counter* row_hits_ = nullptr;

@@ -205,8 +205,7 @@ long Interconnect::decode_or_fail(tlm::tlm_generic_payload& trans) {
   return r;
 }
 
-void Interconnect::b_transport(int id, tlm::tlm_generic_payload& trans,
-                               sc_core::sc_time& delay) {
+void Interconnect::b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const long r = decode_or_fail(trans);
   if (r < 0) return;
   const Region& region = regions_[static_cast<std::size_t>(r)];
@@ -352,8 +351,8 @@ void Interconnect::end_of_elaboration() {
 
 core::TimePs Interconnect::occupancy_ps(const tlm::tlm_generic_payload& trans) const {
   const std::uint64_t len = trans.get_data_length();
-  const std::uint64_t cycles = std::max<std::uint64_t>(1, (len + params_.width_bytes - 1) /
-                                                              params_.width_bytes);
+  const std::uint64_t cycles =
+      std::max<std::uint64_t>(1, (len + params_.width_bytes - 1) / params_.width_bytes);
   return core::cycles_to_ps(static_cast<double>(cycles), params_.clock_hz);
 }
 

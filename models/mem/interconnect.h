@@ -136,7 +136,7 @@ class Interconnect : public core::Module {
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
   void arbitrate();  // SC_METHOD on arbitrate_
   void send_downstream(tlm::tlm_generic_payload& trans);
-  void target_accepted(tlm::tlm_generic_payload& trans);  // END_REQ from the target
+  void target_accepted(tlm::tlm_generic_payload& trans);     // END_REQ from the target
   void respond_for_target(tlm::tlm_generic_payload& trans);  // the target completed early
 
   InterconnectParams params_;
@@ -153,9 +153,9 @@ class Interconnect : public core::Module {
   std::unique_ptr<tlm_utils::peq_with_cb_and_phase<Interconnect>> peq_;
   sc_core::sc_event arbitrate_;
   std::vector<std::deque<tlm::tlm_generic_payload*>> queues_;  // per initiator port
-  std::vector<tlm::tlm_generic_payload*> target_busy_;  // per out socket: awaiting END_REQ
+  std::vector<tlm::tlm_generic_payload*> target_busy_;         // per out socket: awaiting END_REQ
   core::TimePs fabric_free_ = 0;
-  std::size_t rr_next_ = 0;     // port the arbiter looks at first
+  std::size_t rr_next_ = 0;      // port the arbiter looks at first
   std::uint32_t rr_credit_ = 0;  // grants left to rr_next_ in this round
   int settle_deltas_ = 0;        // delta cycles the arbiter waited at this instant
   std::vector<core::Counter*> grants_;

@@ -50,7 +50,10 @@ class NbInitiator : public sc_core::sc_module {
 
   SC_HAS_PROCESS(NbInitiator);
   NbInitiator(const sc_core::sc_module_name& name, std::function<void(NbInitiator&)> body)
-      : sc_core::sc_module(name), socket("socket"), peq_(this, &NbInitiator::end_resp), body_(body) {
+      : sc_core::sc_module(name),
+        socket("socket"),
+        peq_(this, &NbInitiator::end_resp),
+        body_(body) {
     socket.register_nb_transport_bw(this, &NbInitiator::nb_transport_bw);
     SC_THREAD(run);
   }
