@@ -13,6 +13,7 @@
 #include "hypervisor/hypervisor.h"
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
+#include "models/mem/interconnect.h"
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
@@ -60,8 +61,8 @@ std::vector<Key> builtin_keys() {
   add(keys_of(mem::dram_params()));
   add({
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
-      K::time("platform.bus_latency", "10ns", "Latency the interconnect adds to each transaction"),
   });
+  add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));
   add(keys_of(toe::toe_params()));
   add({

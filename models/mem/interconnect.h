@@ -17,15 +17,30 @@
 //
 // A target socket can be mapped once (a simple_target_socket accepts one binding).
 //
+// Approximately timed (InterconnectParams::at, set by the platform from platform.timing): one
+// shared fabric with an arbiter. A BEGIN_REQ (answered TLM_ACCEPTED) waits in its initiator
+// port's queue; at the end of each time step at which the fabric is free the arbiter grants one
+// queued request whose target is free (round robin over ports, or weighted round robin: port i
+// gets weights[i] grants in a row). A granted request occupies the fabric for
+// ceil(len / width_bytes) clock cycles, then goes downstream as BEGIN_REQ hop_latency later. A
+// target is free again when it sent END_REQ (request exclusion downstream), and only then does
+// the initiator get its END_REQ, so a target's back-pressure reaches the initiators. Responses
+// route back as in LT mode; a target that completes early (TLM_COMPLETED, e.g. an LT DRAM) gets
+// END_REQ and BEGIN_RESP sent to the initiator for it. b_transport books the same fabric (grant at
+// max(arrival, fabric free), then the cycles and the hop) and forwards, never waiting.
+// AT counters (grants_<port>, arbitration_wait_ps) exist only in AT mode.
+//
 // Errors: an address in no region (or straddling a region's end) gets TLM_ADDRESS_ERROR_RESPONSE
 // and counts as decode_errors; overlapping or empty regions, or map() after elaboration, throw
 // std::invalid_argument / std::logic_error.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -34,14 +49,38 @@
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/core/param.h"
 
 namespace vtoe::mem {
+
+enum class Arbitration { RoundRobin, Weighted };
+Arbitration parse_arbitration(const std::string& text);
+const char* to_string(Arbitration a);
+
+struct InterconnectParams {
+  core::TimePs hop_latency_ps = 10'000;  ///< added to each request
+  // Approximately-timed mode (set by the platform from platform.timing, not a key of its own).
+  bool at = false;
+  std::uint32_t width_bytes = 16;  ///< fabric bytes per clock cycle
+  double clock_hz = 1e9;           ///< fabric clock
+  Arbitration arbitration = Arbitration::RoundRobin;
+  std::string weights;  ///< comma-separated grants per round, by initiator port; missing = 1
+};
+
+// The scenario keys that fill InterconnectParams (platform.bus_*).
+const std::vector<core::Param<InterconnectParams>>& interconnect_params();
+
+// Parses a weight list ("3,1"); throws std::invalid_argument on anything but positive integers.
+std::vector<std::uint32_t> parse_weights(const std::string& text);
 
 class Interconnect : public core::Module {
  public:
   tlm_utils::multi_passthrough_target_socket<Interconnect> in;
 
+  SC_HAS_PROCESS(Interconnect);
+  // LT with a hop latency (the existing callers' form).
   explicit Interconnect(const sc_core::sc_module_name& name, core::TimePs hop_latency_ps = 0);
+  Interconnect(const sc_core::sc_module_name& name, const InterconnectParams& params);
   ~Interconnect() override;
 
   // Maps [base, base + size) to `target`; the target sees addresses from 0. Call during
@@ -51,6 +90,9 @@ class Interconnect : public core::Module {
 
   core::TimePs hop_latency_ps() const { return hop_latency_ps_; }
   std::size_t regions() const { return regions_.size(); }
+  const InterconnectParams& params() const { return params_; }
+  // AT only: absolute time (ps) until which the fabric is booked.
+  core::TimePs fabric_free() const { return fabric_free_; }
 
  private:
   using OutSocket = tlm_utils::simple_initiator_socket_tagged<Interconnect>;
@@ -64,6 +106,10 @@ class Interconnect : public core::Module {
     int initiator;
     std::size_t target;
     std::uint64_t base;
+    // AT only:
+    enum class State { Arriving, Queued, Granted, Downstream, Responding } state = State::Arriving;
+    core::TimePs queued_at = 0;
+    bool target_done = false;  // the target completed early: END_RESP is not forwarded to it
   };
 
   // Index into regions_ of the region containing [addr, addr + len), or -1.
@@ -79,6 +125,21 @@ class Interconnect : public core::Module {
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void invalidate_direct_mem_ptr(int target, sc_dt::uint64 start, sc_dt::uint64 end);
 
+  // Approximately-timed mode.
+  void end_of_elaboration() override;
+  core::TimePs occupancy_ps(const tlm::tlm_generic_payload& trans) const;
+  std::uint32_t weight(std::size_t port) const;
+  tlm::tlm_sync_enum nb_transport_fw_at(int id, tlm::tlm_generic_payload& trans,
+                                        tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw_at(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                        sc_core::sc_time& delay);
+  void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  void arbitrate();  // SC_METHOD on arbitrate_
+  void send_downstream(tlm::tlm_generic_payload& trans);
+  void target_accepted(tlm::tlm_generic_payload& trans);     // END_REQ from the target
+  void respond_for_target(tlm::tlm_generic_payload& trans);  // the target completed early
+
+  InterconnectParams params_;
   core::TimePs hop_latency_ps_;
   std::vector<Region> regions_;  // sorted by base
   std::vector<std::unique_ptr<OutSocket>> outs_;
@@ -87,6 +148,18 @@ class Interconnect : public core::Module {
 
   core::Counter& transactions_;
   core::Counter& decode_errors_;
+
+  std::vector<std::uint32_t> weights_;  // AT only, as everything below
+  std::unique_ptr<tlm_utils::peq_with_cb_and_phase<Interconnect>> peq_;
+  sc_core::sc_event arbitrate_;
+  std::vector<std::deque<tlm::tlm_generic_payload*>> queues_;  // per initiator port
+  std::vector<tlm::tlm_generic_payload*> target_busy_;         // per out socket: awaiting END_REQ
+  core::TimePs fabric_free_ = 0;
+  std::size_t rr_next_ = 0;      // port the arbiter looks at first
+  std::uint32_t rr_credit_ = 0;  // grants left to rr_next_ in this round
+  int settle_deltas_ = 0;        // delta cycles the arbiter waited at this instant
+  std::vector<core::Counter*> grants_;
+  core::Accumulator* arbitration_wait_ = nullptr;
 };
 
 }  // namespace vtoe::mem

@@ -13,6 +13,7 @@
 #include "hypervisor/hypervisor.h"
 #include "models/cpu/core.h"
 #include "models/mem/dram.h"
+#include "models/mem/interconnect.h"
 #include "models/net/ethernet_link.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
@@ -56,6 +57,7 @@ void expect_in_schema(const std::vector<core::Param<S>>& params) {
 
 TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
   expect_defaults_agree(mem::dram_params(), "DramParams");
+  expect_defaults_agree(mem::interconnect_params(), "InterconnectParams");
   expect_defaults_agree(smmu::smmu_params(), "SmmuParams");
   expect_defaults_agree(cpu::core_params(), "CoreParams");
   expect_defaults_agree(toe::toe_params(), "ToeParams");
@@ -68,6 +70,7 @@ TEST(Params, DeclaredDefaultsEqualTheStructDefaults) {
 
 TEST(Params, EveryDeclaredKeyIsInTheBuiltinSchemaOnce) {
   expect_in_schema(mem::dram_params());
+  expect_in_schema(mem::interconnect_params());
   expect_in_schema(smmu::smmu_params());
   expect_in_schema(cpu::core_params());
   expect_in_schema(toe::toe_params());
@@ -90,6 +93,19 @@ TEST(Params, FillSetsTheMembersFromTheScenario) {
   mem::DramParams dp;
   config::fill(cfg, mem::dram_params(), dp);
   EXPECT_DOUBLE_EQ(dp.bandwidth_bps, 12.8e9);
+  const config::Config bus_cfg = config::Config::defaults(
+      {"platform.bus_arbitration=weighted", "platform.bus_weights=3,1", "platform.bus_width=32B",
+       "platform.dram_row_miss=40ns", "platform.dram_queue_depth=4"});
+  mem::InterconnectParams ip;
+  config::fill(bus_cfg, mem::interconnect_params(), ip);
+  EXPECT_EQ(ip.arbitration, mem::Arbitration::Weighted);
+  EXPECT_EQ(ip.weights, "3,1");
+  EXPECT_EQ(ip.width_bytes, 32u);
+  EXPECT_EQ(ip.hop_latency_ps, 10'000u);
+  config::fill(bus_cfg, mem::dram_params(), dp);
+  EXPECT_EQ(dp.row_miss_ps, 40'000u);
+  EXPECT_EQ(dp.queue_depth, 4u);
+  EXPECT_FALSE(dp.at);  // set by the platform from platform.timing, not by a key
   toe::ToeParams tp;
   config::fill(cfg, toe::toe_params(), tp);
   EXPECT_DOUBLE_EQ(tp.ppm.tx_cycles_per_frame, 100);
