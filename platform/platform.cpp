@@ -107,8 +107,13 @@ void Platform::build_memory_and_bus() {
                             std::to_string(guest_mem >> 20) +
                             " MiB (lower guest.socket.* or raise platform.guest_memory)");
   }
+  const bool at = cfg_.get_string("platform.timing") == "at";
+  dp.at = at;
+  mem::InterconnectParams ip;
+  config::fill(cfg_, mem::interconnect_params(), ip);
+  ip.at = at;
   dram_ = std::make_unique<mem::Dram>("dram", dp);
-  bus_ = std::make_unique<mem::Interconnect>("bus", cfg_.get_time("platform.bus_latency"));
+  bus_ = std::make_unique<mem::Interconnect>("bus", ip);
   bus_->map(0, dp.size, dram_->in, "dram");
 
   cpu::CoreParams cp;
@@ -136,14 +141,14 @@ void Platform::build_memory_and_bus() {
   smmu_ = std::make_unique<smmu::Smmu>("smmu", sp);
   smmu_->set_bypass(arch_ == Architecture::Native);  // native: device DMA uses physical addresses
   // Approximately timed: the stage-2 tables live in the hypervisor's RAM and walks read them.
-  if (cfg_.get_string("platform.timing") == "at")
-    smmu_->set_walk_memory(kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase);
+  if (at) smmu_->set_walk_memory(kHypervisorRamBase, kGuestRamBase - kHypervisorRamBase);
 }
 
 void Platform::build_toe() {
+  const bool at = cfg_.get_string("platform.timing") == "at";
   toe::ToeParams& tp = toe_params_;
   config::fill(cfg_, toe::toe_params(), tp);
-  tp.approximately_timed = cfg_.get_string("platform.timing") == "at";
+  tp.approximately_timed = at;
   tp.irq_mode = arch_ == Architecture::DirectAccess ? toe::IrqMode::BitVector : toe::IrqMode::Level;
   // Inside the TOE the policy arbitrates between channels; channel c belongs to VM c (da).
   std::vector<int> channel_vms;

@@ -128,7 +128,7 @@ def predictions(frames):
     return rows, sizes
 
 
-def run(out, jobs=None, steps=10, vtoe=None, quick=False):
+def run(out, jobs=None, steps=10, vtoe=None, quick=False, timing="lt"):
     """Fit, predict, write out/fit.json; returns its content."""
     vtoe = find_vtoe(vtoe)
     out.mkdir(parents=True, exist_ok=True)
@@ -137,6 +137,7 @@ def run(out, jobs=None, steps=10, vtoe=None, quick=False):
     for name in ("fig09ab", "fig09cd"):
         spec = load_sweep(PAPER / f"{name}.sweep.yaml")
         spec.set.update(params)
+        spec.set["platform.timing"] = timing
         if quick:
             spec.set.update({"duration": "60ms", "warmup": "15ms"})
         frames[name] = run_sweep(spec, jobs=jobs, out=out / "runs" / name, vtoe=str(vtoe),

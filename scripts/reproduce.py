@@ -545,6 +545,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="shorter simulations (CI)")
     ap.add_argument("--vtoe", default=None, help="path of the vtoe binary")
     ap.add_argument("--no-fit", action="store_true", help="skip the out-of-sample check (scripts/fit.py)")
+    ap.add_argument("--timing", choices=["lt", "at"], default="lt",
+                    help="platform.timing of every run: lt (loosely timed, the default) or at "
+                         "(approximately timed memory system)")
     args = ap.parse_args(argv)
 
     import matplotlib
@@ -559,6 +562,7 @@ def main(argv=None):
         spec = load_sweep(ROOT / "scenarios" / "paper" / f"{name}.sweep.yaml")
         if args.quick:
             spec.set.update(QUICK.get(name, {}))
+        spec.set["platform.timing"] = args.timing
         # Never resume: runs left from another binary would put stale numbers in the report.
         df = run_sweep(spec, jobs=args.jobs, scheduler=args.scheduler, out=out / "runs" / name,
                        vtoe=args.vtoe, resume=False, quiet=True)
@@ -581,11 +585,13 @@ def main(argv=None):
     fig13(frames["fig13"], rep, plt, out)
     if not args.no_fit:
         import fit
-        out_of_sample(fit.run(out / "fit", jobs=args.jobs, vtoe=args.vtoe, quick=args.quick), rep)
+        out_of_sample(fit.run(out / "fit", jobs=args.jobs, vtoe=args.vtoe, quick=args.quick,
+                              timing=args.timing), rep)
     elapsed = time.monotonic() - started
     points = sum(f["point_id"].nunique() for f in frames.values())
     header = ("# vtoe: reproduction of section 5\n\n"
-              f"{points} simulations{' (quick mode: shorter runs)' if args.quick else ''}; "
+              f"{points} simulations{' (quick mode: shorter runs)' if args.quick else ''}, "
+              f"platform.timing: {args.timing}; "
               "every number below is in summary.json and comes from the runs under runs/.")
     rep.write(out / "report.md", header)
     (out / "summary.json").write_text(json.dumps(rep.summary, indent=1, sort_keys=True) + "\n")
