@@ -187,8 +187,8 @@ TEST(ScenarioConfig, BadValuesNameFileLineAndKey) {
 TEST(ScenarioConfig, WrongShapes) {
   // The list of keys grows with the schema; check its start and the end of the message.
   const std::string platform = error_of("platform: 5\n");
-  EXPECT_EQ(platform.rfind("x.yaml:1: key 'platform': expected a mapping with keys cpu_freq, "
-                           "dram_bandwidth, dram_latency,",
+  EXPECT_EQ(platform.rfind("x.yaml:1: key 'platform': expected a mapping with keys timing, "
+                           "cpu_memory_traffic, cpu_freq, dram_bandwidth,",
                            0),
             0u)
       << platform;
