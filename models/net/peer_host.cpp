@@ -14,26 +14,31 @@ const std::vector<core::Param<PeerClients>>& peer_client_params() {
   using core::ParamKind;
   using P = PeerClients;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Uint, "network.clients.connections", "0",
-                     "Simulated peer: client connections to make to a guest server (sink or "
-                     "echo), each sending network.clients.bytes and closing; 0 = none",
-                     [](P& s) -> auto& { return s.connections; })
+      core::param<P>(
+          ParamKind::Uint, "network.clients.connections", "0",
+          "Simulated peer: client connections to make to a guest server (sink or "
+          "echo), each sending network.clients.bytes and closing; 0 = none",
+          [](P & s) -> auto& { return s.connections; })
           .range("0", "100000000"),
-      core::param<P>(ParamKind::Uint, "network.clients.concurrency", "1",
-                     "Simulated peer: client connections open at once",
-                     [](P& s) -> auto& { return s.concurrency; })
+      core::param<P>(
+          ParamKind::Uint, "network.clients.concurrency", "1",
+          "Simulated peer: client connections open at once",
+          [](P & s) -> auto& { return s.concurrency; })
           .range("1", "1000000"),
-      core::param<P>(ParamKind::Bytes, "network.clients.bytes", "4KiB",
-                     "Simulated peer: bytes each client connection sends before it closes",
-                     [](P& s) -> auto& { return s.bytes; })
+      core::param<P>(
+          ParamKind::Bytes, "network.clients.bytes", "4KiB",
+          "Simulated peer: bytes each client connection sends before it closes",
+          [](P & s) -> auto& { return s.bytes; })
           .range("0B", "1GiB"),
-      core::param<P>(ParamKind::Uint, "network.clients.vm", "0",
-                     "Simulated peer: index of the VM whose server the clients connect to (its "
-                     "address and workload.port)",
-                     [](P& s) -> auto& { return s.vm; }),
-      core::param<P>(ParamKind::Time, "network.clients.start", "1ms",
-                     "Simulated peer: when the first client connects",
-                     [](P& s) -> auto& { return s.start_ps; }),
+      core::param<P>(
+          ParamKind::Uint, "network.clients.vm", "0",
+          "Simulated peer: index of the VM whose server the clients connect to (its "
+          "address and workload.port)",
+          [](P & s) -> auto& { return s.vm; }),
+      core::param<P>(
+          ParamKind::Time, "network.clients.start", "1ms",
+          "Simulated peer: when the first client connects",
+          [](P & s) -> auto& { return s.start_ps; }),
   };
   return params;
 }
@@ -50,8 +55,8 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
           stats_.counter("connect_retries", "source connection attempts refused and retried")),
       clients_done_(stats_.counter("clients_done",
                                    "client connections that sent everything and closed cleanly")),
-      clients_failed_(stats_.counter("clients_failed",
-                                     "client connections refused, reset or timed out")) {
+      clients_failed_(
+          stats_.counter("clients_failed", "client connections refused, reset or timed out")) {
   EthernetMacParams mp;
   mp.rate_bps = params.rate_bps;
   mp.tx_queue_frames = params.tx_queue_frames;
@@ -110,6 +115,7 @@ void PeerHost::start_clients(const PeerApp& app, core::TimePs now) {
     if (!c) {  // no local port or table entry free: try again when a client has ended
       ++clients_failed_;
       ++clients_started_;
+      if (clients_active_ > 0) break;  // (with none active nothing would change: use it up)
       continue;
     }
     ++clients_started_;

@@ -250,16 +250,31 @@ TcpConnection* Stack::create_conn(const TupleKey& k) {
   slots_[slot] = std::make_unique<TcpConnection>(host, cfg_, stats_, id, k.lip, k.lport, k.rip,
                                                  k.rport, next_isn(k));
   slots_[slot]->set_pool(pool_.get());
-  by_tuple_[k] = id;
+  tuple_insert(k, id);
   ++conn_count_;
   return slots_[slot].get();
+}
+
+void Stack::tuple_insert(const TupleKey& k, ConnId id) {
+  const auto [it, fresh] = by_tuple_.insert_or_assign(k, id);
+  (void)it;
+  if (fresh && k.lport >= cfg_.ephemeral_port_base)
+    ++ephemeral_used_[ephemeral_key(k.lip, k.rip, k.rport)];
+}
+
+void Stack::tuple_erase(std::unordered_map<TupleKey, ConnId, TupleHash>::iterator it) {
+  const TupleKey k = it->first;
+  by_tuple_.erase(it);
+  if (k.lport < cfg_.ephemeral_port_base) return;
+  auto used = ephemeral_used_.find(ephemeral_key(k.lip, k.rip, k.rport));
+  if (used != ephemeral_used_.end() && --used->second == 0) ephemeral_used_.erase(used);
 }
 
 void Stack::free_slot(ConnId id) {
   TcpConnection* c = find(id);
   if (!c) return;
   auto it = by_tuple_.find(key_of(*c));
-  if (it != by_tuple_.end() && it->second == id) by_tuple_.erase(it);
+  if (it != by_tuple_.end() && it->second == id) tuple_erase(it);
   const std::uint32_t slot = (id & kSlotMask) - 1;
   slots_[slot].reset();  // gives its share of the buffer pool back
   free_slots_.push_back(slot);
@@ -347,7 +362,7 @@ void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
   }
   if (is_terminal(ev)) {
     auto it = by_tuple_.find(key_of(c));
-    if (it != by_tuple_.end() && it->second == c.id()) by_tuple_.erase(it);
+    if (it != by_tuple_.end() && it->second == c.id()) tuple_erase(it);
     if (!c.user_visible && c.listener() != 0) {
       auto lit = listeners_.find(c.listener());
       if (lit != listeners_.end() && lit->second.half_open > 0) --lit->second.half_open;
@@ -724,6 +739,13 @@ ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, 
   if (src_port == 0) {
     const std::uint32_t base = cfg_.ephemeral_port_base;
     const std::uint32_t range = 65536 - base;
+    // Every local port of the range already pairs with this destination: fail at once instead of
+    // scanning them all (a client pool larger than the range retries on every client's end).
+    const auto used = ephemeral_used_.find(ephemeral_key(src, dst, dst_port));
+    if (used != ephemeral_used_.end() && used->second >= range) {
+      ++stats_.drop_no_ephemeral_port;
+      return 0;
+    }
     for (std::uint32_t i = 0; i < range; ++i) {
       const std::uint32_t cand = base + (ephemeral_next_ + i) % range;
       const auto port = static_cast<std::uint16_t>(cand);

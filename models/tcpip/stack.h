@@ -252,7 +252,15 @@ class Stack final : private TcpHost {
   std::vector<std::uint32_t> free_slots_;
   std::size_t conn_count_ = 0;
   std::unordered_map<TupleKey, ConnId, TupleHash> by_tuple_;
-  std::map<ConnId, Listener> listeners_;  // ordered: deterministic iteration
+  // Tuples in by_tuple_ whose local port is in the ephemeral range, per (local ip, remote ip,
+  // remote port): connect() fails at once when the range is used up for a destination.
+  std::unordered_map<TupleKey, std::uint32_t, TupleHash> ephemeral_used_;  // local port 0
+  static TupleKey ephemeral_key(Ipv4 lip, Ipv4 rip, std::uint16_t rport) {
+    return TupleKey{lip, rip, 0, rport};
+  }
+  void tuple_insert(const TupleKey& k, ConnId id);
+  void tuple_erase(std::unordered_map<TupleKey, ConnId, TupleHash>::iterator it);
+  std::map<ConnId, Listener> listeners_;                       // ordered: deterministic iteration
   std::unordered_map<std::uint64_t, ConnId> listener_by_key_;  // listen_key(ip or 0, port)
 
   std::uint32_t next_listener_ = 1;

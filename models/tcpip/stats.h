@@ -87,6 +87,7 @@ namespace vtoe::tcpip {
   X(drop_no_connection)      /* segment for no connection (an RST is sent unless it is one) */ \
   X(drop_listen_overflow)    /* SYN dropped: listener backlog of half-open connections full */ \
   X(drop_table_full)         /* SYN refused / connect failed: connection table full */         \
+  X(drop_no_ephemeral_port)  /* connect failed: every ephemeral port pairs with that peer */   \
   X(drop_ooo_overflow)       /* out-of-order segment dropped: too many holes */                \
   X(drop_rcv_window)         /* payload bytes beyond the receive window trimmed (segments) */  \
   X(drop_arp_unresolved)     /* frames dropped because ARP failed */                           \
