@@ -296,8 +296,8 @@ class TcpConnection {
   BufferPool* pool_ = nullptr;
   std::size_t pool_held_ = 0;      // data: queued to send, received unread
   std::size_t pool_promised_ = 0;  // receive window promised and not yet filled
-  bool pool_starved_rx_ = false;   // a window was held back for want of pool space
-  bool pool_starved_tx_ = false;   // a send was cut short for want of pool space
+  bool pool_starved_rx_ = false;  // a window was held back for want of pool space
+  bool pool_starved_tx_ = false;  // a send was cut short for want of pool space
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ooo_;  // [start, end) seq, sorted
   bool rcv_fin_pending_ = false;
   std::uint32_t rcv_fin_seq_ = 0;
