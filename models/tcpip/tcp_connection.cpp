@@ -940,8 +940,8 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   if (sack_ok_ && in_recovery_ && !rto_recovery_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
     ++st_.retransmits;
+    rtt_timing_ = false;  // Karn: no samples across retransmissions
     undo_note_retransmit(seq, after, now);
-    rtt_timing_ = false;                            // Karn: no samples across retransmissions
   } else if (len > 0 && !rtt_timing_ && !ts_ok_) {  // with timestamps every ACK gives a sample
     rtt_timing_ = true;
     rtt_seq_ = seq;
