@@ -1,7 +1,9 @@
 // One TCP connection (RFC 9293): the control block and its state machine, congestion control
 // (RFC 5681, NewReno RFC 6582, CUBIC RFC 9438, PRR RFC 6937, IW per RFC 6928), RTO (RFC 6298),
 // window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
-// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961).
+// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961),
+// undo of spurious retransmissions (D-SACK RFC 3708, Eifel RFC 3522, RFC 4015) and
+// HyStart++ (RFC 9406).
 // Framing and demultiplexing live in Stack.
 #pragma once
 
