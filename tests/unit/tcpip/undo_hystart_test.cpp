@@ -38,6 +38,15 @@ struct Episode {
   bool data_ok = false;
 };
 
+void record(const Episode& e) {
+  ::testing::Test::RecordProperty("cwnd_before", std::to_string(e.cwnd_before));
+  ::testing::Test::RecordProperty("cwnd_after", std::to_string(e.cwnd_after));
+  ::testing::Test::RecordProperty("ssthresh_before", std::to_string(e.ssthresh_before));
+  ::testing::Test::RecordProperty("ssthresh_after", std::to_string(e.ssthresh_after));
+  ::testing::Test::RecordProperty("rto_before_us", std::to_string(e.rto_before / kUs));
+  ::testing::Test::RecordProperty("rto_after_us", std::to_string(e.rto_after / kUs));
+}
+
 // --------------------------------------------------------------- fast retransmit + D-SACK
 
 // A's data segment `which` arrives `late` after those sent behind it: three SACKed segments
@@ -78,6 +87,7 @@ Episode reordered(StackConfig ca, StackConfig cb, std::int64_t which, TimePs lat
       },
       60 * kSec));
   net.run_for(10 * kMs);
+  record(e);
   e.a = st;
   e.data_ok = t.sb.data_ok;
   return e;
@@ -197,6 +207,7 @@ Episode stalled(StackConfig ca, StackConfig cb, bool lose) {
       },
       60 * kSec));
   net.run_for(20 * kMs);
+  record(e);
   e.a = st;
   e.data_ok = t.sb.data_ok;
   return e;
