@@ -45,7 +45,7 @@ namespace vtoe::tcpip {
   X(dsacks_in)               /* D-SACK blocks received */                                      \
   X(tlp_probes)              /* tail loss probes sent (RFC 8985) */                            \
   X(tlp_recoveries)          /* probes that repaired a loss (no D-SACK came back) */           \
-  X(spurious_retransmits_undone) /* fast recoveries undone: D-SACK / Eifel, no loss */         \
+  X(fast_recoveries_undone)  /* fast recoveries undone: D-SACK / Eifel, no loss */             \
   X(spurious_rto_undone)     /* timeouts undone: Eifel / D-SACK, the ACKs were late */         \
   X(hystart_css_entries)     /* HyStart++: RTT increase, slow start -> conservative SS */      \
   X(hystart_exits)           /* HyStart++: conservative SS -> congestion avoidance */          \

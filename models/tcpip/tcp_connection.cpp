@@ -1483,7 +1483,7 @@ void TcpConnection::undo_apply(bool eifel) {
   } else {
     // A fast retransmit was caused by reordering: RACK widens its window (a D-SACK has done
     // so already in sack_process).
-    ++st_.spurious_retransmits_undone;
+    ++st_.fast_recoveries_undone;
     reordering_seen_ = true;
     if (eifel) reo_wnd_mult_ = std::min(reo_wnd_mult_ + 1, kMaxReoWndMult);
   }

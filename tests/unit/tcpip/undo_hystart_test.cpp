@@ -75,7 +75,7 @@ Episode reordered(StackConfig ca, StackConfig cb, std::int64_t which, TimePs lat
             e.cwnd_before = i.cwnd;
             e.ssthresh_before = i.ssthresh;
           } else if (!e.seen_after &&
-                     (st.spurious_retransmits_undone > 0 || (!ca.undo && !i.in_recovery))) {
+                     (st.fast_recoveries_undone > 0 || (!ca.undo && !i.in_recovery))) {
             // Right after the undo (the D-SACK may come after the recovery is over), or
             // without undo once the recovery is over.
             e.seen_after = true;
@@ -98,7 +98,7 @@ TEST(CongestionUndo, ReorderingFastRetransmitIsUndoneByDsack) {
   EXPECT_TRUE(e.data_ok);
   EXPECT_EQ(e.a.fast_retransmits, 1u);
   EXPECT_GE(e.a.dsacks_in, 1u);
-  EXPECT_EQ(e.a.spurious_retransmits_undone, 1u);
+  EXPECT_EQ(e.a.fast_recoveries_undone, 1u);
   EXPECT_EQ(e.a.spurious_rto_undone, 0u);
   ASSERT_TRUE(e.seen_after);
   ASSERT_GT(e.cwnd_before, 0u);
@@ -113,7 +113,7 @@ TEST(CongestionUndo, DsackAloneUndoesWithoutTimestamps) {
   const Episode e = reordered(ca, cb, 300, 2 * kMs);
   EXPECT_TRUE(e.data_ok);
   EXPECT_EQ(e.a.fast_retransmits, 1u);
-  EXPECT_EQ(e.a.spurious_retransmits_undone, 1u);
+  EXPECT_EQ(e.a.fast_recoveries_undone, 1u);
   EXPECT_GE(e.cwnd_after, e.cwnd_before);
   EXPECT_EQ(e.ssthresh_after, e.ssthresh_before);
 }
@@ -125,7 +125,7 @@ TEST(CongestionUndo, KeyOffKeepsTheReduction) {
   EXPECT_TRUE(e.data_ok);
   EXPECT_EQ(e.a.fast_retransmits, 1u);
   EXPECT_GE(e.a.dsacks_in, 1u);
-  EXPECT_EQ(e.a.spurious_retransmits_undone, 0u);
+  EXPECT_EQ(e.a.fast_recoveries_undone, 0u);
   ASSERT_TRUE(e.seen_after);
   EXPECT_LT(e.ssthresh_after, e.cwnd_before);  // reduced (NewReno: half the flight)
   EXPECT_LT(e.cwnd_after, e.cwnd_before);
@@ -153,7 +153,7 @@ TEST(CongestionUndo, RealLossIsNotUndone) {
   const StackStats& st = net.a.stack->stats();
   EXPECT_EQ(st.fast_retransmits, 1u);
   EXPECT_EQ(st.rto_timeouts, 0u);
-  EXPECT_EQ(st.spurious_retransmits_undone, 0u);
+  EXPECT_EQ(st.fast_recoveries_undone, 0u);
   EXPECT_EQ(st.spurious_rto_undone, 0u);
   EXPECT_NE(net.a.stack->info(t.sa.conn).ssthresh, kInf);  // the reduction stays
 }
@@ -218,7 +218,7 @@ TEST(CongestionUndo, LateAcksAfterATimeoutAreDetectedByEifel) {
   EXPECT_TRUE(e.data_ok);
   EXPECT_EQ(e.a.rto_timeouts, 1u);
   EXPECT_EQ(e.a.spurious_rto_undone, 1u);
-  EXPECT_EQ(e.a.spurious_retransmits_undone, 0u);
+  EXPECT_EQ(e.a.fast_recoveries_undone, 0u);
   ASSERT_TRUE(e.seen_after);
   ASSERT_GT(e.cwnd_before, 0u);
   // RFC 4015: the old window (not one segment), and an RTO that allows for the late ACKs.
@@ -258,7 +258,7 @@ TEST(CongestionUndo, RealTimeoutIsNotUndone) {
   EXPECT_TRUE(e.data_ok);
   EXPECT_GE(e.a.rto_timeouts, 1u);
   EXPECT_EQ(e.a.spurious_rto_undone, 0u);
-  EXPECT_EQ(e.a.spurious_retransmits_undone, 0u);
+  EXPECT_EQ(e.a.fast_recoveries_undone, 0u);
   ASSERT_TRUE(e.seen_after);
   EXPECT_LT(e.ssthresh_after, e.cwnd_before);
 }
