@@ -108,7 +108,7 @@ def linux_to_vtoe(args):
         tcp = res["stats"]["toe.ppm.tcpip"]
         keys = ("tcp_data_segs_out", "retransmits", "fast_retransmits", "rto_timeouts",
                 "tlp_probes", "tlp_recoveries", "sack_lost_marks", "dsacks_sent", "dsacks_in",
-                "ooo_segments")
+                "fast_recoveries_undone", "spurious_rto_undone", "hystart_exits", "ooo_segments")
         print(f"  vtoe: loss rule dropped {drops}")
         print("  vtoe's engine, all runs: " + ", ".join(f"{k} {tcp[k]}" for k in keys))
         print(f"  vtoe pacing: max lag {run['pacing']['max_lag_us']:.0f} us, mean "

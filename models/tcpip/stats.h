@@ -45,6 +45,10 @@ namespace vtoe::tcpip {
   X(dsacks_in)               /* D-SACK blocks received */                                      \
   X(tlp_probes)              /* tail loss probes sent (RFC 8985) */                            \
   X(tlp_recoveries)          /* probes that repaired a loss (no D-SACK came back) */           \
+  X(fast_recoveries_undone)  /* fast recoveries undone: D-SACK / Eifel, no loss */             \
+  X(spurious_rto_undone)     /* timeouts undone: Eifel / D-SACK, the ACKs were late */         \
+  X(hystart_css_entries)     /* HyStart++: RTT increase, slow start -> conservative SS */      \
+  X(hystart_exits)           /* HyStart++: conservative SS -> congestion avoidance */          \
   X(persist_probes)          /* zero-window probes sent */                                     \
   X(delayed_acks)            /* ACKs sent by the delayed-ACK timer */                          \
   X(window_updates)          /* ACKs sent because the user read and the window opened */       \

@@ -18,6 +18,17 @@ constexpr std::uint32_t kMaxReoWndMult = 16;
 constexpr double kCubicC = 0.4;                                          // RFC 9438 section 5
 constexpr double kCubicBeta = 0.7;                                       // multiplicative decrease
 constexpr double kCubicAlpha = 3 * (1 - kCubicBeta) / (1 + kCubicBeta);  // Reno-friendly
+constexpr std::uint32_t kInfSsthresh = 0x7fffffff;  // no loss yet: the initial slow start
+// RFC 9406 section 4.3 (the RFC's constants; L is not needed: slow start adds at most 1 SMSS
+// per ACK here, RFC 5681's appropriate byte counting with L = 1).
+constexpr TimePs kHsMinRttThresh = 4 * kMsPs;
+constexpr TimePs kHsMaxRttThresh = 16 * kMsPs;
+constexpr TimePs kHsMinRttDivisor = 8;
+constexpr std::uint32_t kHsNRttSample = 8;
+constexpr std::uint32_t kHsCssGrowthDivisor = 4;
+constexpr std::uint32_t kHsCssRounds = 5;
+// Retransmitted ranges an undo episode tracks for D-SACKs; beyond, only Eifel can undo it.
+constexpr std::size_t kUndoMaxRanges = 64;
 }  // namespace
 
 TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& stats, ConnId id,
@@ -253,11 +264,16 @@ void TcpConnection::init_cc() {
   // RFC 6928 IW; RFC 5681 §3.1: one segment if the SYN or SYN-ACK had to be retransmitted.
   const std::uint32_t segs = std::max<std::uint32_t>(cfg_.initial_window_segments, 1);
   cwnd_ = syn_retransmitted_ ? snd_mss_ : std::min(segs * snd_mss_, kMaxCwnd);
-  ssthresh_ = 0x7fffffff;
+  ssthresh_ = kInfSsthresh;
   ca_acked_ = 0;
   dupacks_ = 0;
   in_recovery_ = false;
   recover_ = snd_una_ - 1;
+  undo_active_ = false;
+  hs_css_ = false;
+  hs_window_end_ = snd_max_;  // the first round ends with the first ACK of data
+  hs_samples_ = hs_css_rounds_ = hs_css_acc_ = 0;
+  hs_cur_min_ = hs_last_min_ = hs_css_baseline_ = kNever;
 }
 
 void TcpConnection::rtt_sample(TimePs r) {
@@ -630,6 +646,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
       } else if (seq_gt(ack, tlp_end_seq_)) {
         tlp_out_ = false;
         ++st_.tlp_recoveries;
+        undo_active_ = false;  // a real loss: nothing before it may be restored
         on_congestion_event();
         cwnd_ = std::min(cwnd_, ssthresh_);
       }
@@ -658,6 +675,9 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
 
 void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) {
   const std::uint32_t acked = ack - snd_una_;
+  undo_check_eifel(ack, o);  // before the ACK's RTT sample and window growth
+  const bool adapt_rto = undo_adapt_rto_;
+  undo_adapt_rto_ = false;
   if (rtt_timing_ && seq_gt(ack, rtt_seq_)) {
     rtt_sample(now - rtt_start_);
     rtt_timing_ = false;
@@ -680,14 +700,21 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
     if (g.lost) lost_bytes_ -= part;
     g.seq = ack;
   }
-  if (ts_ok_) {
-    if (first_xmit != kNever) {
-      rtt_sample(now - first_xmit);
-    } else if (o.has_timestamps && o.ts_ecr != 0) {
-      const std::uint32_t ticks = ts_now(now) - o.ts_ecr;
-      if (ticks < 0x80000000u) rtt_sample(std::max<TimePs>(ticks * kMsPs, 1'000'000));
-    }
+  TimePs sample = first_xmit != kNever ? now - first_xmit : kNever;
+  if (sample == kNever && ts_ok_ && o.has_timestamps && o.ts_ecr != 0) {
+    const std::uint32_t ticks = ts_now(now) - o.ts_ecr;
+    if (ticks < 0x80000000u) sample = std::max<TimePs>(ticks * kMsPs, 1'000'000);
   }
+  if (ts_ok_ && sample != kNever) rtt_sample(sample);
+  if (adapt_rto && sample != kNever) {
+    // RFC 4015 section 4 step (9): the late ACK's RTT, no lower than what was known before.
+    srtt_ = std::max(undo_srtt_, sample);
+    rttvar_ = std::max(undo_rttvar_, sample / 2);
+    have_rtt_ = true;
+    rto_ = std::clamp<TimePs>(srtt_ + 4 * rttvar_, cfg_.rto_min, cfg_.rto_max);
+  }
+  // HyStart++ takes every sample, also without timestamps (never-retransmitted segments).
+  if (sample != kNever) hystart_sample(sample);
   std::uint32_t data_acked = acked;
   if (fin_sent_ && seq_gt(ack, fin_seq_)) data_acked -= 1;
   data_acked = std::min<std::uint32_t>(data_acked, static_cast<std::uint32_t>(sndbuf_.size()));
@@ -720,7 +747,7 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
       cwnd_ = std::max(cwnd_, snd_mss_);
     }
   } else if (cwnd_ < ssthresh_) {
-    cwnd_ += std::min(acked, snd_mss_);  // slow start (RFC 5681 §3.1)
+    slow_start(acked, ack);
   } else {
     congestion_avoidance(acked, now);
   }
@@ -752,6 +779,7 @@ void TcpConnection::on_dupack(TimePs now) {
     return;
   }
   if (dupacks_ == 3 && seq_gt(snd_una_, recover_)) {
+    undo_begin(false);
     on_congestion_event();
     recover_ = snd_max_;
     in_recovery_ = true;
@@ -913,6 +941,7 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   if (seq_lt(seq, snd_max_)) {
     ++st_.retransmits;
     rtt_timing_ = false;  // Karn: no samples across retransmissions
+    undo_note_retransmit(seq, after, now);
   } else if (len > 0 && !rtt_timing_ && !ts_ok_) {  // with timestamps every ACK gives a sample
     rtt_timing_ = true;
     rtt_seq_ = seq;
@@ -1106,6 +1135,7 @@ bool TcpConnection::sack_process(const TcpHeader& h, const TcpOptions& o, TimePs
     if (b == 0 && (seq_le(e, h.ack) || (o.sack_blocks > 1 && seq_le(o.sack[1].first, s) &&
                                         seq_le(e, o.sack[1].second)))) {
       dsack = true;
+      undo_dsack(s, e);
       continue;
     }
     if (seq_le(e, snd_una_) || seq_gt(e, snd_max_)) continue;  // old or bogus
@@ -1182,6 +1212,7 @@ bool TcpConnection::detect_losses(TimePs now) {
 
 void TcpConnection::enter_sack_recovery(TimePs now) {
   // RFC 6675 section 5 steps 4.1-4.3, with PRR (RFC 6937) setting cwnd from here on.
+  undo_begin(false);
   on_congestion_event();
   prr_delivered_ = prr_out_ = 0;
   recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
@@ -1273,6 +1304,7 @@ void TcpConnection::tlp_fire(TimePs now) {
 void TcpConnection::on_congestion_event() {
   const std::uint32_t flight = snd_max_ - snd_una_;
   cubic_epoch_ = kNever;
+  hs_css_ = false;  // a loss ends slow start (HyStart++ included)
   if (cfg_.congestion != CongestionControl::Cubic) {
     ssthresh_ = std::max(flight / 2, 2 * snd_mss_);  // RFC 5681 (3.1) / RFC 6675
     return;
@@ -1343,6 +1375,173 @@ void TcpConnection::prr_update(std::uint32_t delivered) {
   cwnd_ = p + static_cast<std::uint32_t>(std::max<std::int64_t>(sndcnt, 0));
 }
 
+// ------------------------------------------------------------------------------------ undo
+
+void TcpConnection::undo_begin(bool rto) {
+  if (!cfg_.undo) {
+    undo_active_ = false;
+    return;
+  }
+  // A timeout during a fast recovery continues its episode: the state before the recovery is
+  // what an undo restores (as Linux keeps its undo marker).
+  if (undo_active_ && in_recovery_ && !rto_recovery_) {
+    undo_rto_ = undo_rto_ || rto;
+    return;
+  }
+  undo_active_ = true;
+  undo_rto_ = rto;
+  undo_dsack_ok_ = sack_ok_;
+  undo_eifel_ = ts_ok_;
+  undo_ts_set_ = false;
+  undo_cwnd_ = cwnd_;
+  undo_ssthresh_ = ssthresh_;
+  undo_wmax_ = cubic_wmax_;
+  undo_wlast_max_ = cubic_wlast_max_;
+  undo_srtt_ = srtt_;
+  undo_rttvar_ = rttvar_;
+  undo_rtx_.clear();
+}
+
+void TcpConnection::undo_note_retransmit(std::uint32_t seq, std::uint32_t end, TimePs now) {
+  if (!undo_active_) return;
+  if (seq_gt(end, snd_max_)) end = snd_max_;
+  if (!undo_ts_set_) {  // Eifel compares with the episode's first retransmission
+    undo_ts_set_ = true;
+    undo_ts_ = ts_now(now);
+    undo_ts_end_ = end;
+  }
+  if (!undo_dsack_ok_) return;
+  // RFC 3708 wants every retransmission D-SACKed; a range sent twice would need two D-SACKs
+  // for one duplicate each: such an episode is left to Eifel.
+  for (const auto& r : undo_rtx_) {
+    if (seq_lt(seq, r.second) && seq_lt(r.first, end)) {
+      undo_dsack_ok_ = false;
+      undo_rtx_.clear();
+      return;
+    }
+  }
+  if (!undo_rtx_.empty() && undo_rtx_.back().second == seq) {
+    undo_rtx_.back().second = end;
+  } else if (undo_rtx_.size() < kUndoMaxRanges) {
+    undo_rtx_.emplace_back(seq, end);
+  } else {
+    undo_dsack_ok_ = false;
+    undo_rtx_.clear();
+  }
+}
+
+void TcpConnection::undo_dsack(std::uint32_t s, std::uint32_t e) {
+  // RFC 3708: a D-SACK reports a duplicate, here of a retransmission whose original had
+  // arrived. The episode was spurious once every retransmitted range has been reported.
+  if (!undo_active_ || !undo_dsack_ok_ || undo_rtx_.empty()) return;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> left;
+  for (const auto& r : undo_rtx_) {
+    if (!(seq_lt(s, r.second) && seq_lt(r.first, e))) {
+      left.push_back(r);
+      continue;
+    }
+    if (seq_lt(r.first, s)) left.emplace_back(r.first, s);
+    if (seq_gt(r.second, e)) left.emplace_back(e, r.second);
+  }
+  undo_rtx_ = std::move(left);
+  if (undo_rtx_.empty()) undo_apply(false);
+}
+
+void TcpConnection::undo_check_eifel(std::uint32_t ack, const TcpOptions& o) {
+  // RFC 3522: the first ACK for the first retransmission decides. If it echoes a timestamp
+  // older than that retransmission, it was sent for the original: the retransmission was
+  // spurious. (Timestamps tick in milliseconds: a retransmission within the original's
+  // millisecond cannot be told apart and is not undone.)
+  if (!undo_active_ || !undo_eifel_ || !undo_ts_set_ || seq_lt(ack, undo_ts_end_)) return;
+  undo_eifel_ = false;
+  if (o.has_timestamps && o.ts_ecr != 0 && seq_lt(o.ts_ecr, undo_ts_)) undo_apply(true);
+}
+
+void TcpConnection::undo_apply(bool eifel) {
+  undo_active_ = false;
+  // Linux's response (tcp_undo_cwnd_reduction): back to the window and threshold of before,
+  // never below what they have become since.
+  cwnd_ = std::min(std::max(cwnd_, undo_cwnd_), kMaxCwnd);
+  ssthresh_ = std::max(ssthresh_, undo_ssthresh_);
+  cubic_wmax_ = undo_wmax_;
+  cubic_wlast_max_ = undo_wlast_max_;
+  cubic_epoch_ = kNever;
+  ca_acked_ = 0;
+  if (in_recovery_) {  // nothing is lost: stop repairing
+    in_recovery_ = false;
+    for (TxSeg& g : segs_) set_lost(g, false);
+  }
+  rack_deadline_ = kNever;
+  if (undo_rto_) {
+    // RFC 4015: resume with new data where the timeout interrupted, without the backoff.
+    ++st_.spurious_rto_undone;
+    rto_recovery_ = false;
+    if (seq_lt(snd_nxt_, snd_max_)) snd_nxt_ = snd_max_;
+    rtx_count_ = 0;
+    if (have_rtt_) rto_ = std::clamp<TimePs>(srtt_ + 4 * rttvar_, cfg_.rto_min, cfg_.rto_max);
+    undo_adapt_rto_ = eifel;  // the late ACK's RTT sample raises SRTT / RTTVAR (step 9)
+  } else {
+    // A fast retransmit was caused by reordering: RACK widens its window (a D-SACK has done
+    // so already in sack_process).
+    ++st_.fast_recoveries_undone;
+    reordering_seen_ = true;
+    if (eifel) reo_wnd_mult_ = std::min(reo_wnd_mult_ + 1, kMaxReoWndMult);
+  }
+  rto_recovery_ = false;
+}
+
+// ------------------------------------------------------------------------------------ HyStart++
+
+void TcpConnection::hystart_sample(TimePs rtt) {
+  if (!cfg_.hystart || ssthresh_ != kInfSsthresh || cwnd_ >= ssthresh_) return;
+  hs_cur_min_ = std::min(hs_cur_min_, rtt);
+  ++hs_samples_;
+}
+
+void TcpConnection::slow_start(std::uint32_t acked, std::uint32_t ack) {
+  const std::uint32_t inc = std::min(acked, snd_mss_);  // RFC 5681 section 3.1
+  // HyStart++ (RFC 9406) runs in the initial slow start only (section 4.3: after a timeout
+  // ssthresh bounds slow start).
+  if (!cfg_.hystart || ssthresh_ != kInfSsthresh) {
+    cwnd_ += inc;
+    return;
+  }
+  if (hs_css_) {  // Conservative Slow Start: a quarter of the growth
+    hs_css_acc_ += inc;
+    cwnd_ += hs_css_acc_ / kHsCssGrowthDivisor;
+    hs_css_acc_ %= kHsCssGrowthDivisor;
+  } else {
+    cwnd_ += inc;
+  }
+  if (hs_samples_ >= kHsNRttSample && hs_cur_min_ != kNever) {
+    if (!hs_css_ && hs_last_min_ != kNever) {
+      const TimePs thresh =
+          std::clamp(hs_last_min_ / kHsMinRttDivisor, kHsMinRttThresh, kHsMaxRttThresh);
+      if (hs_cur_min_ >= hs_last_min_ + thresh) {  // the RTT grew: a queue builds up
+        hs_css_ = true;
+        hs_css_baseline_ = hs_cur_min_;
+        hs_css_rounds_ = 0;
+        hs_css_acc_ = 0;
+        ++st_.hystart_css_entries;
+      }
+    } else if (hs_css_ && hs_cur_min_ < hs_css_baseline_) {  // the exit was spurious
+      hs_css_ = false;
+      hs_css_baseline_ = kNever;
+    }
+  }
+  if (seq_ge(ack, hs_window_end_)) {  // a round ends: the next one ends with what is sent now
+    hs_last_min_ = hs_cur_min_;
+    hs_cur_min_ = kNever;
+    hs_samples_ = 0;
+    hs_window_end_ = snd_max_;
+    if (hs_css_ && ++hs_css_rounds_ >= kHsCssRounds) {  // on to congestion avoidance
+      hs_css_ = false;
+      ssthresh_ = std::max(cwnd_, 2 * snd_mss_);
+      ++st_.hystart_exits;
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------ timers
 
 void TcpConnection::on_timer(TimePs now) {
@@ -1405,7 +1604,10 @@ void TcpConnection::rto_fire(TimePs now) {
     return;
   }
   ++st_.rto_timeouts;
-  if (rtx_count_ <= 1) on_congestion_event();
+  if (rtx_count_ <= 1) {
+    undo_begin(true);
+    on_congestion_event();
+  }
   cwnd_ = snd_mss_;  // loss window (RFC 5681 §3.1)
   ca_acked_ = 0;
   in_recovery_ = false;

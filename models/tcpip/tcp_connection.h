@@ -1,7 +1,9 @@
 // One TCP connection (RFC 9293): the control block and its state machine, congestion control
 // (RFC 5681, NewReno RFC 6582, CUBIC RFC 9438, PRR RFC 6937, IW per RFC 6928), RTO (RFC 6298),
 // window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
-// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961).
+// SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961),
+// undo of spurious retransmissions (D-SACK RFC 3708, Eifel RFC 3522, RFC 4015) and
+// HyStart++ (RFC 9406).
 // Framing and demultiplexing live in Stack.
 #pragma once
 
@@ -188,6 +190,15 @@ class TcpConnection {
   void congestion_avoidance(std::uint32_t acked, TimePs now);
   // PRR (RFC 6937): cwnd during a SACK recovery from the data the ACK delivered.
   void prr_update(std::uint32_t delivered);
+  // --- undo of spurious retransmissions (RFC 3708 D-SACK, RFC 3522 Eifel, RFC 4015 response)
+  void undo_begin(bool rto);
+  void undo_note_retransmit(std::uint32_t seq, std::uint32_t end, TimePs now);
+  void undo_dsack(std::uint32_t s, std::uint32_t e);
+  void undo_check_eifel(std::uint32_t ack, const TcpOptions& o);
+  void undo_apply(bool eifel);
+  // --- HyStart++ (RFC 9406): slow-start growth and its RTT-based exit
+  void slow_start(std::uint32_t acked, std::uint32_t ack);
+  void hystart_sample(TimePs rtt);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -264,6 +275,18 @@ class TcpConnection {
   double cubic_wmax_ = 0, cubic_wlast_max_ = 0, cubic_k_ = 0, cubic_west_ = 0;
   double cubic_cwnd_ = 0;  // cwnd in bytes with the fraction CUBIC's small steps need
   TimePs cubic_epoch_ = kNever;
+  // Undo (one loss episode: a fast recovery or a timeout): the state before it, the ranges it
+  // retransmitted that no D-SACK has reported yet, the first retransmission's TSval (Eifel).
+  bool undo_active_ = false, undo_rto_ = false, undo_dsack_ok_ = false, undo_eifel_ = false;
+  bool undo_ts_set_ = false, undo_adapt_rto_ = false;
+  std::uint32_t undo_cwnd_ = 0, undo_ssthresh_ = 0, undo_ts_ = 0, undo_ts_end_ = 0;
+  double undo_wmax_ = 0, undo_wlast_max_ = 0;
+  TimePs undo_srtt_ = 0, undo_rttvar_ = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> undo_rtx_;
+  // HyStart++ (RFC 9406): rounds end when snd_una passes hs_window_end_
+  bool hs_css_ = false;
+  std::uint32_t hs_window_end_ = 0, hs_samples_ = 0, hs_css_rounds_ = 0, hs_css_acc_ = 0;
+  TimePs hs_cur_min_ = kNever, hs_last_min_ = kNever, hs_css_baseline_ = kNever;
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
   bool dsack_pending_ = false;

@@ -143,6 +143,13 @@ struct StackConfig {
   /// (off: RFC 6675's DupThresh rule alone, and no probes).
   bool rack = true;
   CongestionControl congestion = CongestionControl::NewReno;
+  /// Undo of spurious retransmissions: a fast recovery or timeout whose retransmissions were
+  /// all D-SACKed (RFC 3708), or whose first ACK echoes a timestamp older than the first
+  /// retransmission (Eifel, RFC 3522), restores cwnd and ssthresh (RFC 4015 after a timeout).
+  bool undo = true;
+  /// HyStart++ (RFC 9406) in the initial slow start: an RTT increase leaves slow start for
+  /// Conservative Slow Start and then congestion avoidance before any loss.
+  bool hystart = true;
   std::uint16_t ephemeral_port_base = 49152;
   std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
   // --- additions ---

@@ -193,6 +193,17 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           "RACK-TLP on SACK connections (RFC 8985): time-based loss detection and "
           "tail loss probes; off: RFC 6675's DupThresh rule and no probes",
           [](P & s) -> auto& { return s.stack.rack; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.undo", "true",
+          "Undo of spurious TCP retransmissions: a fast recovery or timeout whose "
+          "retransmissions were all D-SACKed (RFC 3708) or whose first ACK echoes an older "
+          "timestamp (Eifel, RFC 3522) gets its cwnd and ssthresh back (RFC 4015)",
+          [](P & s) -> auto& { return s.stack.undo; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.hystart", "true",
+          "HyStart++ (RFC 9406) in TCP's initial slow start: a growing RTT leaves slow "
+          "start for Conservative Slow Start, then congestion avoidance, before any loss",
+          [](P & s) -> auto& { return s.stack.hystart; }),
       core::enum_param<P>(
           "toe.tcp.congestion", {"newreno", "cubic"}, "newreno",
           "TCP congestion control after slow start: Reno AIMD (RFC 5681) or CUBIC (RFC 9438); "
