@@ -15,6 +15,7 @@ quickstart: deps
 
 deps:
 	@scripts/install-deps.sh
+	@if [ "$(PRESET)" = asan ]; then scripts/build-systemc-pthreads.sh; fi
 
 build: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -40,6 +41,7 @@ fuzz-smoke: deps
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The whole suite with ASan, UBSan and LeakSanitizer; SystemC with pthread processes (docs/fuzzing.md).
 asan:
 	$(MAKE) test PRESET=asan
 
