@@ -8,6 +8,7 @@
 # real thread that ASan and LSan know. The source is the distribution's own systemc source
 # package, fetched with apt through a private deb-src list under build/ (the system's apt
 # configuration is not changed). The release build keeps Debian's libsystemc.
+# The build does not register itself in CMake's user package registry (release builds would find it).
 #   scripts/build-systemc-pthreads.sh      (needs cmake, ninja, g++: scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,7 @@ srcdir=$(find "$top/src" -mindepth 1 -maxdepth 1 -type d -name 'systemc-*' | hea
 
 # C++17 as the project (SystemC checks the standard at link time); not instrumented itself.
 cmake -S "$srcdir" -B "$top/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_STANDARD=17 -DENABLE_PTHREADS=ON -DBUILD_SHARED_LIBS=ON \
+  -DCMAKE_CXX_STANDARD=17 -DENABLE_PTHREADS=ON -DBUILD_SHARED_LIBS=ON -DCMAKE_EXPORT_NO_PACKAGE_REGISTRY=ON \
   -DCMAKE_INSTALL_PREFIX="$prefix" >"$top/cmake.log" 2>&1 || { cat "$top/cmake.log" >&2; exit 1; }
 cmake --build "$top/build" -j "$(nproc)" >"$top/build.log" 2>&1 || { tail -40 "$top/build.log" >&2; exit 1; }
 cmake --install "$top/build" >"$top/install.log" 2>&1
