@@ -24,6 +24,9 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 
+# The sanitizer build (make asan) also needs SystemC with pthread processes: make builds it from
+# the distribution's source package with scripts/build-systemc-pthreads.sh (nothing to install).
+
 # The ISS's reference check (tests/iss) builds ARM programs and runs them on qemu-arm as well.
 # Optional: where they cannot be installed, those tests are skipped and say so.
 read -r -a need <<<"$(missing gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)"
