@@ -29,11 +29,17 @@ class VirtualToeManager::PhysicalAccess : public toe::HostRingDriver::Access {
     m_.hyp_.device_access(ctx_, false, m_.params_.channel_regs_pa + offset, value, charge_vm_);
     return value;
   }
+  // Under platform.cpu_memory_traffic, completion reads miss the cache (the TOE wrote them) and
+  // context writes are posted, as the guest driver's are.
   void read_mem(std::uint64_t addr, void* dst, std::size_t len) override {
+    if (m_.traffic_)
+      m_.traffic_->work(ctx_, 0, cpu::CycleClass::Hypervisor, false, addr, len, true, charge_vm_);
     m_.dram_.read(addr, dst, len);
   }
   void write_mem(std::uint64_t addr, const void* src, std::size_t len) override {
     m_.dram_.write(addr, src, len);
+    if (m_.traffic_)
+      m_.traffic_->work(ctx_, 0, cpu::CycleClass::Hypervisor, true, addr, len, false, charge_vm_);
   }
   // The physical rings are large and sends are bounded by `depth`; if one is full all the same,
   // the TOE always takes contexts: poll.
@@ -105,10 +111,12 @@ bool VirtualToeManager::translate(int vm, std::uint64_t ipa, std::uint64_t len, 
   return true;
 }
 
-bool VirtualToeManager::guest_read(int vm, std::uint64_t ipa, void* dst, std::size_t len) {
+bool VirtualToeManager::guest_read(int vm, std::uint64_t ipa, void* dst, std::size_t len,
+                                   std::uint64_t* pa_out) {
   std::uint64_t pa = 0;
   if (!translate(vm, ipa, len, false, &pa)) return false;
   dram_.read(pa, dst, len);
+  if (pa_out) *pa_out = pa;
   return true;
 }
 
@@ -171,11 +179,15 @@ void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
       break;
     }
     std::uint8_t raw[toe::kDescBytes];
-    if (!guest_read(v.vm(), vr.entry_addr(vr.head()), raw, toe::kDescBytes)) {
+    std::uint64_t raw_pa = 0;
+    if (!guest_read(v.vm(), vr.entry_addr(vr.head()), raw, toe::kDescBytes, &raw_pa)) {
       v.latch_error();  // the ring itself is outside the VM's memory: stop, as the TOE would
       vr.consume(vr.pending());
       break;
     }
+    if (traffic_)  // the guest wrote the context: the copy reads it from memory
+      traffic_->work(ctx, 0, cpu::CycleClass::Hypervisor, false, raw_pa, toe::kDescBytes, true,
+                     v.vm());
     hyp_.spend(ctx, hyp_.costs().vtoe_context, v.vm());
     ++contexts_;
     ++v.contexts;
@@ -320,10 +332,15 @@ void VirtualToeManager::dispatch(Ctx& ctx) {
 
 // ---- Virtual ECQ ----
 
-void VirtualToeManager::deliver(VirtualChannel& v, const EcqDesc& ev) {
+void VirtualToeManager::deliver(VirtualChannel& v, const EcqDesc& ev, Ctx* ctx) {
   const int vm = v.vm();
   const auto guest = [&](std::uint64_t ipa, const void* src, std::size_t len) {
-    return guest_write(vm, ipa, src, len);
+    std::uint64_t pa = 0;
+    if (!translate(vm, ipa, len, true, &pa)) return false;
+    dram_.write(pa, src, len);
+    if (traffic_ && ctx)  // a posted write into the VM's virtual ECQ
+      traffic_->work(*ctx, 0, cpu::CycleClass::Hypervisor, true, pa, len, false, vm);
+    return true;
   };
   switch (v.deliver(ev, guest)) {
     case VirtualChannel::Delivery::Written:
@@ -367,7 +384,7 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
     hyp_.spend(ctx, hyp_.costs().ecq_forward, v.vm());
     ev.sock = p ? p->vsock : ref->vsock;
     if (!p) {
-      deliver(v, ev);
+      deliver(v, ev, &ctx);
       notify[static_cast<std::size_t>(slot_of(v))] = true;
       continue;
     }
@@ -387,7 +404,7 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
     }
     // The TOE no longer knows the physical socket: its id may serve another VM's socket.
     if (ev.flags & toe::kEcqSocketReleased) sockets_.erase(psock);
-    deliver(v, ev);
+    deliver(v, ev, &ctx);
     notify[static_cast<std::size_t>(slot_of(v))] = true;
   }
   const int charge = first_vm >= 0 ? first_vm : vchannels_.front().vm();

@@ -21,6 +21,7 @@
 #include "hypervisor/socket_map.h"
 #include "hypervisor/virtual_channel.h"
 #include "models/core/module.h"
+#include "models/cpu/memory_traffic.h"
 #include "models/mem/dram.h"
 #include "models/toe/descriptors.h"
 #include "models/toe/dispatch_policy.h"
@@ -57,6 +58,9 @@ class VirtualToeManager : public core::Module {
 
   // The physical channel's interrupt (called from the hypervisor's interrupt handler).
   void handle_interrupt(Ctx& ctx);
+  // platform.cpu_memory_traffic: the hypervisor's copies of contexts and completions become
+  // memory transactions (null: they cost only their cycles).
+  void set_traffic(cpu::MemoryTraffic* traffic) { traffic_ = traffic; }
   static std::uint64_t ring_memory_bytes(std::uint32_t entries) {
     return static_cast<std::uint64_t>(entries) * toe::kDescBytes * toe::kRings;
   }
@@ -76,7 +80,7 @@ class VirtualToeManager : public core::Module {
   void handle_recv(VirtualChannel& v, Ctx& ctx, toe::RecvDesc rd);
   void handle_send(VirtualChannel& v, toe::SendDesc sd);
   void dispatch(Ctx& ctx);
-  void deliver(VirtualChannel& v, const toe::EcqDesc& ev);
+  void deliver(VirtualChannel& v, const toe::EcqDesc& ev, Ctx* ctx = nullptr);
   void fail_context(VirtualChannel& v, std::uint16_t vsock, std::uint32_t cookie, toe::Status st,
                     std::uint8_t op = 0);
   int slot_of(const VirtualChannel& v) const { return static_cast<int>(&v - vchannels_.data()); }
@@ -87,7 +91,8 @@ class VirtualToeManager : public core::Module {
   void post(Ctx& ctx, toe::Ring ring, const void* desc, int charge_vm);
 
   // Guest memory through the VM's stage 2 (the I/O translation table).
-  bool guest_read(int vm, std::uint64_t ipa, void* dst, std::size_t len);
+  bool guest_read(int vm, std::uint64_t ipa, void* dst, std::size_t len,
+                  std::uint64_t* pa = nullptr);
   bool guest_write(int vm, std::uint64_t ipa, const void* src, std::size_t len);
   bool translate(int vm, std::uint64_t ipa, std::uint64_t len, bool write, std::uint64_t* pa);
 
@@ -99,6 +104,7 @@ class VirtualToeManager : public core::Module {
   toe::QosQueue qos_;
   toe::HostRingDriver phys_;
   bool phys_started_ = false;
+  cpu::MemoryTraffic* traffic_ = nullptr;
   std::uint32_t in_flight_ = 0;  // send contexts in the physical channel
   core::Counter& traps_;
   core::Counter& contexts_;

@@ -297,6 +297,7 @@ void Platform::build_guests() {
             std::make_unique<cpu::MemoryTraffic>("cpu0_memory", cpu_port_->socket(), *core_);
       memories_.back()->set_traffic(cpu_traffic_.get());
     }
+    if (vtoe_ && cpu_traffic_) vtoe_->set_traffic(cpu_traffic_.get());
     guest::GuestParams gp;
     gp.owner = static_cast<int>(i);
     config::fill(cfg_, guest::guest_params(), gp);
@@ -347,6 +348,7 @@ void Platform::build_network() {
   pp.stack = peer_protocol(toe_params_.stack);
   pp.stack.mac = mac_of(2);
   pp.stack.ip = ip_of(cfg_, "network.peer_ip");
+  pp.stack.prefix_len = toe_params_.stack.prefix_len;  // one segment, one subnet
   pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));
   pp.stack.recv_buffer = pp.stack.send_buffer;
   pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
@@ -396,12 +398,32 @@ void Platform::build_network() {
     app.port = w.port;
     app.start_ps = clients.start_ps;
     app.clients = clients;
+    if (clients.addresses > 1) {
+      // Aliases are the addresses after the peer's own that no VM uses, inside the subnet.
+      std::set<tcpip::Ipv4> taken;
+      for (std::size_t i = 0; i < vms_; ++i) taken.insert(vm_ip(cfg_, i));
+      const int prefix = pp.stack.prefix_len;
+      const tcpip::Ipv4 mask = prefix == 0 ? 0 : ~tcpip::Ipv4{0} << (32 - prefix);
+      app.sources.push_back(pp.stack.ip);
+      for (tcpip::Ipv4 ip = pp.stack.ip + 1; app.sources.size() < clients.addresses; ++ip) {
+        if ((ip & mask) != (pp.stack.ip & mask) || (ip | mask) == ~tcpip::Ipv4{0})
+          throw ConfigError(cfg_.where("network.clients.addresses"), "network.clients.addresses",
+                            std::to_string(clients.addresses) +
+                                " client addresses do not fit in the peer's /" +
+                                std::to_string(prefix) + " subnet beside the VMs");
+        if (taken.count(ip)) continue;
+        app.sources.push_back(ip);
+        pp.stack.aliases.emplace_back(ip, pp.stack.mac);
+      }
+    }
     pp.apps.push_back(app);
     // A client host reuses its ports at once (Linux's tcp_tw_reuse); with a 60 s TIME-WAIT the
     // 16k ephemeral ports would end a long sequential load. Its table holds every open client.
     pp.stack.time_wait = std::min<core::TimePs>(pp.stack.time_wait, 1'000'000'000);
     pp.stack.max_connections =
         std::max<std::uint32_t>(pp.stack.max_connections, 2 * clients.concurrency + 64);
+    // The peer does not drop its own frames: its queue holds a few segments of every client.
+    pp.tx_queue_frames = std::max<std::size_t>(pp.tx_queue_frames, 4ull * clients.concurrency);
   }
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
 

@@ -15,10 +15,13 @@ MemoryTraffic::MemoryTraffic(const sc_core::sc_module_name& name, tlm::tlm_initi
       bytes_written_(stats_.counter("bytes_written", "bytes software wrote back to DRAM")),
       transactions_(stats_.counter("transactions", "bursts booked on the memory system")),
       errors_(stats_.counter("errors", "bursts the memory system refused")),
+      hypervisor_bytes_(stats_.counter(
+          "hypervisor_bytes", "bytes of the above the hypervisor's copies moved (DE contexts and "
+                              "completions)")),
       stall_ps_(stats_.counter("stall_ps", "core time stalled waiting for memory, ps")) {}
 
 void MemoryTraffic::work(Core::Context& ctx, double cycles, CycleClass cls, bool write,
-                         std::uint64_t pa, std::size_t bytes, bool stall) {
+                         std::uint64_t pa, std::size_t bytes, bool stall, int charge_to) {
   const core::TimePs compute_ps = core_.cycles_ps(cycles);
   const std::size_t bursts = (bytes + burst_ - 1) / burst_;
   core::TimePs last_done = 0;  // after now
@@ -44,16 +47,17 @@ void MemoryTraffic::work(Core::Context& ctx, double cycles, CycleClass cls, bool
     ++transactions_;
     if (!gp.is_response_ok()) ++errors_;
     (write ? bytes_written_ : bytes_read_) += n;
+    if (cls == CycleClass::Hypervisor) hypervisor_bytes_ += n;
     last_done = std::max(last_done, core::to_ps(delay));
   }
   const core::TimePs start = core::now_ps();
-  if (cycles > 0) core_.execute(ctx, cycles, cls);
+  if (cycles > 0) core_.execute(ctx, cycles, cls, charge_to);
   if (!stall) return;
   const core::TimePs ran = core::now_ps() - start;
   if (last_done > ran) {
     const core::TimePs wait = last_done - ran;
     stall_ps_ += wait;
-    core_.execute(ctx, static_cast<double>(wait) * core_.freq_hz() / 1e12, cls);
+    core_.execute(ctx, static_cast<double>(wait) * core_.freq_hz() / 1e12, cls, charge_to);
   }
 }
 

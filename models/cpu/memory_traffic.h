@@ -32,9 +32,10 @@ class MemoryTraffic : public core::Module {
 
   // `cycles` of work on `ctx` (thread context) during which `bytes` move to (write) or from
   // DRAM at physical address `pa`; returns when both the work and the transfers are done.
-  // `stall` false: the transfers only book the memory (posted writes).
+  // `stall` false: the transfers only book the memory (posted writes). `charge_to`: the VM the
+  // cycles are charged to (-1: the context's own, as Core::execute).
   void work(Core::Context& ctx, double cycles, CycleClass cls, bool write, std::uint64_t pa,
-            std::size_t bytes, bool stall = true);
+            std::size_t bytes, bool stall = true, int charge_to = -1);
 
  private:
   tlm::tlm_initiator_socket<>& bus_;
@@ -46,6 +47,7 @@ class MemoryTraffic : public core::Module {
   core::Counter& bytes_written_;
   core::Counter& transactions_;
   core::Counter& errors_;
+  core::Counter& hypervisor_bytes_;
   core::Counter& stall_ps_;
 };
 

@@ -39,6 +39,13 @@ const std::vector<core::Param<PeerClients>>& peer_client_params() {
           ParamKind::Time, "network.clients.start", "1ms",
           "Simulated peer: when the first client connects",
           [](P & s) -> auto& { return s.start_ps; }),
+      core::param<P>(
+          ParamKind::Uint, "network.clients.addresses", "1",
+          "Simulated peer: source addresses the clients connect from (the peer's address and "
+          "aliases after it); each gives 16,384 ephemeral ports towards the server, so more "
+          "than 16,384 clients open at once need more than one",
+          [](P & s) -> auto& { return s.addresses; })
+          .range("1", "64"),
   };
   return params;
 }
@@ -110,8 +117,34 @@ void PeerHost::start_sources() {
 
 void PeerHost::start_clients(const PeerApp& app, core::TimePs now) {
   const PeerClients& load = app.clients;
+  const std::size_t sources = std::max<std::size_t>(app.sources.size(), 1);
+  if (source_ready_.size() != sources) {
+    source_ready_.assign(sources, false);
+    source_probing_.assign(sources, false);
+  }
   while (clients_active_ < load.concurrency && clients_started_ < load.connections) {
-    const tcpip::ConnId c = stack_->connect(app.remote_ip, app.port, 0, now);
+    // Sources in turn; one whose ports are all in use passes to the next. A source opens one
+    // client until that one has connected: its SYN makes the server resolve the source's MAC,
+    // as traffic before a load does on a real client host; a burst of SYNs before that would
+    // overflow the ARP queues (arp_queue_limit) and wait for the initial RTO.
+    tcpip::ConnId c = 0;
+    bool usable = false;
+    for (std::size_t tried = 0; tried < sources && !c; ++tried) {
+      const std::size_t k = next_source_;
+      next_source_ = (next_source_ + 1) % sources;
+      if (!source_ready_[k] && source_probing_[k]) continue;
+      usable = true;
+      const tcpip::Ipv4 local = app.sources.empty() ? 0 : app.sources[k];
+      c = stack_->connect(app.remote_ip, app.port, 0, now, local);
+      if (c) {
+        if (!source_ready_[k]) source_probing_[k] = true;
+        conns_[c].source = k;
+      }
+    }
+    if (!usable) break;  // every source waits for its first client
+    bool waiting = false;  // a source whose first client is on its way will take more
+    for (std::size_t k = 0; k < sources; ++k) waiting |= source_probing_[k] && !source_ready_[k];
+    if (!c && waiting) break;
     if (!c) {  // no local port or table entry free: try again when a client has ended
       ++clients_failed_;
       ++clients_started_;
@@ -218,7 +251,14 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
     }
     case Event::Connected: {
       auto it = conns_.find(info.conn);
-      if (it != conns_.end()) fill(info.conn, it->second);
+      if (it == conns_.end()) break;
+      const PeerApp& app = *it->second.app;
+      fill(info.conn, it->second);
+      const std::size_t k = it->second.source;
+      if (app.type == PeerAppType::Clients && k < source_ready_.size() && !source_ready_[k]) {
+        source_ready_[k] = true;
+        start_clients(app, core::now_ps());
+      }
       break;
     }
     case Event::Readable: {
@@ -259,6 +299,8 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
       const bool source = it->second.app->type == PeerAppType::Source;
       if (it->second.app->type == PeerAppType::Clients) {
         const PeerApp& app = *it->second.app;
+        const std::size_t k = it->second.source;
+        if (k < source_probing_.size() && !source_ready_[k]) source_probing_[k] = false;
         conns_.erase(it);
         client_ended(app, false);
         break;

@@ -29,6 +29,9 @@ struct PeerClients {
   std::uint64_t bytes = 4096;
   std::uint32_t vm = 0;            // the VM whose server the clients connect to
   core::TimePs start_ps = 1'000'000'000;  // 1 ms: the server has listened by then
+  // Source addresses the clients connect from (the peer's own and aliases): each has its own
+  // ephemeral port range towards the server, so more than one lets more clients be open at once.
+  std::uint32_t addresses = 1;
 };
 
 // The scenario keys "network.clients.*", bound to PeerClients.
@@ -43,6 +46,7 @@ struct PeerApp {
   core::TimePs start_ps = 0;        // source, clients: first connection attempt
   bool verify_pattern = true;       // sink: check the guest's byte pattern
   PeerClients clients;              // clients: the load
+  std::vector<std::uint32_t> sources;  // clients: local addresses used in turn (empty: primary)
 };
 
 struct PeerHostParams {
@@ -80,6 +84,7 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
     std::uint64_t owed = 0;           // echo/rpc: bytes to send back
     std::uint64_t request_bytes = 0;  // rpc: bytes of the current request
     bool closing = false;             // clients: everything sent, close() called
+    std::size_t source = 0;           // clients: index of the source address
   };
   void start_sources();
   void start_clients(const PeerApp& app, core::TimePs now);
@@ -106,6 +111,9 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   core::Counter& clients_failed_;
   std::uint64_t clients_started_ = 0;
   std::uint32_t clients_active_ = 0;
+  std::vector<bool> source_ready_;    // clients: a client from this source has connected
+  std::vector<bool> source_probing_;  // clients: its first client is on its way
+  std::size_t next_source_ = 0;  // clients: the source address the next connection tries first
 };
 
 }  // namespace vtoe::net

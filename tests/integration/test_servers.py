@@ -62,3 +62,28 @@ def test_client_load_configuration_errors_name_the_key(vtoe, sets, key):
     proc = vtoe.run(*args, check=False)
     assert proc.returncode == 2, proc.stderr
     assert key in proc.stderr, proc.stderr
+
+
+def test_more_clients_than_one_address_has_ports_use_more_source_addresses(vtoe):
+    # 17,000 clients at once: one source address has 16,384 ephemeral ports towards the server,
+    # so with one address some connect() calls fail (counted); with two, every client connects.
+    common = ["network.clients.connections=17000", "network.clients.concurrency=17000",
+              "network.clients.bytes=1KiB", "network.peer_buffer=4KiB",
+              "toe.ccb.connections=32768", "guest.socket.send_buffer=4KiB",
+              "guest.socket.recv_buffer=4KiB", "vms.0.workload.backlog=32768",
+              "platform.guest_memory=512MiB", "duration=2s"]
+    _, vm1, one = run_clients(vtoe, *common, "network.clients.addresses=1")
+    _, vm2, two = run_clients(vtoe, *common, "network.clients.addresses=2")
+    assert vm1["error"] == "" and vm2["error"] == ""
+    assert one["peer.tcpip"]["drop_no_ephemeral_port"] > 0 and one["peer"]["clients_failed"] > 0
+    assert two["peer"]["clients_done"] == 17000 and two["peer"]["clients_failed"] == 0
+    assert two["peer"]["tx_bytes"] == 17000 * 1024
+
+
+def test_client_addresses_must_fit_the_subnet(vtoe):
+    args = ["run", SINK, "--set", "network.peer=sim", "--quiet", "--out", vtoe.tmp / "o",
+            "--set", "network.clients.connections=10", "--set", "vms.0.ip=10.0.0.1/29",
+            "--set", "network.clients.addresses=6"]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "network.clients.addresses" in proc.stderr, proc.stderr

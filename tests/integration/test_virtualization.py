@@ -220,3 +220,17 @@ def test_a_vm_switched_out_mid_interrupt_keeps_taking_interrupts(vtoe):
                            "vms.3.workload.stop=1ns")
     rates = [vm["tx_mbps"] for vm in res["vms"][:3]]
     assert min(rates) > 0.9 * max(rates), rates
+
+
+def test_de_hypervisor_copies_go_through_the_memory_system(vtoe):
+    # platform.cpu_memory_traffic: under DE the hypervisor reads each guest context and writes it
+    # to the physical ring, and reads each completion and writes it to the VM's virtual ECQ
+    # (32-byte descriptors), as memory transactions; DA's hypervisor copies nothing.
+    sets = ["duration=20ms", "warmup=5ms", "platform.cpu_memory_traffic=true"]
+    de, _ = vtoe.scenario("scenarios/native/tx_10g.yaml", "architecture=de", *sets)
+    da, _ = vtoe.scenario("scenarios/native/tx_10g.yaml", "architecture=da", *sets)
+    contexts = de["stats"]["vtoe_manager"]["contexts"]
+    assert contexts > 100
+    assert de["stats"]["cpu0_memory"]["hypervisor_bytes"] >= 4 * 32 * contexts
+    assert da["stats"]["cpu0_memory"]["hypervisor_bytes"] == 0
+    assert da["stats"]["cpu0_memory"]["bytes_written"] > 0  # the guest's own copies still count
