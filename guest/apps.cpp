@@ -44,6 +44,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "(toe.ppm.tcpip drop_listen_overflow)",
                      [](W& w) -> auto& { return w.backlog; })
           .range("1", "65535"),
+      core::param<W>(ParamKind::Uint, "vms[].workload.workers", "0",
+                     "sink, echo: most server processes serving connections at once (a worker "
+                     "pool, as a pre-forking server's limit); accept() waits while all are busy. "
+                     "0 = one per open connection",
+                     [](W& w) -> auto& { return w.workers; })
+          .range("0", "1000000"),
       core::param<W>(ParamKind::Bytes, "vms[].workload.total_bytes", "0",
                      "Bytes to transfer, then stop; 0 = unlimited",
                      [](W& w) -> auto& { return w.total_bytes; }),
@@ -83,7 +89,10 @@ Application::Application(const sc_core::sc_module_name& name, const Workload& wo
       sockets_(sockets),
       core_(core),
       ctx_(core.add_context(std::string(this->name()), 2, owner)),
-      costs_(costs) {
+      costs_(costs),
+      server_processes_(stats_.counter("server_processes",
+                                       "sink, echo: server processes started (workload.workers "
+                                       "bounds them)")) {
   SC_THREAD(run);
 }
 
@@ -183,6 +192,9 @@ void Application::run_server(bool echo) {
       e != SockError::Ok)
     return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
   while (!stopped()) {
+    // With a worker limit, the next connection waits in the accept queue until a worker is free.
+    while (workload_.workers && idle_.empty() && workers_.size() >= workload_.workers)
+      sc_core::wait(worker_idle_ev_);
     const int s = sockets_.accept(ctx_, ls);
     if (s < 0) return fail("accept() failed with error " + std::to_string(s));
     ++counters_.transactions;  // connections served
@@ -200,6 +212,7 @@ void Application::run_server(bool echo) {
     w.buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
     w.sock = s;
     w.echo = echo;
+    ++server_processes_;
     sc_core::sc_spawn([this, &w] { worker_loop(w); }, name.c_str());
   }
 }
@@ -210,6 +223,7 @@ void Application::worker_loop(Worker& w) {
     serve(w);
     w.sock = 0;
     idle_.push_back(&w);
+    worker_idle_ev_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 

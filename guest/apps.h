@@ -27,6 +27,7 @@ struct Workload {
   std::uint32_t response_size = 64;  // rpc
   std::uint16_t port = 5001;         // peer port (tx, rpc) or local listening port (rx)
   std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
+  std::uint32_t workers = 0;         // sink, echo: server processes at most (0 = no limit)
   std::uint32_t peer_ip = 0;
   std::uint64_t total_bytes = 0;  // 0 = unlimited
   core::TimePs start_ps = 0;
@@ -91,6 +92,8 @@ class Application : public core::Module {
   std::vector<std::uint8_t> reply_;
   std::deque<Worker> workers_;  // deque: the spawned processes keep references
   std::vector<Worker*> idle_;   // workers waiting for a connection
+  sc_core::sc_event worker_idle_ev_;  // a worker became idle (workload.workers reached)
+  core::Counter& server_processes_;
 };
 
 }  // namespace vtoe::guest

@@ -87,3 +87,20 @@ def test_client_addresses_must_fit_the_subnet(vtoe):
     proc = vtoe.run(*args, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "network.clients.addresses" in proc.stderr, proc.stderr
+
+
+def test_a_worker_limit_queues_connections_for_accept_and_serves_them_all(vtoe):
+    # Two server processes for 10 clients at once: the others wait in the accept queue (the TOE
+    # holds them open) and are served as workers come free.
+    res, vm, stats = run_clients(
+        vtoe, "network.clients.connections=40", "network.clients.concurrency=10",
+        "network.clients.bytes=64KiB", "vms.0.workload.workers=2", "duration=2s", "warmup=0ms")
+    assert vm["error"] == ""
+    assert stats["peer"]["clients_done"] == 40 and stats["peer"]["clients_failed"] == 0
+    assert stats["peer"]["tx_bytes"] == 40 * 64 * 1024
+    assert stats["host.app0"]["server_processes"] == 2
+    # Without the limit the same load starts a process per connection open at once.
+    _, _, free = run_clients(
+        vtoe, "network.clients.connections=40", "network.clients.concurrency=10",
+        "network.clients.bytes=64KiB", "duration=2s", "warmup=0ms")
+    assert free["host.app0"]["server_processes"] > 2
