@@ -27,7 +27,7 @@ struct PeerClients {
   std::uint64_t connections = 0;  // 0 = no client load
   std::uint32_t concurrency = 1;
   std::uint64_t bytes = 4096;
-  std::uint32_t vm = 0;            // the VM whose server the clients connect to
+  std::uint32_t vm = 0;                   // the VM whose server the clients connect to
   core::TimePs start_ps = 1'000'000'000;  // 1 ms: the server has listened by then
 };
 
@@ -51,6 +51,7 @@ struct PeerHostParams {
   // The peer stands for hosts that do not drop their own frames (Linux's qdisc pushes back on
   // the socket instead), so its MAC queue is deep.
   std::size_t tx_queue_frames = 1 << 16;
+  std::size_t ecn_mark_frames = 0;  // CE-mark ECT frames at this MAC queue depth (0 = never)
   std::vector<PeerApp> apps;
 };
 

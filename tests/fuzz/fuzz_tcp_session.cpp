@@ -3,12 +3,16 @@
 // delivered, dropped, reordered, duplicated or mutated in flight, foreign frames injected, time
 // advanced. Invariant checked: unless a frame was mutated or injected, what B reads is exactly
 // the stream A wrote (and the other way round). No crash, leak, hang or endless ACK exchange.
+// Both ends run ECN (A asks, B agrees) and every fifth frame delivered is marked CE when it is
+// ECT, as by a router: a mark changes windows and flags, never the stream.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <vector>
 
+#include "models/tcpip/checksum.h"
+#include "models/tcpip/headers.h"
 #include "models/tcpip/stack.h"
 
 using namespace vtoe::tcpip;
@@ -40,18 +44,31 @@ struct Input {
   std::uint8_t next() { return i < n ? p[i++] : 0; }
 };
 
+// CE on an ECT IPv4 frame, header checksum recomputed (RFC 3168 section 5).
+void mark_ce(Frame& f) {
+  if (f.size() < 34 || load_be16(f.data() + 12) != kEtherTypeIpv4) return;
+  std::uint8_t* ip = f.data() + kEthHeaderLen;
+  const std::size_t hl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+  const std::uint8_t e = ip[1] & ecn::kMask;
+  if ((e != ecn::kEct0 && e != ecn::kEct1) || hl < 20 || f.size() < kEthHeaderLen + hl) return;
+  ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::kCe);
+  ip[10] = ip[11] = 0;
+  store_be16(ip + 10, internet_checksum(ip, hl));
+}
+
 struct World {
   std::deque<Frame> a2b, b2a;
   End ea, eb;
   Stack a, b;
   TimePs now = 0;
   std::uint64_t frames = 0;
-  World(const StackConfig& ca, const StackConfig& cb) : a(ca, (ea.out = &a2b, ea)), b(cb, (eb.out = &b2a, eb)) {}
+  World(const StackConfig& ca, const StackConfig& cb)
+      : a(ca, (ea.out = &a2b, ea)), b(cb, (eb.out = &b2a, eb)) {}
   void deliver(std::deque<Frame>& q, Stack& to) {
     if (q.empty()) return;
     Frame f = std::move(q.front());
     q.pop_front();
-    ++frames;
+    if (++frames % 5 == 0) mark_ce(f);
     to.receive_frame(f.data(), f.size(), now);
   }
   void advance(TimePs d) {
@@ -73,6 +90,7 @@ StackConfig config(int side) {
   c.ip = 0x0A000001 + side;
   c.isn_seed = 11 + 11 * side;
   c.send_buffer = c.recv_buffer = 64 * 1024;
+  c.ecn = side == 0 ? EcnMode::On : EcnMode::Passive;
   return c;
 }
 
@@ -108,13 +126,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int ops = 0;
   while (in.more() && ops++ < 4000) {
     switch (in.next() % 12) {
-      case 0: send(w.a, ca, sent_ab, in.next() * 64u); break;
-      case 1: check_read(w.b, cb, read_ab, sent_ab); break;
-      case 2: w.deliver(w.a2b, w.b); break;
-      case 3: w.deliver(w.b2a, w.a); break;
-      case 4: if (!w.a2b.empty()) w.a2b.pop_front(); break;  // loss
-      case 5: if (w.a2b.size() > 1) std::swap(w.a2b[0], w.a2b[1]); break;  // reordering
-      case 6: if (!w.a2b.empty()) w.a2b.push_back(w.a2b.front()); break;  // duplicate
+      case 0:
+        send(w.a, ca, sent_ab, in.next() * 64u);
+        break;
+      case 1:
+        check_read(w.b, cb, read_ab, sent_ab);
+        break;
+      case 2:
+        w.deliver(w.a2b, w.b);
+        break;
+      case 3:
+        w.deliver(w.b2a, w.a);
+        break;
+      case 4:
+        if (!w.a2b.empty()) w.a2b.pop_front();
+        break;  // loss
+      case 5:
+        if (w.a2b.size() > 1) std::swap(w.a2b[0], w.a2b[1]);
+        break;  // reordering
+      case 6:
+        if (!w.a2b.empty()) w.a2b.push_back(w.a2b.front());
+        break;   // duplicate
       case 7: {  // corruption in flight (checksums will usually catch it)
         if (w.b2a.empty()) break;
         Frame& f = w.b2a.front();
@@ -122,9 +154,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         tainted = true;
         break;
       }
-      case 8: w.advance((1 + in.next()) * kMs); break;
-      case 9: send(w.b, cb, sent_ba, in.next() * 32u); check_read(w.a, ca, read_ba, sent_ba); break;
-      case 10: (in.next() & 1) ? w.a.close(ca, w.now) : w.b.close(cb, w.now); break;
+      case 8:
+        w.advance((1 + in.next()) * kMs);
+        break;
+      case 9:
+        send(w.b, cb, sent_ba, in.next() * 32u);
+        check_read(w.a, ca, read_ba, sent_ba);
+        break;
+      case 10:
+        (in.next() & 1) ? w.a.close(ca, w.now) : w.b.close(cb, w.now);
+        break;
       default: {  // a foreign frame into either end
         Frame f(in.next() % 128);
         for (auto& byte : f) byte = in.next();
@@ -136,9 +175,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // Drain: everything in flight arrives, timers run out. An ACK loop would never end; the bound
   // on frames turns one into a crash the fuzzer reports.
-  for (int k = 0; k < 100000 && (!w.a2b.empty() || !w.b2a.empty() ||
-                                 std::min(w.a.next_deadline(), w.b.next_deadline()) <
-                                     w.now + 300'000 * kMs);
+  for (int k = 0;
+       k < 100000 && (!w.a2b.empty() || !w.b2a.empty() ||
+                      std::min(w.a.next_deadline(), w.b.next_deadline()) < w.now + 300'000 * kMs);
        ++k) {
     if (!w.a2b.empty() || !w.b2a.empty()) {
       w.deliver(w.a2b, w.b);
