@@ -9,19 +9,17 @@ const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params() {
   using core::ParamKind;
   using P = EthernetLinkParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(
-          ParamKind::Time, "network.link_delay", "1us", "One-way propagation delay of the link",
-          [](P & s) -> auto& { return s.delay_ps; }),
-      core::param<P>(
-          ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
-          [](P & s) -> auto& { return s.loss; })
+      core::param<P>(ParamKind::Time, "network.link_delay", "1us",
+                     "One-way propagation delay of the link",
+                     [](P& s) -> auto& { return s.delay_ps; }),
+      core::param<P>(ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
+                     [](P& s) -> auto& { return s.loss; })
           .range("0", "1"),
-      core::param<P>(
-          ParamKind::Uint, "network.ecn_threshold", "0",
-          "Frames queued in a MAC's transmit queue onto the link (the TOE's and the "
-          "peer's) at or above which an ECT frame is marked CE (RFC 3168 threshold "
-          "marking, as a switch port); 0 = no marking",
-          [](P & s) -> auto& { return s.ecn_threshold; })
+      core::param<P>(ParamKind::Uint, "network.ecn_threshold", "0",
+                     "Frames queued in a MAC's transmit queue onto the link (the TOE's and the "
+                     "peer's) at or above which an ECT frame is marked CE (RFC 3168 threshold "
+                     "marking, as a switch port); 0 = no marking",
+                     [](P& s) -> auto& { return s.ecn_threshold; })
           .range("0", "1000000"),
   };
   return params;

@@ -28,8 +28,8 @@
 #include <systemc>
 #include <vector>
 
-#include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/module.h"
 #include "models/net/frame.h"
 #include "models/net/pcap_writer.h"
 
@@ -37,8 +37,8 @@ namespace vtoe::net {
 
 struct EthernetLinkParams {
   core::TimePs delay_ps = 1'000'000;  ///< propagation delay, ps (1 us)
-  double loss = 0.0;                  ///< probability that a frame is lost, 0..1
-  std::uint64_t seed = 1;             ///< seed of the loss model
+  double loss = 0.0;          ///< probability that a frame is lost, 0..1
+  std::uint64_t seed = 1;     ///< seed of the loss model
   /// Frames in an end's transmit queue onto the link (its MAC's) at which ECT frames are
   /// marked CE (EthernetMac::ecn_mark_frames; the platform passes it to both MACs); 0 = never.
   std::uint32_t ecn_threshold = 0;

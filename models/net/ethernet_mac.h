@@ -102,7 +102,7 @@ class EthernetMac : public core::Module, private FrameSink {
   static bool mark_ce(Frame& frame);
 
  private:
-  void tx_done();                              // SC_METHOD on tx_event_
+  void tx_done();  // SC_METHOD on tx_event_
   void receive_frame(Frame&& frame) override;  // from_wire
   bool accepts(const Frame& frame) const;
 

@@ -27,7 +27,7 @@ struct PeerClients {
   std::uint64_t connections = 0;  // 0 = no client load
   std::uint32_t concurrency = 1;
   std::uint64_t bytes = 4096;
-  std::uint32_t vm = 0;                   // the VM whose server the clients connect to
+  std::uint32_t vm = 0;            // the VM whose server the clients connect to
   core::TimePs start_ps = 1'000'000'000;  // 1 ms: the server has listened by then
 };
 

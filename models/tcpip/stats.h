@@ -11,97 +11,97 @@
 namespace vtoe::tcpip {
 
 // X-macro: every counter of StackStats, in a stable order (the order of reports).
-#define VTOE_TCPIP_STATS(X)                                                                     \
-  X(frames_in)               /* Ethernet frames given to receive_frame */                       \
-  X(frames_out)              /* frames handed to StackListener::transmit */                     \
-  X(bytes_in)                /* bytes of frames_in */                                           \
-  X(bytes_out)               /* bytes of frames_out */                                          \
-  X(arp_in)                  /* valid ARP packets received */                                   \
-  X(arp_requests_sent)       /* */                                                              \
-  X(arp_replies_sent)        /* */                                                              \
-  X(arp_cache_updates)       /* entries learned or changed */                                   \
-  X(ip_in)                   /* valid IPv4 datagrams for us */                                  \
-  X(ip_out)                  /* */                                                              \
-  X(icmp_in)                 /* */                                                              \
-  X(icmp_out)                /* */                                                              \
-  X(echo_requests_in)        /* */                                                              \
-  X(echo_replies_in)         /* */                                                              \
-  X(udp_in)                  /* datagrams delivered to a bound port */                          \
-  X(udp_out)                 /* */                                                              \
-  X(udp_no_port)             /* datagrams to an unbound port (ICMP port unreachable sent) */    \
-  X(tcp_segs_in)             /* valid TCP segments received */                                  \
-  X(tcp_segs_out)            /* */                                                              \
-  X(tcp_data_segs_out)       /* segments carrying payload (incl. retransmissions) */            \
-  X(tcp_bytes_out)           /* payload bytes sent (incl. retransmissions) */                   \
-  X(tcp_bytes_in)            /* in-order payload bytes accepted */                              \
-  X(retransmits)             /* segments retransmitted (any reason) */                          \
-  X(fast_retransmits)        /* fast-retransmit episodes (3 dup ACKs) */                        \
-  X(rto_timeouts)            /* retransmission timer expirations with data outstanding */       \
-  X(syn_retransmits)         /* SYN / SYN-ACK retransmissions */                                \
-  X(dup_acks)                /* duplicate ACKs received (RFC 5681 definition) */                \
-  X(partial_acks)            /* NewReno partial ACKs */                                         \
-  X(sack_lost_marks)         /* segments the SACK scoreboard marked lost (RACK/DupThresh) */    \
-  X(dsacks_sent)             /* ACKs carrying a D-SACK block (RFC 2883) */                      \
-  X(dsacks_in)               /* D-SACK blocks received */                                       \
-  X(tlp_probes)              /* tail loss probes sent (RFC 8985) */                             \
-  X(tlp_recoveries)          /* probes that repaired a loss (no D-SACK came back) */            \
-  X(fast_recoveries_undone)  /* fast recoveries undone: D-SACK / Eifel, no loss */              \
-  X(spurious_rto_undone)     /* timeouts undone: Eifel / D-SACK, the ACKs were late */          \
-  X(hystart_css_entries)     /* HyStart++: RTT increase, slow start -> conservative SS */       \
-  X(hystart_exits)           /* HyStart++: conservative SS -> congestion avoidance */           \
-  X(ecn_negotiated)          /* connections established with ECN (RFC 3168) */                  \
-  X(ce_received)             /* segments received with CE on an ECN connection */               \
-  X(ece_received)            /* ACKs received with ECE on an ECN connection */                  \
-  X(ecn_reductions)          /* congestion responses to ECE (once per window, no retransmit) */ \
-  X(cwr_sent)                /* segments sent with CWR (first new data after a reduction) */    \
-  X(cwr_received)            /* segments received with CWR (ECE echo stops) */                  \
-  X(persist_probes)          /* zero-window probes sent */                                      \
-  X(delayed_acks)            /* ACKs sent by the delayed-ACK timer */                           \
-  X(window_updates)          /* ACKs sent because the user read and the window opened */        \
-  X(ooo_segments)            /* segments received ahead of rcv_nxt and queued */                \
-  X(old_duplicates)          /* segments entirely below rcv_nxt (duplicates) */                 \
-  X(rst_in)                  /* RSTs received that reset a connection */                        \
-  X(rst_sent)                /* */                                                              \
-  X(challenge_acks)          /* RFC 5961 challenge ACKs sent */                                 \
-  X(oow_replies_limited)     /* replies to unacceptable segments not sent (RFC 5961 s7) */      \
-  X(active_opens)            /* */                                                              \
-  X(passive_opens)           /* SYNs accepted by a listener */                                  \
-  X(conns_established)       /* */                                                              \
-  X(conns_closed)            /* */                                                              \
-  X(conns_reset)             /* */                                                              \
-  X(conns_timed_out)         /* */                                                              \
-  X(conns_refused)           /* */                                                              \
-  X(drop_truncated)          /* frame / header shorter than its format requires */              \
-  X(drop_oversized)          /* frame longer than 14 + mtu, or datagram too big to send */      \
-  X(drop_not_for_us)         /* wrong destination MAC / IP */                                   \
-  X(drop_unknown_ethertype)  /* */                                                              \
-  X(drop_bad_arp)            /* ARP for another hardware/protocol type, or malformed */         \
-  X(drop_bad_ip_header)      /* version, IHL, total length inconsistent with the frame */       \
-  X(drop_bad_ip_checksum)    /* */                                                              \
-  X(drop_martian)            /* impossible source address (ours, broadcast, multicast, 0) */    \
-  X(drop_fragments)          /* IPv4 fragments (not supported) */                               \
-  X(drop_unknown_protocol)   /* */                                                              \
-  X(drop_bad_icmp)           /* truncated ICMP */                                               \
-  X(drop_bad_icmp_checksum)  /* */                                                              \
-  X(drop_bad_udp_header)     /* */                                                              \
-  X(drop_bad_udp_checksum)   /* */                                                              \
-  X(drop_bad_tcp_header)     /* data offset / ports invalid */                                  \
-  X(drop_bad_tcp_checksum)   /* */                                                              \
-  X(drop_bad_tcp_options)    /* malformed option list */                                        \
-  X(drop_bad_tcp_flags)      /* impossible flag combinations (SYN+FIN, SYN+RST) */              \
-  X(drop_out_of_window)      /* unacceptable segments (answered with an ACK) */                 \
-  X(drop_rst_out_of_window)  /* RSTs outside the window (silently dropped) */                   \
-  X(drop_ack_unsent)         /* ACK of data not yet sent */                                     \
-  X(drop_paws)               /* segments with an old timestamp (PAWS, RFC 7323) */              \
-  X(drop_no_ack)             /* segment without ACK in a synchronized state */                  \
-  X(drop_no_connection)      /* segment for no connection (an RST is sent unless it is one) */  \
-  X(drop_listen_overflow)    /* SYN dropped: listener backlog of half-open connections full */  \
-  X(drop_table_full)         /* SYN refused / connect failed: connection table full */          \
-  X(drop_no_ephemeral_port)  /* connect failed: every ephemeral port pairs with that peer */    \
-  X(drop_ooo_overflow)       /* out-of-order segment dropped: too many holes */                 \
-  X(drop_rcv_window)         /* payload bytes beyond the receive window trimmed (segments) */   \
-  X(drop_arp_unresolved)     /* frames dropped because ARP failed */                            \
-  X(drop_arp_queue_overflow) /* frames dropped while waiting for ARP */                         \
+#define VTOE_TCPIP_STATS(X)                                                                    \
+  X(frames_in)               /* Ethernet frames given to receive_frame */                      \
+  X(frames_out)              /* frames handed to StackListener::transmit */                    \
+  X(bytes_in)                /* bytes of frames_in */                                          \
+  X(bytes_out)               /* bytes of frames_out */                                         \
+  X(arp_in)                  /* valid ARP packets received */                                  \
+  X(arp_requests_sent)       /* */                                                             \
+  X(arp_replies_sent)        /* */                                                             \
+  X(arp_cache_updates)       /* entries learned or changed */                                  \
+  X(ip_in)                   /* valid IPv4 datagrams for us */                                 \
+  X(ip_out)                  /* */                                                             \
+  X(icmp_in)                 /* */                                                             \
+  X(icmp_out)                /* */                                                             \
+  X(echo_requests_in)        /* */                                                             \
+  X(echo_replies_in)         /* */                                                             \
+  X(udp_in)                  /* datagrams delivered to a bound port */                         \
+  X(udp_out)                 /* */                                                             \
+  X(udp_no_port)             /* datagrams to an unbound port (ICMP port unreachable sent) */   \
+  X(tcp_segs_in)             /* valid TCP segments received */                                 \
+  X(tcp_segs_out)            /* */                                                             \
+  X(tcp_data_segs_out)       /* segments carrying payload (incl. retransmissions) */           \
+  X(tcp_bytes_out)           /* payload bytes sent (incl. retransmissions) */                  \
+  X(tcp_bytes_in)            /* in-order payload bytes accepted */                             \
+  X(retransmits)             /* segments retransmitted (any reason) */                         \
+  X(fast_retransmits)        /* fast-retransmit episodes (3 dup ACKs) */                       \
+  X(rto_timeouts)            /* retransmission timer expirations with data outstanding */      \
+  X(syn_retransmits)         /* SYN / SYN-ACK retransmissions */                               \
+  X(dup_acks)                /* duplicate ACKs received (RFC 5681 definition) */               \
+  X(partial_acks)            /* NewReno partial ACKs */                                        \
+  X(sack_lost_marks)         /* segments the SACK scoreboard marked lost (RACK/DupThresh) */   \
+  X(dsacks_sent)             /* ACKs carrying a D-SACK block (RFC 2883) */                     \
+  X(dsacks_in)               /* D-SACK blocks received */                                      \
+  X(tlp_probes)              /* tail loss probes sent (RFC 8985) */                            \
+  X(tlp_recoveries)          /* probes that repaired a loss (no D-SACK came back) */           \
+  X(fast_recoveries_undone)  /* fast recoveries undone: D-SACK / Eifel, no loss */             \
+  X(spurious_rto_undone)     /* timeouts undone: Eifel / D-SACK, the ACKs were late */         \
+  X(hystart_css_entries)     /* HyStart++: RTT increase, slow start -> conservative SS */      \
+  X(hystart_exits)           /* HyStart++: conservative SS -> congestion avoidance */          \
+  X(ecn_negotiated)          /* connections established with ECN (RFC 3168) */                 \
+  X(ce_received)             /* segments received with CE on an ECN connection */              \
+  X(ece_received)            /* ACKs received with ECE on an ECN connection */                 \
+  X(ecn_reductions)          /* responses to ECE (once per window, nothing retransmitted) */   \
+  X(cwr_sent)                /* segments sent with CWR (first new data after a reduction) */   \
+  X(cwr_received)            /* segments received with CWR (the ECE echo stops) */             \
+  X(persist_probes)          /* zero-window probes sent */                                     \
+  X(delayed_acks)            /* ACKs sent by the delayed-ACK timer */                          \
+  X(window_updates)          /* ACKs sent because the user read and the window opened */       \
+  X(ooo_segments)            /* segments received ahead of rcv_nxt and queued */               \
+  X(old_duplicates)          /* segments entirely below rcv_nxt (duplicates) */                \
+  X(rst_in)                  /* RSTs received that reset a connection */                       \
+  X(rst_sent)                /* */                                                             \
+  X(challenge_acks)          /* RFC 5961 challenge ACKs sent */                                \
+  X(oow_replies_limited)     /* replies to unacceptable segments not sent (RFC 5961 s7) */     \
+  X(active_opens)            /* */                                                             \
+  X(passive_opens)           /* SYNs accepted by a listener */                                 \
+  X(conns_established)       /* */                                                             \
+  X(conns_closed)            /* */                                                             \
+  X(conns_reset)             /* */                                                             \
+  X(conns_timed_out)         /* */                                                             \
+  X(conns_refused)           /* */                                                             \
+  X(drop_truncated)          /* frame / header shorter than its format requires */             \
+  X(drop_oversized)          /* frame longer than 14 + mtu, or datagram too big to send */     \
+  X(drop_not_for_us)         /* wrong destination MAC / IP */                                  \
+  X(drop_unknown_ethertype)  /* */                                                             \
+  X(drop_bad_arp)            /* ARP for another hardware/protocol type, or malformed */        \
+  X(drop_bad_ip_header)      /* version, IHL, total length inconsistent with the frame */      \
+  X(drop_bad_ip_checksum)    /* */                                                             \
+  X(drop_martian)            /* impossible source address (ours, broadcast, multicast, 0) */   \
+  X(drop_fragments)          /* IPv4 fragments (not supported) */                              \
+  X(drop_unknown_protocol)   /* */                                                             \
+  X(drop_bad_icmp)           /* truncated ICMP */                                              \
+  X(drop_bad_icmp_checksum)  /* */                                                             \
+  X(drop_bad_udp_header)     /* */                                                             \
+  X(drop_bad_udp_checksum)   /* */                                                             \
+  X(drop_bad_tcp_header)     /* data offset / ports invalid */                                 \
+  X(drop_bad_tcp_checksum)   /* */                                                             \
+  X(drop_bad_tcp_options)    /* malformed option list */                                       \
+  X(drop_bad_tcp_flags)      /* impossible flag combinations (SYN+FIN, SYN+RST) */             \
+  X(drop_out_of_window)      /* unacceptable segments (answered with an ACK) */                \
+  X(drop_rst_out_of_window)  /* RSTs outside the window (silently dropped) */                  \
+  X(drop_ack_unsent)         /* ACK of data not yet sent */                                    \
+  X(drop_paws)               /* segments with an old timestamp (PAWS, RFC 7323) */             \
+  X(drop_no_ack)             /* segment without ACK in a synchronized state */                 \
+  X(drop_no_connection)      /* segment for no connection (an RST is sent unless it is one) */ \
+  X(drop_listen_overflow)    /* SYN dropped: listener backlog of half-open connections full */ \
+  X(drop_table_full)         /* SYN refused / connect failed: connection table full */         \
+  X(drop_no_ephemeral_port)  /* connect failed: every ephemeral port pairs with that peer */   \
+  X(drop_ooo_overflow)       /* out-of-order segment dropped: too many holes */                \
+  X(drop_rcv_window)         /* payload bytes beyond the receive window trimmed (segments) */  \
+  X(drop_arp_unresolved)     /* frames dropped because ARP failed */                           \
+  X(drop_arp_queue_overflow) /* frames dropped while waiting for ARP */                        \
   X(drop_no_route)           /* no gateway for an off-subnet destination */
 
 struct StackStats {

@@ -39,7 +39,7 @@ struct TcpSegmentOut {
   std::uint32_t seq = 0, ack = 0;
   std::uint8_t flags = 0;
   std::uint16_t window = 0;  ///< already scaled
-  std::uint8_t ecn = 0;      ///< IPv4 ECN field to send (ecn::kEct0 on new data of ECN connections)
+  std::uint8_t ecn = 0;      ///< IPv4 ECN field (ecn::kEct0 on new data of ECN connections)
   TcpOptions opts;           ///< options to write (MSS, WS, SACK-permitted, TS, SACK blocks)
   const std::uint8_t* p1 = nullptr;  ///< payload, first piece
   std::size_t n1 = 0;
@@ -295,7 +295,7 @@ class TcpConnection {
   // ECN (RFC 3168): asked in our SYN, agreed; receiver echoing CE (ECE until CWR); sender
   // owes a CWR, and reacts to ECE again only once snd_una passes ecn_high_ (once per window).
   bool ecn_asked_ = false, ecn_ok_ = false, ecn_echo_ = false, ecn_cwr_pending_ = false;
-  bool ecn_ack_now_ = false;  // the first CE of an episode is ACKed at once (as Linux)
+  bool ecn_ack_now_ = false;  // the first CE of an echo is ACKed at once (as Linux)
   bool ack_ece_ = false;      // the ACK being processed carries ECE: no window growth
   std::uint32_t ecn_high_ = 0;
   // receive side: SACK blocks and D-SACK
@@ -309,8 +309,8 @@ class TcpConnection {
   BufferPool* pool_ = nullptr;
   std::size_t pool_held_ = 0;      // data: queued to send, received unread
   std::size_t pool_promised_ = 0;  // receive window promised and not yet filled
-  bool pool_starved_rx_ = false;   // a window was held back for want of pool space
-  bool pool_starved_tx_ = false;   // a send was cut short for want of pool space
+  bool pool_starved_rx_ = false;  // a window was held back for want of pool space
+  bool pool_starved_tx_ = false;  // a send was cut short for want of pool space
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ooo_;  // [start, end) seq, sorted
   bool rcv_fin_pending_ = false;
   std::uint32_t rcv_fin_seq_ = 0;

@@ -13,16 +13,16 @@
 #include <tlm>
 #include <vector>
 
-#include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/module.h"
 #include "models/net/ethernet_mac.h"
-#include "models/tcpip/stack.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
-#include "models/toe/dispatcher.h"
 #include "models/toe/dma_hub.h"
+#include "models/toe/dispatcher.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
+#include "models/tcpip/stack.h"
 #include "models/toe/tx_dma.h"
 
 namespace vtoe::toe {
@@ -41,8 +41,8 @@ struct ToeParams {
   std::uint32_t ccb_capacity = 256;
   std::uint32_t ccb_quota = 0;  // per VM; 0 = the capacity shared evenly (the platform applies it)
   core::TimePs ccb_access_ps = 10'000;  // 10 ns
-  std::uint32_t ccb_cache = 256;        // records on chip (the rest in host memory)
-  std::uint32_t ccb_record = 128;       // bytes of one record in host memory
+  std::uint32_t ccb_cache = 256;    // records on chip (the rest in host memory)
+  std::uint32_t ccb_record = 128;   // bytes of one record in host memory
   std::uint32_t dma_burst = 4096;       // bytes per DMA transaction
   std::uint32_t dma_outstanding = 1;    // Tx DMA burst reads in flight at once
   double reg_access_cycles = 4;         // register read/write latency on the device clock
@@ -50,10 +50,9 @@ struct ToeParams {
   DispatcherParams dispatcher;
   tcpip::StackConfig stack;  // addresses, MTU, buffers (Tx/Rx local buffers), timers
   std::uint32_t mac_queue_frames = 1024;
-  std::size_t mac_ecn_frames =
-      0;  // CE-mark ECT frames at this MAC queue depth (network.ecn_threshold)
+  std::size_t mac_ecn_frames = 0;  // CE-mark ECT frames at this queue depth (network.ecn_threshold)
   std::uint32_t completion_queue = 1024;  // per channel, beyond the ECQ ring (back-pressure)
-  bool mac_promiscuous = false;           // the engine owns several MACs (one per guest address)
+  bool mac_promiscuous = false;  // the engine owns several MACs (one per guest address)
   core::TimePs rx_notify_timeout_ps = 1'000'000'000;  // 1 ms; 0 = notify only when full/asked
   bool approximately_timed = false;  // DMA in four phases (platform.timing: at; the platform's)
 };

@@ -62,8 +62,7 @@ struct World {
   Stack a, b;
   TimePs now = 0;
   std::uint64_t frames = 0;
-  World(const StackConfig& ca, const StackConfig& cb)
-      : a(ca, (ea.out = &a2b, ea)), b(cb, (eb.out = &b2a, eb)) {}
+  World(const StackConfig& ca, const StackConfig& cb) : a(ca, (ea.out = &a2b, ea)), b(cb, (eb.out = &b2a, eb)) {}
   void deliver(std::deque<Frame>& q, Stack& to) {
     if (q.empty()) return;
     Frame f = std::move(q.front());
@@ -126,27 +125,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int ops = 0;
   while (in.more() && ops++ < 4000) {
     switch (in.next() % 12) {
-      case 0:
-        send(w.a, ca, sent_ab, in.next() * 64u);
-        break;
-      case 1:
-        check_read(w.b, cb, read_ab, sent_ab);
-        break;
-      case 2:
-        w.deliver(w.a2b, w.b);
-        break;
-      case 3:
-        w.deliver(w.b2a, w.a);
-        break;
-      case 4:
-        if (!w.a2b.empty()) w.a2b.pop_front();
-        break;  // loss
-      case 5:
-        if (w.a2b.size() > 1) std::swap(w.a2b[0], w.a2b[1]);
-        break;  // reordering
-      case 6:
-        if (!w.a2b.empty()) w.a2b.push_back(w.a2b.front());
-        break;   // duplicate
+      case 0: send(w.a, ca, sent_ab, in.next() * 64u); break;
+      case 1: check_read(w.b, cb, read_ab, sent_ab); break;
+      case 2: w.deliver(w.a2b, w.b); break;
+      case 3: w.deliver(w.b2a, w.a); break;
+      case 4: if (!w.a2b.empty()) w.a2b.pop_front(); break;  // loss
+      case 5: if (w.a2b.size() > 1) std::swap(w.a2b[0], w.a2b[1]); break;  // reordering
+      case 6: if (!w.a2b.empty()) w.a2b.push_back(w.a2b.front()); break;  // duplicate
       case 7: {  // corruption in flight (checksums will usually catch it)
         if (w.b2a.empty()) break;
         Frame& f = w.b2a.front();
@@ -154,16 +139,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         tainted = true;
         break;
       }
-      case 8:
-        w.advance((1 + in.next()) * kMs);
-        break;
-      case 9:
-        send(w.b, cb, sent_ba, in.next() * 32u);
-        check_read(w.a, ca, read_ba, sent_ba);
-        break;
-      case 10:
-        (in.next() & 1) ? w.a.close(ca, w.now) : w.b.close(cb, w.now);
-        break;
+      case 8: w.advance((1 + in.next()) * kMs); break;
+      case 9: send(w.b, cb, sent_ba, in.next() * 32u); check_read(w.a, ca, read_ba, sent_ba); break;
+      case 10: (in.next() & 1) ? w.a.close(ca, w.now) : w.b.close(cb, w.now); break;
       default: {  // a foreign frame into either end
         Frame f(in.next() % 128);
         for (auto& byte : f) byte = in.next();
@@ -175,9 +153,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // Drain: everything in flight arrives, timers run out. An ACK loop would never end; the bound
   // on frames turns one into a crash the fuzzer reports.
-  for (int k = 0;
-       k < 100000 && (!w.a2b.empty() || !w.b2a.empty() ||
-                      std::min(w.a.next_deadline(), w.b.next_deadline()) < w.now + 300'000 * kMs);
+  for (int k = 0; k < 100000 && (!w.a2b.empty() || !w.b2a.empty() ||
+                                 std::min(w.a.next_deadline(), w.b.next_deadline()) <
+                                     w.now + 300'000 * kMs);
        ++k) {
     if (!w.a2b.empty() || !w.b2a.empty()) {
       w.deliver(w.a2b, w.b);
