@@ -181,7 +181,7 @@ struct Flow {
 };
 
 Flow transfer(const std::set<std::int64_t>& marks, const std::set<std::int64_t>& drops,
-              CongestionControl cc = CongestionControl::NewReno, std::uint64_t bytes = 4 << 20) {
+              CongestionControl cc = CongestionControl::NewReno, bool mark_first_cwr = false) {
   StackConfig ca = config_a(), cb = config_b();
   ca.ecn = EcnMode::On;
   cb.ecn = EcnMode::Passive;
@@ -192,7 +192,7 @@ Flow transfer(const std::set<std::int64_t>& marks, const std::set<std::int64_t>&
   warm_arp(net);
   FirstSends idx;
   std::set<std::uint32_t> sent_seqs;
-  Transfer t(net, bytes, 0);
+  Transfer t(net, 4 << 20, 0);
   t.sa.close_after_send = t.sb.close_after_send = true;  // a FIN each way too
   Flow r;
   net.filter = [&](int from, const Frame& f, std::uint64_t) {
@@ -200,6 +200,12 @@ Flow transfer(const std::set<std::int64_t>& marks, const std::set<std::int64_t>&
     if (from != 0) return v;
     const std::int64_t i = idx.classify(f);
     v.ce = marks.count(i) > 0;
+    FrameView fv;
+    if (mark_first_cwr && decode_frame(f.data(), f.size(), fv) && fv.is_tcp &&
+        (fv.tcp.flags & kCwr) && !(fv.tcp.flags & kSyn)) {
+      v.ce = true;  // the segment that ends the echo is marked itself
+      mark_first_cwr = false;
+    }
     v.drop = drops.count(i) > 0;
     return v;
   };
@@ -293,6 +299,21 @@ TEST(Ecn, CeMarkIsEchoedWithEceUntilCwrArrives) {
   EXPECT_EQ(r.cwr_on_rtx_or_no_data, 0u);
   EXPECT_EQ(r.cwr_arrived, 1u);
   EXPECT_EQ(r.b.cwr_received, 1u);
+}
+
+TEST(Ecn, CeOnTheCwrSegmentKeepsTheEchoGoing) {
+  // RFC 3168 section 6.1.3: CWR ends the echo, a CE on the same segment starts the next one; the
+  // ACKs beyond the first reduction's data then carry ECE: a second reduction, a second CWR.
+  const Flow r = transfer({300}, {}, CongestionControl::NewReno, true);
+  EXPECT_TRUE(r.data_ok);
+  EXPECT_EQ(r.ce_marked, 2u);
+  EXPECT_EQ(r.b.ce_received, 2u);
+  EXPECT_EQ(r.b.cwr_received, 2u);
+  EXPECT_EQ(r.a.ecn_reductions, 2u);
+  EXPECT_EQ(r.a.cwr_sent, 2u);
+  EXPECT_EQ(r.acks_owing_ece_without, 0u);
+  EXPECT_EQ(r.acks_clear_with_ece, 0u);
+  EXPECT_EQ(r.a.retransmits, 0u);
 }
 
 TEST(Ecn, SenderReducesOncePerWindowAndDoesNotRetransmit) {

@@ -210,6 +210,7 @@ class Net {
   std::size_t queue_limit_bytes = 0;  ///< drop-tail limit of the sender queue (0 = none)
   std::size_t ecn_mark_bytes = 0;     ///< CE-mark ECT frames above this sender queue (0 = none)
   std::function<Verdict(int from, const Frame&, std::uint64_t idx)> filter;
+  /// Sees every frame as its sender emitted it (before a drop, a CE mark or delivery).
   std::function<void(int from, const Frame&, std::uint64_t idx)> on_send;
   std::function<void(int to, const Frame&)> on_deliver;  ///< a frame arrives (before the stack)
   bool keep_log = false;
