@@ -71,7 +71,8 @@ std::uint32_t TcpConnection::rcv_space() const {
   const std::uint32_t room = rcv_free();
   if (!pool_) return room;
   // What was promised is reserved; beyond it only what the shared pool still holds.
-  return static_cast<std::uint32_t>(std::min<std::size_t>(room, promised_window() + pool_->free()));
+  return static_cast<std::uint32_t>(
+      std::min<std::size_t>(room, promised_window() + pool_->free()));
 }
 
 std::size_t TcpConnection::promised_window() const {
@@ -241,8 +242,7 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
 void TcpConnection::send_syn(bool with_ack) { emit(iss_, with_ack ? (kSyn | kAck) : kSyn, 0, 0); }
 
 void TcpConnection::reply_unacceptable(bool carries_data, TimePs now) {
-  if (!carries_data && last_oow_reply_ != kNever &&
-      now - last_oow_reply_ < cfg_.invalid_ratelimit) {
+  if (!carries_data && last_oow_reply_ != kNever && now - last_oow_reply_ < cfg_.invalid_ratelimit) {
     ++st_.oow_replies_limited;
     return;
   }
@@ -1798,8 +1798,8 @@ void TcpConnection::maybe_window_update(TimePs now) {
   const std::uint32_t cur = seq_gt(rcv_adv_, rcv_nxt_) ? rcv_adv_ - rcv_nxt_ : 0;
   std::uint32_t free_bytes = rcv_free();
   if (pool_)
-    free_bytes =
-        static_cast<std::uint32_t>(std::min<std::size_t>(free_bytes, cur + pool_->promise_room()));
+    free_bytes = static_cast<std::uint32_t>(
+        std::min<std::size_t>(free_bytes, cur + pool_->promise_room()));
   const std::uint32_t thresh =
       std::min<std::uint32_t>(static_cast<std::uint32_t>(rcvbuf_.capacity() / 2), our_mss_);
   // Announce only a substantial opening (the window at least doubled), like Linux.
