@@ -1346,6 +1346,10 @@ void TcpConnection::tlp_fire(TimePs now) {
 
 void TcpConnection::on_congestion_event() {
   const std::uint32_t flight = snd_max_ - snd_una_;
+  // A loss in the window an ECE reduction covers is the same congestion (as Linux, whose
+  // recovery or loss state entered from CWR keeps ssthresh): no second reduction.
+  if (ecn_reduced_ && seq_lt(snd_una_, ecn_high_)) return;
+  ecn_reduced_ = false;
   // RFC 3168 section 6.1.2: any reduction (loss, timeout, ECE) is announced with CWR, and
   // covers the ECEs for the data sent before it.
   ecn_high_ = snd_max_;
@@ -1387,6 +1391,7 @@ void TcpConnection::ecn_response(TimePs now) {
   ++st_.ecn_reductions;
   undo_active_ = false;  // a mark is congestion that happened: nothing to undo over it
   on_congestion_event();
+  ecn_reduced_ = true;
   cwnd_ = std::max(std::min(cwnd_, ssthresh_), snd_mss_);
   ca_acked_ = 0;
 }

@@ -297,6 +297,7 @@ class TcpConnection {
   bool ecn_asked_ = false, ecn_ok_ = false, ecn_echo_ = false, ecn_cwr_pending_ = false;
   bool ecn_ack_now_ = false;  // the first CE of an echo is ACKed at once (as Linux)
   bool ack_ece_ = false;      // the ACK being processed carries ECE: no window growth
+  bool ecn_reduced_ = false;  // the last reduction answered ECE (a loss before ecn_high_: none)
   std::uint32_t ecn_high_ = 0;
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first

@@ -164,7 +164,7 @@ TEST(Ecn, SynAckWithEceAndCwrIsNotAnAgreement) {
 // index is in `marks` CE (and drops those in `drops`). Records per frame what the ends sent.
 struct Flow {
   StackStats a, b;
-  std::uint32_t cwnd_before = 0, ssthresh_after = 0, cwnd_after = 0;
+  std::uint32_t cwnd_before = 0, ssthresh_after = 0, cwnd_after = 0, ssthresh_last = 0;
   bool data_ok = false;
   std::uint64_t ce_marked = 0;
   // B's ACKs sent after a CE arrived and before a CWR did (must carry ECE), and the others
@@ -262,6 +262,7 @@ Flow transfer(const std::set<std::int64_t>& marks, const std::set<std::int64_t>&
       [&] {
         if (t.sa.conn != 0) {
           const ConnectionInfo i = net.a.stack->info(t.sa.conn);
+          if (i.valid) r.ssthresh_last = i.ssthresh;
           if (sa.ecn_reductions == 0 && sa.fast_retransmits == 0) {
             r.cwnd_before = i.cwnd;
           } else if (r.ssthresh_after == 0) {
@@ -338,6 +339,24 @@ TEST(Ecn, SenderReducesOncePerWindowAndDoesNotRetransmit) {
   EXPECT_EQ(two.a.ecn_reductions, 2u);
   EXPECT_EQ(two.a.cwr_sent, 2u);
   EXPECT_EQ(two.a.retransmits, 0u);
+}
+
+TEST(Ecn, LossAndCeInOneWindowReduceOnce) {
+  // Segment 300 lost, 301 marked: the ECE (on the first duplicate ACK) reduces the window; the
+  // loss found a little later is in the window that reduction covers and is repaired without
+  // reducing again (as Linux: recovery entered from CWR keeps ssthresh). CUBIC, whose second
+  // reduction would compound (0.7 of 0.7), where NewReno's half of the same flight would not.
+  const Flow r = transfer({301}, {300}, CongestionControl::Cubic);
+  EXPECT_TRUE(r.data_ok);
+  EXPECT_EQ(r.a.fast_retransmits, 1u);
+  EXPECT_GE(r.a.retransmits, 1u);
+  EXPECT_EQ(r.b.ce_received, 1u);
+  EXPECT_EQ(r.a.ecn_reductions, 1u);
+  EXPECT_EQ(r.a.cwr_sent, 1u);
+  ASSERT_GT(r.cwnd_before, 0u);
+  EXPECT_NEAR(static_cast<double>(r.ssthresh_last) / r.cwnd_before, 0.7, 0.03);
+  EXPECT_EQ(r.acks_owing_ece_without, 0u);
+  EXPECT_EQ(r.acks_clear_with_ece, 0u);
 }
 
 TEST(Ecn, CubicBacksOffToSeventyPercentOnEce) {
