@@ -45,6 +45,7 @@ tcpip::StackConfig peer_protocol(const tcpip::StackConfig& toe) {
   sc.rto_min = toe.rto_min;
   sc.delayed_ack = toe.delayed_ack;
   sc.initial_window_segments = toe.initial_window_segments;
+  sc.ecn = toe.ecn;  // both ends in the same ECN mode: the default (passive) asks nowhere
   return sc;
 }
 
@@ -167,6 +168,8 @@ void Platform::build_toe() {
   for (std::size_t i = 1; i < vms_; ++i)
     tp.stack.aliases.emplace_back(vm_ip(cfg_, i), vm_mac(cfg_, i));
   tp.mac_promiscuous = vms_ > 1;  // frames for the aliases' MACs reach the engine
+  // The TOE's MAC queue is one of the link's two egress queues: it marks CE as the peer's does.
+  tp.mac_ecn_frames = cfg_.get_uint("network.ecn_threshold");
   if (tp.stack.shared_buffer != 0 && tp.stack.shared_buffer < 2ull * tp.stack.mtu)
     throw ConfigError(cfg_.where("toe.sram"), "toe.sram",
                       std::to_string(tp.stack.shared_buffer) +
@@ -353,6 +356,7 @@ void Platform::build_network() {
   pp.stack.recv_buffer = pp.stack.send_buffer;
   pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
   pp.rate_bps = toe_params_.bandwidth_bps;  // the peer's NIC runs at the TOE's line rate
+  pp.ecn_mark_frames = lp.ecn_threshold;
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
     const auto& w = guests_[i]->apps().front()->workload();

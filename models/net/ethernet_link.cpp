@@ -15,6 +15,12 @@ const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params() {
       core::param<P>(ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
                      [](P& s) -> auto& { return s.loss; })
           .range("0", "1"),
+      core::param<P>(ParamKind::Uint, "network.ecn_threshold", "0",
+                     "Frames queued in a MAC's transmit queue onto the link (the TOE's and the "
+                     "peer's) at or above which an ECT frame is marked CE (RFC 3168 threshold "
+                     "marking, as a switch port); 0 = no marking",
+                     [](P& s) -> auto& { return s.ecn_threshold; })
+          .range("0", "1000000"),
   };
   return params;
 }

@@ -39,6 +39,9 @@ struct EthernetLinkParams {
   core::TimePs delay_ps = 1'000'000;  ///< propagation delay, ps (1 us)
   double loss = 0.0;          ///< probability that a frame is lost, 0..1
   std::uint64_t seed = 1;     ///< seed of the loss model
+  /// Frames in an end's transmit queue onto the link (its MAC's) at which ECT frames are
+  /// marked CE (EthernetMac::ecn_mark_frames; the platform passes it to both MACs); 0 = never.
+  std::uint32_t ecn_threshold = 0;
 };
 
 // The scenario keys that fill EthernetLinkParams (its seed is the scenario's).

@@ -18,7 +18,8 @@ EthernetMac::EthernetMac(const sc_core::sc_module_name& name, const EthernetMacP
       rx_bytes_(stats_.counter("rx_bytes", "bytes of accepted frames")),
       tx_drops_(stats_.counter("tx_drops", "frames dropped because the tx queue was full")),
       rx_errors_(stats_.counter("rx_errors", "frames too short or longer than max_frame")),
-      rx_filtered_(stats_.counter("rx_filtered", "frames for another destination")) {
+      rx_filtered_(stats_.counter("rx_filtered", "frames for another destination")),
+      ce_marks_(stats_.counter("ce_marks", "ECT frames marked CE (queue at the ECN threshold)")) {
   if (!(params_.rate_bps > 0)) {
     throw std::invalid_argument(std::string(this->name()) + ": rate must be > 0");
   }
@@ -45,6 +46,8 @@ bool EthernetMac::send(Frame&& frame) {
     return false;
   }
   if (params_.pad_short_frames && frame.size() < kMinFrame) frame.resize(kMinFrame, 0);
+  if (params_.ecn_mark_frames != 0 && count_ >= params_.ecn_mark_frames && mark_ce(frame))
+    ++ce_marks_;
   std::size_t tail = head_ + count_;
   if (tail >= ring_.size()) tail -= ring_.size();
   queued_bytes_ += frame.size();
@@ -65,6 +68,28 @@ void EthernetMac::tx_done() {
   to_wire->receive_frame(std::move(frame));
 
   if (tx_ready_ && before >= tx_ready_threshold_ && count_ < tx_ready_threshold_) tx_ready_();
+}
+
+bool EthernetMac::mark_ce(Frame& frame) {
+  // Ethernet II + IPv4 (version 4, a whole header of IHL words); the ECN field is the low two
+  // bits of byte 1 of the IP header, the checksum bytes 10-11.
+  if (frame.size() < kHeader + 20 || frame[12] != 0x08 || frame[13] != 0x00) return false;
+  std::uint8_t* ip = frame.data() + kHeader;
+  const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+  if ((ip[0] >> 4) != 4 || ihl < 20 || frame.size() < kHeader + ihl) return false;
+  const std::uint8_t ecn = ip[1] & 0x03;
+  if (ecn == 0 || ecn == 0x03) return false;
+  // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m the 16-bit word holding the ECN field.
+  const std::uint32_t m = (static_cast<std::uint32_t>(ip[0]) << 8) | ip[1];
+  ip[1] = static_cast<std::uint8_t>(ip[1] | 0x03);
+  const std::uint32_t m2 = (static_cast<std::uint32_t>(ip[0]) << 8) | ip[1];
+  const std::uint32_t hc = (static_cast<std::uint32_t>(ip[10]) << 8) | ip[11];
+  std::uint32_t sum = (~hc & 0xffff) + (~m & 0xffff) + m2;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  const std::uint16_t out = static_cast<std::uint16_t>(~sum);
+  ip[10] = static_cast<std::uint8_t>(out >> 8);
+  ip[11] = static_cast<std::uint8_t>(out);
+  return true;
 }
 
 bool EthernetMac::accepts(const Frame& frame) const {

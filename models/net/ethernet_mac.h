@@ -8,6 +8,11 @@
 // are timed as padded; their bytes are padded with zeros only if `pad_short_frames` is set.
 // One SC_METHOD and one sc_event: one kernel event per frame.
 //
+// ECN marking (RFC 3168 section 5, threshold marking as a switch port or DCTCP's K): with
+// `ecn_mark_frames` > 0, an IPv4 frame whose ECN field is ECT(0) or ECT(1), queued while the
+// queue already holds at least that many frames, leaves with CE and a corrected header
+// checksum (ce_marks). Not-ECT frames are never marked; a full queue drops either kind.
+//
 // Receive: frames arriving at `from_wire` (from the link, when the last bit arrives): drops frames
 // shorter than 14 bytes or longer than `max_frame` (rx_errors), then frames whose destination is
 // neither this MAC nor broadcast (rx_filtered) unless promiscuous, and passes the rest to `upper`
@@ -44,6 +49,7 @@ struct EthernetMacParams {
   bool promiscuous = false;            ///< accept frames for any destination
   bool accept_multicast = false;       ///< accept group addresses other than broadcast
   bool pad_short_frames = false;       ///< zero-pad frames below 60 bytes before they leave
+  std::size_t ecn_mark_frames = 0;     ///< mark ECT frames CE at this queue depth (0 = never)
 };
 
 class EthernetMac : public core::Module, private FrameSink {
@@ -89,6 +95,11 @@ class EthernetMac : public core::Module, private FrameSink {
   std::uint64_t tx_drops() const { return tx_drops_.value(); }
   std::uint64_t rx_errors() const { return rx_errors_.value(); }
   std::uint64_t rx_filtered() const { return rx_filtered_.value(); }
+  std::uint64_t ce_marks() const { return ce_marks_.value(); }
+
+  // Sets CE in an ECT IPv4 frame and fixes the header checksum (RFC 1624); false, and the
+  // frame unchanged, for anything else (not IPv4, Not-ECT, already CE).
+  static bool mark_ce(Frame& frame);
 
  private:
   void tx_done();  // SC_METHOD on tx_event_
@@ -114,6 +125,7 @@ class EthernetMac : public core::Module, private FrameSink {
   core::Counter& tx_drops_;
   core::Counter& rx_errors_;
   core::Counter& rx_filtered_;
+  core::Counter& ce_marks_;
 };
 
 }  // namespace vtoe::net

@@ -67,6 +67,7 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
   EthernetMacParams mp;
   mp.rate_bps = params.rate_bps;
   mp.tx_queue_frames = params.tx_queue_frames;
+  mp.ecn_mark_frames = params.ecn_mark_frames;
   mp.address = params.stack.mac.b;
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<EthernetMac>("mac", mp);

@@ -55,6 +55,7 @@ struct PeerHostParams {
   // The peer stands for hosts that do not drop their own frames (Linux's qdisc pushes back on
   // the socket instead), so its MAC queue is deep.
   std::size_t tx_queue_frames = 1 << 16;
+  std::size_t ecn_mark_frames = 0;  // CE-mark ECT frames at this MAC queue depth (0 = never)
   std::vector<PeerApp> apps;
 };
 

@@ -108,9 +108,10 @@ void Stack::emit_frame(Frame&& f) {
 }
 
 void Stack::send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df,
-                      std::size_t l4_len) {
+                      std::size_t l4_len, std::uint8_t tos) {
   write_eth(f.data(), EthHeader{MacAddr{}, mac_of(src), kEtherTypeIpv4});
   Ipv4Header ip;
+  ip.tos = tos;
   ip.total_len = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
   ip.id = ip_id_++;
   ip.df = df;
@@ -347,7 +348,7 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
     stats_.tcp_bytes_out += payload;
   }
   if (seg.flags & kRst) ++stats_.rst_sent;
-  send_ipv4(std::move(f), c.local_ip(), c.remote_ip(), kIpProtoTcp, true, tcp_len);
+  send_ipv4(std::move(f), c.local_ip(), c.remote_ip(), kIpProtoTcp, true, tcp_len, seg.ecn);
 }
 
 void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
@@ -675,7 +676,7 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   auto it = by_tuple_.find(key);
   if (it != by_tuple_.end()) {
     if (TcpConnection* c = find(it->second)) {
-      c->on_segment(h, o, payload, plen, now);
+      c->on_segment(h, o, payload, plen, now, ip.tos & ecn::kMask);
       after_op(*c);
       return;
     }

@@ -226,7 +226,9 @@ class Stack final : private TcpHost {
 
   /// Fills Ethernet + IPv4 headers into `f` (which holds room for them) and sends it from local
   /// address `src` (Ethernet source: mac_of(src)).
-  void send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df, std::size_t l4_len);
+  /// `tos`: DSCP 0 and the ECN field (ECT(0) on new TCP data of ECN connections).
+  void send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df, std::size_t l4_len,
+                 std::uint8_t tos = 0);
   void route_and_send(Frame&& f, Ipv4 src, Ipv4 dst);
   void learn(Ipv4 ip, const MacAddr& mac);
   void send_arp_request(Ipv4 src, Ipv4 ip);

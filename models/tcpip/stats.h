@@ -49,6 +49,12 @@ namespace vtoe::tcpip {
   X(spurious_rto_undone)     /* timeouts undone: Eifel / D-SACK, the ACKs were late */         \
   X(hystart_css_entries)     /* HyStart++: RTT increase, slow start -> conservative SS */      \
   X(hystart_exits)           /* HyStart++: conservative SS -> congestion avoidance */          \
+  X(ecn_negotiated)          /* connections established with ECN (RFC 3168) */                 \
+  X(ce_received)             /* segments received with CE on an ECN connection */              \
+  X(ece_received)            /* ACKs received with ECE on an ECN connection */                 \
+  X(ecn_reductions)          /* responses to ECE (once per window, nothing retransmitted) */   \
+  X(cwr_sent)                /* segments sent with CWR (first new data after a reduction) */   \
+  X(cwr_received)            /* segments received with CWR (the ECE echo stops) */             \
   X(persist_probes)          /* zero-window probes sent */                                     \
   X(delayed_acks)            /* ACKs sent by the delayed-ACK timer */                          \
   X(window_updates)          /* ACKs sent because the user read and the window opened */       \
@@ -151,6 +157,8 @@ struct ConnectionInfo {
   std::uint32_t ts_recent = 0;     ///< TS.Recent (RFC 7323)
   TimePs min_rtt = 0;              ///< smallest RTT sample (RACK), 0 if none
   bool reordering_seen = false;    ///< RACK saw reordering (widens its window)
+  bool ecn_ok = false;             ///< ECN negotiated (RFC 3168)
+  bool ecn_echo = false;           ///< a CE arrived: ACKs carry ECE until a CWR
 };
 
 }  // namespace vtoe::tcpip

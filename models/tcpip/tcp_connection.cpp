@@ -53,7 +53,9 @@ TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& 
       rto_(cfg.rto_initial),
       // A per-connection offset hides the clock (RFC 7323 section 7.1); deterministic from the ISS.
       ts_offset_(iss * 2654435761u),
-      rcvbuf_(cfg.recv_buffer) {}
+      rcvbuf_(cfg.recv_buffer) {
+  ecn_high_ = iss;  // the first ECE is answered
+}
 
 TcpConnection::~TcpConnection() {
   if (!pool_) return;
@@ -172,6 +174,27 @@ std::uint16_t TcpConnection::window_field(bool syn) {
 void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off,
                          std::size_t len) {
   TcpSegmentOut s;
+  // ECN (RFC 3168 section 6.1): an ECN-setup SYN carries ECE and CWR (not when retransmitted:
+  // Linux falls back, a middlebox may drop such SYNs), the SYN-ACK that agrees ECE alone. Then
+  // ECE on every ACK while echoing a CE, ECT(0) only on new data (never on SYNs, pure ACKs,
+  // window probes or retransmissions, 6.1.1, 6.1.4-6.1.6), CWR on the first new data after a
+  // window reduction.
+  if (flags & kSyn) {
+    if (!(flags & kAck) && ecn_asked_ && !syn_retransmitted_)
+      flags |= kEce | kCwr;
+    else if ((flags & kAck) && ecn_ok_)
+      flags |= kEce;
+  } else if (ecn_ok_ && (flags & kAck)) {
+    if (ecn_echo_) flags |= kEce;
+    if (len > 0 && seq_ge(seq, snd_max_)) {
+      s.ecn = ecn::kEct0;
+      if (ecn_cwr_pending_) {
+        flags |= kCwr;
+        ecn_cwr_pending_ = false;
+        ++st_.cwr_sent;
+      }
+    }
+  }
   s.seq = seq;
   s.flags = flags;
   if (flags & kAck) {
@@ -208,7 +231,10 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
     max_blocks = std::min(max_blocks, room >= 4 ? (room - 4) / 8 : 0);
     fill_sack_blocks(o, max_blocks);
   }
-  if (flags & kAck) last_ack_sent_ = rcv_nxt_;
+  if (flags & kAck) {
+    last_ack_sent_ = rcv_nxt_;
+    ecn_ack_now_ = false;
+  }
   if (len) sndbuf_.spans(data_off, len, s.p1, s.n1, s.p2, s.n2);
   host_.tcp_output(*this, s);
 }
@@ -339,6 +365,7 @@ void TcpConnection::open_active(TimePs now) {
   now_ = std::max(now_, now);
   state_ = TcpState::SynSent;
   ++st_.active_opens;
+  ecn_asked_ = cfg_.ecn == EcnMode::On;
   send_syn(false);
   snd_nxt_ = snd_max_ = iss_ + 1;
   rtt_timing_ = true;
@@ -357,6 +384,8 @@ void TcpConnection::open_passive(ConnId listener, const TcpHeader& syn, const Tc
   rcv_nxt_ = irs_ + 1;
   rcv_adv_ = rcv_nxt_;
   apply_syn_options(opts);
+  // RFC 3168 section 6.1.1: an ECN-setup SYN has both ECE and CWR.
+  ecn_ok_ = cfg_.ecn != EcnMode::Off && (syn.flags & (kEce | kCwr)) == (kEce | kCwr);
   snd_wnd_ = max_snd_wnd_ = syn.window;
   snd_wl1_ = syn.seq;
   snd_wl2_ = iss_;
@@ -374,6 +403,7 @@ void TcpConnection::establish(TimePs now, Event ev) {
   rtx_count_ = 0;
   init_cc();
   ++st_.conns_established;
+  if (ecn_ok_) ++st_.ecn_negotiated;
   host_.tcp_notify(*this, ev, 0);
   if (fin_queued_) state_ = TcpState::FinWait1;
   output(now);
@@ -404,6 +434,8 @@ void TcpConnection::handle_syn_sent(const TcpHeader& h, const TcpOptions& o, Tim
   rcv_adv_ = rcv_nxt_;
   apply_syn_options(o);
   if (ackf) {
+    // An ECN-setup SYN-ACK has ECE without CWR (both set is a reflecting middlebox).
+    ecn_ok_ = ecn_asked_ && (h.flags & kEce) && !(h.flags & kCwr);
     snd_una_ = h.ack;
     snd_wnd_ = max_snd_wnd_ = h.window;  // unscaled in a SYN
     snd_wl1_ = h.seq;
@@ -417,7 +449,8 @@ void TcpConnection::handle_syn_sent(const TcpHeader& h, const TcpOptions& o, Tim
     send_ack_now();
     establish(now, Event::Connected);
   } else {
-    // Simultaneous open (RFC 9293 §3.5).
+    // Simultaneous open (RFC 9293 §3.5): ECN when both SYNs asked.
+    ecn_ok_ = ecn_asked_ && (h.flags & (kEce | kCwr)) == (kEce | kCwr);
     state_ = TcpState::SynReceived;
     snd_wnd_ = max_snd_wnd_ = h.window;
     snd_wl1_ = h.seq;
@@ -430,7 +463,7 @@ void TcpConnection::handle_syn_sent(const TcpHeader& h, const TcpOptions& o, Tim
 // ------------------------------------------------------------------------------------ input
 
 void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const std::uint8_t* payload,
-                               std::size_t len, TimePs now) {
+                               std::size_t len, TimePs now, std::uint8_t ip_ecn) {
   if (dead_) return;
   now_ = std::max(now_, now);
   if (state_ == TcpState::SynSent) {
@@ -546,6 +579,7 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
   // last ACK we sent.
   if (ts_ok_ && o.has_timestamps && seq_ge(o.ts_val, ts_recent_) && seq_le(seq, last_ack_sent_))
     ts_recent_ = o.ts_val;
+  ecn_input(hh, ip_ecn, len);
 
   if (state_ == TcpState::SynReceived) {
     if (seq_le(hh.ack, snd_una_) || seq_gt(hh.ack, snd_max_)) {
@@ -615,10 +649,14 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
   }
   bool dsack = false;
   const std::uint32_t una0 = snd_una_, sacked0 = sacked_bytes_;
+  const bool ece = ecn_ok_ && (h.flags & kEce) && !(h.flags & kSyn);
+  if (ece) ++st_.ece_received;
+  ack_ece_ = ece;
   if (is_new)
     new_ack(ack, o, now);
   else if (dup)
     on_dupack(now);
+  ack_ece_ = false;
   if (sack_ok_ && seq_ge(ack, snd_una_)) {
     if (o.sack_blocks) dsack = sack_process(h, o, now);
     // The scoreboard decides: RACK or DupThresh marks losses, the first mark starts recovery.
@@ -652,6 +690,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
       }
     }
   }
+  if (ece) ecn_response(now);
 
   if (fin_sent_ && snd_una_ == fin_seq_ + 1) {
     switch (state_) {
@@ -746,6 +785,8 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
       if (acked >= snd_mss_) cwnd_ += snd_mss_;
       cwnd_ = std::max(cwnd_, snd_mss_);
     }
+  } else if (ack_ece_) {
+    // RFC 3168 section 6.1.2: no window growth on an ACK that echoes congestion.
   } else if (cwnd_ < ssthresh_) {
     slow_start(acked, ack);
   } else {
@@ -863,7 +904,9 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
       process_fin(now);
       return;
     }
-    if (had_ooo || trimmed) {  // gap filled (or data refused): ACK at once
+    // Gap filled, data refused, or the first CE mark (the sender may be at a small window,
+    // as Linux reasons): ACK at once.
+    if (had_ooo || trimmed || ecn_ack_now_) {
       send_ack_now();
       return;
     }
@@ -1303,6 +1346,14 @@ void TcpConnection::tlp_fire(TimePs now) {
 
 void TcpConnection::on_congestion_event() {
   const std::uint32_t flight = snd_max_ - snd_una_;
+  // A loss in the window an ECE reduction covers is the same congestion (as Linux, whose
+  // recovery or loss state entered from CWR keeps ssthresh): no second reduction.
+  if (ecn_reduced_ && seq_lt(snd_una_, ecn_high_)) return;
+  ecn_reduced_ = false;
+  // RFC 3168 section 6.1.2: any reduction (loss, timeout, ECE) is announced with CWR, and
+  // covers the ECEs for the data sent before it.
+  ecn_high_ = snd_max_;
+  if (ecn_ok_) ecn_cwr_pending_ = true;
   cubic_epoch_ = kNever;
   hs_css_ = false;  // a loss ends slow start (HyStart++ included)
   if (cfg_.congestion != CongestionControl::Cubic) {
@@ -1315,6 +1366,34 @@ void TcpConnection::on_congestion_event() {
   cubic_wmax_ = cw < cubic_wlast_max_ ? cw * (1 + kCubicBeta) / 2 : cw;
   cubic_wlast_max_ = cw;
   ssthresh_ = std::max(static_cast<std::uint32_t>(cwnd_ * kCubicBeta), 2 * snd_mss_);
+}
+
+void TcpConnection::ecn_input(const TcpHeader& h, std::uint8_t ip_ecn, std::size_t len) {
+  if (!ecn_ok_) return;
+  // RFC 3168 section 6.1.3: CWR ends the echo; a CE (also on the CWR segment) starts it.
+  if (h.flags & kCwr) {
+    ++st_.cwr_received;
+    ecn_echo_ = false;
+  }
+  if ((ip_ecn & ecn::kMask) == ecn::kCe) {
+    ++st_.ce_received;
+    if (!ecn_echo_ && len > 0) ecn_ack_now_ = true;
+    ecn_echo_ = true;
+  }
+}
+
+void TcpConnection::ecn_response(TimePs now) {
+  (void)now;
+  // Once per window (RFC 3168 section 6.1.2): not for data sent before the last reduction,
+  // not in a loss recovery (which has reduced already). The same reduction as for a loss
+  // through the congestion control, cwnd = ssthresh at once; nothing is retransmitted.
+  if (in_recovery_ || !seq_gt(snd_una_, ecn_high_)) return;
+  ++st_.ecn_reductions;
+  undo_active_ = false;  // a mark is congestion that happened: nothing to undo over it
+  on_congestion_event();
+  ecn_reduced_ = true;
+  cwnd_ = std::max(std::min(cwnd_, ssthresh_), snd_mss_);
+  ca_acked_ = 0;
 }
 
 void TcpConnection::congestion_avoidance(std::uint32_t acked, TimePs now) {
@@ -1815,6 +1894,8 @@ ConnectionInfo TcpConnection::info() const {
   i.ts_recent = ts_recent_;
   i.min_rtt = min_rtt_ == kNever ? 0 : min_rtt_;
   i.reordering_seen = reordering_seen_;
+  i.ecn_ok = ecn_ok_;
+  i.ecn_echo = ecn_echo_;
   return i;
 }
 

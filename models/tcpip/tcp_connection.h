@@ -3,7 +3,7 @@
 // window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
 // SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961),
 // undo of spurious retransmissions (D-SACK RFC 3708, Eifel RFC 3522, RFC 4015) and
-// HyStart++ (RFC 9406).
+// HyStart++ (RFC 9406) and ECN (RFC 3168).
 // Framing and demultiplexing live in Stack.
 #pragma once
 
@@ -39,6 +39,7 @@ struct TcpSegmentOut {
   std::uint32_t seq = 0, ack = 0;
   std::uint8_t flags = 0;
   std::uint16_t window = 0;  ///< already scaled
+  std::uint8_t ecn = 0;      ///< IPv4 ECN field (ecn::kEct0 on new data of ECN connections)
   TcpOptions opts;           ///< options to write (MSS, WS, SACK-permitted, TS, SACK blocks)
   const std::uint8_t* p1 = nullptr;  ///< payload, first piece
   std::size_t n1 = 0;
@@ -86,8 +87,9 @@ class TcpConnection {
   void open_passive(ConnId listener, const TcpHeader& syn, const TcpOptions& opts, TimePs now);
 
   // --- input
+  /// `ip_ecn`: the ECN field of the IPv4 header that carried the segment (ecn::kCe = marked).
   void on_segment(const TcpHeader& h, const TcpOptions& o, const std::uint8_t* payload,
-                  std::size_t len, TimePs now);
+                  std::size_t len, TimePs now, std::uint8_t ip_ecn = 0);
   /// Fires every timer whose deadline is <= now.
   void on_timer(TimePs now);
   /// Earliest pending timer deadline, kNever if none.
@@ -199,6 +201,9 @@ class TcpConnection {
   // --- HyStart++ (RFC 9406): slow-start growth and its RTT-based exit
   void slow_start(std::uint32_t acked, std::uint32_t ack);
   void hystart_sample(TimePs rtt);
+  // --- ECN (RFC 3168): CE/CWR on input, the response to ECE
+  void ecn_input(const TcpHeader& h, std::uint8_t ip_ecn, std::size_t len);
+  void ecn_response(TimePs now);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -287,6 +292,13 @@ class TcpConnection {
   bool hs_css_ = false;
   std::uint32_t hs_window_end_ = 0, hs_samples_ = 0, hs_css_rounds_ = 0, hs_css_acc_ = 0;
   TimePs hs_cur_min_ = kNever, hs_last_min_ = kNever, hs_css_baseline_ = kNever;
+  // ECN (RFC 3168): asked in our SYN, agreed; receiver echoing CE (ECE until CWR); sender
+  // owes a CWR, and reacts to ECE again only once snd_una passes ecn_high_ (once per window).
+  bool ecn_asked_ = false, ecn_ok_ = false, ecn_echo_ = false, ecn_cwr_pending_ = false;
+  bool ecn_ack_now_ = false;  // the first CE of an echo is ACKed at once (as Linux)
+  bool ack_ece_ = false;      // the ACK being processed carries ECE: no window growth
+  bool ecn_reduced_ = false;  // the last reduction answered ECE (a loss before ecn_high_: none)
+  std::uint32_t ecn_high_ = 0;
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
   bool dsack_pending_ = false;

@@ -141,6 +141,30 @@ bool parse_congestion(const std::string& s, CongestionControl& out) {
   return false;
 }
 
+const char* to_string(EcnMode m) {
+  switch (m) {
+    case EcnMode::Off:
+      return "off";
+    case EcnMode::On:
+      return "on";
+    default:
+      return "passive";
+  }
+}
+
+bool parse_ecn(const std::string& s, EcnMode& out) {
+  if (s == "off") {
+    out = EcnMode::Off;
+  } else if (s == "passive") {
+    out = EcnMode::Passive;
+  } else if (s == "on") {
+    out = EcnMode::On;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 const char* to_string(Event e) {
   switch (e) {
     case Event::Connected:

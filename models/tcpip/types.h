@@ -91,6 +91,18 @@ const char* to_string(CongestionControl c);
 /// "newreno" / "cubic"; false for anything else.
 bool parse_congestion(const std::string& s, CongestionControl& out);
 
+/// ECN (RFC 3168), as Linux's tcp_ecn: Off never uses it; Passive agrees when the peer's SYN
+/// asks (Linux's default, tcp_ecn=2); On also asks in our SYNs (tcp_ecn=1).
+enum class EcnMode { Off, Passive, On };
+const char* to_string(EcnMode m);
+/// "off" / "passive" / "on"; false for anything else.
+bool parse_ecn(const std::string& s, EcnMode& out);
+
+/// The IPv4 ECN field (RFC 3168 section 5): the low two bits of the TOS byte.
+namespace ecn {
+constexpr std::uint8_t kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3, kMask = 3;
+}  // namespace ecn
+
 struct EventInfo {
   ConnId conn = 0;
   ConnId listener = 0;
@@ -150,6 +162,10 @@ struct StackConfig {
   /// HyStart++ (RFC 9406) in the initial slow start: an RTT increase leaves slow start for
   /// Conservative Slow Start and then congestion avoidance before any loss.
   bool hystart = true;
+  /// ECN (RFC 3168): ECN-setup SYNs (On), agreement to a peer's (Passive, On), then ECT(0) on
+  /// new data, ECE/CWR, and a congestion response to ECE without retransmission. Passive, as
+  /// Linux: nothing changes on the wire unless the other end asks.
+  EcnMode ecn = EcnMode::Passive;
   std::uint16_t ephemeral_port_base = 49152;
   std::uint32_t isn_seed = 1;  ///< deterministic ISNs: same seed -> same ISNs
   // --- additions ---

@@ -215,6 +215,17 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
             return c;
           },
           [](tcpip::CongestionControl c) { return tcpip::to_string(c); }),
+      core::enum_param<P>(
+          "toe.tcp.ecn", {"off", "passive", "on"}, "passive",
+          "TCP ECN (RFC 3168), as Linux's tcp_ecn: off; passive = agree when the peer's SYN "
+          "asks (Linux's default); on = also ask. The simulated peer takes the same mode",
+          [](P & s) -> auto& { return s.stack.ecn; },
+          [](const std::string& v) {
+            tcpip::EcnMode m = tcpip::EcnMode::Passive;
+            tcpip::parse_ecn(v, m);
+            return m;
+          },
+          [](tcpip::EcnMode m) { return tcpip::to_string(m); }),
       core::param<P>(
           ParamKind::Uint, "toe.tcp.initial_window", "10",
           "TCP initial congestion window in segments",
@@ -258,6 +269,7 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   mp.rate_bps = params.bandwidth_bps;
   mp.address = params.stack.mac.b;
   mp.tx_queue_frames = params.mac_queue_frames;
+  mp.ecn_mark_frames = params.mac_ecn_frames;
   mp.promiscuous = params.mac_promiscuous;
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<net::EthernetMac>("mac", mp);

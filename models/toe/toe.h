@@ -50,6 +50,7 @@ struct ToeParams {
   DispatcherParams dispatcher;
   tcpip::StackConfig stack;  // addresses, MTU, buffers (Tx/Rx local buffers), timers
   std::uint32_t mac_queue_frames = 1024;
+  std::size_t mac_ecn_frames = 0;  // CE-mark ECT frames at this queue depth (network.ecn_threshold)
   std::uint32_t completion_queue = 1024;  // per channel, beyond the ECQ ring (back-pressure)
   bool mac_promiscuous = false;  // the engine owns several MACs (one per guest address)
   core::TimePs rx_notify_timeout_ps = 1'000'000'000;  // 1 ms; 0 = notify only when full/asked

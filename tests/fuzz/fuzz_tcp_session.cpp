@@ -3,12 +3,16 @@
 // delivered, dropped, reordered, duplicated or mutated in flight, foreign frames injected, time
 // advanced. Invariant checked: unless a frame was mutated or injected, what B reads is exactly
 // the stream A wrote (and the other way round). No crash, leak, hang or endless ACK exchange.
+// Both ends run ECN (A asks, B agrees) and every fifth frame delivered is marked CE when it is
+// ECT, as by a router: a mark changes windows and flags, never the stream.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <vector>
 
+#include "models/tcpip/checksum.h"
+#include "models/tcpip/headers.h"
 #include "models/tcpip/stack.h"
 
 using namespace vtoe::tcpip;
@@ -40,6 +44,18 @@ struct Input {
   std::uint8_t next() { return i < n ? p[i++] : 0; }
 };
 
+// CE on an ECT IPv4 frame, header checksum recomputed (RFC 3168 section 5).
+void mark_ce(Frame& f) {
+  if (f.size() < 34 || load_be16(f.data() + 12) != kEtherTypeIpv4) return;
+  std::uint8_t* ip = f.data() + kEthHeaderLen;
+  const std::size_t hl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+  const std::uint8_t e = ip[1] & ecn::kMask;
+  if ((e != ecn::kEct0 && e != ecn::kEct1) || hl < 20 || f.size() < kEthHeaderLen + hl) return;
+  ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::kCe);
+  ip[10] = ip[11] = 0;
+  store_be16(ip + 10, internet_checksum(ip, hl));
+}
+
 struct World {
   std::deque<Frame> a2b, b2a;
   End ea, eb;
@@ -51,7 +67,7 @@ struct World {
     if (q.empty()) return;
     Frame f = std::move(q.front());
     q.pop_front();
-    ++frames;
+    if (++frames % 5 == 0) mark_ce(f);
     to.receive_frame(f.data(), f.size(), now);
   }
   void advance(TimePs d) {
@@ -73,6 +89,7 @@ StackConfig config(int side) {
   c.ip = 0x0A000001 + side;
   c.isn_seed = 11 + 11 * side;
   c.send_buffer = c.recv_buffer = 64 * 1024;
+  c.ecn = side == 0 ? EcnMode::On : EcnMode::Passive;
   return c;
 }
 

@@ -79,6 +79,51 @@ def test_lossy_link_recovers_by_retransmission(vtoe):
     assert res["peer"]["rx_bytes"] > 1_000_000
 
 
+# A 1 Gbit/s line behind a 128-frame MAC queue: the TOE's window outgrows the queue and frames
+# are dropped. With ECN on both ends and threshold marking at 32 frames, the queue marks CE
+# instead: the same goodput (the line is the limit) without a drop or a retransmission.
+ECN_PATH = ["toe.bandwidth=1Gbps", "toe.mac_queue=128", "network.link_delay=50us",
+            "network.ecn_threshold=32", "duration=100ms", "warmup=20ms"]
+
+
+def test_ecn_marks_replace_queue_drops(vtoe, tmp_path):
+    off, _ = vtoe.scenario("scenarios/quickstart.yaml", *ECN_PATH, out=tmp_path / "off")
+    on, out = vtoe.scenario("scenarios/quickstart.yaml", *ECN_PATH, "toe.tcp.ecn=on",
+                            out=tmp_path / "on", extra=["--pcap"])
+    t_off, t_on = off["stats"]["toe.ppm.tcpip"], on["stats"]["toe.ppm.tcpip"]
+    peer_on = on["stats"]["peer.tcpip"]
+    # Default (passive at both ends): nobody asks, nothing is ECT, the queue drops.
+    assert t_off["ecn_negotiated"] == 0 and off["stats"]["toe.mac"]["ce_marks"] == 0
+    assert t_off["retransmits"] > 0
+    # On: negotiated, marked, echoed, answered with CWR; nothing lost or retransmitted.
+    assert t_on["ecn_negotiated"] == 1 and peer_on["ecn_negotiated"] == 1
+    assert on["stats"]["toe.mac"]["ce_marks"] > 0 and on["stats"]["toe.mac"]["tx_drops"] == 0
+    assert peer_on["ce_received"] > 0 and t_on["ece_received"] > 0
+    assert t_on["ecn_reductions"] > 0 and t_on["cwr_sent"] == t_on["ecn_reductions"]
+    assert t_on["retransmits"] == 0
+    assert on["peer"]["pattern_errors"] == 0
+    assert on["vms"][0]["tx_mbps"] >= 0.98 * off["vms"][0]["tx_mbps"]
+    if shutil.which("tshark") is None:
+        return
+    pcap = out / "link0.pcap"
+    base = ["tshark", "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-T", "fields",
+            "-e", "frame.number"]
+
+    def count(flt):
+        res = subprocess.run(base + ["-Y", flt], capture_output=True, text=True, check=True)
+        return len(res.stdout.split())
+
+    assert count("tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.flags.ece == 1 && tcp.flags.cwr == 1") == 1
+    assert count("tcp.flags.syn == 1 && tcp.flags.ack == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 0") == 1
+    data = count("tcp.len > 0")
+    assert data > 1000
+    # New data is ECT(0) or, marked in the queue, CE; nothing else is ECN-capable.
+    assert count("tcp.len > 0 && (ip.dsfield.ecn == 2 || ip.dsfield.ecn == 3)") == data
+    assert count("ip.dsfield.ecn == 3") > 0
+    assert count("tcp.len == 0 && ip.dsfield.ecn != 0") == 0
+    assert count("ip.checksum.status == 0") == 0
+
+
 @pytest.mark.parametrize("args, needle", [
     (["run", "tests/integration/data/unknown_key.yaml"], "network.link_dealy"),
     (["run", "tests/integration/data/bad_unit.yaml"], "platform.cpu_freq"),

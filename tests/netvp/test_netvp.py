@@ -112,6 +112,59 @@ def test_bridge_capture_decodes_cleanly(lab, tmp_path):
     assert t_start - 1 <= float(times[0]) <= float(times[-1]) <= time.time() + 1, (t_start, times[:1])
 
 
+def ecn_capture(path):
+    """(source IP, TCP flags, sequence number, payload bytes, IP ECN field) of every TCP/IPv4
+    frame of a pcap."""
+    raw = path.read_bytes()
+    order = "<" if raw[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    off = 24
+    while off + 16 <= len(raw):
+        incl = struct.unpack(order + "I", raw[off + 8:off + 12])[0]
+        f = raw[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
+            continue
+        ihl = (f[14] & 0x0F) * 4
+        total = struct.unpack("!H", f[16:18])[0]
+        doff = (f[14 + ihl + 12] >> 4) * 4
+        seq = struct.unpack("!I", f[14 + ihl + 4:14 + ihl + 8])[0]
+        yield ".".join(map(str, f[26:30])), f[14 + ihl + 13], seq, total - ihl - doff, f[15] & 3
+
+
+@pytest.mark.parametrize("mode, agreed", [("passive", True), ("off", False)])
+def test_linux_asking_for_ecn_gets_it_from_a_passive_toe(lab, tmp_path, mode, agreed):
+    # Linux with tcp_ecn=1 asks in its SYN (ECE+CWR); the TOE's default (passive) agrees with
+    # ECE in the SYN-ACK and Linux sends its data ECT(0); `off` refuses (no ECE, Not-ECT data).
+    assert lab.peer("sysctl", "-qw", "net.ipv4.tcp_ecn=1").returncode == 0
+    lab.start("scenarios/netvp/sink.yaml", "duration=4s", f"toe.tcp.ecn={mode}", extra=["--pcap"])
+    src = tmp_path / "d.bin"
+    src.write_bytes(os.urandom(1 << 20))
+    with open(src, "rb") as f:
+        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "5001", stdin=f, capture_output=True)
+    assert nc.returncode == 0, nc.stderr
+    res, _ = lab.wait()
+    assert res["stats"]["toe.ppm.tcpip"]["ecn_negotiated"] == (1 if agreed else 0)
+    segs = list(ecn_capture(lab.out / "netvp.pcap"))
+    syn, ack, ece, cwr = 0x02, 0x10, 0x40, 0x80
+    syns = [fl for src_ip, fl, _, _, _ in segs if src_ip == PEER_IP and fl & syn and not fl & ack]
+    synacks = [fl for src_ip, fl, _, _, _ in segs if src_ip == TOE_IP and fl & syn and fl & ack]
+    assert syns and all(fl & (ece | cwr) == ece | cwr for fl in syns), syns
+    assert synacks and all(fl & (ece | cwr) == (ece if agreed else 0) for fl in synacks), synacks
+    # Linux's new data is ECT(0) on an ECN connection (CE had anything marked it: nothing does
+    # on a veth); its retransmissions, as ours, are Not-ECT (RFC 3168 6.1.5).
+    seen, new, again = set(), [], []
+    for src_ip, _, seq, n, e in segs:
+        if src_ip == PEER_IP and n > 0:
+            (again if seq in seen else new).append(e)
+            seen.add(seq)
+    assert len(new) > 100
+    assert all(e in ((2, 3) if agreed else (0,)) for e in new), sorted(set(new))
+    assert all(e == 0 for e in again), sorted(set(again))
+    print(f"{mode}: {len(new)} new data frames from Linux, {len(again)} retransmitted")
+    # The TOE's own segments here are pure ACKs and the SYN-ACK: never ECT.
+    assert all(e == 0 for src_ip, _, _, _, e in segs if src_ip == TOE_IP)
+
+
 def csum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\x00"

@@ -1,4 +1,5 @@
-// net::EthernetMac: serialisation timing, padding, queue overflow, tx-ready, rx filtering.
+// net::EthernetMac: serialisation timing, padding, queue overflow, tx-ready, rx filtering, ECN
+// threshold marking.
 #include "models/net/ethernet_mac.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,8 @@
 #include <string>
 
 #include "models/net/ethernet_link.h"
+#include "models/tcpip/checksum.h"
+#include "models/tcpip/headers.h"
 #include "tests/unit/net/net_bench.h"
 
 using namespace sc_core;
@@ -278,6 +281,82 @@ TEST(EthernetMac, BoundPortsPassFramesBothWays) {
   EXPECT_EQ(tag_of(wire.arrivals[0].frame), 7u);
   ASSERT_EQ(up.arrivals.size(), 1u);
   EXPECT_EQ(tag_of(up.arrivals[0].frame), 8u);
+}
+
+namespace {
+
+// A TCP/IPv4 frame to kOther with the given IP ECN field, id and TTL (checksums correct).
+Frame tcp_frame(std::uint8_t ecn, std::uint16_t id, std::uint8_t ttl = 64) {
+  namespace tcpip = vtoe::tcpip;
+  tcpip::MacAddr dst;
+  dst.b = kOther;
+  tcpip::TcpHeader h;
+  h.src_port = 5000;
+  h.dst_port = 80;
+  h.seq = 1000u + id;
+  h.flags = tcpip::tcp_flags::kAck;
+  const std::uint8_t data[100] = {1, 2, 3};
+  Frame f = tcpip::build_tcp_frame(tcpip::MacAddr::local(1), dst, 0x0A000001, 0x0A000002, h, {},
+                                   data, sizeof data, id);
+  f[15] = static_cast<std::uint8_t>((f[15] & ~3) | ecn);
+  f[22] = ttl;
+  f[24] = f[25] = 0;
+  tcpip::store_be16(f.data() + 24, tcpip::internet_checksum(f.data() + 14, 20));
+  return f;
+}
+
+std::uint8_t ecn_of(const Frame& f) { return f[15] & 3; }
+
+}  // namespace
+
+TEST(EthernetMac, MarkCeSetsCeOnEctOnlyAndKeepsTheChecksumRight) {
+  // Many ids and TTLs: the incremental update (RFC 1624) must hold for every carry pattern.
+  for (std::uint32_t i = 0; i < 4096; ++i) {
+    const std::uint16_t id = static_cast<std::uint16_t>(i * 7919);
+    const std::uint8_t ttl = static_cast<std::uint8_t>(1 + i % 255);
+    for (std::uint8_t e : {std::uint8_t{1}, std::uint8_t{2}}) {
+      Frame f = tcp_frame(e, id, ttl);
+      ASSERT_TRUE(EthernetMac::mark_ce(f));
+      EXPECT_EQ(ecn_of(f), 3);
+      vtoe::tcpip::FrameView v;
+      ASSERT_TRUE(vtoe::tcpip::decode_frame(f.data(), f.size(), v));
+      ASSERT_TRUE(v.checksums_ok) << "id " << id << " ttl " << int(ttl) << " ecn " << int(e);
+    }
+    Frame not_ect = tcp_frame(0, id, ttl), ce = tcp_frame(3, id, ttl);
+    const Frame a = not_ect, b = ce;
+    EXPECT_FALSE(EthernetMac::mark_ce(not_ect));
+    EXPECT_FALSE(EthernetMac::mark_ce(ce));
+    EXPECT_EQ(not_ect, a);
+    EXPECT_EQ(ce, b);
+  }
+  Frame other = make_frame(kOther, 100);  // not IPv4
+  const Frame o = other;
+  EXPECT_FALSE(EthernetMac::mark_ce(other));
+  EXPECT_EQ(other, o);
+}
+
+TEST(EthernetMac, EcnThresholdMarksEctFramesQueuedBehindTheThreshold) {
+  EthernetMacParams p;
+  p.ecn_mark_frames = 3;
+  EthernetMac mac("mac", p);
+  Collector wire, up;
+  mac.to_wire.bind(wire);
+  mac.upper.bind(up);
+  Driver drv("drv", [&] {
+    // Six ECT(0) frames and one Not-ECT at once: the 4th frame onwards finds 3 queued.
+    for (std::uint16_t i = 0; i < 6; ++i) mac.send(tcp_frame(2, i));
+    mac.send(tcp_frame(0, 6));
+  });
+  sc_start();
+  ASSERT_EQ(wire.arrivals.size(), 7u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(ecn_of(wire.arrivals[i].frame), i < 3 ? 2 : 3) << i;
+  EXPECT_EQ(ecn_of(wire.arrivals[6].frame), 0);  // Not-ECT is never marked
+  EXPECT_EQ(mac.ce_marks(), 3u);
+  for (const auto& a : wire.arrivals) {
+    vtoe::tcpip::FrameView v;
+    ASSERT_TRUE(vtoe::tcpip::decode_frame(a.frame.data(), a.frame.size(), v));
+    EXPECT_TRUE(v.checksums_ok);
+  }
 }
 
 VTOE_TEST_MAIN

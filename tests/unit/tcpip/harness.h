@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/tcpip/checksum.h"
 #include "models/tcpip/headers.h"
 #include "models/tcpip/stack.h"
 
@@ -47,8 +48,23 @@ inline std::uint8_t pattern(std::uint64_t i, std::uint64_t salt = 0) {
   return static_cast<std::uint8_t>((x >> 56) ^ (i >> 12));
 }
 
+/// Marks an ECT(0)/ECT(1) IPv4 frame CE, as a router does (RFC 3168 section 5), and recomputes
+/// the header checksum; false (frame unchanged) if it is not ECT.
+inline bool mark_ce(Frame& f) {
+  if (f.size() < 34 || load_be16(f.data() + 12) != kEtherTypeIpv4) return false;
+  std::uint8_t* ip = f.data() + kEthHeaderLen;
+  const std::uint8_t e = ip[1] & ecn::kMask;
+  if (e != ecn::kEct0 && e != ecn::kEct1) return false;
+  const std::size_t hl = static_cast<std::size_t>(ip[0] & 0x0f) * 4;
+  ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::kCe);
+  ip[10] = ip[11] = 0;
+  store_be16(ip + 10, internet_checksum(ip, hl));
+  return true;
+}
+
 /// What the link does with one frame.
 struct Verdict {
+  bool ce = false;  ///< mark CE on the way (only ECT frames are marked, as by a router)
   bool drop = false;
   int copies = 1;          ///< > 1 duplicates the frame
   TimePs extra_delay = 0;  ///< reordering
@@ -139,6 +155,9 @@ class Net {
       ++queue_drops[from];
       return;
     }
+    // ECN: the filter's mark, or threshold marking of the sender queue (bytes waiting ahead).
+    const bool over = ecn_mark_bytes && ps_per_byte && (start - now) / ps_per_byte > ecn_mark_bytes;
+    if ((v.ce || over) && mark_ce(f)) ++ce_marked[from];
     const TimePs end = start + f.size() * ps_per_byte;
     busy_until[from] = end;
     // Copies arrive right behind the original (same time, next in queue order).
@@ -160,6 +179,7 @@ class Net {
       const int to = node.mapped().first;
       Frame& f = node.mapped().second;
       ++delivered[to];
+      if (on_deliver) on_deliver(to, f);
       host(to).stack->receive_frame(f.data(), f.size(), now);
     } else if (ta == t) {
       a.stack->poll(now);
@@ -188,13 +208,16 @@ class Net {
   TimePs delay = 50 * kUs;
   TimePs ps_per_byte = 0;             ///< serialization time; 8000 = 1 Gbit/s
   std::size_t queue_limit_bytes = 0;  ///< drop-tail limit of the sender queue (0 = none)
+  std::size_t ecn_mark_bytes = 0;     ///< CE-mark ECT frames above this sender queue (0 = none)
   std::function<Verdict(int from, const Frame&, std::uint64_t idx)> filter;
+  /// Sees every frame as its sender emitted it (before a drop, a CE mark or delivery).
   std::function<void(int from, const Frame&, std::uint64_t idx)> on_send;
+  std::function<void(int to, const Frame&)> on_deliver;  ///< a frame arrives (before the stack)
   bool keep_log = false;
   std::vector<LoggedFrame> log;
   std::uint64_t hash = 1469598103934665603ull;
   std::uint64_t sent[2] = {0, 0}, delivered[2] = {0, 0}, dropped[2] = {0, 0},
-                queue_drops[2] = {0, 0};
+                queue_drops[2] = {0, 0}, ce_marked[2] = {0, 0};
   std::uint64_t steps = 0;
   Host a, b;
 
