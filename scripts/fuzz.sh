@@ -28,7 +28,7 @@ status=0
 # bookkeeping of its many features per input cost more than the simulation (docs/fuzzing.md).
 extra_flags() {
   case $1 in
-    tcp_session) echo -max_len=2048 ;;
+    tcp_session) echo -max_len=2048 -entropic=0 ;;
     guest) echo -detect_leaks=0 -entropic=0 ;;
   esac
 }
