@@ -116,8 +116,14 @@ class Target : public sc_core::sc_module {
       vm0_irqs_ = irqs;
       vm0_progress_ps_ = now;
     } else if (now - vm0_progress_ps_ > kStarvationPs) {
-      std::fprintf(stderr, "fuzz_guest: %s: VM 0 took no interrupt for %llu ps\n", name(),
-                   static_cast<unsigned long long>(now - vm0_progress_ps_));
+      toe::ControlChannel& ch = p_.toe().channel(p_.channel_of(0));
+      std::fprintf(stderr,
+                   "fuzz_guest: %s: VM 0 took no interrupt for %llu ps (its channel: %llu "
+                   "contexts fetched, %llu completions written, %zu waiting, backlogged %d)\n",
+                   name(), static_cast<unsigned long long>(now - vm0_progress_ps_),
+                   static_cast<unsigned long long>(ch.contexts_fetched()),
+                   static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
+                   ch.backlogged() ? 1 : 0);
       std::abort();
     }
     if (!native_) check_guard();
