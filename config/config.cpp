@@ -186,37 +186,45 @@ std::string parent_of(const std::string& path) {
   return dot == std::string::npos ? std::string() : path.substr(0, dot);
 }
 
-std::size_t levenshtein(const std::string& a, const std::string& b) {
+// Edit distance between a and b when it is at most `bound`, otherwise bound + 1. The bound keeps
+// a long unknown key from costing |a| x |b| against every pattern of the schema.
+std::size_t levenshtein(const std::string& a, const std::string& b, std::size_t bound) {
+  const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (gap > bound) return bound + 1;
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diag = row[0];
     row[0] = i;
+    std::size_t row_min = row[0];
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t up = row[j];
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diag = up;
+      row_min = std::min(row_min, row[j]);
     }
+    if (row_min > bound) return bound + 1;  // no later row can come back under the bound
   }
-  return row[b.size()];
+  return std::min(row[b.size()], bound + 1);
 }
 
 // The closest known pattern to an unknown one, or "" if nothing is close.
 std::string closest_pattern(const Schema& schema, const std::string& unknown) {
   const std::string uleaf = leaf_of(unknown);
+  const std::size_t limit = std::max<std::size_t>(2, uleaf.size() / 3);  // farther is no guess
   std::size_t best_score = SIZE_MAX;
   std::string best;
   for (const std::string& cand : schema.all_patterns()) {
     if (cand.size() >= 2 && cand.compare(cand.size() - 2, 2, "[]") == 0) continue;
     const std::string cleaf = leaf_of(cand);
-    std::size_t d = levenshtein(unknown, cand);
+    std::size_t d = levenshtein(unknown, cand, limit);
     // The right name at the wrong level ("link_delay" for "network.link_delay").
-    d = std::min(d, levenshtein(uleaf, cleaf) + 1);
+    d = std::min(d, levenshtein(uleaf, cleaf, limit) + 1);
     // A leaf that is a prefix of the other ("cpu_frequency" for "cpu_freq").
     const std::size_t shorter = std::min(uleaf.size(), cleaf.size());
     if (shorter >= 3 && uleaf.compare(0, shorter, cleaf, 0, shorter) == 0)
       d = std::min<std::size_t>(d, 1);
-    if (d > std::max<std::size_t>(2, uleaf.size() / 3)) continue;
+    if (d > limit) continue;
     const std::size_t score = 2 * d + (parent_of(unknown) == parent_of(cand) ? 0 : 1);
     if (score < best_score) {
       best_score = score;

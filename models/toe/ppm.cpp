@@ -212,15 +212,19 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
       done.arg = cmd.opcode;
       if (e->kind == CcbEntry::Kind::Listener || !e->conn) {
         // Listeners and never-connected sockets go at once; queued accepts are dropped.
+        tcpip::ConnId listening = 0;
         if (e->kind == CcbEntry::Kind::Listener) {
           for (tcpip::ConnId pending : e->backlog) stack_->abort(pending, now);
           for (std::uint16_t s : e->accept_socks)
             if (CcbEntry* w = ccb_.find(ch, s))
               drop_connection(*w, EventType::Closed, Status::BadSocket);
-          if (e->conn) stack_->abort(e->conn, now);
+          listening = e->conn;
         }
         channel.post(done);
         drop_connection(*e, EventType::Closed, Status::Ok);
+        // Only now: closing the listener reports Closed for it at once, which would find the
+        // entry still bound and drop it under our feet (a use after free, found by fuzz_guest).
+        if (listening) stack_->abort(listening, now);
         break;
       }
       e->state = CcbEntry::State::Closing;

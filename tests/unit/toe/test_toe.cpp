@@ -578,6 +578,35 @@ TEST(Toe, AFinThatArrivesBeforeTheAcceptIsReportedAfterIt) {
   EXPECT_EQ(b.peer->clients_failed(), 0u);
 }
 
+// Closing a listening socket (found by fuzz_guest, tests/fuzz/regressions/guest/listen_close_*):
+// the protocol engine reports the listener Closed at once, and the PPM used to drop the CCB entry
+// on that event and then again itself, after freeing it (a use after free under ASan, two Closed
+// completions without). One CmdDone, one Closed, and the port can be listened on again.
+TEST(Toe, ClosingAListenerReleasesItOnce) {
+  Bench b({});
+  b.host.script = [&](Host& h) {
+    h.setup();
+    for (std::uint16_t round = 0; round < 2; ++round) {
+      const std::uint16_t sock = static_cast<std::uint16_t>(3 + round);
+      CmdDesc l = listen_cmd(sock, 7000, 4);
+      h.post(Ring::Cmd, &l);
+      EXPECT_EQ(h.wait_for(EventType::CmdDone, sock).status, 0);
+      CmdDesc c{};
+      c.opcode = static_cast<std::uint8_t>(toe::CmdOp::Close);
+      c.sock = sock;
+      h.post(Ring::Cmd, &c);
+      const EcqDesc closed = h.wait_for(EventType::Closed, sock);
+      EXPECT_TRUE(closed.flags & toe::kEcqSocketReleased);
+      sc_core::wait(sc_core::sc_time(1, sc_core::SC_MS));
+      h.drain();
+    }
+  };
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  EXPECT_EQ(b.host.count(EventType::Closed), 2u);   // one per listener, not two
+  EXPECT_EQ(b.host.count(EventType::CmdDone), 4u);  // two Listens, two Closes
+  EXPECT_EQ(b.host.count(EventType::Error), 0u);    // the second Listen found the port free
+}
+
 // A host that posts contexts and never reads its ECQ: the TOE holds at most toe.completion_queue
 // completions for it and then stops fetching its rings (back-pressure), instead of queueing a
 // completion for every context the host can post.
