@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from scripts_paths import TIMEOUT_FACTOR
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,7 +21,7 @@ def reproduction(tmp_path_factory):
         preset = env.get("VTOE_PRESET", "release")
         env["VTOE_BIN"] = str(ROOT / "build" / preset / "app" / "vtoe")
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "reproduce.py"), "--quick", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=1800)
+                          capture_output=True, text=True, env=env, timeout=1800 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out, proc
 

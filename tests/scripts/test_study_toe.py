@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import study_toe as s
+from scripts_paths import TIMEOUT_FACTOR
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +55,7 @@ def study(tmp_path_factory):
         env["VTOE_BIN"] = str(ROOT / "build" / env.get("VTOE_PRESET", "release") / "app" / "vtoe")
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "study_toe.py"), "--quick",
                            "--only", "clock,ccb", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=1200)
+                          capture_output=True, text=True, env=env, timeout=1200 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
