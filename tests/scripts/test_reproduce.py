@@ -14,6 +14,8 @@ from scripts_paths import REDUCED, TIMEOUT_FACTOR
 # after another) is left out: its runs are the same simulations as the sweeps', and the normal
 # build checks its section of the report (VTOE_FULL_SCALE=1 keeps it; docs/fuzzing.md).
 NO_FIT = ["--no-fit"] if REDUCED else []
+# One pytest-xdist worker runs every test of this module-scoped fixture, and so the fixture once.
+pytestmark = pytest.mark.xdist_group("reproduce")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -60,6 +60,7 @@ def study(tmp_path_factory):
     return out
 
 
+@pytest.mark.xdist_group("study")  # the module-scoped study runs once: one worker takes both
 def test_quick_study_draws_figures_and_names_knees(study):
     for name in ("clock", "ccb"):
         assert (study / f"study_{name}.png").stat().st_size > 0
@@ -75,6 +76,7 @@ def test_quick_study_draws_figures_and_names_knees(study):
     assert slowest["toe.ppm_tx_utilization"] > 0.95
 
 
+@pytest.mark.xdist_group("study")
 def test_report_numbers_are_the_runs(study):
     summary = json.loads((study / "summary.json").read_text())
     for label, curve in summary["clock"].items():
