@@ -35,10 +35,9 @@ venv: $(VENV)/.stamp
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(PRESET),asan)
-	@# Sanitized: two pytest workers (pytest-xdist; tests marked xdist_group share one worker and
-	@# so their module-scoped fixture) and the slowest tests listed; the NetVP tests, which race
-	@# real Linux peers in real time, run after the rest on their own.
-	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --dist loadgroup --durations=25 tests/integration tests/scripts tests/iss
+	@# Sanitized: two pytest workers (pytest-xdist) and the slowest tests listed; the NetVP tests,
+	@# which race real Linux peers in real time, run after the rest on their own.
+	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss
 	VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
 	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss

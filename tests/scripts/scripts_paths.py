@@ -1,5 +1,8 @@
 """Paths the script tests share (a module of its own: conftest names collide across test folders)."""
+import fcntl
+import json
 import os
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,3 +19,22 @@ REDUCED = SANITIZED and os.environ.get("VTOE_FULL_SCALE") != "1"
 def scaled(full, sanitized):
     """A count for a test whose point is scale or duration: `full` normally, `sanitized` under asan."""
     return sanitized if REDUCED else full
+
+
+def run_once(tmp_path_factory, name, cmd, **kw):
+    """Runs `cmd` + [its output directory] once per test session, also under pytest-xdist, whose
+    workers would each set up a module-scoped fixture: the first worker runs it under a lock in
+    the session's shared temporary directory, the others take its result. Returns (out, proc)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp(name)
+        return out, subprocess.run([*cmd, str(out)], capture_output=True, text=True, **kw)
+    shared = tmp_path_factory.getbasetemp().parent  # one per session, shared by its workers
+    out, record = shared / name, shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            out.mkdir(exist_ok=True)
+            proc = subprocess.run([*cmd, str(out)], capture_output=True, text=True, **kw)
+            record.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]))
+    code, stdout, stderr = json.loads(record.read_text())
+    return out, subprocess.CompletedProcess(cmd, code, stdout, stderr)

@@ -224,7 +224,6 @@ def local_run(tmp_path_factory, vtoe_bin):
     return f, d / "out"
 
 
-@pytest.mark.xdist_group("local_run")  # one worker takes every user of the module-scoped run
 def test_local_run_table_equals_results_json(local_run):
     sweep_file, out = local_run
     points = points_of(load_sweep(sweep_file))
@@ -281,7 +280,6 @@ def test_local_run_table_equals_results_json(local_run):
     pd.testing.assert_frame_equal(pq.astype(str), csv_df.astype(str))
 
 
-@pytest.mark.xdist_group("local_run")
 def test_library_returns_the_same_table(local_run, vtoe_bin):
     sweep_file, out = local_run
     df = run_sweep(load_sweep(sweep_file), out=out, vtoe=vtoe_bin, quiet=True)
@@ -513,7 +511,6 @@ def dask_cluster(tmp_path):
                 p.wait()
 
 
-@pytest.mark.xdist_group("local_run")
 def test_dask_run_gives_the_local_table(local_run, dask_cluster, tmp_path, vtoe_bin):
     sweep_file, local_out = local_run
     out = tmp_path / "dask-out"
