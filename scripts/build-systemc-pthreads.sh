@@ -8,17 +8,22 @@
 # real thread that ASan and LSan know. The source is the distribution's own systemc source
 # package, fetched with apt through a private deb-src list under build/ (the system's apt
 # configuration is not changed). The release build keeps Debian's libsystemc.
+# Process switches use one semaphore per thread (scripts/systemc-pthreads-semaphores.patch): the
+# stock mutex and condition-variable handoff costs about twice the CPU time per switch, and every
+# wait() in the models is two switches. An install made without the patch is rebuilt.
 # The build does not register itself in CMake's user package registry (release builds would find it).
 #   scripts/build-systemc-pthreads.sh      (needs cmake, ninja, g++: scripts/install-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD/build/systemc-pthreads
 prefix=$top/install
-[ -f "$prefix/lib/cmake/SystemCLanguage/SystemCLanguageConfig.cmake" ] && exit 0
+patch_file=$PWD/scripts/systemc-pthreads-semaphores.patch
+stamp=$prefix/.semaphores-$(sha256sum "$patch_file" | cut -c1-16)
+[ -f "$prefix/lib/cmake/SystemCLanguage/SystemCLanguageConfig.cmake" ] && [ -f "$stamp" ] && exit 0
 
 echo "build-systemc-pthreads: fetching the systemc source package and building it into $top"
 apt_dir=$top/apt
-rm -rf "$apt_dir" "$top/src" "$top/build"
+rm -rf "$apt_dir" "$top/src" "$top/build" "$prefix"
 mkdir -p "$apt_dir/sources.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$top/src"
 # The system's package sources as deb-src entries: deb822 files and one-line lists.
 for f in /etc/apt/sources.list.d/*.sources; do
@@ -35,6 +40,7 @@ apt-get "${apt_opts[@]}" -q update >"$top/apt.log" 2>&1 || { cat "$top/apt.log" 
   { cat "$top/apt.log" >&2; exit 1; }
 tar -xzf "$top"/src/systemc_*.orig.tar.gz -C "$top/src"
 srcdir=$(find "$top/src" -mindepth 1 -maxdepth 1 -type d -name 'systemc-*' | head -1)
+patch -d "$srcdir" -p1 -s <"$patch_file"
 
 # C++17 as the project (SystemC checks the standard at link time); not instrumented itself.
 cmake -S "$srcdir" -B "$top/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -42,5 +48,6 @@ cmake -S "$srcdir" -B "$top/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_INSTALL_PREFIX="$prefix" >"$top/cmake.log" 2>&1 || { cat "$top/cmake.log" >&2; exit 1; }
 cmake --build "$top/build" -j "$(nproc)" >"$top/build.log" 2>&1 || { tail -40 "$top/build.log" >&2; exit 1; }
 cmake --install "$top/build" >"$top/install.log" 2>&1
+touch "$stamp"
 rm -rf "$apt_dir/cache" "$apt_dir/lists"
 echo "build-systemc-pthreads: installed in $prefix"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from integration_paths import ROOT, TIMEOUT_FACTOR
 
 
 def vtoe_binary() -> Path:
@@ -25,7 +25,7 @@ class Vtoe:
 
     def run(self, *args, check=True, timeout=600):
         proc = subprocess.run([str(self.bin), *map(str, args)], capture_output=True, text=True,
-                              timeout=timeout, cwd=ROOT)
+                              timeout=timeout * TIMEOUT_FACTOR, cwd=ROOT)
         if check and proc.returncode != 0:
             raise AssertionError(f"vtoe {' '.join(map(str, args))} failed ({proc.returncode}):\n"
                                  f"{proc.stdout}\n{proc.stderr}")

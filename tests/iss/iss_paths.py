@@ -3,6 +3,7 @@ conftest.py: tests elsewhere import `conftest` by name and must find theirs.
 
 When the cross compiler or qemu-arm is missing, every ISS test is skipped and a warning in the
 summary says why (visible under pytest -q too)."""
+import fcntl
 import os
 import shutil
 import subprocess
@@ -36,10 +37,14 @@ if MISSING:
 
 @pytest.fixture(scope="session")
 def corpus():
-    """Builds the corpus (tests/iss/Makefile) into build/iss-corpus once per session."""
+    """Builds the corpus (tests/iss/Makefile) into build/iss-corpus once per session (per worker
+    under pytest-xdist: a lock keeps two workers' makes from writing the same files at once)."""
     jobs = str(os.cpu_count() or 2)
-    proc = subprocess.run(["make", "-s", "-C", str(HERE), f"OUT={OUT}", "-j", jobs],
-                          capture_output=True, text=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT.parent / "iss-corpus.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run(["make", "-s", "-C", str(HERE), f"OUT={OUT}", "-j", jobs],
+                              capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.fail(f"building the ISS corpus failed:\n{proc.stdout}\n{proc.stderr}")
     return OUT

@@ -1,4 +1,40 @@
 """Paths the script tests share (a module of its own: conftest names collide across test folders)."""
+import fcntl
+import json
+import os
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# The sanitizer build (`make asan` sets VTOE_PRESET=asan; docs/fuzzing.md) runs the same tests on a
+# binary many times slower (ASan, and SystemC processes as POSIX threads): subprocess timeouts grow
+# by VTOE_TIMEOUT_FACTOR (4 there, else 1), and tests whose point is scale or duration run fewer
+# iterations of the same code paths (scaled()); VTOE_FULL_SCALE=1 keeps the full counts under asan.
+SANITIZED = os.environ.get("VTOE_PRESET") == "asan"
+TIMEOUT_FACTOR = float(os.environ.get("VTOE_TIMEOUT_FACTOR") or (4 if SANITIZED else 1))
+REDUCED = SANITIZED and os.environ.get("VTOE_FULL_SCALE") != "1"
+
+
+def scaled(full, sanitized):
+    """A count for a test whose point is scale or duration: `full` normally, `sanitized` under asan."""
+    return sanitized if REDUCED else full
+
+
+def run_once(tmp_path_factory, name, cmd, **kw):
+    """Runs `cmd` + [its output directory] once per test session, also under pytest-xdist, whose
+    workers would each set up a module-scoped fixture: the first worker runs it under a lock in
+    the session's shared temporary directory, the others take its result. Returns (out, proc)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp(name)
+        return out, subprocess.run([*cmd, str(out)], capture_output=True, text=True, **kw)
+    shared = tmp_path_factory.getbasetemp().parent  # one per session, shared by its workers
+    out, record = shared / name, shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            out.mkdir(exist_ok=True)
+            proc = subprocess.run([*cmd, str(out)], capture_output=True, text=True, **kw)
+            record.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]))
+    code, stdout, stderr = json.loads(record.read_text())
+    return out, subprocess.CompletedProcess(cmd, code, stdout, stderr)

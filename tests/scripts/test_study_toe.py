@@ -2,13 +2,13 @@
 should, and a quick run writes a figure per sweep and a report whose numbers are the runs'."""
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import study_toe as s
+from scripts_paths import TIMEOUT_FACTOR, run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,13 +48,12 @@ def test_limit_is_the_most_utilised_resource():
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("study")
     env = dict(os.environ)
     if "VTOE_BIN" not in env:
         env["VTOE_BIN"] = str(ROOT / "build" / env.get("VTOE_PRESET", "release") / "app" / "vtoe")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "study_toe.py"), "--quick",
-                           "--only", "clock,ccb", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=1200)
+    out, proc = run_once(tmp_path_factory, "study",
+                         [sys.executable, str(ROOT / "scripts" / "study_toe.py"), "--quick",
+                          "--only", "clock,ccb", "--out"], env=env, timeout=1200 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 

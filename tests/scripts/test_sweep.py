@@ -17,7 +17,7 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("yaml")
 pytest.importorskip("tqdm")
 
-from scripts_paths import ROOT  # noqa: E402
+from scripts_paths import ROOT, TIMEOUT_FACTOR  # noqa: E402
 from vtoe_sweep import (Point, SweepError, load_sweep, point_id, points_of,  # noqa: E402
                         run_sweep, sweep_from_dict)
 
@@ -42,7 +42,8 @@ def write(path: Path, text: str) -> Path:
 
 def sweep_cli(*args, vtoe, check=None, timeout=300):
     proc = subprocess.run([sys.executable, str(SWEEP_PY), *map(str, args), "--vtoe", str(vtoe),
-                           "--quiet"], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+                           "--quiet"], capture_output=True, text=True, timeout=timeout * TIMEOUT_FACTOR,
+                          cwd=ROOT)
     if check is not None:
         assert proc.returncode == check, proc.stderr
     return proc

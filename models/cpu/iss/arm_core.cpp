@@ -962,9 +962,12 @@ void ArmCore::multiply(const Insn& in) {
       return;
     }
     case Op::MulMost: {
-      int64_t p = int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b);
-      int64_t acc = in.ra == 15 ? 0 : static_cast<int64_t>(uint64_t{r_[in.ra]} << 32);
-      uint64_t res = static_cast<uint64_t>(in.sub ? acc - p : acc + p);
+      // Modulo 2^64, as the architecture keeps bits 63:32 only: (Ra << 32) +/- the product
+      // overflows int64_t (undefined behaviour, found by UBSan) for e.g. Ra = 0x7fffffff.
+      int64_t prod = int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b);
+      uint64_t p = static_cast<uint64_t>(prod);
+      uint64_t acc = in.ra == 15 ? 0 : uint64_t{r_[in.ra]} << 32;
+      uint64_t res = in.sub ? acc - p : acc + p;
       if (in.shift_type) res += 0x80000000u;
       r_[in.rd] = static_cast<uint32_t>(res >> 32);
       return;

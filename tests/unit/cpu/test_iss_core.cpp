@@ -197,6 +197,20 @@ TEST_F(Iss, Multiplies) {
   EXPECT_EQ(r(2), 0x10000000u);
 }
 
+// SMMLA/SMMLS keep bits 63:32 of (Ra << 32) +/- Rn * Rm: the sum wraps modulo 2^64. Computed in
+// int64_t it overflowed (undefined behaviour; the sanitizer build stops on it).
+TEST_F(Iss, MostSignificantWordMultiplyAccumulateWraps) {
+  regs(0x40000000, 0x40000000, 0, 0x7fffffff);
+  a32({0xe7523110});  // smmla r2, r0, r1, r3: 0x7fffffff'00000000 + 2^60
+  EXPECT_EQ(r(2), 0x8fffffffu);
+  regs(0x40000000, 0x40000000, 0, 0x80000000);
+  a32({0xe75231d0});  // smmls r2, r0, r1, r3: 0x80000000'00000000 - 2^60
+  EXPECT_EQ(r(2), 0x70000000u);
+  regs(0x40000000, 0x40000000, 0, 0x7fffffff);
+  a32({0xe7523130});  // smmlar: the same plus the rounding constant 0x80000000
+  EXPECT_EQ(r(2), 0x8fffffffu);
+}
+
 TEST_F(Iss, DivideEdgeCases) {
   regs(7, static_cast<uint32_t>(-2));
   a32({0xe712f110});  // sdiv r2, r0, r1
