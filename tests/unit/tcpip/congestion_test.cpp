@@ -10,7 +10,6 @@
 namespace vtoe::tcpip::test {
 namespace {
 
-constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 
 struct Backoff {
   std::uint32_t cwnd_before = 0, ssthresh = 0;

@@ -14,21 +14,9 @@ namespace {
 
 using namespace tcp_flags;
 
-constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 
 std::uint8_t ecn_of(const FrameView& v) { return v.ip.tos & ecn::kMask; }
 
-/// A's first transmissions of data segments, numbered from 0 (retransmissions: -1).
-struct FirstSends {
-  std::map<std::uint32_t, std::uint64_t> seen;
-  std::int64_t classify(const Frame& f) {
-    FrameView v;
-    if (!is_tcp_data(f, &v) || seen.count(v.tcp.seq)) return -1;
-    const std::uint64_t n = seen.size();
-    seen[v.tcp.seq] = n;
-    return static_cast<std::int64_t>(n);
-  }
-};
 
 // ------------------------------------------------------------------------------ negotiation
 

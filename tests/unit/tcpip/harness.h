@@ -19,6 +19,8 @@
 
 namespace vtoe::tcpip::test {
 
+constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
+
 constexpr TimePs kNs = 1'000ull;
 constexpr TimePs kUs = 1'000'000ull;
 constexpr TimePs kMs = 1'000'000'000ull;
@@ -253,6 +255,18 @@ inline bool is_tcp_data(const Frame& f, FrameView* out = nullptr) {
   if (out) *out = v;
   return v.payload_len > 0;
 }
+
+/// A's first transmissions of data segments, numbered from 0 (retransmissions: -1).
+struct FirstSends {
+  std::map<std::uint32_t, std::uint64_t> seen;
+  std::int64_t classify(const Frame& f) {
+    FrameView v;
+    if (!is_tcp_data(f, &v) || seen.count(v.tcp.seq)) return -1;
+    const std::uint64_t n = seen.size();
+    seen[v.tcp.seq] = n;
+    return static_cast<std::int64_t>(n);
+  }
+};
 
 /// Resolves ARP both ways so that TCP timing starts clean.
 inline void warm_arp(Net& net) {

@@ -11,7 +11,6 @@
 namespace vtoe::tcpip::test {
 namespace {
 
-constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 
 /// Index of A's first-transmission data segments (by sequence number), for loss hooks.
 struct DataSegIndex {

@@ -12,20 +12,8 @@
 namespace vtoe::tcpip::test {
 namespace {
 
-constexpr TimePs kGbit = 8000;  // ps per byte at 1 Gbit/s
 constexpr std::uint32_t kInf = 0x7fffffff;
 
-/// A's first transmissions of data segments, numbered from 0 (retransmissions: -1).
-struct FirstSends {
-  std::map<std::uint32_t, std::uint64_t> seen;
-  std::int64_t classify(const Frame& f) {
-    FrameView v;
-    if (!is_tcp_data(f, &v) || seen.count(v.tcp.seq)) return -1;
-    const std::uint64_t n = seen.size();
-    seen[v.tcp.seq] = n;
-    return static_cast<std::int64_t>(n);
-  }
-};
 
 /// The sender's window just before an episode and just after it was undone (or after the
 /// episode's first ACKs when nothing was undone).
