@@ -90,8 +90,8 @@ class Application : public core::Module {
   // simulation ends is never unwound.
   std::vector<std::uint8_t> buffer_;
   std::vector<std::uint8_t> reply_;
-  std::deque<Worker> workers_;  // deque: the spawned processes keep references
-  std::vector<Worker*> idle_;   // workers waiting for a connection
+  std::deque<Worker> workers_;        // deque: the spawned processes keep references
+  std::vector<Worker*> idle_;         // workers waiting for a connection
   sc_core::sc_event worker_idle_ev_;  // a worker became idle (workload.workers reached)
   core::Counter& server_processes_;
 };

@@ -425,9 +425,9 @@ void VirtualToeManager::ensure_started(Ctx& ctx, int charge_vm) {
   phys_started_ = true;  // before programming: a second doorbell meanwhile must not program again
   std::array<std::uint64_t, toe::kRings> ring_pa{};
   for (int r = 0; r < toe::kRings; ++r)
-    ring_pa[static_cast<std::size_t>(r)] =
-        params_.ring_memory_pa +
-        static_cast<std::uint64_t>(r) * params_.ring_entries * toe::kDescBytes;
+    ring_pa[static_cast<std::size_t>(r)] = params_.ring_memory_pa + static_cast<std::uint64_t>(r) *
+                                                                        params_.ring_entries *
+                                                                        toe::kDescBytes;
   PhysicalAccess access(*this, ctx, charge_vm);
   phys_.start(access, ring_pa);
 }

@@ -40,8 +40,8 @@ struct VirtualToeParams {
   toe::DispatchPolicyKind policy = toe::DispatchPolicyKind::RoundRobin;
   std::vector<std::uint32_t> quanta;  // per served VM (DWRR), empty = default each
   std::uint32_t default_quantum = 16000;
-  std::uint32_t depth = 4;               // send contexts in the physical channel at once
-  std::vector<std::uint32_t> addresses;  // per served VM: the only local address it may use
+  std::uint32_t depth = 4;                      // send contexts in the physical channel at once
+  std::vector<std::uint32_t> addresses;         // per served VM: the only local address it may use
   std::uint64_t ring_full_poll_ps = 1'000'000;  // re-read a full physical ring's head this often
   // Completions held for a VM whose virtual ECQ is full; at this many the manager takes no more
   // of that VM's contexts until it reads its ECQ (toe.completion_queue, as the real channel).

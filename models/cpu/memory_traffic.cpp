@@ -15,9 +15,10 @@ MemoryTraffic::MemoryTraffic(const sc_core::sc_module_name& name, tlm::tlm_initi
       bytes_written_(stats_.counter("bytes_written", "bytes software wrote back to DRAM")),
       transactions_(stats_.counter("transactions", "bursts booked on the memory system")),
       errors_(stats_.counter("errors", "bursts the memory system refused")),
-      hypervisor_bytes_(stats_.counter(
-          "hypervisor_bytes", "bytes of the above the hypervisor's copies moved (DE contexts and "
-                              "completions)")),
+      hypervisor_bytes_(
+          stats_.counter("hypervisor_bytes",
+                         "bytes of the above the hypervisor's copies moved (DE contexts and "
+                         "completions)")),
       stall_ps_(stats_.counter("stall_ps", "core time stalled waiting for memory, ps")) {}
 
 void MemoryTraffic::work(Core::Context& ctx, double cycles, CycleClass cls, bool write,

@@ -27,7 +27,7 @@ struct PeerClients {
   std::uint64_t connections = 0;  // 0 = no client load
   std::uint32_t concurrency = 1;
   std::uint64_t bytes = 4096;
-  std::uint32_t vm = 0;            // the VM whose server the clients connect to
+  std::uint32_t vm = 0;                   // the VM whose server the clients connect to
   core::TimePs start_ps = 1'000'000'000;  // 1 ms: the server has listened by then
   // Source addresses the clients connect from (the peer's own and aliases): each has its own
   // ephemeral port range towards the server, so more than one lets more clients be open at once.
@@ -39,13 +39,13 @@ const std::vector<core::Param<PeerClients>>& peer_client_params();
 
 struct PeerApp {
   PeerAppType type = PeerAppType::Sink;
-  std::uint16_t port = 5001;        // listening port (sink, echo, rpc) or remote port (source)
-  std::uint32_t remote_ip = 0;      // source: whom to connect to
-  std::uint32_t request_size = 0;   // rpc: bytes per request
-  std::uint32_t response_size = 0;  // rpc: bytes per response
-  core::TimePs start_ps = 0;        // source, clients: first connection attempt
-  bool verify_pattern = true;       // sink: check the guest's byte pattern
-  PeerClients clients;              // clients: the load
+  std::uint16_t port = 5001;           // listening port (sink, echo, rpc) or remote port (source)
+  std::uint32_t remote_ip = 0;         // source: whom to connect to
+  std::uint32_t request_size = 0;      // rpc: bytes per request
+  std::uint32_t response_size = 0;     // rpc: bytes per response
+  core::TimePs start_ps = 0;           // source, clients: first connection attempt
+  bool verify_pattern = true;          // sink: check the guest's byte pattern
+  PeerClients clients;                 // clients: the load
   std::vector<std::uint32_t> sources;  // clients: local addresses used in turn (empty: primary)
 };
 
@@ -114,7 +114,7 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::uint32_t clients_active_ = 0;
   std::vector<bool> source_ready_;    // clients: a client from this source has connected
   std::vector<bool> source_probing_;  // clients: its first client is on its way
-  std::size_t next_source_ = 0;  // clients: the source address the next connection tries first
+  std::size_t next_source_ = 0;       // clients: the source address the next connection tries first
 };
 
 }  // namespace vtoe::net
