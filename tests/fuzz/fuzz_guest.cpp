@@ -117,13 +117,16 @@ class Target : public sc_core::sc_module {
       vm0_progress_ps_ = now;
     } else if (now - vm0_progress_ps_ > kStarvationPs) {
       toe::ControlChannel& ch = p_.toe().channel(p_.channel_of(0));
+      const auto& app = p_.guest(0).apps().front()->counters();
       std::fprintf(stderr,
                    "fuzz_guest: %s: VM 0 took no interrupt for %llu ps (its channel: %llu "
-                   "contexts fetched, %llu completions written, %zu waiting, backlogged %d)\n",
+                   "contexts fetched, %llu completions written, %zu waiting, backlogged %d; its "
+                   "workload: %llu transactions, error '%s')\n",
                    name(), static_cast<unsigned long long>(now - vm0_progress_ps_),
                    static_cast<unsigned long long>(ch.contexts_fetched()),
                    static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
-                   ch.backlogged() ? 1 : 0);
+                   ch.backlogged() ? 1 : 0, static_cast<unsigned long long>(app.transactions),
+                   app.failed ? app.error.c_str() : "");
       std::abort();
     }
     if (!native_) check_guard();
