@@ -121,12 +121,15 @@ class Target : public sc_core::sc_module {
       std::fprintf(stderr,
                    "fuzz_guest: %s: VM 0 took no interrupt for %llu ps (its channel: %llu "
                    "contexts fetched, %llu completions written, %zu waiting, backlogged %d; its "
-                   "workload: %llu transactions, error '%s')\n",
+                   "workload: %llu transactions, error '%s'; the TOE's MAC dropped %llu "
+                   "frames, its engine had %llu retransmission timeouts)\n",
                    name(), static_cast<unsigned long long>(now - vm0_progress_ps_),
                    static_cast<unsigned long long>(ch.contexts_fetched()),
                    static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
                    ch.backlogged() ? 1 : 0, static_cast<unsigned long long>(app.transactions),
-                   app.failed ? app.error.c_str() : "");
+                   app.failed ? app.error.c_str() : "",
+                   static_cast<unsigned long long>(p_.toe().mac().tx_drops()),
+                   static_cast<unsigned long long>(p_.toe().ppm().stack().stats().rto_timeouts));
       std::abort();
     }
     if (!native_) check_guard();
