@@ -254,8 +254,8 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
       auto it = conns_.find(info.conn);
       if (it == conns_.end()) break;
       const PeerApp& app = *it->second.app;
+      const std::size_t k = it->second.source;  // read before fill(), which may end the client
       fill(info.conn, it->second);
-      const std::size_t k = it->second.source;
       if (app.type == PeerAppType::Clients && k < source_ready_.size() && !source_ready_[k]) {
         source_ready_[k] = true;
         start_clients(app, core::now_ps());
