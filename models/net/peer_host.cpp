@@ -142,11 +142,11 @@ void PeerHost::start_clients(const PeerApp& app, core::TimePs now) {
         conns_[c].source = k;
       }
     }
-    if (!usable) break;  // every source waits for its first client
-    bool waiting = false;  // a source whose first client is on its way will take more
-    for (std::size_t k = 0; k < sources; ++k) waiting |= source_probing_[k] && !source_ready_[k];
-    if (!c && waiting) break;
-    if (!c) {  // no local port or table entry free: try again when a client has ended
+    if (!usable) break;      // every source waits for its first client
+    if (!c) {                // no local port or table entry free: try again when a client has ended
+      bool waiting = false;  // a source whose first client is on its way will take more
+      for (std::size_t k = 0; k < sources; ++k) waiting |= source_probing_[k] && !source_ready_[k];
+      if (waiting) break;
       ++clients_failed_;
       ++clients_started_;
       if (clients_active_ > 0) break;  // (with none active nothing would change: use it up)
