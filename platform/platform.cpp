@@ -176,6 +176,12 @@ void Platform::build_toe() {
                           " bytes cannot hold a connection's segment in each direction; give 0B "
                           "(no shared limit) or at least twice toe.mtu (" +
                           std::to_string(2ull * tp.stack.mtu) + " bytes)");
+  if (tp.ppm.rx_fifo_bytes < tp.stack.mtu + 18ull)
+    throw ConfigError(cfg_.where("toe.ppm.rx_fifo"), "toe.ppm.rx_fifo",
+                      std::to_string(tp.ppm.rx_fifo_bytes) +
+                          " bytes cannot hold one frame of toe.mtu (" +
+                          std::to_string(tp.stack.mtu + 18ull) +
+                          " bytes with the Ethernet header); every such frame would be dropped");
   toe_ = std::make_unique<toe::Toe>("toe", tp);
   const std::uint64_t records = toe_->ccb().backing_bytes();
   if (kCcbRecordBase + records > kHypervisorRamBase)

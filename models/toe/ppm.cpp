@@ -20,6 +20,11 @@ Ppm::Ppm(const sc_core::sc_module_name& name, const PpmParams& params,
       rx_pipe_(params.engines),
       frames_tx_(stats_.counter("frames_tx", "frames handed to the MAC")),
       frames_rx_(stats_.counter("frames_rx", "frames taken from the MAC")),
+      rx_fifo_drops_(stats_.counter("rx_fifo_drops",
+                                    "received frames dropped because the PPM's receive FIFO "
+                                    "(toe.ppm.rx_fifo) was full")),
+      rx_fifo_peak_(stats_.accumulator("rx_fifo_bytes",
+                                       "bytes in the receive FIFO, sampled at each arrival")),
       commands_(stats_.counter("commands", "CmdQ contexts executed")),
       bad_commands_(stats_.counter("bad_commands", "CmdQ contexts refused")) {
   SC_METHOD(tx_stage);
@@ -43,6 +48,10 @@ EcqDesc Ppm::event(EventType type, std::uint16_t sock, Status status) {
 
 // ---- Frame pipelines: each frame occupies an engine for its processing time; frames leave in
 // the order they came. ----
+
+TimePs PpmPipeline::next_free() const {
+  return *std::min_element(free_at_.begin(), free_at_.end());
+}
 
 TimePs PpmPipeline::admit(TimePs now, TimePs cost) {
   auto engine = std::min_element(free_at_.begin(), free_at_.end());
@@ -88,16 +97,40 @@ void Ppm::tx_stage() {
 }
 
 void Ppm::receive_frame(net::Frame&& frame) {
+  if (rx_fifo_used_ + frame.size() > params_.rx_fifo_bytes) {
+    ++rx_fifo_drops_;
+    return;
+  }
+  rx_fifo_used_ += frame.size();
+  rx_fifo_peak_.sample(static_cast<double>(rx_fifo_used_));
+  rx_waiting_.push_back(std::move(frame));
   const TimePs now = core::now_ps();
-  // The segment's connection record is read before it is processed (a miss stalls the engine
-  // for the fetch from host memory).
-  TimePs record = ccb_.access_latency_ps();
-  if (const tcpip::ConnId c = stack_->connection_of_frame(frame.data(), frame.size()))
-    if (const CcbEntry* e = ccb_.by_conn(c)) record = ccb_.touch(*e);
-  const TimePs out = rx_pipe_.admit(now, rx_frame_ps(frame.size()) + record);
-  const bool was_empty = rx_fifo_.empty();
-  rx_fifo_.push_back({out, std::move(frame)});
-  if (was_empty) rx_ev_.notify(core::ps(out - now));
+  rx_start(now);
+  rx_schedule(now);
+}
+
+// Starts waiting frames on the engines free at `now`. The segment's connection record is read
+// when an engine takes the frame (a miss stalls that engine for the fetch from host memory, so
+// the fetch is booked on the memory system when it is made, not when the frame arrived).
+void Ppm::rx_start(TimePs now) {
+  while (!rx_waiting_.empty() && rx_pipe_.next_free() <= now) {
+    net::Frame frame = std::move(rx_waiting_.front());
+    rx_waiting_.pop_front();
+    TimePs record = ccb_.access_latency_ps();
+    if (const tcpip::ConnId c = stack_->connection_of_frame(frame.data(), frame.size()))
+      if (const CcbEntry* e = ccb_.by_conn(c)) record = ccb_.touch(*e);
+    const TimePs out = rx_pipe_.admit(now, rx_frame_ps(frame.size()) + record);
+    rx_fifo_.push_back({out, std::move(frame)});
+  }
+}
+
+// The next time the receive side has something to do: a frame leaves, or an engine frees up
+// for a waiting frame. An earlier notification overrides a later pending one.
+void Ppm::rx_schedule(TimePs now) {
+  TimePs next = UINT64_MAX;
+  if (!rx_fifo_.empty()) next = rx_fifo_.front().at;
+  if (!rx_waiting_.empty()) next = std::min(next, rx_pipe_.next_free());
+  if (next != UINT64_MAX) rx_ev_.notify(core::ps(next > now ? next - now : 0));
 }
 
 void Ppm::rx_stage() {
@@ -105,10 +138,12 @@ void Ppm::rx_stage() {
   while (!rx_fifo_.empty() && rx_fifo_.front().at <= now) {
     net::Frame frame = std::move(rx_fifo_.front().frame);
     rx_fifo_.pop_front();
+    rx_fifo_used_ -= frame.size();
     ++frames_rx_;
     stack_->receive_frame(frame.data(), frame.size(), now);
   }
-  if (!rx_fifo_.empty()) rx_ev_.notify(core::ps(rx_fifo_.front().at - now));
+  rx_start(now);
+  rx_schedule(now);
   stack_touched();
 }
 

@@ -30,6 +30,11 @@ struct PpmParams {
   // Engines per direction: frames are processed in parallel on the first free engine and leave
   // in arrival order (a reorder stage), so TCP never sees reordering the wire did not cause.
   std::uint32_t engines = 1;
+  // Receive FIFO between the MAC and the engines: bytes of frames received and not yet through
+  // the PPM. A frame that does not fit is dropped, as a hardware FIFO drops it; without a bound a
+  // PPM slower than the wire (CCB misses, a slow clock) queues without limit, delays every
+  // segment by as much and holds the host's memory.
+  std::uint32_t rx_fifo_bytes = 256 * 1024;
 };
 
 // One direction's engines: when each is next free, and when the last frame left (in order).
@@ -38,6 +43,7 @@ class PpmPipeline {
   explicit PpmPipeline(std::uint32_t engines) : free_at_(engines == 0 ? 1 : engines, 0) {}
   // A frame arriving at `now` that needs `cost` on an engine: the time it leaves the pipeline.
   core::TimePs admit(core::TimePs now, core::TimePs cost);
+  core::TimePs next_free() const;  // when the first engine is free
   core::TimePs busy_ps() const { return busy_ps_; }  // engine time used, summed over engines
   std::size_t engines() const { return free_at_.size(); }
 
@@ -91,6 +97,8 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   };
   void tx_stage();
   void rx_stage();
+  void rx_start(core::TimePs now);
+  void rx_schedule(core::TimePs now);
   void timer_expired();
   void bind_accept(CcbEntry& listener);
   tcpip::Ipv4 local_address(const ControlChannel& channel, const CmdDesc& cmd) const;
@@ -102,7 +110,12 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   std::vector<ControlChannel*> channels_;
   std::unique_ptr<tcpip::Stack> stack_;
   core::TimePs cmd_cost_ps_;
-  std::deque<Timed> tx_fifo_, rx_fifo_;
+  std::deque<Timed> tx_fifo_;
+  // Receive: frames waiting for an engine, then frames on an engine or in the reorder stage
+  // (leaving at `at`); the receive FIFO's bound counts the bytes of both.
+  std::deque<net::Frame> rx_waiting_;
+  std::deque<Timed> rx_fifo_;
+  std::size_t rx_fifo_used_ = 0;
   PpmPipeline tx_pipe_, rx_pipe_;
   sc_core::sc_event tx_ev_, rx_ev_, timer_ev_;
   core::TimePs timer_at_ = UINT64_MAX;
@@ -110,6 +123,8 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   std::function<void()> writable_;
   core::Counter& frames_tx_;
   core::Counter& frames_rx_;
+  core::Counter& rx_fifo_drops_;
+  core::Accumulator& rx_fifo_peak_;
   core::Counter& commands_;
   core::Counter& bad_commands_;
 };

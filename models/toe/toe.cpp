@@ -126,6 +126,13 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           [](P & s) -> auto& { return s.ppm.engines; })
           .range("1", "64"),
       core::param<P>(
+          ParamKind::Bytes, "toe.ppm.rx_fifo", "256KiB",
+          "Receive FIFO between the MAC and the PPM's engines: frames that arrive while "
+          "it holds this many bytes waiting to be processed are dropped and counted "
+          "(toe.ppm.rx_fifo_drops), as a hardware FIFO drops them",
+          [](P & s) -> auto& { return s.ppm.rx_fifo_bytes; })
+          .range("1KiB", "1GiB"),
+      core::param<P>(
           ParamKind::Real, "toe.ppm.command_cycles", "32",
           "PPM device cycles to execute one CmdQ context",
           [](P & s) -> auto& { return s.ppm.cycles_per_command; })

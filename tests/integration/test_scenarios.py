@@ -206,6 +206,8 @@ def test_rerunning_into_an_out_directory_leaves_only_this_runs_files(vtoe):
     (["platform.dram_size=2GiB"], "platform.dram_size", "would reach the TOE's registers"),
     (["guest.socket.send_buffer=64MiB", "guest.socket.recv_buffer=64MiB"], "guest.socket.send_buffer",
      "do not fit a guest's 128 MiB"),
+    (["toe.mtu=9000B", "toe.ppm.rx_fifo=8KiB"], "toe.ppm.rx_fifo", "cannot hold one frame of toe.mtu"),
+    (["toe.sram=2KiB"], "toe.sram", "cannot hold a connection's segment in each direction"),
 ])
 def test_resources_that_cannot_fit_are_configuration_errors(vtoe, sets, key, text):
     args = ["run", "scenarios/quickstart.yaml", "--out", vtoe.tmp / "o"]

@@ -62,4 +62,46 @@ TEST(Ppm, FrameCostIsPerFramePlusPerDatapathWordOnTheDeviceClock) {
   EXPECT_EQ(ppm.engines(), 1u);
 }
 
+// The receive FIFO between the MAC and the engines holds toe.ppm.rx_fifo bytes: a burst beyond it
+// is dropped and counted (a PPM slower than the wire must not queue without limit), and the FIFO
+// takes frames again once the engines have drained it.
+TEST(Ppm, ReceiveFifoDropsWhatDoesNotFitAndTakesFramesAgainOnceDrained) {
+  toe::PpmParams pp;
+  pp.device_freq_hz = 100e6;  // 10 ns per cycle
+  pp.rx_cycles_per_frame = 32;
+  pp.datapath_bytes = 8;
+  pp.rx_fifo_bytes = 3 * 1514;
+  net::EthernetMacParams mp;
+  net::EthernetMac mac("mac", mp);
+  toe::Ccb ccb("ccb", toe::CcbParams{});
+  tcpip::StackConfig sc;
+  toe::Ppm ppm("ppm", pp, sc, ccb, mac, {});
+  test::Memory records("records", 1 << 16);
+  ccb.dma.socket.bind(records.in);
+  struct Wire : sc_core::sc_module, net::FrameSink {
+    explicit Wire(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
+    void receive_frame(net::Frame&&) override {}
+  } wire("wire");
+  mac.to_wire.bind(wire);
+  mac.upper.bind(ppm);
+  const core::TimePs per_frame = ppm.rx_frame_ps(1514) + ccb.access_latency_ps();
+  std::uint64_t taken_mid_burst = 0;
+  test::Proc driver("driver", [&] {
+    for (int i = 0; i < 10; ++i) ppm.receive_frame(net::Frame(1514, 0));  // not a valid frame:
+    // the stack drops it after the engine's time; only the FIFO's bookkeeping matters here.
+    sc_core::wait(core::ps(per_frame));  // the first frame has left: room for one more
+    taken_mid_burst = test::counter(ppm.stats(), "frames_rx");
+    ppm.receive_frame(net::Frame(1514, 0));
+    ppm.receive_frame(net::Frame(1514, 0));  // no room: two are still waiting
+    sc_core::wait(core::ps(10 * per_frame));
+    ppm.receive_frame(net::Frame(1514, 0));
+  });
+  sc_core::sc_start();
+  ASSERT_TRUE(driver.done);
+  EXPECT_EQ(taken_mid_burst, 1u);
+  EXPECT_EQ(test::counter(ppm.stats(), "rx_fifo_drops"), 7u + 1u);
+  EXPECT_EQ(test::counter(ppm.stats(), "frames_rx"), 3u + 1u + 1u);
+  EXPECT_LE(test::accumulator(ppm.stats(), "rx_fifo_bytes")->max(), 3.0 * 1514);
+}
+
 VTOE_TEST_MAIN
