@@ -38,6 +38,9 @@ SWEEPS = {
               "throughput (Mbit/s)"),
     "outstanding": ("toe.dma_outstanding", "tx_mbps", "up",
                     "Tx DMA reads in flight, 1 KiB bursts, 4 GHz CPU", "throughput (Mbit/s)"),
+    "outstanding_latency": ("toe.dma_outstanding", "tx_mbps", "up",
+                            "Tx DMA reads in flight, 256 B bursts, 200 ns DRAM latency, "
+                            "51.2 Gbit/s DRAM, 16 GHz CPU", "throughput (Mbit/s)"),
     "sram": ("toe.sram", "rx_mbps", "up", "shared local buffer SRAM (bytes), 100 us link delay",
              "receive throughput (Mbit/s)"),
     "latency": ("platform.device_freq", "mean_latency_us", "down", "TOE clock (MHz)",
@@ -129,9 +132,47 @@ def points_table(df, knob, metric):
 
 
 def ccb_stats(runs: Path, pid: str) -> dict:
-    s = json.loads((runs / "points" / pid / "results.json").read_text())["stats"]["toe.ccb"]
+    stats = json.loads((runs / "points" / pid / "results.json").read_text())["stats"]
+    s, ppm = stats["toe.ccb"], stats.get("toe.ppm", {})
     hits, misses = s.get("record_hits", 0), s.get("record_misses", 0)
-    return {"misses": misses, "miss_rate": misses / (hits + misses) if hits + misses else 0.0}
+    # Frames the PPM's receive FIFO dropped (an engine slowed by misses falls behind the wire).
+    dropped, taken = ppm.get("rx_fifo_drops", 0), ppm.get("frames_rx", 0)
+    return {"misses": misses, "miss_rate": misses / (hits + misses) if hits + misses else 0.0,
+            "fifo_drop_rate": dropped / (dropped + taken) if dropped + taken else 0.0}
+
+
+def ccb_capacity_effect(series: dict) -> dict:
+    """How much the CCB's capacity moves goodput: at each clock and number of connections, the
+    smallest cache against the largest; the largest difference found, and where."""
+    by_clock = {}
+    for label, rows in series.items():
+        cache = int(label.split(",")[0].split()[-1])
+        clock = label.split(", ", 1)[1] if ", " in label else ""
+        by_clock.setdefault(clock, {})[cache] = {r["x"]: r for r in rows}
+    best = None
+    for clock, caches in by_clock.items():
+        small, large = caches[min(caches)], caches[max(caches)]
+        for x in sorted(set(small) & set(large)):
+            if large[x]["y"] <= 0:
+                continue
+            drop = 1 - small[x]["y"] / large[x]["y"]
+            if best is None or drop > best["drop"]:
+                best = {"drop": drop, "clock": clock, "connections": small[x]["label"],
+                        "small_cache": min(caches), "large_cache": max(caches),
+                        "small": small[x]["y"], "large": large[x]["y"],
+                        "miss_rate": small[x].get("miss_rate", 0.0),
+                        "fifo_drop_rate": small[x].get("fifo_drop_rate", 0.0),
+                        "limit": limit_text(small[x])}
+    if best is None:
+        return {"drop": 0.0, "text": "*CCB capacity*: no pair of caches to compare."}
+    where = f" with the {best['clock']}" if best["clock"] else ""
+    best["text"] = (f"*CCB capacity*: the largest effect is at {best['connections']} connections"
+                    f"{where}: {best['small_cache']} records on chip give {best['small']:.4g} "
+                    f"Mbit/s against {best['large']:.4g} with {best['large_cache']} "
+                    f"({-100 * best['drop']:+.1f} %; record miss rate {best['miss_rate']:.3f}, "
+                    f"{100 * best['fifo_drop_rate']:.1f} % of received frames dropped by the "
+                    f"PPM's receive FIFO; the limit with the small cache is {best['limit']}).")
+    return best
 
 
 SATURATED = 0.9  # a resource this busy is a capacity limit; below it the limit is a latency
@@ -164,8 +205,12 @@ def analyse(name, df, runs: Path, plt, out: Path, report: list, summary: dict):
     report += [f"## {name}: {ylabel} against {xlabel}", ""]
     series = {}
     if name == "ccb":
-        for cache, g in df.groupby("toe.ccb.cache", sort=True):
-            series[f"CCB cache {cache}"] = points_table(g, knob, metric)
+        clocks = "platform.device_freq" in df.columns and df["platform.device_freq"].nunique() > 1
+        keys = ["platform.device_freq", "toe.ccb.cache"] if clocks else ["toe.ccb.cache"]
+        groups = [(k if isinstance(k, tuple) else (k,), g) for k, g in df.groupby(keys)]
+        for key, g in sorted(groups, key=lambda kg: [number(v) for v in kg[0]]):
+            label = f"CCB cache {key[-1]}" + (f", TOE at {key[0]}" if clocks else "")
+            series[label] = points_table(g, knob, metric)
     elif name == "clock":
         for engines, g in df.groupby("toe.ppm.engines", sort=True):
             series[f"{engines} PPM engine(s)"] = points_table(g, knob, metric)
@@ -182,11 +227,12 @@ def analyse(name, df, runs: Path, plt, out: Path, report: list, summary: dict):
         if name == "ccb":
             for r in rows:
                 r.update(ccb_stats(runs, r["point_id"]))
-            header += ["CCB misses", "miss rate"]
+            header += ["CCB misses", "miss rate", "receive FIFO drops"]
         report += [f"**{label}**", ""]
         report += table(header, [
             [r["label"], f"{r['y']:.4g}"] + [f"{r[c]:.2f}" for c in {**RESOURCES, **SHOWN}.values()] +
-            ([r["misses"], f"{r['miss_rate']:.3f}"] if name == "ccb" else []) for r in rows])
+            ([r["misses"], f"{r['miss_rate']:.3f}", f"{r['fifo_drop_rate']:.3f}"]
+             if name == "ccb" else []) for r in rows])
         if name == "ccb":
             i = last_good(ys)
             if i is None:
@@ -216,6 +262,10 @@ def analyse(name, df, runs: Path, plt, out: Path, report: list, summary: dict):
         a.grid(True, alpha=0.3)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
+    if name == "ccb":
+        effect = ccb_capacity_effect(series)
+        summary[name]["capacity_effect"] = effect
+        report += [effect["text"], ""]
     au.set_ylabel(f"utilisation ({list(series)[0]})")
     au.set_ylim(0, 1.05)
     au.legend(fontsize=8)

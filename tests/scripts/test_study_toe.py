@@ -86,3 +86,21 @@ def test_report_numbers_are_the_runs(study):
             st = json.loads((study / "runs" / "ccb" / "points" / p["point_id"] /
                              "results.json").read_text())["stats"]["toe.ccb"]
             assert p["misses"] == st["record_misses"]
+
+
+def test_ccb_capacity_effect_compares_the_smallest_and_largest_cache_at_each_point():
+    row = lambda x, y, miss=0.0: {"x": x, "y": y, "label": str(x), "miss_rate": miss,  # noqa: E731
+                                   "fifo_drop_rate": 0.0, "toe.ppm_rx_utilization": 1.0}
+    series = {
+        "CCB cache 16, TOE at 200MHz": [row(1, 100), row(64, 50, 0.3)],
+        "CCB cache 4096, TOE at 200MHz": [row(1, 100), row(64, 100)],
+        "CCB cache 16, TOE at 400MHz": [row(1, 100), row(64, 90, 0.2)],
+        "CCB cache 4096, TOE at 400MHz": [row(1, 100), row(64, 100)],
+    }
+    effect = s.ccb_capacity_effect(series)
+    assert effect["drop"] == pytest.approx(0.5)
+    assert effect["clock"] == "TOE at 200MHz" and effect["connections"] == "64"
+    assert "-50.0 %" in effect["text"] and "PPM receive engines" in effect["text"]
+    # Equal curves: no effect, and the text says so with the figures.
+    flat = {k: [row(1, 100)] for k in series}
+    assert s.ccb_capacity_effect(flat)["drop"] == pytest.approx(0.0)
