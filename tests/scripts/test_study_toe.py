@@ -81,7 +81,13 @@ def test_report_numbers_are_the_runs(study):
                               "results.json").read_text())
             assert p["y"] == pytest.approx(sum(vm["tx_mbps"] for vm in res["vms"]))
             assert p["toe.utilization"] == pytest.approx(res["toe"]["utilization"])
-    for curve in summary["ccb"].values():
+    effect = summary["ccb"].pop("capacity_effect")
+    curves = summary["ccb"]
+    small = curves[f"CCB cache {effect['small_cache']}, {effect['clock']}"]["points"]
+    large = curves[f"CCB cache {effect['large_cache']}, {effect['clock']}"]["points"]
+    at = [p["label"] for p in small].index(effect["connections"])
+    assert effect["drop"] == pytest.approx(1 - small[at]["y"] / large[at]["y"])
+    for curve in curves.values():
         for p in curve["points"]:
             st = json.loads((study / "runs" / "ccb" / "points" / p["point_id"] /
                              "results.json").read_text())["stats"]["toe.ccb"]
