@@ -142,6 +142,7 @@ struct ConnectionInfo {
   std::uint8_t rcv_wscale = 0;  ///< our shift (applied to windows we send)
   TimePs srtt = 0, rttvar = 0, rto = 0;
   bool in_recovery = false;
+  bool in_cwr = false;  ///< an ECE reduction in progress (cwnd follows PRR down to ssthresh)
   std::uint32_t dupacks = 0;
   std::uint32_t consecutive_retransmissions = 0;
   std::uint64_t bytes_sent = 0;  ///< payload bytes accepted by send()

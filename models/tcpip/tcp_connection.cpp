@@ -690,7 +690,15 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
       }
     }
   }
-  if (ece) ecn_response(now);
+  // Data this ACK delivered (RFC 6937 DeliveredData): it paces the ECE reduction's PRR.
+  const std::int64_t delivered = static_cast<std::int64_t>(snd_una_ - una0) +
+                                 static_cast<std::int64_t>(sacked_bytes_) -
+                                 static_cast<std::int64_t>(sacked0);
+  if (cwr_ && !in_recovery_) {
+    prr_update(static_cast<std::uint32_t>(std::max<std::int64_t>(delivered, 0)));
+    cwnd_ = std::max(cwnd_, snd_mss_);
+  }
+  if (ece) ecn_response(static_cast<std::uint32_t>(std::max<std::int64_t>(delivered, 0)));
 
   if (fin_sent_ && snd_una_ == fin_seq_ + 1) {
     switch (state_) {
@@ -785,6 +793,14 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
       if (acked >= snd_mss_) cwnd_ += snd_mss_;
       cwnd_ = std::max(cwnd_, snd_mss_);
     }
+  } else if (cwr_) {
+    // The ECE reduction ends when everything sent before it is acknowledged: cwnd = ssthresh
+    // (RFC 6937), and no growth on this ACK (nor on any during the reduction).
+    if (seq_ge(ack, ecn_high_)) {
+      cwr_ = false;
+      cwnd_ = std::max(ssthresh_, snd_mss_);
+      ca_acked_ = 0;
+    }
   } else if (ack_ece_) {
     // RFC 3168 section 6.1.2: no window growth on an ACK that echoes congestion.
   } else if (cwnd_ < ssthresh_) {
@@ -822,6 +838,7 @@ void TcpConnection::on_dupack(TimePs now) {
   if (dupacks_ == 3 && seq_gt(snd_una_, recover_)) {
     undo_begin(false);
     on_congestion_event();
+    cwr_ = false;  // NewReno's recovery takes the reduction over
     recover_ = snd_max_;
     in_recovery_ = true;
     ++st_.fast_retransmits;
@@ -980,7 +997,7 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   emit(seq, flags, seq - snd_data_base_, len);
   const std::uint32_t after = seq + len + (fin ? 1 : 0);
   record_transmit(seq, after, now);
-  if (sack_ok_ && in_recovery_ && !rto_recovery_) prr_out_ += after - seq;
+  if ((sack_ok_ && in_recovery_ && !rto_recovery_) || cwr_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
     ++st_.retransmits;
     rtt_timing_ = false;  // Karn: no samples across retransmissions
@@ -1257,9 +1274,15 @@ void TcpConnection::enter_sack_recovery(TimePs now) {
   // RFC 6675 section 5 steps 4.1-4.3, with PRR (RFC 6937) setting cwnd from here on.
   undo_begin(false);
   on_congestion_event();
-  prr_delivered_ = prr_out_ = 0;
-  recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
-  cwnd_ = std::max(pipe(), snd_mss_);  // prr_update sets it from the data ACKs deliver
+  if (cwr_) {
+    // Entered from an ECE reduction (Linux: recovery from CWR): the same reduction goes on,
+    // with its ssthresh and its PRR counts.
+    cwr_ = false;
+  } else {
+    prr_delivered_ = prr_out_ = 0;
+    recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
+    cwnd_ = std::max(pipe(), snd_mss_);  // prr_update sets it from the data ACKs deliver
+  }
   ca_acked_ = 0;
   recover_ = snd_max_;
   in_recovery_ = true;
@@ -1382,18 +1405,24 @@ void TcpConnection::ecn_input(const TcpHeader& h, std::uint8_t ip_ecn, std::size
   }
 }
 
-void TcpConnection::ecn_response(TimePs now) {
-  (void)now;
+void TcpConnection::ecn_response(std::uint32_t delivered) {
   // Once per window (RFC 3168 section 6.1.2): not for data sent before the last reduction,
-  // not in a loss recovery (which has reduced already). The same reduction as for a loss
-  // through the congestion control, cwnd = ssthresh at once; nothing is retransmitted.
+  // not in a loss recovery (which has reduced already). The same ssthresh as for a loss,
+  // through the congestion control; nothing is retransmitted. cwnd comes down to it by
+  // Proportional Rate Reduction (RFC 6937), as Linux's CWR state does: from this ACK on, new
+  // data goes out at ssthresh / RecoverFS of the data delivered, so the reduction spreads over
+  // the round trip instead of stopping the sender for half of it.
   if (in_recovery_ || !seq_gt(snd_una_, ecn_high_)) return;
   ++st_.ecn_reductions;
   undo_active_ = false;  // a mark is congestion that happened: nothing to undo over it
   on_congestion_event();
   ecn_reduced_ = true;
-  cwnd_ = std::max(std::min(cwnd_, ssthresh_), snd_mss_);
+  cwr_ = true;
+  prr_delivered_ = prr_out_ = 0;
+  recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
   ca_acked_ = 0;
+  prr_update(delivered);
+  cwnd_ = std::max(cwnd_, snd_mss_);
 }
 
 void TcpConnection::congestion_avoidance(std::uint32_t acked, TimePs now) {
@@ -1690,6 +1719,7 @@ void TcpConnection::rto_fire(TimePs now) {
   cwnd_ = snd_mss_;  // loss window (RFC 5681 §3.1)
   ca_acked_ = 0;
   in_recovery_ = false;
+  cwr_ = false;
   dupacks_ = 0;
   recover_ = snd_max_;  // RFC 6582 §3.2 step 1 after a timeout
   rtt_timing_ = false;
@@ -1879,6 +1909,7 @@ ConnectionInfo TcpConnection::info() const {
   i.rttvar = rttvar_;
   i.rto = rto_;
   i.in_recovery = in_recovery_;
+  i.in_cwr = cwr_;
   i.dupacks = dupacks_;
   i.consecutive_retransmissions = rtx_count_;
   i.bytes_sent = bytes_sent_;

@@ -203,7 +203,7 @@ class TcpConnection {
   void hystart_sample(TimePs rtt);
   // --- ECN (RFC 3168): CE/CWR on input, the response to ECE
   void ecn_input(const TcpHeader& h, std::uint8_t ip_ecn, std::size_t len);
-  void ecn_response(TimePs now);
+  void ecn_response(std::uint32_t delivered);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -299,6 +299,9 @@ class TcpConnection {
   bool ack_ece_ = false;      // the ACK being processed carries ECE: no window growth
   bool ecn_reduced_ = false;  // the last reduction answered ECE (a loss before ecn_high_: none)
   std::uint32_t ecn_high_ = 0;
+  // The ECE reduction in progress (Linux's CWR state): cwnd follows PRR (RFC 6937) down to
+  // ssthresh, without growth, until snd_una passes ecn_high_.
+  bool cwr_ = false;
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
   bool dsack_pending_ = false;
