@@ -45,10 +45,8 @@ endif
 	$(MAKE) fuzz-smoke
 
 # libFuzzer harnesses (tests/fuzz): a short bounded run in `make test`, long runs with `make fuzz`.
-# fuzz_guest only replays its seeds here: mutation reaches its open finding (VM 0 starved after
-# state builds up over many inputs, docs/fuzzing.md) within seconds; make fuzz runs it fully.
 fuzz-smoke: deps
-	FUZZ_REPLAY_ONLY=guest scripts/fuzz.sh 15
+	scripts/fuzz.sh 15
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -263,6 +263,7 @@ void Ppm::execute_command(ControlChannel& channel, const CmdDesc& cmd) {
         break;
       }
       e->state = CcbEntry::State::Closing;
+      if (send_ended_) send_ended_(ch, cmd.sock);
       channel.post(done);
       if (abort) {
         const tcpip::ConnId c = e->conn;
@@ -306,8 +307,10 @@ void Ppm::drop_connection(CcbEntry& e, EventType type, Status status) {
   EcqDesc ev = event(type, e.sock, status);
   ev.flags |= kEcqSocketReleased;
   const int ch = e.channel;
+  const std::uint16_t sock = e.sock;
   ccb_.remove(e);
   post(ch, ev);
+  if (send_ended_) send_ended_(ch, sock);
 }
 
 // ---- Protocol events -> completions ----

@@ -78,6 +78,11 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   // Where the PPM reports data to move and send space freed.
   void on_readable(std::function<void(tcpip::ConnId)> cb) { readable_ = std::move(cb); }
   void on_writable(std::function<void()> cb) { writable_ = std::move(cb); }
+  // Where it reports a socket whose sending has ended (closing, or its CCB entry gone): send
+  // contexts still queued for it can only fail now, and no acknowledgment may come to say so.
+  void on_send_ended(std::function<void(int channel, std::uint16_t sock)> cb) {
+    send_ended_ = std::move(cb);
+  }
 
   void post(int channel, const EcqDesc& ev) {
     channels_.at(static_cast<std::size_t>(channel))->post(ev);
@@ -121,6 +126,7 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   core::TimePs timer_at_ = UINT64_MAX;
   std::function<void(tcpip::ConnId)> readable_;
   std::function<void()> writable_;
+  std::function<void(int, std::uint16_t)> send_ended_;
   core::Counter& frames_tx_;
   core::Counter& frames_rx_;
   core::Counter& rx_fifo_drops_;

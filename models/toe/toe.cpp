@@ -301,6 +301,7 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   dispatcher_ = std::make_unique<Dispatcher>("dispatcher", dp, chans, *ppm_, *tx_dma_, *rx_dma_);
   ppm_->on_readable([this](tcpip::ConnId c) { rx_dma_->kick(c); });
   ppm_->on_writable([this]() { tx_dma_->space_freed(); });
+  ppm_->on_send_ended([this](int ch, std::uint16_t sock) { tx_dma_->send_ended(ch, sock); });
   for (auto& ch : channels_) {
     ch->on_doorbell([this]() { dispatcher_->doorbell(); });
     ch->on_irq_change([this]() { update_irq(); });

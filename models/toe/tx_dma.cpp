@@ -37,6 +37,10 @@ void TxDma::enqueue(const TxJob& job) {
   job_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void TxDma::send_ended(int channel, std::uint16_t sock) {
+  if (queues_.count(ConnKey{channel, sock})) job_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
 std::uint64_t TxDma::bytes(int channel) const {
   return bytes_per_channel_.at(static_cast<std::size_t>(channel));
 }

@@ -52,6 +52,9 @@ class TxDma : public core::Module {
   // Something left the queue (the dispatcher may fetch more).
   const sc_core::sc_event& dequeued_event() const { return dequeued_ev_; }
   void space_freed() { space_ev_.notify(sc_core::SC_ZERO_TIME); }
+  // The socket's connection is closing or gone: its queued contexts fail (a context waiting
+  // for send space would otherwise wait for an acknowledgment that never comes).
+  void send_ended(int channel, std::uint16_t sock);
   std::uint64_t bytes(int channel) const;
   std::uint32_t outstanding() const { return outstanding_; }
 

@@ -31,6 +31,7 @@
 
 #include "config/config.h"
 #include "models/core/logger.h"
+#include "models/core/stats.h"
 #include "models/toe/descriptors.h"
 #include "platform/platform.h"
 
@@ -130,6 +131,15 @@ class Target : public sc_core::sc_module {
                    app.failed ? app.error.c_str() : "",
                    static_cast<unsigned long long>(p_.toe().mac().tx_drops()),
                    static_cast<unsigned long long>(p_.toe().ppm().stack().stats().rto_timeouts));
+      std::fprintf(stderr,
+                   "fuzz_guest: %s: the Tx DMA holds %zu send contexts; non-zero counters:\n",
+                   name(), p_.toe().tx_dma().queued());
+      for (const core::StatGroup* g : core::StatRegistry::instance().groups())
+        if (g->name().rfind(std::string(name()) + ".", 0) == 0)
+          for (const auto& c : g->counters())
+            if (c.counter->value())
+              std::fprintf(stderr, "  %s.%s = %llu\n", g->name().c_str(), c.name.c_str(),
+                           static_cast<unsigned long long>(c.counter->value()));
       std::abort();
     }
     if (!native_) check_guard();
@@ -397,6 +407,7 @@ class Target : public sc_core::sc_module {
 
 std::vector<std::unique_ptr<Target>>* targets = nullptr;
 std::uint64_t inputs = 0;
+std::FILE* trace = nullptr;  // FUZZ_GUEST_TRACE: every input, in the order run
 
 }  // namespace
 
@@ -412,11 +423,20 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   for (const char* arch : {"native", "de", "da"})
     targets->push_back(std::make_unique<Target>(arch, arch));
   sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_MS));  // boot: VM 0's RPC under way
+  if (const char* path = std::getenv("FUZZ_GUEST_TRACE")) trace = std::fopen(path, "wb");
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
+  // A failure that needs the state earlier inputs left is replayed from this record of every
+  // input the process ran (docs/fuzzing.md: 32-bit little-endian length, then the bytes).
+  if (trace) {
+    const std::uint32_t n = static_cast<std::uint32_t>(size);
+    std::fwrite(&n, sizeof n, 1, trace);
+    std::fwrite(data, 1, size, trace);
+    std::fflush(trace);
+  }
   (*targets)[data[0] % 3]->drive(Input{data + 1, size - 1});
   if (std::getenv("FUZZ_GUEST_STATS") && ++inputs % 100 == 0)
     std::fprintf(stderr, "fuzz_guest: %llu inputs, %s simulated\n",

@@ -143,7 +143,8 @@ struct Bench {
   Host host{"host", dram};
 
   explicit Bench(std::vector<net::PeerApp> apps, std::uint32_t ccb = 16,
-                 std::uint32_t dma_outstanding = 1) {
+                 std::uint32_t dma_outstanding = 1, core::TimePs link_delay_ps = 1'000'000)
+      : link{"link", net::EthernetLinkParams{link_delay_ps, 0.0, 1}} {
     toe::ToeParams tp;
     tp.ccb_capacity = ccb;
     tp.dma_outstanding = dma_outstanding;
@@ -531,6 +532,55 @@ TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
   EXPECT_EQ(std::count(done_order.begin(), done_order.end(), 2), kShorts);
   EXPECT_EQ(b.host.count(EventType::Error), 0u);
   EXPECT_EQ(b.peer->bytes_received(), std::uint64_t{kLong} + kShort * kShorts);
+}
+
+// A send context waiting for send-buffer space when its connection is aborted or closed fails at
+// once (found by fuzz_guest: a hostile guest aborted such a connection and the Tx DMA, waiting
+// for an acknowledgment that could no longer come, held the context for ever; four of them took
+// every slot the dispatcher keeps in the Tx DMA and starved every other VM's sends). The 10 ms
+// link keeps the Tx DMA waiting for space well past the Abort or Close.
+TEST(Toe, ASendWaitingForSpaceFailsWhenItsConnectionEnds) {
+  net::PeerApp sink;
+  sink.type = net::PeerAppType::Sink;
+  sink.port = 5001;
+  sink.verify_pattern = false;
+  Bench b({sink}, 16, 1, 10'000'000'000);
+  constexpr std::uint32_t kLong = 4u << 20;
+  std::vector<sc_core::sc_time> waited;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    const std::uint64_t buf = h.alloc(kLong);
+    for (const toe::CmdOp op : {toe::CmdOp::Abort, toe::CmdOp::Close}) {
+      const std::uint16_t sock = op == toe::CmdOp::Abort ? 1 : 2;
+      CmdDesc c = connect_cmd(h, sock, 5001);
+      h.post(Ring::Cmd, &c);
+      h.wait_for(EventType::Connected, sock);
+      toe::SendDesc big{};
+      big.sock = sock;
+      big.length = kLong;
+      big.addr = buf;
+      big.cookie = 7;
+      h.post(Ring::Send, &big);
+      // The 256 KiB send buffer is full at once; the first acknowledgment is 20 ms away.
+      sc_core::wait(sc_core::sc_time(1, sc_core::SC_MS));
+      CmdDesc end{};
+      end.opcode = static_cast<std::uint8_t>(op);
+      end.sock = sock;
+      h.post(Ring::Cmd, &end);
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      const EcqDesc err = h.wait_for(EventType::Error, sock, 100);
+      waited.push_back(sc_core::sc_time_stamp() - start);
+      EXPECT_EQ(err.status, static_cast<int>(toe::Status::BadSocket));
+      EXPECT_EQ(err.cookie, 7u);
+      sc_core::wait(sc_core::sc_time(100, sc_core::SC_MS));  // the connection is gone
+      h.drain();
+    }
+  };
+  sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_SEC));
+  ASSERT_EQ(waited.size(), 2u);
+  // At once: well before any acknowledgment of the old connection's data could have come.
+  for (const sc_core::sc_time& t : waited) EXPECT_LT(t, sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(b.host.count(EventType::SendDone), 0u);
 }
 
 // A connection that sends its data and its FIN while it waits in the listener's backlog (no
