@@ -192,6 +192,7 @@ void PeerHost::timer_expired() {
 
 void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
   const core::TimePs now = core::now_ps();
+  if (conn.app->type == PeerAppType::Sink && !conn.app->reads) return;  // a stuck reader
   for (;;) {
     const std::size_t n = stack_->recv(c, buf_.data(), buf_.size(), now);
     if (n == 0) break;

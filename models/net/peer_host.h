@@ -45,6 +45,7 @@ struct PeerApp {
   std::uint32_t response_size = 0;     // rpc: bytes per response
   core::TimePs start_ps = 0;           // source, clients: first connection attempt
   bool verify_pattern = true;          // sink: check the guest's byte pattern
+  bool reads = true;  // sink: false = an application that never reads (its window closes)
   PeerClients clients;                 // clients: the load
   std::vector<std::uint32_t> sources;  // clients: local addresses used in turn (empty: primary)
 };

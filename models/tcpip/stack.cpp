@@ -782,6 +782,11 @@ std::size_t Stack::send(ConnId id, const std::uint8_t* data, std::size_t len, Ti
   return n;
 }
 
+bool Stack::peer_window_closed(ConnId id) const {
+  const TcpConnection* c = find(id);
+  return c && c->peer_window_closed();
+}
+
 std::size_t Stack::send_space(ConnId id) const {
   const TcpConnection* c = find(id);
   return c ? c->send_space() : 0;

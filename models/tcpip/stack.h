@@ -100,6 +100,9 @@ class Stack final : private TcpHost {
   /// Queues bytes (may be called from SYN_SENT on); returns bytes accepted (<= send_space()).
   std::size_t send(ConnId c, const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space(ConnId c) const;
+  /// True while an established connection has data to send, nothing unacknowledged, and a peer
+  /// window of less than one segment (the peer's application has stopped reading).
+  bool peer_window_closed(ConnId c) const;
   /// Reads in-order bytes (`out` null: drops them, for a caller that peeked them already);
   /// opening the window substantially emits a window update.
   std::size_t recv(ConnId c, std::uint8_t* out, std::size_t max, TimePs now);

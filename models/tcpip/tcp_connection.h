@@ -98,6 +98,13 @@ class TcpConnection {
   // --- user calls
   std::size_t send(const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space() const;
+  // Data waits to be sent, everything sent is acknowledged and the peer's window leaves less
+  // than a segment: only the peer's application reading can let it go on (a zero window, or
+  // the small one receiver-side silly-window avoidance leaves).
+  bool peer_window_closed() const {
+    return state_ == TcpState::Established && snd_una_ == snd_max_ && snd_wnd_ < snd_mss_ &&
+           data_end() != snd_max_;
+  }
   std::size_t recv(std::uint8_t* out, std::size_t max, TimePs now);
   std::size_t readable() const { return rcvbuf_.size(); }
   std::size_t peek(std::size_t offset, std::uint8_t* out, std::size_t max) const {

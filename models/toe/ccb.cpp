@@ -106,6 +106,11 @@ CcbEntry* Ccb::find(int channel, std::uint16_t sock) {
   return it == entries_.end() ? nullptr : it->second.get();
 }
 
+const CcbEntry* Ccb::peek(int channel, std::uint16_t sock) const {
+  auto it = entries_.find(key(channel, sock));
+  return it == entries_.end() ? nullptr : it->second.get();
+}
+
 CcbEntry* Ccb::by_conn(tcpip::ConnId conn) {
   ++lookups_;
   auto it = by_conn_.find(conn);

@@ -98,6 +98,8 @@ class Ccb : public core::Module {
   void set_quota(int channel, std::uint32_t entries) { quota_[channel] = entries; }
   std::uint32_t used(int channel) const;
   CcbEntry* find(int channel, std::uint16_t sock);
+  // The entry without counting an access (the model's own bookkeeping, not a CCB lookup).
+  const CcbEntry* peek(int channel, std::uint16_t sock) const;
   CcbEntry* by_conn(tcpip::ConnId conn);
   void bind(CcbEntry& e, tcpip::ConnId conn);
   void remove(CcbEntry& e);

@@ -105,7 +105,7 @@ void Dispatcher::run() {
       progress |= serve_recv(*ch);
     }
     progress |= prefetch_send_heads();
-    if (tx_.queued() < params_.tx_outstanding) progress |= serve_send();
+    if (tx_.active() < params_.tx_outstanding) progress |= serve_send();
     if (!progress) sc_core::wait(work_ev_ | tx_.dequeued_event());
   }
 }

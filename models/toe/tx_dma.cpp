@@ -22,6 +22,9 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
       contexts_(stats_.counter("contexts", "SendQ contexts completed")),
       faults_(stats_.counter("faults", "contexts failed by DMA faults or bad sockets")),
       stalls_(stats_.counter("buffer_full_stalls", "waits for Tx local buffer space")),
+      window_parks_(stats_.counter("window_parks",
+                                   "times contexts left the dispatcher's pool because their "
+                                   "connection's peer closed its window")),
       in_flight_(stats_.accumulator("bursts_in_flight",
                                     "burst reads in flight, sampled as each is issued")) {
   SC_THREAD(run);
@@ -68,12 +71,25 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
     ++faults_;
   q.pop_front();
   --queued_;
+  update_parked();
   if (q.empty()) {
     queues_.erase(key);
     // A job failed as its burst completed: its connection leaves the rotation now.
     turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
   }
   dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TxDma::update_parked() {
+  std::size_t parked = 0;
+  for (const auto& [key, q] : queues_) {
+    const CcbEntry* e = ccb_.peek(key.first, key.second);
+    if (e && e->conn && ppm_.stack().peer_window_closed(e->conn)) parked += q.size();
+  }
+  if (parked > parked_) ++window_parks_;
+  // Fewer contexts count against the pool: the dispatcher may pass more in.
+  if (parked > parked_) dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+  parked_ = parked;
 }
 
 bool TxDma::serve(const ConnKey& key) {
@@ -224,7 +240,9 @@ void TxDma::run() {
       sc_core::wait(job_ev_);
     } else {
       ++stalls_;
+      update_parked();
       sc_core::wait(space_ev_ | job_ev_);
+      update_parked();
     }
   }
 }

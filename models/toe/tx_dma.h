@@ -49,6 +49,11 @@ class TxDma : public core::Module {
 
   void enqueue(const TxJob& job);
   std::size_t queued() const { return queued_; }
+  // Contexts that count against the dispatcher's pool (toe.dispatcher.depth): all but those of
+  // connections whose peer advertises a zero window. Those wait for the peer's application,
+  // which may never read; counted, a few such peers would hold every slot and stop every other
+  // connection's and VM's sends behind them.
+  std::size_t active() const { return queued_ - parked_; }
   // Something left the queue (the dispatcher may fetch more).
   const sc_core::sc_event& dequeued_event() const { return dequeued_ev_; }
   void space_freed() { space_ev_.notify(sc_core::SC_ZERO_TIME); }
@@ -78,6 +83,9 @@ class TxDma : public core::Module {
   // A completed burst: its bytes go into the send buffer (or it is dropped if its job has gone).
   void deliver(Burst& b);
   void finish(const ConnKey& key, EventType type, Status status);
+  // Recounts the contexts of connections whose peer window is closed; tells the dispatcher
+  // when fewer count against its pool.
+  void update_parked();
   // The memory system's answer to burst `id` (at): it completes `record` later (the CCB access).
   void answered(std::uint64_t id, bool ok, core::TimePs record);
 
@@ -95,6 +103,7 @@ class TxDma : public core::Module {
   std::uint64_t next_seq_ = 1;
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
   std::size_t queued_ = 0;
+  std::size_t parked_ = 0;  // of queued_, on connections whose peer window is closed
   std::vector<std::uint64_t> bytes_per_channel_;
   sc_core::sc_event job_ev_, space_ev_, dequeued_ev_, answered_ev_;
   std::uint64_t burst_ids_ = 0;
@@ -102,6 +111,7 @@ class TxDma : public core::Module {
   core::Counter& contexts_;
   core::Counter& faults_;
   core::Counter& stalls_;
+  core::Counter& window_parks_;
   core::Accumulator& in_flight_;
 };
 

@@ -534,6 +534,56 @@ TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
   EXPECT_EQ(b.peer->bytes_received(), std::uint64_t{kLong} + kShort * kShorts);
 }
 
+// Contexts on connections whose peer has closed its window (an application that stopped reading)
+// do not count against the dispatcher's pool (toe.dispatcher.depth, 4): before, four of them took
+// every slot and a send on another connection never entered the TOE (no head-of-line blocking
+// across connections, channels or VMs).
+TEST(Toe, ContextsOnClosedWindowsLeaveTheDispatchersPoolToOthers) {
+  net::PeerApp stuck;
+  stuck.type = net::PeerAppType::Sink;
+  stuck.port = 5002;
+  stuck.verify_pattern = false;
+  stuck.reads = false;
+  net::PeerApp sink;
+  sink.type = net::PeerAppType::Sink;
+  sink.port = 5001;
+  sink.verify_pattern = false;
+  Bench b({stuck, sink});
+  constexpr std::uint32_t kLong = 4u << 20, kShort = 8000;
+  bool short_done = false;
+  sc_core::sc_time short_took;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    const std::uint64_t buf = h.alloc(kLong);
+    for (std::uint16_t s = 1; s <= 5; ++s) {
+      CmdDesc c = connect_cmd(h, s, s <= 4 ? 5002 : 5001);
+      h.post(Ring::Cmd, &c);
+      h.wait_for(EventType::Connected, s);
+    }
+    for (std::uint16_t s = 1; s <= 4; ++s) {  // fill the stuck peer's windows: 4 contexts wait
+      toe::SendDesc big{};
+      big.sock = s;
+      big.length = kLong;
+      big.addr = buf;
+      h.post(Ring::Send, &big);
+    }
+    sc_core::wait(sc_core::sc_time(20, sc_core::SC_MS));  // the windows close
+    toe::SendDesc small{};
+    small.sock = 5;
+    small.length = kShort;
+    small.addr = buf;
+    const sc_core::sc_time posted = sc_core::sc_time_stamp();
+    h.post(Ring::Send, &small);
+    short_done = h.wait_for(EventType::SendDone, 5, 5).sock == 5;
+    short_took = sc_core::sc_time_stamp() - posted;
+  };
+  sc_core::sc_start(sc_core::sc_time(100, sc_core::SC_MS));
+  EXPECT_TRUE(short_done) << "the send on the open connection waited behind the stuck ones";
+  EXPECT_LT(short_took, sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_GE(test::counter(b.toe_->tx_dma().stats(), "window_parks"), 1u);
+  EXPECT_EQ(b.host.count(EventType::Error), 0u);
+}
+
 // A send context waiting for send-buffer space when its connection is aborted or closed fails at
 // once (found by fuzz_guest: a hostile guest aborted such a connection and the Tx DMA, waiting
 // for an acknowledgment that could no longer come, held the context for ever; four of them took
