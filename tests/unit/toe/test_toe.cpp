@@ -218,6 +218,15 @@ void send_pattern_messages(Host& h, std::uint32_t msg, std::uint32_t count, std:
   sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
 }
 
+// A sink on the simulated peer that does not check the byte pattern.
+net::PeerApp sink_app(std::uint16_t port) {
+  net::PeerApp app;
+  app.type = net::PeerAppType::Sink;
+  app.port = port;
+  app.verify_pattern = false;
+  return app;
+}
+
 }  // namespace
 
 TEST(Toe, TransmitsSendQueuePayloadToPeerIntact) {
@@ -307,10 +316,7 @@ TEST(Toe, ReceivesIntoKernelBufferAndNotifiesWhenFullOrAsked) {
 }
 
 TEST(Toe, HostileContextsGetErrorsAndTheToeKeepsWorking) {
-  net::PeerApp sink;
-  sink.type = net::PeerAppType::Sink;
-  sink.port = 5001;
-  sink.verify_pattern = false;
+  net::PeerApp sink = sink_app(5001);
   Bench b({sink}, /*ccb=*/2);
   b.host.script = [&](Host& h) {
     h.setup();
@@ -489,10 +495,7 @@ VTOE_TEST_MAIN
 // queued behind its long context still go straight into the TOE (no head-of-line blocking in the
 // Tx DMA).
 TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
-  net::PeerApp sink;
-  sink.type = net::PeerAppType::Sink;
-  sink.port = 5001;
-  sink.verify_pattern = false;
+  net::PeerApp sink = sink_app(5001);
   Bench b({sink});
   constexpr std::uint32_t kLong = 4u << 20, kShort = 8000, kShorts = 8;
   std::vector<std::uint16_t> done_order;
@@ -539,15 +542,9 @@ TEST(Toe, AFullConnectionDoesNotHoldUpAnotherConnectionsContexts) {
 // every slot and a send on another connection never entered the TOE (no head-of-line blocking
 // across connections, channels or VMs).
 TEST(Toe, ContextsOnClosedWindowsLeaveTheDispatchersPoolToOthers) {
-  net::PeerApp stuck;
-  stuck.type = net::PeerAppType::Sink;
-  stuck.port = 5002;
-  stuck.verify_pattern = false;
+  net::PeerApp stuck = sink_app(5002);
   stuck.reads = false;
-  net::PeerApp sink;
-  sink.type = net::PeerAppType::Sink;
-  sink.port = 5001;
-  sink.verify_pattern = false;
+  net::PeerApp sink = sink_app(5001);
   Bench b({stuck, sink});
   constexpr std::uint32_t kLong = 4u << 20, kShort = 8000;
   bool short_done = false;
@@ -590,10 +587,7 @@ TEST(Toe, ContextsOnClosedWindowsLeaveTheDispatchersPoolToOthers) {
 // every slot the dispatcher keeps in the Tx DMA and starved every other VM's sends). The 10 ms
 // link keeps the Tx DMA waiting for space well past the Abort or Close.
 TEST(Toe, ASendWaitingForSpaceFailsWhenItsConnectionEnds) {
-  net::PeerApp sink;
-  sink.type = net::PeerAppType::Sink;
-  sink.port = 5001;
-  sink.verify_pattern = false;
+  net::PeerApp sink = sink_app(5001);
   Bench b({sink}, 16, 1, 10'000'000'000);
   constexpr std::uint32_t kLong = 4u << 20;
   std::vector<sc_core::sc_time> waited;
