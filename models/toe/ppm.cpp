@@ -23,7 +23,7 @@ Ppm::Ppm(const sc_core::sc_module_name& name, const PpmParams& params,
       rx_fifo_drops_(stats_.counter("rx_fifo_drops",
                                     "received frames dropped because the PPM's receive FIFO "
                                     "(toe.ppm.rx_fifo) was full")),
-      rx_fifo_peak_(stats_.accumulator("rx_fifo_bytes",
+      rx_fifo_fill_(stats_.accumulator("rx_fifo_bytes",
                                        "bytes in the receive FIFO, sampled at each arrival")),
       commands_(stats_.counter("commands", "CmdQ contexts executed")),
       bad_commands_(stats_.counter("bad_commands", "CmdQ contexts refused")) {
@@ -102,7 +102,7 @@ void Ppm::receive_frame(net::Frame&& frame) {
     return;
   }
   rx_fifo_used_ += frame.size();
-  rx_fifo_peak_.sample(static_cast<double>(rx_fifo_used_));
+  rx_fifo_fill_.sample(static_cast<double>(rx_fifo_used_));
   rx_waiting_.push_back(std::move(frame));
   const TimePs now = core::now_ps();
   rx_start(now);

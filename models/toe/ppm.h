@@ -130,7 +130,7 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   core::Counter& frames_tx_;
   core::Counter& frames_rx_;
   core::Counter& rx_fifo_drops_;
-  core::Accumulator& rx_fifo_peak_;
+  core::Accumulator& rx_fifo_fill_;
   core::Counter& commands_;
   core::Counter& bad_commands_;
 };
