@@ -102,6 +102,8 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
                              {"ticks", pacer.ticks()},
                              {"slept_s", pacer.slept_s()},
                              {"wire_queue_drops", platform.raw_socket().queue_drops()},
+                             {"wire_send_queue_drops", platform.raw_socket().send_queue_drops()},
+                             {"wire_send_errors", platform.raw_socket().send_errors()},
                              {"stopped", pacer.failure()}};
     const netvp::IngressStats in = platform.raw_socket().ingress();
     (*run_info)["pcap_clock"] = "wall (Unix epoch): merge with a capture on the real hosts";
@@ -115,6 +117,17 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
           "netvp: " + std::to_string(platform.raw_socket().queue_drops()) +
           " frames from the wire were dropped because the simulation fell behind (raise "
           "network.netvp.queue, or lighten the scenario so it keeps up with real time)");
+    if (platform.raw_socket().send_queue_drops() > 0)
+      (*run_info)["warnings"].push_back(
+          "netvp: " + std::to_string(platform.raw_socket().send_queue_drops()) +
+          " frames for the wire were dropped because the kernel took them more slowly than the "
+          "simulation sent them (raise network.netvp.queue)");
+    if (platform.raw_socket().send_errors() > 0)
+      (*run_info)["warnings"].push_back("netvp: the kernel refused to send " +
+                                        std::to_string(platform.raw_socket().send_errors()) +
+                                        " frames on " + platform.raw_socket().interface() +
+                                        " (is the interface up? is the MTU smaller than "
+                                        "toe.mtu?)");
     if (in.oversized_dropped > 0)
       (*run_info)["warnings"].push_back(
           "netvp: " + std::to_string(in.oversized_dropped) +
@@ -171,7 +184,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   std::ofstream(dir + "/run.json") << run.dump(2) << "\n";
 
   if (!options.quiet) {
-    for (const auto& w : run["warnings"]) std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
+    for (const auto& w : run["warnings"])
+      std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
     std::ostringstream out;
     out << "vtoe " << version_string() << ": "
         << (options.scenario.empty() ? "built-in default scenario" : options.scenario)
@@ -202,10 +216,10 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
         << " frames, " << results["links"][0]["drops"] << " dropped\n";
     out << "results: " << dir << "/results.json"
-        << (options.pcap ? ", capture: " + dir + "/" +
-                               (cfg.get_string("network.peer") == "netvp" ? "netvp.pcap"
-                                                                          : "link0.pcap")
-                         : "")
+        << (options.pcap
+                ? ", capture: " + dir + "/" +
+                      (cfg.get_string("network.peer") == "netvp" ? "netvp.pcap" : "link0.pcap")
+                : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
         << "\n";
     std::cout << out.str();

@@ -9,7 +9,7 @@ with the same nftables rule on the input and output hooks of the client's namesp
 connection to the end of the echoed stream; the handshake is printed apart (a lost SYN or
 SYN-ACK costs a 1 s initial RTO on either path). Prints every run, the median of each path and
 the ratio vtoe / Linux of the medians (issue 12's goal: >= 0.5).
-Usage (root): bench/netvp_loss_bench.py [--runs 3] [--loss 2] [--bytes 4194304] [--vtoe PATH]
+Usage (root): bench/netvp_loss_bench.py [--runs 3] [--loss 2] [--bytes 4194304] [--vtoe PATH] [--linux-cc CC]
                                         [--only linux|vtoe] [--set KEY=VALUE ...]
 """
 import argparse
@@ -65,10 +65,11 @@ def linux_to_linux(args):
         subprocess.run(["ip", "-n", lab.server_ns, "addr", "add", f"{SERVER_IP}/24", "dev",
                         "vtoe0"], check=True)
         loss_echo.add_loss(lab.client_ns, args.loss)
-        server = loss_echo.start_server_in(lab.server_ns, 7007, args.runs)
+        server = loss_echo.start_server_in(lab.server_ns, 7007, args.runs, args.linux_cc)
         runs = []
         for i in range(args.runs):
-            r = loss_echo.run_client_in(lab.client_ns, SERVER_IP, 7007, args.bytes, salt=i)
+            r = loss_echo.run_client_in(lab.client_ns, SERVER_IP, 7007, args.bytes, salt=i,
+                                        cc=args.linux_cc)
             print_run("linux", i + 1, r)
             runs.append(r)
         server.wait(timeout=30)
@@ -96,7 +97,8 @@ def linux_to_vtoe(args):
                 raise SystemExit(f"the simulated host never answered: {sim.communicate()[1]}")
         runs = []
         for i in range(args.runs):
-            r = loss_echo.run_client_in(lab.client_ns, SERVER_IP, 7, args.bytes, salt=i)
+            r = loss_echo.run_client_in(lab.client_ns, SERVER_IP, 7, args.bytes, salt=i,
+                                        cc=args.linux_cc)
             print_run("vtoe ", i + 1, r)
             runs.append(r)
         drops = loss_echo.dropped(lab.client_ns)
@@ -125,13 +127,17 @@ def main():
     ap.add_argument("--vtoe", default=str(ROOT / "build/release/app/vtoe"))
     ap.add_argument("--set", action="append", default=[], help="scenario key for the vtoe run")
     ap.add_argument("--only", choices=("linux", "vtoe"), help="measure one path only")
+    ap.add_argument("--linux-cc", default="",
+                    help="Linux's congestion control on the echo sockets (default: the host's, "
+                    "net.ipv4.tcp_congestion_control; bbr on these machines)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root (network namespaces)")
     if loss_echo.nft_missing():
         raise SystemExit(loss_echo.nft_missing())
+    cc = args.linux_cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
     print(f"{args.bytes} bytes echoed, {args.loss} % TCP loss each way, {args.runs} runs per path; "
-          f"kernel {os.uname().release}, {os.cpu_count()} CPUs, "
+          f"Linux congestion control {cc}; kernel {os.uname().release}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     fmt = lambda rs: ", ".join(f"{r['goodput_mbps']:.1f}" for r in rs)  # noqa: E731
     med = lambda rs: statistics.median(r["goodput_mbps"] for r in rs)  # noqa: E731

@@ -28,8 +28,8 @@ const std::vector<core::Param<NetvpParams>>& netvp_params() {
                      [](P& s) -> auto& { return s.pacer.tick_ps; })
           .above("0s"),
       core::param<P>(ParamKind::Uint, "network.netvp.queue", "4096",
-                     "NetVP: frames from the wire held for the simulation; more are dropped and "
-                     "counted",
+                     "NetVP: frames from the wire held for the simulation, and frames for the "
+                     "wire held for the kernel; more are dropped and counted",
                      [](P& s) -> auto& { return s.queue_frames; })
           .range("16", "1000000"),
   };
@@ -43,7 +43,8 @@ NetvpPort::NetvpPort(const sc_core::sc_module_name& name, RawSocket& socket)
       socket_(socket),
       to_wire_(stats_.counter("frames_to_wire", "frames sent on the real interface")),
       from_wire_(stats_.counter("frames_from_wire", "frames taken from the real interface")),
-      send_errors_(stats_.counter("send_errors", "frames the kernel refused to send")) {
+      send_queue_drops_(stats_.counter(
+          "send_queue_drops", "frames for the wire dropped because the send queue was full")) {
   in.bind(*this);
 }
 
@@ -60,10 +61,10 @@ std::uint64_t wall_ns() {
 
 void NetvpPort::receive_frame(net::Frame&& frame) {
   if (pcap_) pcap_->write_at_ns(frame.data(), frame.size(), wall_ns());
-  if (socket_.send(frame.data(), frame.size()))
+  if (socket_.send(std::move(frame)))
     ++to_wire_;
   else
-    ++send_errors_;
+    ++send_queue_drops_;
 }
 
 void NetvpPort::poll() {

@@ -50,7 +50,7 @@ class NetvpPort : public core::Module, private net::FrameSink {
   std::vector<std::vector<std::uint8_t>> batch_;
   core::Counter& to_wire_;
   core::Counter& from_wire_;
-  core::Counter& send_errors_;
+  core::Counter& send_queue_drops_;
 };
 
 }  // namespace vtoe::netvp

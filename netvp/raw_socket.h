@@ -1,13 +1,17 @@
 // A Linux AF_PACKET raw socket on one interface: the host side of the NetVP bridge (paper §4.3).
 // A reader thread takes every frame arriving on the interface (promiscuous, since the simulated
 // guests' MAC addresses are not the interface's) into a bounded queue that the simulation
-// drains; when the queue is full, frames are dropped and counted. Sending is direct. Frames the
+// drains; when the queue is full, frames are dropped and counted. A writer thread sends what the
+// simulation queued, so that the kernel's work for each frame sent (on a veth, the peer's whole
+// receive path runs in the sender's context: 57 % of the simulation thread's time when it sent
+// directly, docs/performance.md) runs beside the simulation instead of inside it. Frames the
 // interface's offloads left unfinished (partial checksums, TSO/GRO super-segments; the kernel
 // says which in PACKET_AUXDATA) are finished on the way in (IngressFixup).
 // Needs CAP_NET_RAW (root); errors name the interface and the system's reason.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -27,19 +31,23 @@ class RawSocket {
   RawSocket(const RawSocket&) = delete;
   RawSocket& operator=(const RawSocket&) = delete;
 
-  // Sends one Ethernet frame (without FCS); false if the kernel refused it (counted).
-  bool send(const std::uint8_t* data, std::size_t len);
+  // Queues one Ethernet frame (without FCS) for the writer thread, in order; false if the send
+  // queue is full (the frame is dropped and counted). Frames the kernel refuses are counted.
+  bool send(std::vector<std::uint8_t>&& frame);
   // Moves every queued frame into `out` (appended, oldest first).
   void drain(std::vector<std::vector<std::uint8_t>>& out);
 
   const std::string& interface() const { return interface_; }
   std::uint64_t received() const { return received_.load(); }
   std::uint64_t queue_drops() const { return queue_drops_.load(); }
-  std::uint64_t send_errors() const { return send_errors_; }
+  std::uint64_t send_errors() const { return send_errors_.load(); }
+  std::uint64_t send_queue_drops() const { return send_queue_drops_.load(); }
   IngressStats ingress() const;
 
  private:
   void reader();
+  void writer();
+  void take(const std::uint8_t* data, std::size_t len, bool csum_not_ready);
 
   std::string interface_;
   int fd_ = -1;
@@ -52,8 +60,14 @@ class RawSocket {
   std::deque<std::vector<std::uint8_t>> queue_;
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> queue_drops_{0};
-  std::uint64_t send_errors_ = 0;
+  std::atomic<std::uint64_t> send_errors_{0};
+  std::atomic<std::uint64_t> send_queue_drops_{0};
+  std::mutex send_mutex_;
+  std::condition_variable send_ready_;
+  std::vector<std::vector<std::uint8_t>> send_queue_;
+  bool stopping_ = false;  // under send_mutex_
   std::thread thread_;
+  std::thread writer_;
 };
 
 }  // namespace vtoe::netvp

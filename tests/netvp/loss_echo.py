@@ -65,7 +65,20 @@ _TCPI_OPTIONS, _TCPI_TOTAL_RETRANS = 5, 100
 _TCPI_OPTS = {1: "timestamps", 2: "sack", 4: "wscale"}
 
 
-def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float = 60) -> dict:
+def set_congestion(sock, cc: str):
+    """Linux congestion control `cc` on `sock` ("" keeps the namespace's default). Per socket,
+    since a namespace's default may only name the host's allowed ones; root may pick any
+    available algorithm for its own sockets."""
+    if cc:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def congestion_of(sock) -> str:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+
+
+def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float = 60,
+                cc: str = "") -> dict:
     """Sends `nbytes` to an echo server while reading them back, half-closes after the last
     byte and reads until the server closes. Returns the wall time from the established
     connection to the end of the stream (the handshake is timed apart: a lost SYN or SYN-ACK
@@ -74,8 +87,10 @@ def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float
     data = pattern(nbytes, salt)
     got = bytearray()
     t_connect = time.monotonic()
-    s = socket.create_connection((host, port), timeout=timeout)
+    s = socket.socket()
+    set_congestion(s, cc)
     s.settimeout(timeout)
+    s.connect((host, port))
     t0 = time.monotonic()
 
     def send():
@@ -92,6 +107,7 @@ def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float
     elapsed = time.monotonic() - t0
     sender.join(timeout)
     info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    cc_used = congestion_of(s)
     s.close()
     opts = info[_TCPI_OPTIONS]
     first_bad = next((i for i, (a, b) in enumerate(zip(got, data)) if a != b), None) \
@@ -100,18 +116,21 @@ def echo_client(host: str, port: int, nbytes: int, salt: int = 1, timeout: float
             "first_bad_offset": first_bad, "connect_s": t0 - t_connect, "elapsed_s": elapsed,
             "goodput_mbps": nbytes * 8 / elapsed / 1e6,
             "linux_retransmits": struct.unpack_from("I", info, _TCPI_TOTAL_RETRANS)[0],
-            "linux_options": sorted(v for k, v in _TCPI_OPTS.items() if opts & k)}
+            "linux_options": sorted(v for k, v in _TCPI_OPTS.items() if opts & k),
+            "linux_congestion": cc_used}
 
 
-def echo_server(port: int, count: int):
+def echo_server(port: int, count: int, cc: str = ""):
     """A Linux echo server for `count` connections, one after the other."""
     ls = socket.socket()
+    set_congestion(ls, cc)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", port))
     ls.listen(4)
     print("listening", flush=True)
     for _ in range(count):
         c, _ = ls.accept()
+        set_congestion(c, cc)
         while True:
             chunk = c.recv(1 << 16)
             if not chunk:
@@ -121,20 +140,20 @@ def echo_server(port: int, count: int):
 
 
 def run_client_in(netns: str, host: str, port: int, nbytes: int, salt: int = 1,
-                  timeout: float = 60) -> dict:
+                  timeout: float = 60, cc: str = "") -> dict:
     """echo_client() inside `netns`; its result as a dict."""
     p = subprocess.run(["ip", "netns", "exec", netns, sys.executable, __file__, "client", host,
-                        str(port), str(nbytes), str(salt), str(timeout)],
+                        str(port), str(nbytes), str(salt), str(timeout), cc],
                        capture_output=True, text=True, timeout=timeout + 30)
     if p.returncode != 0:
         raise RuntimeError(f"echo client failed: {p.stderr.strip()}")
     return json.loads(p.stdout)
 
 
-def start_server_in(netns: str, port: int, count: int) -> subprocess.Popen:
+def start_server_in(netns: str, port: int, count: int, cc: str = "") -> subprocess.Popen:
     """echo_server() inside `netns`; returns once it listens."""
     p = subprocess.Popen(["ip", "netns", "exec", netns, sys.executable, __file__, "server",
-                          str(port), str(count)], stdout=subprocess.PIPE, text=True)
+                          str(port), str(count), cc], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "listening"
     return p
 
@@ -142,6 +161,7 @@ def start_server_in(netns: str, port: int, count: int) -> subprocess.Popen:
 if __name__ == "__main__":
     if sys.argv[1] == "client":
         host, port, n, salt, tmo = sys.argv[2:7]
-        print(json.dumps(echo_client(host, int(port), int(n), int(salt), float(tmo))))
+        cc = sys.argv[7] if len(sys.argv) > 7 else ""
+        print(json.dumps(echo_client(host, int(port), int(n), int(salt), float(tmo), cc)))
     elif sys.argv[1] == "server":
-        echo_server(int(sys.argv[2]), int(sys.argv[3]))
+        echo_server(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "")
