@@ -53,6 +53,7 @@ namespace vtoe::tcpip {
   X(ce_received)             /* segments received with CE on an ECN connection */              \
   X(ece_received)            /* ACKs received with ECE on an ECN connection */                 \
   X(ecn_reductions)          /* responses to ECE (once per window, nothing retransmitted) */   \
+  X(pacing_waits)            /* times BBR's pacing held a segment back (a pacing timer) */     \
   X(cwr_sent)                /* segments sent with CWR (first new data after a reduction) */   \
   X(cwr_received)            /* segments received with CWR (the ECE echo stops) */             \
   X(persist_probes)          /* zero-window probes sent */                                     \
@@ -160,6 +161,10 @@ struct ConnectionInfo {
   bool reordering_seen = false;    ///< RACK saw reordering (widens its window)
   bool ecn_ok = false;             ///< ECN negotiated (RFC 3168)
   bool ecn_echo = false;           ///< a CE arrived: ACKs carry ECE until a CWR
+  // BBR (congestion control bbr); zero / empty otherwise.
+  double pacing_rate = 0;          ///< bytes per second
+  double bottleneck_bw = 0;        ///< BBR's bandwidth estimate, bytes per second
+  const char* bbr_mode = "";       ///< startup, drain, probe_bw, probe_rtt
 };
 
 }  // namespace vtoe::tcpip

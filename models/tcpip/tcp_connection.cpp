@@ -300,6 +300,11 @@ void TcpConnection::init_cc() {
   hs_window_end_ = snd_max_;  // the first round ends with the first ACK of data
   hs_samples_ = hs_css_rounds_ = hs_css_acc_ = 0;
   hs_cur_min_ = hs_last_min_ = hs_css_baseline_ = kNever;
+  if (cfg_.congestion == CongestionControl::Bbr) {
+    bbr_ = std::make_unique<Bbr>(snd_mss_, cwnd_, iss_);
+    bbr_->start(have_rtt_ ? srtt_ : kNever, now_);
+    delivered_time_ = first_tx_time_ = now_;
+  }
 }
 
 void TcpConnection::rtt_sample(TimePs r) {
@@ -333,7 +338,7 @@ void TcpConnection::arm_persist(TimePs now) {
 }
 
 TimePs TcpConnection::next_deadline() const {
-  return std::min({rtx_deadline_, delack_deadline_, tw_deadline_, rack_deadline_});
+  return std::min({rtx_deadline_, delack_deadline_, tw_deadline_, rack_deadline_, pace_deadline_});
 }
 
 void TcpConnection::die(Event ev) {
@@ -633,6 +638,11 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
   }
   last_ack_rx_ = now;
   probes_unanswered_ = 0;
+  if (bbr_) {
+    rs_ = RateSample{};
+    rs_have_ = false;
+    newly_lost_ = 0;
+  }
   const std::uint32_t wnd = static_cast<std::uint32_t>(h.window) << (wscale_ok_ ? snd_wscale_ : 0);
   const bool is_new = seq_gt(ack, snd_una_);
   const bool dup = !is_new && ack == snd_una_ && plen == 0 && !(h.flags & (kSyn | kFin)) &&
@@ -668,7 +678,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
                detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
-    if (in_recovery_ && !rto_recovery_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+    if (in_recovery_ && !rto_recovery_ && !bbr_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
       const std::int64_t d = static_cast<std::int64_t>(snd_una_ - una0) +
                              static_cast<std::int64_t>(sacked_bytes_) -
                              static_cast<std::int64_t>(sacked0);
@@ -694,6 +704,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
   const std::int64_t delivered = static_cast<std::int64_t>(snd_una_ - una0) +
                                  static_cast<std::int64_t>(sacked_bytes_) -
                                  static_cast<std::int64_t>(sacked0);
+  if (bbr_) bbr_ack(static_cast<std::uint32_t>(std::max<std::int64_t>(delivered, 0)), now);
   if (cwr_ && !in_recovery_) {
     prr_update(static_cast<std::uint32_t>(std::max<std::int64_t>(delivered, 0)));
     cwnd_ = std::max(cwnd_, snd_mss_);
@@ -734,7 +745,10 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
   TimePs first_xmit = kNever;
   while (!segs_.empty() && seq_le(segs_.front().end, ack)) {
     TxSeg& g = segs_.front();
-    if (!g.sacked) rack_update(g, now);
+    if (!g.sacked) {
+      rack_update(g, now);
+      rate_delivered(g, now);
+    }
     if (!g.retrans) first_xmit = std::min(first_xmit, g.xmit);
     if (g.sacked) sacked_bytes_ -= g.end - g.seq;
     if (g.lost) lost_bytes_ -= g.end - g.seq;
@@ -743,6 +757,7 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
   if (!segs_.empty() && seq_lt(segs_.front().seq, ack)) {  // partly acknowledged
     TxSeg& g = segs_.front();
     const std::uint32_t part = ack - g.seq;
+    if (!g.sacked) rate_delivered(g, now);
     if (g.sacked) sacked_bytes_ -= part;
     if (g.lost) lost_bytes_ -= part;
     g.seq = ack;
@@ -772,27 +787,33 @@ void TcpConnection::new_ack(std::uint32_t ack, const TcpOptions& o, TimePs now) 
   bytes_acked_ += data_acked;
   rtx_count_ = 0;
   const std::uint32_t flight = snd_max_ - snd_una_;
+  if (bbr_loss_ && seq_ge(ack, recover_)) bbr_loss_ = false;
   if (in_recovery_ && sack_ok_) {
     // After a timeout the repair runs in slow start; a fast recovery holds cwnd at ssthresh.
-    if (rto_recovery_ && cwnd_ < ssthresh_) cwnd_ += std::min(acked, snd_mss_);
+    // (BBR sets cwnd from its model once the ACK is processed.)
+    if (!bbr_ && rto_recovery_ && cwnd_ < ssthresh_) cwnd_ += std::min(acked, snd_mss_);
     if (seq_ge(ack, recover_)) {  // RFC 6675: recovery ends at the recovery point
       in_recovery_ = false;
-      if (!rto_recovery_) cwnd_ = std::max(ssthresh_, snd_mss_);  // RFC 6937: cwnd = ssthresh
+      if (!rto_recovery_ && !bbr_) cwnd_ = std::max(ssthresh_, snd_mss_);  // RFC 6937
       rto_recovery_ = false;
       ca_acked_ = 0;
     }
   } else if (in_recovery_) {
     if (seq_ge(ack, recover_)) {  // full ACK (RFC 6582 §3.2 step 3)
       in_recovery_ = false;
-      cwnd_ = std::min(ssthresh_, std::max(flight, snd_mss_) + snd_mss_);
+      if (!bbr_) cwnd_ = std::min(ssthresh_, std::max(flight, snd_mss_) + snd_mss_);
       ca_acked_ = 0;
     } else {  // partial ACK: retransmit the next hole, deflate
       ++st_.partial_acks;
       retransmit_head(now);
-      cwnd_ = cwnd_ > acked ? cwnd_ - acked : 0;
-      if (acked >= snd_mss_) cwnd_ += snd_mss_;
-      cwnd_ = std::max(cwnd_, snd_mss_);
+      if (!bbr_) {
+        cwnd_ = cwnd_ > acked ? cwnd_ - acked : 0;
+        if (acked >= snd_mss_) cwnd_ += snd_mss_;
+        cwnd_ = std::max(cwnd_, snd_mss_);
+      }
     }
+  } else if (bbr_) {
+    // BBR: cwnd comes from the model once the whole ACK is processed (bbr_ack).
   } else if (cwr_) {
     // The ECE reduction ends when everything sent before it is acknowledged: cwnd = ssthresh
     // (RFC 6937), and no growth on this ACK (nor on any during the reduction).
@@ -831,7 +852,7 @@ void TcpConnection::on_dupack(TimePs now) {
   ++dupacks_;
   if (sack_ok_) return;  // the scoreboard (process_ack) decides
   if (in_recovery_) {
-    cwnd_ = std::min(cwnd_ + snd_mss_, kMaxCwnd);  // inflate (RFC 6582 step 4)
+    if (!bbr_) cwnd_ = std::min(cwnd_ + snd_mss_, kMaxCwnd);  // inflate (RFC 6582 step 4)
     output(now);
     return;
   }
@@ -844,7 +865,7 @@ void TcpConnection::on_dupack(TimePs now) {
     ++st_.fast_retransmits;
     rtt_timing_ = false;
     retransmit_head(now);
-    cwnd_ = ssthresh_ + 3 * snd_mss_;
+    if (!bbr_) cwnd_ = ssthresh_ + 3 * snd_mss_;
     output(now);
   }
 }
@@ -996,6 +1017,9 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   if (len && seq + len == data_end()) flags |= kPsh;
   emit(seq, flags, seq - snd_data_base_, len);
   const std::uint32_t after = seq + len + (fin ? 1 : 0);
+  if (bbr_ && len > 0 && bbr_->pacing_rate() > 0)
+    pace_next_ = std::max(pace_next_, now) +
+                 static_cast<TimePs>(static_cast<double>(len) * 1e12 / bbr_->pacing_rate());
   record_transmit(seq, after, now);
   if ((sack_ok_ && in_recovery_ && !rto_recovery_) || cwr_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
@@ -1056,8 +1080,15 @@ void TcpConnection::output(TimePs now) {
                       (max_snd_wnd_ > 0 && len >= max_snd_wnd_ / 2);
       if (!ok) break;
     }
+    if (pacing_blocked(now)) break;
     transmit_range(snd_nxt_, len, fin_now, now);
     snd_nxt_ += len + (fin_now ? 1 : 0);
+  }
+  if (bbr_ && !seq_lt(snd_nxt_, data_end()) && lost_bytes_ == 0 &&
+      (sack_recovery ? pipe() : snd_nxt_ - snd_una_) < cwnd_) {
+    // Nothing left to send and room in cwnd: what is delivered from here until this flight is
+    // acknowledged measures the application, not the path.
+    app_limited_until_ = std::max<std::uint64_t>(delivered_ + (snd_max_ - snd_una_), 1);
   }
   if (snd_max_ == snd_una_ && tmode_ != TimerMode::Persist && seq_lt(snd_nxt_, data_end()))
     arm_persist(now);  // data waits for the window and nothing in flight will bring an ACK
@@ -1133,6 +1164,7 @@ void TcpConnection::set_lost(TxSeg& g, bool lost) {
   g.lost = lost;
   if (lost) {
     lost_bytes_ += g.end - g.seq;
+    newly_lost_ += g.end - g.seq;
     ++st_.sack_lost_marks;
   } else {
     lost_bytes_ -= g.end - g.seq;
@@ -1151,6 +1183,7 @@ void TcpConnection::record_transmit(std::uint32_t seq, std::uint32_t end, TimePs
   if (seq_ge(seq, snd_max_)) {
     if (!segs_.empty() && segs_.back().end != seq) return;  // never: output is contiguous
     segs_.push_back(TxSeg{seq, end, now, ++tx_order_});
+    rate_on_send(segs_.back(), now);
     return;
   }
   const std::uint32_t mid = seq_lt(end, snd_max_) ? end : snd_max_;
@@ -1162,8 +1195,12 @@ void TcpConnection::record_transmit(std::uint32_t seq, std::uint32_t end, TimePs
     g.retrans = true;
     g.xmit = now;
     g.order = ++tx_order_;
+    rate_on_send(g, now);
   }
-  if (seq_gt(end, snd_max_)) segs_.push_back(TxSeg{snd_max_, end, now, ++tx_order_});
+  if (seq_gt(end, snd_max_)) {
+    segs_.push_back(TxSeg{snd_max_, end, now, ++tx_order_});
+    rate_on_send(segs_.back(), now);
+  }
 }
 
 void TcpConnection::rack_update(const TxSeg& g, TimePs now) {
@@ -1208,6 +1245,7 @@ bool TcpConnection::sack_process(const TcpHeader& h, const TcpOptions& o, TimePs
       if (it->sacked) continue;
       set_sacked(*it);
       rack_update(*it, now);
+      rate_delivered(*it, now);
     }
   }
   if (dsack) {
@@ -1278,7 +1316,7 @@ void TcpConnection::enter_sack_recovery(TimePs now) {
     // Entered from an ECE reduction (Linux: recovery from CWR): the same reduction goes on,
     // with its ssthresh and its PRR counts.
     cwr_ = false;
-  } else {
+  } else if (!bbr_) {  // BBR: cwnd from its model on the next ACK (packet conservation)
     prr_delivered_ = prr_out_ = 0;
     recover_fs_ = std::max<std::uint32_t>(snd_max_ - snd_una_, 1);
     cwnd_ = std::max(pipe(), snd_mss_);  // prr_update sets it from the data ACKs deliver
@@ -1315,6 +1353,7 @@ bool TcpConnection::sack_output(TimePs now) {
     std::size_t i = 0;
     while (i < segs_.size() && !segs_[i].lost) ++i;
     if (i < segs_.size()) {
+      if (pacing_blocked(now)) break;
       retransmit_seg(i, now);
       sent = true;
       continue;
@@ -1379,6 +1418,7 @@ void TcpConnection::on_congestion_event() {
   if (ecn_ok_) ecn_cwr_pending_ = true;
   cubic_epoch_ = kNever;
   hs_css_ = false;  // a loss ends slow start (HyStart++ included)
+  if (bbr_) return;  // BBR has no ssthresh: its model sets cwnd (Linux: bbr_ssthresh)
   if (cfg_.congestion != CongestionControl::Cubic) {
     ssthresh_ = std::max(flight / 2, 2 * snd_mss_);  // RFC 5681 (3.1) / RFC 6675
     return;
@@ -1413,6 +1453,10 @@ void TcpConnection::ecn_response(std::uint32_t delivered) {
   // data goes out at ssthresh / RecoverFS of the data delivered, so the reduction spreads over
   // the round trip instead of stopping the sender for half of it.
   if (in_recovery_ || !seq_gt(snd_una_, ecn_high_)) return;
+  if (bbr_) {  // BBR v1 does not answer ECN: CWR is still owed to end the peer's echo
+    on_congestion_event();
+    return;
+  }
   ++st_.ecn_reductions;
   undo_active_ = false;  // a mark is congestion that happened: nothing to undo over it
   on_congestion_event();
@@ -1481,6 +1525,69 @@ void TcpConnection::prr_update(std::uint32_t delivered) {
     sndcnt = std::min<std::int64_t>(static_cast<std::int64_t>(ssthresh_) - p, limit);
   }
   cwnd_ = p + static_cast<std::uint32_t>(std::max<std::int64_t>(sndcnt, 0));
+}
+
+// ------------------------------------------------------------------------------------ BBR
+
+void TcpConnection::rate_on_send(TxSeg& g, TimePs now) {
+  if (!bbr_) return;
+  // draft-cheng-iccrg-delivery-rate-estimation, OnPacketSent: a flight starting from nothing
+  // outstanding starts its send and delivery clocks now.
+  if (snd_una_ == snd_max_) first_tx_time_ = delivered_time_ = now;
+  g.first_tx = first_tx_time_;
+  g.delivered_time = delivered_time_;
+  g.delivered = delivered_;
+  g.app_limited = app_limited_until_ != 0;
+}
+
+void TcpConnection::rate_delivered(const TxSeg& g, TimePs now) {
+  if (!bbr_) return;
+  // UpdateRateSample: the sample is measured from the most recently sent segment delivered.
+  if (!rs_have_ || g.delivered > rs_.prior_delivered ||
+      (g.delivered == rs_.prior_delivered && g.xmit > first_tx_time_)) {
+    rs_.prior_delivered = g.delivered;
+    rs_prior_time_ = g.delivered_time;
+    rs_send_elapsed_ = g.xmit - g.first_tx;
+    rs_.app_limited = g.app_limited;
+    first_tx_time_ = g.xmit;
+    rs_have_ = true;
+  }
+  if (!g.retrans) rs_.rtt = std::min(rs_.rtt, now - g.xmit);  // Karn: no ambiguous samples
+}
+
+void TcpConnection::bbr_ack(std::uint32_t delivered, TimePs now) {
+  if (delivered > 0) {
+    delivered_ += delivered;
+    delivered_time_ = now;
+  }
+  if (app_limited_until_ != 0 && delivered_ > app_limited_until_) app_limited_until_ = 0;
+  rs_.newly_delivered = delivered;
+  rs_.newly_lost = newly_lost_;
+  if (rs_have_) {
+    // GenerateRateSample: over the longer of the send and the ACK intervals (ACK compression
+    // must not inflate it); shorter than the path's minimum RTT is not a measurement.
+    rs_.delivered = delivered_ - rs_.prior_delivered;
+    rs_.interval = std::max(rs_send_elapsed_, delivered_time_ - rs_prior_time_);
+    if (min_rtt_ != kNever && rs_.interval < min_rtt_) rs_.interval = 0;
+  }
+  const Bbr::LossState state = bbr_loss_      ? Bbr::LossState::Loss
+                               : in_recovery_ ? Bbr::LossState::Recovery
+                                              : Bbr::LossState::Open;
+  const std::uint32_t inflight = sack_ok_ ? pipe() : snd_max_ - snd_una_;
+  bbr_->on_ack(rs_, delivered_, inflight, state, now);
+  cwnd_ = bbr_->cwnd();
+}
+
+bool TcpConnection::pacing_blocked(TimePs now) {
+  if (!bbr_ || bbr_->pacing_rate() <= 0) return false;
+  // A quantum (about 1 ms of sending, Linux's TSO autosizing) may leave back to back; beyond
+  // it the next segment waits for the pacing rate.
+  const TimePs burst = static_cast<TimePs>(static_cast<double>(bbr_->send_quantum()) * 1e12 /
+                                           bbr_->pacing_rate());
+  if (pace_next_ <= now + burst) return false;
+  if (pace_deadline_ == kNever) ++st_.pacing_waits;
+  pace_deadline_ = pace_next_ - burst;
+  return true;
 }
 
 // ------------------------------------------------------------------------------------ undo
@@ -1675,6 +1782,11 @@ void TcpConnection::on_timer(TimePs now) {
     }
     if (dead_) return;
   }
+  if (pace_deadline_ <= now) {
+    pace_deadline_ = kNever;
+    output(now);
+    if (dead_) return;
+  }
   if (rtx_deadline_ <= now) {
     const TimerMode m = tmode_;
     stop_rtx();
@@ -1715,6 +1827,10 @@ void TcpConnection::rto_fire(TimePs now) {
   if (rtx_count_ <= 1) {
     undo_begin(true);
     on_congestion_event();
+  }
+  if (bbr_) {
+    bbr_->on_timeout();
+    bbr_loss_ = true;
   }
   cwnd_ = snd_mss_;  // loss window (RFC 5681 §3.1)
   ca_acked_ = 0;
@@ -1927,6 +2043,11 @@ ConnectionInfo TcpConnection::info() const {
   i.reordering_seen = reordering_seen_;
   i.ecn_ok = ecn_ok_;
   i.ecn_echo = ecn_echo_;
+  if (bbr_) {
+    i.pacing_rate = bbr_->pacing_rate();
+    i.bottleneck_bw = bbr_->bottleneck_bw();
+    i.bbr_mode = to_string(bbr_->mode());
+  }
   return i;
 }
 

@@ -3,16 +3,19 @@
 // window scaling, timestamps and PAWS (RFC 7323), SACK and D-SACK (RFC 2018, 2883) with
 // SACK-based loss recovery (RFC 6675), RACK-TLP (RFC 8985), RST/SYN hardening (RFC 5961),
 // undo of spurious retransmissions (D-SACK RFC 3708, Eifel RFC 3522, RFC 4015) and
-// HyStart++ (RFC 9406) and ECN (RFC 3168).
+// HyStart++ (RFC 9406), ECN (RFC 3168) and, as an alternative congestion control, BBR v1 with
+// delivery-rate estimation and pacing (bbr.h).
 // Framing and demultiplexing live in Stack.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "models/tcpip/bbr.h"
 #include "models/tcpip/buffer_pool.h"
 #include "models/tcpip/byte_ring.h"
 #include "models/tcpip/headers.h"
@@ -142,6 +145,11 @@ class TcpConnection {
     TimePs xmit;          // time of the latest (re)transmission
     std::uint64_t order;  // transmission counter: orders sends within one instant (RACK)
     bool sacked = false, lost = false, retrans = false;
+    // Delivery-rate estimation (BBR only): the connection's delivered count and its time, and
+    // the send time of the flight's first segment, when this one was sent.
+    bool app_limited = false;
+    std::uint64_t delivered = 0;
+    TimePs delivered_time = 0, first_tx = 0;
   };
 
   bool synchronized() const;
@@ -211,6 +219,12 @@ class TcpConnection {
   // --- ECN (RFC 3168): CE/CWR on input, the response to ECE
   void ecn_input(const TcpHeader& h, std::uint8_t ip_ecn, std::size_t len);
   void ecn_response(std::uint32_t delivered);
+  // --- BBR: delivery-rate samples, the model's cwnd after each ACK, pacing
+  void rate_on_send(TxSeg& g, TimePs now);
+  void rate_delivered(const TxSeg& g, TimePs now);
+  void bbr_ack(std::uint32_t delivered, TimePs now);
+  // Pacing holds the next segment back: arms the pacing timer and says so.
+  bool pacing_blocked(TimePs now);
   void enter_time_wait(TimePs now);
   void die(Event ev);
   void maybe_window_update(TimePs now);
@@ -309,6 +323,20 @@ class TcpConnection {
   // The ECE reduction in progress (Linux's CWR state): cwnd follows PRR (RFC 6937) down to
   // ssthresh, without growth, until snd_una passes ecn_high_.
   bool cwr_ = false;
+  // BBR (cfg_.congestion == Bbr, created when the connection is established) and its inputs:
+  // delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation: bytes delivered,
+  // when, the send time of the newest delivered segment, the app-limited mark), the sample the
+  // ACK being processed builds, the loss state after a timeout, and pacing.
+  std::unique_ptr<Bbr> bbr_;
+  std::uint64_t delivered_ = 0, app_limited_until_ = 0;
+  TimePs delivered_time_ = 0, first_tx_time_ = 0;
+  RateSample rs_;
+  bool rs_have_ = false;
+  TimePs rs_prior_time_ = 0, rs_send_elapsed_ = 0;
+  std::uint32_t newly_lost_ = 0;
+  bool bbr_loss_ = false;          // after a timeout, until snd_una passes recover_
+  TimePs pace_next_ = 0;           // when the next byte is due at the pacing rate
+  TimePs pace_deadline_ = kNever;  // pacing timer: a held-back segment may go
   // receive side: SACK blocks and D-SACK
   std::vector<std::uint32_t> sack_mru_;  // a sequence number in each range, most recent first
   bool dsack_pending_ = false;

@@ -126,7 +126,15 @@ const char* to_string(TcpState s) {
 }
 
 const char* to_string(CongestionControl c) {
-  return c == CongestionControl::Cubic ? "cubic" : "newreno";
+  switch (c) {
+    case CongestionControl::Cubic:
+      return "cubic";
+    case CongestionControl::Bbr:
+      return "bbr";
+    case CongestionControl::NewReno:
+      break;
+  }
+  return "newreno";
 }
 
 bool parse_congestion(const std::string& s, CongestionControl& out) {
@@ -136,6 +144,10 @@ bool parse_congestion(const std::string& s, CongestionControl& out) {
   }
   if (s == "cubic") {
     out = CongestionControl::Cubic;
+    return true;
+  }
+  if (s == "bbr") {
+    out = CongestionControl::Bbr;
     return true;
   }
   return false;

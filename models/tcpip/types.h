@@ -85,10 +85,11 @@ inline bool is_terminal(Event e) {
 }
 
 /// Congestion control after slow start: Reno's AIMD (RFC 5681, NewReno recovery without SACK)
-/// or CUBIC (RFC 9438). Either way SACK recovery uses PRR (RFC 6937).
-enum class CongestionControl { NewReno, Cubic };
+/// or CUBIC (RFC 9438), both with PRR (RFC 6937) in SACK recovery; or BBR v1 (a model of the
+/// path's bandwidth and RTT, paced; Linux's tcp_bbr.c), which sets cwnd itself.
+enum class CongestionControl { NewReno, Cubic, Bbr };
 const char* to_string(CongestionControl c);
-/// "newreno" / "cubic"; false for anything else.
+/// "newreno" / "cubic" / "bbr"; false for anything else.
 bool parse_congestion(const std::string& s, CongestionControl& out);
 
 /// ECN (RFC 3168), as Linux's tcp_ecn: Off never uses it; Passive agrees when the peer's SYN

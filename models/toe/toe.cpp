@@ -212,9 +212,10 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           "start for Conservative Slow Start, then congestion avoidance, before any loss",
           [](P & s) -> auto& { return s.stack.hystart; }),
       core::enum_param<P>(
-          "toe.tcp.congestion", {"newreno", "cubic"}, "newreno",
-          "TCP congestion control after slow start: Reno AIMD (RFC 5681) or CUBIC (RFC 9438); "
-          "SACK recovery uses PRR (RFC 6937) with either",
+          "toe.tcp.congestion", {"newreno", "cubic", "bbr"}, "newreno",
+          "TCP congestion control: Reno AIMD (RFC 5681) or CUBIC (RFC 9438) after slow start, "
+          "with PRR (RFC 6937) in SACK recovery; or BBR v1 (bandwidth and RTT model, paced "
+          "sending; Linux's tcp_bbr.c), which random loss does not slow down",
           [](P & s) -> auto& { return s.stack.congestion; },
           [](const std::string& v) {
             tcpip::CongestionControl c = tcpip::CongestionControl::NewReno;

@@ -106,6 +106,9 @@ StackConfig config(int side) {
   c.isn_seed = 11 + 11 * side;
   c.send_buffer = c.recv_buffer = 64 * 1024;
   c.ecn = side == 0 ? EcnMode::On : EcnMode::Passive;
+  // One end of each congestion-control family: the loss-based one (PRR, ECN reductions) and
+  // BBR (rate samples, pacing timers).
+  c.congestion = side == 0 ? CongestionControl::NewReno : CongestionControl::Bbr;
   return c;
 }
 
