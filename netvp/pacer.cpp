@@ -1,5 +1,7 @@
 #include "netvp/pacer.h"
 
+#include <sys/prctl.h>
+
 #include <thread>
 
 namespace vtoe::netvp {
@@ -14,13 +16,22 @@ void Pacer::tick() {
   if (!started_) {
     started_ = true;
     start_ = now_wall;
+    // Linux lets a sleep of this thread end up to 50 us late by default (timer slack): a
+    // tick's worth of latency on every wait, paid by every frame through the bridge.
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   }
   const double sim_us = static_cast<double>(core::now_ps()) / 1e6;
   double wall_us = std::chrono::duration<double, std::micro>(now_wall - start_).count();
   if (sim_us > wall_us) {
-    // Ahead of the real hosts: wait for them.
-    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(sim_us - wall_us));
-    slept_us_ += sim_us - wall_us;
+    // Ahead of the real hosts: wait for them. (A frame arriving meanwhile waits too: the
+    // simulation is already at this tick's time, so it could enter no earlier; its latency
+    // is at most a tick, network.netvp.tick.)
+    std::this_thread::sleep_until(
+        now_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double, std::micro>(sim_us - wall_us)));
+    slept_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                           now_wall)
+                     .count();
   } else {
     const double lag = wall_us - sim_us;
     ++ticks_;
