@@ -1017,9 +1017,12 @@ void TcpConnection::transmit_range(std::uint32_t seq, std::uint32_t len, bool fi
   if (len && seq + len == data_end()) flags |= kPsh;
   emit(seq, flags, seq - snd_data_base_, len);
   const std::uint32_t after = seq + len + (fin ? 1 : 0);
-  if (bbr_ && len > 0 && bbr_->pacing_rate() > 0)
-    pace_next_ = std::max(pace_next_, now) +
-                 static_cast<TimePs>(static_cast<double>(len) * 1e12 / bbr_->pacing_rate());
+  if (bbr_ && len > 0 && bbr_->pacing_rate() > 0) {
+    // At most a second per segment: a rate estimate from a starved or hostile path can be
+    // arbitrarily small, and the delay must stay a time.
+    const double ps = std::min(static_cast<double>(len) * 1e12 / bbr_->pacing_rate(), 1e12);
+    pace_next_ = std::max(pace_next_, now) + static_cast<TimePs>(ps);
+  }
   record_transmit(seq, after, now);
   if ((sack_ok_ && in_recovery_ && !rto_recovery_) || cwr_) prr_out_ += after - seq;
   if (seq_lt(seq, snd_max_)) {
@@ -1582,8 +1585,8 @@ bool TcpConnection::pacing_blocked(TimePs now) {
   if (!bbr_ || bbr_->pacing_rate() <= 0) return false;
   // A quantum (about 1 ms of sending, Linux's TSO autosizing) may leave back to back; beyond
   // it the next segment waits for the pacing rate.
-  const TimePs burst = static_cast<TimePs>(static_cast<double>(bbr_->send_quantum()) * 1e12 /
-                                           bbr_->pacing_rate());
+  const TimePs burst = static_cast<TimePs>(
+      std::min(static_cast<double>(bbr_->send_quantum()) * 1e12 / bbr_->pacing_rate(), 1e12));
   if (pace_next_ <= now + burst) return false;
   if (pace_deadline_ == kNever) ++st_.pacing_waits;
   pace_deadline_ = pace_next_ - burst;
