@@ -79,6 +79,20 @@ def test_lossy_link_recovers_by_retransmission(vtoe):
     assert res["peer"]["rx_bytes"] > 1_000_000
 
 
+def test_bbr_keeps_its_rate_where_loss_holds_newreno_to_the_mathis_rate(vtoe, tmp_path):
+    # The lossy scenario at 2 % loss each way: NewReno's window follows the losses, BBR's
+    # (toe.tcp.congestion=bbr) follows the delivery rate, paced; both deliver every byte.
+    path = ["network.loss=0.02", "duration=100ms", "warmup=10ms"]
+    reno, _ = vtoe.scenario("scenarios/native/lossy_tx.yaml", *path, out=tmp_path / "reno")
+    bbr, _ = vtoe.scenario("scenarios/native/lossy_tx.yaml", *path, "toe.tcp.congestion=bbr",
+                           out=tmp_path / "bbr")
+    assert bbr["vms"][0]["tx_mbps"] > 4 * reno["vms"][0]["tx_mbps"]
+    tcp = bbr["stats"]["toe.ppm.tcpip"]
+    assert tcp["retransmits"] > 0 and tcp["rto_timeouts"] == 0 and tcp["pacing_waits"] > 0
+    assert reno["stats"]["toe.ppm.tcpip"]["pacing_waits"] == 0
+    assert bbr["peer"]["pattern_errors"] == 0 and reno["peer"]["pattern_errors"] == 0
+
+
 # A 1 Gbit/s line behind a 128-frame MAC queue: the TOE's window outgrows the queue and frames
 # are dropped. With ECN on both ends and threshold marking at 32 frames, the queue marks CE
 # instead: the same goodput (the line is the limit) without a drop or a retransmission.
