@@ -11,6 +11,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace vtoe::config {
 
@@ -176,62 +177,82 @@ std::string join_path(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
-std::string leaf_of(const std::string& path) {
-  const auto dot = path.rfind('.');
-  return dot == std::string::npos ? path : path.substr(dot + 1);
-}
-
 std::string parent_of(const std::string& path) {
   const auto dot = path.rfind('.');
   return dot == std::string::npos ? std::string() : path.substr(0, dot);
 }
 
-// Edit distance between a and b when it is at most `bound`, otherwise bound + 1. The bound keeps
-// a long unknown key from costing |a| x |b| against every pattern of the schema.
-std::size_t levenshtein(const std::string& a, const std::string& b, std::size_t bound) {
+std::string_view leaf_view(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string_view parent_view(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+// Edit distance between a and b when it is at most `bound`, otherwise bound + 1. Only the band
+// |i - j| <= bound is computed (a path outside it costs more than the bound), so a long unknown key
+// does not cost |a| x |b| against every pattern of the schema. `row` is scratch space, reused
+// across the calls of one search.
+std::size_t levenshtein(std::string_view a, std::string_view b, std::size_t bound,
+                        std::vector<std::size_t>& row) {
   const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
   if (gap > bound) return bound + 1;
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  const std::size_t far = bound + 1;  // any distance above the bound
+  row.assign(b.size() + 1, far);
+  for (std::size_t j = 0; j <= std::min(b.size(), bound); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    std::size_t row_min = row[0];
-    for (std::size_t j = 1; j <= b.size(); ++j) {
+    const std::size_t lo = i > bound ? i - bound : 1;
+    const std::size_t hi = std::min(b.size(), i + bound);
+    std::size_t diag = row[lo - 1];
+    row[lo - 1] = lo == 1 ? std::min(i, far) : far;  // left of the band
+    std::size_t row_min = row[lo - 1];
+    for (std::size_t j = lo; j <= hi; ++j) {
       const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      const std::size_t d =
+          std::min(std::min(up, row[j - 1]) + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1));
+      row[j] = std::min(d, far);
       diag = up;
       row_min = std::min(row_min, row[j]);
     }
-    if (row_min > bound) return bound + 1;  // no later row can come back under the bound
+    if (row_min > bound) return far;  // no later row can come back under the bound
   }
-  return std::min(row[b.size()], bound + 1);
+  return row[b.size()];
 }
 
 // The closest known pattern to an unknown one, or "" if nothing is close.
 std::string closest_pattern(const Schema& schema, const std::string& unknown) {
-  const std::string uleaf = leaf_of(unknown);
+  const std::string_view uleaf = leaf_view(unknown);
+  const std::string_view uparent = parent_view(unknown);
   const std::size_t limit = std::max<std::size_t>(2, uleaf.size() / 3);  // farther is no guess
   std::size_t best_score = SIZE_MAX;
-  std::string best;
+  const std::string* best = nullptr;
+  std::vector<std::size_t> row;
   for (const std::string& cand : schema.all_patterns()) {
     if (cand.size() >= 2 && cand.compare(cand.size() - 2, 2, "[]") == 0) continue;
-    const std::string cleaf = leaf_of(cand);
-    std::size_t d = levenshtein(unknown, cand, limit);
+    const std::size_t penalty = uparent == parent_view(cand) ? 0 : 1;
+    // Only a distance whose score 2 * d + penalty beats the best so far matters: a tighter bound
+    // for the searches below, same answer.
+    std::size_t bound = limit;
+    if (best_score != SIZE_MAX) {
+      if (best_score <= penalty) continue;
+      bound = std::min(bound, (best_score - 1 - penalty) / 2);
+    }
+    const std::string_view cleaf = leaf_view(cand);
+    std::size_t d = levenshtein(unknown, cand, bound, row);
     // The right name at the wrong level ("link_delay" for "network.link_delay").
-    d = std::min(d, levenshtein(uleaf, cleaf, limit) + 1);
+    d = std::min(d, levenshtein(uleaf, cleaf, bound, row) + 1);
     // A leaf that is a prefix of the other ("cpu_frequency" for "cpu_freq").
     const std::size_t shorter = std::min(uleaf.size(), cleaf.size());
-    if (shorter >= 3 && uleaf.compare(0, shorter, cleaf, 0, shorter) == 0)
+    if (shorter >= 3 && uleaf.substr(0, shorter) == cleaf.substr(0, shorter))
       d = std::min<std::size_t>(d, 1);
-    if (d > limit) continue;
-    const std::size_t score = 2 * d + (parent_of(unknown) == parent_of(cand) ? 0 : 1);
-    if (score < best_score) {
-      best_score = score;
-      best = cand;
-    }
+    if (d > bound) continue;
+    best_score = 2 * d + penalty;
+    best = &cand;
   }
-  return best;
+  return best ? *best : std::string();
 }
 
 // Renders a pattern with the list indices of a concrete path: ("vms[].workload.type",
@@ -308,7 +329,16 @@ struct Config::Origin {
 // ---------------------------------------------------------------------------------------------
 Config::Config(const Schema& schema, std::string source)
     : schema_(&schema), source_(std::move(source)) {
-  fill_defaults();
+  if (const Config* d = schema.default_config_.get()) {
+    values_ = d->values_;
+    lists_ = d->lists_;
+  } else {
+    fill_defaults();
+  }
+}
+
+std::shared_ptr<const Config> Config::defaults_of(const Schema& schema) {
+  return std::shared_ptr<const Config>(new Config(schema, ""));
 }
 
 void Config::fill_defaults() {
@@ -317,9 +347,9 @@ void Config::fill_defaults() {
   for (const Key& k : schema_->keys()) {
     if (k.path.find("[]") != std::string::npos) continue;  // filled per item by resize_list
     if (k.type == KeyType::List) {
-      resize_list(k.path, k, std::get<std::uint64_t>(parse_value(k, k.default_text)), "");
+      resize_list(k.path, k, std::get<std::uint64_t>(schema_->default_value(k, 0)), "");
     } else {
-      values_[k.path] = Entry{parse_value(k, default_text(k, 0)), ""};
+      values_[k.path] = Entry{schema_->default_value(k, 0), ""};
     }
   }
 }
@@ -343,7 +373,7 @@ void Config::resize_list(const std::string& concrete, const Key& list, std::size
       if (k.path.compare(0, item_pattern.size(), item_pattern) != 0) continue;
       const std::string path =
           concrete + "." + std::to_string(i) + "." + k.path.substr(item_pattern.size());
-      values_[path] = Entry{parse_value(k, default_text(k, i)), ""};
+      values_[path] = Entry{schema_->default_value(k, i), ""};
     }
   }
   lists_[concrete] = Entry{std::uint64_t{size}, origin};

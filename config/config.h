@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -97,7 +98,10 @@ class Config {
   };
   struct Origin;
 
+  friend class Schema;
   explicit Config(const Schema& schema, std::string source);
+  // Every key at its default, parsed from the table (Schema keeps one for its Configs to copy).
+  static std::shared_ptr<const Config> defaults_of(const Schema& schema);
   void fill_defaults();
   void apply_sets(const std::vector<std::string>& sets);
   void apply_set(const std::string& assignment);

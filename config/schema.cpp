@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "config/config.h"
 #include "config/params.h"
 #include "guest/guest_os.h"
 #include "hypervisor/hypervisor.h"
@@ -577,6 +578,14 @@ Schema::Schema(std::vector<Key> keys) : keys_(std::move(keys)) {
   auto broken = [](const Key& k, const std::string& why) {
     throw std::logic_error("scenario schema: key '" + k.path + "': " + why);
   };
+  // The first of duplicate paths wins, as in a search in table order (duplicates fail below).
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const std::string& path = keys_[i].path;
+    index_.emplace(path, i);
+    for (auto dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1))
+      groups_.insert(path.substr(0, dot));
+  }
+  defaults_.resize(keys_.size());
   std::set<std::string> seen;
   auto add_pattern = [&](const std::string& p) {
     if (seen.insert(p).second) patterns_.push_back(p);
@@ -605,19 +614,23 @@ Schema::Schema(std::vector<Key> keys) : keys_(std::move(keys)) {
     add_pattern(k.path);
     try {
       if (k.type == KeyType::Enum && k.choices.empty()) broken(k, "enum without choices");
+      const std::size_t pos = static_cast<std::size_t>(&k - keys_.data());
       if (k.type == KeyType::List) {
         if (parse_uint(k.default_text) < k.min_items) broken(k, "default has too few items");
+        defaults_[pos] = parse_value(k, k.default_text);
         continue;
       }
       if (!k.min_text.empty() && !k.max_text.empty() &&
           compare(parse_raw(k, k.min_text), parse_raw(k, k.max_text)) > 0) {
         broken(k, "minimum above maximum");
       }
-      parse_value(k, default_text(k, 0));
+      Value def = parse_value(k, default_text(k, 0));
+      if (k.default_text.find("{i}") == std::string::npos) defaults_[pos] = std::move(def);
     } catch (const std::invalid_argument& e) {
       broken(k, std::string("bad default or bound: ") + e.what());
     }
   }
+  default_config_ = Config::defaults_of(*this);
 }
 
 const Schema& Schema::builtin() {
@@ -626,21 +639,23 @@ const Schema& Schema::builtin() {
 }
 
 const Key* Schema::find(std::string_view pattern) const {
-  for (const Key& k : keys_) {
-    if (k.path == pattern) return &k;
-  }
-  return nullptr;
+  const auto it = index_.find(pattern);
+  return it == index_.end() ? nullptr : &keys_[it->second];
 }
 
 bool Schema::is_group(std::string_view pattern) const {
-  if (pattern.empty()) return true;
-  for (const Key& k : keys_) {
-    if (k.path.size() > pattern.size() && k.path.compare(0, pattern.size(), pattern) == 0 &&
-        k.path[pattern.size()] == '.') {
-      return true;
-    }
+  return pattern.empty() || groups_.find(pattern) != groups_.end();
+}
+
+Value Schema::default_value(const Key& key, std::size_t index) const {
+  const std::less<const Key*> before;
+  const bool ours =
+      !keys_.empty() && !before(&key, keys_.data()) && before(&key, keys_.data() + keys_.size());
+  if (ours) {
+    if (const auto& cached = defaults_[static_cast<std::size_t>(&key - keys_.data())])
+      return *cached;
   }
-  return false;
+  return parse_value(key, key.type == KeyType::List ? key.default_text : default_text(key, index));
 }
 
 std::vector<std::string> Schema::children(std::string_view group) const {

@@ -13,6 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -94,6 +98,8 @@ struct Key {
   core::Unit unit() const;  ///< the physical unit of the key, Unit::None for plain types
 };
 
+class Config;
+
 class Schema {
  public:
   /// Checks the table: unique paths, list items under a declared list, every default parses and
@@ -112,10 +118,19 @@ class Schema {
   std::vector<std::string> children(std::string_view group) const;
   /// Patterns of every key and group, in table order (for "did you mean").
   const std::vector<std::string>& all_patterns() const { return patterns_; }
+  /// parse_value(key, default_text(key, index)) for a key of this schema (List: the item count).
+  Value default_value(const Key& key, std::size_t index) const;
 
  private:
   std::vector<Key> keys_;
   std::vector<std::string> patterns_;
+  // Built once here: every Config starts from the defaults and looks keys up per YAML node.
+  std::map<std::string, std::size_t, std::less<>> index_;  ///< path -> position in keys_
+  std::set<std::string, std::less<>> groups_;              ///< every proper dotted prefix
+  std::vector<std::optional<Value>> defaults_;  ///< parsed default unless it depends on "{i}"
+  // Every key at its default, built with the schema: a Config starts as a copy of its values.
+  friend class Config;
+  std::shared_ptr<const Config> default_config_;
 };
 
 /// Parses text for a key, then checks enum membership, range and the key's validator.
