@@ -47,6 +47,7 @@ class RawSocket {
  private:
   void reader();
   void writer();
+  void send_batch(const std::vector<std::vector<std::uint8_t>>& batch);
   void take(const std::uint8_t* data, std::size_t len, bool csum_not_ready);
 
   std::string interface_;
