@@ -180,6 +180,7 @@ void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
     }
     std::uint8_t raw[toe::kDescBytes];
     std::uint64_t raw_pa = 0;
+    const std::uint32_t generation = vr.generation();
     if (!guest_read(v.vm(), vr.entry_addr(vr.head()), raw, toe::kDescBytes, &raw_pa)) {
       v.latch_error();  // the ring itself is outside the VM's memory: stop, as the TOE would
       vr.consume(vr.pending());
@@ -204,7 +205,9 @@ void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
       std::memcpy(&d, raw, sizeof d);
       handle_send(v, d);
     }
-    vr.consume(1);
+    // Handling took simulated time: if the guest reprogrammed the ring meanwhile, the context
+    // is not the ring's any more (consuming it would put the head past the new tail).
+    if (vr.generation() == generation) vr.consume(1);
   }
   v.draining[r] = false;
   dispatch(ctx);

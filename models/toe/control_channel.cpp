@@ -101,6 +101,7 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
   if (n == 0) return 0;
+  fetch_generation_[static_cast<int>(r)] = ring.generation();
   const DmaResult res = dma.transfer(tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
                                      n * kDescBytes, sideband_);
   sc_core::wait(core::ps(res.delay_ps));
@@ -111,6 +112,16 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   }
   fetched_ += n;
   return n;
+}
+
+void ControlChannel::consume(Ring r, std::uint32_t n) {
+  RingEngine& ring = this->ring(r);
+  const bool same = ring.generation() == fetch_generation_[static_cast<int>(r)];
+  const std::uint32_t done = same ? ring.consume(n) : 0;
+  if (done != n)
+    latch_error("ring " + std::to_string(static_cast<int>(r)) + " reprogrammed or rewound while " +
+                std::to_string(n) + " of its contexts were fetched: " + std::to_string(n - done) +
+                " not consumed");
 }
 
 void ControlChannel::post(const EcqDesc& event) {

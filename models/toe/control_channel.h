@@ -51,7 +51,12 @@ class ControlChannel : public core::Module {
   // Reads up to `max` contiguous pending contexts of a host->TOE ring into `out` (kDescBytes
   // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA.
   std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max);
-  void consume(Ring r, std::uint32_t n) { ring(r).consume(n); }
+  // Moves the ring's head past `n` contexts the last fetch() of it returned. If the host
+  // reprogrammed the ring since (or rewound its tail below them), the ring's indices no longer
+  // describe those contexts: none (or only those still pending) are consumed and an error is
+  // latched, instead of the head overtaking the tail (which made a ring of size - 1 contexts
+  // the host never posted).
+  void consume(Ring r, std::uint32_t n);
 
   // Queues a completion for the ECQ; written in order by the completion thread.
   void post(const EcqDesc& event);
@@ -88,6 +93,7 @@ class ControlChannel : public core::Module {
   std::uint32_t ctrl_ = 0;
   std::uint32_t status_ = 0;
   std::array<RingEngine, kRings> rings_;
+  std::array<std::uint32_t, kRings> fetch_generation_{};  // each ring's generation at fetch()
   std::deque<EcqDesc> outbox_;
   std::size_t outbox_limit_;
   bool irq_pending_ = false;

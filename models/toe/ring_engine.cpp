@@ -7,10 +7,12 @@ bool RingEngine::write_register(std::uint64_t offset, std::uint32_t value, std::
     case reg::kRingAddrLo:
       addr_ = (addr_ & 0xffffffff00000000ull) | value;
       head_ = tail_ = 0;
+      ++generation_;
       return true;
     case reg::kRingAddrHi:
       addr_ = (addr_ & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
       head_ = tail_ = 0;
+      ++generation_;
       return true;
     case reg::kRingSize:
       if (value < 2 || (value & (value - 1)) != 0 || value > (1u << 16)) {
@@ -20,6 +22,7 @@ bool RingEngine::write_register(std::uint64_t offset, std::uint32_t value, std::
       }
       size_ = value;
       head_ = tail_ = 0;
+      ++generation_;
       return true;
     case reg::kRingHead:
     case reg::kRingTail:

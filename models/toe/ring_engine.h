@@ -29,7 +29,17 @@ class RingEngine {
   std::uint64_t entry_addr(std::uint32_t index) const {
     return addr_ + static_cast<std::uint64_t>(index & (size_ - 1)) * kDescBytes;
   }
-  void consume(std::uint32_t n) { head_ = (head_ + n) & (size_ - 1); }
+  // Moves the head past up to `n` fetched contexts, never past the tail: a host that rewound
+  // its tail (or reprogrammed the ring) while they were fetched would otherwise see the head
+  // overtake the tail, turning the ring into size - 1 contexts it never posted. Returns how many.
+  std::uint32_t consume(std::uint32_t n) {
+    if (n > pending()) n = pending();
+    head_ = (head_ + n) & (size_ - 1);
+    return n;
+  }
+  // Bumped by every write of the base or size (which also reset both indices): contexts
+  // fetched under an older generation belong to a ring that no longer exists.
+  std::uint32_t generation() const { return generation_; }
 
   // TOE->host: free slots (one always stays empty to tell full from empty).
   std::uint32_t space() const {
@@ -43,6 +53,7 @@ class RingEngine {
   std::uint32_t size_ = 0;
   std::uint32_t head_ = 0;
   std::uint32_t tail_ = 0;
+  std::uint32_t generation_ = 0;
 };
 
 }  // namespace vtoe::toe

@@ -19,11 +19,14 @@
 // Between inputs the hostile channel is disabled and its rings cleared; what the TOE learnt
 // (connections, CCB entries, queued completions) persists, so an input's behaviour may depend on
 // earlier ones (docs/fuzzing.md).
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -143,6 +146,16 @@ class Target : public sc_core::sc_module {
       std::abort();
     }
     if (!native_) check_guard();
+    if (std::getenv("FUZZ_GUEST_VERBOSE")) {
+      const toe::ControlChannel& ch = p_.toe().channel(native_ ? 1 : p_.channel_of(1));
+      std::fprintf(stderr,
+                   "fuzz_guest: %s: input ran %s; hostile channel: %llu contexts fetched, %llu "
+                   "completions written, %zu waiting, status 0x%x\n",
+                   name(), (sc_core::sc_time_stamp() - (limit - kInputLimit)).to_string().c_str(),
+                   static_cast<unsigned long long>(ch.contexts_fetched()),
+                   static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
+                   ch.reg_read(toe::reg::kStatus));
+    }
   }
 
  private:
@@ -151,6 +164,11 @@ class Target : public sc_core::sc_module {
   std::uint64_t page_base() const { return native_ ? toe::reg::kChannelStride : 0; }
 
   void reg_access(bool write, std::uint64_t offset, std::uint32_t& value) {
+    static const bool verbose = std::getenv("FUZZ_GUEST_VERBOSE") != nullptr;
+    if (verbose)
+      std::fprintf(stderr, "fuzz_guest: %s %s %s 0x%llx 0x%x\n",
+                   sc_core::sc_time_stamp().to_string().c_str(), name(), write ? "W" : "R",
+                   static_cast<unsigned long long>(offset), value);
     if (native_) {
       // Natively the OS is the only software and owns the machine: the harness reaches the TOE's
       // register decoding directly (no core stall to model). The interrupt enable stays off:
@@ -408,6 +426,10 @@ class Target : public sc_core::sc_module {
 std::vector<std::unique_ptr<Target>>* targets = nullptr;
 std::uint64_t inputs = 0;
 std::FILE* trace = nullptr;  // FUZZ_GUEST_TRACE: every input, in the order run
+// FUZZ_GUEST_STATS: every 100 inputs, the simulated time and the wall and CPU time they took.
+auto block0 = std::chrono::steady_clock::now();
+std::clock_t cpu0 = std::clock();
+double slowest_ms = 0;
 
 }  // namespace
 
@@ -424,6 +446,26 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     targets->push_back(std::make_unique<Target>(arch, arch));
   sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_MS));  // boot: VM 0's RPC under way
   if (const char* path = std::getenv("FUZZ_GUEST_TRACE")) trace = std::fopen(path, "wb");
+  // FUZZ_GUEST_REPLAY=FILE: first runs every input of a FUZZ_GUEST_TRACE record, in order, so
+  // that the inputs given afterwards (e.g. a timeout's) run on the state a long run left.
+  if (const char* path = std::getenv("FUZZ_GUEST_REPLAY")) {
+    std::FILE* f = std::fopen(path, "rb");
+    std::vector<std::uint8_t> buf;
+    std::uint32_t n = 0;
+    std::uint64_t k = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (f && std::fread(&n, sizeof n, 1, f) == 1) {
+      buf.resize(n);
+      if (std::fread(buf.data(), 1, n, f) != n) break;
+      if (n >= 1) (*targets)[buf[0] % 3]->drive(Input{buf.data() + 1, n - 1});
+      ++k;
+    }
+    if (f) std::fclose(f);
+    std::fprintf(stderr, "fuzz_guest: replayed %llu inputs of %s in %.1f s, %s simulated\n",
+                 static_cast<unsigned long long>(k), path,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 sc_core::sc_time_stamp().to_string().c_str());
+  }
   return 0;
 }
 
@@ -437,10 +479,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::fwrite(data, 1, size, trace);
     std::fflush(trace);
   }
+  const auto t0 = std::chrono::steady_clock::now();
   (*targets)[data[0] % 3]->drive(Input{data + 1, size - 1});
-  if (std::getenv("FUZZ_GUEST_STATS") && ++inputs % 100 == 0)
-    std::fprintf(stderr, "fuzz_guest: %llu inputs, %s simulated\n",
-                 static_cast<unsigned long long>(inputs),
-                 sc_core::sc_time_stamp().to_string().c_str());
+  const auto t1 = std::chrono::steady_clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  slowest_ms = std::max(slowest_ms, ms);
+  if (std::getenv("FUZZ_GUEST_STATS") && ++inputs % 100 == 0) {
+    const double cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+    std::fprintf(
+        stderr,
+        "fuzz_guest: %llu inputs, %s simulated; the last 100: %.0f ms wall, %.0f ms "
+        "CPU, slowest %.0f ms\n",
+        static_cast<unsigned long long>(inputs), sc_core::sc_time_stamp().to_string().c_str(),
+        std::chrono::duration<double, std::milli>(t1 - block0).count(), cpu_ms, slowest_ms);
+    block0 = t1;
+    cpu0 = std::clock();
+    slowest_ms = 0;
+  }
   return 0;
 }

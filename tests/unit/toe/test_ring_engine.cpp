@@ -39,6 +39,29 @@ TEST(RingEngine, ProduceUntilFull) {
   EXPECT_EQ(r.space(), 2u);
 }
 
+TEST(RingEngine, TheHeadNeverOvertakesTheTail) {
+  RingEngine r;
+  std::string err;
+  ASSERT_TRUE(r.write_register(reg::kRingSize, 8, &err));
+  ASSERT_TRUE(r.write_register(reg::kRingAddrLo, 0x1000, &err));
+  ASSERT_TRUE(r.write_register(reg::kRingTail, 1, &err));
+  // The host rewinds its tail while the context is fetched: nothing is left to consume.
+  ASSERT_TRUE(r.write_register(reg::kRingTail, 0, &err));
+  EXPECT_EQ(r.consume(1), 0u);
+  EXPECT_EQ(r.pending(), 0u);  // not 7 contexts the host never posted
+  // Reprogramming restarts the indices and starts a new generation.
+  ASSERT_TRUE(r.write_register(reg::kRingTail, 3, &err));
+  const std::uint32_t gen = r.generation();
+  ASSERT_TRUE(r.write_register(reg::kRingAddrLo, 0x1000, &err));
+  EXPECT_NE(r.generation(), gen);
+  EXPECT_EQ(r.pending(), 0u);
+  EXPECT_EQ(r.consume(3), 0u);
+  EXPECT_EQ(r.head(), 0u);
+  ASSERT_TRUE(r.write_register(reg::kRingTail, 2, &err));
+  EXPECT_EQ(r.consume(5), 2u);
+  EXPECT_EQ(r.pending(), 0u);
+}
+
 TEST(RingEngine, RefusesBadProgramming) {
   RingEngine r;
   std::string err;

@@ -760,3 +760,30 @@ TEST(Toe, AFaultingReceiveDmaLosesNoByte) {
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
   EXPECT_EQ(in_toe, kBytes);  // every echoed byte still waits in the connection's buffer
 }
+
+// A host that reprograms a ring (the same base again) while the TOE is fetching a context from it
+// (the fuzz_guest investigation, docs/fuzzing.md): the ring's indices restart at 0, so the fetched
+// context is no longer the ring's. Consuming it anyway put the head one past the tail, and the
+// ring then held size - 1 contexts the host never posted (here 63 garbage SendQ contexts, each
+// fetched, refused and completed). Now nothing is consumed and the error is latched.
+TEST(Toe, ReprogrammingARingDuringAFetchMakesUpNoContexts) {
+  Bench b({});
+  b.host.script = [&](Host& h) {
+    h.setup();
+    const std::uint32_t lo = h.read_reg(Host::ring_reg(Ring::Send, toe::reg::kRingAddrLo));
+    toe::SendDesc s{};
+    s.sock = 77;  // no such socket: one Error completion
+    s.length = 100;
+    s.addr = h.alloc(4096);
+    h.post(Ring::Send, &s);  // the doorbell: the dispatcher starts fetching the context
+    h.write_reg(Host::ring_reg(Ring::Send, toe::reg::kRingAddrLo), lo);  // while it does
+    const sc_core::sc_time end = sc_core::sc_time_stamp() + sc_core::sc_time(2, sc_core::SC_MS);
+    while (sc_core::sc_time_stamp() < end) h.drain();
+  };
+  sc_core::sc_start(sc_core::sc_time(5, sc_core::SC_MS));
+  toe::ControlChannel& ch = b.toe_->channel(0);
+  EXPECT_EQ(ch.contexts_fetched(), 1u);
+  EXPECT_EQ(ch.pending(Ring::Send), 0u);
+  EXPECT_EQ(b.host.count(EventType::Error), 1u);
+  EXPECT_NE(ch.reg_read(toe::reg::kStatus) & 1, 0u);  // the host is told it raced its own ring
+}
