@@ -102,7 +102,7 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
                              {"ticks", pacer.ticks()},
                              {"slept_s", pacer.slept_s()},
                              {"wire_queue_drops", platform.raw_socket().queue_drops()},
-                             {"wire_send_queue_drops", platform.raw_socket().send_queue_drops()},
+                             {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
                              {"wire_send_errors", platform.raw_socket().send_errors()},
                              {"stopped", pacer.failure()}};
     const netvp::IngressStats in = platform.raw_socket().ingress();
@@ -117,9 +117,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
           "netvp: " + std::to_string(platform.raw_socket().queue_drops()) +
           " frames from the wire were dropped because the simulation fell behind (raise "
           "network.netvp.queue, or lighten the scenario so it keeps up with real time)");
-    if (platform.raw_socket().send_queue_drops() > 0)
+    if (platform.netvp_port().send_queue_drops() > 0)
       (*run_info)["warnings"].push_back(
-          "netvp: " + std::to_string(platform.raw_socket().send_queue_drops()) +
+          "netvp: " + std::to_string(platform.netvp_port().send_queue_drops()) +
           " frames for the wire were dropped because the kernel took them more slowly than the "
           "simulation sent them (raise network.netvp.queue)");
     if (platform.raw_socket().send_errors() > 0)

@@ -54,7 +54,8 @@ def print_run(path, i, r, extra=""):
           f"({r['elapsed_s'] * 1e3:7.1f} ms after "
           f"a {r['connect_s'] * 1e3:.1f} ms connect, "
           f"intact {r['intact']}, Linux retransmits {r['linux_retransmits']}, "
-          f"options {','.join(r['linux_options'])}){extra}", flush=True)
+          f"options {','.join(r['linux_options'])}, congestion {r['linux_congestion']}){extra}",
+          flush=True)
     if not r["intact"]:
         raise SystemExit(f"{path} run {i}: the echo came back wrong: {r}")
 

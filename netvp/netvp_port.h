@@ -41,6 +41,8 @@ class NetvpPort : public core::Module, private net::FrameSink {
 
   std::uint64_t to_wire() const { return to_wire_.value(); }
   std::uint64_t from_wire() const { return from_wire_.value(); }
+  // Frames for the wire dropped because the raw socket's send queue was full.
+  std::uint64_t send_queue_drops() const { return send_queue_drops_.value(); }
 
  private:
   void receive_frame(net::Frame&& frame) override;  // in

@@ -201,10 +201,7 @@ bool RawSocket::send(std::vector<std::uint8_t>&& frame) {
   bool was_empty;
   {
     std::lock_guard<std::mutex> lock(send_mutex_);
-    if (send_queue_.size() >= capacity_) {
-      ++send_queue_drops_;
-      return false;
-    }
+    if (send_queue_.size() >= capacity_) return false;
     was_empty = send_queue_.empty();
     send_queue_.push_back(std::move(frame));
   }

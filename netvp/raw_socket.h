@@ -32,7 +32,8 @@ class RawSocket {
   RawSocket& operator=(const RawSocket&) = delete;
 
   // Queues one Ethernet frame (without FCS) for the writer thread, in order; false if the send
-  // queue is full (the frame is dropped and counted). Frames the kernel refuses are counted.
+  // queue is full (the frame is dropped; the caller counts it). Frames the kernel refuses are
+  // counted here (send_errors).
   bool send(std::vector<std::uint8_t>&& frame);
   // Moves every queued frame into `out` (appended, oldest first).
   void drain(std::vector<std::vector<std::uint8_t>>& out);
@@ -41,7 +42,6 @@ class RawSocket {
   std::uint64_t received() const { return received_.load(); }
   std::uint64_t queue_drops() const { return queue_drops_.load(); }
   std::uint64_t send_errors() const { return send_errors_.load(); }
-  std::uint64_t send_queue_drops() const { return send_queue_drops_.load(); }
   IngressStats ingress() const;
 
  private:
@@ -62,7 +62,6 @@ class RawSocket {
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> queue_drops_{0};
   std::atomic<std::uint64_t> send_errors_{0};
-  std::atomic<std::uint64_t> send_queue_drops_{0};
   std::mutex send_mutex_;
   std::condition_variable send_ready_;
   std::vector<std::vector<std::uint8_t>> send_queue_;
