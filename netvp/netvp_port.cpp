@@ -28,10 +28,11 @@ const std::vector<core::Param<NetvpParams>>& netvp_params() {
                      [](P& s) -> auto& { return s.pacer.tick_ps; })
           .above("0s"),
       core::param<P>(ParamKind::Uint, "network.netvp.queue", "4096",
-                     "NetVP: frames from the wire held for the simulation, and frames for the "
-                     "wire held for the kernel; more are dropped and counted",
+                     "NetVP: frames from the wire held for the simulation (a receive ring of "
+                     "2 KiB slots, allocated at the start), and frames for the wire held for the "
+                     "kernel; more are dropped and counted",
                      [](P& s) -> auto& { return s.queue_frames; })
-          .range("16", "1000000"),
+          .range("16", "65536"),
   };
   return params;
 }
@@ -66,6 +67,8 @@ void NetvpPort::receive_frame(net::Frame&& frame) {
   else
     ++send_queue_drops_;
 }
+
+void NetvpPort::flush() { socket_.flush(); }
 
 void NetvpPort::poll() {
   batch_.clear();

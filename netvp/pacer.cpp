@@ -1,6 +1,9 @@
 #include "netvp/pacer.h"
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -19,7 +22,14 @@ void Pacer::tick() {
     // Linux lets a sleep of this thread end up to 50 us late by default (timer slack): a
     // tick's worth of latency on every wait, paid by every frame through the bridge.
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    // Every frame through the bridge waits for this thread, which runs the simulation: on a
+    // loaded 2-core machine at normal priority it was preempted by the bridge's writer and the
+    // real hosts and fell milliseconds behind wall time (docs/performance.md). Like the writer,
+    // it asks to run first; without the privilege it runs as it is. (With SystemC's pthread
+    // processes, threads other than this one keep their priority.)
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), -10);
   }
+  if (before_wait_) before_wait_();
   const double sim_us = static_cast<double>(core::now_ps()) / 1e6;
   double wall_us = std::chrono::duration<double, std::micro>(now_wall - start_).count();
   if (sim_us > wall_us) {

@@ -343,6 +343,7 @@ void Platform::build_network() {
     netvp_port_ = std::make_unique<netvp::NetvpPort>("netvp", *raw_socket_);
     pacer_ = std::make_unique<netvp::Pacer>("pacer", np.pacer);
     netvp::NetvpPort* port = netvp_port_.get();
+    pacer_->before_wait([port]() { port->flush(); });
     pacer_->on_tick([port]() { port->poll(); });
     toe_->mac().to_wire.bind(netvp_port_->in);
     netvp_port_->out.bind(toe_->mac().from_wire);
