@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -18,6 +19,33 @@ namespace vtoe::app {
 using nlohmann::ordered_json;
 
 namespace {
+
+// While it lives, SIGINT and SIGTERM ask the NetVP pacer to end the run (once: the handler then
+// gives the signal back to its default action).
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(bool active) : active_(active) {
+    if (!active_) return;
+    previous_int_ = std::signal(SIGINT, &StopOnSignal::handle);
+    previous_term_ = std::signal(SIGTERM, &StopOnSignal::handle);
+  }
+  ~StopOnSignal() {
+    if (!active_) return;
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  static void handle(int sig) {
+    netvp::Pacer::request_stop(sig);
+    std::signal(sig, SIG_DFL);
+  }
+  bool active_;
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
 
 // Bytes each VM's application moved so far (a plain read: nothing in the models is touched).
 std::vector<std::uint64_t> app_bytes(Platform& p) {
@@ -80,18 +108,29 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
+  // A real-time run is often ended by hand: SIGINT or SIGTERM ends it at the next pacer tick and
+  // the results cover the simulated time so far; a second signal kills as usual.
+  const StopOnSignal stop_on_signal(platform.netvp());
+  auto interrupted = [&platform] {
+    return platform.netvp() && !platform.pacer().interrupted().empty();
+  };
   if (warmup) sc_core::sc_start(core::ps(warmup));
+  if (interrupted())
+    throw std::runtime_error(platform.pacer().interrupted() + ", during the warm-up: no results");
   const Snapshot base = take_snapshot(platform);
   platform.mark_baseline();
   // The window runs in two halves (the kernel resumes exactly where it paused) so that a VM whose
   // throughput changes inside it can be told apart from a steady one.
-  const core::TimePs window = duration - warmup;
+  core::TimePs window = duration - warmup;
   const std::vector<std::uint64_t> start = app_bytes(platform);
   sc_core::sc_start(core::ps(window / 2));
   const std::vector<std::uint64_t> mid = app_bytes(platform);
-  sc_core::sc_start(core::ps(window - window / 2));
+  if (!interrupted()) sc_core::sc_start(core::ps(window - window / 2));
+  if (interrupted()) window = core::now_ps() - warmup;  // the rates cover what was simulated
   ordered_json results = collect(platform, base, static_cast<double>(window) / 1e12);
-  const auto warnings = stability_warnings(platform, cfg, window, start, mid, app_bytes(platform));
+  const auto warnings =
+      interrupted() ? std::vector<std::string>{}
+                    : stability_warnings(platform, cfg, window, start, mid, app_bytes(platform));
   if (run_info) (*run_info)["warnings"] = warnings;
   if (platform.netvp() && run_info) {
     // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
@@ -101,10 +140,16 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
                              {"late_ticks", pacer.late_ticks()},
                              {"ticks", pacer.ticks()},
                              {"slept_s", pacer.slept_s()},
+                             {"idle_waits", pacer.idle_waits()},
                              {"wire_queue_drops", platform.raw_socket().queue_drops()},
                              {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
                              {"wire_send_errors", platform.raw_socket().send_errors()},
-                             {"stopped", pacer.failure()}};
+                             {"stopped", !pacer.failure().empty() ? pacer.failure()
+                                                                  : pacer.interrupted()}};
+    if (!pacer.interrupted().empty())
+      (*run_info)["warnings"].push_back("netvp: " + pacer.interrupted() + " of " +
+                                        cfg.get_text("duration") +
+                                        "; the results cover the measured window up to there");
     const netvp::IngressStats in = platform.raw_socket().ingress();
     (*run_info)["pcap_clock"] = "wall (Unix epoch): merge with a capture on the real hosts";
     (*run_info)["ingress"] = {{"checksums_completed", in.checksums_completed},

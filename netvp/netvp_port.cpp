@@ -70,7 +70,7 @@ void NetvpPort::receive_frame(net::Frame&& frame) {
 
 void NetvpPort::flush() { socket_.flush(); }
 
-void NetvpPort::poll() {
+std::size_t NetvpPort::poll() {
   batch_.clear();
   socket_.drain(batch_);
   for (auto& f : batch_) {
@@ -78,6 +78,7 @@ void NetvpPort::poll() {
     if (pcap_) pcap_->write_at_ns(f.data(), f.size(), wall_ns());
     out->receive_frame(std::move(f));
   }
+  return batch_.size();
 }
 
 }  // namespace vtoe::netvp

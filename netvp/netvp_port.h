@@ -37,8 +37,8 @@ class NetvpPort : public core::Module, private net::FrameSink {
 
   void enable_pcap(const std::string& path) { pcap_ = std::make_unique<net::PcapWriter>(path); }
 
-  void poll();   // from the wire, into the simulation
-  void flush();  // what the simulation sent, to the wire
+  std::size_t poll();  // from the wire, into the simulation; how many frames entered
+  void flush();        // what the simulation sent, to the wire
 
   std::uint64_t to_wire() const { return to_wire_.value(); }
   std::uint64_t from_wire() const { return from_wire_.value(); }

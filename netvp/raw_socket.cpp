@@ -4,6 +4,7 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -129,6 +130,17 @@ void RawSocket::drain(std::vector<std::vector<std::uint8_t>>& out) {
     __atomic_store_n(&hdr->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
     next_slot_ = (next_slot_ + 1) % slots_;
   }
+}
+
+void RawSocket::wait_readable(std::chrono::steady_clock::time_point until) {
+  const auto left = until - std::chrono::steady_clock::now();
+  if (left <= std::chrono::steady_clock::duration::zero()) return;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+  const timespec timeout{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  // The ring is readable once the kernel filled the slot drain() looks at next (and the socket
+  // once an oversized frame waits on its queue).
+  pollfd fds{fd_, POLLIN, 0};
+  (void)ppoll(&fds, 1, &timeout, nullptr);
 }
 
 bool RawSocket::read_copied(std::vector<std::vector<std::uint8_t>>& out) {

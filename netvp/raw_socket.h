@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -45,6 +46,9 @@ class RawSocket {
   // Appends every frame that arrived since the last call to `out`, oldest first. Called by the
   // simulation thread only (it alone reads the ring).
   void drain(std::vector<std::vector<std::uint8_t>>& out);
+  // Blocks until a frame is waiting for drain() or the steady clock reaches `until` (or a
+  // signal arrives).
+  void wait_readable(std::chrono::steady_clock::time_point until);
 
   const std::string& interface() const { return interface_; }
   std::uint64_t received() const { return received_; }

@@ -344,7 +344,9 @@ void Platform::build_network() {
     pacer_ = std::make_unique<netvp::Pacer>("pacer", np.pacer);
     netvp::NetvpPort* port = netvp_port_.get();
     pacer_->before_wait([port]() { port->flush(); });
-    pacer_->on_tick([port]() { port->poll(); });
+    pacer_->on_tick([port]() { return port->poll(); });
+    netvp::RawSocket* socket = raw_socket_.get();
+    pacer_->wait_for_wire([socket](auto until) { socket->wait_readable(until); });
     toe_->mac().to_wire.bind(netvp_port_->in);
     netvp_port_->out.bind(toe_->mac().from_wire);
     return;

@@ -2,7 +2,9 @@
 import hashlib
 import json
 import os
+import resource
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -18,6 +20,7 @@ def pattern(offset, n):
 
 
 def test_arp_and_ping_reach_the_simulated_toe(lab):
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     lab.start("scenarios/netvp/sink.yaml", "duration=4s")
     ping = lab.peer("ping", "-c", "5", "-i", "0.2", "-W", "1", TOE_IP, capture_output=True, text=True)
     assert ping.returncode == 0 and " 0% packet loss" in ping.stdout, ping.stdout
@@ -26,7 +29,12 @@ def test_arp_and_ping_reach_the_simulated_toe(lab):
     res, run = lab.wait()
     tcp = res["stats"]["toe.ppm.tcpip"]
     assert tcp["echo_requests_in"] >= 5 and tcp["arp_in"] >= 1
-    assert run["pacing"]["ticks"] > 1000
+    # Mostly quiet: the pacer waited for the wire in wall time instead of ticking through it
+    # (ticking every 50 us took half a CPU: 2 s of CPU time here).
+    assert run["pacing"]["idle_waits"] > 10 and run["pacing"]["slept_s"] > 3, run["pacing"]
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    assert cpu < 1.2, f"a 4 s NetVP run that only answers pings took {cpu:.2f} s of CPU"
 
 
 def test_linux_streams_megabytes_into_the_guest_sink(lab, tmp_path):
@@ -68,6 +76,27 @@ def test_echo_returns_every_byte_unchanged(lab, tmp_path):
     assert hashlib.sha256(nc.stdout).hexdigest() == hashlib.sha256(data).hexdigest(), len(nc.stdout)
     res, _ = lab.wait()
     assert res["vms"][0]["tx_mbps"] > 0
+
+
+def test_sigint_ends_a_real_time_run_with_results_for_what_was_simulated(lab, tmp_path):
+    # A NetVP run is real time; a user ends it by hand. The rates must cover the simulated time
+    # up to the signal, not the ten minutes the scenario asked for.
+    lab.start("scenarios/netvp/echo.yaml", "duration=600s")
+    data = os.urandom(1 << 20)
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    with open(src, "rb") as f:
+        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "7", stdin=f, capture_output=True)
+    assert nc.stdout == data
+    t0 = time.time()
+    lab.sim.send_signal(signal.SIGINT)
+    res, run = lab.wait(timeout=30)
+    assert time.time() - t0 < 10
+    assert 0 < res["measured_s"] < 60 and res["sim_time_s"] == res["measured_s"]
+    echoed = res["vms"][0]["tx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert echoed == pytest.approx(len(data), rel=1e-3), (echoed, res["measured_s"])
+    assert "SIGINT" in run["pacing"]["stopped"], run["pacing"]
+    assert any("SIGINT" in w for w in run["warnings"]), run["warnings"]
 
 
 def test_guest_client_connects_out_to_a_linux_server(lab, tmp_path):
