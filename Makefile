@@ -41,8 +41,9 @@ ifeq ($(PRESET),asan)
 	VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
 	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
-endif
+	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
 	$(MAKE) fuzz-smoke
+endif
 
 # libFuzzer harnesses (tests/fuzz): a short bounded run in `make test`, long runs with `make fuzz`.
 fuzz-smoke: deps
