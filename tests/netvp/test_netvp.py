@@ -65,15 +65,21 @@ def test_linux_streams_megabytes_into_the_guest_sink(lab, tmp_path):
           f"max lag {run['pacing']['max_lag_us']:.0f} us")
 
 
-def test_echo_returns_every_byte_unchanged(lab, tmp_path):
-    lab.start("scenarios/netvp/echo.yaml", "duration=8s")
-    data = os.urandom(4 << 20)
+def nc_echo(lab, tmp_path, data):
+    """What the guest's echo server on port 7 sends back for `data`, sent with nc."""
     src = tmp_path / "in.bin"
     src.write_bytes(data)
     with open(src, "rb") as f:
         # -N: half-close after the input, then read until the guest closes its side.
-        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "7", stdin=f, capture_output=True)
-    assert hashlib.sha256(nc.stdout).hexdigest() == hashlib.sha256(data).hexdigest(), len(nc.stdout)
+        return lab.peer("timeout", "20", "nc", "-N", TOE_IP, "7", stdin=f,
+                        capture_output=True).stdout
+
+
+def test_echo_returns_every_byte_unchanged(lab, tmp_path):
+    lab.start("scenarios/netvp/echo.yaml", "duration=8s")
+    data = os.urandom(4 << 20)
+    echoed = nc_echo(lab, tmp_path, data)
+    assert hashlib.sha256(echoed).hexdigest() == hashlib.sha256(data).hexdigest(), len(echoed)
     res, _ = lab.wait()
     assert res["vms"][0]["tx_mbps"] > 0
 
@@ -83,11 +89,7 @@ def test_sigint_ends_a_real_time_run_with_results_for_what_was_simulated(lab, tm
     # up to the signal, not the ten minutes the scenario asked for.
     lab.start("scenarios/netvp/echo.yaml", "duration=600s")
     data = os.urandom(1 << 20)
-    src = tmp_path / "in.bin"
-    src.write_bytes(data)
-    with open(src, "rb") as f:
-        nc = lab.peer("timeout", "20", "nc", "-N", TOE_IP, "7", stdin=f, capture_output=True)
-    assert nc.stdout == data
+    assert nc_echo(lab, tmp_path, data) == data
     t0 = time.time()
     lab.sim.send_signal(signal.SIGINT)
     res, run = lab.wait(timeout=30)
