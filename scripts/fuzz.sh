@@ -60,12 +60,17 @@ for h in "${harnesses[@]}"; do
     fi
     continue
   fi
-  if "$bin" "${extra[@]}" -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-5}" -rss_limit_mb=2048 -print_final_stats=1 \
+  # ASan records the call stack of every allocation for its reports; that bookkeeping was a
+  # quarter of fuzz_scenario's time and most of its memory growth (docs/fuzzing.md). While
+  # fuzzing it is off; a saved input run alone (below) reports with the stacks.
+  if ASAN_OPTIONS="malloc_context_size=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+      "$bin" "${extra[@]}" -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-5}" -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix=build/fuzz/artifacts/"$h"- "$corpus" >"$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
     echo "fuzz: $h: $runs executions in $seconds s, no crash, leak, sanitizer report or hang"
   else
-    echo "fuzz: $h: FAILED, see $log and build/fuzz/artifacts/" >&2
+    echo "fuzz: $h: FAILED, see $log and build/fuzz/artifacts/ (run the saved input alone," \
+      "$bin ${extra[*]} ARTIFACT, for a report with allocation stacks)" >&2
     tail -30 "$log" >&2
     status=1
   fi
