@@ -114,7 +114,12 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   auto interrupted = [&platform] {
     return platform.netvp() && !platform.pacer().interrupted().empty();
   };
-  if (warmup) sc_core::sc_start(core::ps(warmup));
+  // Runs the simulation for `span`; a NetVP pacer waiting through a quiet time stops there.
+  auto run_for = [&platform](core::TimePs span) {
+    if (platform.netvp()) platform.pacer().set_end(core::now_ps() + span);
+    sc_core::sc_start(core::ps(span));
+  };
+  if (warmup) run_for(warmup);
   if (interrupted())
     throw std::runtime_error(platform.pacer().interrupted() + ", during the warm-up: no results");
   const Snapshot base = take_snapshot(platform);
@@ -123,9 +128,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   // throughput changes inside it can be told apart from a steady one.
   core::TimePs window = duration - warmup;
   const std::vector<std::uint64_t> start = app_bytes(platform);
-  sc_core::sc_start(core::ps(window / 2));
+  run_for(window / 2);
   const std::vector<std::uint64_t> mid = app_bytes(platform);
-  if (!interrupted()) sc_core::sc_start(core::ps(window - window / 2));
+  if (!interrupted()) run_for(window - window / 2);
   if (interrupted()) window = core::now_ps() - warmup;  // the rates cover what was simulated
   ordered_json results = collect(platform, base, static_cast<double>(window) / 1e12);
   const auto warnings =

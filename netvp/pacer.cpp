@@ -88,8 +88,10 @@ core::TimePs Pacer::idle_wait() {
   const core::TimePs to_next = core::to_ps(sc_core::sc_time_to_pending_activity());
   if (to_next <= tick) return tick;
   const core::TimePs now = core::now_ps();
-  // At most 100 ms at a time, so that a stop request is seen soon.
-  const core::TimePs until = to_next > kMaxIdlePs ? now + kMaxIdlePs : now + to_next;
+  // At most 100 ms at a time, so that a stop request is seen soon, and not past the end of
+  // the run.
+  core::TimePs until = to_next > kMaxIdlePs ? now + kMaxIdlePs : now + to_next;
+  if (end_ps_ > now && end_ps_ < until) until = end_ps_;
   const auto wall_of = [this](core::TimePs t) {
     return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double, std::micro>(static_cast<double>(t) / 1e6));

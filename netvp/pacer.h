@@ -38,6 +38,9 @@ class Pacer : public core::Module {
   // from the wire, whichever comes first. Without it the pacer ticks through quiet times.
   using WireWait = std::function<void(std::chrono::steady_clock::time_point until)>;
   void wait_for_wire(WireWait w) { wait_for_wire_ = std::move(w); }
+  // Where the current sc_start() ends: a wait through a quiet time ends there at the latest, so
+  // a run takes no more wall time than its duration.
+  void set_end(core::TimePs end_ps) { end_ps_ = end_ps; }
   // Lag statistics (simulated time behind wall time), in microseconds.
   double max_lag_us() const { return max_lag_us_; }
   double mean_lag_us() const { return ticks_ ? lag_sum_us_ / static_cast<double>(ticks_) : 0.0; }
@@ -68,6 +71,7 @@ class Pacer : public core::Module {
   std::chrono::steady_clock::time_point last_frame_;  // when a frame last entered
   std::function<void()> before_wait_;
   WireWait wait_for_wire_;
+  core::TimePs end_ps_ = ~core::TimePs{0};
   double max_lag_us_ = 0, lag_sum_us_ = 0, slept_us_ = 0;
   std::uint64_t ticks_ = 0, late_ticks_ = 0, idle_waits_ = 0;
   std::string failure_;

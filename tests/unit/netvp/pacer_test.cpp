@@ -1,5 +1,6 @@
 // netvp::Pacer: simulated time never ahead of wall time; quiet times waited through in one piece
-// (not ticked through); a frame keeps the ticks going; a stop request ends the run at a tick.
+// (not ticked through), never past the next event or the end of the run; a frame keeps the ticks
+// going; a stop request ends the run at a tick.
 // The wire is a stand-in: a function that sleeps until the time the pacer asks for.
 #include "netvp/pacer.h"
 
@@ -77,6 +78,18 @@ TEST(Pacer, AWaitEndsNoLaterThanTheNextEvent) {
   EXPECT_GT(waits.front().requested_ms, 0.0);
   EXPECT_LE(waits.front().requested_ms, 5.0 - waits.front().sim_ms);
   EXPECT_GE(event_wall_ms, 5.0);  // the event came when wall time had reached it
+}
+
+TEST(Pacer, AWaitEndsNoLaterThanTheEndOfTheRun) {
+  Pacer pacer("pacer", PacerParams{});
+  std::vector<Wait> waits;
+  pacer.on_tick([] { return std::size_t{0}; });
+  pacer.wait_for_wire(quiet_wire(waits));
+  pacer.set_end(20'000'000'000);  // the runner says where this sc_start() ends: 20 ms
+  sc_start(sc_time(20, SC_MS));
+  ASSERT_EQ(waits.size(), 1u);  // one wait, to the end, not 100 ms
+  EXPECT_GT(waits.front().requested_ms, 0.0);
+  EXPECT_LE(waits.front().requested_ms, 20.0);
 }
 
 TEST(Pacer, FramesKeepTheTicksGoing) {
