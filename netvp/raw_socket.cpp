@@ -57,7 +57,6 @@ RawSocket::RawSocket(const std::string& interface, std::size_t ring_frames, std:
   req.tp_frame_nr = static_cast<unsigned>(req.tp_block_nr * kSlotsPerBlock);
   if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
     throw fail("cannot set up the receive ring (PACKET_RX_RING)");
-  slot_size_ = kSlotSize;
   slots_ = req.tp_frame_nr;
   ring_bytes_ = static_cast<std::size_t>(req.tp_block_size) * req.tp_block_nr;
   void* ring = mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
@@ -113,7 +112,7 @@ void favour_this_thread() {
 
 void RawSocket::drain(std::vector<std::vector<std::uint8_t>>& out) {
   for (;;) {
-    auto* hdr = reinterpret_cast<tpacket2_hdr*>(ring_ + next_slot_ * slot_size_);
+    auto* hdr = reinterpret_cast<tpacket2_hdr*>(ring_ + next_slot_ * kSlotSize);
     const std::uint32_t status = __atomic_load_n(&hdr->tp_status, __ATOMIC_ACQUIRE);
     if (!(status & TP_STATUS_USER)) return;  // the kernel has not filled this slot yet
     const auto* from = reinterpret_cast<const sockaddr_ll*>(reinterpret_cast<std::uint8_t*>(hdr) +

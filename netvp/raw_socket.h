@@ -70,10 +70,9 @@ class RawSocket {
   std::string interface_;
   int fd_ = -1;
   int ifindex_ = 0;
-  // The receive ring: `slots_` frames of `slot_size_` bytes in one mapping.
+  // The receive ring: `slots_` frames of 2 KiB (kSlotSize) in one mapping.
   std::uint8_t* ring_ = nullptr;
   std::size_t ring_bytes_ = 0;
-  std::size_t slot_size_ = 0;
   std::size_t slots_ = 0;
   std::size_t next_slot_ = 0;
   std::vector<std::uint8_t> copy_buf_;  // an oversized frame read from the socket's queue
