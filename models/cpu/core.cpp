@@ -1,6 +1,7 @@
 #include "models/cpu/core.h"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include "models/core/tracer.h"
@@ -122,7 +123,7 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
   ctx.seq_ = next_seq_++;
-  ready_.push_back(&ctx);
+  ready_.insert(ready_key(ctx));
   if (ctx.domain_ != kHypervisorDomain) {
     const int vm = ctx.domain_;
     if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
@@ -168,19 +169,32 @@ void Core::account() {
 }
 
 Core::Context* Core::pick() const {
+  // Hypervisor contexts before guest ones; then priority; then FIFO (the set's order).
+  if (ready_.empty()) return nullptr;
+  Context* first = std::get<4>(*ready_.begin());
+  if (first->domain_ == kHypervisorDomain) return first;
+  if (vm_sched_) {  // only the VM on the core runs
+    if (running_vm_ < 0) return nullptr;
+    auto it = ready_.lower_bound(ReadyKey{true, running_vm_, INT_MIN, 0, nullptr});
+    if (it == ready_.end() || std::get<1>(*it) != running_vm_) return nullptr;
+    return std::get<4>(*it);
+  }
+  // Natively all VMs' contexts compete: the best head of each VM's part of the set.
   Context* best = nullptr;
-  auto better = [](const Context* a, const Context* b) {
-    // Hypervisor contexts before guest ones; then priority; then FIFO.
-    const bool ha = a->domain_ == kHypervisorDomain, hb = b->domain_ == kHypervisorDomain;
-    if (ha != hb) return ha;
-    if (a->priority_ != b->priority_) return a->priority_ < b->priority_;
-    return a->seq_ < b->seq_;
-  };
-  for (Context* c : ready_) {
-    if (c->domain_ != kHypervisorDomain && vm_sched_ && c->domain_ != running_vm_) continue;
-    if (!best || better(c, best)) best = c;
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    Context* c = std::get<4>(*it);
+    if (!best || std::tie(c->priority_, c->seq_) < std::tie(best->priority_, best->seq_)) best = c;
+    it = ready_.lower_bound(ReadyKey{true, c->domain_ + 1, INT_MIN, 0, nullptr});
   }
   return best;
+}
+
+bool Core::has_queue_peer(const Context& c) const {
+  auto it = ready_.lower_bound(
+      ReadyKey{c.domain_ != kHypervisorDomain, c.domain_, c.priority_, 0, nullptr});
+  if (it != ready_.end() && std::get<4>(*it) == &c) ++it;
+  return it != ready_.end() && std::get<4>(*it)->domain_ == c.domain_ &&
+         std::get<4>(*it)->priority_ == c.priority_;
 }
 
 // Asks the VM scheduler which VM's vCPU runs, when a decision is due.
@@ -240,22 +254,17 @@ void Core::reschedule() {
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
     done->pending_ = false;
-    ready_.erase(std::find(ready_.begin(), ready_.end(), done));
+    ready_.erase(ready_key(*done));
     if (done->domain_ != kHypervisorDomain) --vm_ready_[done->domain_];
     current_ = nullptr;
     done->done_.notify(sc_core::SC_ZERO_TIME);
   }
   if (vm_sched_) decide_vm();
   // Time slice over and someone of the same priority and VM waits: go to the back of the line.
-  auto same_queue = [&](const Context* a, const Context* b) {
-    return a != b && a->priority_ == b->priority_ && a->domain_ == b->domain_;
-  };
-  if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps) {
-    for (Context* c : ready_)
-      if (same_queue(c, current_)) {
-        current_->seq_ = next_seq_++;
-        break;
-      }
+  if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps && has_queue_peer(*current_)) {
+    ready_.erase(ready_key(*current_));
+    current_->seq_ = next_seq_++;
+    ready_.insert(ready_key(*current_));
   }
   Context* next = pick();
   if (next != current_) {
@@ -291,14 +300,12 @@ void Core::reschedule() {
   for (const Overhead& o : overheads_) busy_ahead += o.ps;
   if (current_) {
     until = busy_ahead + current_->remaining_ps_;
-    for (Context* c : ready_)
-      if (same_queue(c, current_)) {
-        const TimePs left = params_.timeslice_ps > current_->slice_used_ps_
-                                ? params_.timeslice_ps - current_->slice_used_ps_
-                                : 0;
-        until = std::min(until, busy_ahead + std::max<TimePs>(left, 1));
-        break;
-      }
+    if (has_queue_peer(*current_)) {
+      const TimePs left = params_.timeslice_ps > current_->slice_used_ps_
+                              ? params_.timeslice_ps - current_->slice_used_ps_
+                              : 0;
+      until = std::min(until, busy_ahead + std::max<TimePs>(left, 1));
+    }
   } else if (busy_ahead > 0) {
     until = busy_ahead;
   }

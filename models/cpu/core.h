@@ -19,8 +19,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <set>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "models/core/param.h"
@@ -134,13 +136,21 @@ class Core : public core::Module {
   void reschedule();
   void decide_vm();
   Context* pick() const;
+  // The ready set's order: hypervisor contexts first, then by VM, priority and FIFO sequence, so
+  // that picking, and finding another context of the running one's queue, take O(log n) with
+  // thousands of ready server processes (a context's key fields never change while it is in it).
+  using ReadyKey = std::tuple<bool, int, int, std::uint64_t, Context*>;
+  static ReadyKey ready_key(Context& c) {
+    return {c.domain_ != kHypervisorDomain, c.domain_, c.priority_, c.seq_, &c};
+  }
+  bool has_queue_peer(const Context& c) const;  // another ready context of c's VM and priority
   void add_overhead(double cycles, CycleClass cls, int owner, const char* what);
   void trace_run(const Context& c, core::TimePs end);
   int charge_owner(int wanted) const;
 
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
-  std::vector<Context*> ready_;
+  std::set<ReadyKey> ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
   std::vector<Context*> last_process_;  // per VM: last context of process priority (switch costs)
