@@ -16,6 +16,7 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "rpc") return WorkloadType::Rpc;
   if (text == "sink") return WorkloadType::Sink;
   if (text == "echo") return WorkloadType::Echo;
+  if (text == "iperf3") return WorkloadType::Iperf3;
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
@@ -24,10 +25,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
   using W = Workload;
   static const std::vector<core::Param<W>> params = {
       core::enum_param<W>(
-          "vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo"}, "tcp_tx",
+          "vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3"},
+          "tcp_tx",
           "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only computes, rpc "
           "sends requests and waits for responses; sink and echo serve clients (e.g. real hosts "
-          "through NetVP) on workload.port",
+          "through NetVP) on workload.port; iperf3 is an iperf3 server there (TCP tests, "
+          "forward or reverse, parallel streams; transactions = tests completed)",
           [](W& w) -> auto& { return w.type; }, parse_workload_type,
           [](WorkloadType t) { return to_string(t); }),
       core::param<W>(ParamKind::Bytes, "vms[].workload.message_size", "8000B",
@@ -78,6 +81,8 @@ const char* to_string(WorkloadType type) {
       return "sink";
     case WorkloadType::Echo:
       return "echo";
+    case WorkloadType::Iperf3:
+      return "iperf3";
   }
   return "?";
 }
@@ -92,7 +97,8 @@ Application::Application(const sc_core::sc_module_name& name, const Workload& wo
       costs_(costs),
       server_processes_(stats_.counter("server_processes",
                                        "sink, echo: server processes started (workload.workers "
-                                       "bounds them)")) {
+                                       "bounds them)")),
+      iperf3_(this->name(), workload_, sockets_, core_, ctx_, owner, costs_, counters_) {
   SC_THREAD(run);
 }
 
@@ -129,6 +135,9 @@ void Application::run() {
       break;
     case WorkloadType::Echo:
       run_server(true);
+      break;
+    case WorkloadType::Iperf3:
+      run_iperf3();
       break;
   }
 }
@@ -215,6 +224,15 @@ void Application::run_server(bool echo) {
     ++server_processes_;
     sc_core::sc_spawn([this, &w] { worker_loop(w); }, name.c_str());
   }
+}
+
+void Application::run_iperf3() {
+  const int ls = sockets_.socket(ctx_);
+  if (ls < 0) return fail("socket() failed");
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
+      e != SockError::Ok)
+    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  iperf3_.run(ls);
 }
 
 void Application::worker_loop(Worker& w) {

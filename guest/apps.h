@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "guest/iperf3_server.h"
 #include "guest/socket_api.h"
 #include "models/core/module.h"
 #include "models/core/param.h"
@@ -16,8 +17,9 @@
 namespace vtoe::guest {
 
 // tcp_tx/tcp_rx/rpc talk to the peer; sink/echo are servers for any client (e.g. real Linux hosts
-// through NetVP), each accepted connection served by a process of its own.
-enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo };
+// through NetVP), each accepted connection served by a process of its own; iperf3 serves iperf3
+// clients (guest/iperf3_server.h).
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3 };
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
 
@@ -65,6 +67,7 @@ class Application : public core::Module {
   void run_cpu();
   void run_rpc();
   void run_server(bool echo);
+  void run_iperf3();
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its
   // concurrency, not the number of connections it has served.
@@ -94,6 +97,7 @@ class Application : public core::Module {
   std::vector<Worker*> idle_;         // workers waiting for a connection
   sc_core::sc_event worker_idle_ev_;  // a worker became idle (workload.workers reached)
   core::Counter& server_processes_;
+  Iperf3Server iperf3_;
 };
 
 }  // namespace vtoe::guest

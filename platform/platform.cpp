@@ -388,6 +388,7 @@ void Platform::build_network() {
       case guest::WorkloadType::Cpu:
       case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
       case guest::WorkloadType::Echo:
+      case guest::WorkloadType::Iperf3:
         continue;
     }
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;

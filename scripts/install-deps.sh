@@ -16,7 +16,7 @@ missing() {
 
 required=(build-essential cmake ninja-build pkg-config libsystemc-dev libyaml-cpp-dev libpcap-dev
           libcli11-dev libgtest-dev nlohmann-json3-dev tshark python3-venv iproute2 iputils-ping
-          netcat-openbsd iperf ethtool nftables clang libclang-rt-14-dev)
+          netcat-openbsd iperf iperf3 ethtool nftables clang libclang-rt-14-dev)
 read -r -a need <<<"$(missing "${required[@]}")"
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"

@@ -110,6 +110,45 @@ def test_a_guest_client_streams_into_an_iperf_server_on_linux(lab):
     assert len(streams) == 1 and total - 4 <= streams[0] <= total, out + err
 
 
+def iperf3(lab, *args):
+    """Runs iperf3 -c against the guest with JSON output; returns (returncode, parsed JSON)."""
+    proc = lab.peer("timeout", "30", "iperf3", "-c", TOE_IP, "-J", *args, capture_output=True,
+                    text=True)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_iperf3_tests_the_guest_forward_reverse_and_in_parallel(lab):
+    # The guest's iperf3 server (workload type iperf3) against Linux's iperf3 client, as a user
+    # would test any host: a forward test, a reverse test with two streams, and a UDP test the
+    # server refuses with iperf3's own error.
+    lab.start("scenarios/netvp/iperf3.yaml", "duration=60s")
+    rc, fwd = iperf3(lab, "-t", "2")
+    assert rc == 0 and "error" not in fwd, fwd.get("error")
+    sent, received = fwd["end"]["sum_sent"]["bytes"], fwd["end"]["sum_received"]["bytes"]
+    assert 0 < received <= sent, (sent, received)
+    rc, rev = iperf3(lab, "-t", "2", "-R", "-P", "2")
+    assert rc == 0 and "error" not in rev, rev.get("error")
+    assert len(rev["end"]["streams"]) == 2  # the client found both streams' results by id
+    guest_sent, got = rev["end"]["sum_sent"]["bytes"], rev["end"]["sum_received"]["bytes"]
+    assert 0 < got <= guest_sent, (guest_sent, got)
+    _, udp = iperf3(lab, "-t", "1", "-u")  # (iperf3 -J exits 0 with the error in its JSON)
+    assert "not implemented" in udp.get("error", ""), udp
+    lab.sim.send_signal(signal.SIGINT)  # the tests are done: end the 60 s run here
+    res, _ = lab.wait()
+    vm = res["vms"][0]
+    assert vm["error"] == "" and vm["transactions"] == 2  # tests completed
+    # The guest read everything the forward test sent (it reported what came before the test's
+    # end, as iperf3 does; rx_mbps is rounded to 4 decimals: a few bytes). tx_mbps counts what
+    # the client acknowledged: at least what it read, at most what the guest reported writing
+    # (the client stops reading at the test's end and resets the streams) plus the control
+    # connections' few hundred bytes.
+    guest_rx = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
+    guest_tx = vm["tx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert abs(guest_rx - sent) < 100, (guest_rx, sent, received)
+    assert got - 100 < guest_tx < guest_sent + 4096, (guest_tx, got, guest_sent)
+    print(f"iperf3: forward {received * 8 / 2e6:.0f} Mbit/s, reverse {got * 8 / 2e6:.0f} Mbit/s")
+
+
 def nc_echo(lab, tmp_path, data):
     """What the guest's echo server on port 7 sends back for `data`, sent with nc."""
     src = tmp_path / "in.bin"
