@@ -142,6 +142,20 @@ void Application::run() {
   }
 }
 
+int Application::listen_on_port() {
+  const int ls = sockets_.socket(ctx_);
+  if (ls < 0) {
+    fail("socket() failed");
+    return -1;
+  }
+  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
+      e != SockError::Ok) {
+    fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+    return -1;
+  }
+  return ls;
+}
+
 void Application::run_tx() {
   const int s = sockets_.socket(ctx_);
   if (s < 0) return fail("socket() failed");
@@ -163,11 +177,8 @@ void Application::run_tx() {
 }
 
 void Application::run_rx() {
-  const int ls = sockets_.socket(ctx_);
-  if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
-      e != SockError::Ok)
-    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  const int ls = listen_on_port();
+  if (ls < 0) return;
   const int s = sockets_.accept(ctx_, ls);
   if (s < 0) return fail("accept() failed with error " + std::to_string(s));
   std::vector<std::uint8_t>& msg = buffer_;
@@ -195,11 +206,8 @@ void Application::run_cpu() {
 // A server process accepts connections; each one is served by a process of its own (a context
 // on the VM's core, like a forking server), so many clients are served at once.
 void Application::run_server(bool echo) {
-  const int ls = sockets_.socket(ctx_);
-  if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
-      e != SockError::Ok)
-    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  const int ls = listen_on_port();
+  if (ls < 0) return;
   while (!stopped()) {
     // With a worker limit, the next connection waits in the accept queue until a worker is free.
     while (workload_.workers && idle_.empty() && workers_.size() >= workload_.workers)
@@ -227,11 +235,8 @@ void Application::run_server(bool echo) {
 }
 
 void Application::run_iperf3() {
-  const int ls = sockets_.socket(ctx_);
-  if (ls < 0) return fail("socket() failed");
-  if (SockError e = sockets_.listen(ctx_, ls, workload_.port, workload_.backlog);
-      e != SockError::Ok)
-    return fail("listen() failed with error " + std::to_string(static_cast<int>(e)));
+  const int ls = listen_on_port();
+  if (ls < 0) return;
   iperf3_.run(ls);
 }
 

@@ -68,6 +68,7 @@ class Application : public core::Module {
   void run_rpc();
   void run_server(bool echo);
   void run_iperf3();
+  int listen_on_port();  // a socket listening on workload.port, or -1 (the run failed)
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its
   // concurrency, not the number of connections it has served.
