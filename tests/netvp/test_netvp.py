@@ -82,8 +82,9 @@ def test_iperf_clients_from_linux_stream_into_the_guest_sink(lab):
     res, run = lab.wait()
     vm = res["vms"][0]
     assert vm["transactions"] == 4 and vm["error"] == ""
-    got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8  # rx_mbps is rounded to 4 decimals
-    assert got == pytest.approx(sum(streams), rel=1e-6), (got, streams)
+    # rx_mbps is rounded to 4 decimals: over a 6 s run, up to 38 bytes
+    got = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
+    assert abs(got - sum(streams)) < 64, (got, streams)
     assert res["stats"]["toe.ppm.tcpip"]["drop_bad_tcp_checksum"] == 0
     assert run["ingress"]["oversized_dropped"] == 0
     print(f"iperf: {sum(streams) * 8 / 2e6:.0f} Mbit/s over 4 streams")
@@ -138,14 +139,14 @@ def test_iperf3_tests_the_guest_forward_reverse_and_in_parallel(lab):
     vm = res["vms"][0]
     assert vm["error"] == "" and vm["transactions"] == 2  # tests completed
     # The guest read everything the forward test sent (it reported what came before the test's
-    # end, as iperf3 does; rx_mbps is rounded to 4 decimals: a few bytes). tx_mbps counts what
+    # end, as iperf3 does; rx_mbps is rounded to 4 decimals: tens of bytes). tx_mbps counts what
     # the client acknowledged: at least what it read, at most what the guest reported writing
     # (the client stops reading at the test's end and resets the streams) plus the control
     # connections' few hundred bytes.
     guest_rx = vm["rx_mbps"] * res["measured_s"] * 1e6 / 8
     guest_tx = vm["tx_mbps"] * res["measured_s"] * 1e6 / 8
-    assert abs(guest_rx - sent) < 100, (guest_rx, sent, received)
-    assert got - 100 < guest_tx < guest_sent + 4096, (guest_tx, got, guest_sent)
+    assert abs(guest_rx - sent) < 512, (guest_rx, sent, received)
+    assert got - 512 < guest_tx < guest_sent + 4096, (guest_tx, got, guest_sent)
     print(f"iperf3: forward {received * 8 / 2e6:.0f} Mbit/s, reverse {got * 8 / 2e6:.0f} Mbit/s")
 
 
