@@ -42,8 +42,8 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      [](W& w) -> auto& { return w.port; })
           .range("1", "65535"),
       core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
-                     "tcp_rx, sink, echo: connections the TOE completes and queues for accept() "
-                     "(listen backlog); SYNs beyond it are dropped and counted "
+                     "tcp_rx, sink, echo, iperf3: connections the TOE completes and queues for "
+                     "accept() (listen backlog); SYNs beyond it are dropped and counted "
                      "(toe.ppm.tcpip drop_listen_overflow)",
                      [](W& w) -> auto& { return w.backlog; })
           .range("1", "65535"),
