@@ -110,7 +110,7 @@ Iperf3Server::Stream& Iperf3Server::idle_stream() {
 
 void Iperf3Server::stream_loop(Stream& st) {
   for (;;) {
-    while (st.sock == 0) sc_core::wait(st.go);
+    while (!st.running) sc_core::wait(st.go);
     if (st.sender) {
       // Reverse test: send blocks until TEST_END (the client keeps reading until then).
       while (st.counting) {
@@ -136,6 +136,7 @@ void Iperf3Server::stream_loop(Stream& st) {
     }
     sockets_.close(*st.ctx, st.sock);
     st.sock = 0;
+    st.running = false;
   }
 }
 
@@ -192,6 +193,7 @@ void Iperf3Server::serve_test(int ctrl) {
   const core::TimePs user0 = core_.busy_ps(owner_, CycleClass::GuestUser);
   const core::TimePs kernel0 = core_.busy_ps(owner_, CycleClass::GuestKernel);
   for (Stream* st : test) {
+    st->running = true;
     st->counting = true;
     if (st->sender) ++senders_running_;
     st->go.notify(sc_core::SC_ZERO_TIME);

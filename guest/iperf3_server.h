@@ -36,7 +36,8 @@ class Iperf3Server {
   struct Stream {
     cpu::Core::Context* ctx = nullptr;
     std::vector<std::uint8_t> buf;
-    int sock = 0;  // 0 = idle
+    int sock = 0;          // 0 = idle
+    bool running = false;  // set at TEST_RUNNING: the stream's process may start
     bool sender = false;
     bool counting = false;      // between TEST_RUNNING and TEST_END
     std::uint64_t counted = 0;  // the test's bytes, as iperf3 reports them

@@ -129,7 +129,9 @@ def test_iperf3_tests_the_guest_forward_reverse_and_in_parallel(lab):
     assert 0 < received <= sent, (sent, received)
     rc, rev = iperf3(lab, "-t", "2", "-R", "-P", "2")
     assert rc == 0 and "error" not in rev, rev.get("error")
-    assert len(rev["end"]["streams"]) == 2  # the client found both streams' results by id
+    # The client found both streams' results by their ids, and each stream carried data.
+    assert len(rev["end"]["streams"]) == 2
+    assert all(st["receiver"]["bytes"] > 0 for st in rev["end"]["streams"]), rev["end"]["streams"]
     guest_sent, got = rev["end"]["sum_sent"]["bytes"], rev["end"]["sum_received"]["bytes"]
     assert 0 < got <= guest_sent, (guest_sent, got)
     _, udp = iperf3(lab, "-t", "1", "-u")  # (iperf3 -J exits 0 with the error in its JSON)
