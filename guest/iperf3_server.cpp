@@ -171,9 +171,17 @@ void Iperf3Server::serve_test(int ctrl) {
 
   if (!send_state(ctrl, kCreateStreams)) return;
   std::vector<Stream*> test;
+  // A test given up before it runs closes the streams it had accepted (their processes never
+  // started), so that they do not stay taken.
+  auto abandon = [&] {
+    for (Stream* st : test) {
+      sockets_.close(ctx_, st->sock);
+      st->sock = 0;
+    }
+  };
   while (test.size() < parallel) {
     const int s = sockets_.accept(ctx_, listener_);
-    if (s < 0) return;
+    if (s < 0) return abandon();
     std::uint8_t c[kCookieSize];
     if (!recv_exact(s, c, sizeof c) || std::memcmp(c, cookie, sizeof c) != 0) {
       send_state(s, kAccessDenied);  // another client while this test is set up
@@ -188,7 +196,7 @@ void Iperf3Server::serve_test(int ctrl) {
     st.buf.assign(reverse ? block : std::max(block, workload_.message_size), 0);
     test.push_back(&st);
   }
-  if (!send_state(ctrl, kTestStart) || !send_state(ctrl, kTestRunning)) return;
+  if (!send_state(ctrl, kTestStart) || !send_state(ctrl, kTestRunning)) return abandon();
   const core::TimePs start = core::now_ps();
   const core::TimePs user0 = core_.busy_ps(owner_, CycleClass::GuestUser);
   const core::TimePs kernel0 = core_.busy_ps(owner_, CycleClass::GuestKernel);
