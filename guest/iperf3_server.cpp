@@ -85,7 +85,6 @@ bool Iperf3Server::send_json(int s, const std::string& text) {
 }
 
 void Iperf3Server::refuse(int ctrl) {
-  ++refused_;
   const std::uint8_t msg[9] = {static_cast<std::uint8_t>(kServerError),
                                0,
                                0,

@@ -29,8 +29,6 @@ class Iperf3Server {
   // Serves tests until the workload stops; runs in the application's thread.
   void run(int listener);
 
-  std::uint64_t tests_refused() const { return refused_; }
-
  private:
   // One data stream, served by a process of its own (a context on the VM's core).
   struct Stream {
@@ -66,7 +64,6 @@ class Iperf3Server {
   std::deque<Stream> streams_;  // deque: the spawned processes keep references
   int senders_running_ = 0;
   sc_core::sc_event sender_done_;
-  std::uint64_t refused_ = 0;
 };
 
 }  // namespace vtoe::guest

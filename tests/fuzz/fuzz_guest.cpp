@@ -428,8 +428,7 @@ std::vector<std::unique_ptr<Target>>* targets = nullptr;
 // it (the input's first byte is read and ignored, so corpora stay interchangeable). The three
 // platforms of the default mode advance together, so each input pays for simulating all three;
 // one process per architecture spends the CPU on the one the input drives (docs/fuzzing.md).
-bool one_arch = false;
-Target& target_for(std::uint8_t first) { return *(*targets)[one_arch ? 0 : first % 3]; }
+Target& target_for(std::uint8_t first) { return *(*targets)[first % targets->size()]; }
 std::uint64_t inputs = 0;
 std::FILE* trace = nullptr;  // FUZZ_GUEST_TRACE: every input, in the order run
 // FUZZ_GUEST_STATS: every 100 inputs, the simulated time and the wall and CPU time they took.
@@ -455,7 +454,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                    arch);
       std::exit(2);
     }
-    one_arch = true;
     targets->push_back(std::make_unique<Target>(arch, arch));
   } else {
     for (const char* arch : {"native", "de", "da"})
