@@ -16,6 +16,11 @@
 // VM's memory (the guard, reached by nothing else) stays zero. Bad guest input must become error
 // completions and counters, never a write outside the VM.
 //
+// An input is bounded in simulated time, not only in operations: under de a single register write
+// may legitimately take tens of milliseconds (a doorbell on a 65,536-entry ring is 65,535
+// contexts translated inside the trap, charged to the VM), so operations stop after a budget and
+// the hang limit allows the longest single one on top of it.
+//
 // Between inputs the hostile channel is disabled and its rings cleared; what the TOE learnt
 // (connections, CCB entries, queued completions) persists, so an input's behaviour may depend on
 // earlier ones (docs/fuzzing.md).
@@ -44,8 +49,10 @@ using toe::Ring;
 namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
-constexpr std::uint64_t kGuard = 1 * kMiB;               // DRAM past the hostile VM's memory
-const sc_core::sc_time kInputLimit(50, sc_core::SC_MS);  // one input's continuation
+constexpr std::uint64_t kGuard = 1 * kMiB;  // DRAM past the hostile VM's memory
+// One input's continuation takes no new operation after kInputBudget of simulated time; the one
+// in progress may still be long (Target::longest_operation), and only past both is it a hang.
+const sc_core::sc_time kInputBudget(50, sc_core::SC_MS);
 // VM 0 may wait a whole scheduler time slice (30 ms) behind the hostile VM; several RPC round
 // trips of 2 ms fit in this.
 constexpr std::uint64_t kStarvationPs = 200'000'000'000ull;  // 200 ms without VM 0 interrupts
@@ -92,11 +99,20 @@ class Target : public sc_core::sc_module {
     if (native_) {
       mem_base_ = 32 * kMiB;  // physical: the hostile channel's region, DRAM the OS never uses
       mem_size_ = 16 * kMiB;
+      // Natively the hostile party's register accesses reach the TOE directly: no operation
+      // holds the harness for long (the TOE works on in the background).
+      longest_operation_ = sc_core::sc_time(1, sc_core::SC_MS);
     } else {
       ctx_ = &p_.core().add_context(std::string(this->name()) + ".hostile", 1, 1);
       mem_base_ = p_.guest(1).memory().base();
       mem_size_ = p_.guest(1).memory().size();
       guard_pa_ = p_.guest(1).memory().physical(mem_base_ + mem_size_);
+      // The longest single operation: a write of the ECQ head that lets the manager take the
+      // contexts left behind on all three host->TOE rings, each of 65,536 entries, at
+      // hypervisor.costs.vtoe_context each; doubled for what handling a context costs besides
+      // (posting it to the physical channel, its completion).
+      const double cycles = 2.0 * 3 * 65535 * p_.hypervisor()->costs().vtoe_context;
+      longest_operation_ = sc_core::sc_time(cycles / p_.core().freq_hz(), sc_core::SC_SEC);
     }
     SC_THREAD(run);
   }
@@ -106,12 +122,17 @@ class Target : public sc_core::sc_module {
     in_ = in;
     done_ = false;
     go_.notify(sc_core::SC_ZERO_TIME);
-    const sc_core::sc_time limit = sc_core::sc_time_stamp() + kInputLimit;
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    const sc_core::sc_time limit = start + kInputBudget + longest_operation_;
     while (!done_ && sc_core::sc_time_stamp() < limit)
       sc_core::sc_start(limit - sc_core::sc_time_stamp());
     if (!done_) {
-      std::fprintf(stderr, "fuzz_guest: %s: input still running after %s\n", name(),
-                   kInputLimit.to_string().c_str());
+      std::fprintf(stderr,
+                   "fuzz_guest: %s: input still running after %s (its operations' budget %s, "
+                   "the longest single operation %s)\n",
+                   name(), (limit - start).to_string().c_str(), kInputBudget.to_string().c_str(),
+                   longest_operation_.to_string().c_str());
+      print_counters();
       std::abort();
     }
     const std::uint64_t irqs = p_.guest(0).driver().interrupts();
@@ -134,15 +155,7 @@ class Target : public sc_core::sc_module {
                    app.failed ? app.error.c_str() : "",
                    static_cast<unsigned long long>(p_.toe().mac().tx_drops()),
                    static_cast<unsigned long long>(p_.toe().ppm().stack().stats().rto_timeouts));
-      std::fprintf(stderr,
-                   "fuzz_guest: %s: the Tx DMA holds %zu send contexts; non-zero counters:\n",
-                   name(), p_.toe().tx_dma().queued());
-      for (const core::StatGroup* g : core::StatRegistry::instance().groups())
-        if (g->name().rfind(std::string(name()) + ".", 0) == 0)
-          for (const auto& c : g->counters())
-            if (c.counter->value())
-              std::fprintf(stderr, "  %s.%s = %llu\n", g->name().c_str(), c.name.c_str(),
-                           static_cast<unsigned long long>(c.counter->value()));
+      print_counters();
       std::abort();
     }
     if (!native_) check_guard();
@@ -150,11 +163,12 @@ class Target : public sc_core::sc_module {
       const toe::ControlChannel& ch = p_.toe().channel(native_ ? 1 : p_.channel_of(1));
       std::fprintf(stderr,
                    "fuzz_guest: %s: input ran %s; hostile channel: %llu contexts fetched, %llu "
-                   "completions written, %zu waiting, status 0x%x\n",
-                   name(), (sc_core::sc_time_stamp() - (limit - kInputLimit)).to_string().c_str(),
+                   "completions written, %zu waiting, status 0x%x; VM 0: %llu interrupts\n",
+                   name(), (sc_core::sc_time_stamp() - start).to_string().c_str(),
                    static_cast<unsigned long long>(ch.contexts_fetched()),
                    static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
-                   ch.reg_read(toe::reg::kStatus));
+                   ch.reg_read(toe::reg::kStatus),
+                   static_cast<unsigned long long>(p_.guest(0).driver().interrupts()));
     }
   }
 
@@ -388,11 +402,26 @@ class Target : public sc_core::sc_module {
       sc_core::wait(go_);
       reset();
       Input in = in_;
-      for (std::size_t ops = 0; in.more() && ops < kMaxOps; ++ops) step(in);
+      const sc_core::sc_time budget_end = sc_core::sc_time_stamp() + kInputBudget;
+      for (std::size_t ops = 0; in.more() && ops < kMaxOps && sc_core::sc_time_stamp() < budget_end;
+           ++ops)
+        step(in);
       sc_core::wait(sc_core::sc_time(20, sc_core::SC_US));  // let the last doorbells play out
       done_ = true;
       sc_core::sc_pause();
     }
+  }
+
+  // What a failure report needs to tell what the platform was doing.
+  void print_counters() {
+    std::fprintf(stderr, "fuzz_guest: %s: the Tx DMA holds %zu send contexts; non-zero counters:\n",
+                 name(), p_.toe().tx_dma().queued());
+    for (const core::StatGroup* g : core::StatRegistry::instance().groups())
+      if (g->name().rfind(std::string(name()) + ".", 0) == 0)
+        for (const auto& c : g->counters())
+          if (c.counter->value())
+            std::fprintf(stderr, "  %s.%s = %llu\n", g->name().c_str(), c.name.c_str(),
+                         static_cast<unsigned long long>(c.counter->value()));
   }
 
   // memcmp, not a loop: the harness is instrumented, and a compare hook per byte of a MiB costs
@@ -416,6 +445,7 @@ class Target : public sc_core::sc_module {
   bool native_;
   cpu::Core::Context* ctx_ = nullptr;
   std::uint64_t mem_base_ = 0, mem_size_ = 0, guard_pa_ = 0;
+  sc_core::sc_time longest_operation_;
   RingView rings_[toe::kRings];
   sc_core::sc_event go_;
   Input in_{nullptr, 0};

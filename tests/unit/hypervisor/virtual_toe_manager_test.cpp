@@ -164,8 +164,69 @@ TEST(VirtualToeManager, TranslatesRefusesAndForwardsForATrappedVm) {
     EXPECT_TRUE(rx) << "no response data forwarded to guest socket 77";
   });
   sc_core::sc_start(sc_core::sc_time(20, sc_core::SC_MS));
-  EXPECT_TRUE(proc.done) << "stopped at " << sc_core::sc_time_stamp() << " with "
-                         << t.events.size() << " completions";
+  EXPECT_TRUE(proc.done) << "stopped at " << sc_core::sc_time_stamp() << " with " << t.events.size()
+                         << " completions";
+}
+
+// The longest single trap a guest can cause (fuzz_guest bounds an input by it): one doorbell on
+// a full 65,536-entry SendQ of contexts for a socket the VM never opened, its ECQ outside its
+// memory so that the refusals are dropped rather than held (holding would stop the loop at
+// toe.completion_queue). The manager refuses every context inside the one trap, at
+// hypervisor.costs.vtoe_context each, charged to the VM; the credit scheduler still runs VM 0
+// while the trapping VM's vCPU works.
+TEST(VirtualToeManager, ADoorbellOnAFullRingOfBadContextsIsOneLongTrapTheVmPaysFor) {
+  const config::Config cfg = config::Config::from_string(kScenario, "vtoe_manager.yaml");
+  platform::Platform p(cfg);
+  Tester t(p);
+  constexpr std::uint32_t kBig = 65536;
+  const auto ring_reg = [](Ring r, std::uint64_t sub) {
+    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
+  };
+  sc_core::sc_time trap;
+  std::uint64_t vm0_interrupts_during = 0;
+  std::uint32_t status = 0;
+  test::Proc proc("proc", [&] {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_MS));
+    auto& mem = p.guest(kVm).memory();
+    const std::uint64_t send_ring = mem.allocate(kBig * toe::kDescBytes, 4096);
+    toe::SendDesc s{};
+    s.sock = 9;  // never opened
+    s.length = 100;
+    s.addr = mem.allocate(4096);
+    for (std::uint32_t i = 0; i + 1 < kBig; ++i) {
+      s.cookie = i;
+      mem.write(send_ring + static_cast<std::uint64_t>(i) * toe::kDescBytes, &s, sizeof s);
+    }
+    t.write_reg(ring_reg(Ring::Send, toe::reg::kRingAddrLo), static_cast<std::uint32_t>(send_ring));
+    t.write_reg(ring_reg(Ring::Send, toe::reg::kRingAddrHi),
+                static_cast<std::uint32_t>(send_ring >> 32));
+    t.write_reg(ring_reg(Ring::Send, toe::reg::kRingSize), kBig);
+    // An ECQ at an IPA past the VM's memory: configured, but every completion write is refused.
+    t.write_reg(ring_reg(Ring::Ecq, toe::reg::kRingAddrLo), 0);
+    t.write_reg(ring_reg(Ring::Ecq, toe::reg::kRingAddrHi), 1);
+    t.write_reg(ring_reg(Ring::Ecq, toe::reg::kRingSize), 64);
+    t.write_reg(toe::reg::kCtrl, toe::reg::kCtrlEnable);
+    const std::uint64_t irqs_before = p.guest(0).driver().interrupts();
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    t.write_reg(ring_reg(Ring::Send, toe::reg::kRingTail), kBig - 1);
+    trap = sc_core::sc_time_stamp() - t0;
+    vm0_interrupts_during = p.guest(0).driver().interrupts() - irqs_before;
+    status = t.read_reg(toe::reg::kStatus);
+  });
+  sc_core::sc_start(sc_core::sc_time(200, sc_core::SC_MS));
+  ASSERT_TRUE(proc.done) << "the doorbell's trap had not returned at " << sc_core::sc_time_stamp();
+  const core::StatGroup* manager = nullptr;
+  for (const core::StatGroup* g : core::StatRegistry::instance().groups())
+    if (g->name() == "vtoe_manager") manager = g;
+  ASSERT_NE(manager, nullptr);
+  EXPECT_EQ(test::counter(*manager, "bad_contexts"), kBig - 1);
+  EXPECT_EQ(test::counter(*manager, "ecq_overflows"), 0u);  // refused, not held
+  EXPECT_EQ(status & 1u, 1u) << "the refused ECQ writes latch the channel's error bit";
+  // At least every context's cost, and within twice it (what fuzz_guest allows per operation).
+  const double per_context_s = p.hypervisor()->costs().vtoe_context / p.core().freq_hz();
+  EXPECT_GE(trap.to_seconds(), (kBig - 1) * per_context_s);
+  EXPECT_LE(trap.to_seconds(), 2 * (kBig - 1) * per_context_s);
+  EXPECT_GT(vm0_interrupts_during, 0u) << "VM 0 did not run while VM 1 sat in its trap";
 }
 
 }  // namespace
