@@ -51,7 +51,7 @@ namespace {
 constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr std::uint64_t kGuard = 1 * kMiB;  // DRAM past the hostile VM's memory
 // One input's continuation takes no new operation after kInputBudget of simulated time; the one
-// in progress may still be long (Target::longest_operation), and only past both is it a hang.
+// in progress may still be long (Target::longest_operation_), and only past both is it a hang.
 const sc_core::sc_time kInputBudget(50, sc_core::SC_MS);
 // VM 0 may wait a whole scheduler time slice (30 ms) behind the hostile VM; several RPC round
 // trips of 2 ms fit in this.
