@@ -79,6 +79,8 @@ class Platform {
   netvp::RawSocket& raw_socket() { return *raw_socket_; }
   netvp::Pacer& pacer() { return *pacer_; }
   hypervisor::Hypervisor* hypervisor() { return hyp_.get(); }
+  // Device emulation's virtual TOE manager (nullptr under the other architectures).
+  hypervisor::VirtualToeManager* vtoe_manager() { return vtoe_.get(); }
   std::size_t vm_count() const { return guests_.size(); }
   guest::GuestOs& guest(std::size_t i) { return *guests_.at(i); }
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }

@@ -179,9 +179,7 @@ TEST(VirtualToeManager, ADoorbellOnAFullRingOfBadContextsIsOneLongTrapTheVmPaysF
   platform::Platform p(cfg);
   Tester t(p);
   constexpr std::uint32_t kBig = 65536;
-  const auto ring_reg = [](Ring r, std::uint64_t sub) {
-    return toe::reg::kRingBase + static_cast<std::uint64_t>(r) * toe::reg::kRingStride + sub;
-  };
+  const auto ring_reg = &toe::HostRingDriver::ring_reg;
   sc_core::sc_time trap;
   std::uint64_t vm0_interrupts_during = 0;
   std::uint32_t status = 0;
@@ -215,12 +213,9 @@ TEST(VirtualToeManager, ADoorbellOnAFullRingOfBadContextsIsOneLongTrapTheVmPaysF
   });
   sc_core::sc_start(sc_core::sc_time(200, sc_core::SC_MS));
   ASSERT_TRUE(proc.done) << "the doorbell's trap had not returned at " << sc_core::sc_time_stamp();
-  const core::StatGroup* manager = nullptr;
-  for (const core::StatGroup* g : core::StatRegistry::instance().groups())
-    if (g->name() == "vtoe_manager") manager = g;
-  ASSERT_NE(manager, nullptr);
-  EXPECT_EQ(test::counter(*manager, "bad_contexts"), kBig - 1);
-  EXPECT_EQ(test::counter(*manager, "ecq_overflows"), 0u);  // refused, not held
+  const core::StatGroup& manager = p.vtoe_manager()->stats();
+  EXPECT_EQ(test::counter(manager, "bad_contexts"), kBig - 1);
+  EXPECT_EQ(test::counter(manager, "ecq_overflows"), 0u);  // refused, not held
   EXPECT_EQ(status & 1u, 1u) << "the refused ECQ writes latch the channel's error bit";
   // At least every context's cost, and within twice it (what fuzz_guest allows per operation).
   const double per_context_s = p.hypervisor()->costs().vtoe_context / p.core().freq_hz();
