@@ -4,6 +4,9 @@ BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc)
 VTOE := $(BUILD)/app/vtoe
 VENV := build/venv
+# Each step of the set-up and of `make test` is a phase: with $$VTOE_PHASES set (.ci/run sets it)
+# scripts/phase.sh records its duration, and .ci/run prints them all at its end.
+PHASE := scripts/phase.sh run
 # A UBSan report stops the program (non-zero exit) instead of scrolling by in a passing test's
 # output (the sanitizer build; nothing else links UBSan's runtime).
 export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
@@ -17,37 +20,42 @@ quickstart: deps
 	$(VTOE) run scenarios/quickstart.yaml --out out/quickstart
 
 deps:
-	@scripts/install-deps.sh
-	@if [ "$(PRESET)" = asan ]; then scripts/build-systemc-pthreads.sh; fi
+	@$(PHASE) "install what is missing" scripts/install-deps.sh
+	@if [ "$(PRESET)" = asan ]; then $(PHASE) "SystemC with pthreads" scripts/build-systemc-pthreads.sh; fi
 
 build: deps
 	@cmake --preset $(PRESET) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@$(PHASE) "build ($(PRESET))" cmake --build $(BUILD) -j $(JOBS)
 
 # Python for integration tests and scripts: a venv made from the system interpreter.
 $(VENV)/.stamp: requirements.txt | deps
-	/usr/bin/python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r requirements.txt
+	@$(PHASE) "Python venv" sh -c '/usr/bin/python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -r requirements.txt'
 	touch $@
 
 venv: $(VENV)/.stamp
 
+# pytest runs on two workers (pytest-xdist) with the slowest tests listed; the NetVP tests, which
+# race real Linux peers in real time, run after the rest on their own.
 test: build venv
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(PHASE) "ctest ($(PRESET))" sh -c 'cd $(BUILD) && ctest --output-on-failure -j $(JOBS)'
 ifeq ($(PRESET),asan)
-	@# Sanitized: two pytest workers (pytest-xdist) and the slowest tests listed; the NetVP tests,
-	@# which race real Linux peers in real time, run after the rest on their own.
-	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss
-	VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
+	@# Sanitized: the scenario runs and the ISS under ASan/UBSan/LSan; the scripts' tests (sweeps,
+	@# plots, the paper's report) drive the same simulations and run in the normal build only
+	@# (docs/fuzzing.md, "What runs under the sanitizers").
+	@$(PHASE) "pytest (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/iss
+	@$(PHASE) "pytest netvp (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
+	@$(PHASE) "pytest ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/scripts tests/iss
+	@$(PHASE) "pytest netvp ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/netvp
 	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
-	$(MAKE) fuzz-smoke
+	@$(MAKE) fuzz-smoke
 endif
 
 # libFuzzer harnesses (tests/fuzz): a short bounded run in `make test`, long runs with `make fuzz`.
 fuzz-smoke: deps
-	scripts/fuzz.sh 15
+	@cmake --preset fuzz >/dev/null
+	@$(PHASE) "build (fuzz harnesses)" cmake --build build/fuzz -j $(JOBS) --target fuzz_frames fuzz_tcp_session fuzz_scenario fuzz_guest
+	@$(PHASE) "fuzz smoke run" scripts/fuzz.sh 15
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)

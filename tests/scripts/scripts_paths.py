@@ -3,6 +3,7 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,3 +39,31 @@ def run_once(tmp_path_factory, name, cmd, **kw):
             record.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]))
     code, stdout, stderr = json.loads(record.read_text())
     return out, subprocess.CompletedProcess(cmd, code, stdout, stderr)
+
+
+# Under asan the out-of-sample fit (scripts/fit.py: a sequential bisection, dozens of runs one
+# after another) is left out: its runs are the same simulations as the sweeps', and the normal
+# build checks its section of the report (VTOE_FULL_SCALE=1 keeps it; docs/fuzzing.md).
+NO_FIT = ["--no-fit"] if REDUCED else []
+
+
+_PAPER = {}
+
+
+def paper_reproduction(tmp_path_factory):
+    """scripts/reproduce.py, once per test session (run_once): the full `make paper` in the normal
+    build, whose report both test_reproduce.py and the README's summary check; `--quick` without
+    the fit under asan. Returns (out, proc)."""
+    env = dict(os.environ)
+    if "VTOE_BIN" not in env:
+        preset = env.get("VTOE_PRESET", "release")
+        env["VTOE_BIN"] = str(ROOT / "build" / preset / "app" / "vtoe")
+    quick = ["--quick", *NO_FIT] if REDUCED else []
+    if "run" in _PAPER:  # one run per process; run_once shares it between pytest-xdist workers
+        return _PAPER["run"]
+    out, proc = run_once(tmp_path_factory, "paper-quick" if quick else "paper",
+                         [sys.executable, str(ROOT / "scripts" / "reproduce.py"), *quick, "--out"],
+                         env=env, timeout=1800 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _PAPER["run"] = (out, proc)
+    return out, proc

@@ -2,14 +2,11 @@
 results (which tests/integration/test_golden.py checks against fresh runs), and the paper summary
 block is the summary of a fresh `make paper` report."""
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from scripts_paths import REDUCED, ROOT, TIMEOUT_FACTOR
+from scripts_paths import REDUCED, ROOT, paper_reproduction
 
 README = (ROOT / "README.md").read_text()
 
@@ -31,20 +28,17 @@ def test_headline_table_is_the_golden_runs(label, direction):
     assert quoted == [round(v, 1) for v in runs], f"README quotes {quoted}, the runs give {runs}"
 
 
-# The full `make paper` (93 full-length runs) for six exact summary lines: the normal build checks
-# them; under asan tests/scripts/test_reproduce.py runs reproduce.py itself (VTOE_FULL_SCALE=1 runs
-# this one too; docs/fuzzing.md).
+# The README's summary is that of the full `make paper` (93 full-length runs and the fit): the same
+# run test_reproduce.py checks, made once per session. Under asan that run is the quick variant,
+# whose numbers differ (VTOE_FULL_SCALE=1 runs the full one there too; docs/fuzzing.md).
 @pytest.mark.skipif(REDUCED, reason="exact summary of the full paper runs: the normal build checks "
                     "it; test_reproduce.py runs reproduce.py under asan (VTOE_FULL_SCALE=1 to run)")
-def test_paper_summary_is_a_fresh_reports(tmp_path, vtoe_bin):
+def test_paper_summary_is_a_fresh_reports(tmp_path_factory):
     block = README[README.index("<!-- paper-summary:start -->"):README.index("<!-- paper-summary:end -->")]
     lines = [l for l in block.splitlines() if l.startswith("- ")]
     assert len(lines) == 6
-    env = dict(os.environ, VTOE_BIN=str(vtoe_bin))
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "reproduce.py"), "--out", str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=1800 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = (tmp_path / "report.md").read_text()
+    out, _ = paper_reproduction(tmp_path_factory)
+    report = (out / "report.md").read_text()
     summary = report[report.index("## Summary"):report.index("## Numbers of section 5")]
     for line in lines:
         assert line in summary, f"README says {line!r}; the report's summary is:\n{summary}"

@@ -1,33 +1,17 @@
-"""The paper reproduction in quick mode: figures and report are produced, and the report's
-numbers are the underlying simulation results."""
+"""The paper reproduction: figures and report are produced, and the report's numbers are the
+underlying simulation results. The normal build checks the full `make paper` run, once per test
+session (test_readme_figures.py compares the README's summary with the same report); under asan
+it is the quick variant without the out-of-sample fit."""
 import json
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
-from scripts_paths import REDUCED, TIMEOUT_FACTOR, run_once
-
-# Under asan the out-of-sample fit (scripts/fit.py: a sequential bisection, dozens of runs one
-# after another) is left out: its runs are the same simulations as the sweeps', and the normal
-# build checks its section of the report (VTOE_FULL_SCALE=1 keeps it; docs/fuzzing.md).
-NO_FIT = ["--no-fit"] if REDUCED else []
-
-ROOT = Path(__file__).resolve().parents[2]
+from scripts_paths import NO_FIT, paper_reproduction
 
 
 @pytest.fixture(scope="module")
 def reproduction(tmp_path_factory):
-    env = dict(os.environ)
-    if "VTOE_BIN" not in env:
-        preset = env.get("VTOE_PRESET", "release")
-        env["VTOE_BIN"] = str(ROOT / "build" / preset / "app" / "vtoe")
-    out, proc = run_once(tmp_path_factory, "paper",
-                         [sys.executable, str(ROOT / "scripts" / "reproduce.py"), "--quick", *NO_FIT,
-                          "--out"], env=env, timeout=1800 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, proc
+    return paper_reproduction(tmp_path_factory)
 
 
 def point_results(out, sweep):
