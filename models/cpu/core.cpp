@@ -135,7 +135,18 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
     }
   }
   reschedule();
-  sc_core::wait(ctx.done_);
+  for (;;) {
+    sc_core::wait(ctx.done_);
+    if (!ctx.pending_) return;  // retired by a decision made elsewhere (the tick, another thread)
+    // Woken at its own request's end: make the decision the tick would have made.
+    ctx.done_due_ = cpu::kNoEvent;
+    if (armed_ == &ctx) armed_ = nullptr;
+    account();
+    deciding_ = &ctx;
+    reschedule();
+    deciding_ = nullptr;
+    if (!ctx.pending_) return;
+  }
 }
 
 // Charges the time since the last decision: pending overheads first, then the running context.
@@ -257,7 +268,14 @@ void Core::reschedule() {
     ready_.erase(ready_key(*done));
     if (done->domain_ != kHypervisorDomain) --vm_ready_[done->domain_];
     current_ = nullptr;
-    done->done_.notify(sc_core::SC_ZERO_TIME);
+    if (armed_ == done) armed_ = nullptr;
+    // Its thread returns from execute(): it is making this decision itself, or its timed done_
+    // woke it at this instant already; otherwise wake it now.
+    if (done != deciding_ && done->done_due_ != core::now_ps()) {
+      if (done->done_due_ != cpu::kNoEvent) done->done_.cancel();
+      done->done_.notify(sc_core::SC_ZERO_TIME);
+    }
+    done->done_due_ = cpu::kNoEvent;
   }
   if (vm_sched_) decide_vm();
   // Time slice over and someone of the same priority and VM waits: go to the back of the line.
@@ -294,12 +312,12 @@ void Core::reschedule() {
     VTOE_LOG(log_, Trace) << "runs " << (next ? next->name_ : std::string("nothing"))
                           << (next ? " (" + std::to_string(next->remaining_ps_) + " ps left)" : "");
   }
-  tick_.cancel();
   TimePs until = cpu::kNoEvent;
   TimePs busy_ahead = 0;
   for (const Overhead& o : overheads_) busy_ahead += o.ps;
+  TimePs completion = cpu::kNoEvent;
   if (current_) {
-    until = busy_ahead + current_->remaining_ps_;
+    until = completion = busy_ahead + current_->remaining_ps_;
     if (has_queue_peer(*current_)) {
       const TimePs left = params_.timeslice_ps > current_->slice_used_ps_
                               ? params_.timeslice_ps - current_->slice_used_ps_
@@ -313,10 +331,32 @@ void Core::reschedule() {
     const TimePs now = core::now_ps();
     until = std::min(until, vm_next_event_ > now ? vm_next_event_ - now : 1);
   }
-  if (until != cpu::kNoEvent) tick_.notify(core::ps(until));
+  const TimePs now = core::now_ps();
+  const TimePs due = until == cpu::kNoEvent ? cpu::kNoEvent : now + until;
+  // The next decision is the running request's end: its thread wakes then and decides (execute()),
+  // which saves the tick method and a delta cycle per request.
+  const bool direct = current_ && until == completion;
+  if (armed_ && (!direct || armed_ != current_ || armed_->done_due_ != due)) {
+    armed_->done_.cancel();
+    armed_->done_due_ = cpu::kNoEvent;
+    armed_ = nullptr;
+  }
+  if (direct && !armed_) {
+    armed_ = current_;
+    armed_->done_due_ = due;
+    armed_->done_.notify(core::ps(until));
+  }
+  const TimePs tick_due = direct ? cpu::kNoEvent : due;
+  // Most decisions leave the next one where it was: keep the pending notification then (a
+  // cancelled timed notification stays in SystemC's event queue until its time).
+  if (tick_due == tick_due_) return;
+  tick_.cancel();
+  tick_due_ = tick_due;
+  if (tick_due != cpu::kNoEvent) tick_.notify(core::ps(until));
 }
 
 void Core::on_tick() {
+  tick_due_ = cpu::kNoEvent;  // the notification that ran this is used up
   account();
   reschedule();
 }

@@ -87,6 +87,8 @@ class Core : public core::Module {
     core::TimePs slice_used_ps_ = 0;
     core::TimePs run_start_ = 0;  // when it last got the core (timeline traces)
     sc_core::sc_event done_;
+    // When done_ is timed to wake the thread at its request's end (kNoEvent: not so armed).
+    core::TimePs done_due_ = kNoEvent;
   };
 
   SC_HAS_PROCESS(Core);
@@ -160,6 +162,11 @@ class Core : public core::Module {
   std::vector<std::array<core::TimePs, kCycleClasses>> busy_;
   core::TimePs idle_ = 0;
   sc_core::sc_event tick_;
+  core::TimePs tick_due_ = cpu::kNoEvent;  // when tick_ is due to fire (kNoEvent: not pending)
+  // The context whose done_ is timed for its request's end: when that end is the next decision,
+  // the thread is woken then and makes the decision itself (no tick method, no delta cycle).
+  Context* armed_ = nullptr;
+  Context* deciding_ = nullptr;  // the context whose own thread is running reschedule()
 
   // VM scheduling (virtualized platforms).
   cpu::VmScheduler* vm_sched_ = nullptr;
