@@ -222,6 +222,16 @@ ordered_json links_section(Platform& p) {
                      {"to_wire", p.netvp_port().to_wire()},
                      {"from_wire", p.netvp_port().from_wire()},
                      {"drops", p.raw_socket().queue_drops()}});
+  } else if (platform::Topology* t = p.topology()) {
+    for (std::size_t i = 0; i < t->link_count(); ++i) {
+      net::EthernetLink& l = t->link(i);
+      links.push_back({{"name", t->link_name(i)},
+                       {"frames", l.frames()},
+                       {"bytes", l.bytes()},
+                       {"drops", l.drops()},
+                       {"a_to_b_frames", l.frames_a_to_b()},
+                       {"b_to_a_frames", l.frames_b_to_a()}});
+    }
   } else {
     net::EthernetLink& l = p.link();
     links.push_back(
@@ -230,8 +240,42 @@ ordered_json links_section(Platform& p) {
   return links;
 }
 
+// With a topology: every host's traffic, whole run.
+ordered_json hosts_section(platform::Topology& t) {
+  ordered_json hosts = ordered_json::array();
+  for (std::size_t i = 0; i < t.host_count(); ++i) {
+    net::PeerHost& h = t.host(i);
+    hosts.push_back({{"name", t.host_name(i)},
+                     {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                     {"rx_bytes", h.bytes_received()},
+                     {"tx_bytes", h.bytes_sent()},
+                     {"pattern_errors", h.pattern_errors()},
+                     {"clients_done", h.clients_done()},
+                     {"clients_failed", h.clients_failed()}});
+  }
+  return hosts;
+}
+
+// With a topology: every switch's forwarding and its output buffers' drops, whole run.
+ordered_json switches_section(platform::Topology& t) {
+  ordered_json switches = ordered_json::array();
+  for (std::size_t i = 0; i < t.switch_count(); ++i) {
+    net::EthernetSwitch& s = t.switch_at(i);
+    ordered_json port_drops = ordered_json::array();
+    for (std::size_t port = 0; port < s.port_count(); ++port)
+      port_drops.push_back(s.port_drops(port));
+    switches.push_back({{"name", t.switch_name(i)},
+                        {"frames", s.frames()},
+                        {"forwarded", s.forwarded()},
+                        {"drops", s.drops()},
+                        {"no_route", s.no_route()},
+                        {"port_drops", port_drops}});
+  }
+  return switches;
+}
+
 ordered_json peer_section(Platform& p) {
-  if (p.netvp()) return nullptr;
+  if (p.netvp() || !p.has_peer()) return nullptr;
   ordered_json peer;
   peer["rx_bytes"] = p.peer().bytes_received();
   peer["tx_bytes"] = p.peer().bytes_sent();
@@ -253,7 +297,10 @@ ordered_json stats_section(Platform& p) {
     if (!gs.empty()) stats[g->name()] = gs;
   }
   stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
-  if (!p.netvp()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  if (!p.netvp() && p.has_peer()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  if (platform::Topology* t = p.topology())
+    for (std::size_t i = 0; i < t->host_count(); ++i)
+      stats[t->host_name(i) + ".tcpip"] = tcp_stats(t->host(i).stack());
   return stats;
 }
 
@@ -266,6 +313,10 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   r["channels"] = channels_section(p, w);
   r["links"] = links_section(p);
   if (ordered_json peer = peer_section(p); !peer.is_null()) r["peer"] = peer;
+  if (platform::Topology* t = p.topology()) {
+    r["hosts"] = hosts_section(*t);
+    r["switches"] = switches_section(*t);
+  }
   r["stats"] = stats_section(p);
   return r;
 }

@@ -41,6 +41,10 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "TCP port of the workload's connection",
                      [](W& w) -> auto& { return w.port; })
           .range("1", "65535"),
+      core::param<W>(ParamKind::String, "vms[].workload.peer", "",
+                     "tcp_tx, tcp_rx, rpc with links: the host (hosts[].name) at the other end "
+                     "of the connection, on workload.port; empty = hosts[0]",
+                     [](W& w) -> auto& { return w.peer; }),
       core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
                      "tcp_rx, sink, echo, iperf3: connections the TOE completes and queues for "
                      "accept() (listen backlog); SYNs beyond it are dropped and counted "

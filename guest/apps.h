@@ -31,6 +31,7 @@ struct Workload {
   std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
   std::uint32_t workers = 0;         // sink, echo: server processes at most (0 = no limit)
   std::uint32_t peer_ip = 0;
+  std::string peer;  // the host this workload talks to (links:), empty = the first host
   std::uint64_t total_bytes = 0;  // 0 = unlimited
   core::TimePs start_ps = 0;
   core::TimePs stop_ps = 0;       // 0 = never

@@ -38,6 +38,7 @@
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
+#include "platform/topology.h"
 
 namespace vtoe::platform {
 
@@ -72,9 +73,13 @@ class Platform {
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
   // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
+  // With a topology (links:), the peer is hosts[0] and the link is links[0].
   bool netvp() const { return netvp_port_ != nullptr; }
-  net::PeerHost& peer() { return *peer_; }
-  net::EthernetLink& link() { return *link_; }
+  net::PeerHost& peer() { return topology_ ? topology_->host(0) : *peer_; }
+  net::EthernetLink& link() { return topology_ ? topology_->link(0) : *link_; }
+  bool has_peer() const { return topology_ ? topology_->host_count() > 0 : peer_ != nullptr; }
+  // The network the scenario's hosts:, switches: and links: describe; nullptr without links.
+  Topology* topology() { return topology_.get(); }
   netvp::NetvpPort& netvp_port() { return *netvp_port_; }
   netvp::RawSocket& raw_socket() { return *raw_socket_; }
   netvp::Pacer& pacer() { return *pacer_; }
@@ -97,6 +102,10 @@ class Platform {
   std::uint32_t ccb_quota_per_vm() const;
   void build_guests();
   void build_network();
+  void build_topology();
+  net::PeerHostParams peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac, std::uint64_t buffer,
+                                       std::uint32_t isn_seed) const;
+  void add_client_load(net::PeerHostParams& pp) const;
 
   Config cfg_;
   Architecture arch_ = Architecture::Native;
@@ -125,6 +134,8 @@ class Platform {
   std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
+  std::unique_ptr<Topology> topology_;
+  std::vector<std::size_t> vm_peer_;  // with a topology: the host each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;
   std::unique_ptr<netvp::Pacer> pacer_;

@@ -1,0 +1,368 @@
+#include "platform/topology.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace vtoe::platform {
+
+using config::ConfigError;
+
+namespace {
+
+// Module names the platform already uses at the top level: a host, switch or link may not take
+// one (SystemC names must be unique, and statistics groups are named after modules).
+const std::set<std::string>& platform_module_names() {
+  static const std::set<std::string> names = {Topology::kPlatform,
+                                              "dram",
+                                              "bus",
+                                              "cpu0",
+                                              "cpu0_bus",
+                                              "cpu0_irq",
+                                              "cpu0_memory",
+                                              "gic",
+                                              "smmu",
+                                              "toe",
+                                              "hypervisor",
+                                              "vtoe_manager",
+                                              "netvp",
+                                              "pacer",
+                                              "peer",
+                                              "gic_irq",
+                                              "gic_virq",
+                                              "gic_maint",
+                                              "spi0",
+                                              "spi1",
+                                              "spi2",
+                                              "spi3"};
+  return names;
+}
+
+std::string item(const char* list, std::size_t i, const char* key) {
+  return std::string(list) + "." + std::to_string(i) + "." + key;
+}
+
+}  // namespace
+
+// Takes frames out of switch ports that no link is attached to.
+class Topology::Unplugged : public net::FrameSink {
+ public:
+  void receive_frame(net::Frame&&) override {}
+};
+
+Topology::Topology(const config::Config& cfg, const PlatformEnd& platform) : cfg_(cfg) {
+  if (cfg_.get_string("network.peer") == "netvp")
+    throw ConfigError(cfg_.where("links"), "links",
+                      "a topology needs network.peer: sim (NetVP bridges the TOE to one real "
+                      "interface)");
+  nodes_[kPlatform] = {Kind::Platform, 0};
+  read_hosts(platform);
+  read_switches(platform);
+  read_links(platform);
+}
+
+Topology::~Topology() = default;
+
+void Topology::read_hosts(const PlatformEnd& platform) {
+  std::set<std::string> vm_names(platform.vm_names.begin(), platform.vm_names.end());
+  const tcpip::Ipv4 mask =
+      platform.prefix_len == 0 ? 0 : ~tcpip::Ipv4{0} << (32 - platform.prefix_len);
+  const tcpip::Ipv4 subnet = platform.vm_ips.front() & mask;
+  std::map<tcpip::Ipv4, std::string> ips;
+  std::map<tcpip::MacAddr, std::string, bool (*)(const tcpip::MacAddr&, const tcpip::MacAddr&)>
+      macs([](const tcpip::MacAddr& x, const tcpip::MacAddr& y) { return x.b < y.b; });
+  for (std::size_t v = 0; v < platform.vm_ips.size(); ++v) {
+    ips[platform.vm_ips[v]] = "VM " + platform.vm_names[v];
+    macs[platform.vm_macs[v]] = "VM " + platform.vm_names[v];
+  }
+  for (std::size_t i = 0; i < cfg_.list_size("hosts"); ++i) {
+    Host h;
+    const std::string name_key = item("hosts", i, "name");
+    h.name = cfg_.get_string(name_key);
+    if (platform_module_names().count(h.name) || vm_names.count(h.name))
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + h.name + "' is already the name of " +
+                            (vm_names.count(h.name) ? "a VM" : "a part of the platform"));
+    if (!nodes_.emplace(h.name, std::make_pair(Kind::Host, i)).second)
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + h.name + "' is already the name of another host");
+    const std::string ip_key = item("hosts", i, "ip");
+    const std::string ip_text = cfg_.get_string(ip_key);
+    h.ip = !ip_text.empty() ? tcpip::parse_ipv4(ip_text)
+                            : tcpip::parse_ipv4(cfg_.get_string("network.peer_ip")) +
+                                  static_cast<tcpip::Ipv4>(i == 0 ? 0 : 98 + i);
+    if ((h.ip & mask) != subnet || (h.ip | mask) == ~tcpip::Ipv4{0} || (h.ip & ~mask) == 0)
+      throw ConfigError(cfg_.where(ip_key), ip_key,
+                        tcpip::ipv4_to_string(h.ip) + " is not a host address of the platform's /" +
+                            std::to_string(platform.prefix_len) + " subnet (one segment)");
+    if (const auto [it, fresh] = ips.emplace(h.ip, "host " + h.name); !fresh)
+      throw ConfigError(cfg_.where(ip_key), ip_key,
+                        tcpip::ipv4_to_string(h.ip) + " is already the address of " + it->second);
+    const std::string mac_key = item("hosts", i, "mac");
+    const std::string mac_text = cfg_.get_string(mac_key);
+    if (mac_text.empty() || !tcpip::MacAddr::parse(mac_text, h.mac))
+      h.mac.b = {0x02, 0x00, 0x00, 0x00, 0x20, static_cast<std::uint8_t>(i)};
+    if (const auto [it, fresh] = macs.emplace(h.mac, "host " + h.name); !fresh)
+      throw ConfigError(cfg_.where(mac_key), mac_key,
+                        h.mac.to_string() + " is already the MAC address of " + it->second);
+    h.buffer = cfg_.get_bytes(item("hosts", i, "buffer"));
+    hosts_.push_back(std::move(h));
+  }
+}
+
+void Topology::read_switches(const PlatformEnd& platform) {
+  std::set<std::string> vm_names(platform.vm_names.begin(), platform.vm_names.end());
+  for (std::size_t i = 0; i < cfg_.list_size("switches"); ++i) {
+    Switch s;
+    const std::string name_key = item("switches", i, "name");
+    s.name = cfg_.get_string(name_key);
+    if (platform_module_names().count(s.name) || vm_names.count(s.name))
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + s.name + "' is already the name of " +
+                            (vm_names.count(s.name) ? "a VM" : "a part of the platform"));
+    if (!nodes_.emplace(s.name, std::make_pair(Kind::Switch, i)).second)
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + s.name + "' is already the name of a host or another switch");
+    const std::size_t ports = cfg_.get_uint(item("switches", i, "ports"));
+    s.params.ports.resize(ports);
+    for (auto& p : s.params.ports) p.buffer_bytes = cfg_.get_bytes(item("switches", i, "buffer"));
+    s.params.latency_ps = cfg_.get_time(item("switches", i, "latency"));
+    s.params.forwarding = cfg_.get_string(item("switches", i, "forwarding")) == "given"
+                              ? net::Forwarding::Given
+                              : net::Forwarding::Learned;
+    s.linked.assign(ports, false);
+    switches_.push_back(std::move(s));
+  }
+  // Given entries name hosts and VMs, so they are read once every host is known.
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const std::string key = item("switches", i, "table");
+    std::stringstream entries(cfg_.get_string(key));
+    std::string entry;
+    while (std::getline(entries, entry, ',')) {
+      entry.erase(0, entry.find_first_not_of(" \t"));
+      entry.erase(entry.find_last_not_of(" \t") + 1);
+      if (entry.empty()) continue;
+      const auto eq = entry.rfind('=');
+      const std::string name = entry.substr(0, eq);
+      const std::string port = eq == std::string::npos ? "" : entry.substr(eq + 1);
+      if (eq == std::string::npos || port.empty() || port.size() > 3 ||
+          !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        throw ConfigError(cfg_.where(key), key,
+                          "entry \"" + entry + "\": expected NAME=PORT (a host, a VM or a MAC)");
+      const std::size_t p = std::stoul(port);
+      if (p >= switches_[i].params.ports.size())
+        throw ConfigError(cfg_.where(key), key,
+                          "entry \"" + entry + "\": switch '" + switches_[i].name + "' has " +
+                              std::to_string(switches_[i].params.ports.size()) + " ports (0.." +
+                              std::to_string(switches_[i].params.ports.size() - 1) + ")");
+      tcpip::MacAddr mac;
+      const auto host = nodes_.find(name);
+      const auto vm = std::find(platform.vm_names.begin(), platform.vm_names.end(), name);
+      if (host != nodes_.end() && host->second.first == Kind::Host)
+        mac = hosts_[host->second.second].mac;
+      else if (vm != platform.vm_names.end())
+        mac = platform.vm_macs[static_cast<std::size_t>(vm - platform.vm_names.begin())];
+      else if (!tcpip::MacAddr::parse(name, mac))
+        throw ConfigError(cfg_.where(key), key,
+                          "entry \"" + entry + "\": '" + name + "' is no host, VM or MAC address");
+      switches_[i].params.table[mac.b] = p;
+    }
+  }
+}
+
+Topology::End Topology::parse_end(const std::string& key) const {
+  const std::string text = cfg_.get_string(key);
+  if (text.empty())
+    throw ConfigError(cfg_.where(key), key,
+                      "a link needs both ends: platform, a host's name, or SWITCH:PORT");
+  const auto colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  const auto node = nodes_.find(name);
+  if (node == nodes_.end()) {
+    std::string known;
+    for (const auto& [n, kind] : nodes_) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError(cfg_.where(key), key,
+                      "no host or switch is named '" + name + "' (known: " + known + ")");
+  }
+  End e{node->second.first, node->second.second, 0};
+  if (colon != std::string::npos) {
+    const std::string port = text.substr(colon + 1);
+    if (port.empty() || port.size() > 3 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw ConfigError(cfg_.where(key), key, "'" + port + "' is not a port number");
+    e.port = std::stoul(port);
+  } else if (e.kind == Kind::Switch) {
+    throw ConfigError(cfg_.where(key), key,
+                      "'" + name + "' is a switch: name its port, " + name + ":0 for example");
+  }
+  const std::size_t ports = e.kind == Kind::Switch ? switches_[e.index].params.ports.size() : 1;
+  if (e.port >= ports)
+    throw ConfigError(cfg_.where(key), key,
+                      "'" + name + "' has no port " + std::to_string(e.port) + " (ports 0.." +
+                          std::to_string(ports - 1) + ")");
+  return e;
+}
+
+std::size_t Topology::node_of(const End& e) const {
+  switch (e.kind) {
+    case Kind::Platform:
+      return 0;
+    case Kind::Host:
+      return 1 + e.index;
+    case Kind::Switch:
+      break;
+  }
+  return 1 + hosts_.size() + e.index;
+}
+
+std::size_t Topology::find(std::size_t node) const {
+  while (parent_[node] != node) node = parent_[node] = parent_[parent_[node]];
+  return node;
+}
+
+void Topology::read_links(const PlatformEnd& platform) {
+  parent_.resize(1 + hosts_.size() + switches_.size());
+  for (std::size_t n = 0; n < parent_.size(); ++n) parent_[n] = n;
+  std::set<std::string> names;
+  std::map<std::pair<std::size_t, std::size_t>, std::string> used;  // (node, port) -> key
+  std::vector<bool> host_linked(hosts_.size(), false);
+  bool platform_linked = false;
+  for (std::size_t i = 0; i < cfg_.list_size("links"); ++i) {
+    Link l;
+    const std::string name_key = item("links", i, "name");
+    l.name = cfg_.get_string(name_key);
+    if (platform_module_names().count(l.name) || nodes_.count(l.name) ||
+        std::count(platform.vm_names.begin(), platform.vm_names.end(), l.name))
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + l.name +
+                            "' is already the name of a host, switch, VM or part of "
+                            "the platform");
+    if (!names.insert(l.name).second)
+      throw ConfigError(cfg_.where(name_key), name_key,
+                        "'" + l.name + "' is already the name of another link");
+    const std::string a_key = item("links", i, "a");
+    const std::string b_key = item("links", i, "b");
+    l.a = parse_end(a_key);
+    l.b = parse_end(b_key);
+    for (const auto& [end, key] : {std::make_pair(l.a, a_key), std::make_pair(l.b, b_key)}) {
+      const auto [it, fresh] = used.emplace(std::make_pair(node_of(end), end.port), key);
+      if (!fresh)
+        throw ConfigError(cfg_.where(key), key,
+                          "'" + cfg_.get_string(key) + "' is already an end of " +
+                              it->second.substr(0, it->second.rfind('.')) +
+                              " (a port takes one link)");
+    }
+    // Switches here run no spanning tree: a second path between two nodes would circulate
+    // flooded frames for ever, so the links must form a tree.
+    const std::size_t ra = find(node_of(l.a)), rb = find(node_of(l.b));
+    if (ra == rb)
+      throw ConfigError(cfg_.where(b_key), item("links", i, "b"),
+                        "'" + cfg_.get_string(a_key) + "' and '" + cfg_.get_string(b_key) +
+                            "' are already connected: this link closes a loop (switches run no "
+                            "spanning tree; the links must form a tree)");
+    parent_[ra] = rb;
+    const std::string rate_key = item("links", i, "rate");
+    l.rate_bps = cfg_.get_bandwidth(rate_key);
+    const bool at_platform = l.a.kind == Kind::Platform || l.b.kind == Kind::Platform;
+    if (l.rate_bps == 0) l.rate_bps = platform.rate_bps;
+    if (at_platform && l.rate_bps != platform.rate_bps)
+      throw ConfigError(cfg_.where(rate_key), rate_key,
+                        "the platform's TOE sends at toe.bandwidth (" +
+                            cfg_.get_text("toe.bandwidth") +
+                            "): a link at the platform runs at that rate (give 0 or change "
+                            "toe.bandwidth)");
+    l.params.delay_ps = cfg_.get_time(item("links", i, "delay"));
+    l.params.loss = cfg_.get_double(item("links", i, "loss"));
+    l.params.seed = cfg_.get_uint("seed");
+    for (const End& e : {l.a, l.b}) {
+      if (e.kind == Kind::Platform) platform_linked = true;
+      if (e.kind == Kind::Host) {
+        host_linked[e.index] = true;
+        hosts_[e.index].rate_bps = l.rate_bps;
+      }
+      if (e.kind == Kind::Switch) {
+        switches_[e.index].linked[e.port] = true;
+        switches_[e.index].params.ports[e.port].rate_bps = l.rate_bps;
+      }
+    }
+    links_.push_back(std::move(l));
+  }
+  if (!platform_linked)
+    throw ConfigError(cfg_.where("links"), "links",
+                      "the platform (its TOE) is the end of no link: name it 'platform' in "
+                      "links[].a or links[].b");
+  for (std::size_t h = 0; h < hosts_.size(); ++h)
+    if (!host_linked[h])
+      throw ConfigError(cfg_.where(item("hosts", h, "name")), item("hosts", h, "name"),
+                        "host '" + hosts_[h].name + "' is the end of no link");
+}
+
+std::size_t Topology::peer_of(std::size_t vm, const std::string& peer) const {
+  const std::string key = "vms." + std::to_string(vm) + ".workload.peer";
+  if (hosts_.empty())
+    throw ConfigError(cfg_.where(key), key,
+                      "the workload talks to a peer host, and hosts: is empty");
+  std::size_t h = 0;
+  if (!peer.empty()) {
+    const auto node = nodes_.find(peer);
+    if (node == nodes_.end() || node->second.first != Kind::Host) {
+      std::string known;
+      for (const Host& host : hosts_) known += (known.empty() ? "" : ", ") + host.name;
+      throw ConfigError(cfg_.where(key), key,
+                        "no host is named '" + peer + "' (hosts: " + known + ")");
+    }
+    h = node->second.second;
+  }
+  if (find(1 + h) != find(0))
+    throw ConfigError(cfg_.where(key), key,
+                      "host '" + hosts_[h].name + "' has no path to the platform over links");
+  return h;
+}
+
+void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params) {
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    host_params.at(h).rate_bps = hosts_[h].rate_bps;
+    hosts_[h].module = std::make_unique<net::PeerHost>(hosts_[h].name.c_str(), host_params[h]);
+  }
+  for (Switch& s : switches_)
+    s.module = std::make_unique<net::EthernetSwitch>(s.name.c_str(), s.params);
+  unplugged_ = std::make_unique<Unplugged>();
+  auto to_wire = [&](const End& e) -> net::FramePort& {
+    switch (e.kind) {
+      case Kind::Platform:
+        return toe_mac.to_wire;
+      case Kind::Host:
+        return hosts_[e.index].module->mac().to_wire;
+      case Kind::Switch:
+        break;
+    }
+    return switches_[e.index].module->out[e.port];
+  };
+  auto from_wire = [&](const End& e) -> net::FrameExport& {
+    switch (e.kind) {
+      case Kind::Platform:
+        return toe_mac.from_wire;
+      case Kind::Host:
+        return hosts_[e.index].module->mac().from_wire;
+      case Kind::Switch:
+        break;
+    }
+    return switches_[e.index].module->in[e.port];
+  };
+  for (Link& l : links_) {
+    l.module = std::make_unique<net::EthernetLink>(l.name.c_str(), l.params);
+    to_wire(l.a).bind(l.module->a_in);
+    l.module->a_out.bind(from_wire(l.a));
+    to_wire(l.b).bind(l.module->b_in);
+    l.module->b_out.bind(from_wire(l.b));
+  }
+  for (Switch& s : switches_)
+    for (std::size_t p = 0; p < s.linked.size(); ++p)
+      if (!s.linked[p]) s.module->out[p].bind(*unplugged_);
+}
+
+void Topology::enable_pcap(const std::string& dir) {
+  for (Link& l : links_) l.module->enable_pcap(dir + "/" + l.name + ".pcap");
+}
+
+}  // namespace vtoe::platform

@@ -1,0 +1,120 @@
+// Builds the network a scenario's `hosts:`, `switches:` and `links:` describe around the
+// platform's TOE (docs/topology.md): light hosts (net::PeerHost), store-and-forward switches
+// (net::EthernetSwitch) and the links between them (net::EthernetLink), each with its own
+// statistics and pcap file.
+//
+// Two steps, because the guests need their peers' addresses before the network exists:
+// the constructor reads and checks the scenario (names, addresses, endpoints, loops) and throws
+// config::ConfigError naming the file and key; build() makes the modules and binds them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "models/net/ethernet_link.h"
+#include "models/net/ethernet_mac.h"
+#include "models/net/ethernet_switch.h"
+#include "models/net/peer_host.h"
+#include "models/tcpip/types.h"
+
+namespace vtoe::platform {
+
+// What the topology needs to know of the platform it surrounds.
+struct PlatformEnd {
+  std::vector<std::string> vm_names;
+  std::vector<tcpip::Ipv4> vm_ips;
+  std::vector<tcpip::MacAddr> vm_macs;
+  int prefix_len = 24;     // the segment's subnet (the TOE's)
+  double rate_bps = 10e9;  // the TOE's line rate
+};
+
+class Topology {
+ public:
+  static constexpr const char* kPlatform = "platform";  // the TOE's end of a link
+
+  // True if the scenario describes a topology (links: is not empty).
+  static bool described(const config::Config& cfg) { return cfg.list_size("links") > 0; }
+
+  Topology(const config::Config& cfg, const PlatformEnd& platform);
+  ~Topology();
+
+  // The host a VM's workload talks to (vms.i.workload.peer, empty = hosts[0]); throws
+  // ConfigError if it names no host or one the platform cannot reach.
+  std::size_t peer_of(std::size_t vm, const std::string& peer) const;
+
+  std::size_t host_count() const { return hosts_.size(); }
+  const std::string& host_name(std::size_t i) const { return hosts_.at(i).name; }
+  tcpip::Ipv4 host_ip(std::size_t i) const { return hosts_.at(i).ip; }
+  tcpip::MacAddr host_mac(std::size_t i) const { return hosts_.at(i).mac; }
+  std::uint64_t host_buffer(std::size_t i) const { return hosts_.at(i).buffer; }
+  // The line rate of the link a host is on.
+  double host_rate(std::size_t i) const { return hosts_.at(i).rate_bps; }
+
+  // Makes the modules and binds them to each other and to the TOE's MAC. `host_params[i]` is
+  // host i's configuration (address, stack, applications); its rate is set here.
+  void build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params);
+
+  net::PeerHost& host(std::size_t i) { return *hosts_.at(i).module; }
+  std::size_t link_count() const { return links_.size(); }
+  const std::string& link_name(std::size_t i) const { return links_.at(i).name; }
+  net::EthernetLink& link(std::size_t i) { return *links_.at(i).module; }
+  std::size_t switch_count() const { return switches_.size(); }
+  const std::string& switch_name(std::size_t i) const { return switches_.at(i).name; }
+  net::EthernetSwitch& switch_at(std::size_t i) { return *switches_.at(i).module; }
+
+  // Every link records into DIR/<link name>.pcap.
+  void enable_pcap(const std::string& dir);
+
+ private:
+  enum class Kind { Platform, Host, Switch };
+  struct End {
+    Kind kind = Kind::Platform;
+    std::size_t index = 0;  // host or switch
+    std::size_t port = 0;   // switch port
+  };
+  struct Host {
+    std::string name;
+    tcpip::Ipv4 ip = 0;
+    tcpip::MacAddr mac;
+    std::uint64_t buffer = 0;
+    double rate_bps = 0;
+    std::unique_ptr<net::PeerHost> module;
+  };
+  struct Switch {
+    std::string name;
+    net::EthernetSwitchParams params;
+    std::vector<bool> linked;  // per port
+    std::unique_ptr<net::EthernetSwitch> module;
+  };
+  struct Link {
+    std::string name;
+    End a, b;
+    net::EthernetLinkParams params;
+    double rate_bps = 0;
+    std::unique_ptr<net::EthernetLink> module;
+  };
+
+  void read_hosts(const PlatformEnd& platform);
+  void read_switches(const PlatformEnd& platform);
+  void read_links(const PlatformEnd& platform);
+  End parse_end(const std::string& key) const;
+  std::size_t node_of(const End& e) const;  // union-find node: 0 platform, hosts, switches
+  std::size_t find(std::size_t node) const;
+
+  const config::Config& cfg_;
+  std::vector<Host> hosts_;
+  std::vector<Switch> switches_;
+  std::vector<Link> links_;
+  std::map<std::string, std::pair<Kind, std::size_t>> nodes_;  // by name
+  mutable std::vector<std::size_t> parent_;                    // union-find of connected nodes
+  // Frames leaving a switch port that no link takes (ports are numbered, not all are used).
+  class Unplugged;
+  std::unique_ptr<Unplugged> unplugged_;
+};
+
+}  // namespace vtoe::platform
