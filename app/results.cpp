@@ -240,18 +240,53 @@ ordered_json links_section(Platform& p) {
   return links;
 }
 
+// A flow client's flows: means in ms, and each flow's [start, time to first byte, time to
+// completion] in ms (0 where the flow did not get that far).
+ordered_json flows_of(const std::vector<net::FlowRecord>& flows) {
+  ordered_json list = ordered_json::array();
+  double ttfb = 0, ttc = 0;
+  std::uint64_t ok = 0;
+  auto ms = [](core::TimePs t) { return rounded(static_cast<double>(t) / 1e9, 6); };
+  for (const net::FlowRecord& f : flows) {
+    const core::TimePs first = f.first_byte_ps ? f.first_byte_ps - f.start_ps : 0;
+    const core::TimePs last = f.ok ? f.last_byte_ps - f.start_ps : 0;
+    list.push_back({ms(f.start_ps), ms(first), ms(last)});
+    if (!f.ok) continue;
+    ++ok;
+    ttfb += static_cast<double>(first) / 1e9;
+    ttc += static_cast<double>(last) / 1e9;
+  }
+  return {{"count", flows.size()},
+          {"done", ok},
+          {"ttfb_ms", rounded(ok ? ttfb / ok : 0, 6)},
+          {"ttc_ms", rounded(ok ? ttc / ok : 0, 6)},
+          {"each", list}};
+}
+
 // With a topology: every host's traffic, whole run.
 ordered_json hosts_section(platform::Topology& t) {
   ordered_json hosts = ordered_json::array();
   for (std::size_t i = 0; i < t.host_count(); ++i) {
-    net::PeerHost& h = t.host(i);
-    hosts.push_back({{"name", t.host_name(i)},
-                     {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
-                     {"rx_bytes", h.bytes_received()},
-                     {"tx_bytes", h.bytes_sent()},
-                     {"pattern_errors", h.pattern_errors()},
-                     {"clients_done", h.clients_done()},
-                     {"clients_failed", h.clients_failed()}});
+    if (net::ProxyHost* px = t.proxy(i)) {
+      hosts.push_back({{"name", t.host_name(i)},
+                       {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                       {"kind", "proxy"},
+                       {"spliced", px->spliced()},
+                       {"bytes_down", px->bytes_down()},
+                       {"bytes_up", px->bytes_up()}});
+      continue;
+    }
+    net::PeerHost& h = *t.light(i);
+    ordered_json j = {{"name", t.host_name(i)},
+                      {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                      {"kind", "light"},
+                      {"rx_bytes", h.bytes_received()},
+                      {"tx_bytes", h.bytes_sent()},
+                      {"pattern_errors", h.pattern_errors()},
+                      {"clients_done", h.clients_done()},
+                      {"clients_failed", h.clients_failed()}};
+    if (!h.flows().empty()) j["flows"] = flows_of(h.flows());
+    hosts.push_back(j);
   }
   return hosts;
 }
@@ -299,8 +334,13 @@ ordered_json stats_section(Platform& p) {
   stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
   if (!p.netvp() && p.has_peer()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
   if (platform::Topology* t = p.topology())
-    for (std::size_t i = 0; i < t->host_count(); ++i)
-      stats[t->host_name(i) + ".tcpip"] = tcp_stats(t->host(i).stack());
+    for (std::size_t i = 0; i < t->host_count(); ++i) {
+      if (net::PeerHost* h = t->light(i)) stats[t->host_name(i) + ".tcpip"] = tcp_stats(h->stack());
+      if (net::ProxyHost* px = t->proxy(i)) {
+        stats[t->host_name(i) + ".up.tcpip"] = tcp_stats(px->up_stack());
+        stats[t->host_name(i) + ".down.tcpip"] = tcp_stats(px->down_stack());
+      }
+    }
   return stats;
 }
 

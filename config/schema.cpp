@@ -50,9 +50,10 @@ std::vector<Key> topology_keys() {
               "replace the single simulated peer"),
       K::string("hosts[].name", "host{i}", "Name of the host in links, workloads and results")
           .validate(require_node_name, "letters, digits, _ -"),
-      K::enumeration("hosts[].kind", {"light"}, "light",
-                     "light = a simulated peer host (protocol engine, no CPU model); platform = "
-                     "a full vtoe platform (not implemented yet)")
+      K::enumeration("hosts[].kind", {"light", "proxy"}, "light",
+                     "light = a simulated host (protocol engine, no CPU model, one port); proxy = "
+                     "a light split-TCP proxy with two ports (NAME:0 towards clients, NAME:1 "
+                     "towards hosts[].peer); platform = a full vtoe platform (not implemented yet)")
           .reserve({"platform"}),
       K::string("hosts[].ip", "",
                 "The host's IPv4 address on the platform's subnet; empty = derived: host 0 "
@@ -68,6 +69,40 @@ std::vector<Key> topology_keys() {
                     "MAC address or empty"),
       K::bytes("hosts[].buffer", "1MiB", "TCP send and receive buffer per connection")
           .range("4KiB", "64MiB"),
+      K::string("hosts[].ip2", "",
+                "proxy: the address of port 1; empty = derived (host i network.peer_ip + 148 + "
+                "i, 10.0.0.150, ...)")
+          .validate(
+              [](const Value& v) {
+                if (!std::get<std::string>(v).empty()) require_ipv4(v);
+              },
+              "IPv4 address or empty"),
+      K::string("hosts[].mac2", "", "proxy: the MAC of port 1; empty = 02:00:00:00:21:i")
+          .validate([](const Value& v) { tcpip_mac_check(std::get<std::string>(v)); },
+                    "MAC address or empty"),
+      K::enumeration("hosts[].app", {"none", "flow_client", "flow_server"}, "none",
+                     "light hosts: flow_client opens hosts[].flows connections one after another "
+                     "to hosts[].peer, each sending hosts[].request bytes and reading the "
+                     "server's response, then closing (time to first byte and to completion per "
+                     "flow); flow_server answers each request with hosts[].response bytes and "
+                     "closes; none = only what VM workloads ask of it"),
+      K::string("hosts[].peer", "",
+                "flow_client: the host it connects to (a flow_server, or the first proxy of a "
+                "chain); proxy: the next hop (the server or the next proxy)"),
+      K::uint("hosts[].port", "80", "flow_server and proxy: the port they listen on")
+          .range("1", "65535"),
+      K::uint("hosts[].flows", "1", "flow_client: flows in all, one after another")
+          .range("1", "1000000"),
+      K::bytes("hosts[].request", "100B", "flow_client: bytes of each request")
+          .range("1B", "1MiB"),
+      K::bytes("hosts[].response", "10000B", "flow_server: bytes of each response")
+          .range("1B", "1GiB"),
+      K::time("hosts[].start", "1ms", "flow_client: when the first flow connects"),
+      K::time("hosts[].gap", "1ms",
+              "flow_client: from a flow's last response byte to the next flow's connect()"),
+      K::boolean("hosts[].esf", "true",
+                 "proxy: early SYN forwarding (connect downstream when the client's SYN "
+                 "arrives); false = when the client's handshake completes"),
       K::list("switches", 0, 0, "Store-and-forward Ethernet switches (docs/topology.md)"),
       K::string("switches[].name", "sw{i}", "Name of the switch in links and results")
           .validate(require_node_name, "letters, digits, _ -"),

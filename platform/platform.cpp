@@ -498,10 +498,14 @@ void Platform::add_client_load(net::PeerHostParams& pp) const {
 void Platform::build_topology() {
   std::vector<net::PeerHostParams> hosts;
   const auto seed = static_cast<std::uint32_t>(cfg_.get_uint("seed"));
-  for (std::size_t h = 0; h < topology_->host_count(); ++h)
+  for (std::size_t h = 0; h < topology_->host_count(); ++h) {
     hosts.push_back(peer_host_params(topology_->host_ip(h), topology_->host_mac(h),
                                      topology_->host_buffer(h),
                                      seed + 7919 * static_cast<std::uint32_t>(h + 1)));
+    // A topology's hosts start their flows as the TOE does: the same slow start.
+    hosts.back().stack.hystart = toe_params_.stack.hystart;
+    hosts.back().stack.linux_slow_start = toe_params_.stack.linux_slow_start;
+  }
   std::vector<std::set<std::uint16_t>> listening(hosts.size());
   for (std::size_t i = 0; i < vms_; ++i) {
     net::PeerApp app;
@@ -510,7 +514,11 @@ void Platform::build_topology() {
     if (app.type != net::PeerAppType::Source && !listening[h].insert(app.port).second) continue;
     hosts[h].apps.push_back(app);
   }
-  if (!hosts.empty()) add_client_load(hosts.front());
+  for (std::size_t h = 0; h < hosts.size(); ++h)
+    if (!topology_->is_proxy(h)) {  // the client load runs on the first light host
+      add_client_load(hosts[h]);
+      break;
+    }
   topology_->build(toe_->mac(), std::move(hosts));
 }
 

@@ -73,11 +73,11 @@ class Platform {
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
   // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
-  // With a topology (links:), the peer is hosts[0] and the link is links[0].
+  // With a topology (links:), the peer is the first light host and the link is links[0].
   bool netvp() const { return netvp_port_ != nullptr; }
-  net::PeerHost& peer() { return topology_ ? topology_->host(0) : *peer_; }
+  net::PeerHost& peer() { return topology_ ? *topology_->first_light() : *peer_; }
   net::EthernetLink& link() { return topology_ ? topology_->link(0) : *link_; }
-  bool has_peer() const { return topology_ ? topology_->host_count() > 0 : peer_ != nullptr; }
+  bool has_peer() { return topology_ ? topology_->first_light() != nullptr : peer_ != nullptr; }
   // The network the scenario's hosts:, switches: and links: describe; nullptr without links.
   Topology* topology() { return topology_.get(); }
   netvp::NetvpPort& netvp_port() { return *netvp_port_; }

@@ -106,6 +106,30 @@ void Topology::read_hosts(const PlatformEnd& platform) {
       throw ConfigError(cfg_.where(mac_key), mac_key,
                         h.mac.to_string() + " is already the MAC address of " + it->second);
     h.buffer = cfg_.get_bytes(item("hosts", i, "buffer"));
+    h.proxy_host = cfg_.get_string(item("hosts", i, "kind")) == "proxy";
+    if (h.proxy_host) {  // port 1: its own address and MAC on the same segment
+      const std::string ip2_key = item("hosts", i, "ip2");
+      const std::string ip2_text = cfg_.get_string(ip2_key);
+      h.ip2 = !ip2_text.empty() ? tcpip::parse_ipv4(ip2_text)
+                                : tcpip::parse_ipv4(cfg_.get_string("network.peer_ip")) +
+                                      static_cast<tcpip::Ipv4>(148 + i);
+      if ((h.ip2 & mask) != subnet || (h.ip2 | mask) == ~tcpip::Ipv4{0} || (h.ip2 & ~mask) == 0)
+        throw ConfigError(cfg_.where(ip2_key), ip2_key,
+                          tcpip::ipv4_to_string(h.ip2) +
+                              " is not a host address of the platform's /" +
+                              std::to_string(platform.prefix_len) + " subnet (one segment)");
+      if (const auto [it, fresh] = ips.emplace(h.ip2, "host " + h.name + " (port 1)"); !fresh)
+        throw ConfigError(
+            cfg_.where(ip2_key), ip2_key,
+            tcpip::ipv4_to_string(h.ip2) + " is already the address of " + it->second);
+      const std::string mac2_key = item("hosts", i, "mac2");
+      const std::string mac2_text = cfg_.get_string(mac2_key);
+      if (mac2_text.empty() || !tcpip::MacAddr::parse(mac2_text, h.mac2))
+        h.mac2.b = {0x02, 0x00, 0x00, 0x00, 0x21, static_cast<std::uint8_t>(i)};
+      if (const auto [it, fresh] = macs.emplace(h.mac2, "host " + h.name + " (port 1)"); !fresh)
+        throw ConfigError(cfg_.where(mac2_key), mac2_key,
+                          h.mac2.to_string() + " is already the MAC address of " + it->second);
+    }
     hosts_.push_back(std::move(h));
   }
 }
@@ -191,11 +215,14 @@ Topology::End Topology::parse_end(const std::string& key) const {
         !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw ConfigError(cfg_.where(key), key, "'" + port + "' is not a port number");
     e.port = std::stoul(port);
-  } else if (e.kind == Kind::Switch) {
+  } else if (e.kind == Kind::Switch || (e.kind == Kind::Host && hosts_[e.index].proxy_host)) {
     throw ConfigError(cfg_.where(key), key,
-                      "'" + name + "' is a switch: name its port, " + name + ":0 for example");
+                      "'" + name + "' is a " + (e.kind == Kind::Switch ? "switch" : "proxy") +
+                          ": name its port, " + name + ":0 for example");
   }
-  const std::size_t ports = e.kind == Kind::Switch ? switches_[e.index].params.ports.size() : 1;
+  const std::size_t ports = e.kind == Kind::Switch ? switches_[e.index].params.ports.size()
+                            : e.kind == Kind::Host && hosts_[e.index].proxy_host ? 2
+                                                                                 : 1;
   if (e.port >= ports)
     throw ConfigError(cfg_.where(key), key,
                       "'" + name + "' has no port " + std::to_string(e.port) + " (ports 0.." +
@@ -278,7 +305,7 @@ void Topology::read_links(const PlatformEnd& platform) {
       if (e.kind == Kind::Platform) platform_linked = true;
       if (e.kind == Kind::Host) {
         host_linked[e.index] = true;
-        hosts_[e.index].rate_bps = l.rate_bps;
+        hosts_[e.index].rate_bps[e.port] = l.rate_bps;
       }
       if (e.kind == Kind::Switch) {
         switches_[e.index].linked[e.port] = true;
@@ -287,14 +314,95 @@ void Topology::read_links(const PlatformEnd& platform) {
     }
     links_.push_back(std::move(l));
   }
-  if (!platform_linked)
-    throw ConfigError(cfg_.where("links"), "links",
-                      "the platform (its TOE) is the end of no link: name it 'platform' in "
-                      "links[].a or links[].b");
-  for (std::size_t h = 0; h < hosts_.size(); ++h)
+  platform_linked_ = platform_linked;
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
     if (!host_linked[h])
       throw ConfigError(cfg_.where(item("hosts", h, "name")), item("hosts", h, "name"),
                         "host '" + hosts_[h].name + "' is the end of no link");
+    if (hosts_[h].proxy_host && (hosts_[h].rate_bps[0] == 0 || hosts_[h].rate_bps[1] == 0))
+      throw ConfigError(cfg_.where(item("hosts", h, "name")), item("hosts", h, "name"),
+                        "proxy '" + hosts_[h].name + "' needs a link on both ports (" +
+                            hosts_[h].name + ":0 and " + hosts_[h].name + ":1)");
+  }
+  read_apps();
+}
+
+std::size_t Topology::host_named(const std::string& key, const std::string& name) const {
+  const auto node = nodes_.find(name);
+  if (node == nodes_.end() || node->second.first != Kind::Host) {
+    std::string known;
+    for (const Host& host : hosts_) known += (known.empty() ? "" : ", ") + host.name;
+    throw ConfigError(cfg_.where(key), key,
+                      "no host is named '" + name + "' (hosts: " + known + ")");
+  }
+  return node->second.second;
+}
+
+// hosts[].app and proxies' next hops: a flow client's chain of proxies must end at a flow server.
+void Topology::read_apps() {
+  for (std::size_t i = 0; i < hosts_.size(); ++i) {
+    Host& h = hosts_[i];
+    const std::string app = cfg_.get_string(item("hosts", i, "app"));
+    const std::string peer_key = item("hosts", i, "peer");
+    const std::string peer = cfg_.get_string(peer_key);
+    const auto port = static_cast<std::uint16_t>(cfg_.get_uint(item("hosts", i, "port")));
+    if (h.proxy_host) {
+      if (app != "none")
+        throw ConfigError(cfg_.where(item("hosts", i, "app")), item("hosts", i, "app"),
+                          "a proxy splices connections and runs no app of its own");
+      if (peer.empty())
+        throw ConfigError(cfg_.where(peer_key), peer_key,
+                          "a proxy needs its next hop (a host name)");
+      const std::size_t next = host_named(peer_key, peer);
+      if (next == i)
+        throw ConfigError(cfg_.where(peer_key), peer_key, "a proxy cannot forward to itself");
+      h.proxy_params.listen_port = port;
+      h.proxy_params.next_ip = hosts_[next].ip;
+      h.proxy_params.next_port =
+          static_cast<std::uint16_t>(cfg_.get_uint(item("hosts", next, "port")));
+      h.proxy_params.early_syn = cfg_.get_bool(item("hosts", i, "esf"));
+      continue;
+    }
+    if (app == "flow_server") {
+      net::PeerApp a;
+      a.type = net::PeerAppType::FlowServer;
+      a.port = port;
+      a.request_size = static_cast<std::uint32_t>(cfg_.get_bytes(item("hosts", i, "request")));
+      a.response_size = static_cast<std::uint32_t>(cfg_.get_bytes(item("hosts", i, "response")));
+      h.apps.push_back(a);
+    } else if (app == "flow_client") {
+      if (peer.empty())
+        throw ConfigError(cfg_.where(peer_key), peer_key,
+                          "a flow client needs the host it connects to");
+      // Follow the proxies to the server: its response size is what the client waits for.
+      std::size_t at = host_named(peer_key, peer);
+      for (std::size_t hops = 0; hosts_[at].proxy_host; ++hops) {
+        const std::string next_key = item("hosts", at, "peer");
+        if (hops > hosts_.size())
+          throw ConfigError(cfg_.where(next_key), next_key,
+                            "the proxies' next hops form a loop and reach no server");
+        at = host_named(next_key, cfg_.get_string(next_key));
+      }
+      if (cfg_.get_string(item("hosts", at, "app")) != "flow_server")
+        throw ConfigError(cfg_.where(peer_key), peer_key,
+                          "the flows end at host '" + hosts_[at].name +
+                              "', which is no flow_server (hosts[].app)");
+      const std::size_t first = host_named(peer_key, peer);
+      if (find(1 + first) != find(1 + i))
+        throw ConfigError(cfg_.where(peer_key), peer_key,
+                          "host '" + peer + "' has no path to '" + h.name + "' over links");
+      net::PeerApp a;
+      a.type = net::PeerAppType::FlowClient;
+      a.remote_ip = hosts_[first].ip;
+      a.port = static_cast<std::uint16_t>(cfg_.get_uint(item("hosts", first, "port")));
+      a.request_size = static_cast<std::uint32_t>(cfg_.get_bytes(item("hosts", i, "request")));
+      a.response_size = static_cast<std::uint32_t>(cfg_.get_bytes(item("hosts", at, "response")));
+      a.flows = cfg_.get_uint(item("hosts", i, "flows"));
+      a.start_ps = cfg_.get_time(item("hosts", i, "start"));
+      a.gap_ps = cfg_.get_time(item("hosts", i, "gap"));
+      h.apps.push_back(a);
+    }
+  }
 }
 
 std::size_t Topology::peer_of(std::size_t vm, const std::string& peer) const {
@@ -313,6 +421,9 @@ std::size_t Topology::peer_of(std::size_t vm, const std::string& peer) const {
     }
     h = node->second.second;
   }
+  if (hosts_[h].proxy_host)
+    throw ConfigError(cfg_.where(key), key,
+                      "host '" + hosts_[h].name + "' is a proxy: name the host behind it");
   if (find(1 + h) != find(0))
     throw ConfigError(cfg_.where(key), key,
                       "host '" + hosts_[h].name + "' has no path to the platform over links");
@@ -321,8 +432,23 @@ std::size_t Topology::peer_of(std::size_t vm, const std::string& peer) const {
 
 void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params) {
   for (std::size_t h = 0; h < hosts_.size(); ++h) {
-    host_params.at(h).rate_bps = hosts_[h].rate_bps;
-    hosts_[h].module = std::make_unique<net::PeerHost>(hosts_[h].name.c_str(), host_params[h]);
+    Host& host = hosts_[h];
+    net::PeerHostParams& hp = host_params.at(h);
+    if (host.proxy_host) {
+      net::ProxyHostParams pp = host.proxy_params;
+      pp.up = hp.stack;
+      pp.down = hp.stack;
+      pp.down.ip = host.ip2;
+      pp.down.mac = host.mac2;
+      pp.down.aliases.clear();
+      pp.up_rate_bps = host.rate_bps[0];
+      pp.down_rate_bps = host.rate_bps[1];
+      host.proxy = std::make_unique<net::ProxyHost>(host.name.c_str(), pp);
+      continue;
+    }
+    hp.rate_bps = host.rate_bps[0];
+    hp.apps.insert(hp.apps.end(), host.apps.begin(), host.apps.end());
+    host.module = std::make_unique<net::PeerHost>(host.name.c_str(), hp);
   }
   for (Switch& s : switches_)
     s.module = std::make_unique<net::EthernetSwitch>(s.name.c_str(), s.params);
@@ -332,6 +458,9 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
       case Kind::Platform:
         return toe_mac.to_wire;
       case Kind::Host:
+        if (hosts_[e.index].proxy)
+          return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
+              .to_wire;
         return hosts_[e.index].module->mac().to_wire;
       case Kind::Switch:
         break;
@@ -343,6 +472,9 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
       case Kind::Platform:
         return toe_mac.from_wire;
       case Kind::Host:
+        if (hosts_[e.index].proxy)
+          return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
+              .from_wire;
         return hosts_[e.index].module->mac().from_wire;
       case Kind::Switch:
         break;
@@ -359,6 +491,7 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
   for (Switch& s : switches_)
     for (std::size_t p = 0; p < s.linked.size(); ++p)
       if (!s.linked[p]) s.module->out[p].bind(*unplugged_);
+  if (!platform_linked_) toe_mac.to_wire.bind(*unplugged_);  // a platform apart from the network
 }
 
 void Topology::enable_pcap(const std::string& dir) {

@@ -20,6 +20,7 @@
 #include "models/net/ethernet_mac.h"
 #include "models/net/ethernet_switch.h"
 #include "models/net/peer_host.h"
+#include "models/net/proxy_host.h"
 #include "models/tcpip/types.h"
 
 namespace vtoe::platform {
@@ -52,14 +53,24 @@ class Topology {
   tcpip::Ipv4 host_ip(std::size_t i) const { return hosts_.at(i).ip; }
   tcpip::MacAddr host_mac(std::size_t i) const { return hosts_.at(i).mac; }
   std::uint64_t host_buffer(std::size_t i) const { return hosts_.at(i).buffer; }
-  // The line rate of the link a host is on.
-  double host_rate(std::size_t i) const { return hosts_.at(i).rate_bps; }
+  bool is_proxy(std::size_t i) const { return hosts_.at(i).proxy_host; }
+  // The applications a host runs of its own (hosts[].app), with their peers resolved.
+  const std::vector<net::PeerApp>& host_apps(std::size_t i) const { return hosts_.at(i).apps; }
 
-  // Makes the modules and binds them to each other and to the TOE's MAC. `host_params[i]` is
-  // host i's configuration (address, stack, applications); its rate is set here.
+  // Makes the modules and binds them to each other and to the TOE's MAC (left unplugged if no
+  // link names the platform). `host_params[i]` is host i's configuration (address, stack,
+  // applications); its rate is set here. A proxy takes its stacks' settings from it.
   void build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params);
 
-  net::PeerHost& host(std::size_t i) { return *hosts_.at(i).module; }
+  // A light host's model (nullptr for a proxy), a proxy's model (nullptr for a light host).
+  net::PeerHost* light(std::size_t i) { return hosts_.at(i).module.get(); }
+  net::ProxyHost* proxy(std::size_t i) { return hosts_.at(i).proxy.get(); }
+  // The first light host (the peer of results.json), or nullptr.
+  net::PeerHost* first_light() {
+    for (Host& h : hosts_)
+      if (h.module) return h.module.get();
+    return nullptr;
+  }
   std::size_t link_count() const { return links_.size(); }
   const std::string& link_name(std::size_t i) const { return links_.at(i).name; }
   net::EthernetLink& link(std::size_t i) { return *links_.at(i).module; }
@@ -79,11 +90,15 @@ class Topology {
   };
   struct Host {
     std::string name;
-    tcpip::Ipv4 ip = 0;
-    tcpip::MacAddr mac;
+    bool proxy_host = false;
+    tcpip::Ipv4 ip = 0, ip2 = 0;  // ip2, mac2: a proxy's port 1
+    tcpip::MacAddr mac, mac2;
     std::uint64_t buffer = 0;
-    double rate_bps = 0;
+    double rate_bps[2] = {0, 0};  // per port
+    std::vector<net::PeerApp> apps;
+    net::ProxyHostParams proxy_params;  // a proxy's next hop and mode
     std::unique_ptr<net::PeerHost> module;
+    std::unique_ptr<net::ProxyHost> proxy;
   };
   struct Switch {
     std::string name;
@@ -102,6 +117,8 @@ class Topology {
   void read_hosts(const PlatformEnd& platform);
   void read_switches(const PlatformEnd& platform);
   void read_links(const PlatformEnd& platform);
+  void read_apps();
+  std::size_t host_named(const std::string& key, const std::string& name) const;
   End parse_end(const std::string& key) const;
   std::size_t node_of(const End& e) const;  // union-find node: 0 platform, hosts, switches
   std::size_t find(std::size_t node) const;
@@ -112,6 +129,7 @@ class Topology {
   std::vector<Link> links_;
   std::map<std::string, std::pair<Kind, std::size_t>> nodes_;  // by name
   mutable std::vector<std::size_t> parent_;                    // union-find of connected nodes
+  bool platform_linked_ = false;
   // Frames leaving a switch port that no link takes (ports are numbered, not all are used).
   class Unplugged;
   std::unique_ptr<Unplugged> unplugged_;

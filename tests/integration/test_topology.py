@@ -74,6 +74,9 @@ links:
 """
 
 
+PROXY = "  - {name: px, kind: proxy, peer: b}\n"  # a third host
+
+
 @pytest.mark.parametrize("extra, sets, key, words", [
     ("", ["links.1.b=nobody"], "links.1.b", "no host or switch is named 'nobody'"),
     ("", ["links.1.a=sw:4"], "links.1.a", "has no port 4"),
@@ -86,14 +89,24 @@ links:
     ("", ["vms.0.workload.peer=nobody"], "vms.0.workload.peer", "no host is named 'nobody'"),
     ("", ["hosts.2.name=c"], "hosts.2.name", "is the end of no link"),
     ("", ["links.0.rate=1Gbps"], "links.0.rate", "toe.bandwidth"),
-    ("", ["hosts.2.name=c", "links.0.a=a", "links.1.b=c"], "links", "the platform (its TOE) is the end of no link"),
+    ("", ["hosts.2.name=c", "links.0.a=a", "links.1.b=c"], "vms.0.workload.peer",
+     "has no path to the platform"),
+    (PROXY, ["links.2.a=px"], "links.2.a", "is a proxy: name its port"),
+    (PROXY, ["links.2.a=px:0"], "hosts.2.name", "needs a link on both ports"),
+    (PROXY, ["links.2.a=px:0", "links.3.a=sw:2", "links.3.b=px:1", "vms.0.workload.peer=px"],
+     "vms.0.workload.peer", "is a proxy"),
+    ("", ["hosts.0.app=flow_client", "hosts.0.peer=b"], "hosts.0.peer", "no flow_server"),
+    ("", ["hosts.0.app=flow_client"], "hosts.0.peer", "needs the host it connects to"),
+
     ("", ["switches.0.table=a=9"], "switches.0.table", "has 4 ports"),
     ("", ["hosts.0.name=toe"], "hosts.0.name", "part of the platform"),
 ])
 def test_bad_topologies_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, extra, sets,
                                                                      key, words):
     path = tmp_path / "topo.yaml"
-    path.write_text(BASE + extra)
+    # A host entry joins hosts:, anything else is appended (to links:).
+    path.write_text(BASE.replace("switches:", extra + "switches:") if extra.startswith("  - {name")
+                    else BASE + extra)
     args = ["run", path, "--out", tmp_path / "out", "--quiet"]
     for s in sets:
         args += ["--set", s]
