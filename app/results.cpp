@@ -276,6 +276,26 @@ ordered_json hosts_section(platform::Topology& t) {
                        {"bytes_up", px->bytes_up()}});
       continue;
     }
+    if (Platform* hp = t.platform_at(i)) {
+      // A platform host: what its VMs' applications moved, whole run.
+      ordered_json vms = ordered_json::array();
+      for (std::size_t v = 0; v < hp->vm_count(); ++v) {
+        const auto& app = *hp->guest(v).apps().front();
+        vms.push_back({{"name", hp->vm_name(v)},
+                       {"ip", tcpip::ipv4_to_string(hp->vm_address(v))},
+                       {"workload", guest::to_string(app.workload().type)},
+                       {"tx_bytes", app.counters().tx_bytes},
+                       {"rx_bytes", app.counters().rx_bytes},
+                       {"transactions", app.counters().transactions},
+                       {"error", app.counters().failed ? app.counters().error : ""}});
+      }
+      hosts.push_back({{"name", t.host_name(i)},
+                       {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                       {"kind", "platform"},
+                       {"architecture", hp->config().get_string("architecture")},
+                       {"vms", vms}});
+      continue;
+    }
     net::PeerHost& h = *t.light(i);
     ordered_json j = {{"name", t.host_name(i)},
                       {"ip", tcpip::ipv4_to_string(t.host_ip(i))},

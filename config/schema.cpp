@@ -50,11 +50,15 @@ std::vector<Key> topology_keys() {
               "replace the single simulated peer"),
       K::string("hosts[].name", "host{i}", "Name of the host in links, workloads and results")
           .validate(require_node_name, "letters, digits, _ -"),
-      K::enumeration("hosts[].kind", {"light", "proxy"}, "light",
+      K::enumeration("hosts[].kind", {"light", "proxy", "platform"}, "light",
                      "light = a simulated host (protocol engine, no CPU model, one port); proxy = "
                      "a light split-TCP proxy with two ports (NAME:0 towards clients, NAME:1 "
-                     "towards hosts[].peer); platform = a full vtoe platform (not implemented yet)")
-          .reserve({"platform"}),
+                     "towards hosts[].peer); platform = a full vtoe platform (cores, TOE, VMs) "
+                     "from hosts[].scenario, one port (its TOE)"),
+      K::string("hosts[].scenario", "",
+                "kind platform: the host's scenario file (architecture, TOE, VMs; relative to "
+                "this scenario's folder); its VMs serve (sink, echo, iperf3) or compute, and "
+                "their addresses must be free on the segment"),
       K::string("hosts[].ip", "",
                 "The host's IPv4 address on the platform's subnet; empty = derived: host 0 "
                 "network.peer_ip, host i network.peer_ip + 98 + i (10.0.0.101, ...)")

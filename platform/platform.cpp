@@ -86,7 +86,8 @@ std::vector<std::uint32_t> quanta_for(const Config& cfg, const std::vector<int>&
 
 }  // namespace
 
-Platform::Platform(const Config& cfg) : cfg_(cfg) {
+Platform::Platform(const Config& cfg, bool network_outside)
+    : cfg_(cfg), network_outside_(network_outside) {
   const std::string arch = cfg.get_string("architecture");
   arch_ = arch == "de"   ? Architecture::DeviceEmulation
           : arch == "da" ? Architecture::DirectAccess
@@ -350,14 +351,22 @@ void Platform::build_guests() {
     gp.driver.regs_addr = kToeRegBase;  // where every guest finds its TOE channel
     gp.sockets.local_ip = vm_ip(cfg_, i);
     vm_addresses_.push_back(gp.sockets.local_ip);
+    vm_macs_.push_back(vm_mac(cfg_, i));
     guest::Workload w;
     config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
+    const bool talks = w.type == guest::WorkloadType::TcpTx ||
+                       w.type == guest::WorkloadType::TcpRx || w.type == guest::WorkloadType::Rpc;
     if (topology_) {
-      const bool talks = w.type == guest::WorkloadType::TcpTx ||
-                         w.type == guest::WorkloadType::TcpRx || w.type == guest::WorkloadType::Rpc;
-      vm_peer_.push_back(talks ? topology_->peer_of(i, w.peer) : 0);
-      if (talks) w.peer_ip = topology_->host_ip(vm_peer_.back());
+      const Topology::Peer peer = talks ? topology_->peer_of(i, w.peer) : Topology::Peer{};
+      vm_peer_.push_back(peer);
+      if (talks) w.peer_ip = peer.ip;
+    } else if (network_outside_ && talks) {
+      throw ConfigError(cfg_.where(p + "workload.type"), p + "workload.type",
+                        std::string("a platform host's VMs serve others (sink, echo, iperf3) or "
+                                    "compute (cpu); ") +
+                            guest::to_string(w.type) +
+                            " needs a peer, which only the main scenario's VMs can name yet");
     } else if (!w.peer.empty()) {
       throw ConfigError(cfg_.where(p + "workload.peer"), p + "workload.peer",
                         "names host '" + w.peer +
@@ -381,6 +390,7 @@ void Platform::build_guests() {
 }
 
 void Platform::build_network() {
+  if (network_outside_) return;  // the including scenario's topology links the TOE
   if (cfg_.get_string("network.peer") == "netvp") {
     // NetVP (paper §4.3): the TOE's MAC meets a real interface through a raw socket, and the
     // simulation is paced to wall-clock time.
@@ -509,13 +519,14 @@ void Platform::build_topology() {
   std::vector<std::set<std::uint16_t>> listening(hosts.size());
   for (std::size_t i = 0; i < vms_; ++i) {
     net::PeerApp app;
+    if (!vm_peer_.at(i).light) continue;  // a VM of a platform host serves itself
     if (!peer_app_for(guests_[i]->apps().front()->workload(), vm_ip(cfg_, i), app)) continue;
-    const std::size_t h = vm_peer_.at(i);
+    const std::size_t h = vm_peer_.at(i).host;
     if (app.type != net::PeerAppType::Source && !listening[h].insert(app.port).second) continue;
     hosts[h].apps.push_back(app);
   }
   for (std::size_t h = 0; h < hosts.size(); ++h)
-    if (!topology_->is_proxy(h)) {  // the client load runs on the first light host
+    if (topology_->is_light(h)) {  // the client load runs on the first light host
       add_client_load(hosts[h]);
       break;
     }

@@ -60,7 +60,9 @@ enum class Architecture { Native, DeviceEmulation, DirectAccess };
 
 class Platform {
  public:
-  explicit Platform(const Config& cfg);
+  // `network_outside`: a host of another scenario's topology (hosts[].kind: platform), whose
+  // TOE's MAC that topology links; no network of its own is built.
+  explicit Platform(const Config& cfg, bool network_outside = false);
   ~Platform();
 
   void enable_pcap(const std::string& dir);
@@ -91,6 +93,7 @@ class Platform {
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
   // VM i's own IPv4 address on the TOE's segment (host byte order).
   std::uint32_t vm_address(std::size_t i) const { return vm_addresses_.at(i); }
+  tcpip::MacAddr vm_mac_address(std::size_t i) const { return vm_macs_.at(i); }
   // The physical channel VM i's traffic uses, and whether it reaches it directly.
   int channel_of(std::size_t vm) const { return assignment_.at(vm).channel; }
   bool direct(std::size_t vm) const { return assignment_.at(vm).direct; }
@@ -131,11 +134,13 @@ class Platform {
   std::vector<std::unique_ptr<guest::GuestOs>> guests_;
   std::vector<std::string> vm_names_;
   std::vector<std::uint32_t> vm_addresses_;
+  std::vector<tcpip::MacAddr> vm_macs_;
+  bool network_outside_ = false;
   std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
   std::unique_ptr<Topology> topology_;
-  std::vector<std::size_t> vm_peer_;  // with a topology: the host each VM's workload talks to
+  std::vector<Topology::Peer> vm_peer_;  // with a topology: whom each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;
   std::unique_ptr<netvp::Pacer> pacer_;

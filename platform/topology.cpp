@@ -1,8 +1,11 @@
 #include "platform/topology.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <sstream>
+
+#include "platform/platform.h"
 
 namespace vtoe::platform {
 
@@ -44,6 +47,20 @@ std::string item(const char* list, std::size_t i, const char* key) {
 
 }  // namespace
 
+// Owns a platform host's Platform; built inside this module's constructor, so every module of
+// that platform is named under the host ("h2.toe.mac", "h2.vm0").
+class Topology::PlatformHost : public sc_core::sc_module {
+ public:
+  PlatformHost(const sc_core::sc_module_name& name, const config::Config& cfg)
+      : sc_core::sc_module(name), config(cfg), platform(std::make_unique<Platform>(config, true)) {}
+  config::Config config;
+  std::unique_ptr<Platform> platform;
+};
+
+Platform* Topology::platform_at(std::size_t i) {
+  return hosts_.at(i).platform ? hosts_.at(i).platform->platform.get() : nullptr;
+}
+
 // Takes frames out of switch ports that no link is attached to.
 class Topology::Unplugged : public net::FrameSink {
  public:
@@ -69,11 +86,10 @@ void Topology::read_hosts(const PlatformEnd& platform) {
       platform.prefix_len == 0 ? 0 : ~tcpip::Ipv4{0} << (32 - platform.prefix_len);
   const tcpip::Ipv4 subnet = platform.vm_ips.front() & mask;
   std::map<tcpip::Ipv4, std::string> ips;
-  std::map<tcpip::MacAddr, std::string, bool (*)(const tcpip::MacAddr&, const tcpip::MacAddr&)>
-      macs([](const tcpip::MacAddr& x, const tcpip::MacAddr& y) { return x.b < y.b; });
+  MacNames macs;
   for (std::size_t v = 0; v < platform.vm_ips.size(); ++v) {
     ips[platform.vm_ips[v]] = "VM " + platform.vm_names[v];
-    macs[platform.vm_macs[v]] = "VM " + platform.vm_names[v];
+    macs[platform.vm_macs[v].b] = "VM " + platform.vm_names[v];
   }
   for (std::size_t i = 0; i < cfg_.list_size("hosts"); ++i) {
     Host h;
@@ -86,6 +102,11 @@ void Topology::read_hosts(const PlatformEnd& platform) {
     if (!nodes_.emplace(h.name, std::make_pair(Kind::Host, i)).second)
       throw ConfigError(cfg_.where(name_key), name_key,
                         "'" + h.name + "' is already the name of another host");
+    if (cfg_.get_string(item("hosts", i, "kind")) == "platform") {
+      read_platform_host(i, h, ips, macs, mask, subnet);
+      hosts_.push_back(std::move(h));
+      continue;
+    }
     const std::string ip_key = item("hosts", i, "ip");
     const std::string ip_text = cfg_.get_string(ip_key);
     h.ip = !ip_text.empty() ? tcpip::parse_ipv4(ip_text)
@@ -102,7 +123,7 @@ void Topology::read_hosts(const PlatformEnd& platform) {
     const std::string mac_text = cfg_.get_string(mac_key);
     if (mac_text.empty() || !tcpip::MacAddr::parse(mac_text, h.mac))
       h.mac.b = {0x02, 0x00, 0x00, 0x00, 0x20, static_cast<std::uint8_t>(i)};
-    if (const auto [it, fresh] = macs.emplace(h.mac, "host " + h.name); !fresh)
+    if (const auto [it, fresh] = macs.emplace(h.mac.b, "host " + h.name); !fresh)
       throw ConfigError(cfg_.where(mac_key), mac_key,
                         h.mac.to_string() + " is already the MAC address of " + it->second);
     h.buffer = cfg_.get_bytes(item("hosts", i, "buffer"));
@@ -126,12 +147,57 @@ void Topology::read_hosts(const PlatformEnd& platform) {
       const std::string mac2_text = cfg_.get_string(mac2_key);
       if (mac2_text.empty() || !tcpip::MacAddr::parse(mac2_text, h.mac2))
         h.mac2.b = {0x02, 0x00, 0x00, 0x00, 0x21, static_cast<std::uint8_t>(i)};
-      if (const auto [it, fresh] = macs.emplace(h.mac2, "host " + h.name + " (port 1)"); !fresh)
+      if (const auto [it, fresh] = macs.emplace(h.mac2.b, "host " + h.name + " (port 1)"); !fresh)
         throw ConfigError(cfg_.where(mac2_key), mac2_key,
                           h.mac2.to_string() + " is already the MAC address of " + it->second);
     }
     hosts_.push_back(std::move(h));
   }
+}
+
+// hosts[].kind platform: the scenario hosts[].scenario names (relative to this scenario's
+// folder) is built whole, its TOE on this topology's links; its VMs' addresses join the segment.
+void Topology::read_platform_host(std::size_t i, Host& h, std::map<tcpip::Ipv4, std::string>& ips,
+                                  MacNames& macs, tcpip::Ipv4 mask, tcpip::Ipv4 subnet) {
+  const std::string key = item("hosts", i, "scenario");
+  const std::string file = cfg_.get_string(key);
+  if (file.empty())
+    throw ConfigError(cfg_.where(key), key,
+                      "a platform host needs its scenario file (its architecture, TOE and VMs)");
+  std::filesystem::path path(file);
+  if (path.is_relative() && cfg_.source().front() != '<')
+    path = std::filesystem::path(cfg_.source()).parent_path() / path;
+  if (!std::filesystem::exists(path))
+    throw ConfigError(cfg_.where(key), key, "no scenario file " + path.string());
+  const config::Config host_cfg = config::Config::load(path.string());
+  if (described(host_cfg) || host_cfg.list_size("hosts") || host_cfg.list_size("switches"))
+    throw ConfigError(cfg_.where(key), key,
+                      path.string() +
+                          " has hosts, switches or links of its own; a platform host "
+                          "is one platform (the topology is this scenario's)");
+  if (host_cfg.get_string("network.peer") == "netvp")
+    throw ConfigError(cfg_.where(key), key,
+                      path.string() + " bridges to a real network (network.peer: netvp)");
+  h.platform = std::make_unique<PlatformHost>(h.name.c_str(), host_cfg);
+  Platform& p = *h.platform->platform;
+  for (std::size_t v = 0; v < p.vm_count(); ++v) {
+    const tcpip::Ipv4 ip = p.vm_address(v);
+    const std::string who = "VM " + h.name + "/" + p.vm_name(v);
+    if ((ip & mask) != subnet)
+      throw ConfigError(cfg_.where(key), key,
+                        who + "'s address " + tcpip::ipv4_to_string(ip) +
+                            " is not on the platform's subnet (one segment): set its vms[].ip");
+    if (const auto [it, fresh] = ips.emplace(ip, who); !fresh)
+      throw ConfigError(cfg_.where(key), key,
+                        who + "'s address " + tcpip::ipv4_to_string(ip) +
+                            " is already the address of " + it->second + ": set its vms[].ip");
+    if (const auto [it, fresh] = macs.emplace(p.vm_mac_address(v).b, who); !fresh)
+      throw ConfigError(cfg_.where(key), key,
+                        who + "'s MAC " + p.vm_mac_address(v).to_string() +
+                            " is already the MAC of " + it->second + ": set its vms[].mac");
+  }
+  h.ip = p.vm_address(0);
+  h.mac = p.vm_mac_address(0);
 }
 
 void Topology::read_switches(const PlatformEnd& platform) {
@@ -346,6 +412,12 @@ void Topology::read_apps() {
     const std::string peer_key = item("hosts", i, "peer");
     const std::string peer = cfg_.get_string(peer_key);
     const auto port = static_cast<std::uint16_t>(cfg_.get_uint(item("hosts", i, "port")));
+    if (h.platform) {
+      if (app != "none")
+        throw ConfigError(cfg_.where(item("hosts", i, "app")), item("hosts", i, "app"),
+                          "a platform host's applications are its VMs' workloads");
+      continue;
+    }
     if (h.proxy_host) {
       if (app != "none")
         throw ConfigError(cfg_.where(item("hosts", i, "app")), item("hosts", i, "app"),
@@ -405,35 +477,49 @@ void Topology::read_apps() {
   }
 }
 
-std::size_t Topology::peer_of(std::size_t vm, const std::string& peer) const {
+Topology::Peer Topology::peer_of(std::size_t vm, const std::string& peer) const {
   const std::string key = "vms." + std::to_string(vm) + ".workload.peer";
   if (hosts_.empty())
     throw ConfigError(cfg_.where(key), key,
                       "the workload talks to a peer host, and hosts: is empty");
-  std::size_t h = 0;
-  if (!peer.empty()) {
-    const auto node = nodes_.find(peer);
-    if (node == nodes_.end() || node->second.first != Kind::Host) {
-      std::string known;
-      for (const Host& host : hosts_) known += (known.empty() ? "" : ", ") + host.name;
+  Peer result;
+  const auto slash = peer.find('/');
+  if (!peer.empty()) result.host = host_named(key, peer.substr(0, slash));
+  const Host& h = hosts_[result.host];
+  if (h.proxy_host)
+    throw ConfigError(cfg_.where(key), key,
+                      "host '" + h.name + "' is a proxy: name the host behind it");
+  if (h.platform) {
+    const Platform& p = *h.platform->platform;
+    if (slash == std::string::npos)
       throw ConfigError(cfg_.where(key), key,
-                        "no host is named '" + peer + "' (hosts: " + known + ")");
-    }
-    h = node->second.second;
+                        "host '" + h.name + "' is a platform: name its VM, " + h.name + "/" +
+                            p.vm_name(0) + " for example");
+    const std::string name = peer.substr(slash + 1);
+    std::size_t v = 0;
+    while (v < p.vm_count() && p.vm_name(v) != name) ++v;
+    if (v == p.vm_count())
+      throw ConfigError(cfg_.where(key), key,
+                        "platform host '" + h.name + "' has no VM '" + name + "'");
+    result.light = false;
+    result.ip = p.vm_address(v);
+  } else {
+    if (slash != std::string::npos)
+      throw ConfigError(cfg_.where(key), key,
+                        "host '" + h.name + "' is a light host, without VMs: name it alone");
+    result.ip = h.ip;
   }
-  if (hosts_[h].proxy_host)
+  if (find(1 + result.host) != find(0))
     throw ConfigError(cfg_.where(key), key,
-                      "host '" + hosts_[h].name + "' is a proxy: name the host behind it");
-  if (find(1 + h) != find(0))
-    throw ConfigError(cfg_.where(key), key,
-                      "host '" + hosts_[h].name + "' has no path to the platform over links");
-  return h;
+                      "host '" + h.name + "' has no path to the platform over links");
+  return result;
 }
 
 void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params) {
   for (std::size_t h = 0; h < hosts_.size(); ++h) {
     Host& host = hosts_[h];
     net::PeerHostParams& hp = host_params.at(h);
+    if (host.platform) continue;  // built with the topology's checks
     if (host.proxy_host) {
       net::ProxyHostParams pp = host.proxy_params;
       pp.up = hp.stack;
@@ -458,6 +544,8 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
       case Kind::Platform:
         return toe_mac.to_wire;
       case Kind::Host:
+        if (hosts_[e.index].platform)
+          return hosts_[e.index].platform->platform->toe().mac().to_wire;
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .to_wire;
@@ -472,6 +560,8 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
       case Kind::Platform:
         return toe_mac.from_wire;
       case Kind::Host:
+        if (hosts_[e.index].platform)
+          return hosts_[e.index].platform->platform->toe().mac().from_wire;
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .from_wire;

@@ -8,6 +8,7 @@
 // config::ConfigError naming the file and key; build() makes the modules and binds them.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -24,6 +25,8 @@
 #include "models/tcpip/types.h"
 
 namespace vtoe::platform {
+
+class Platform;
 
 // What the topology needs to know of the platform it surrounds.
 struct PlatformEnd {
@@ -44,9 +47,16 @@ class Topology {
   Topology(const config::Config& cfg, const PlatformEnd& platform);
   ~Topology();
 
-  // The host a VM's workload talks to (vms.i.workload.peer, empty = hosts[0]); throws
-  // ConfigError if it names no host or one the platform cannot reach.
-  std::size_t peer_of(std::size_t vm, const std::string& peer) const;
+  // Whom a VM's workload talks to: a light host (its applications serve the VM), or a VM of a
+  // platform host (its own workload serves).
+  struct Peer {
+    std::size_t host = 0;
+    bool light = true;
+    tcpip::Ipv4 ip = 0;
+  };
+  // vms.i.workload.peer: HOST (a light host), HOST/VM (a VM of a platform host), empty = hosts[0];
+  // throws ConfigError if it names neither or one the platform cannot reach.
+  Peer peer_of(std::size_t vm, const std::string& peer) const;
 
   std::size_t host_count() const { return hosts_.size(); }
   const std::string& host_name(std::size_t i) const { return hosts_.at(i).name; }
@@ -54,6 +64,9 @@ class Topology {
   tcpip::MacAddr host_mac(std::size_t i) const { return hosts_.at(i).mac; }
   std::uint64_t host_buffer(std::size_t i) const { return hosts_.at(i).buffer; }
   bool is_proxy(std::size_t i) const { return hosts_.at(i).proxy_host; }
+  bool is_light(std::size_t i) const { return !hosts_.at(i).proxy_host && !hosts_.at(i).platform; }
+  // A platform host's platform (hosts[].kind: platform), else nullptr.
+  Platform* platform_at(std::size_t i);
   // The applications a host runs of its own (hosts[].app), with their peers resolved.
   const std::vector<net::PeerApp>& host_apps(std::size_t i) const { return hosts_.at(i).apps; }
 
@@ -83,6 +96,7 @@ class Topology {
 
  private:
   enum class Kind { Platform, Host, Switch };
+  class PlatformHost;  // an sc_module that owns a host's Platform: its modules are named under it
   struct End {
     Kind kind = Kind::Platform;
     std::size_t index = 0;  // host or switch
@@ -99,6 +113,7 @@ class Topology {
     net::ProxyHostParams proxy_params;  // a proxy's next hop and mode
     std::unique_ptr<net::PeerHost> module;
     std::unique_ptr<net::ProxyHost> proxy;
+    std::unique_ptr<PlatformHost> platform;  // kind: platform
   };
   struct Switch {
     std::string name;
@@ -118,6 +133,9 @@ class Topology {
   void read_switches(const PlatformEnd& platform);
   void read_links(const PlatformEnd& platform);
   void read_apps();
+  using MacNames = std::map<std::array<std::uint8_t, 6>, std::string>;
+  void read_platform_host(std::size_t i, Host& h, std::map<tcpip::Ipv4, std::string>& ips,
+                          MacNames& macs, tcpip::Ipv4 mask, tcpip::Ipv4 subnet);
   std::size_t host_named(const std::string& key, const std::string& name) const;
   End parse_end(const std::string& key) const;
   std::size_t node_of(const End& e) const;  // union-find node: 0 platform, hosts, switches

@@ -135,3 +135,34 @@ def test_workload_peer_without_links_is_an_error(vtoe, tmp_path):
                     "--set", "vms.0.workload.peer=server0", check=False)
     assert proc.returncode != 0
     assert "vms.0.workload.peer" in proc.stderr and "no links" in proc.stderr, proc.stderr
+
+
+def test_two_full_platforms_exchange_requests_through_a_switch(vtoe, tmp_path):
+    res, out = vtoe.scenario("scenarios/topology/two_platforms.yaml", extra=["--pcap"])
+    (b,) = res["hosts"]
+    assert b["kind"] == "platform" and b["architecture"] == "de"
+    for vm, echo in zip(res["vms"], b["vms"]):
+        assert vm["error"] == "" and vm["transactions"] > 100
+        # Echoed, but for what was still on its way back at the end.
+        assert echo["tx_bytes"] > 0 and 0 <= echo["rx_bytes"] - echo["tx_bytes"] <= 16_000
+    assert res["switches"][0]["drops"] == 0
+    assert "b.toe.mac" in res["stats"] and "b.echo0.sockets" in res["stats"]
+    again, out2 = vtoe.scenario("scenarios/topology/two_platforms.yaml", out=tmp_path / "again",
+                                extra=["--pcap"])
+    assert (out / "results.json").read_bytes() == (out2 / "results.json").read_bytes()
+    assert (out / "to_b.pcap").read_bytes() == (out2 / "to_b.pcap").read_bytes()
+
+
+@pytest.mark.parametrize("sets, key, words", [
+    (["hosts.0.scenario=missing.yaml"], "hosts.0.scenario", "no scenario file"),
+    (["vms.0.workload.peer=b"], "vms.0.workload.peer", "name its VM, b/echo0"),
+    (["vms.0.workload.peer=b/nosuch"], "vms.0.workload.peer", "has no VM 'nosuch'"),
+    (["vms.0.ip=10.0.0.21"], "hosts.0.scenario", "already the address of VM client0"),
+])
+def test_bad_platform_hosts_are_configuration_errors(vtoe, tmp_path, sets, key, words):
+    args = ["run", "scenarios/topology/two_platforms.yaml", "--out", tmp_path / "o", "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0 and words in proc.stderr, proc.stderr
+    assert key in proc.stderr and "Traceback" not in proc.stderr
