@@ -126,6 +126,10 @@ ordered_json run_section(Platform& p, double measured_s) {
   return r;
 }
 
+struct AppCountersView {
+  std::uint64_t done, first, last;
+};
+
 ordered_json vms_section(Platform& p, const Window& w) {
   ordered_json vms = ordered_json::array();
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
@@ -150,6 +154,15 @@ ordered_json vms_section(Platform& p, const Window& w) {
     if (p.hypervisor()) v["scheduler"] = vm_scheduler(i, w);
     v["channel"] = p.channel_of(i);
     v["direct_access"] = p.direct(i);
+    if (app.workload().type == guest::WorkloadType::Flows) {  // whole run: completed flows
+      const AppCountersView c{app.counters().transactions, app.counters().first_byte_sum_ps,
+                              app.counters().latency_sum_ps};
+      v["flows"] = {{"done", c.done},
+                    {"mean_ttfb_ms", c.done ? rounded(static_cast<double>(c.first) / c.done / 1e9, 6)
+                                            : 0.0},
+                    {"mean_ttc_ms", c.done ? rounded(static_cast<double>(c.last) / c.done / 1e9, 6)
+                                           : 0.0}};
+    }
     v["error"] = app.counters().failed ? app.counters().error : "";
     vms.push_back(v);
   }

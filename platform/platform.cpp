@@ -66,6 +66,11 @@ bool peer_app_for(const guest::Workload& w, tcpip::Ipv4 vm_address, net::PeerApp
       app.remote_ip = vm_address;  // the peer streams to that guest's own address
       app.start_ps = w.start_ps;
       return true;
+    case guest::WorkloadType::Flows:  // a server that answers each flow's request, then closes
+      app.type = net::PeerAppType::FlowServer;
+      app.request_size = w.message_size;
+      app.response_size = w.response_size;
+      return true;
     case guest::WorkloadType::Cpu:
     case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
     case guest::WorkloadType::Echo:
@@ -356,7 +361,8 @@ void Platform::build_guests() {
     config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
-                       w.type == guest::WorkloadType::TcpRx || w.type == guest::WorkloadType::Rpc;
+                       w.type == guest::WorkloadType::TcpRx ||
+                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
     if (topology_) {
       const Topology::Peer peer = talks ? topology_->peer_of(i, w.peer) : Topology::Peer{};
       vm_peer_.push_back(peer);

@@ -165,9 +165,10 @@ void Topology::read_platform_host(std::size_t i, Host& h, std::map<tcpip::Ipv4, 
     throw ConfigError(cfg_.where(key), key,
                       "a platform host needs its scenario file (its architecture, TOE and VMs)");
   std::filesystem::path path(file);
-  if (path.is_relative() && cfg_.source().front() != '<')
+  if (path.is_relative() && !cfg_.source().empty() && cfg_.source().front() != '<')
     path = std::filesystem::path(cfg_.source()).parent_path() / path;
-  if (!std::filesystem::exists(path))
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))  // a device or a folder is no scenario
     throw ConfigError(cfg_.where(key), key, "no scenario file " + path.string());
   const config::Config host_cfg = config::Config::load(path.string());
   if (described(host_cfg) || host_cfg.list_size("hosts") || host_cfg.list_size("switches"))

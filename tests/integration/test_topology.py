@@ -166,3 +166,21 @@ def test_bad_platform_hosts_are_configuration_errors(vtoe, tmp_path, sets, key, 
     proc = vtoe.run(*args, check=False)
     assert proc.returncode != 0 and words in proc.stderr, proc.stderr
     assert key in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_guest_flows_workload_times_each_flow_against_the_simulated_peer(vtoe, tmp_path):
+    # One connection per flow through the TOE: 100 B request, 25 kB response (two rounds of slow
+    # start), 1 ms each way. TTFB is two round trips (handshake, request), TTC one more.
+    path = tmp_path / "flows.yaml"
+    path.write_text("duration: 60ms\nwarmup: 10ms\nnetwork: {link_delay: 1ms}\nvms:\n"
+                    "  - workload: {type: flows, message_size: 100, response_size: 25000, "
+                    "port: 80, gap: 1ms}\n")
+    res, _ = vtoe.scenario(path)
+    vm = res["vms"][0]
+    assert vm["error"] == "" and vm["workload"] == "flows"
+    flows = vm["flows"]
+    assert flows["done"] >= 5
+    assert flows["mean_ttfb_ms"] == pytest.approx(4.0, abs=0.5)
+    assert flows["mean_ttc_ms"] - flows["mean_ttfb_ms"] == pytest.approx(2.0, abs=0.5)
+    assert vm["mean_latency_us"] / 1000 == pytest.approx(flows["mean_ttc_ms"], rel=0.05)
+    assert res["peer"]["tx_bytes"] >= 25000 * flows["done"]
