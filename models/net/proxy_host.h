@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <systemc>
@@ -89,7 +90,7 @@ class ProxyHost : public core::Module {
   ProxyHostParams params_;
   Side up_, down_;
   tcpip::ConnId listener_ = 0;
-  std::vector<Pair> pairs_;  // by index; a finished pair is left with both ids 0
+  std::deque<Pair> pairs_;  // by index (a deque: references stay valid as pairs are added)
   std::map<tcpip::ConnId, std::size_t> by_up_, by_down_;
   std::vector<std::uint8_t> buf_;
   core::Counter& spliced_;
