@@ -1,11 +1,14 @@
 // Builds the network a scenario's `hosts:`, `switches:` and `links:` describe around the
-// platform's TOE (docs/topology.md): light hosts (net::PeerHost), store-and-forward switches
-// (net::EthernetSwitch) and the links between them (net::EthernetLink), each with its own
+// platform's TOE (docs/topology.md): light hosts (net::PeerHost), split-TCP proxies
+// (net::ProxyHost), whole platforms of other scenarios, store-and-forward switches
+// (net::EthernetSwitch) and the links between them (net::EthernetLink), each link with its own
 // statistics and pcap file.
 //
 // Two steps, because the guests need their peers' addresses before the network exists:
-// the constructor reads and checks the scenario (names, addresses, endpoints, loops) and throws
-// config::ConfigError naming the file and key; build() makes the modules and binds them.
+// the constructor reads and checks the scenario (names, addresses, endpoints, loops, apps) and
+// throws config::ConfigError naming the file and key, building platform hosts on the way (their
+// VMs' addresses are checked against the segment's); build() makes the light hosts, proxies,
+// switches and links and binds them.
 #pragma once
 
 #include <array>
