@@ -78,6 +78,12 @@ paper: build venv
 study-toe: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_toe.py --jobs $(JOBS)
 
+# The related papers as studies (issue 29): out/studies/<paper>/report.md; a quick variant of
+# each runs in `make test` (tests/scripts/test_study_*.py).
+.PHONY: studies
+studies: build venv
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_miniproxy.py --jobs $(JOBS)
+
 bench: build
 	bench/run_bench.sh $(VTOE)
 

@@ -126,6 +126,10 @@ ordered_json run_section(Platform& p, double measured_s) {
   return r;
 }
 
+struct AppCountersView {
+  std::uint64_t done, first, last;
+};
+
 ordered_json vms_section(Platform& p, const Window& w) {
   ordered_json vms = ordered_json::array();
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
@@ -150,6 +154,15 @@ ordered_json vms_section(Platform& p, const Window& w) {
     if (p.hypervisor()) v["scheduler"] = vm_scheduler(i, w);
     v["channel"] = p.channel_of(i);
     v["direct_access"] = p.direct(i);
+    if (app.workload().type == guest::WorkloadType::Flows) {  // whole run: completed flows
+      const AppCountersView c{app.counters().transactions, app.counters().first_byte_sum_ps,
+                              app.counters().latency_sum_ps};
+      v["flows"] = {{"done", c.done},
+                    {"mean_ttfb_ms", c.done ? rounded(static_cast<double>(c.first) / c.done / 1e9, 6)
+                                            : 0.0},
+                    {"mean_ttc_ms", c.done ? rounded(static_cast<double>(c.last) / c.done / 1e9, 6)
+                                           : 0.0}};
+    }
     v["error"] = app.counters().failed ? app.counters().error : "";
     vms.push_back(v);
   }
@@ -222,6 +235,16 @@ ordered_json links_section(Platform& p) {
                      {"to_wire", p.netvp_port().to_wire()},
                      {"from_wire", p.netvp_port().from_wire()},
                      {"drops", p.raw_socket().queue_drops()}});
+  } else if (platform::Topology* t = p.topology()) {
+    for (std::size_t i = 0; i < t->link_count(); ++i) {
+      net::EthernetLink& l = t->link(i);
+      links.push_back({{"name", t->link_name(i)},
+                       {"frames", l.frames()},
+                       {"bytes", l.bytes()},
+                       {"drops", l.drops()},
+                       {"a_to_b_frames", l.frames_a_to_b()},
+                       {"b_to_a_frames", l.frames_b_to_a()}});
+    }
   } else {
     net::EthernetLink& l = p.link();
     links.push_back(
@@ -230,8 +253,97 @@ ordered_json links_section(Platform& p) {
   return links;
 }
 
+// A flow client's flows: means in ms, and each flow's [start, time to first byte, time to
+// completion] in ms (0 where the flow did not get that far).
+ordered_json flows_of(const std::vector<net::FlowRecord>& flows) {
+  ordered_json list = ordered_json::array();
+  double ttfb = 0, ttc = 0;
+  std::uint64_t ok = 0;
+  auto ms = [](core::TimePs t) { return rounded(static_cast<double>(t) / 1e9, 6); };
+  for (const net::FlowRecord& f : flows) {
+    const core::TimePs first = f.first_byte_ps ? f.first_byte_ps - f.start_ps : 0;
+    const core::TimePs last = f.ok ? f.last_byte_ps - f.start_ps : 0;
+    list.push_back({ms(f.start_ps), ms(first), ms(last)});
+    if (!f.ok) continue;
+    ++ok;
+    ttfb += static_cast<double>(first) / 1e9;
+    ttc += static_cast<double>(last) / 1e9;
+  }
+  return {{"count", flows.size()},
+          {"done", ok},
+          {"ttfb_ms", rounded(ok ? ttfb / ok : 0, 6)},
+          {"ttc_ms", rounded(ok ? ttc / ok : 0, 6)},
+          {"each", list}};
+}
+
+// With a topology: every host's traffic, whole run.
+ordered_json hosts_section(platform::Topology& t) {
+  ordered_json hosts = ordered_json::array();
+  for (std::size_t i = 0; i < t.host_count(); ++i) {
+    if (net::ProxyHost* px = t.proxy(i)) {
+      hosts.push_back({{"name", t.host_name(i)},
+                       {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                       {"kind", "proxy"},
+                       {"spliced", px->spliced()},
+                       {"bytes_down", px->bytes_down()},
+                       {"bytes_up", px->bytes_up()}});
+      continue;
+    }
+    if (Platform* hp = t.platform_at(i)) {
+      // A platform host: what its VMs' applications moved, whole run.
+      ordered_json vms = ordered_json::array();
+      for (std::size_t v = 0; v < hp->vm_count(); ++v) {
+        const auto& app = *hp->guest(v).apps().front();
+        vms.push_back({{"name", hp->vm_name(v)},
+                       {"ip", tcpip::ipv4_to_string(hp->vm_address(v))},
+                       {"workload", guest::to_string(app.workload().type)},
+                       {"tx_bytes", app.counters().tx_bytes},
+                       {"rx_bytes", app.counters().rx_bytes},
+                       {"transactions", app.counters().transactions},
+                       {"error", app.counters().failed ? app.counters().error : ""}});
+      }
+      hosts.push_back({{"name", t.host_name(i)},
+                       {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                       {"kind", "platform"},
+                       {"architecture", hp->config().get_string("architecture")},
+                       {"vms", vms}});
+      continue;
+    }
+    net::PeerHost& h = *t.light(i);
+    ordered_json j = {{"name", t.host_name(i)},
+                      {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
+                      {"kind", "light"},
+                      {"rx_bytes", h.bytes_received()},
+                      {"tx_bytes", h.bytes_sent()},
+                      {"pattern_errors", h.pattern_errors()},
+                      {"clients_done", h.clients_done()},
+                      {"clients_failed", h.clients_failed()}};
+    if (!h.flows().empty()) j["flows"] = flows_of(h.flows());
+    hosts.push_back(j);
+  }
+  return hosts;
+}
+
+// With a topology: every switch's forwarding and its output buffers' drops, whole run.
+ordered_json switches_section(platform::Topology& t) {
+  ordered_json switches = ordered_json::array();
+  for (std::size_t i = 0; i < t.switch_count(); ++i) {
+    net::EthernetSwitch& s = t.switch_at(i);
+    ordered_json port_drops = ordered_json::array();
+    for (std::size_t port = 0; port < s.port_count(); ++port)
+      port_drops.push_back(s.port_drops(port));
+    switches.push_back({{"name", t.switch_name(i)},
+                        {"frames", s.frames()},
+                        {"forwarded", s.forwarded()},
+                        {"drops", s.drops()},
+                        {"no_route", s.no_route()},
+                        {"port_drops", port_drops}});
+  }
+  return switches;
+}
+
 ordered_json peer_section(Platform& p) {
-  if (p.netvp()) return nullptr;
+  if (p.netvp() || !p.has_peer()) return nullptr;
   ordered_json peer;
   peer["rx_bytes"] = p.peer().bytes_received();
   peer["tx_bytes"] = p.peer().bytes_sent();
@@ -253,7 +365,15 @@ ordered_json stats_section(Platform& p) {
     if (!gs.empty()) stats[g->name()] = gs;
   }
   stats["toe.ppm.tcpip"] = tcp_stats(p.toe().ppm().stack());
-  if (!p.netvp()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  if (!p.netvp() && p.has_peer()) stats["peer.tcpip"] = tcp_stats(p.peer().stack());
+  if (platform::Topology* t = p.topology())
+    for (std::size_t i = 0; i < t->host_count(); ++i) {
+      if (net::PeerHost* h = t->light(i)) stats[t->host_name(i) + ".tcpip"] = tcp_stats(h->stack());
+      if (net::ProxyHost* px = t->proxy(i)) {
+        stats[t->host_name(i) + ".up.tcpip"] = tcp_stats(px->up_stack());
+        stats[t->host_name(i) + ".down.tcpip"] = tcp_stats(px->down_stack());
+      }
+    }
   return stats;
 }
 
@@ -266,6 +386,10 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   r["channels"] = channels_section(p, w);
   r["links"] = links_section(p);
   if (ordered_json peer = peer_section(p); !peer.is_null()) r["peer"] = peer;
+  if (platform::Topology* t = p.topology()) {
+    r["hosts"] = hosts_section(*t);
+    r["switches"] = switches_section(*t);
+  }
   r["stats"] = stats_section(p);
   return r;
 }

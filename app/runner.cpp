@@ -265,11 +265,11 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>() << " Mbit/s; "
         << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
         << " frames, " << results["links"][0]["drops"] << " dropped\n";
-    out << "results: " << dir << "/results.json"
-        << (options.pcap
-                ? ", capture: " + dir + "/" +
-                      (cfg.get_string("network.peer") == "netvp" ? "netvp.pcap" : "link0.pcap")
-                : "")
+    std::string captures;  // one pcap per link (netvp.pcap for the bridge)
+    for (const auto& l : results["links"])
+      captures +=
+          (captures.empty() ? "" : ", ") + dir + "/" + l["name"].get<std::string>() + ".pcap";
+    out << "results: " << dir << "/results.json" << (options.pcap ? ", capture: " + captures : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
         << "\n";
     std::cout << out.str();

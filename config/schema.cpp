@@ -31,6 +31,114 @@ using core::BareNumber;
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+// Names of hosts, switches and links: they become module and statistics names.
+void require_node_name(const Value& v) {
+  const auto& s = std::get<std::string>(v);
+  const bool ok = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (!ok) throw ValueError("expected a name of letters, digits, '_' or '-'");
+}
+
+// A topology (docs/topology.md): light hosts, switches and the links between them and the
+// platform. Empty lists keep today's single link to one simulated peer.
+std::vector<Key> topology_keys() {
+  using K = Key;
+  return {
+      K::list("hosts", 0, 0,
+              "Hosts on the network besides the platform (docs/topology.md); with links, they "
+              "replace the single simulated peer"),
+      K::string("hosts[].name", "host{i}", "Name of the host in links, workloads and results")
+          .validate(require_node_name, "letters, digits, _ -"),
+      K::enumeration("hosts[].kind", {"light", "proxy", "platform"}, "light",
+                     "light = a simulated host (protocol engine, no CPU model, one port); proxy = "
+                     "a light split-TCP proxy with two ports (NAME:0 towards clients, NAME:1 "
+                     "towards hosts[].peer); platform = a full vtoe platform (cores, TOE, VMs) "
+                     "from hosts[].scenario, one port (its TOE)"),
+      K::string("hosts[].scenario", "",
+                "kind platform: the host's scenario file (architecture, TOE, VMs; relative to "
+                "this scenario's folder); its VMs serve (sink, echo, iperf3) or compute, and "
+                "their addresses must be free on the segment"),
+      K::string("hosts[].ip", "",
+                "The host's IPv4 address on the platform's subnet; empty = derived: host 0 "
+                "network.peer_ip, host i network.peer_ip + 98 + i (10.0.0.101, ...)")
+          .validate(
+              [](const Value& v) {
+                if (!std::get<std::string>(v).empty()) require_ipv4(v);
+              },
+              "IPv4 address or empty"),
+      K::string("hosts[].mac", "",
+                "The host's MAC address; empty = derived (host i 02:00:00:00:20:i)")
+          .validate([](const Value& v) { tcpip_mac_check(std::get<std::string>(v)); },
+                    "MAC address or empty"),
+      K::bytes("hosts[].buffer", "1MiB", "TCP send and receive buffer per connection")
+          .range("4KiB", "64MiB"),
+      K::string("hosts[].ip2", "",
+                "proxy: the address of port 1; empty = derived (host i network.peer_ip + 148 + "
+                "i, 10.0.0.150, ...)")
+          .validate(
+              [](const Value& v) {
+                if (!std::get<std::string>(v).empty()) require_ipv4(v);
+              },
+              "IPv4 address or empty"),
+      K::string("hosts[].mac2", "", "proxy: the MAC of port 1; empty = 02:00:00:00:21:i")
+          .validate([](const Value& v) { tcpip_mac_check(std::get<std::string>(v)); },
+                    "MAC address or empty"),
+      K::enumeration("hosts[].app", {"none", "flow_client", "flow_server"}, "none",
+                     "light hosts: flow_client opens hosts[].flows connections one after another "
+                     "to hosts[].peer, each sending hosts[].request bytes and reading the "
+                     "server's response, then closing (time to first byte and to completion per "
+                     "flow); flow_server answers each request with hosts[].response bytes and "
+                     "closes; none = only what VM workloads ask of it"),
+      K::string("hosts[].peer", "",
+                "flow_client: the host it connects to (a flow_server, or the first proxy of a "
+                "chain); proxy: the next hop (the server or the next proxy)"),
+      K::uint("hosts[].port", "80", "flow_server and proxy: the port they listen on")
+          .range("1", "65535"),
+      K::uint("hosts[].flows", "1", "flow_client: flows in all, one after another")
+          .range("1", "1000000"),
+      K::bytes("hosts[].request", "100B", "flow_client: bytes of each request")
+          .range("1B", "1MiB"),
+      K::bytes("hosts[].response", "10000B", "flow_server: bytes of each response")
+          .range("1B", "1GiB"),
+      K::time("hosts[].start", "1ms", "flow_client: when the first flow connects"),
+      K::time("hosts[].gap", "1ms",
+              "flow_client: from a flow's last response byte to the next flow's connect()"),
+      K::boolean("hosts[].esf", "true",
+                 "proxy: early SYN forwarding (connect downstream when the client's SYN "
+                 "arrives); false = when the client's handshake completes"),
+      K::list("switches", 0, 0, "Store-and-forward Ethernet switches (docs/topology.md)"),
+      K::string("switches[].name", "sw{i}", "Name of the switch in links and results")
+          .validate(require_node_name, "letters, digits, _ -"),
+      K::uint("switches[].ports", "8", "Ports of the switch, numbered from 0").range("2", "256"),
+      K::bytes("switches[].buffer", "1MiB",
+               "Output buffer of each port (frames without FCS); a frame that does not fit is "
+               "dropped and counted")
+          .range("1600B", "1GiB"),
+      K::time("switches[].latency", "0s",
+              "Forwarding delay after a frame's last bit has arrived (store and forward)"),
+      K::enumeration("switches[].forwarding", {"learned", "given"}, "learned",
+                     "learned = source addresses are learned, unknown destinations flooded; "
+                     "given = only switches[].table (unknown unicast is dropped, no_route)"),
+      K::string("switches[].table", "",
+                "Given forwarding entries, comma separated NAME=PORT, NAME a host, a VM (its "
+                "MAC) or a MAC address; also honoured, and never overwritten, when learning"),
+      K::list("links", 0, 0,
+              "Full-duplex links between the platform, hosts and switch ports; empty = one link "
+              "from the platform to one simulated peer (network.*)"),
+      K::string("links[].name", "link{i}", "Name of the link in results and its pcap file")
+          .validate(require_node_name, "letters, digits, _ -"),
+      K::string("links[].a", "",
+                "One end: platform (the TOE's MAC), a host's name, or SWITCH:PORT"),
+      K::string("links[].b", "", "The other end, as links[].a"),
+      K::bandwidth("links[].rate", "0",
+                   "Line rate of both ends' transmitters; 0 = toe.bandwidth (a link at the "
+                   "platform must run at toe.bandwidth)"),
+      K::time("links[].delay", "1us", "One-way propagation delay"),
+      K::ratio("links[].loss", "0", "Probability that the link drops a frame, per direction"),
+  };
+}
+
 std::vector<Key> builtin_keys() {
   using K = Key;
   // Keys a model owns are declared next to its Params struct (models/core/param.h) and come in
@@ -140,6 +248,7 @@ std::vector<Key> builtin_keys() {
               "MAC address or empty"),
   });
   add(keys_of(guest::workload_params()));
+  add(topology_keys());
   return keys;
 }
 

@@ -17,6 +17,7 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "sink") return WorkloadType::Sink;
   if (text == "echo") return WorkloadType::Echo;
   if (text == "iperf3") return WorkloadType::Iperf3;
+  if (text == "flows") return WorkloadType::Flows;
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
@@ -25,12 +26,15 @@ const std::vector<core::Param<Workload>>& workload_params() {
   using W = Workload;
   static const std::vector<core::Param<W>> params = {
       core::enum_param<W>(
-          "vms[].workload.type", {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3"},
+          "vms[].workload.type",
+          {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3", "flows"},
           "tcp_tx",
           "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only computes, rpc "
           "sends requests and waits for responses; sink and echo serve clients (e.g. real hosts "
           "through NetVP) on workload.port; iperf3 is an iperf3 server there (TCP tests, "
-          "forward or reverse, parallel streams; transactions = tests completed)",
+          "forward or reverse, parallel streams; transactions = tests completed); flows opens a "
+          "connection per flow, sends message_size bytes, reads response_size bytes and closes "
+          "(transactions = flows, mean latency = time to completion)",
           [](W& w) -> auto& { return w.type; }, parse_workload_type,
           [](WorkloadType t) { return to_string(t); }),
       core::param<W>(ParamKind::Bytes, "vms[].workload.message_size", "8000B",
@@ -41,6 +45,10 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "TCP port of the workload's connection",
                      [](W& w) -> auto& { return w.port; })
           .range("1", "65535"),
+      core::param<W>(ParamKind::String, "vms[].workload.peer", "",
+                     "tcp_tx, tcp_rx, rpc with links: the host (hosts[].name) at the other end "
+                     "of the connection, on workload.port; empty = hosts[0]",
+                     [](W& w) -> auto& { return w.peer; }),
       core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
                      "tcp_rx, sink, echo, iperf3: connections the TOE completes and queues for "
                      "accept() (listen backlog); SYNs beyond it are dropped and counted "
@@ -59,6 +67,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
       core::param<W>(ParamKind::Bytes, "vms[].workload.response_size", "64B",
                      "rpc: bytes of each response", [](W& w) -> auto& { return w.response_size; })
           .range("1B", "1MiB"),
+      core::param<W>(ParamKind::Uint, "vms[].workload.flows", "0",
+                     "flows: flows in all, one after another; 0 = until the run ends",
+                     [](W& w) -> auto& { return w.flows; }),
+      core::param<W>(ParamKind::Time, "vms[].workload.gap", "0s",
+                     "flows: from a flow's close to the next flow's connect()",
+                     [](W& w) -> auto& { return w.gap_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
@@ -83,6 +97,8 @@ const char* to_string(WorkloadType type) {
       return "echo";
     case WorkloadType::Iperf3:
       return "iperf3";
+    case WorkloadType::Flows:
+      return "flows";
   }
   return "?";
 }
@@ -138,6 +154,9 @@ void Application::run() {
       break;
     case WorkloadType::Iperf3:
       run_iperf3();
+      break;
+    case WorkloadType::Flows:
+      run_flows();
       break;
   }
 }
@@ -292,6 +311,39 @@ void Application::run_rpc() {
     counters_.latency_sum_ps += core::now_ps() - t0;
   }
   sockets_.close(ctx_, s);
+}
+
+void Application::run_flows() {
+  std::vector<std::uint8_t>& req = buffer_;
+  req.assign(workload_.message_size, 0x5a);
+  std::vector<std::uint8_t>& resp = reply_;
+  resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
+  for (std::uint64_t done = 0; !stopped() && (workload_.flows == 0 || done < workload_.flows);
+       ++done) {
+    const core::TimePs t0 = core::now_ps();
+    const int s = sockets_.socket(ctx_);
+    if (s < 0) return fail("socket() failed");
+    if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+        e != SockError::Ok)
+      return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+    if (sockets_.send(ctx_, s, req.data(), req.size()) < req.size()) return fail("send() failed");
+    counters_.tx_bytes += req.size();
+    std::size_t got = 0;
+    core::TimePs first = 0;
+    while (got < workload_.response_size) {
+      const std::size_t n = sockets_.recv(ctx_, s, resp.data(), workload_.response_size - got);
+      if (n == 0) return fail("connection closed during a response");
+      if (got == 0) first = core::now_ps();
+      got += n;
+    }
+    counters_.rx_bytes += got;
+    ++counters_.transactions;
+    counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.first_byte_sum_ps += first - t0;
+    sockets_.close(ctx_, s);
+    if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
+  }
 }
 
 }  // namespace vtoe::guest

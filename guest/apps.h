@@ -19,7 +19,9 @@ namespace vtoe::guest {
 // tcp_tx/tcp_rx/rpc talk to the peer; sink/echo are servers for any client (e.g. real Linux hosts
 // through NetVP), each accepted connection served by a process of its own; iperf3 serves iperf3
 // clients (guest/iperf3_server.h).
-enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3 };
+// flows: short flows one after another, each a connection of its own (connect, request,
+// response, close), timed from connect() to the first and to the last response byte.
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows };
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
 
@@ -31,10 +33,13 @@ struct Workload {
   std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
   std::uint32_t workers = 0;         // sink, echo: server processes at most (0 = no limit)
   std::uint32_t peer_ip = 0;
+  std::string peer;  // the host this workload talks to (links:), empty = the first host
   std::uint64_t total_bytes = 0;  // 0 = unlimited
   core::TimePs start_ps = 0;
   core::TimePs stop_ps = 0;       // 0 = never
   double cpu_chunk_cycles = 1e6;  // cpu: work between checks of the stop time
+  std::uint64_t flows = 0;        // flows: flows in all (0 = until the run ends)
+  core::TimePs gap_ps = 0;        // flows: from a flow's close to the next connect()
 };
 
 // The scenario keys of a VM's workload ("vms[].workload.*"), bound to Workload's members; peer_ip
@@ -47,6 +52,7 @@ struct AppCounters {
   std::uint64_t rx_bytes = 0;
   std::uint64_t transactions = 0;
   std::uint64_t latency_sum_ps = 0;
+  std::uint64_t first_byte_sum_ps = 0;  // flows: time to first byte, summed over completed flows
   bool failed = false;
   std::string error;
 };
@@ -68,6 +74,7 @@ class Application : public core::Module {
   void run_rpc();
   void run_server(bool echo);
   void run_iperf3();
+  void run_flows();
   int listen_on_port();  // a socket listening on workload.port, or -1 (the run failed)
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its

@@ -49,6 +49,37 @@ tcpip::StackConfig peer_protocol(const tcpip::StackConfig& toe) {
   return sc;
 }
 
+// The peer application a guest workload needs at the far end; false for none.
+bool peer_app_for(const guest::Workload& w, tcpip::Ipv4 vm_address, net::PeerApp& app) {
+  app.port = w.port;
+  switch (w.type) {
+    case guest::WorkloadType::TcpTx:
+      app.type = net::PeerAppType::Sink;
+      return true;
+    case guest::WorkloadType::Rpc:
+      app.type = net::PeerAppType::RpcServer;
+      app.request_size = w.message_size;
+      app.response_size = w.response_size;
+      return true;
+    case guest::WorkloadType::TcpRx:
+      app.type = net::PeerAppType::Source;
+      app.remote_ip = vm_address;  // the peer streams to that guest's own address
+      app.start_ps = w.start_ps;
+      return true;
+    case guest::WorkloadType::Flows:  // a server that answers each flow's request, then closes
+      app.type = net::PeerAppType::FlowServer;
+      app.request_size = w.message_size;
+      app.response_size = w.response_size;
+      return true;
+    case guest::WorkloadType::Cpu:
+    case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
+    case guest::WorkloadType::Echo:
+    case guest::WorkloadType::Iperf3:
+      break;
+  }
+  return false;
+}
+
 std::vector<std::uint32_t> quanta_for(const Config& cfg, const std::vector<int>& vms) {
   const auto all = parse_byte_list(cfg.get_string("toe.dispatcher.quantum"));
   std::vector<std::uint32_t> q;
@@ -60,7 +91,8 @@ std::vector<std::uint32_t> quanta_for(const Config& cfg, const std::vector<int>&
 
 }  // namespace
 
-Platform::Platform(const Config& cfg) : cfg_(cfg) {
+Platform::Platform(const Config& cfg, bool network_outside)
+    : cfg_(cfg), network_outside_(network_outside) {
   const std::string arch = cfg.get_string("architecture");
   arch_ = arch == "de"   ? Architecture::DeviceEmulation
           : arch == "da" ? Architecture::DirectAccess
@@ -75,6 +107,17 @@ Platform::Platform(const Config& cfg) : cfg_(cfg) {
   build_memory_and_bus();
   build_toe();
   if (arch_ != Architecture::Native) build_virtualization();
+  if (Topology::described(cfg_)) {
+    PlatformEnd end;
+    for (std::size_t i = 0; i < vms_; ++i) {
+      end.vm_names.push_back(cfg_.get_string("vms." + std::to_string(i) + ".name"));
+      end.vm_ips.push_back(vm_ip(cfg_, i));
+      end.vm_macs.push_back(vm_mac(cfg_, i));
+    }
+    end.prefix_len = toe_params_.stack.prefix_len;
+    end.rate_bps = toe_params_.bandwidth_bps;
+    topology_ = std::make_unique<Topology>(cfg_, end);
+  }
   build_guests();
   build_network();
 }
@@ -313,9 +356,29 @@ void Platform::build_guests() {
     gp.driver.regs_addr = kToeRegBase;  // where every guest finds its TOE channel
     gp.sockets.local_ip = vm_ip(cfg_, i);
     vm_addresses_.push_back(gp.sockets.local_ip);
+    vm_macs_.push_back(vm_mac(cfg_, i));
     guest::Workload w;
     config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
+    const bool talks = w.type == guest::WorkloadType::TcpTx ||
+                       w.type == guest::WorkloadType::TcpRx ||
+                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
+    if (topology_) {
+      const Topology::Peer peer = talks ? topology_->peer_of(i, w.peer) : Topology::Peer{};
+      vm_peer_.push_back(peer);
+      if (talks) w.peer_ip = peer.ip;
+    } else if (network_outside_ && talks) {
+      throw ConfigError(cfg_.where(p + "workload.type"), p + "workload.type",
+                        std::string("a platform host's VMs serve others (sink, echo, iperf3) or "
+                                    "compute (cpu); ") +
+                            guest::to_string(w.type) +
+                            " needs a peer, which only the main scenario's VMs can name yet");
+    } else if (!w.peer.empty()) {
+      throw ConfigError(cfg_.where(p + "workload.peer"), p + "workload.peer",
+                        "names host '" + w.peer +
+                            "', and the scenario has no links: (hosts "
+                            "are reached over links)");
+    }
     if (w.type == guest::WorkloadType::TcpRx && !rx_ports.insert({vm_ip(cfg_, i), w.port}).second)
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
@@ -333,6 +396,7 @@ void Platform::build_guests() {
 }
 
 void Platform::build_network() {
+  if (network_outside_) return;  // the including scenario's topology links the TOE
   if (cfg_.get_string("network.peer") == "netvp") {
     // NetVP (paper §4.3): the TOE's MAC meets a real interface through a raw socket, and the
     // simulation is paced to wall-clock time.
@@ -351,94 +415,27 @@ void Platform::build_network() {
     netvp_port_->out.bind(toe_->mac().from_wire);
     return;
   }
+  if (topology_) {
+    build_topology();
+    return;
+  }
   net::EthernetLinkParams lp;
   config::fill(cfg_, net::ethernet_link_params(), lp);
   lp.seed = cfg_.get_uint("seed");
   link_ = std::make_unique<net::EthernetLink>("link0", lp);
 
-  net::PeerHostParams pp;
-  pp.stack = peer_protocol(toe_params_.stack);
-  pp.stack.mac = mac_of(2);
-  pp.stack.ip = ip_of(cfg_, "network.peer_ip");
-  pp.stack.prefix_len = toe_params_.stack.prefix_len;  // one segment, one subnet
-  pp.stack.send_buffer = static_cast<std::uint32_t>(cfg_.get_bytes("network.peer_buffer"));
-  pp.stack.recv_buffer = pp.stack.send_buffer;
-  pp.stack.isn_seed = static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919;
-  pp.rate_bps = toe_params_.bandwidth_bps;  // the peer's NIC runs at the TOE's line rate
+  net::PeerHostParams pp = peer_host_params(
+      ip_of(cfg_, "network.peer_ip"), mac_of(2), cfg_.get_bytes("network.peer_buffer"),
+      static_cast<std::uint32_t>(cfg_.get_uint("seed")) + 7919);
   pp.ecn_mark_frames = lp.ecn_threshold;
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
-    const auto& w = guests_[i]->apps().front()->workload();
     net::PeerApp app;
-    app.port = w.port;
-    switch (w.type) {
-      case guest::WorkloadType::TcpTx:
-        app.type = net::PeerAppType::Sink;
-        break;
-      case guest::WorkloadType::Rpc:
-        app.type = net::PeerAppType::RpcServer;
-        app.request_size = w.message_size;
-        app.response_size = w.response_size;
-        break;
-      case guest::WorkloadType::TcpRx:
-        app.type = net::PeerAppType::Source;
-        app.remote_ip = vm_ip(cfg_, i);  // the peer streams to that guest's own address
-        app.start_ps = w.start_ps;
-        break;
-      case guest::WorkloadType::Cpu:
-      case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
-      case guest::WorkloadType::Echo:
-      case guest::WorkloadType::Iperf3:
-        continue;
-    }
+    if (!peer_app_for(guests_[i]->apps().front()->workload(), vm_ip(cfg_, i), app)) continue;
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
     pp.apps.push_back(app);
   }
-  net::PeerClients clients;
-  config::fill(cfg_, net::peer_client_params(), clients);
-  if (clients.connections > 0) {
-    if (clients.vm >= vms_)
-      throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
-                        "VM " + std::to_string(clients.vm) + " does not exist (" +
-                            std::to_string(vms_) + " VMs)");
-    const auto& w = guests_[clients.vm]->apps().front()->workload();
-    if (w.type != guest::WorkloadType::Sink && w.type != guest::WorkloadType::Echo)
-      throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
-                        "the clients need a server: VM " + std::to_string(clients.vm) + " runs " +
-                            guest::to_string(w.type) + ", not sink or echo");
-    net::PeerApp app;
-    app.type = net::PeerAppType::Clients;
-    app.remote_ip = vm_ip(cfg_, clients.vm);
-    app.port = w.port;
-    app.start_ps = clients.start_ps;
-    app.clients = clients;
-    if (clients.addresses > 1) {
-      // Aliases are the addresses after the peer's own that no VM uses, inside the subnet.
-      std::set<tcpip::Ipv4> taken;
-      for (std::size_t i = 0; i < vms_; ++i) taken.insert(vm_ip(cfg_, i));
-      const int prefix = pp.stack.prefix_len;
-      const tcpip::Ipv4 mask = prefix == 0 ? 0 : ~tcpip::Ipv4{0} << (32 - prefix);
-      app.sources.push_back(pp.stack.ip);
-      for (tcpip::Ipv4 ip = pp.stack.ip + 1; app.sources.size() < clients.addresses; ++ip) {
-        if ((ip & mask) != (pp.stack.ip & mask) || (ip | mask) == ~tcpip::Ipv4{0})
-          throw ConfigError(cfg_.where("network.clients.addresses"), "network.clients.addresses",
-                            std::to_string(clients.addresses) +
-                                " client addresses do not fit in the peer's /" +
-                                std::to_string(prefix) + " subnet beside the VMs");
-        if (taken.count(ip)) continue;
-        app.sources.push_back(ip);
-        pp.stack.aliases.emplace_back(ip, pp.stack.mac);
-      }
-    }
-    pp.apps.push_back(app);
-    // A client host reuses its ports at once (Linux's tcp_tw_reuse); with a 60 s TIME-WAIT the
-    // 16k ephemeral ports would end a long sequential load. Its table holds every open client.
-    pp.stack.time_wait = std::min<core::TimePs>(pp.stack.time_wait, 1'000'000'000);
-    pp.stack.max_connections =
-        std::max<std::uint32_t>(pp.stack.max_connections, 2 * clients.concurrency + 64);
-    // The peer does not drop its own frames: its queue holds a few segments of every client.
-    pp.tx_queue_frames = std::max<std::size_t>(pp.tx_queue_frames, 4ull * clients.concurrency);
-  }
+  add_client_load(pp);
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
 
   toe_->mac().to_wire.bind(link_->a_in);
@@ -447,8 +444,105 @@ void Platform::build_network() {
   link_->b_out.bind(peer_->mac().from_wire);
 }
 
+// A simulated host: the TOE's protocol settings on the segment's subnet, with its own address.
+net::PeerHostParams Platform::peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac,
+                                               std::uint64_t buffer, std::uint32_t isn_seed) const {
+  net::PeerHostParams pp;
+  pp.stack = peer_protocol(toe_params_.stack);
+  pp.stack.mac = mac;
+  pp.stack.ip = ip;
+  pp.stack.prefix_len = toe_params_.stack.prefix_len;  // one segment, one subnet
+  pp.stack.send_buffer = static_cast<std::uint32_t>(buffer);
+  pp.stack.recv_buffer = pp.stack.send_buffer;
+  pp.stack.isn_seed = isn_seed;
+  pp.rate_bps = toe_params_.bandwidth_bps;  // the peer's NIC runs at the TOE's line rate
+  return pp;
+}
+
+// network.clients.*: a load of short client connections from this host to a VM's server.
+void Platform::add_client_load(net::PeerHostParams& pp) const {
+  net::PeerClients clients;
+  config::fill(cfg_, net::peer_client_params(), clients);
+  if (clients.connections == 0) return;
+  if (clients.vm >= vms_)
+    throw ConfigError(
+        cfg_.where("network.clients.vm"), "network.clients.vm",
+        "VM " + std::to_string(clients.vm) + " does not exist (" + std::to_string(vms_) + " VMs)");
+  const auto& w = guests_[clients.vm]->apps().front()->workload();
+  if (w.type != guest::WorkloadType::Sink && w.type != guest::WorkloadType::Echo)
+    throw ConfigError(cfg_.where("network.clients.vm"), "network.clients.vm",
+                      "the clients need a server: VM " + std::to_string(clients.vm) + " runs " +
+                          guest::to_string(w.type) + ", not sink or echo");
+  net::PeerApp app;
+  app.type = net::PeerAppType::Clients;
+  app.remote_ip = vm_ip(cfg_, clients.vm);
+  app.port = w.port;
+  app.start_ps = clients.start_ps;
+  app.clients = clients;
+  if (clients.addresses > 1) {
+    // Aliases are the addresses after the peer's own that no VM uses, inside the subnet.
+    std::set<tcpip::Ipv4> taken;
+    for (std::size_t i = 0; i < vms_; ++i) taken.insert(vm_ip(cfg_, i));
+    if (topology_)
+      for (std::size_t h = 0; h < topology_->host_count(); ++h) taken.insert(topology_->host_ip(h));
+    const int prefix = pp.stack.prefix_len;
+    const tcpip::Ipv4 mask = prefix == 0 ? 0 : ~tcpip::Ipv4{0} << (32 - prefix);
+    app.sources.push_back(pp.stack.ip);
+    for (tcpip::Ipv4 ip = pp.stack.ip + 1; app.sources.size() < clients.addresses; ++ip) {
+      if ((ip & mask) != (pp.stack.ip & mask) || (ip | mask) == ~tcpip::Ipv4{0})
+        throw ConfigError(cfg_.where("network.clients.addresses"), "network.clients.addresses",
+                          std::to_string(clients.addresses) +
+                              " client addresses do not fit in the peer's /" +
+                              std::to_string(prefix) + " subnet beside the VMs");
+      if (taken.count(ip)) continue;
+      app.sources.push_back(ip);
+      pp.stack.aliases.emplace_back(ip, pp.stack.mac);
+    }
+  }
+  pp.apps.push_back(app);
+  // A client host reuses its ports at once (Linux's tcp_tw_reuse); with a 60 s TIME-WAIT the
+  // 16k ephemeral ports would end a long sequential load. Its table holds every open client.
+  pp.stack.time_wait = std::min<core::TimePs>(pp.stack.time_wait, 1'000'000'000);
+  pp.stack.max_connections =
+      std::max<std::uint32_t>(pp.stack.max_connections, 2 * clients.concurrency + 64);
+  // The peer does not drop its own frames: its queue holds a few segments of every client.
+  pp.tx_queue_frames = std::max<std::size_t>(pp.tx_queue_frames, 4ull * clients.concurrency);
+}
+
+// hosts:, switches:, links: each host gets the applications of the workloads naming it; the
+// client load (network.clients.*) runs on hosts[0], the peer's place.
+void Platform::build_topology() {
+  std::vector<net::PeerHostParams> hosts;
+  const auto seed = static_cast<std::uint32_t>(cfg_.get_uint("seed"));
+  for (std::size_t h = 0; h < topology_->host_count(); ++h) {
+    hosts.push_back(peer_host_params(topology_->host_ip(h), topology_->host_mac(h),
+                                     topology_->host_buffer(h),
+                                     seed + 7919 * static_cast<std::uint32_t>(h + 1)));
+    // A topology's hosts start their flows as the TOE does: the same slow start.
+    hosts.back().stack.hystart = toe_params_.stack.hystart;
+    hosts.back().stack.linux_slow_start = toe_params_.stack.linux_slow_start;
+  }
+  std::vector<std::set<std::uint16_t>> listening(hosts.size());
+  for (std::size_t i = 0; i < vms_; ++i) {
+    net::PeerApp app;
+    if (!vm_peer_.at(i).light) continue;  // a VM of a platform host serves itself
+    if (!peer_app_for(guests_[i]->apps().front()->workload(), vm_ip(cfg_, i), app)) continue;
+    const std::size_t h = vm_peer_.at(i).host;
+    if (app.type != net::PeerAppType::Source && !listening[h].insert(app.port).second) continue;
+    hosts[h].apps.push_back(app);
+  }
+  for (std::size_t h = 0; h < hosts.size(); ++h)
+    if (topology_->is_light(h)) {  // the client load runs on the first light host
+      add_client_load(hosts[h]);
+      break;
+    }
+  topology_->build(toe_->mac(), std::move(hosts));
+}
+
 void Platform::enable_pcap(const std::string& dir) {
-  if (netvp_port_)
+  if (topology_)
+    topology_->enable_pcap(dir);
+  else if (netvp_port_)
     netvp_port_->enable_pcap(dir + "/netvp.pcap");
   else
     link_->enable_pcap(dir + "/link0.pcap");

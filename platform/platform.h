@@ -38,6 +38,7 @@
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
+#include "platform/topology.h"
 
 namespace vtoe::platform {
 
@@ -59,7 +60,9 @@ enum class Architecture { Native, DeviceEmulation, DirectAccess };
 
 class Platform {
  public:
-  explicit Platform(const Config& cfg);
+  // `network_outside`: a host of another scenario's topology (hosts[].kind: platform), whose
+  // TOE's MAC that topology links; no network of its own is built.
+  explicit Platform(const Config& cfg, bool network_outside = false);
   ~Platform();
 
   void enable_pcap(const std::string& dir);
@@ -72,9 +75,13 @@ class Platform {
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
   // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
+  // With a topology (links:), the peer is the first light host and the link is links[0].
   bool netvp() const { return netvp_port_ != nullptr; }
-  net::PeerHost& peer() { return *peer_; }
-  net::EthernetLink& link() { return *link_; }
+  net::PeerHost& peer() { return topology_ ? *topology_->first_light() : *peer_; }
+  net::EthernetLink& link() { return topology_ ? topology_->link(0) : *link_; }
+  bool has_peer() { return topology_ ? topology_->first_light() != nullptr : peer_ != nullptr; }
+  // The network the scenario's hosts:, switches: and links: describe; nullptr without links.
+  Topology* topology() { return topology_.get(); }
   netvp::NetvpPort& netvp_port() { return *netvp_port_; }
   netvp::RawSocket& raw_socket() { return *raw_socket_; }
   netvp::Pacer& pacer() { return *pacer_; }
@@ -86,6 +93,7 @@ class Platform {
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
   // VM i's own IPv4 address on the TOE's segment (host byte order).
   std::uint32_t vm_address(std::size_t i) const { return vm_addresses_.at(i); }
+  tcpip::MacAddr vm_mac_address(std::size_t i) const { return vm_macs_.at(i); }
   // The physical channel VM i's traffic uses, and whether it reaches it directly.
   int channel_of(std::size_t vm) const { return assignment_.at(vm).channel; }
   bool direct(std::size_t vm) const { return assignment_.at(vm).direct; }
@@ -97,6 +105,10 @@ class Platform {
   std::uint32_t ccb_quota_per_vm() const;
   void build_guests();
   void build_network();
+  void build_topology();
+  net::PeerHostParams peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac, std::uint64_t buffer,
+                                       std::uint32_t isn_seed) const;
+  void add_client_load(net::PeerHostParams& pp) const;
 
   Config cfg_;
   Architecture arch_ = Architecture::Native;
@@ -122,9 +134,13 @@ class Platform {
   std::vector<std::unique_ptr<guest::GuestOs>> guests_;
   std::vector<std::string> vm_names_;
   std::vector<std::uint32_t> vm_addresses_;
+  std::vector<tcpip::MacAddr> vm_macs_;
+  bool network_outside_ = false;
   std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
+  std::unique_ptr<Topology> topology_;
+  std::vector<Topology::Peer> vm_peer_;  // with a topology: whom each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;
   std::unique_ptr<netvp::Pacer> pacer_;

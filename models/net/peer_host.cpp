@@ -74,7 +74,9 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
   mac_->upper.bind(*this);
   stack_ = std::make_unique<tcpip::Stack>(params_.stack, *this);
   for (const PeerApp& app : params_.apps) {
-    if (app.type == PeerAppType::Source || app.type == PeerAppType::Clients) continue;
+    if (app.type == PeerAppType::Source || app.type == PeerAppType::Clients ||
+        app.type == PeerAppType::FlowClient)
+      continue;
     const tcpip::ConnId l = stack_->listen(app.port, 16, 0);
     if (!l)
       throw std::runtime_error(std::string(this->name()) + ": cannot listen on port " +
@@ -94,6 +96,15 @@ void PeerHost::start_sources() {
   const core::TimePs now = core::now_ps();
   core::TimePs next = UINT64_MAX;
   for (const PeerApp& app : params_.apps) {
+    if (app.type == PeerAppType::FlowClient) {
+      const core::TimePs at = std::max(app.start_ps, next_flow_ps_);
+      if (flow_active_ || flows_.size() >= app.flows) continue;
+      if (at > now)
+        next = std::min(next, at);
+      else
+        start_flow(app, now);
+      continue;
+    }
     if (app.type == PeerAppType::Clients) {
       if (app.start_ps > now)
         next = std::min(next, app.start_ps);
@@ -158,6 +169,37 @@ void PeerHost::start_clients(const PeerApp& app, core::TimePs now) {
   }
 }
 
+void PeerHost::start_flow(const PeerApp& app, core::TimePs now) {
+  flows_.emplace_back();
+  flows_.back().start_ps = now;
+  const tcpip::ConnId c = stack_->connect(app.remote_ip, app.port, 0, now);
+  if (!c) {  // no port or table entry: the flow fails at once
+    ++clients_failed_;
+    next_flow_ps_ = now + app.gap_ps;
+    retry_ev_.notify(core::ps(app.gap_ps));
+    return;
+  }
+  flow_active_ = true;
+  Conn& conn = conns_[c];
+  conn.app = &app;
+  conn.flow = flows_.size() - 1;
+  conn.owed = app.request_size;  // sent once connected
+}
+
+// The flow's response is complete (or the connection died): the next one starts after the gap.
+void PeerHost::flow_ended(Conn& conn) {
+  if (!flow_active_ || conn.flow != flows_.size() - 1) return;
+  flow_active_ = false;
+  FlowRecord& f = flows_[conn.flow];
+  if (f.ok)
+    ++clients_done_;
+  else
+    ++clients_failed_;
+  const core::TimePs now = core::now_ps();
+  next_flow_ps_ = now + conn.app->gap_ps;
+  retry_ev_.notify(core::ps(conn.app->gap_ps));
+}
+
 void PeerHost::client_ended(const PeerApp& app, bool ok) {
   --clients_active_;
   if (ok)
@@ -202,7 +244,17 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
       pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset, buf_.data(), n);
     } else if (app.type == PeerAppType::Echo) {
       conn.owed += n;
-    } else if (app.type == PeerAppType::RpcServer) {
+    } else if (app.type == PeerAppType::FlowClient) {
+      FlowRecord& f = flows_[conn.flow];
+      if (f.first_byte_ps == 0) f.first_byte_ps = now;
+      if (conn.rx_offset + n >= app.response_size && !f.ok) {
+        f.last_byte_ps = now;
+        f.ok = true;
+        conn.closing = true;
+        stack_->close(c, now);
+        flow_ended(conn);
+      }
+    } else if (app.type == PeerAppType::RpcServer || app.type == PeerAppType::FlowServer) {
       conn.request_bytes += n;
       const std::uint32_t req = std::max<std::uint32_t>(app.request_size, 1);
       while (conn.request_bytes >= req) {
@@ -226,7 +278,8 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
       want = std::min<std::uint64_t>(want, conn.owed);
     want = std::min(want, stack_->send_space(c));
     if (want == 0) break;
-    if (app.type == PeerAppType::RpcServer)
+    if (app.type == PeerAppType::RpcServer || app.type == PeerAppType::FlowServer ||
+        app.type == PeerAppType::FlowClient)
       std::fill_n(buf_.begin(), want, 0xa5);
     else  // source, and echo: the guest's stream is the pattern, so echoed bytes are too
       core::StreamPattern::fill(conn.tx_offset, buf_.data(), want);
@@ -235,6 +288,12 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
     tx_bytes_ += n;
     conn.tx_offset += n;
     if (app.type != PeerAppType::Source && app.type != PeerAppType::Clients) conn.owed -= n;
+  }
+  // A flow server closes once its one response is queued (the FIN follows the data).
+  if (app.type == PeerAppType::FlowServer && conn.owed == 0 && conn.tx_offset > 0 &&
+      !conn.closing) {
+    conn.closing = true;
+    stack_->close(c, now);
   }
   if (app.type == PeerAppType::Clients && conn.tx_offset == app.clients.bytes && !conn.closing) {
     conn.closing = true;
@@ -281,6 +340,13 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
         break;
       }
       drain(info.conn, it->second);
+      if (it->second.app->type == PeerAppType::FlowClient ||
+          it->second.app->type == PeerAppType::FlowServer) {
+        if (!it->second.closing) stack_->close(info.conn, core::now_ps());
+        it->second.closing = true;
+        if (it->second.app->type == PeerAppType::FlowClient) flow_ended(it->second);
+        break;
+      }
       if (it->second.app->type == PeerAppType::Clients) {
         // Both directions are closed: the client is done, whatever TIME-WAIT still holds.
         const PeerApp& app = *it->second.app;
@@ -298,6 +364,7 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
     case Event::Closed: {
       auto it = conns_.find(info.conn);
       if (it == conns_.end()) break;
+      if (it->second.app->type == PeerAppType::FlowClient) flow_ended(it->second);
       const bool source = it->second.app->type == PeerAppType::Source;
       if (it->second.app->type == PeerAppType::Clients) {
         const PeerApp& app = *it->second.app;

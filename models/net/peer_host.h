@@ -18,7 +18,17 @@
 
 namespace vtoe::net {
 
-enum class PeerAppType { Sink, Source, Echo, RpcServer, Clients };
+// FlowClient: flows one after another, each a connection that sends a request, reads a response
+// and closes (FlowServer answers each request with response_size bytes, then closes).
+enum class PeerAppType { Sink, Source, Echo, RpcServer, Clients, FlowClient, FlowServer };
+
+// One flow of a FlowClient, times in ps from its connect() (0: did not happen).
+struct FlowRecord {
+  core::TimePs start_ps = 0;       // connect(): the SYN leaves
+  core::TimePs first_byte_ps = 0;  // time to first byte: the first response byte arrived
+  core::TimePs last_byte_ps = 0;   // time to completion: the last response byte arrived
+  bool ok = false;                 // the whole response arrived
+};
 
 // A load of many short client connections against a guest server (sink or echo): each client
 // connects, sends `bytes` of the pattern stream, closes and is replaced by the next, `concurrency`
@@ -47,6 +57,8 @@ struct PeerApp {
   bool verify_pattern = true;          // sink: check the guest's byte pattern
   bool reads = true;  // sink: false = an application that never reads (its window closes)
   PeerClients clients;                 // clients: the load
+  std::uint64_t flows = 0;             // flow client: flows in all, one after another
+  core::TimePs gap_ps = 0;             // flow client: from a flow's last byte to the next connect
   std::vector<std::uint32_t> sources;  // clients: local addresses used in turn (empty: primary)
 };
 
@@ -72,6 +84,8 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::uint64_t pattern_errors() const { return pattern_errors_.value(); }
   std::uint64_t clients_done() const { return clients_done_.value(); }
   std::uint64_t clients_failed() const { return clients_failed_.value(); }
+  // Every flow of the host's flow client, in order.
+  const std::vector<FlowRecord>& flows() const { return flows_; }
 
   // FrameSink (from the MAC) and StackListener (from the stack).
   void receive_frame(Frame&& frame) override;
@@ -87,9 +101,12 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
     std::uint64_t request_bytes = 0;  // rpc: bytes of the current request
     bool closing = false;             // clients: everything sent, close() called
     std::size_t source = 0;           // clients: index of the source address
+    std::size_t flow = 0;             // flow client: index in flows_
   };
   void start_sources();
   void start_clients(const PeerApp& app, core::TimePs now);
+  void start_flow(const PeerApp& app, core::TimePs now);
+  void flow_ended(Conn& conn);
   void client_ended(const PeerApp& app, bool ok);
   void timer_expired();
   void rearm();
@@ -116,6 +133,9 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::vector<bool> source_ready_;    // clients: a client from this source has connected
   std::vector<bool> source_probing_;  // clients: its first client is on its way
   std::size_t next_source_ = 0;       // clients: the source address the next connection tries first
+  std::vector<FlowRecord> flows_;     // flow client
+  bool flow_active_ = false;          // flow client: a flow is under way
+  core::TimePs next_flow_ps_ = 0;     // flow client: when the next flow may start
 };
 
 }  // namespace vtoe::net

@@ -354,20 +354,15 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
 void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
   EventInfo info{c.id(), c.listener(), bytes};
   if (ev == Event::SendAcked) acked_by_local_[c.local_ip()] += bytes;
-  if (ev == Event::Accepted || ev == Event::Connected) {
-    if (ev == Event::Accepted) {
-      auto it = listeners_.find(c.listener());
-      if (it != listeners_.end() && it->second.half_open > 0) --it->second.half_open;
-    }
-    c.user_visible = true;
-  }
+  if (ev == Event::Accepted || ev == Event::Connected) c.user_visible = true;
   if (is_terminal(ev)) {
     auto it = by_tuple_.find(key_of(c));
     if (it != by_tuple_.end() && it->second == c.id()) tuple_erase(it);
-    if (!c.user_visible && c.listener() != 0) {
-      auto lit = listeners_.find(c.listener());
-      if (lit != listeners_.end() && lit->second.half_open > 0) --lit->second.half_open;
-    }
+  }
+  if ((ev == Event::Accepted || is_terminal(ev)) && c.half_open) {  // leaves the backlog
+    c.half_open = false;
+    auto lit = listeners_.find(c.listener());
+    if (lit != listeners_.end() && lit->second.half_open > 0) --lit->second.half_open;
   }
   events_.push_back(PendingEvent{ev, info, c.user_visible});
 }
@@ -377,7 +372,10 @@ void Stack::flush_events() {
   dispatching_ = true;
   for (std::size_t i = 0; i < events_.size(); ++i) {
     const PendingEvent e = events_[i];  // copy: callbacks may append
-    if (e.deliver) listener_.tcp_event(e.ev, e.info);
+    if (e.syn)
+      listener_.syn_received(e.info);
+    else if (e.deliver)
+      listener_.tcp_event(e.ev, e.info);
     if (is_terminal(e.ev) && !(e.info.conn & kListenerBit)) free_slot(e.info.conn);
   }
   events_.clear();
@@ -705,7 +703,12 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   }
   TcpConnection* c = create_conn(key);  // local address: the SYN's destination
   ++L.half_open;
+  c->half_open = true;
   c->open_passive(lid, h, o, now);
+  if (L.report_syns && !c->dead()) {
+    c->user_visible = true;  // its end is reported, whether or not it is accepted
+    events_.push_back(PendingEvent{Event::Accepted, EventInfo{c->id(), lid, 0}, true, true});
+  }
   after_op(*c);
 }
 
@@ -725,6 +728,11 @@ ConnId Stack::listen(std::uint16_t port, int backlog, TimePs now, Ipv4 local) {
   listeners_[id] = l;
   listener_by_key_[lk] = id;
   return id;
+}
+
+void Stack::report_syns(ConnId listener, bool on) {
+  auto it = listeners_.find(listener);
+  if (it != listeners_.end()) it->second.report_syns = on;
 }
 
 ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, TimePs now,

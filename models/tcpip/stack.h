@@ -43,6 +43,9 @@ class StackListener {
     (void)local_ip;
     udp_received(local_port, src, src_port, data, len);
   }
+  /// A SYN created connection info.conn on listener info.listener (Stack::report_syns); it is
+  /// in SYN_RECEIVED, and Accepted (or a terminal event) follows.
+  virtual void syn_received(const EventInfo& info) { (void)info; }
   /// ICMP echo reply to a ping().
   virtual void icmp_echo_reply(Ipv4 src, std::uint16_t id, std::uint16_t seq,
                                const std::uint8_t* data, std::size_t len) {
@@ -92,6 +95,11 @@ class Stack final : private TcpHost {
   /// drop_listen_overflow). Connections complete without an accept() call: each is reported
   /// with Event::Accepted.
   ConnId listen(std::uint16_t port, int backlog, TimePs now, Ipv4 local = 0);
+  /// Reports every connection this listener creates as soon as its SYN arrives (the SYN-ACK is
+  /// already on its way), through StackListener::syn_received, before the handshake completes:
+  /// a split-TCP proxy connects downstream then (early SYN forwarding). Such a connection's
+  /// terminal event is reported even if it dies before Accepted.
+  void report_syns(ConnId listener, bool on);
   /// Starts an active open from local address `local` (0: the primary address); 0 when `local`
   /// is not a local address, the table is full, no ephemeral port is free or the explicit
   /// 4-tuple is in use. Completion: Connected, Refused or TimedOut.
@@ -159,11 +167,13 @@ class Stack final : private TcpHost {
     std::uint16_t port = 0;
     int backlog = 0;
     int half_open = 0;
+    bool report_syns = false;
   };
   struct PendingEvent {
     Event ev;
     EventInfo info;
     bool deliver;
+    bool syn = false;  // a SYN on a reporting listener: StackListener::syn_received
   };
   struct TimerEntry {
     TimePs t;

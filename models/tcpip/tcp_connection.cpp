@@ -1717,7 +1717,8 @@ void TcpConnection::hystart_sample(TimePs rtt) {
 }
 
 void TcpConnection::slow_start(std::uint32_t acked, std::uint32_t ack) {
-  const std::uint32_t inc = std::min(acked, snd_mss_);  // RFC 5681 section 3.1
+  // RFC 5681 section 3.1, or Linux's growth by everything acknowledged.
+  const std::uint32_t inc = cfg_.linux_slow_start ? acked : std::min(acked, snd_mss_);
   // HyStart++ (RFC 9406) runs in the initial slow start only (section 4.3: after a timeout
   // ssthresh bounds slow start).
   if (!cfg_.hystart || ssthresh_ != kInfSsthresh) {

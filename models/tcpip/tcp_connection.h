@@ -135,6 +135,7 @@ class TcpConnection {
   TimePs scheduled_at = kNever;
   /// Stack bookkeeping: the connection has been reported to the user (Connected/Accepted).
   bool user_visible = false;
+  bool half_open = false;  // counted in its listener's backlog (until Accepted or its end)
 
  private:
   enum class TimerMode { None, Rtx, Persist, Tlp };

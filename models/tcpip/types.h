@@ -163,6 +163,10 @@ struct StackConfig {
   /// HyStart++ (RFC 9406) in the initial slow start: an RTT increase leaves slow start for
   /// Conservative Slow Start and then congestion avoidance before any loss.
   bool hystart = true;
+  /// Slow start as Linux's tcp_slow_start: cwnd grows by every byte an ACK acknowledges, so a
+  /// delayed ACK of two segments adds two (cwnd doubles per RTT); false = RFC 5681 section 3.1,
+  /// at most one SMSS per ACK (about 1.5x per RTT with an ACK every second segment).
+  bool linux_slow_start = false;
   /// ECN (RFC 3168): ECN-setup SYNs (On), agreement to a peer's (Passive, On), then ECT(0) on
   /// new data, ECE/CWR, and a congestion response to ECE without retransmission. Passive, as
   /// Linux: nothing changes on the wire unless the other end asks.

@@ -211,6 +211,11 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           "HyStart++ (RFC 9406) in TCP's initial slow start: a growing RTT leaves slow "
           "start for Conservative Slow Start, then congestion avoidance, before any loss",
           [](P & s) -> auto& { return s.stack.hystart; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.tcp.linux_slow_start", "false",
+          "Slow start grows cwnd by all the bytes each ACK acknowledges, as Linux does (cwnd "
+          "doubles per RTT despite delayed ACKs); false = RFC 5681, at most one SMSS per ACK",
+          [](P & s) -> auto& { return s.stack.linux_slow_start; }),
       core::enum_param<P>(
           "toe.tcp.congestion", {"newreno", "cubic", "bbr"}, "newreno",
           "TCP congestion control: Reno AIMD (RFC 5681) or CUBIC (RFC 9438) after slow start, "

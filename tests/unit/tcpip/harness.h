@@ -84,6 +84,10 @@ class Host : public StackListener {
     events.emplace_back(ev, info);
     if (on_event) on_event(ev, info);
   }
+  void syn_received(const EventInfo& info) override {
+    syns.push_back(info);
+    syn_states.push_back(stack->state(info.conn));
+  }
   void udp_received(std::uint16_t port, Ipv4 src, std::uint16_t sport, const std::uint8_t* d,
                     std::size_t n) override {
     udp.emplace_back(port, src, sport, std::vector<std::uint8_t>(d, d + n));
@@ -113,6 +117,8 @@ class Host : public StackListener {
 
   std::unique_ptr<Stack> stack;
   std::vector<std::pair<Event, EventInfo>> events;
+  std::vector<EventInfo> syns;         ///< StackListener::syn_received (Stack::report_syns)
+  std::vector<TcpState> syn_states;    ///< each reported connection's state then
   std::function<void(Event, const EventInfo&)> on_event;
   std::function<void(std::uint16_t, Ipv4, std::uint16_t, const std::uint8_t*, std::size_t)> on_udp;
   std::vector<std::tuple<std::uint16_t, Ipv4, std::uint16_t, std::vector<std::uint8_t>>> udp;

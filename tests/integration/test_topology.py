@@ -1,0 +1,186 @@
+"""Integration: topologies (hosts:, switches:, links:) through the vtoe command line."""
+import json
+
+import pytest
+
+from integration_paths import ROOT
+
+SCENARIO = "scenarios/topology/two_hosts_switch.yaml"
+SHORT = []  # the scenario is short already (40 ms, vm1 runs after vm0's first 30 ms slice)
+
+
+def test_each_workload_reaches_its_own_host_through_the_switch(vtoe):
+    res, _ = vtoe.scenario(SCENARIO, *SHORT)
+    hosts = {h["name"]: h for h in res["hosts"]}
+    assert hosts["server0"]["ip"] == "10.0.0.2" and hosts["server1"]["ip"] == "10.0.0.101"
+    # vm0 streams to server0 only; vm1's rpc is answered by server1 only.
+    assert hosts["server0"]["rx_bytes"] > 1_000_000 and hosts["server0"]["tx_bytes"] == 0
+    assert hosts["server1"]["rx_bytes"] > 0
+    assert hosts["server1"]["tx_bytes"] == hosts["server1"]["rx_bytes"]  # 1000 B each way
+    assert all(h["pattern_errors"] == 0 for h in res["hosts"])
+    assert res["vms"][1]["transactions"] > 0
+    links = {l["name"]: l for l in res["links"]}
+    assert list(links) == ["uplink", "to_server0", "to_server1"]
+    # What the platform sends up the uplink leaves the switch towards one server or the other
+    # (plus the flooded ARP requests; a few frames may still be on the wire at the end).
+    up = links["uplink"]["a_to_b_frames"]
+    down = links["to_server0"]["a_to_b_frames"] + links["to_server1"]["a_to_b_frames"]
+    assert abs(up - down) <= 8
+    assert links["to_server1"]["frames"] < links["to_server0"]["frames"]
+    (tor,) = res["switches"]
+    assert tor["name"] == "tor" and tor["drops"] == 0 and tor["no_route"] == 0
+    assert tor["frames"] == pytest.approx(sum(l["frames"] for l in res["links"]) / 2, abs=8)
+    assert res["peer"]["rx_bytes"] == hosts["server0"]["rx_bytes"]  # the peer is hosts[0]
+    assert "server1.tcpip" in res["stats"] and "tor" in res["stats"]
+
+
+def test_same_seed_gives_byte_identical_results_and_a_pcap_per_link(vtoe, tmp_path):
+    outs = []
+    for i in range(2):
+        _, out = vtoe.scenario(SCENARIO, *SHORT, "links.1.loss=0.001", out=tmp_path / f"r{i}",
+                               extra=["--pcap"])
+        outs.append(out)
+    for name in ("results.json", "uplink.pcap", "to_server0.pcap", "to_server1.pcap"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+        assert (outs[0] / name).stat().st_size > 1000
+    assert not (outs[0] / "link0.pcap").exists()
+
+
+def test_a_slower_port_with_a_small_buffer_drops_and_tcp_recovers(vtoe):
+    # server0's port runs at 1 Gbit/s behind a 10 Gbit/s uplink: the switch's buffer overflows.
+    res, _ = vtoe.scenario(SCENARIO, *SHORT, "links.1.rate=1Gbps", "switches.0.buffer=32KiB")
+    (tor,) = res["switches"]
+    assert tor["port_drops"][1] > 0 and tor["drops"] == sum(tor["port_drops"])
+    assert tor["port_drops"][0] == 0 and tor["port_drops"][2] == 0
+    server0 = res["hosts"][0]
+    assert server0["rx_bytes"] > 500_000 and server0["pattern_errors"] == 0
+    assert res["stats"]["server0.tcpip"]["retransmits"] > 0 or res["stats"]["toe.ppm.tcpip"][
+        "retransmits"] > 0
+
+
+BASE = """\
+duration: 5ms
+warmup: 1ms
+hosts:
+  - name: a
+  - name: b
+switches:
+  - name: sw
+    ports: 4
+links:
+  - {a: platform, b: "sw:0"}
+  - {a: "sw:1", b: a}
+  - {a: "sw:2", b: b}
+"""
+
+
+PROXY = "  - {name: px, kind: proxy, peer: b}\n"  # a third host
+
+
+@pytest.mark.parametrize("extra, sets, key, words", [
+    ("", ["links.1.b=nobody"], "links.1.b", "no host or switch is named 'nobody'"),
+    ("", ["links.1.a=sw:4"], "links.1.a", "has no port 4"),
+    ("", ["links.1.a=sw"], "links.1.a", "name its port"),
+    ("", ["links.2.a=sw:1"], "links.2.a", "already an end of links.1"),
+    ("  - {a: \"sw:3\", b: \"sw:2\"}\n", [], "links.3", "already an end"),
+    ("", ["hosts.1.ip=10.0.0.2"], "hosts.1.ip", "already the address of host a"),
+    ("", ["hosts.1.ip=10.0.0.1"], "hosts.1.ip", "already the address of VM vm0"),
+    ("", ["hosts.1.ip=10.1.0.5"], "hosts.1.ip", "subnet"),
+    ("", ["vms.0.workload.peer=nobody"], "vms.0.workload.peer", "no host is named 'nobody'"),
+    ("", ["hosts.2.name=c"], "hosts.2.name", "is the end of no link"),
+    ("", ["links.0.rate=1Gbps"], "links.0.rate", "toe.bandwidth"),
+    ("", ["hosts.2.name=c", "links.0.a=a", "links.1.b=c"], "vms.0.workload.peer",
+     "has no path to the platform"),
+    (PROXY, ["links.2.a=px"], "links.2.a", "is a proxy: name its port"),
+    (PROXY, ["links.2.a=px:0"], "hosts.2.name", "needs a link on both ports"),
+    (PROXY, ["links.2.a=px:0", "links.3.a=sw:2", "links.3.b=px:1", "vms.0.workload.peer=px"],
+     "vms.0.workload.peer", "is a proxy"),
+    ("", ["hosts.0.app=flow_client", "hosts.0.peer=b"], "hosts.0.peer", "no flow_server"),
+    ("", ["hosts.0.app=flow_client"], "hosts.0.peer", "needs the host it connects to"),
+
+    ("", ["switches.0.table=a=9"], "switches.0.table", "has 4 ports"),
+    ("", ["hosts.0.name=toe"], "hosts.0.name", "part of the platform"),
+])
+def test_bad_topologies_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, extra, sets,
+                                                                     key, words):
+    path = tmp_path / "topo.yaml"
+    # A host entry joins hosts:, anything else is appended (to links:).
+    path.write_text(BASE.replace("switches:", extra + "switches:") if extra.startswith("  - {name")
+                    else BASE + extra)
+    args = ["run", path, "--out", tmp_path / "out", "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr and "terminate" not in proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert f"'{key}" in proc.stderr or f"--set {key}" in proc.stderr, proc.stderr
+    if not any(s.startswith(key + "=") for s in sets):
+        assert "topo.yaml" in proc.stderr, proc.stderr
+
+
+def test_a_loop_of_links_between_switches_is_an_error_naming_the_link(vtoe, tmp_path):
+    path = tmp_path / "loop.yaml"
+    # Two links between sw and sw2: a second path, which the switches (no spanning tree) forbid.
+    path.write_text(BASE.replace("    ports: 4\n", "    ports: 6\n  - name: sw2\n    ports: 4\n")
+                    + "  - {a: \"sw:3\", b: \"sw2:0\"}\n  - {a: \"sw2:1\", b: \"sw:4\"}\n")
+    proc = vtoe.run("run", path, "--out", tmp_path / "out", "--quiet", check=False)
+    assert proc.returncode != 0
+    assert "loop.yaml" in proc.stderr and "'links.4.b'" in proc.stderr, proc.stderr
+    assert "closes a loop" in proc.stderr
+
+
+def test_workload_peer_without_links_is_an_error(vtoe, tmp_path):
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--out", tmp_path / "out", "--quiet",
+                    "--set", "vms.0.workload.peer=server0", check=False)
+    assert proc.returncode != 0
+    assert "vms.0.workload.peer" in proc.stderr and "no links" in proc.stderr, proc.stderr
+
+
+def test_two_full_platforms_exchange_requests_through_a_switch(vtoe, tmp_path):
+    res, out = vtoe.scenario("scenarios/topology/two_platforms.yaml", extra=["--pcap"])
+    (b,) = res["hosts"]
+    assert b["kind"] == "platform" and b["architecture"] == "de"
+    for vm, echo in zip(res["vms"], b["vms"]):
+        assert vm["error"] == "" and vm["transactions"] > 100
+        # Echoed, but for what was still on its way back at the end.
+        assert echo["tx_bytes"] > 0 and 0 <= echo["rx_bytes"] - echo["tx_bytes"] <= 16_000
+    assert res["switches"][0]["drops"] == 0
+    assert "b.toe.mac" in res["stats"] and "b.echo0.sockets" in res["stats"]
+    again, out2 = vtoe.scenario("scenarios/topology/two_platforms.yaml", out=tmp_path / "again",
+                                extra=["--pcap"])
+    assert (out / "results.json").read_bytes() == (out2 / "results.json").read_bytes()
+    assert (out / "to_b.pcap").read_bytes() == (out2 / "to_b.pcap").read_bytes()
+
+
+@pytest.mark.parametrize("sets, key, words", [
+    (["hosts.0.scenario=missing.yaml"], "hosts.0.scenario", "no scenario file"),
+    (["vms.0.workload.peer=b"], "vms.0.workload.peer", "name its VM, b/echo0"),
+    (["vms.0.workload.peer=b/nosuch"], "vms.0.workload.peer", "has no VM 'nosuch'"),
+    (["vms.0.ip=10.0.0.21"], "hosts.0.scenario", "already the address of VM client0"),
+])
+def test_bad_platform_hosts_are_configuration_errors(vtoe, tmp_path, sets, key, words):
+    args = ["run", "scenarios/topology/two_platforms.yaml", "--out", tmp_path / "o", "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0 and words in proc.stderr, proc.stderr
+    assert key in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_guest_flows_workload_times_each_flow_against_the_simulated_peer(vtoe, tmp_path):
+    # One connection per flow through the TOE: 100 B request, 25 kB response (two rounds of slow
+    # start), 1 ms each way. TTFB is two round trips (handshake, request), TTC one more.
+    path = tmp_path / "flows.yaml"
+    path.write_text("duration: 60ms\nwarmup: 10ms\nnetwork: {link_delay: 1ms}\nvms:\n"
+                    "  - workload: {type: flows, message_size: 100, response_size: 25000, "
+                    "port: 80, gap: 1ms}\n")
+    res, _ = vtoe.scenario(path)
+    vm = res["vms"][0]
+    assert vm["error"] == "" and vm["workload"] == "flows"
+    flows = vm["flows"]
+    assert flows["done"] >= 5
+    assert flows["mean_ttfb_ms"] == pytest.approx(4.0, abs=0.5)
+    assert flows["mean_ttc_ms"] - flows["mean_ttfb_ms"] == pytest.approx(2.0, abs=0.5)
+    assert vm["mean_latency_us"] / 1000 == pytest.approx(flows["mean_ttc_ms"], rel=0.05)
+    assert res["peer"]["tx_bytes"] >= 25000 * flows["done"]
