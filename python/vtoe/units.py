@@ -48,10 +48,12 @@ def numeric(df):
     unit) is replaced, in place, by its numbers in a column named ``<column>_<unit>``
     (``toe.bandwidth`` -> ``toe.bandwidth_bps``; ``_s``, ``_hz``, ``_bytes``, ``_ratio``). A bare
     0 among them (zero in any unit) counts as 0. Other columns are left as they are."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
     out = df.copy()
     renames = {}
     for col in df.columns:
-        if df[col].dtype != object:
+        if is_numeric_dtype(df[col]) or is_bool_dtype(df[col]):
             continue
         values = [v for v in df[col] if v is not None and v == v]
         parsed = [parse(v) if not (isinstance(v, (int, float)) and v == 0) else (0.0, None)
