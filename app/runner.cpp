@@ -13,6 +13,7 @@
 #include "app/progress.h"
 #include "app/results.h"
 #include "app/timeseries.h"
+#include "app/waveform.h"
 #include "models/core/tracer.h"
 #include "platform/platform.h"
 
@@ -62,6 +63,8 @@ volatile std::sig_atomic_t StopOnSignal::signal_ = 0;
 // Without a time series, the runner still steps the kernel this often to see a signal or show
 // progress (the kernel resumes exactly where it paused: results do not depend on the steps).
 constexpr core::TimePs kControlStep = core::kPsPerMs;
+// How often --vcd's probe reads the queues, the link and the scheduler.
+constexpr core::TimePs kVcdPeriod = core::kPsPerUs;
 
 // Bytes each VM's application moved so far (a plain read: nothing in the models is touched).
 std::vector<std::uint64_t> app_bytes(Platform& p) {
@@ -126,6 +129,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
+  std::unique_ptr<WaveformProbe> waveform;
+  if (options && !options->vcd.empty())
+    waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
   const StopOnSignal stop_on_signal;
   // Ended by hand (SIGINT, SIGTERM; the NetVP pacer notices them too) or by the pacer's failure.
   auto interrupted = [&platform]() -> std::string {

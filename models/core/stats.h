@@ -52,6 +52,8 @@ class Accumulator {
   // held). Changes must come in time order.
   void level(double v, std::uint64_t now_ps);
   bool time_weighted() const { return weighted_; }
+  // The level now (the last level() value).
+  double current() const { return level_; }
   std::uint64_t count() const { return count_; }
   // Sample mean, or for level(): the mean over the time since the baseline up to `now_ps`.
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }

@@ -102,3 +102,51 @@ def test_every_scenario_meets_the_json_schema(vtoe):
     for bad in ({"toe": {"bandwdith": "1Gbps"}}, {"duration": "100"},
                 {"architecture": "xen"}, {"vms": [{"workload": {"message_size": "big"}}]}):
         assert list(check.iter_errors(bad)), bad
+
+
+def vcd_changes(path):
+    """{signal name: [(time, value), ...]} of a VCD file (scalars and vectors)."""
+    names, changes, t, scope = {}, {}, 0, []
+    header = True
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if header:
+            if words[0] == "$scope":
+                scope.append(words[2])
+            elif words[0] == "$upscope":
+                scope.pop()
+            elif words[0] == "$var":
+                names[words[3]] = ".".join(scope[1:] + [words[4]])
+            elif words[0] == "$enddefinitions":
+                header = False
+            continue
+        if words[0].startswith("#"):
+            t = int(words[0][1:])
+        elif words[0][0] in "01xz" and len(words) == 1:
+            changes.setdefault(names[words[0][1:]], []).append((t, words[0][0]))
+        elif words[0][0] == "b":
+            changes.setdefault(names[words[1]], []).append((t, int(words[0][1:], 2)))
+    return names, changes
+
+
+def test_vcd_traces_interrupts_queues_link_and_scheduler(vtoe, tmp_path):
+    vcd = tmp_path / "wave.vcd"
+    # 40 ms: the VMs' queues build up after the first VM switch (30 ms).
+    short = ("--set", "duration=40ms", "--set", "warmup=1ms")
+    vtoe.run("run", "scenarios/virt/qos_4vm.yaml", *short, "--vcd", vcd, "--out", tmp_path / "a",
+             "--quiet")
+    vtoe.run("run", "scenarios/virt/qos_4vm.yaml", *short, "--out", tmp_path / "b", "--quiet")
+    assert (tmp_path / "a" / "results.json").read_bytes() == \
+        (tmp_path / "b" / "results.json").read_bytes()  # the probe only reads
+    names, changes = vcd_changes(vcd)
+    assert {"gic.irq", "gic.spi0", "toe.irq_vector", "toe.ccb_entries", "toe.channel0.sendq",
+            "vtoe_manager.vm0.vsendq", "link.tx_busy", "link.rx_busy",
+            "scheduler.running_vm"} <= set(names.values())
+    # The TOE's interrupt and the link switch many times, the VMs' queues fill, the VMs take turns.
+    assert len(changes["gic.spi0"]) > 10 and len(changes["link.tx_busy"]) > 10
+    assert max(v for _, v in changes["vtoe_manager.vm0.vsendq"]) > 1
+    assert {v for _, v in changes["scheduler.running_vm"]} >= {0, 1}
+    times = [t for t, _ in changes["gic.spi0"]]
+    assert times == sorted(times) and max(times) <= 40_000_000  # ns
