@@ -63,6 +63,8 @@ volatile std::sig_atomic_t StopOnSignal::signal_ = 0;
 // Without a time series, the runner still steps the kernel this often to see a signal or show
 // progress (the kernel resumes exactly where it paused: results do not depend on the steps).
 constexpr core::TimePs kControlStep = core::kPsPerMs;
+// Counter tracks of a timeline trace without stats_interval: a value every 100 us.
+constexpr core::TimePs kTraceCounterStep = 100 * core::kPsPerUs;
 // How often --vcd's probe reads the queues, the link and the scheduler.
 constexpr core::TimePs kVcdPeriod = core::kPsPerUs;
 
@@ -139,10 +141,22 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
       return platform.pacer().interrupted();
     return StopOnSignal::stopped();
   };
-  const core::TimePs interval = cfg.get_time("stats_interval");
+  // The time series: DIR/timeseries.csv every stats_interval, and counter tracks in a trace.
+  const core::TimePs stats_interval = cfg.get_time("stats_interval");
+  const core::TimePs interval = stats_interval       ? stats_interval
+                                : trace_path.empty() ? 0
+                                                     : kTraceCounterStep;
   std::unique_ptr<TimeSeries> series;
-  if (options && !options->out_dir.empty() && interval)
-    series = std::make_unique<TimeSeries>(platform, options->out_dir + "/timeseries.csv");
+  if (interval)
+    series = std::make_unique<TimeSeries>(platform,
+                                          stats_interval && options && !options->out_dir.empty()
+                                              ? options->out_dir + "/timeseries.csv"
+                                              : "");
+  if (!trace_path.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
+    core::Tracer::instance().set_vm_names(names);  // lanes named by VM name
+  }
   Progress progress(duration, options && !options->quiet);
   // Runs the simulation for `span` in steps; between steps a signal ends it, the time series
   // takes a row (at multiples of the interval) and the progress line moves.

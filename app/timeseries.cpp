@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "models/core/tracer.h"
+
 namespace vtoe::app {
 
 using platform::Platform;
@@ -20,8 +22,11 @@ std::uint64_t wire_bytes(std::uint64_t bytes, std::uint64_t frames) {
 
 }  // namespace
 
-TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p), out_(path) {
-  if (!out_) throw std::runtime_error("cannot write " + path);
+TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
+  if (!path.empty()) {
+    out_.open(path);
+    if (!out_) throw std::runtime_error("cannot write " + path);
+  }
   columns_ = {"time_s"};
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
     const std::string v = "vm." + p.vm_name(i) + ".";
@@ -149,12 +154,18 @@ void TimeSeries::sample() {
   row.push_back(static_cast<double>(now.retransmits - a.retransmits));
   row.push_back(static_cast<double>(now.peer_retransmits - a.peer_retransmits));
   row.push_back(share(now.dram_busy, a.dram_busy));
-  char buf[32];
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%.9g", row[i]);
-    out_ << (i ? "," : "") << buf;
+  if (out_.is_open()) {
+    char buf[32];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%.9g", row[i]);
+      out_ << (i ? "," : "") << buf;
+    }
+    out_ << "\n";
   }
-  out_ << "\n";
+  // The same quantities as counter tracks of the timeline trace, each from the interval's start.
+  if (core::Tracer::on())
+    for (std::size_t i = 1; i < row.size(); ++i)
+      core::Tracer::instance().counter("time series", columns_[i], a.time_ps, row[i]);
   last_ = now;
 }
 

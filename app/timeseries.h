@@ -2,7 +2,8 @@
 // time, one row of DIR/timeseries.csv with what happened in that interval, from the start of the
 // run (warm-up included). Like results.json it holds simulated quantities only: same scenario and
 // seed give the same bytes. The columns carry their unit in their name (docs/outputs.md); the
-// Python package converts the CSV to Parquet (vtoe.load_timeseries).
+// Python package converts the CSV to Parquet (vtoe.load_timeseries). With a timeline trace the
+// rows also become its counter tracks.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace vtoe::app {
 
 class TimeSeries {
  public:
+  // `path` empty: no CSV (the rows go to the timeline trace's counter tracks only).
   TimeSeries(platform::Platform& p, const std::string& path);
   // Writes the row of the interval that ends now (nothing if no time passed since the last one).
   void sample();

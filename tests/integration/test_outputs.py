@@ -150,3 +150,16 @@ def test_vcd_traces_interrupts_queues_link_and_scheduler(vtoe, tmp_path):
     assert {v for _, v in changes["scheduler.running_vm"]} >= {0, 1}
     times = [t for t, _ in changes["gic.spi0"]]
     assert times == sorted(times) and max(times) <= 40_000_000  # ns
+
+
+def test_trace_has_counter_tracks_and_lanes_named_by_vm(vtoe, tmp_path):
+    out = tmp_path / "out"
+    vtoe.run("run", "scenarios/virt/qos_4vm.yaml", "--set", "vms.0.name=alice", "--set",
+             "duration=60ms", "--trace", "--out", out, "--quiet")
+    events = json.loads((out / "trace.json").read_text())["traceEvents"]
+    counters = [e for e in events if e["ph"] == "C"]
+    assert {"vm.alice.tx_mbps", "toe.tx_utilization_share", "vm.alice.credit"} <= \
+        {e["name"] for e in counters}
+    assert any(e["args"]["value"] > 0 for e in counters if e["name"] == "vm.alice.tx_mbps")
+    lanes = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "alice exits" in lanes and not any(name.startswith("vm0 ") for name in lanes)
