@@ -257,6 +257,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
 
 int run_scenario(const Config& cfg, const RunOptions& options) {
   core::Logger::set_default_level(options.log_level);
+  // Messages reach SystemC's report handler; vtoe prints its own as one line each.
+  sc_core::sc_report_handler::set_handler(core::compact_report_handler);
+  sc_core::sc_report_handler::set_verbosity_level(core::verbosity_of(options.log_level));
   namespace fs = std::filesystem;
   const std::string dir = options.out_dir;
   std::error_code ec;
