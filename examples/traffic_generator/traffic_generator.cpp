@@ -108,5 +108,7 @@ void TrafficGenerator::run() {
   while (completed_ < params_.count)
     if (!reap(EventType::SendDone)) return;
   finished_at_ = sc_core::sc_time_stamp();
+  // Acknowledged is not yet read: give the peer's application a moment to take the last bytes.
+  wait(sc_core::sc_time(1, sc_core::SC_MS));
   sc_core::sc_stop();
 }

@@ -4,10 +4,11 @@
 // announces. Only the installed vtoe headers are used.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/mem/dram.h"
 #include "models/toe/host_ring_driver.h"
