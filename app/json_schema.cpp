@@ -116,7 +116,7 @@ ordered_json& object_at(ordered_json& root, const std::string& path) {
 
 ordered_json scenario_json_schema(const config::Schema& schema) {
   ordered_json root{{"$schema", "https://json-schema.org/draft/2020-12/schema"},
-                    {"$id", "https://vtoe.example/schema/scenario-" + version_string() + ".json"},
+                    {"$id", "urn:vtoe:scenario:" + version_string()},
                     {"title", "vtoe scenario"},
                     {"description", "A vtoe scenario file (docs/keys.md lists every key)"},
                     {"type", "object"},
