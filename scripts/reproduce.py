@@ -104,6 +104,11 @@ def number_holds(entry, ours):
     return within_pct(ours, paper, entry["tolerance"])
 
 
+# Warnings a figure's runs give by design: Fig. 12 is one run whose workloads stop inside its
+# window (the phases), drawn against time from its time series.
+EXPECTED_WARNINGS = {"fig12": "throughput differs between the halves of the measured window"}
+
+
 def run_warnings(runs_dir, frames):
     """(number of runs, [(figure/point, warning)]) from the run.json of every point of this
     report's sweeps (not of points an earlier report left in the same directory)."""
@@ -113,6 +118,8 @@ def run_warnings(runs_dir, frames):
             run = Path(runs_dir) / name / "points" / point / "run.json"
             count += 1
             for w in json.loads(run.read_text()).get("warnings", []):
+                if name in EXPECTED_WARNINGS and EXPECTED_WARNINGS[name] in w:
+                    continue
                 found.append((f"{name}/{point}", w))
     return count, found
 
