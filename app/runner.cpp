@@ -212,9 +212,10 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
         {"wire_queue_drops", platform.raw_socket().queue_drops()},
         {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
         {"wire_send_errors", platform.raw_socket().send_errors()},
-        {"stopped", !pacer.failure().empty() ? pacer.failure() : pacer.interrupted()}};
-    if (!pacer.interrupted().empty())
-      (*run_info)["warnings"].push_back("netvp: " + pacer.interrupted() + " of " +
+        {"stopped", !pacer.failure().empty() ? pacer.failure() : stopped}};
+    // `stopped`: the pacer's words, or the runner's when the signal came between two steps.
+    if (!stopped.empty())
+      (*run_info)["warnings"].push_back("netvp: " + stopped + " of " +
                                         cfg.get_text("duration") +
                                         "; the results cover the measured window up to there");
     const netvp::IngressStats in = platform.raw_socket().ingress();
