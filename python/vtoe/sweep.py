@@ -577,8 +577,8 @@ def _run_dask(tasks, scheduler, on_done):
     import cloudpickle
     from distributed import Client, as_completed
 
-    # The scheduler and the workers cannot import vtoe_sweep (scripts/ is not on their path), so
-    # ship run_point's code with the tasks: a by-value copy of it is not the module's own function
+    # The scheduler and the workers need not have the vtoe package installed, so ship
+    # run_point's code with the tasks: a by-value copy of it is not the module's own function
     # object, so Dask's pickling falls back to cloudpickle, which sends it (and the helpers it
     # calls, copied along) by value.
     module = sys.modules[__name__]
@@ -608,7 +608,8 @@ def run_sweep(spec, jobs=None, scheduler=None, out=None, vtoe=None, resume=True,
               timeout=DEFAULT_TIMEOUT, quiet=False):
     """Run every point of ``spec`` that is not already finished and return the table.
 
-    See the module docstring of ``vtoe_sweep`` for the arguments and the files written."""
+    See the package docstring (python/vtoe/__init__.py) for the arguments and the files
+    written."""
     spec = _as_sweep(spec)
     points = points_of(spec)
     out = Path(out) if out is not None else REPO_ROOT / "out" / "sweeps" / spec.name
