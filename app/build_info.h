@@ -13,7 +13,8 @@ namespace vtoe::app {
 inline constexpr int kResultsSchemaVersion = 2;
 
 std::string git_describe();  // generated at build time (cmake/git_describe.cmake)
-// "fnv1a64:<16 hex digits>" of the running binary (/proc/self/exe), computed once.
+// "gnu-build-id:<hex>", the linker's build ID of the running binary, or (when it has none)
+// "fnv1a64:<16 hex digits>", a hash of /proc/self/exe; computed once.
 std::string binary_id();
 // {"version", "git", "binary"}.
 nlohmann::ordered_json build_identity();

@@ -71,7 +71,7 @@ TEST(CliParse, VersionAndHelp) {
   EXPECT_EQ(v.command, Command::Version);
   // The version, then the build: `git describe` and the binary's hash (run.json carries both).
   EXPECT_EQ(v.text.rfind("vtoe " + version_string() + "\nbuild: git ", 0), 0u) << v.text;
-  EXPECT_NE(v.text.find(", binary fnv1a64:"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find(", binary gnu-build-id:"), std::string::npos) << v.text;
   EXPECT_NE(version_string(), "");
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(version_string()[0]))) << version_string();
   const CliArgs h = parse({"--help"});
