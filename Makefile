@@ -28,8 +28,9 @@ build: deps
 	@$(PHASE) "build ($(PRESET))" cmake --build $(BUILD) -j $(JOBS)
 
 # Python for integration tests and scripts: a venv made from the system interpreter.
-$(VENV)/.stamp: requirements.txt | deps
-	@$(PHASE) "Python venv" sh -c '/usr/bin/python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -r requirements.txt'
+# The vtoe package (python/vtoe, pyproject.toml) is installed editable: scripts import it as is.
+$(VENV)/.stamp: requirements.txt pyproject.toml | deps
+	@$(PHASE) "Python venv" sh -c '/usr/bin/python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -r requirements.txt && $(VENV)/bin/pip install -q -e ".[plot,dask,schema]"'
 	touch $@
 
 venv: $(VENV)/.stamp

@@ -1,7 +1,5 @@
 #include "app/cli.h"
 
-#include "app/build_info.h"
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
@@ -9,6 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+
+#include "app/build_info.h"
+#include "app/json_schema.h"
 
 #ifndef VTOE_VERSION
 #define VTOE_VERSION "0.0.0"
@@ -78,6 +79,16 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "implies --trace")
       ->type_name("FROM:TO");
 
+  std::string stats_interval;
+  run->add_option("--stats-interval", stats_interval,
+                  "Write DIR/timeseries.csv with a row every this much simulated time, e.g. 1ms "
+                  "(shorthand for --set stats_interval=...)")
+      ->type_name("TIME");
+  run->add_option("--vcd", args.run.vcd,
+                  "Write a waveform (VCD, for GTKWave) of interrupt lines, the interrupt bit "
+                  "vector, queue occupancies, link busy and the running VM")
+      ->type_name("FILE");
+
   CLI::App* validate = app.add_subcommand("validate", "Check a scenario and print it resolved");
   add_scenario_options(validate, args.run, seed);
 
@@ -85,17 +96,23 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   keys->add_option("--format", keys_format, "text or markdown")
       ->check(CLI::IsMember({"text", "markdown"}));
 
+  CLI::App* schema = app.add_subcommand(
+      "schema", "Print the scenario keys as JSON Schema (for editors and jsonschema)");
+
   CLI::App* compare =
-      app.add_subcommand("compare", "Show what moved between two runs' results.json (exit 1 if "
-                                    "anything moved beyond the tolerance)");
+      app.add_subcommand("compare",
+                         "Show what moved between two runs' results.json (exit 1 if "
+                         "anything moved beyond the tolerance)");
   compare->add_option("a", args.compare.a, "results.json or run directory A")->required();
   compare->add_option("b", args.compare.b, "results.json or run directory B")->required();
-  compare->add_option("--tolerance", args.compare.tolerance_pct,
-                      "Relative change in percent that still counts as unchanged (default 0)")
+  compare
+      ->add_option("--tolerance", args.compare.tolerance_pct,
+                   "Relative change in percent that still counts as unchanged (default 0)")
       ->type_name("PCT")
       ->check(CLI::NonNegativeNumber);
-  compare->add_option("--abs", args.compare.tolerance_abs,
-                      "Absolute change that still counts as unchanged (default 0)")
+  compare
+      ->add_option("--abs", args.compare.tolerance_abs,
+                   "Absolute change that still counts as unchanged (default 0)")
       ->type_name("X")
       ->check(CLI::NonNegativeNumber);
   compare->add_flag("--all", args.compare.all, "List the unchanged values too");
@@ -104,13 +121,24 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   iss->require_subcommand(1);
   CLI::App* iss_run = iss->add_subcommand(
       "run", "Run a static ARM Linux program (syscall emulation); exits with its status");
-  iss_run->add_option("--stats", args.iss.stats,
-                      "Write instructions retired by class and wall-clock MIPS as JSON")
+  iss_run
+      ->add_option("--stats", args.iss.stats,
+                   "Write instructions retired by class and wall-clock MIPS as JSON")
       ->type_name("FILE");
-  iss_run->add_option("--trace", args.iss.trace,
-                      "Write the registers before every instruction, in qemu-arm's -d cpu format "
-                      "(slow; for lock-step checks)")
+  iss_run
+      ->add_option("--trace", args.iss.trace,
+                   "Write the registers before every instruction, in qemu-arm's -d cpu format "
+                   "(slow; for lock-step checks)")
       ->type_name("FILE");
+  iss_run
+      ->add_option("--trace-from", args.iss.trace_from,
+                   "Trace from the Nth instruction on (default 0)")
+      ->type_name("N");
+  iss_run
+      ->add_option("--trace-limit", args.iss.trace_limit,
+                   "Trace at most N instructions, about 580 bytes each (default 2000000, "
+                   "0: no limit); the program runs on untraced")
+      ->type_name("N");
   // PROGRAM and everything after it belong to the program, options included.
   iss_run->prefix_command();
 
@@ -120,7 +148,7 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       std::none_of(commands.begin(), commands.end(),
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
     throw UsageError(std::string("unknown command '") + argv[1] +
-                     "' (commands: run, validate, keys, compare, iss; see vtoe --help)");
+                     "' (commands: run, validate, keys, schema, compare, iss; see vtoe --help)");
   }
   try {
     app.parse(argc, argv);
@@ -160,12 +188,15 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     args.command = Command::Validate;
   } else if (compare->parsed()) {
     args.command = Command::Compare;
+  } else if (schema->parsed()) {
+    args.command = Command::Schema;
   } else {
     args.command = Command::Keys;
   }
   if (args.command == Command::Run || args.command == Command::Validate) {
     const CLI::App* cmd = args.command == Command::Run ? run : validate;
     if (cmd->count("--seed") > 0) args.run.sets.push_back("seed=" + seed);
+    if (!stats_interval.empty()) args.run.sets.push_back("stats_interval=" + stats_interval);
     if (args.run.out_dir.empty()) {
       const std::string stem = args.run.scenario.empty()
                                    ? "default"
@@ -192,7 +223,7 @@ CliArgs parse_cli(int argc, const char* const* argv) {
 }
 
 int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ostream& out,
-             std::ostream& err) {
+             std::ostream& err, const CheckFunction& check) {
   auto fail = [&](const std::string& message, int code) {
     err << "vtoe: " << one_line(message) << "\n";
     return code;
@@ -206,6 +237,9 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
         return 0;
       case Command::Keys:
         out << describe_keys(Schema::builtin(), args.keys_format);
+        return 0;
+      case Command::Schema:
+        out << scenario_json_schema(Schema::builtin()).dump(2) << "\n";
         return 0;
       case Command::Compare:
         try {
@@ -223,6 +257,7 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
                               ? Config::defaults(args.run.sets)
                               : Config::load(args.run.scenario, args.run.sets);
     if (args.command == Command::Validate) {
+      if (check) check(config);  // what `vtoe run` would refuse, validate refuses too
       out << config.resolved_yaml();
       return 0;
     }
@@ -237,8 +272,8 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
   }
 }
 
-int cli_main(int argc, char** argv, const RunFunction& run) {
-  return cli_main(argc, argv, run, std::cout, std::cerr);
+int cli_main(int argc, char** argv, const RunFunction& run, const CheckFunction& check) {
+  return cli_main(argc, argv, run, std::cout, std::cerr, check);
 }
 
 }  // namespace vtoe::app

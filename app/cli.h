@@ -2,6 +2,7 @@
 //   vtoe run [FILE] [--set key=value]... [--seed N] [--out DIR] [--pcap] [--log-level LEVEL]
 //   [--quiet] vtoe validate [FILE] [--set key=value]... [--seed N]   (prints the resolved scenario)
 //   vtoe keys [--format text|markdown]                     (every key: default, unit, meaning)
+//   vtoe schema                                            (the keys as JSON Schema)
 //   vtoe compare A B [--tolerance PCT] [--abs X] [--all]   (what moved between two results)
 //   vtoe iss run [--stats FILE] PROGRAM [ARGS...]   (a static ARM Linux program on the ISS)
 //   vtoe --version
@@ -10,6 +11,7 @@
 //   int main(int argc, char** argv) { return vtoe::app::cli_main(argc, argv, run_platform); }
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <stdexcept>
@@ -17,9 +19,9 @@
 #include <vector>
 
 #include "app/compare.h"
-#include "models/core/logger.h"
 #include "config/config.h"
 #include "config/schema.h"
+#include "models/core/logger.h"
 
 namespace vtoe::app {
 
@@ -42,6 +44,7 @@ struct RunOptions {
   core::LogLevel log_level = core::LogLevel::Info;
   bool quiet = false;  ///< no progress or summary on stdout
   bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
+  std::string vcd;     ///< --vcd FILE: a waveform of interrupts, queues, link and scheduler
   /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
 };
@@ -52,9 +55,12 @@ struct IssOptions {
   std::vector<std::string> args;  ///< after PROGRAM, passed to it unchanged
   std::string stats;              ///< --stats FILE: JSON of instructions retired and MIPS
   std::string trace;              ///< --trace FILE: registers before every instruction
+  std::uint64_t trace_from = 0;   ///< --trace-from N: instructions run untraced first
+  /// --trace-limit N: instructions traced at most (0: no limit); about 580 bytes each.
+  std::uint64_t trace_limit = 2'000'000;
 };
 
-enum class Command { Run, Validate, Keys, Compare, Help, Version, IssRun };
+enum class Command { Run, Validate, Keys, Schema, Compare, Help, Version, IssRun };
 
 struct CliArgs {
   Command command = Command::Help;
@@ -75,6 +81,9 @@ class UsageError : public std::runtime_error {
 CliArgs parse_cli(int argc, const char* const* argv);
 
 using RunFunction = std::function<int(const Config&, const RunOptions&)>;
+/// `vtoe validate`'s checks beyond the schema (those the platform makes when it is built); throws
+/// ConfigError. Empty: the schema's checks only.
+using CheckFunction = std::function<void(const Config&)>;
 
 /// Runs `vtoe iss run`; returns the program's exit status (defined in iss_runner.cpp).
 int run_iss(const IssOptions& opts, std::ostream& err);
@@ -82,9 +91,9 @@ int run_iss(const IssOptions& opts, std::ostream& err);
 /// Parses, loads the scenario and calls `run` for `vtoe run`; handles keys/validate/help/version
 /// itself. Errors are printed as one line "vtoe: <message>" on `err`. Returns run's result, 0, or
 /// kExitUsage for usage and configuration errors (kExitFailure if run throws anything else).
-int cli_main(int argc, char** argv, const RunFunction& run);
+int cli_main(int argc, char** argv, const RunFunction& run, const CheckFunction& check = {});
 int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ostream& out,
-             std::ostream& err);
+             std::ostream& err, const CheckFunction& check = {});
 
 /// The project version, "0.1.0" (`vtoe --version` prints "vtoe 0.1.0").
 std::string version_string();

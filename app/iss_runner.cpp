@@ -2,6 +2,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,8 +31,8 @@ std::string registers(const iss::ArmCore& core) {
   return s + buf;
 }
 
-// The register file as qemu-arm -d cpu,fpu prints it before each instruction (tests/iss/test_lockstep.py
-// compares the two).
+// The register file as qemu-arm -d cpu,fpu prints it before each instruction
+// (tests/iss/test_lockstep.py compares the two).
 void trace_registers(std::FILE* f, const iss::ArmCore& core) {
   for (int i = 0; i < 16; ++i) {
     std::fprintf(f, "R%02d=%08x%c", i, core.reg(i), i % 4 == 3 ? '\n' : ' ');
@@ -41,6 +42,44 @@ void trace_registers(std::FILE* f, const iss::ArmCore& core) {
     std::fprintf(f, "d%02d=%016llx\n", i, static_cast<unsigned long long>(core.dreg(i)));
   }
   std::fprintf(f, "FPSCR: %08x\n", core.fpscr());
+}
+
+// Bytes one trace_registers() record takes (16 core and 16 VFP registers): the unit of the
+// projected trace size.
+constexpr std::uint64_t kTraceRecordBytes = 4 * 48 + 13 + 16 * 21 + 16;
+// Below this much free space the trace stops: a full disk hurts more than a short trace.
+constexpr std::uint64_t kTraceReserveBytes = 256ull << 20;
+
+std::uint64_t free_bytes(const std::string& file) {
+  std::error_code ec;
+  auto dir = std::filesystem::absolute(file, ec).parent_path();
+  const auto s = std::filesystem::space(dir, ec);
+  return ec ? UINT64_MAX : s.available;
+}
+
+// Steps the core to the end, writing the registers of instructions [from, from + limit) to `f`
+// (limit 0: no limit); returns why the trace ended early, or "".
+std::string run_traced(iss::ArmCore& core, std::FILE* f, const IssOptions& opts) {
+  std::uint64_t n = 0;
+  const std::uint64_t end = opts.trace_limit ? opts.trace_from + opts.trace_limit : UINT64_MAX;
+  while (!core.halted() && n < opts.trace_from) {
+    core.step();
+    ++n;
+  }
+  for (; !core.halted() && n < end; ++n) {
+    // Free space is looked at every 2^16 records (about 35 MB of trace), not every write.
+    if ((n - opts.trace_from) % 65536 == 0 && free_bytes(opts.trace) < kTraceReserveBytes) {
+      core.run();
+      return "stopped after " + std::to_string(n - opts.trace_from) +
+             " instructions: less than 256 MiB left on the trace's file system";
+    }
+    trace_registers(f, core);
+    core.step();
+  }
+  if (core.halted()) return "";
+  core.run();  // the rest untraced
+  return "stopped after " + std::to_string(opts.trace_limit) +
+         " instructions (--trace-limit; --trace-from skips the start)";
 }
 
 }  // namespace
@@ -72,10 +111,16 @@ int run_iss(const IssOptions& opts, std::ostream& err) {
         err << "vtoe: iss run: cannot write " << opts.trace << "\n";
         return kExitFailure;
       }
-      while (!core.halted()) {
-        trace_registers(f.get(), core);
-        core.step();
-      }
+      // A trace takes about 580 bytes per instruction: say so before the disk fills.
+      const std::uint64_t projected = opts.trace_limit * kTraceRecordBytes;
+      if (opts.trace_limit == 0 || projected + kTraceReserveBytes > free_bytes(opts.trace))
+        err << "vtoe: iss run: warning: the trace may take up to "
+            << (opts.trace_limit ? std::to_string(projected >> 20) + " MiB"
+                                 : "580 bytes per instruction")
+            << " and " << opts.trace << "'s file system has " << (free_bytes(opts.trace) >> 20)
+            << " MiB free; it stops with 256 MiB left\n";
+      const std::string cut = run_traced(core, f.get(), opts);
+      if (!cut.empty()) err << "vtoe: iss run: the trace " << cut << "\n";
     }
     status = proc.exit_status();
   } catch (const iss::UndefinedInstruction& e) {

@@ -6,7 +6,7 @@
 #include "app/runner.h"
 
 int sc_main(int argc, char** argv) {
-  return vtoe::app::cli_main(argc, argv, vtoe::app::run_scenario);
+  return vtoe::app::cli_main(argc, argv, vtoe::app::run_scenario, vtoe::app::check_scenario);
 }
 
 // Our own main (instead of libsystemc's) so that SystemC's banner is switched off before the

@@ -198,9 +198,8 @@ ordered_json toe_section(Platform& p, const Window& w) {
   t["ppm_rx_utilization"] = busy(w.now.ppm_rx_busy, w.base.ppm_rx_busy);
   // The shared local buffer SRAM (toe.sram): its highest fill over the run, 0 without one.
   const tcpip::BufferPool* sram = p.toe().ppm().stack().buffer_pool();
-  t["sram_peak_utilization"] =
-      rounded(sram && sram->capacity() ? static_cast<double>(sram->peak()) / sram->capacity() : 0,
-              6);
+  t["sram_peak_utilization"] = rounded(
+      sram && sram->capacity() ? static_cast<double>(sram->peak()) / sram->capacity() : 0, 6);
   return t;
 }
 
@@ -220,7 +219,8 @@ ordered_json channels_section(Platform& p, const Window& w) {
     j["tx_mbps"] = rounded(mbps(w.now.channel_tx[c] - w.base.channel_tx[c], w.measured_s));
     j["rx_mbps"] = rounded(mbps(w.now.channel_rx[c] - w.base.channel_rx[c], w.measured_s));
     const core::Accumulator& occ = ch.sendq_occupancy();  // reset at the baseline
-    j["sendq_occupancy"] = {{"mean", rounded(occ.mean())}, {"max", rounded(occ.max())}};
+    j["sendq_occupancy"] = {{"mean", rounded(occ.mean(core::now_ps()))},
+                            {"max", rounded(occ.max())}};
     channels.push_back(j);
   }
   return channels;
@@ -358,7 +358,8 @@ ordered_json stats_section(Platform& p) {
     ordered_json gs;
     for (const auto& e : g->counters()) gs[e.name] = e.counter->measured();
     for (const auto& e : g->accumulators()) {
-      gs[e.name] = {{"mean", rounded(e.acc->mean())},
+      // A time-weighted level (a queue's occupancy) is averaged over time up to now.
+      gs[e.name] = {{"mean", rounded(e.acc->mean(core::now_ps()))},
                     {"max", rounded(e.acc->max())},
                     {"samples", e.acc->count()}};
     }

@@ -10,7 +10,10 @@
 #include <sstream>
 
 #include "app/build_info.h"
+#include "app/progress.h"
 #include "app/results.h"
+#include "app/timeseries.h"
+#include "app/waveform.h"
 #include "models/core/tracer.h"
 #include "platform/platform.h"
 
@@ -20,32 +23,50 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// While it lives, SIGINT and SIGTERM ask the NetVP pacer to end the run (once: the handler then
-// gives the signal back to its default action).
+// While it lives, SIGINT and SIGTERM end the run at the next step (and ask the NetVP pacer to stop
+// at its next tick): the results cover the simulated time so far. Once: the handler then gives the
+// signal back to its default action, so a second one ends the program as usual.
 class StopOnSignal {
  public:
-  explicit StopOnSignal(bool active) : active_(active) {
-    if (!active_) return;
+  StopOnSignal() {
+    signal_ = 0;
     previous_int_ = std::signal(SIGINT, &StopOnSignal::handle);
     previous_term_ = std::signal(SIGTERM, &StopOnSignal::handle);
   }
   ~StopOnSignal() {
-    if (!active_) return;
     std::signal(SIGINT, previous_int_);
     std::signal(SIGTERM, previous_term_);
   }
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
+  // "" while no signal came, else "stopped by SIGINT at 0.042 s of simulated time".
+  static std::string stopped() {
+    if (signal_ == 0) return "";
+    std::ostringstream m;
+    m << "stopped by " << (signal_ == SIGINT ? "SIGINT" : "SIGTERM") << " at "
+      << static_cast<double>(core::now_ps()) / 1e12 << " s of simulated time";
+    return m.str();
+  }
 
  private:
   static void handle(int sig) {
+    signal_ = sig;
     netvp::Pacer::request_stop(sig);
     std::signal(sig, SIG_DFL);
   }
-  bool active_;
+  static volatile std::sig_atomic_t signal_;
   void (*previous_int_)(int) = SIG_DFL;
   void (*previous_term_)(int) = SIG_DFL;
 };
+volatile std::sig_atomic_t StopOnSignal::signal_ = 0;
+
+// Without a time series, the runner still steps the kernel this often to see a signal or show
+// progress (the kernel resumes exactly where it paused: results do not depend on the steps).
+constexpr core::TimePs kControlStep = core::kPsPerMs;
+// Counter tracks of a timeline trace without stats_interval: a value every 100 us.
+constexpr core::TimePs kTraceCounterStep = 100 * core::kPsPerUs;
+// How often --vcd's probe reads the queues, the link and the scheduler.
+constexpr core::TimePs kVcdPeriod = core::kPsPerUs;
 
 // Bytes each VM's application moved so far (a plain read: nothing in the models is touched).
 std::vector<std::uint64_t> app_bytes(Platform& p) {
@@ -94,6 +115,8 @@ std::vector<std::string> stability_warnings(Platform& p, const Config& cfg, core
 
 }  // namespace
 
+void check_scenario(const Config& cfg) { const Platform platform(cfg); }
+
 ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std::string& trace_path,
                       const RunOptions* options, ordered_json* run_info) {
   const core::TimePs duration = cfg.get_time("duration");
@@ -108,51 +131,91 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
-  // A real-time run is often ended by hand: SIGINT or SIGTERM ends it at the next pacer tick and
-  // the results cover the simulated time so far; a second signal kills as usual.
-  const StopOnSignal stop_on_signal(platform.netvp());
-  auto interrupted = [&platform] {
-    return platform.netvp() && !platform.pacer().interrupted().empty();
+  std::unique_ptr<WaveformProbe> waveform;
+  if (options && !options->vcd.empty())
+    waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
+  const StopOnSignal stop_on_signal;
+  // Ended by hand (SIGINT, SIGTERM; the NetVP pacer notices them too) or by the pacer's failure.
+  auto interrupted = [&platform]() -> std::string {
+    if (platform.netvp() && !platform.pacer().interrupted().empty())
+      return platform.pacer().interrupted();
+    return StopOnSignal::stopped();
   };
-  // Runs the simulation for `span`; a NetVP pacer waiting through a quiet time stops there.
-  auto run_for = [&platform](core::TimePs span) {
-    if (platform.netvp()) platform.pacer().set_end(core::now_ps() + span);
-    sc_core::sc_start(core::ps(span));
+  // The time series: DIR/timeseries.csv every stats_interval, and counter tracks in a trace.
+  const core::TimePs stats_interval = cfg.get_time("stats_interval");
+  const core::TimePs interval = stats_interval       ? stats_interval
+                                : trace_path.empty() ? 0
+                                                     : kTraceCounterStep;
+  std::unique_ptr<TimeSeries> series;
+  if (interval)
+    series = std::make_unique<TimeSeries>(platform,
+                                          stats_interval && options && !options->out_dir.empty()
+                                              ? options->out_dir + "/timeseries.csv"
+                                              : "");
+  if (!trace_path.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
+    core::Tracer::instance().set_vm_names(names);  // lanes named by VM name
+  }
+  Progress progress(duration, options && !options->quiet);
+  // Runs the simulation for `span` in steps; between steps a signal ends it, the time series
+  // takes a row (at multiples of the interval) and the progress line moves.
+  const core::TimePs step = interval ? interval : kControlStep;
+  auto run_for = [&](core::TimePs span) {
+    const core::TimePs end = core::now_ps() + span;
+    while (core::now_ps() < end && interrupted().empty() &&
+           sc_core::sc_get_status() != sc_core::SC_STOPPED) {
+      const core::TimePs next = std::min(end, (core::now_ps() / step + 1) * step);
+      // A NetVP pacer waiting through a quiet time stops there.
+      if (platform.netvp()) platform.pacer().set_end(next);
+      sc_core::sc_start(core::ps(next - core::now_ps()));
+      if (series && core::now_ps() % interval == 0) series->sample();
+      progress.update(core::now_ps());
+    }
   };
   if (warmup) run_for(warmup);
-  if (interrupted())
-    throw std::runtime_error(platform.pacer().interrupted() + ", during the warm-up: no results");
+  if (!interrupted().empty())
+    throw std::runtime_error(interrupted() + ", during the warm-up: no results");
+  if (series) series->before_baseline();
   const Snapshot base = take_snapshot(platform);
   platform.mark_baseline();
-  // The window runs in two halves (the kernel resumes exactly where it paused) so that a VM whose
-  // throughput changes inside it can be told apart from a steady one.
+  // The window runs in two halves so that a VM whose throughput changes inside it can be told
+  // apart from a steady one.
   core::TimePs window = duration - warmup;
   const std::vector<std::uint64_t> start = app_bytes(platform);
   run_for(window / 2);
   const std::vector<std::uint64_t> mid = app_bytes(platform);
-  if (!interrupted()) run_for(window - window / 2);
-  if (interrupted()) window = core::now_ps() - warmup;  // the rates cover what was simulated
+  run_for(window - window / 2);
+  const std::string stopped = interrupted();
+  if (!stopped.empty()) {
+    window = core::now_ps() - warmup;  // the rates cover what was simulated
+    if (series) series->sample();      // the last, partial interval
+  }
   ordered_json results = collect(platform, base, static_cast<double>(window) / 1e12);
-  const auto warnings =
-      interrupted() ? std::vector<std::string>{}
-                    : stability_warnings(platform, cfg, window, start, mid, app_bytes(platform));
+  auto warnings = !stopped.empty()
+                      ? std::vector<std::string>{}
+                      : stability_warnings(platform, cfg, window, start, mid, app_bytes(platform));
+  if (!stopped.empty() && !platform.netvp())
+    warnings.push_back(stopped + " (duration " + cfg.get_text("duration") + ")" +
+                       "; the results cover the measured window up to there");
   if (run_info) (*run_info)["warnings"] = warnings;
   if (platform.netvp() && run_info) {
     // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
     netvp::Pacer& pacer = platform.pacer();
-    (*run_info)["pacing"] = {{"max_lag_us", pacer.max_lag_us()},
-                             {"mean_lag_us", pacer.mean_lag_us()},
-                             {"late_ticks", pacer.late_ticks()},
-                             {"ticks", pacer.ticks()},
-                             {"slept_s", pacer.slept_s()},
-                             {"idle_waits", pacer.idle_waits()},
-                             {"wire_queue_drops", platform.raw_socket().queue_drops()},
-                             {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
-                             {"wire_send_errors", platform.raw_socket().send_errors()},
-                             {"stopped", !pacer.failure().empty() ? pacer.failure()
-                                                                  : pacer.interrupted()}};
-    if (!pacer.interrupted().empty())
-      (*run_info)["warnings"].push_back("netvp: " + pacer.interrupted() + " of " +
+    (*run_info)["pacing"] = {
+        {"max_lag_us", pacer.max_lag_us()},
+        {"mean_lag_us", pacer.mean_lag_us()},
+        {"late_ticks", pacer.late_ticks()},
+        {"ticks", pacer.ticks()},
+        {"slept_s", pacer.slept_s()},
+        {"idle_waits", pacer.idle_waits()},
+        {"wire_queue_drops", platform.raw_socket().queue_drops()},
+        {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
+        {"wire_send_errors", platform.raw_socket().send_errors()},
+        {"stopped", !pacer.failure().empty() ? pacer.failure() : stopped}};
+    // `stopped`: the pacer's words, or the runner's when the signal came between two steps.
+    if (!stopped.empty())
+      (*run_info)["warnings"].push_back("netvp: " + stopped + " of " +
                                         cfg.get_text("duration") +
                                         "; the results cover the measured window up to there");
     const netvp::IngressStats in = platform.raw_socket().ingress();
@@ -195,6 +258,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
 
 int run_scenario(const Config& cfg, const RunOptions& options) {
   core::Logger::set_default_level(options.log_level);
+  // Messages reach SystemC's report handler; vtoe prints its own as one line each.
+  sc_core::sc_report_handler::set_handler(core::compact_report_handler);
+  sc_core::sc_report_handler::set_verbosity_level(core::verbosity_of(options.log_level));
   namespace fs = std::filesystem;
   const std::string dir = options.out_dir;
   std::error_code ec;
@@ -211,9 +277,10 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   }
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not
   // (a capture, a trace) would sit beside results they do not belong to.
-  for (const char* stale : {"link0.pcap", "netvp.pcap", "trace.json"}) {
+  for (const char* stale : {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv"}) {
     const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
-                        (options.trace && std::string(stale) == "trace.json");
+                        (options.trace && std::string(stale) == "trace.json") ||
+                        (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");
     if (!writes) fs::remove(fs::path(dir) / stale, ec);
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -271,6 +338,7 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
           (captures.empty() ? "" : ", ") + dir + "/" + l["name"].get<std::string>() + ".pcap";
     out << "results: " << dir << "/results.json" << (options.pcap ? ", capture: " + captures : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
+        << (cfg.get_time("stats_interval") ? ", time series: " + dir + "/timeseries.csv" : "")
         << "\n";
     std::cout << out.str();
   }

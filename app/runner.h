@@ -19,6 +19,10 @@ using platform::Platform;
 // Entry point used by `vtoe run`; returns the process exit status.
 int run_scenario(const Config& cfg, const RunOptions& options);
 
+// `vtoe validate`'s platform checks: builds the platform (elaborates, simulates nothing), so that
+// every error `vtoe run` would give at start-up comes out here too. Throws ConfigError.
+void check_scenario(const Config& cfg);
+
 // Builds, simulates and returns results.json's content (no files, no output). With `trace_path`,
 // also writes the timeline trace of the window options give.
 nlohmann::ordered_json simulate(const Config& cfg, const std::string& pcap_dir = "",

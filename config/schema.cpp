@@ -152,6 +152,10 @@ std::vector<Key> builtin_keys() {
               "Seed of every random stream; same scenario and seed give identical results"),
       K::time("duration", "100ms", "Simulated time to run").above("0s"),
       K::time("warmup", "10ms", "Simulated time at the start excluded from metrics (< duration)"),
+      K::time("stats_interval", "0s",
+              "Time series: every this much simulated time, `vtoe run` adds a row to "
+              "DIR/timeseries.csv (throughput, CPU, queues, utilisation, cwnd, exits, credit per "
+              "interval, warm-up included; docs/outputs.md); 0s: none. --stats-interval sets it"),
       K::enumeration("architecture", {"native", "de", "da"}, "native",
                      "Platform: native (one OS on bare metal), de (device emulation: the "
                      "hypervisor emulates a TOE per VM) or da (direct I/O access: a physical "

@@ -87,7 +87,7 @@ using cpu::CycleClass;
 static void trace_event(const char* component, int vm, const char* what) {
   if (!core::Tracer::on()) return;
   auto& t = core::Tracer::instance();
-  t.instant(t.lane(component, "vm" + std::to_string(vm) + " exits"), what, core::now_ps(), "exit");
+  t.instant(t.lane(component, t.vm_label(vm) + " exits"), what, core::now_ps(), "exit");
 }
 
 // The vCPU's register accesses: stage 2 passes device pages through, traps the rest.
@@ -262,7 +262,7 @@ void Hypervisor::inject(int vm) {
   ++injections_;
   if (core::Tracer::on()) {
     auto& t = core::Tracer::instance();
-    t.instant(t.lane(name(), "vm" + std::to_string(vm) + " virtual IRQs"), "inject", core::now_ps(),
+    t.instant(t.lane(name(), t.vm_label(vm) + " virtual IRQs"), "inject", core::now_ps(),
               "irq");
   }
   place_virq(vm);

@@ -75,6 +75,9 @@ VirtualToeManager::VirtualToeManager(const sc_core::sc_module_name& name,
                                      "connect/listen/accept refused: the VM held its CCB quota")) {
   for (int vm : params_.vms) {
     vchannels_.emplace_back(vm);
+    vsendq_occupancy_.push_back(&stats_.accumulator(
+        "vsendq_occupancy.vm" + std::to_string(vm),
+        "contexts waiting in the VM's virtual SendQ for the QoS dispatcher, mean over time"));
     // Every served VM's channel page is unmapped in its stage 2: its accesses trap here.
     hyp_.add_trap_handler(
         vm, params_.guest_regs_ipa, reg::kChannelStride,
@@ -299,6 +302,8 @@ void VirtualToeManager::handle_send(VirtualChannel& v, toe::SendDesc sd) {
   sd.addr = pa;
   sd.cookie = pc;
   v.sendq().push_back(VirtualChannel::SendContext{sd, qos_.next_arrival()});
+  vsendq_occupancy_[static_cast<std::size_t>(slot)]->level(static_cast<double>(v.sendq().size()),
+                                                           core::now_ps());
 }
 
 // ---- QoS dispatcher: virtual SendQs -> physical SendQ ----
@@ -324,6 +329,8 @@ void VirtualToeManager::dispatch(Ctx& ctx) {
     }
     const VirtualChannel::SendContext sc = v.sendq().front();
     v.sendq().pop_front();
+    vsendq_occupancy_[static_cast<std::size_t>(q)]->level(static_cast<double>(v.sendq().size()),
+                                                          core::now_ps());
     qos_.served(q, sc.desc.length);
     // The queue's new head before anything waits, so that a dispatch that runs meanwhile sees it.
     refresh(static_cast<std::size_t>(q));

@@ -67,6 +67,10 @@ class VirtualToeManager : public core::Module {
 
   // Statistics per served VM (index in params.vms order).
   std::uint64_t contexts(int slot) const;
+  // Contexts waiting in the slot's virtual SendQ since the baseline, time-weighted.
+  const core::Accumulator& vsendq_occupancy(int slot) const {
+    return *vsendq_occupancy_.at(static_cast<std::size_t>(slot));
+  }
   std::size_t queued_sends(int slot) const;
   const VirtualChannel& channel(int slot) const { return vchannels_.at(slot); }
   const SocketMap& sockets() const { return sockets_; }
@@ -114,6 +118,7 @@ class VirtualToeManager : public core::Module {
   core::Counter& ecq_overflows_;
   core::Counter& backlogged_;
   core::Counter& quota_refusals_;
+  std::vector<core::Accumulator*> vsendq_occupancy_;  // per slot, time-weighted
 };
 
 }  // namespace vtoe::hypervisor

@@ -128,12 +128,23 @@ void Platform::build_memory_and_bus() {
   mem::DramParams dp;
   config::fill(cfg_, mem::dram_params(), dp);
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
-  if (kGuestRamBase + vms_ * guest_mem > dp.size)
+  if (kGuestRamBase + vms_ * guest_mem > dp.size) {
+    // The advice names a value the next check accepts: DRAM ends below the TOE's registers.
+    const std::uint64_t need = kGuestRamBase + vms_ * guest_mem;
+    const std::string advice =
+        need <= kToeRegBase
+            ? "raise platform.dram_size to at least " +
+                  std::to_string((need + (1 << 20) - 1) >> 20) +
+                  "MiB or lower platform.guest_memory"
+            : "DRAM ends at 1024MiB, below the TOE's registers: lower platform.guest_memory to "
+              "at most " +
+                  std::to_string(((kToeRegBase - kGuestRamBase) / vms_) >> 20) +
+                  "MiB, or use fewer VMs";
     throw ConfigError(cfg_.where("platform.dram_size"), "platform.dram_size",
                       "DRAM of " + std::to_string(dp.size >> 20) + " MiB cannot hold " +
                           std::to_string(vms_) + " guests of " + std::to_string(guest_mem >> 20) +
-                          " MiB above the first 16 MiB (raise platform.dram_size or lower "
-                          "platform.guest_memory)");
+                          " MiB above the first 16 MiB (" + advice + ")");
+  }
   if (dp.size > kToeRegBase)
     throw ConfigError(cfg_.where("platform.dram_size"), "platform.dram_size",
                       "DRAM of " + std::to_string(dp.size >> 20) +
@@ -549,7 +560,7 @@ void Platform::enable_pcap(const std::string& dir) {
 }
 
 void Platform::mark_baseline() {
-  core::StatRegistry::instance().mark_baseline();
+  core::StatRegistry::instance().mark_baseline(core::now_ps());
   core_->mark_baseline();
 }
 

@@ -67,6 +67,14 @@ class Platform {
 
   void enable_pcap(const std::string& dir);
   void mark_baseline();
+  // The interrupt lines, for waveforms: the GIC's outputs to the core (irq, virq, maintenance)
+  // and its shared peripheral inputs (the TOE's irq is one of them).
+  const sc_core::sc_signal<bool>& gic_irq() const { return gic_irq_; }
+  const sc_core::sc_signal<bool>& gic_virq() const { return gic_virq_; }
+  const sc_core::sc_signal<bool>& gic_maintenance() const { return gic_maint_; }
+  const std::vector<std::unique_ptr<sc_core::sc_signal<bool>>>& spi_lines() const {
+    return spi_lines_;
+  }
 
   const Config& config() const { return cfg_; }
   Architecture architecture() const { return arch_; }

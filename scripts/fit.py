@@ -27,11 +27,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from vtoe import load_sweep, run_sweep
+from vtoe.sweep import find_vtoe, set_text
 
-from vtoe_sweep import load_sweep, run_sweep  # noqa: E402
-from vtoe_sweep.core import find_vtoe, set_text  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAPER = ROOT / "scenarios" / "paper"
 HYP_KEYS = ("exit", "data_abort", "irq", "vgic_inject")

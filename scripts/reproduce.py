@@ -20,10 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from vtoe import load_sweep, run_sweep
 
-from vtoe_sweep import load_sweep, run_sweep  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 FIGURES = ["fig07", "fig09ab", "fig09cd", "fig10", "fig11", "fig12", "fig13"]
 SIZES = [1000, 2000, 4000, 8000]
@@ -105,6 +104,11 @@ def number_holds(entry, ours):
     return within_pct(ours, paper, entry["tolerance"])
 
 
+# Warnings a figure's runs give by design: Fig. 12 is one run whose workloads stop inside its
+# window (the phases), drawn against time from its time series.
+EXPECTED_WARNINGS = {"fig12": "throughput differs between the halves of the measured window"}
+
+
 def run_warnings(runs_dir, frames):
     """(number of runs, [(figure/point, warning)]) from the run.json of every point of this
     report's sweeps (not of points an earlier report left in the same directory)."""
@@ -114,6 +118,8 @@ def run_warnings(runs_dir, frames):
             run = Path(runs_dir) / name / "points" / point / "run.json"
             count += 1
             for w in json.loads(run.read_text()).get("warnings", []):
+                if name in EXPECTED_WARNINGS and EXPECTED_WARNINGS[name] in w:
+                    continue
                 found.append((f"{name}/{point}", w))
     return count, found
 
@@ -395,26 +401,43 @@ def fig11(df, rep, plt, out):
               "every VM's share within 10% of 1/4")
 
 
-def fig12(df, rep, plt, out):
-    phases = {"20ms": "phase 1 (all)", "420ms": "phase 2 (VM0 stopped)", "820ms": "phase 3 (VM1 only)"}
+# Fig. 12's phases (scenarios/paper/weights.yaml): from, to (ms), label.
+FIG12_PHASES = [(20, 400, "phase 1 (all)"), (420, 800, "phase 2 (VM0 stopped)"),
+                (820, 1200, "phase 3 (VM1 only)")]
+
+
+def fig12(df, rep, plt, out, runs_dir):
+    """Throughput against time, as the paper draws it, from the one run's time series; the
+    phases' means are the numbers the claims test."""
+    from vtoe import load_timeseries
+
+    point = df["point_id"].iloc[0]
+    ts = load_timeseries(runs_dir / "points" / point)
+    names = sorted(df["vm.name"].unique(), key=lambda n: list(df["vm.name"]).index(n))
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    rows, data = [], {}
-    for k, (w, label) in enumerate(phases.items()):
-        d = df[df["warmup"].astype(str) == w].sort_values("vm")
-        ys = list(d["vm.tx_mbps"])
-        data[w] = ys
-        for i, y in enumerate(ys):
-            rep.value(f"fig12.{label.split()[0]}{label.split()[1]}.vm{i}", y)
-            ax.bar(k + (i - 1.5) * 0.2, y, width=0.2, color=f"C{i}", label=f"VM{i}" if k == 0 else None)
-        rows.append([label] + [f"{y:.0f}" for y in ys] + [f"{sum(ys):.0f}"])
-    ax.set_xticks(range(3), list(phases.values()), fontsize=8)
-    ax.set(ylabel="throughput (Mbit/s)", title="Fig. 12: DWRR with weights 4:1:2:2, 1 Gbit/s TOE")
-    ax.legend(fontsize=7)
+    for i, n in enumerate(names):
+        ax.plot(ts["time_s"] * 1e3, ts[f"vm.{n}.tx_mbps"], color=f"C{i}", lw=1, label=f"VM{i}")
+    for lo, _, _ in FIG12_PHASES[1:]:
+        ax.axvline(lo - 20, color="0.6", lw=0.8, ls=":")
+    ax.set(xlabel="time (ms)", ylabel="throughput (Mbit/s)",
+           title="Fig. 12: DWRR with weights 4:1:2:2, 1 Gbit/s TOE")
+    ax.legend(fontsize=7, ncol=4)
     save(fig, out, "fig12")
     plt.close(fig)
-    rep.section("Fig. 12: weighted shares over time", table(["phase", "VM0", "VM1", "VM2", "VM3", "total"], rows)
-                + ["", "![Fig. 12](fig12.png)"])
-    p1, p2, p3 = data["20ms"], data["420ms"], data["820ms"]
+    rows, data = [], {}
+    for lo, hi, label in FIG12_PHASES:
+        # Rows are intervals ending at time_s: the phase's are those inside [lo, hi].
+        phase = ts[(ts["time_s"] * 1e3 > lo + 1e-6) & (ts["time_s"] * 1e3 <= hi + 1e-6)]
+        ys = [float(phase[f"vm.{n}.tx_mbps"].mean()) for n in names]
+        data[lo] = ys
+        for i, y in enumerate(ys):
+            rep.value(f"fig12.{label.split()[0]}{label.split()[1]}.vm{i}", y)
+        rows.append([label] + [f"{y:.0f}" for y in ys] + [f"{sum(ys):.0f}"])
+    rep.section("Fig. 12: weighted shares over time",
+                table(["phase", "VM0", "VM1", "VM2", "VM3", "total"], rows)
+                + ["", "One run's time series (stats_interval), the phases' means in the table.",
+                   "", "![Fig. 12](fig12.png)"])
+    p1, p2, p3 = data[20], data[420], data[820]
     e1 = share_error_pct(p1, [4, 1, 2, 2])
     e2 = share_error_pct(p2[1:], [1, 2, 2])
     rep.number("dwrr_4122", e1)
@@ -581,7 +604,7 @@ def main(argv=None):
     fig07(frames["fig07"], rep, plt, out)
     fig10(frames["fig10"], rep, plt, out)
     fig11(frames["fig11"], rep, plt, out)
-    fig12(frames["fig12"], rep, plt, out)
+    fig12(frames["fig12"], rep, plt, out, out / "runs" / "fig12")
     fig13(frames["fig13"], rep, plt, out)
     if not args.no_fit:
         import fit

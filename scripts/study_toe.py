@@ -21,11 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from reproduce import save, table  # one report style for both (scripts/ is this script's folder)
+from vtoe import load_sweep, run_sweep
 
-from reproduce import save, table  # noqa: E402  (one report style for both)
-from vtoe_sweep import load_sweep, run_sweep  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 STUDY = ROOT / "scenarios" / "study" / "toe"
 # sweep name -> (knob, metric, direction, axis label, metric label)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a vtoe design-space sweep: python3 scripts/sweep.py SWEEP.yaml [options].
 
-See docs/sweeps.md; the library is scripts/vtoe_sweep."""
+See docs/sweeps.md; the library is the vtoe package (python/vtoe/sweep.py)."""
 
 import argparse
 import os
@@ -15,7 +15,7 @@ VENV_PYTHON = HERE.parent / "build" / "venv" / "bin" / "python"
 def _use_venv():
     """Re-run under build/venv (made by `make venv`) when this interpreter lacks the packages."""
     try:
-        import pandas, pyarrow, tqdm, yaml  # noqa: F401
+        import pandas, pyarrow, tqdm, vtoe, yaml  # noqa: F401
     except ImportError as e:
         if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != VENV_PYTHON.parents[1].resolve():
             os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), str(Path(__file__).resolve()),
@@ -25,10 +25,9 @@ def _use_venv():
 
 if __name__ == "__main__":
     _use_venv()
-sys.path.insert(0, str(HERE))
 
-from vtoe_sweep import DEFAULT_TIMEOUT, SweepError, load_sweep, points_of, run_sweep  # noqa: E402
-from vtoe_sweep.core import set_text  # noqa: E402
+from vtoe import DEFAULT_TIMEOUT, SweepError, load_sweep, points_of, run_sweep  # noqa: E402
+from vtoe.sweep import set_text  # noqa: E402
 
 SUMMARY_COLUMNS = ("vm.name", "vm.tx_mbps", "vm.rx_mbps", "vm.cpu.idle", "vm.transactions")
 SUMMARY_MAX_ROWS = 60

@@ -1,9 +1,16 @@
-// Per-module logger with a runtime level. Messages carry simulated time and the module name.
+// Per-module logger with a runtime level. Every message goes through SystemC's
+// sc_report_handler with the message type "vtoe/<module name>" (e.g. "vtoe/toe.ppm"), so that a
+// platform embedding the models sees them with its own handler, actions and verbosity: error ->
+// SC_ERROR, warn -> SC_WARNING (both displayed, not thrown: the type's actions say so),
+// info/debug/trace -> SC_INFO at verbosity SC_MEDIUM/SC_HIGH/SC_DEBUG. The logger's own level is
+// checked first (a disabled message costs a branch). The vtoe program installs
+// compact_report_handler: one line per vtoe message.
 #pragma once
 
 #include <iosfwd>
 #include <sstream>
 #include <string>
+#include <systemc>
 
 namespace vtoe::core {
 
@@ -32,12 +39,22 @@ class Logger {
   const std::string& name() const { return name_; }
 
   void write(LogLevel level, const std::string& message) const;
+  // "vtoe/<name>": this logger's SystemC message type.
+  const std::string& message_type() const { return type_; }
 
  private:
   std::string name_;
+  std::string type_;
   LogLevel level_ = LogLevel::Info;
   bool has_level_ = false;
 };
+
+// An sc_report_handler handler: vtoe's messages ("vtoe/..." types) as one line each on the logger
+// sink, "[<time>] <level> <module>: <message>"; every other message, and every action besides
+// display, as SystemC's default handler does.
+void compact_report_handler(const sc_core::sc_report& report, const sc_core::sc_actions& actions);
+// The SystemC verbosity at which a vtoe level's messages are shown (for `--log-level`).
+int verbosity_of(LogLevel level);
 
 // Builds the message only when the level is enabled, then writes it when the statement ends.
 class LogLine {

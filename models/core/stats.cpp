@@ -16,8 +16,41 @@ void StatRegistry::remove(StatGroup* group) {
   groups_.erase(std::remove(groups_.begin(), groups_.end(), group), groups_.end());
 }
 
-void StatRegistry::mark_baseline() {
-  for (auto* g : groups_) g->mark_baseline();
+void StatRegistry::mark_baseline(std::uint64_t now_ps) {
+  for (auto* g : groups_) g->mark_baseline(now_ps);
+}
+
+void Accumulator::level(double v, std::uint64_t now_ps) {
+  if (!weighted_) {
+    weighted_ = true;
+    min_ = max_ = level_;  // the level was 0 from the start (or the baseline) until now
+  }
+  sum_ += level_ * static_cast<double>(now_ps - since_ps_);
+  since_ps_ = now_ps;
+  level_ = v;
+  ++count_;
+  min_ = std::min(min_, v);
+  max_ = std::max(max_, v);
+}
+
+double Accumulator::area(std::uint64_t now_ps) const {
+  return weighted_ ? sum_ + level_ * static_cast<double>(now_ps - since_ps_) : 0.0;
+}
+
+double Accumulator::mean(std::uint64_t now_ps) const {
+  if (!weighted_) return mean();
+  return now_ps > start_ps_ ? area(now_ps) / static_cast<double>(now_ps - start_ps_) : level_;
+}
+
+void Accumulator::mark_baseline(std::uint64_t now_ps) {
+  if (!weighted_) {
+    *this = Accumulator();
+    return;
+  }
+  sum_ = 0;
+  count_ = 0;
+  since_ps_ = start_ps_ = now_ps;
+  min_ = max_ = level_;
 }
 
 StatGroup::StatGroup(std::string name) : name_(std::move(name)) {
@@ -54,9 +87,9 @@ const Accumulator& StatGroup::accumulator(const std::string& name) const {
   throw std::out_of_range("statistics of '" + name_ + "' have no accumulator '" + name + "'");
 }
 
-void StatGroup::mark_baseline() {
+void StatGroup::mark_baseline(std::uint64_t now_ps) {
   for (auto& c : counters_) c.mark_baseline();
-  for (auto& a : accs_) a.mark_baseline();
+  for (auto& a : accs_) a.mark_baseline(now_ps);
 }
 
 }  // namespace vtoe::core

@@ -37,7 +37,9 @@ class Counter {
   std::uint64_t baseline_ = 0;
 };
 
-// Sum/count/min/max of samples (e.g. queue occupancy at each enqueue).
+// Sum/count/min/max of samples (e.g. a latency at each completion). A quantity that holds a value
+// between changes (a queue's occupancy) is reported with level() instead: its mean is then over
+// time, so a queue sampled only when it grows, or while it is empty, does not mislead.
 class Accumulator {
  public:
   void sample(double v) {
@@ -46,17 +48,31 @@ class Accumulator {
     if (v < min_) min_ = v;
     if (v > max_) max_ = v;
   }
+  // The quantity is `v` from `now_ps` on (time-weighted: mean() weighs each value by how long it
+  // held). Changes must come in time order.
+  void level(double v, std::uint64_t now_ps);
+  bool time_weighted() const { return weighted_; }
+  // The level now (the last level() value).
+  double current() const { return level_; }
   std::uint64_t count() const { return count_; }
+  // Sample mean, or for level(): the mean over the time since the baseline up to `now_ps`.
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
-  double min() const { return count_ ? min_ : 0.0; }
-  double max() const { return count_ ? max_ : 0.0; }
-  void mark_baseline() { *this = Accumulator(); }
+  double mean(std::uint64_t now_ps) const;
+  // Integral of the level over time since the baseline, in value * ps (time series take deltas).
+  double area(std::uint64_t now_ps) const;
+  double min() const { return count_ || weighted_ ? min_ : 0.0; }
+  double max() const { return count_ || weighted_ ? max_ : 0.0; }
+  // A time-weighted accumulator keeps its current level across the baseline.
+  void mark_baseline(std::uint64_t now_ps);
 
  private:
   double sum_ = 0;
   std::uint64_t count_ = 0;
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = -std::numeric_limits<double>::infinity();
+  bool weighted_ = false;
+  double level_ = 0;
+  std::uint64_t since_ps_ = 0, start_ps_ = 0;
 };
 
 class StatGroup;
@@ -68,7 +84,7 @@ class StatRegistry {
   void add(StatGroup* group);
   void remove(StatGroup* group);
   const std::vector<StatGroup*>& groups() const { return groups_; }
-  void mark_baseline();
+  void mark_baseline(std::uint64_t now_ps);
 
  private:
   std::vector<StatGroup*> groups_;
@@ -104,7 +120,7 @@ class StatGroup {
   const std::string& name() const { return name_; }
   const std::vector<CounterEntry>& counters() const { return counter_index_; }
   const std::vector<AccumulatorEntry>& accumulators() const { return acc_index_; }
-  void mark_baseline();
+  void mark_baseline(std::uint64_t now_ps);
 
  private:
   std::string name_;

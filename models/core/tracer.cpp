@@ -47,6 +47,18 @@ void Tracer::instant(int lane, const std::string& name, TimePs at, const char* c
   events_.push_back({'i', lane, at, 0, name, category});
 }
 
+void Tracer::counter(const std::string& component, const std::string& name, TimePs at,
+                     double value) {
+  if (!enabled_ || at < from_ || at >= to_) return;
+  events_.push_back({'C', lane(component, name), at, 0, name, "counter", value});
+}
+
+std::string Tracer::vm_label(int vm) const {
+  if (vm >= 0 && static_cast<std::size_t>(vm) < vm_names_.size())
+    return vm_names_[static_cast<std::size_t>(vm)];
+  return "vm" + std::to_string(vm);
+}
+
 namespace {
 std::string escaped(const std::string& s) {
   std::string out;
@@ -90,10 +102,15 @@ void Tracer::write(const std::string& path) const {
     out << "{\"ph\":\"" << e.phase << "\",\"cat\":\"" << e.category << "\",\"name\":\""
         << escaped(e.name) << "\",\"pid\":" << l.pid << ",\"tid\":" << l.tid
         << ",\"ts\":" << micros(e.ts);
-    if (e.phase == 'X')
+    if (e.phase == 'X') {
       out << ",\"dur\":" << micros(e.dur);
-    else
+    } else if (e.phase == 'C') {
+      char v[32];
+      std::snprintf(v, sizeof v, "%.9g", e.value);
+      out << ",\"args\":{\"value\":" << v << "}";
+    } else {
       out << ",\"s\":\"t\"";
+    }
     out << "}";
   }
   out << "\n]}\n";

@@ -1,5 +1,6 @@
 // Timeline trace in Chrome's trace-event format (opens in Perfetto / chrome://tracing): spans
-// ("X" events) and instants ("i") on named lanes, grouped by component. Only what falls inside
+// ("X" events) and instants ("i") on named lanes, grouped by component, and counter tracks ("C":
+// a value over time, the time series' quantities). Only what falls inside
 // the trace window is kept. Off unless enabled; models check Tracer::on() first, so a run without
 // a trace pays one predictable branch per hook.
 #pragma once
@@ -29,6 +30,11 @@ class Tracer {
   // A span [start, end) on `lane`, clipped to the window.
   void span(int lane, const std::string& name, TimePs start, TimePs end, const char* category);
   void instant(int lane, const std::string& name, TimePs at, const char* category);
+  // A counter track `name` under `component` holds `value` from `at` on.
+  void counter(const std::string& component, const std::string& name, TimePs at, double value);
+  // How lanes and spans name VM i: its scenario name once set_vm_names() was called, else "vmI".
+  void set_vm_names(std::vector<std::string> names) { vm_names_ = std::move(names); }
+  std::string vm_label(int vm) const;
   std::size_t events() const { return events_.size(); }
   // Writes {"traceEvents": [...]} to `path`; throws std::runtime_error naming the path.
   void write(const std::string& path) const;
@@ -40,6 +46,7 @@ class Tracer {
     TimePs ts, dur;
     std::string name;
     const char* category;
+    double value = 0;  // 'C' events
   };
   struct Lane {
     int pid, tid;
@@ -51,6 +58,7 @@ class Tracer {
   std::vector<Lane> lanes_;
   std::map<std::pair<std::string, std::string>, int> lane_ids_;
   std::map<std::string, int> pids_;
+  std::vector<std::string> vm_names_;
 };
 
 }  // namespace vtoe::core

@@ -97,7 +97,7 @@ void Core::add_overhead(double cycles, CycleClass cls, int owner, const char* wh
 void Core::trace_run(const Context& c, TimePs end) {
   auto& t = core::Tracer::instance();
   const std::string lane =
-      c.domain_ == kHypervisorDomain ? std::string("hypervisor") : "vm" + std::to_string(c.domain_);
+      c.domain_ == kHypervisorDomain ? std::string("hypervisor") : t.vm_label(c.domain_);
   t.span(t.lane(name(), lane), c.name_, c.run_start_, end, "cpu");
 }
 
@@ -108,7 +108,7 @@ void Core::flush_trace() {
   if (current_) trace_run(*current_, now);
   if (vm_sched_ && running_vm_ >= 0) {
     auto& t = core::Tracer::instance();
-    t.span(t.lane(name(), "vCPU on core"), "vm" + std::to_string(running_vm_), vm_since_, now,
+    t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now,
            "vm");
   }
 }
@@ -250,7 +250,7 @@ void Core::decide_vm() {
     if (next >= 0) loaded_vm_ = next;
     if (core::Tracer::on() && running_vm_ >= 0) {
       auto& t = core::Tracer::instance();
-      t.span(t.lane(name(), "vCPU on core"), "vm" + std::to_string(running_vm_), vm_since_, now,
+      t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now,
              "vm");
     }
     vm_since_ = now;

@@ -98,6 +98,8 @@ class Dram : public core::Module {
   // Fraction of `window` ps the channel was transferring data, from busy_ps measured since the
   // last stats baseline (clamped to 1: a burst booked ahead of time may end after the window).
   double utilisation(core::TimePs window) const;
+  // ps the channel spent transferring data since the start (time series take differences).
+  std::uint64_t busy_ps_total() const { return busy_ps_.value(); }
 
   // TLM target interface (public so tests and wrappers may call it directly).
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

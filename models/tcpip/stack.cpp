@@ -870,6 +870,11 @@ TcpState Stack::state(ConnId id) const {
   return c ? c->state() : TcpState::Closed;
 }
 
+void Stack::for_each_connection(const std::function<void(const ConnectionInfo&)>& fn) const {
+  for (const auto& c : slots_)
+    if (c) fn(c->info());
+}
+
 ConnectionInfo Stack::info(ConnId id) const {
   const TcpConnection* c = find(id);
   if (c) return c->info();

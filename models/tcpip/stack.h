@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -135,6 +136,8 @@ class Stack final : private TcpHost {
   /// Connection details; local_ip is the connection's own local address. For a listener:
   /// valid, Listen, local_port, and local_ip = its address (0 for a wildcard listener).
   ConnectionInfo info(ConnId c) const;
+  /// Calls `fn` with the details of every connection in the table, in slot order.
+  void for_each_connection(const std::function<void(const ConnectionInfo&)>& fn) const;
   /// Number of connections in the table (all states but listeners).
   std::size_t connection_count() const { return conn_count_; }
 

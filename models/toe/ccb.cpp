@@ -1,8 +1,9 @@
 #include "models/toe/ccb.h"
 
-#include "models/toe/dma_initiator.h"
-
 #include <algorithm>
+
+#include "models/core/sim_time.h"
+#include "models/toe/dma_initiator.h"
 
 namespace vtoe::toe {
 
@@ -14,9 +15,9 @@ Ccb::Ccb(const sc_core::sc_module_name& name, const CcbParams& params)
       record_buf_(params.record_bytes),
       lookups_(stats_.counter("lookups", "CCB accesses")),
       full_(stats_.counter("table_full", "sockets refused because the CCB was full")),
-      quota_full_(stats_.counter("quota_full",
-                                 "sockets refused because their channel held its quota")),
-      occupancy_(stats_.accumulator("occupancy", "entries in use, sampled at each create")),
+      quota_full_(
+          stats_.counter("quota_full", "sockets refused because their channel held its quota")),
+      occupancy_(stats_.accumulator("occupancy", "entries in use, mean over time")),
       hits_(stats_.counter("record_hits", "record accesses served on chip")),
       misses_(stats_.counter("record_misses", "record accesses fetched from host memory")),
       writebacks_(stats_.counter("record_writebacks", "records written back to host memory")),
@@ -33,7 +34,7 @@ std::uint32_t Ccb::cache_entries() const {
 core::TimePs Ccb::record_transfer(tlm::tlm_command cmd, std::uint32_t record) {
   const DmaResult res =
       dma.book(cmd, backing_base_ + static_cast<std::uint64_t>(record) * params_.record_bytes,
-                   record_buf_.data(), params_.record_bytes, backing_sideband_);
+               record_buf_.data(), params_.record_bytes, backing_sideband_);
   // A refused transfer still took its time; the record itself stays valid on chip (the model
   // keeps the state in the entry), so only the counter tells.
   if (!res.ok) ++record_faults_;
@@ -91,7 +92,7 @@ CcbEntry* Ccb::create(int channel, std::uint16_t sock) {
   it->second->record = free_records_.back();
   free_records_.pop_back();
   fresh_[it->second->record] = true;
-  occupancy_.sample(static_cast<double>(entries_.size()));
+  occupancy_.level(static_cast<double>(entries_.size()), core::now_ps());
   return it->second.get();
 }
 
@@ -134,6 +135,7 @@ void Ccb::remove(CcbEntry& e) {
   }
   free_records_.push_back(e.record);
   entries_.erase(key(e.channel, e.sock));
+  occupancy_.level(static_cast<double>(entries_.size()), core::now_ps());
 }
 
 }  // namespace vtoe::toe

@@ -18,12 +18,12 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
       completions_(stats_.counter("completions", "ECQ entries written")),
       errors_(stats_.counter("errors", "bad register programming or DMA faults")),
       ecq_full_waits_(stats_.counter("ecq_full_waits", "times the ECQ was full")),
-      backlogged_(stats_.counter(
-          "backlogged", "times the completion queue reached its limit (fetching paused)")),
+      backlogged_(stats_.counter("backlogged",
+                                 "times the completion queue reached its limit (fetching paused)")),
       outbox_depth_(stats_.accumulator("completion_queue",
                                        "completions waiting for ECQ space, sampled at each post")),
-      sendq_occupancy_(stats_.accumulator(
-          "sendq_occupancy", "SendQ contexts waiting, sampled at each SendQ doorbell")) {
+      sendq_occupancy_(
+          stats_.accumulator("sendq_occupancy", "SendQ contexts waiting, mean over time")) {
   sideband_.vm_id = 0;
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
@@ -75,7 +75,8 @@ void ControlChannel::reg_write(std::uint64_t offset, std::uint32_t value) {
         t.instant(t.lane("toe", std::string(name()) + " doorbells"), kNames[r], core::now_ps(),
                   "toe");
       }
-      if (r == static_cast<int>(Ring::Send)) sendq_occupancy_.sample(rings_[r].pending());
+      if (r == static_cast<int>(Ring::Send))
+        sendq_occupancy_.level(rings_[r].pending(), core::now_ps());
       if (doorbell_) doorbell_();
     } else if (ecq && sub == reg::kRingHead) {
       ecq_space_ev_.notify(sc_core::SC_ZERO_TIME);
@@ -122,6 +123,7 @@ void ControlChannel::consume(Ring r, std::uint32_t n) {
     latch_error("ring " + std::to_string(static_cast<int>(r)) + " reprogrammed or rewound while " +
                 std::to_string(n) + " of its contexts were fetched: " + std::to_string(n - done) +
                 " not consumed");
+  if (r == Ring::Send) sendq_occupancy_.level(ring.pending(), core::now_ps());
 }
 
 void ControlChannel::post(const EcqDesc& event) {

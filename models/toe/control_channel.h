@@ -4,6 +4,8 @@
 // I/O access has one per VM.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -11,12 +13,11 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/module.h"
-#include "models/toe/dma_initiator.h"
 #include "models/core/sideband.h"
 #include "models/toe/descriptors.h"
+#include "models/toe/dma_initiator.h"
 #include "models/toe/ring_engine.h"
 
 namespace vtoe::toe {
@@ -68,7 +69,7 @@ class ControlChannel : public core::Module {
   bool backlogged() const { return outbox_.size() >= outbox_limit_; }
 
   // What results report: contexts read from host rings, ECQ entries written (totals), and the
-  // SendQ occupancy seen at doorbells since the last baseline.
+  // SendQ contexts waiting since the last baseline, time-weighted (mean over time, max).
   std::uint64_t contexts_fetched() const { return fetched_.value(); }
   std::uint64_t completions() const { return completions_.value(); }
   const core::Accumulator& sendq_occupancy() const { return sendq_occupancy_; }

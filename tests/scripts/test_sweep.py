@@ -1,4 +1,4 @@
-"""Tests of the sweep runner (scripts/sweep.py, scripts/vtoe_sweep): points, validation, local and
+"""Tests of the sweep runner (scripts/sweep.py, the vtoe package's vtoe.sweep): points, validation, local and
 Dask runs, resume, failures. Short runs (20 ms simulated) keep the whole file at a few seconds."""
 
 import csv
@@ -18,8 +18,8 @@ pytest.importorskip("yaml")
 pytest.importorskip("tqdm")
 
 from scripts_paths import ROOT, TIMEOUT_FACTOR  # noqa: E402
-from vtoe_sweep import (Point, SweepError, load_sweep, point_id, points_of,  # noqa: E402
-                        run_sweep, sweep_from_dict)
+from vtoe import (Point, SweepError, load_sweep, point_id, points_of,  # noqa: E402
+                  run_sweep, sweep_from_dict)
 
 SWEEP_PY = ROOT / "scripts" / "sweep.py"
 SHORT = "set: [duration=20ms, warmup=5ms]\n"
@@ -136,7 +136,7 @@ def test_ids_are_stable():
     assert point_id({"a.b": 1}, None) == "bb5686a18d07"
     # Same points from the same file, in another process too.
     a = [tuple(p) for p in points_of(spec(grid={"toe.channels": [1, 2]}, seeds=[3]))]
-    code = ("import sys; sys.path.insert(0, 'scripts'); from vtoe_sweep import *; "
+    code = ("from vtoe import *; "
             "print([p.id for p in points_of(sweep_from_dict({'name': 't', "
             "'base': 'scenarios/native/tx_10g.yaml', 'grid': {'toe.channels': [1, 2]}, "
             "'seeds': [3]}))])")
@@ -411,14 +411,48 @@ def test_points_of_another_build_run_again(tmp_path, vtoe_bin):
 # ------------------------------------------------------------------------------------------------
 # Failures
 
+def test_a_grid_point_is_checked_whole(tmp_path, vtoe_bin):
+    # A second VM is valid only with a hypervisor: each value alone on the native base is refused,
+    # the point as a whole is not.
+    wrapper, log = logging_vtoe(tmp_path, vtoe_bin)
+    f = write(tmp_path / "whole.yaml", "base: scenarios/native/tx_10g.yaml\n" + SHORT +
+              "grid:\n  architecture: [de]\n  vms.1.name: [b]\n")
+    assert vtoe_validate(vtoe_bin, "vms.1.name=b").returncode == 2
+    run_sweep(load_sweep(f), jobs=1, out=tmp_path / "out", vtoe=wrapper, quiet=True)
+    assert len(runs(log)) == 1
+    # What `vtoe run` refuses when it builds the platform, the check refuses before anything runs.
+    g = write(tmp_path / "late.yaml", "base: scenarios/native/tx_10g.yaml\n" + SHORT +
+              "grid:\n  network.clients.connections: [0, 5]\n")
+    proc = sweep_cli(g, "--out", tmp_path / "out2", vtoe=wrapper, check=2)
+    assert f"{g}: network.clients.connections=5: " in proc.stderr, proc.stderr
+    assert "clients need a server" in proc.stderr
+    assert len(runs(log)) == 1
+
+
+def vtoe_validate(vtoe_bin, *sets):
+    args = [str(vtoe_bin), "validate", "scenarios/native/tx_10g.yaml"]
+    for s in sets:
+        args += ["--set", s]
+    return subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+
+
+def lenient_vtoe(tmp_path, vtoe_bin):
+    """vtoe whose `validate` passes everything: its points fail only when they run."""
+    w = write(tmp_path / "vtoe-lenient",
+              f"#!/bin/sh\nif [ \"$1\" = validate ]; then exit 0; fi\nexec '{vtoe_bin}' \"$@\"\n")
+    w.chmod(0o755)
+    return w
+
+
 def test_failing_points_are_reported_and_others_complete(tmp_path, vtoe_bin):
-    # Values every key accepts (vtoe validate passes them) but that fail when the platform is
-    # built: the points fail, the others complete.
+    # Points that fail when run (here: a vtoe whose `validate` passes everything, as one built
+    # before validate built the platform): the points fail, the others complete.
     f = write(tmp_path / "f.yaml", "base: scenarios/native/tx_10g.yaml\n" + SHORT +
               "grid:\n  network.clients.connections: [0, 5]\npoints:\n"
               "  - {platform.dram_size: 2GiB}\n  - {vms.0.workload.message_size: 2000}\n")
     out = tmp_path / "out"
-    proc = sweep_cli(f, "--out", out, "--jobs", 2, vtoe=vtoe_bin, check=1)
+    lenient = lenient_vtoe(tmp_path, vtoe_bin)
+    proc = sweep_cli(f, "--out", out, "--jobs", 2, vtoe=lenient, check=1)
     pts = points_of(load_sweep(f))
     failures = json.loads((out / "failures.json").read_text())
     assert [x["point_id"] for x in failures] == [pts[1].id, pts[2].id]
@@ -438,7 +472,7 @@ def test_failing_points_are_reported_and_others_complete(tmp_path, vtoe_bin):
             f"network.clients.connections=5): {clients_error}")
     assert line in proc.stderr
     proc = subprocess.run([sys.executable, str(SWEEP_PY), str(f), "--out", str(out), "--vtoe",
-                           str(vtoe_bin)], capture_output=True, text=True, cwd=ROOT)
+                           str(lenient)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 1
     assert line in proc.stderr
     assert "2 failed" in proc.stdout
@@ -463,7 +497,7 @@ def test_timeouts_and_crashes_are_failures(tmp_path, script, error):
 
 
 # ------------------------------------------------------------------------------------------------
-# Dask: a real scheduler and worker on 127.0.0.1, in processes that cannot import vtoe_sweep
+# Dask: a real scheduler and worker on 127.0.0.1; the point function travels with the tasks
 
 @pytest.fixture
 def dask_cluster(tmp_path):
@@ -531,7 +565,8 @@ def test_dask_run_gives_the_local_table(local_run, dask_cluster, tmp_path, vtoe_
 
 def test_dask_failures_and_bad_address(dask_cluster, tmp_path, vtoe_bin):
     s = spec(set=["duration=20ms", "warmup=5ms"], grid={"platform.dram_size": ["512MiB", "2GiB"]})
-    df = run_sweep(s, scheduler=dask_cluster, out=tmp_path / "out", vtoe=vtoe_bin, quiet=True)
+    df = run_sweep(s, scheduler=dask_cluster, out=tmp_path / "out",
+                   vtoe=lenient_vtoe(tmp_path, vtoe_bin), quiet=True)
     assert len(df) == 1
     assert [x["error"][:46] for x in df.attrs["failures"]] == [
         "vtoe: --set platform.dram_size: DRAM of 2048 M"]

@@ -42,4 +42,27 @@ TEST(StatGroup, LookupOfUnknownNameThrowsNamingGroupAndCounter) {
   EXPECT_TRUE(g.accumulators().empty());
 }
 
+// A queue's occupancy is a level: weighted by how long each value held, and kept across the
+// baseline (a queue that stays full after warm-up is full in the measured window too).
+TEST(Accumulator, LevelIsTimeWeightedAndSurvivesTheBaseline) {
+  vtoe::core::Accumulator a;
+  a.level(4, 10);  // 0 over [0, 10), then 4
+  a.level(0, 30);  // 4 over [10, 30)
+  EXPECT_TRUE(a.time_weighted());
+  EXPECT_DOUBLE_EQ(a.mean(40), (4.0 * 20) / 40);
+  EXPECT_DOUBLE_EQ(a.max(), 4.0);
+  EXPECT_DOUBLE_EQ(a.area(40), 80.0);
+  a.level(2, 40);
+  a.mark_baseline(50);  // the level 2 holds on
+  EXPECT_DOUBLE_EQ(a.mean(60), 2.0);
+  EXPECT_DOUBLE_EQ(a.max(), 2.0);
+  EXPECT_EQ(a.count(), 0u);
+  // A sampled accumulator still averages its samples.
+  vtoe::core::Accumulator s;
+  s.sample(1);
+  s.sample(3);
+  EXPECT_FALSE(s.time_weighted());
+  EXPECT_DOUBLE_EQ(s.mean(1000), 2.0);
+}
+
 VTOE_TEST_MAIN

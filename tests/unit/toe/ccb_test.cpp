@@ -1,5 +1,7 @@
 // The CCB as a cache of connection records: hits cost the on-chip latency, misses fetch the
 // record from host memory over the DMA path and write the least recently used one back.
+#include "models/toe/ccb.h"
+
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -7,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "models/toe/ccb.h"
 #include "tests/support/bench.h"
 
 using namespace vtoe;
@@ -135,6 +136,24 @@ TEST(CcbCache, ARefusedRecordTransferIsCountedAndTakesItsTime) {
   EXPECT_EQ(b.ccb.touch(*e), 10'000u);
   EXPECT_EQ(b.ccb.touch(*f), 110'000u);  // e's write-back, refused
   EXPECT_EQ(test::counter(b.ccb.stats(), "record_faults"), 1u);
+}
+
+// Connections that stay open count for as long as they are open (it was sampled at creates only:
+// four open connections read mean 0, max 0 after a baseline). Last in the file: it advances
+// simulated time, after which no bench can be built.
+TEST(CcbOccupancy, IsTimeWeightedOverOpenConnections) {
+  Bench b(params(8, 8));
+  std::vector<toe::CcbEntry*> open;
+  for (std::uint16_t s = 1; s <= 4; ++s) open.push_back(b.ccb.create(0, s));
+  core::StatRegistry::instance().mark_baseline(core::now_ps());
+  const core::TimePs t0 = core::now_ps();
+  sc_core::sc_start(core::ps(1'000'000));
+  b.ccb.remove(*open.back());  // three open for the second microsecond
+  sc_core::sc_start(core::ps(1'000'000));
+  const core::Accumulator& occ = b.ccb.stats().accumulator("occupancy");
+  EXPECT_DOUBLE_EQ(occ.mean(core::now_ps()), 3.5);
+  EXPECT_DOUBLE_EQ(occ.max(), 4.0);
+  EXPECT_EQ(core::now_ps() - t0, 2'000'000u);
 }
 
 VTOE_TEST_MAIN

@@ -1,4 +1,5 @@
-"""Implementation of the vtoe sweep runner; the public API is documented in ``__init__.py``."""
+"""The sweep runner: points of a sweep file, run locally or on Dask, gathered into a table
+(the public API is documented in ``vtoe/__init__.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+# The repository the package is installed from (editable, as `make venv` does), or $VTOE_ROOT.
+REPO_ROOT = Path(os.environ.get("VTOE_ROOT") or Path(__file__).resolve().parents[2])
 DEFAULT_TIMEOUT = 3600.0
 FIELDS = ("base", "name", "set", "grid", "points", "seeds")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -322,7 +324,7 @@ def run_point(task: dict) -> dict:
                    else f"exit status {proc.returncode}")
             res["error"] = _last_line(proc.stderr) or why
             return res
-        for name in ("results.json", "run.json", "scenario.yaml"):
+        for name in ("results.json", "run.json", "scenario.yaml", "timeseries.csv"):
             p = Path(tmp) / name
             if p.is_file():
                 res["files"][name] = p.read_text()
@@ -358,27 +360,41 @@ def build_id(vtoe: Path, timeout: float = 10) -> str:
     return "sha256:" + hashlib.sha256(Path(vtoe).read_bytes()).hexdigest()
 
 
-def validate_points(spec, vtoe: Path, points, timeout: float = 60) -> None:
-    """Before anything runs: every (key, value) the points set, each checked once by
-    `vtoe validate BASE --set key=value` (with the sweep's common overrides). A value vtoe refuses
-    raises SweepError naming the sweep file, the key and vtoe's reason, so a typo in the last
-    grid value does not surface hours into the sweep."""
+def validate_points(spec, vtoe: Path, points, timeout: float = 60, jobs: int | None = None) -> None:
+    """Before anything runs: every distinct point, whole (the sweep's common overrides and the
+    point's own), checked by `vtoe validate BASE --set key=value ...`, which makes the checks
+    `vtoe run` makes when it builds the platform. A point vtoe refuses raises SweepError naming the
+    sweep file, the point's overrides and vtoe's reason, so a typo in the last grid value does not
+    surface hours into the sweep. Values are not checked alone: a value that is valid only with
+    another one of the same point (``architecture: de`` with ``vms.1.name: b``) passes."""
+    from concurrent.futures import ThreadPoolExecutor
+
     common = dict(spec.set)
-    pairs = []
+    distinct = []
     for p in points:
-        for k, v in p.overrides.items():
-            if (k, set_text(v)) not in pairs and not (k in common and common[k] == v):
-                pairs.append((k, set_text(v)))
+        own = [(k, set_text(v)) for k, v in p.overrides.items()
+               if not (k in common and common[k] == v)]
+        if own not in distinct:
+            distinct.append(own)
     base_cmd = [str(vtoe), "validate", str(spec.base)]
     for k, v in common.items():
         base_cmd += ["--set", f"{k}={set_text(v)}"]
-    for k, v in [(None, None)] + pairs:
-        cmd = base_cmd + ([] if k is None else ["--set", f"{k}={v}"])
+
+    def check(own):
+        cmd = list(base_cmd)
+        for k, v in own:
+            cmd += ["--set", f"{k}={v}"]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            reason = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            reason = reason.removeprefix("vtoe: ")
-            where = "set" if k is None else f"{k}={v}"
+        if proc.returncode == 0:
+            return None
+        reason = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return reason.removeprefix("vtoe: ")
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        reasons = list(pool.map(check, distinct))
+    for own, reason in zip(distinct, reasons):  # the first refused point, in sweep order
+        if reason is not None:
+            where = " ".join(f"{k}={v}" for k, v in own) or "set"
             raise SweepError(f"{spec.source}: {where}: {reason}")
 
 
@@ -561,8 +577,8 @@ def _run_dask(tasks, scheduler, on_done):
     import cloudpickle
     from distributed import Client, as_completed
 
-    # The scheduler and the workers cannot import vtoe_sweep (scripts/ is not on their path), so
-    # ship run_point's code with the tasks: a by-value copy of it is not the module's own function
+    # The scheduler and the workers need not have the vtoe package installed, so ship
+    # run_point's code with the tasks: a by-value copy of it is not the module's own function
     # object, so Dask's pickling falls back to cloudpickle, which sends it (and the helpers it
     # calls, copied along) by value.
     module = sys.modules[__name__]
@@ -592,7 +608,8 @@ def run_sweep(spec, jobs=None, scheduler=None, out=None, vtoe=None, resume=True,
               timeout=DEFAULT_TIMEOUT, quiet=False):
     """Run every point of ``spec`` that is not already finished and return the table.
 
-    See the module docstring of ``vtoe_sweep`` for the arguments and the files written."""
+    See the package docstring (python/vtoe/__init__.py) for the arguments and the files
+    written."""
     spec = _as_sweep(spec)
     points = points_of(spec)
     out = Path(out) if out is not None else REPO_ROOT / "out" / "sweeps" / spec.name
@@ -611,7 +628,7 @@ def run_sweep(spec, jobs=None, scheduler=None, out=None, vtoe=None, resume=True,
     digest = _base_digest(spec.base)
     build = build_id(binary, min(timeout or 10, 10))
     if not build.startswith("sha256:"):  # a vtoe that says which build it is can check values
-        validate_points(spec, binary, points)
+        validate_points(spec, binary, points, jobs=jobs)
     records = {p.id: _point_record(p, spec.base, digest, build) for p in points}
     todo, skipped = [], []
     for p in points:

@@ -1,0 +1,172 @@
+#include "app/timeseries.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "models/core/tracer.h"
+
+namespace vtoe::app {
+
+using platform::Platform;
+
+namespace {
+
+constexpr const char* kExitCauses[] = {"data_abort", "irq", "wfi", "hvc", "timer"};
+constexpr cpu::CycleClass kClasses[] = {cpu::CycleClass::GuestUser, cpu::CycleClass::GuestKernel,
+                                        cpu::CycleClass::Hypervisor};
+constexpr const char* kClassNames[] = {"guest_user", "guest_kernel", "hypervisor"};
+
+std::uint64_t wire_bytes(std::uint64_t bytes, std::uint64_t frames) {
+  return bytes + frames * net::EthernetMac::kOverhead;
+}
+
+}  // namespace
+
+TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
+  if (!path.empty()) {
+    out_.open(path);
+    if (!out_) throw std::runtime_error("cannot write " + path);
+  }
+  columns_ = {"time_s"};
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const std::string v = "vm." + p.vm_name(i) + ".";
+    for (const char* k : {"tx_mbps", "rx_mbps"}) columns_.push_back(v + k);
+    for (const char* c : kClassNames) columns_.push_back(v + "cpu." + c + "_share");
+    for (const char* e : kExitCauses) columns_.push_back(v + "vm_exits." + e + "_count");
+    if (p.hypervisor()) columns_.push_back(v + "credit");
+    if (p.vtoe_manager()) columns_.push_back(v + "vsendq_mean_contexts");
+    columns_.push_back(v + "cwnd_bytes");
+    columns_.push_back(v + "connections_count");
+  }
+  columns_.push_back("cpu.idle_share");
+  for (int c = 0; c < p.toe().channel_count(); ++c)
+    columns_.push_back("channel." + std::to_string(c) + ".sendq_mean_contexts");
+  for (const char* k :
+       {"toe.tx_mbps", "toe.rx_mbps", "toe.tx_utilization_share", "toe.rx_utilization_share",
+        "toe.ppm_tx_utilization_share", "toe.ppm_rx_utilization_share", "toe.ccb_mean_entries",
+        "toe.retransmits_count", "peer.retransmits_count", "dram.utilization_share"})
+    columns_.push_back(k);
+  for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
+  out_ << "\n";
+  busy_carry_.assign(p.vm_count() * 3, 0);
+  sendq_carry_.assign(static_cast<std::size_t>(p.toe().channel_count()), 0);
+  if (p.vtoe_manager()) vsendq_carry_.assign(p.vm_count(), 0);
+  last_ = read();
+}
+
+TimeSeries::Totals TimeSeries::read() {
+  Totals t;
+  t.time_ps = core::now_ps();
+  toe::Toe& toe = p_.toe();
+  cpu::Core& core = p_.core();
+  for (std::size_t i = 0; i < p_.vm_count(); ++i) {
+    t.acked.push_back(toe.ppm().stack().bytes_acked_from(p_.vm_address(i)));
+    t.rx.push_back(p_.guest(i).apps().front()->counters().rx_bytes);
+    const hypervisor::ExitCounts e =
+        p_.hypervisor() ? p_.hypervisor()->exits(static_cast<int>(i)) : hypervisor::ExitCounts{};
+    for (std::uint64_t n : {e.data_abort, e.irq, e.wfi, e.hvc, e.timer}) t.exits.push_back(n);
+    for (int c = 0; c < 3; ++c)
+      t.busy.push_back(busy_carry_[i * 3 + c] + core.busy_ps(static_cast<int>(i), kClasses[c]));
+  }
+  t.idle = idle_carry_ + core.idle_ps();
+  t.toe_tx = toe.tx_bytes();
+  t.toe_rx = toe.rx_bytes();
+  t.wire_tx = wire_bytes(toe.mac().tx_bytes(), toe.mac().tx_frames());
+  t.wire_rx = wire_bytes(toe.mac().rx_bytes(), toe.mac().rx_frames());
+  t.dram_busy = p_.dram().busy_ps_total();
+  t.ppm_tx = toe.ppm().tx_busy_ps();
+  t.ppm_rx = toe.ppm().rx_busy_ps();
+  t.retransmits = toe.ppm().stack().stats().retransmits;
+  if (!p_.netvp()) t.peer_retransmits = p_.peer().stack().stats().retransmits;
+  for (int c = 0; c < toe.channel_count(); ++c)
+    t.sendq_area.push_back(sendq_carry_[static_cast<std::size_t>(c)] +
+                           toe.channel(c).sendq_occupancy().area(t.time_ps));
+  if (hypervisor::VirtualToeManager* m = p_.vtoe_manager()) {
+    t.vsendq_area.assign(p_.vm_count(), 0);
+    for (std::size_t s = 0; s < p_.vm_count(); ++s)
+      t.vsendq_area[static_cast<std::size_t>(m->channel(static_cast<int>(s)).vm())] =
+          vsendq_carry_[s] + m->vsendq_occupancy(static_cast<int>(s)).area(t.time_ps);
+  }
+  t.ccb_area = ccb_carry_ + toe.ccb().stats().accumulator("occupancy").area(t.time_ps);
+  return t;
+}
+
+void TimeSeries::before_baseline() {
+  cpu::Core& core = p_.core();
+  for (std::size_t i = 0; i < p_.vm_count(); ++i)
+    for (int c = 0; c < 3; ++c)
+      busy_carry_[i * 3 + c] += core.busy_ps(static_cast<int>(i), kClasses[c]);
+  idle_carry_ += core.idle_ps();
+  const core::TimePs now = core::now_ps();
+  for (int c = 0; c < p_.toe().channel_count(); ++c)
+    sendq_carry_[static_cast<std::size_t>(c)] += p_.toe().channel(c).sendq_occupancy().area(now);
+  if (hypervisor::VirtualToeManager* m = p_.vtoe_manager())
+    for (std::size_t s = 0; s < vsendq_carry_.size(); ++s)
+      vsendq_carry_[s] += m->vsendq_occupancy(static_cast<int>(s)).area(now);
+  ccb_carry_ += p_.toe().ccb().stats().accumulator("occupancy").area(now);
+}
+
+void TimeSeries::sample() {
+  const Totals now = read();
+  if (now.time_ps <= last_.time_ps) return;
+  const Totals& a = last_;
+  const double span_ps = static_cast<double>(now.time_ps - a.time_ps);
+  const double span_s = span_ps / 1e12;
+  auto mbps = [&](std::uint64_t to, std::uint64_t from) {
+    return static_cast<double>(to - from) * 8 / span_s / 1e6;
+  };
+  auto share = [&](std::uint64_t to, std::uint64_t from) {
+    return static_cast<double>(to - from) / span_ps;
+  };
+  std::vector<double> row{static_cast<double>(now.time_ps) / 1e12};
+  std::vector<double> cwnd(p_.vm_count(), 0), conns(p_.vm_count(), 0);
+  p_.toe().ppm().stack().for_each_connection([&](const tcpip::ConnectionInfo& c) {
+    for (std::size_t i = 0; i < p_.vm_count(); ++i)
+      if (c.local_ip == p_.vm_address(i)) {
+        cwnd[i] += c.cwnd;
+        conns[i] += 1;
+      }
+  });
+  for (std::size_t i = 0; i < p_.vm_count(); ++i) {
+    row.push_back(mbps(now.acked[i], a.acked[i]));
+    row.push_back(mbps(now.rx[i], a.rx[i]));
+    for (int c = 0; c < 3; ++c) row.push_back(share(now.busy[i * 3 + c], a.busy[i * 3 + c]));
+    for (int e = 0; e < 5; ++e)
+      row.push_back(static_cast<double>(now.exits[i * 5 + e] - a.exits[i * 5 + e]));
+    if (hypervisor::Hypervisor* h = p_.hypervisor())
+      row.push_back(h->scheduler().credit(static_cast<int>(i)));
+    if (p_.vtoe_manager()) row.push_back((now.vsendq_area[i] - a.vsendq_area[i]) / span_ps);
+    row.push_back(cwnd[i]);
+    row.push_back(conns[i]);
+  }
+  row.push_back(share(now.idle, a.idle));
+  for (std::size_t c = 0; c < now.sendq_area.size(); ++c)
+    row.push_back((now.sendq_area[c] - a.sendq_area[c]) / span_ps);
+  const double line_bits = p_.toe().mac().params().rate_bps * span_s;
+  const double engine_ps = span_ps * p_.toe().ppm().engines();
+  row.push_back(mbps(now.toe_tx, a.toe_tx));
+  row.push_back(mbps(now.toe_rx, a.toe_rx));
+  row.push_back(static_cast<double>(now.wire_tx - a.wire_tx) * 8 / line_bits);
+  row.push_back(static_cast<double>(now.wire_rx - a.wire_rx) * 8 / line_bits);
+  row.push_back(static_cast<double>(now.ppm_tx - a.ppm_tx) / engine_ps);
+  row.push_back(static_cast<double>(now.ppm_rx - a.ppm_rx) / engine_ps);
+  row.push_back((now.ccb_area - a.ccb_area) / span_ps);
+  row.push_back(static_cast<double>(now.retransmits - a.retransmits));
+  row.push_back(static_cast<double>(now.peer_retransmits - a.peer_retransmits));
+  row.push_back(share(now.dram_busy, a.dram_busy));
+  if (out_.is_open()) {
+    char buf[32];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%.9g", row[i]);
+      out_ << (i ? "," : "") << buf;
+    }
+    out_ << "\n";
+  }
+  // The same quantities as counter tracks of the timeline trace, each from the interval's start.
+  if (core::Tracer::on())
+    for (std::size_t i = 1; i < row.size(); ++i)
+      core::Tracer::instance().counter("time series", columns_[i], a.time_ps, row[i]);
+  last_ = now;
+}
+
+}  // namespace vtoe::app

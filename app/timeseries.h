@@ -1,0 +1,53 @@
+// The time series (--stats-interval, the scenario key stats_interval): every interval of simulated
+// time, one row of DIR/timeseries.csv with what happened in that interval, from the start of the
+// run (warm-up included). Like results.json it holds simulated quantities only: same scenario and
+// seed give the same bytes. The columns carry their unit in their name (docs/outputs.md); the
+// Python package converts the CSV to Parquet (vtoe.load_timeseries). With a timeline trace the
+// rows also become its counter tracks.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "platform/platform.h"
+
+namespace vtoe::app {
+
+class TimeSeries {
+ public:
+  // `path` empty: no CSV (the rows go to the timeline trace's counter tracks only).
+  TimeSeries(platform::Platform& p, const std::string& path);
+  // Writes the row of the interval that ends now (nothing if no time passed since the last one).
+  void sample();
+  // Call just before Platform::mark_baseline(): the CPU accounting it resets is carried over.
+  void before_baseline();
+  const std::vector<std::string>& columns() const { return columns_; }
+
+ private:
+  // Running totals (since the start of the run) the rows are differences of.
+  struct Totals {
+    std::uint64_t time_ps = 0;
+    std::vector<std::uint64_t> acked, rx, exits;  // exits: five causes per VM
+    std::vector<std::uint64_t> busy;              // per VM: user, kernel, hypervisor
+    std::uint64_t idle = 0, toe_tx = 0, toe_rx = 0, wire_tx = 0, wire_rx = 0, dram_busy = 0;
+    std::uint64_t ppm_tx = 0, ppm_rx = 0, retransmits = 0, peer_retransmits = 0;
+    std::vector<double> sendq_area, vsendq_area;  // per channel, per VM under device emulation
+    double ccb_area = 0;
+  };
+  Totals read();
+
+  platform::Platform& p_;
+  std::ofstream out_;
+  std::vector<std::string> columns_;
+  Totals last_;
+  // CPU time accounted before the baseline reset it, per VM and class, and idle.
+  std::vector<std::uint64_t> busy_carry_;
+  std::uint64_t idle_carry_ = 0;
+  // Time-weighted levels restart at the baseline: their area up to it.
+  std::vector<double> sendq_carry_, vsendq_carry_;
+  double ccb_carry_ = 0;
+};
+
+}  // namespace vtoe::app
