@@ -37,10 +37,10 @@ test: build venv
 ifeq ($(PRESET),asan)
 	@# Sanitized: two pytest workers (pytest-xdist) and the slowest tests listed; the NetVP tests,
 	@# which race real Linux peers in real time, run after the rest on their own.
-	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss
+	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss tests/system
 	VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss tests/system
 	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
 	$(MAKE) fuzz-smoke
 endif

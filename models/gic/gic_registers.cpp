@@ -34,6 +34,7 @@ constexpr std::uint32_t kHcr = 0x00, kVtr = 0x04, kVmcr = 0x08, kMisr = 0x10, kE
                         kLr0 = 0x100;
 // ListRegs - 1, PREbits - 1 = 4, PRIbits - 1 = 4 (five bits of priority, as the list registers).
 constexpr std::uint32_t kVtrValue = (kListRegisters - 1) | (4u << 26) | (4u << 29);
+constexpr int kVmcrVmbpShift = 21, kVmcrVmabpShift = 18;
 
 }  // namespace
 
@@ -45,7 +46,6 @@ GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
       vcpu("vcpu"),
       gic_(gic),
       group_(static_cast<std::size_t>(gic.num_ids()), 0),
-      targets_(static_cast<std::size_t>(gic.num_ids()), 0),
       bad_accesses_(stats_.counter("bad_accesses",
                                    "GIC register accesses to no register or of the wrong size")) {
   distributor.register_b_transport(this, &GicRegisters::distributor_transport);
@@ -62,8 +62,62 @@ GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
     gic_.set_edge_triggered(id, id < kFirstPpi);
     if (id < kFirstPpi) gic_.enable(id, true);
   }
-  gic_.virtual_set_enabled(false, false);
-  gic_.virtual_set_priority_mask(0);
+  // GICH_HCR: the virtual interface off; GICH_VMCR: GICV's reset state with VMBP = 2 and
+  // VMABP = 3 (the binary points GICV_BPR/ABPR show, as QEMU's).
+  gic_.write_hcr(0);
+  for (int i = 0; i < kListRegisters; ++i) gic_.write_lr(i, decode_lr(0));  // GICH_LRn = 0
+  gic_.write_vmcr((2u << kVmcrVmbpShift) | (3u << kVmcrVmabpShift));
+}
+
+int GicRegisters::physical_hppir() const {
+  if (!gic_.distributor_enabled() || !gic_.cpu_interface_enabled()) return kSpuriousId;
+  int best = kSpuriousId;
+  std::uint8_t best_prio = 0xFF;
+  for (int id = 0; id < gic_.num_ids(); ++id) {
+    if (!gic_.is_enabled(id) || gic_.is_active(id) || !gic_.is_pending(id)) continue;
+    const std::uint8_t p = gic_.priority(id);
+    if (p < gic_.priority_mask() && (best == kSpuriousId || p < best_prio)) {
+      best = id;
+      best_prio = p;
+    }
+  }
+  return best;
+}
+
+int GicRegisters::virtual_hppir() const {
+  const std::uint32_t vmcr = gic_.vmcr();
+  if (!(gic_.hcr() & hcr::kEn)) return kSpuriousId;
+  const auto pmr = static_cast<std::uint8_t>((vmcr >> vmcr::kPriMaskShift) << 3);
+  int best = kSpuriousId;
+  std::uint8_t best_prio = 0xFF;
+  for (int i = 0; i < kListRegisters; ++i) {
+    const ListRegister lr = gic_.read_lr(i);
+    const bool group_on = vmcr & (lr.group1 ? vmcr::kGrp1En : vmcr::kGrp0En);
+    if (lr.state != LrState::Pending || !group_on || lr.priority >= pmr) continue;
+    if (best == kSpuriousId || lr.priority < best_prio) {
+      best = lr.virtual_id;
+      best_prio = lr.priority;
+    }
+  }
+  return best;
+}
+
+std::uint32_t GicRegisters::empty_lrs() const {
+  std::uint32_t v = 0;
+  for (int i = 0; i < kListRegisters; ++i) {
+    const ListRegister lr = gic_.read_lr(i);
+    if (!lr.valid() && !(lr.eoi_maintenance && !lr.hw())) v |= 1u << i;
+  }
+  return v;
+}
+
+std::uint32_t GicRegisters::eoi_lrs() const {
+  std::uint32_t v = 0;
+  for (int i = 0; i < kListRegisters; ++i) {
+    const ListRegister lr = gic_.read_lr(i);
+    if (!lr.valid() && lr.eoi_maintenance && !lr.hw()) v |= 1u << i;
+  }
+  return v;
 }
 
 void GicRegisters::bad_access(const char* region, std::uint32_t offset, const char* why) {
@@ -183,7 +237,7 @@ std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size
       if (id >= ids) continue;
       std::uint32_t byte;
       if (prio) byte = gic_.priority(id);
-      else byte = id < kFirstSpi ? 1u : targets_[static_cast<std::size_t>(id)];
+      else byte = 0;  // one CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU)
       v |= byte << (8 * b);
     }
     return v;
@@ -235,7 +289,6 @@ void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, 
       if (id >= ids) continue;
       const auto byte = static_cast<std::uint8_t>(value >> (8 * b));
       if (prio) gic_.set_priority(id, byte);
-      else if (id >= kFirstSpi) targets_[static_cast<std::size_t>(id)] = byte;
     }
     return;
   }
@@ -280,7 +333,7 @@ std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) {
       return gic_.running_priority();
     case kHppir:
     case kAhppir:
-      return static_cast<std::uint32_t>(gic_.highest_pending());
+      return static_cast<std::uint32_t>(physical_hppir());
     case kAbpr:
       return gicc_abpr_;
     case kApr0:
@@ -372,9 +425,9 @@ std::uint32_t GicRegisters::read_hyp(std::uint32_t offset) {
     case kMisr:
       return gic_.misr();
     case kEisr0:
-      return gic_.eisr();
+      return eoi_lrs();
     case kElrsr0:
-      return gic_.elrsr();
+      return empty_lrs();
     case kEisr1:
     case kElrsr1:
       return 0;
@@ -420,7 +473,9 @@ std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset) {
     case kPmr:
       return (gic_.vmcr() >> vmcr::kPriMaskShift) << 3;
     case kBpr:
-      return gicv_bpr_;
+      return (gic_.vmcr() >> kVmcrVmbpShift) & 7u;
+    case kAbpr:
+      return (gic_.vmcr() >> kVmcrVmabpShift) & 7u;
     case kIar:
     case kAiar:
       return static_cast<std::uint32_t>(gic_.virtual_acknowledge());
@@ -428,7 +483,7 @@ std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset) {
       return gic_.virtual_running_priority();
     case kHppir:
     case kAhppir:
-      return static_cast<std::uint32_t>(gic_.virtual_highest_pending());
+      return static_cast<std::uint32_t>(virtual_hppir());
     case kApr0:
       return gic_.apr();
     case kCIidr:
@@ -449,7 +504,11 @@ void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value) {
       gic_.virtual_set_priority_mask(static_cast<std::uint8_t>(value));
       return;
     case kBpr:
-      gicv_bpr_ = value & 7u;
+      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmbpShift)) | ((value & 7u) << kVmcrVmbpShift));
+      return;
+    case kAbpr:
+      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) |
+                      ((value & 7u) << kVmcrVmabpShift));
       return;
     case kEoir:
     case kAeoir:

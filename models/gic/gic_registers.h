@@ -9,7 +9,8 @@
 //   vcpu         GICV  (0x0804_0000)             the GICC layout, acting on the list registers
 //
 // One CPU, no Security Extensions (as QEMU's virt machine without secure=on): GICD_TYPER says
-// ITLinesNumber = (IDs / 32) - 1, CPUNumber 0, SecurityExtn 0. Registers are 32-bit; IPRIORITYR
+// ITLinesNumber = (IDs / 32) - 1, CPUNumber 0, SecurityExtn 0; a uniprocessor GIC, so
+// GICD_ITARGETSR reads as zero and ignores writes. Registers are 32-bit; IPRIORITYR
 // and ITARGETSR also take byte accesses. The constructor puts the Gic into the architecture's
 // reset state (distributor and CPU interface off, priorities 0, PMR 0, SGIs edge-triggered and
 // always enabled, as QEMU's GIC),
@@ -77,14 +78,22 @@ class GicRegisters : public core::Module {
     transport(Region::Vcpu, t);
   }
   void bad_access(const char* region, std::uint32_t offset, const char* why);
+  // GICC_HPPIR / GICV_HPPIR: the highest-priority pending interrupt the priority mask lets
+  // through, whatever the running priority (as GICv2 and QEMU define it; the Gic's own
+  // highest_pending() also applies the running priority).
+  int physical_hppir() const;
+  int virtual_hppir() const;
+  // GICH_ELRSR / GICH_EISR from the list registers' contents, as the architecture derives them:
+  // an invalid LR that asks for an EOI maintenance interrupt (EOI = 1, HW = 0) is not empty but
+  // in EISR until the hypervisor rewrites it.
+  std::uint32_t empty_lrs() const;
+  std::uint32_t eoi_lrs() const;
   std::uint32_t bits_of(std::uint32_t offset, std::uint32_t base, bool (Gic::*test)(int) const);
   void set_bits(std::uint32_t offset, std::uint32_t base, std::uint32_t value, bool on);
 
   Gic& gic_;
   std::vector<std::uint8_t> group_;    // GICD_IGROUPR, one entry per ID
-  std::vector<std::uint8_t> targets_;  // GICD_ITARGETSR of the SPIs (SGI/PPI read CPU 0's bit)
   std::uint32_t gicc_ctlr_ = 0, gicc_bpr_ = 0, gicc_abpr_ = 1;  // QEMU's reset values
-  std::uint32_t gicv_bpr_ = 2;
   core::Counter& bad_accesses_;
 };
 

@@ -134,7 +134,7 @@ void SystemPlatform::monitor() {
       break;
     }
   }
-  sc_core::sc_stop();
+  // Nothing else keeps the simulation alive: sc_start returns once the core's thread has ended.
 }
 
 }  // namespace vtoe::platform::system
