@@ -48,8 +48,8 @@ std::string where(iss::ArmCore& core) {
   return buf;
 }
 
-// A firmware call the ISS does not execute yet becomes an Undefined Instruction exception; say
-// so when that is what the core last did.
+// The last Undefined Instruction exception (ARM state), and whether it was a firmware call the
+// ISS does not execute yet.
 std::string firmware_hint(sys::SystemPlatform& p) {
   iss::ArmCore& core = p.cpu().core();
   if (core.exceptions(iss::Exception::Undefined) == 0) return "";
@@ -62,8 +62,13 @@ std::string firmware_hint(sys::SystemPlatform& p) {
   const char* what = (insn & 0x0ffffff0u) == 0x01600070u   ? "SMC"
                      : (insn & 0x0ff000f0u) == 0x01400070u ? "HVC"
                                                            : nullptr;
-  if (!what) return "";
   char buf[256];
+  if (!what) {
+    std::snprintf(buf, sizeof buf,
+                  "\n  the last Undefined Instruction exception was taken for 0x%08x at 0x%08llx",
+                  insn, static_cast<unsigned long long>(at));
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "\n  the core took an Undefined Instruction exception for the %s at 0x%08llx: "
                 "firmware calls (PSCI) need the ISS's FirmwareCall (the processor part of issue "
@@ -142,7 +147,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     case sys::StopReason::CoreError:
       err << "vtoe: system run: the core stopped " << where(core) << ": "
           << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
-          << "\n";
+          << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
       status = kExitFailure;
       break;
   }
