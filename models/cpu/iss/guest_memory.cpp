@@ -8,10 +8,7 @@ namespace {
 std::string fault_text(uint32_t addr, bool write, bool fetch) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%s unmapped address 0x%08x",
-                fetch   ? "instruction fetch from"
-                : write ? "write to"
-                        : "read from",
-                addr);
+                fetch ? "instruction fetch from" : write ? "write to" : "read from", addr);
   return buf;
 }
 }  // namespace

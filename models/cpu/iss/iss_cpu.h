@@ -39,7 +39,7 @@ struct IssCpuParams {
   sc_core::sc_time clock_period{1, sc_core::SC_NS};
   // Cycles per retired instruction, by InsnClass (a condition-failed instruction counts too).
   std::array<uint32_t, ArmCore::kClasses> cpi = filled(1);
-  bool dmi = true;                 // ask for DMI pointers when a target offers them
+  bool dmi = true;                // ask for DMI pointers when a target offers them
   bool sync_on_bus_access = true;  // sync the quantum keeper around every b_transport
 
   static std::array<uint32_t, ArmCore::kClasses> filled(uint32_t v) {
