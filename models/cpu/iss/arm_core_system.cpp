@@ -193,7 +193,8 @@ void ArmCore::eret(const Insn& in) {
 }
 
 // SYSm (with R) of the banked MRS/MSR (B9.2.3). Registers of the current mode, Monitor mode's
-// (no Security Extensions) and Hyp mode's from a PL1 mode are UNPREDICTABLE: undefined here.
+// (no Security Extensions) and Hyp mode's from a PL1 mode are UNPREDICTABLE: undefined here
+// (SPSR_hyp from Hyp mode excepted, as QEMU).
 uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
   bool r = sysm & 32;
   sysm &= 31;
@@ -223,7 +224,9 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
       default:
         return nullptr;
     }
-    if (target == mode_ || (target == kHyp && mode_ != kHyp)) return nullptr;
+    // SPSR_hyp is architecturally Monitor mode's to access; QEMU permits it from Hyp mode too
+    // (code in the field does it), and so does the core.
+    if (target == kHyp ? mode_ != kHyp : target == mode_) return nullptr;
     return &spsr_[bank_of(target)];
   }
   if (sysm <= 6) {
