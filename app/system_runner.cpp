@@ -1,5 +1,6 @@
 // `vtoe system run`: real ARM software (a bare-metal ELF or a Linux zImage) on the system
 // platform (platform/system), its UART on standard output.
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -21,35 +22,17 @@ namespace {
 namespace iss = cpu::iss;
 namespace sys = platform::system;
 
-const char* mode_name(iss::Mode m) {
-  switch (m) {
-    case iss::Mode::Usr:
-      return "USR";
-    case iss::Mode::Fiq:
-      return "FIQ";
-    case iss::Mode::Irq:
-      return "IRQ";
-    case iss::Mode::Svc:
-      return "SVC";
-    case iss::Mode::Abt:
-      return "ABT";
-    case iss::Mode::Und:
-      return "UND";
-    case iss::Mode::Sys:
-      return "SYS";
-  }
-  return "?";
-}
-
 std::string where(iss::ArmCore& core) {
   char buf[96];
+  std::string mode = iss::to_string(core.mode());
+  for (char& ch : mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   std::snprintf(buf, sizeof buf, "at 0x%08x in %s mode (%s, cpsr 0x%08x)", core.pc(),
-                mode_name(core.mode()), core.thumb() ? "T32" : "A32", core.cpsr());
+                mode.c_str(), core.thumb() ? "T32" : "A32", core.cpsr());
   return buf;
 }
 
-// The last Undefined Instruction exception (ARM state), and whether it was a firmware call the
-// ISS does not execute yet.
+// The last Undefined Instruction exception (ARM state), and whether it was a firmware call that
+// is not PSCI's (the firmware answers only PSCI).
 std::string firmware_hint(sys::SystemPlatform& p) {
   iss::ArmCore& core = p.cpu().core();
   if (core.exceptions(iss::Exception::Undefined) == 0) return "";
@@ -71,8 +54,7 @@ std::string firmware_hint(sys::SystemPlatform& p) {
   }
   std::snprintf(buf, sizeof buf,
                 "\n  the core took an Undefined Instruction exception for the %s at 0x%08llx: "
-                "firmware calls (PSCI) need the ISS's FirmwareCall (the processor part of issue "
-                "28), not in this build",
+                "the platform's firmware answers PSCI function IDs only",
                 what, static_cast<unsigned long long>(at));
   return buf;
 }

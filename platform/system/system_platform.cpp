@@ -1,5 +1,6 @@
 #include "platform/system/system_platform.h"
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,26 @@ const char* to_string(StopReason r) {
   }
   return "?";
 }
+
+// PSCI behind the core's SMC (and HVC without Hyp mode), as QEMU's virt conduit.
+class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
+ public:
+  explicit Firmware(SystemPlatform& p) : p_(p) {}
+  bool smc(cpu::iss::ArmCore& core) override { return call(core); }
+  bool hvc(cpu::iss::ArmCore& core) override { return call(core); }
+
+ private:
+  bool call(cpu::iss::ArmCore& core) {
+    const std::uint32_t fn = core.reg(0);
+    if (!psci::Psci::is_psci(fn)) return false;  // not PSCI's: undefined, as QEMU
+    const psci::Result r = p_.psci_.call(fn, core.reg(1), core.reg(2), core.reg(3));
+    core.set_reg(0, r.r0);
+    if (r.action == psci::Action::PowerOff) p_.end(StopReason::PowerOff);
+    if (r.action == psci::Action::Reset) p_.end(StopReason::Reset);
+    return true;
+  }
+  SystemPlatform& p_;
+};
 
 namespace {
 
@@ -60,17 +81,10 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       uart_("uart", std::move(console)),
       cpu_("cpu", cpu_params(c)),
       watch_("bus_error_watch", 64, [this](std::uint64_t addr) {
-        if (stop_ != StopReason::Running) return;
-        stop_ = StopReason::BusErrorLoop;
-        error_address_ = addr;
-        cpu_.halt();
+        if (stop_ == StopReason::Running) error_address_ = addr;
+        end(StopReason::BusErrorLoop);
       }) {
   config_.memory = ram_.size();
-  if (c.virtualization) {
-    throw std::runtime_error(
-        "--virtualization: the ISS cannot start in Hyp mode yet (ArmCore::reset_system and the "
-        "virtualization extensions are the processor part of issue 28); run without it");
-  }
   tlm::tlm_global_quantum::instance().set(c.quantum);
   bus_.map(kRamBase, ram_.size(), ram_.in, "ram");
   bus_.map(kGicDistributorBase, gic::kDistributorSize, gic_regs_.distributor, "gicd");
@@ -89,7 +103,53 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   gic_.virq.bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
   gic_.maintenance.bind(maintenance_);
   cpu_.irq_in.bind(irq_);
+
+  cpu::iss::ArmCore& core = cpu_.core();
+  firmware_ = std::make_unique<Firmware>(*this);
+  core.set_firmware(firmware_.get());
+  core.set_counter_source([this] { return counter(); });
+  // Called from inside the core's run: re-evaluate in a method of our own.
+  core.set_timer_listener([this] { timer_wake_.notify(sc_core::SC_ZERO_TIME); });
+  SC_METHOD(update_timers);
+  sensitive << timer_wake_;
+  SC_METHOD(follow_virq);
+  sensitive << virq_;
+  dont_initialize();
   SC_THREAD(monitor);
+}
+
+SystemPlatform::~SystemPlatform() = default;
+
+std::uint64_t SystemPlatform::counter() const {
+  // The core's local time (what it has run ahead of the kernel) counts too.
+  const sc_core::sc_time now = const_cast<cpu::iss::IssCpu&>(cpu_).quantum_keeper()
+                                   .get_current_time();
+  const std::uint32_t freq = const_cast<cpu::iss::IssCpu&>(cpu_).core().timer().cntfrq;
+  return static_cast<std::uint64_t>(now.to_seconds() * freq + 1e-6);
+}
+
+void SystemPlatform::update_timers() {
+  using cpu::iss::TimerKind;
+  if (cpu_.done()) return;
+  cpu::iss::ArmCore& core = cpu_.core();
+  gic_.set_ppi_level(kPhysicalTimerPpi, core.timer_output(TimerKind::Physical));
+  gic_.set_ppi_level(kVirtualTimerPpi, core.timer_output(TimerKind::Virtual));
+  gic_.set_ppi_level(kHypTimerPpi, core.timer_output(TimerKind::Hyp));
+  if (const auto deadline = core.next_timer_deadline()) {
+    const std::uint64_t now = counter();
+    const std::uint32_t freq = core.timer().cntfrq;
+    const double ticks = static_cast<double>(*deadline > now ? *deadline - now : 0);
+    // One wake-up at the deadline (rounded up to a whole picosecond), then re-evaluate.
+    timer_wake_.notify(sc_core::sc_time(std::ceil(ticks / freq * 1e12), sc_core::SC_PS));
+  }
+}
+
+void SystemPlatform::follow_virq() { cpu_.set_virq(virq_.read()); }
+
+void SystemPlatform::end(StopReason r) {
+  if (stop_ != StopReason::Running) return;
+  stop_ = r;
+  cpu_.halt();
 }
 
 BootInfo SystemPlatform::boot(const BootFiles& files) {
@@ -100,7 +160,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
         std::memcpy(ram_.host(addr - kRamBase, len), data, len);
       });
   cpu::iss::ArmCore& core = cpu_.core();
-  core.set_system_mode(true);  // SVC, A I F masked (Hyp: see the constructor)
+  core.reset_system(config_.virtualization);  // Hyp or SVC, A I F masked, MMU off
   core.set_reg(0, b.r0);
   core.set_reg(1, b.r1);
   core.set_reg(2, b.r2);
@@ -120,17 +180,17 @@ void SystemPlatform::monitor() {
     }
     const std::uint64_t n = cpu_.retired();
     if (config_.max_instructions && n >= config_.max_instructions) {
-      stop_ = StopReason::MaxInstructions;
-      cpu_.halt();
+      end(StopReason::MaxInstructions);
       break;
     }
-    // Asleep with no instruction retired for idle_limit: no modelled source can wake it.
-    asleep = (n == last && cpu_.core().waiting_for_interrupt()) ? asleep + step
-                                                               : sc_core::SC_ZERO_TIME;
+    // Asleep with no instruction retired for idle_limit and no timer armed: nothing modelled
+    // can wake it.
+    const bool hopeless = n == last && cpu_.core().waiting_for_interrupt() &&
+                          !cpu_.core().next_timer_deadline();
+    asleep = hopeless ? asleep + step : sc_core::SC_ZERO_TIME;
     last = n;
     if (asleep >= config_.idle_limit) {
-      stop_ = StopReason::Idle;
-      cpu_.halt();
+      end(StopReason::Idle);
       break;
     }
   }

@@ -7,8 +7,10 @@
 //
 // Built from SystemConfig (no scenario file: `vtoe system run` options). Beside the TOE
 // platform (platform/platform.h), which models software as cost tables; this one runs it.
-// What the processor does not provide yet (Hyp mode, the generic timer's outputs, SMC/HVC for
-// PSCI: the ISS part of issue 28) is refused with a clear error, never stubbed.
+// The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
+// else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
+// drive PPIs 26/27/30 (one wake-up scheduled at the next deadline, no polling); the GIC's
+// virtual CPU interface drives the core's virtual IRQ.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +52,7 @@ class SystemPlatform : public sc_core::sc_module {
   // on a bad configuration (memory size) and std::runtime_error for what the ISS cannot do yet.
   SystemPlatform(const sc_core::sc_module_name& name, const SystemConfig& c,
                  std::function<void(char)> console);
+  ~SystemPlatform() override;
 
   // Loads the images and sets the core up to enter them (before sc_start). Throws BootError.
   BootInfo boot(const BootFiles& files);
@@ -65,7 +68,12 @@ class SystemPlatform : public sc_core::sc_module {
   const SystemConfig& config() const { return config_; }
 
  private:
-  void monitor();  // ends the run at --max-instructions and after a hopeless WFI
+  class Firmware;
+  void monitor();        // ends the run at --max-instructions and after a hopeless WFI
+  void update_timers();  // SC_METHOD: timer outputs -> PPIs, next deadline -> timer_wake_
+  void follow_virq();    // SC_METHOD: Gic.virq -> the core
+  std::uint64_t counter() const;  // the physical count: simulated time x CNTFRQ
+  void end(StopReason r);
 
   SystemConfig config_;
   mem::Interconnect bus_;
@@ -77,6 +85,8 @@ class SystemPlatform : public sc_core::sc_module {
   BusErrorWatch watch_;
   psci::Psci psci_;
   sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
+  std::unique_ptr<Firmware> firmware_;
+  sc_core::sc_event timer_wake_;
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
 };

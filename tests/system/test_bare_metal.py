@@ -32,9 +32,8 @@ PROGRAMS = {
 FIRST_FIRMWARE_CALL = {"psci": 0}
 # Differences that belong to the processor's part of issue 28, with the reason.
 KNOWN = {
-    "id_registers": "CP15 ID registers with Cortex-A15 values are the ISS's part of issue 28 "
-                    "(MIDR: the ISS says 0x412fc0f1 = r2p1, QEMU 7.2's cortex-a15 is 0x414fc0f0 "
-                    "= r4p0; most others are not implemented yet)",
+    "id_registers": "MIDR: the ISS says 0x412fc0f1 (Cortex-A15 r2p1), QEMU 7.2's cortex-a15 is "
+                    "0x414fc0f0 (r4p0); the other ID registers agree (the ISS's part of issue 28)",
 }
 # Ends any run that goes astray; the programs retire well under 100 000 instructions.
 MAX_INSTRUCTIONS = 2_000_000
