@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include "app/cli.h"
+#include "app/gdb_server.h"
 #include "models/cpu/iss/arm_core.h"
 #include "platform/system/memory_map.h"
 #include "platform/system/system_platform.h"
@@ -62,16 +63,12 @@ std::string firmware_hint(sys::SystemPlatform& p) {
 }  // namespace
 
 int run_system(const SystemOptions& opts, std::ostream& err) {
-  if (opts.gdb_port) {
-    err << "vtoe: system run: --gdb needs the ISS's debug interface (debug_read/write, "
-           "breakpoints, step: the processor part of issue 28), not in this build\n";
-    return kExitFailure;
-  }
   sys::SystemConfig c;
   c.memory = opts.memory;
   c.virtualization = opts.virtualization;
   c.max_instructions = opts.max_instructions;
   std::unique_ptr<sys::SystemPlatform> platform;
+  std::unique_ptr<GdbServer> gdb;
   sys::BootInfo boot;
   try {
     platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
@@ -84,6 +81,10 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.append = opts.append;
     files.dtb = opts.dtb;
     boot = platform->boot(files);
+    if (opts.gdb_port) {
+      gdb = std::make_unique<GdbServer>(platform->cpu(), opts.gdb_port, err);
+      platform->cpu().set_debugger(gdb.get());
+    }
   } catch (const std::exception& e) {
     err << "vtoe: system run: " << e.what() << "\n";
     return kExitFailure;
@@ -127,12 +128,18 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     }
     case sys::StopReason::Running:
     case sys::StopReason::CoreError:
+      if (gdb && gdb->killed()) {
+        err << "vtoe: system run: ended by GDB (kill) " << where(core) << "\n";
+        status = kExitFailure;
+        break;
+      }
       err << "vtoe: system run: the core stopped " << where(core) << ": "
           << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
           << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
       status = kExitFailure;
       break;
   }
+  if (gdb) gdb->exited(status);
   if (!opts.stats.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = opts.kernel;
