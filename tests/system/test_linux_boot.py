@@ -6,6 +6,7 @@ part of issue 28, so until that lands they are xfail with how far the boot got (
 console line and the instruction count). Skipped, with the reason, when the images or
 qemu-system-arm are missing."""
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -18,8 +19,10 @@ LINUX = ROOT / "build" / "linux"
 KERNEL, INITRD = LINUX / "vmlinuz", LINUX / "initrd.cpio"
 MARKER = "VTOE-INITRAMFS-REACHED"
 APPEND = "console=ttyAMA0"
-# A bound, not a target: QEMU's boot of this kernel retires a few hundred million instructions.
-MAX_INSTRUCTIONS = 3_000_000_000
+# A bound on each vtoe boot (about 20 s at the ISS's 100 MIPS): today the SVC boot stops by
+# itself after 1.99e9 instructions (the zImage's XZ decompression takes most of them) and the
+# Hyp one reaches the bound. Raise it when the boot gets further (VTOE_BOOT_MAX_INSTRUCTIONS).
+MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 2_200_000_000))
 
 pytestmark = [
     pytest.mark.skipif(not (KERNEL.exists() and INITRD.exists()),
@@ -40,6 +43,9 @@ def test_qemu_boots_to_the_marker():
     print(f"QEMU boot to the marker and power-off: {seconds:.1f} s")
 
 
+@pytest.mark.skipif(os.environ.get("VTOE_PRESET", "release") != "release",
+                    reason="billions of instructions: too slow under the sanitizers (the release "
+                           "run boots the same kernel)")
 @pytest.mark.parametrize("virtualization", [False, True], ids=["svc", "hyp"])
 def test_vtoe_boots_to_the_marker(virtualization, tmp_path):
     stats = tmp_path / "stats.json"
