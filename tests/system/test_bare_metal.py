@@ -26,6 +26,7 @@ PROGRAMS = {
     "psci": False,
     "id_registers": False,
     "gich_lr": True,
+    "hyp_guest": True,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.

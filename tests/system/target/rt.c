@@ -43,3 +43,10 @@ void power_off(void) {
   for (;;) {
   }
 }
+
+__attribute__((weak)) uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
+  show("unexpected hyp trap, hsr", hsr);
+  show("elr", elr);
+  show("spsr", spsr);
+  return 0;
+}

@@ -28,6 +28,10 @@ enum { EXC_UND = 1, EXC_SVC = 2, EXC_PABT = 3, EXC_DABT = 4, EXC_IRQ = 6, EXC_FI
 // Each program defines it: returns 0 for the architectural return, else where to resume.
 uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr);
 
+// Hyp programs define it (a weak default reports the trap and resumes at ELR_hyp): returns 0
+// to resume at ELR_hyp, else the address to resume at.
+uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr);
+
 extern uint32_t start_cpsr;
 static inline uint32_t cpsr(void) {
   uint32_t v;

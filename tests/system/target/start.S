@@ -71,8 +71,18 @@ vectors:
         ENTRY   dabt_entry, 4, 4
         ENTRY   irq_entry, 6, 4
         ENTRY   fiq_entry, 7, 4
+@ Hyp trap (HVC from a guest, trapped instructions, stage-2 aborts): on_hyp_trap(hsr, elr,
+@ spsr) in C returns where to resume (zero: ELR_hyp as it is).
 hyp_entry:
-        b       hyp_entry                       @ Hyp programs install their own
+        push    {r0-r3, r12, lr}
+        mrc     p15, 4, r0, c5, c2, 0           @ HSR
+        mrs     r1, elr_hyp
+        mrs     r2, spsr
+        bl      on_hyp_trap
+        cmp     r0, #0
+        msrne   elr_hyp, r0
+        pop     {r0-r3, r12, lr}
+        eret
 
         .section .bss
         .balign 8
