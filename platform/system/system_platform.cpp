@@ -108,10 +108,12 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   firmware_ = std::make_unique<Firmware>(*this);
   core.set_firmware(firmware_.get());
   core.set_counter_source([this] { return counter(); });
-  // Called from inside the core's run: re-evaluate in a method of our own.
-  core.set_timer_listener([this] { timer_wake_.notify(sc_core::SC_ZERO_TIME); });
+  // Called from inside the core's run when a timer register changed: the PPIs follow at once
+  // (as on hardware, before the core's next access), the deadline is rescheduled.
+  core.set_timer_listener([this] { update_timers(); });
   SC_METHOD(update_timers);
   sensitive << timer_wake_;
+  dont_initialize();
   SC_METHOD(follow_virq);
   sensitive << virq_;
   dont_initialize();
@@ -136,11 +138,10 @@ void SystemPlatform::update_timers() {
   gic_.set_ppi_level(kVirtualTimerPpi, core.timer_output(TimerKind::Virtual));
   gic_.set_ppi_level(kHypTimerPpi, core.timer_output(TimerKind::Hyp));
   if (const auto deadline = core.next_timer_deadline()) {
-    const std::uint64_t now = counter();
-    const std::uint32_t freq = core.timer().cntfrq;
-    const double ticks = static_cast<double>(*deadline > now ? *deadline - now : 0);
-    // One wake-up at the deadline (rounded up to a whole picosecond), then re-evaluate.
-    timer_wake_.notify(sc_core::sc_time(std::ceil(ticks / freq * 1e12), sc_core::SC_PS));
+    // One wake-up when the count reaches the deadline (rounded up to a whole picosecond).
+    const double at_ps = std::ceil(static_cast<double>(*deadline) * 1e12 / core.timer().cntfrq);
+    const double now_ps = static_cast<double>(sc_core::sc_time_stamp().value());
+    timer_wake_.notify(sc_core::sc_time(at_ps > now_ps ? at_ps - now_ps : 0, sc_core::SC_PS));
   }
 }
 

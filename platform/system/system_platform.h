@@ -70,7 +70,7 @@ class SystemPlatform : public sc_core::sc_module {
  private:
   class Firmware;
   void monitor();        // ends the run at --max-instructions and after a hopeless WFI
-  void update_timers();  // SC_METHOD: timer outputs -> PPIs, next deadline -> timer_wake_
+  void update_timers();  // timer outputs -> PPIs, next deadline -> timer_wake_ (which reruns it)
   void follow_virq();    // SC_METHOD: Gic.virq -> the core
   std::uint64_t counter() const;  // the physical count: simulated time x CNTFRQ
   void end(StopReason r);

@@ -50,3 +50,5 @@ __attribute__((weak)) uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t 
   show("spsr", spsr);
   return 0;
 }
+
+__attribute__((weak)) void on_hyp_irq(void) { puts_("unexpected irq in hyp mode\n"); }

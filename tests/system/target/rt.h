@@ -32,6 +32,9 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr);
 // to resume at ELR_hyp, else the address to resume at.
 uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr);
 
+// An IRQ or FIQ taken to Hyp mode (HCR.IMO/FMO); the weak default reports it.
+void on_hyp_irq(void);
+
 extern uint32_t start_cpsr;
 static inline uint32_t cpsr(void) {
   uint32_t v;

@@ -12,7 +12,7 @@ _start:
         cmp     r5, #0x1a                       @ Hyp: one stack, HVBAR
         bne     1f
         ldr     sp, =svc_stack_top
-        ldr     r0, =vectors
+        ldr     r0, =hyp_vectors
         mcr     p15, 4, r0, c12, c0, 0          @ HVBAR
         b       2f
 1:      cps     #0x12                           @ IRQ
@@ -52,6 +52,19 @@ vectors:
 
 @ Each entry calls on_exception(kind, lr, spsr) in C; a non-zero return value is where to
 @ resume (an abort with nowhere sensible to return to), zero means "the architectural return".
+@ Hyp mode's own table: exceptions taken to Hyp return with ERET (ELR_hyp), not LR.
+        .balign 32
+        .global hyp_vectors
+hyp_vectors:
+        b       .                               @ reset
+        b       hyp_entry                       @ undefined instruction in Hyp
+        b       hyp_entry                       @ HVC in Hyp
+        b       hyp_entry                       @ prefetch abort in Hyp
+        b       hyp_entry                       @ data abort in Hyp
+        b       hyp_entry                       @ Hyp trap
+        b       hyp_irq_entry                   @ IRQ routed to Hyp (HCR.IMO)
+        b       hyp_irq_entry                   @ FIQ routed to Hyp (HCR.FMO)
+
         .macro ENTRY name, kind, adjust
 \name:
         push    {r0-r3, r12, lr}
@@ -73,6 +86,11 @@ vectors:
         ENTRY   fiq_entry, 7, 4
 @ Hyp trap (HVC from a guest, trapped instructions, stage-2 aborts): on_hyp_trap(hsr, elr,
 @ spsr) in C returns where to resume (zero: ELR_hyp as it is).
+hyp_irq_entry:
+        push    {r0-r3, r12, lr}
+        bl      on_hyp_irq
+        pop     {r0-r3, r12, lr}
+        eret
 hyp_entry:
         push    {r0-r3, r12, lr}
         mrc     p15, 4, r0, c5, c2, 0           @ HSR
