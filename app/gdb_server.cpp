@@ -45,8 +45,10 @@ bool parse_hex(const std::string& s, uint32_t& v) {
   if (s.empty() || s.size() > 8) return false;
   v = 0;
   for (char c : s) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return false;
     v = (v << 4) | static_cast<uint32_t>(d);
   }
@@ -173,10 +175,14 @@ std::string GdbServer::handle(const std::string& p) {
         return "E01";
       }
       const uint32_t v = le32(p, eq + 1);
-      if (n < 15) core.set_reg(static_cast<int>(n), v);
-      else if (n == 15) core.set_pc(v | (core.thumb() ? 1u : 0u));
-      else if (n == kCpsrRegnum) core.set_cpsr(v);
-      else return "E01";
+      if (n < 15)
+        core.set_reg(static_cast<int>(n), v);
+      else if (n == 15)
+        core.set_pc(v | (core.thumb() ? 1u : 0u));
+      else if (n == kCpsrRegnum)
+        core.set_cpsr(v);
+      else
+        return "E01";
       return "OK";
     }
     case 'm':
@@ -184,8 +190,8 @@ std::string GdbServer::handle(const std::string& p) {
       const size_t comma = p.find(','), colon = p.find(':');
       uint32_t addr = 0, len = 0;
       if (comma == std::string::npos || !parse_hex(p.substr(1, comma - 1), addr) ||
-          !parse_hex(p.substr(comma + 1, colon == std::string::npos ? std::string::npos
-                                                                     : colon - comma - 1),
+          !parse_hex(p.substr(comma + 1,
+                              colon == std::string::npos ? std::string::npos : colon - comma - 1),
                      len) ||
           len > 0x10000) {
         return "E01";

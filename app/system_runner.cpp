@@ -2,8 +2,8 @@
 // platform (platform/system), its UART on standard output.
 #include <cctype>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -27,8 +27,8 @@ std::string where(iss::ArmCore& core) {
   char buf[96];
   std::string mode = iss::to_string(core.mode());
   for (char& ch : mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  std::snprintf(buf, sizeof buf, "at 0x%08x in %s mode (%s, cpsr 0x%08x)", core.pc(),
-                mode.c_str(), core.thumb() ? "T32" : "A32", core.cpsr());
+  std::snprintf(buf, sizeof buf, "at 0x%08x in %s mode (%s, cpsr 0x%08x)", core.pc(), mode.c_str(),
+                core.thumb() ? "T32" : "A32", core.cpsr());
   return buf;
 }
 
@@ -152,6 +152,21 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       by[iss::to_string(cls)] = core.retired(cls);
     }
     j["by_class"] = by;
+    nlohmann::ordered_json modes;
+    for (iss::Mode m : {iss::Mode::Usr, iss::Mode::Fiq, iss::Mode::Irq, iss::Mode::Svc,
+                        iss::Mode::Abt, iss::Mode::Hyp, iss::Mode::Und, iss::Mode::Sys}) {
+      modes[iss::to_string(m)] = core.retired_in_mode(m);
+    }
+    j["by_mode"] = modes;
+    nlohmann::ordered_json traps;  // exceptions taken to Hyp mode, by HSR exception class
+    for (int ec = 0; ec < 64; ++ec) {
+      if (const uint64_t k = core.hyp_entries(static_cast<uint8_t>(ec))) {
+        char name[8];
+        std::snprintf(name, sizeof name, "0x%02x", ec);
+        traps[name] = k;
+      }
+    }
+    j["hyp_traps_by_ec"] = traps;
     nlohmann::ordered_json ex;
     for (int k = 0; k < static_cast<int>(iss::Exception::Count); ++k) {
       auto e = static_cast<iss::Exception>(k);

@@ -10,8 +10,7 @@ namespace {
 // GICD offsets (GICv2 architecture specification, 4.1.2).
 constexpr std::uint32_t kCtlr = 0x000, kTyper = 0x004, kIidr = 0x008;
 constexpr std::uint32_t kIgroupr = 0x080, kIsenabler = 0x100, kIcenabler = 0x180;
-constexpr std::uint32_t kIspendr = 0x200, kIcpendr = 0x280, kIsactiver = 0x300,
-                        kIcactiver = 0x380;
+constexpr std::uint32_t kIspendr = 0x200, kIcpendr = 0x280, kIsactiver = 0x300, kIcactiver = 0x380;
 constexpr std::uint32_t kIpriorityr = 0x400, kItargetsr = 0x800, kIcfgr = 0xC00, kSgir = 0xF00;
 constexpr std::uint32_t kPidr = 0xFD0;  // ID registers 0xFD0-0xFFC
 // The ID registers QEMU's GICv2 returns (hw/intc/arm_gic.c, gic_id_gicv2), read as bytes at
@@ -23,15 +22,13 @@ constexpr std::uint32_t kImplementer = 0x43b;  // ARM (JEP106 0x43b)
 // GICC/GICV offsets (4.1.3, 5.3).
 constexpr std::uint32_t kCCtlr = 0x00, kPmr = 0x04, kBpr = 0x08, kIar = 0x0C, kEoir = 0x10,
                         kRpr = 0x14, kHppir = 0x18, kAbpr = 0x1C, kAiar = 0x20, kAeoir = 0x24,
-                        kAhppir = 0x28, kApr0 = 0xD0, kNsapr0 = 0xE0, kCIidr = 0xFC,
-                        kDir = 0x1000;
+                        kAhppir = 0x28, kApr0 = 0xD0, kNsapr0 = 0xE0, kCIidr = 0xFC, kDir = 0x1000;
 constexpr std::uint32_t kCtlrEoiMode = 1u << 9;
 constexpr std::uint32_t kCtlrMask = 0x21F;  // EnableGrp0/1, AckCtl, FIQEn, CBPR, EOImode
 
 // GICH offsets (5.3).
 constexpr std::uint32_t kHcr = 0x00, kVtr = 0x04, kVmcr = 0x08, kMisr = 0x10, kEisr0 = 0x20,
-                        kEisr1 = 0x24, kElrsr0 = 0x30, kElrsr1 = 0x34, kHApr = 0xF0,
-                        kLr0 = 0x100;
+                        kEisr1 = 0x24, kElrsr0 = 0x30, kElrsr1 = 0x34, kHApr = 0xF0, kLr0 = 0x100;
 // ListRegs - 1, PREbits - 1 = 4, PRIbits - 1 = 4 (five bits of priority, as the list registers).
 constexpr std::uint32_t kVtrValue = (kListRegisters - 1) | (4u << 26) | (4u << 29);
 constexpr int kVmcrVmbpShift = 21, kVmcrVmabpShift = 18;
@@ -149,20 +146,28 @@ void GicRegisters::transport(Region r, tlm::tlm_generic_payload& t) {
   if (t.is_write()) std::memcpy(&v, data, len);
   switch (r) {
     case Region::Distributor:
-      if (t.is_read()) v = read_distributor(offset, len);
-      else write_distributor(offset, v, len);
+      if (t.is_read())
+        v = read_distributor(offset, len);
+      else
+        write_distributor(offset, v, len);
       break;
     case Region::Cpu:
-      if (t.is_read()) v = read_cpu(offset);
-      else write_cpu(offset, v);
+      if (t.is_read())
+        v = read_cpu(offset);
+      else
+        write_cpu(offset, v);
       break;
     case Region::Hyp:
-      if (t.is_read()) v = read_hyp(offset);
-      else write_hyp(offset, v);
+      if (t.is_read())
+        v = read_hyp(offset);
+      else
+        write_hyp(offset, v);
       break;
     case Region::Vcpu:
-      if (t.is_read()) v = read_vcpu(offset);
-      else write_vcpu(offset, v);
+      if (t.is_read())
+        v = read_vcpu(offset);
+      else
+        write_vcpu(offset, v);
       break;
   }
   if (t.is_read()) std::memcpy(data, &v, len);
@@ -192,8 +197,10 @@ void GicRegisters::set_bits(std::uint32_t offset, std::uint32_t base, std::uint3
       gic_.enable(id, on);
     } else if (base == kIspendr || base == kIcpendr) {
       if (id < kFirstPpi) continue;  // SGIs: GICD_SPENDSGIR/CPENDSGIR, ignored here (as QEMU)
-      if (on) gic_.set_pending(id);
-      else gic_.clear_pending(id);
+      if (on)
+        gic_.set_pending(id);
+      else
+        gic_.clear_pending(id);
     } else {
       gic_.set_active(id, on);
     }
@@ -236,8 +243,10 @@ std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size
       const int id = static_cast<int>(offset - (prio ? kIpriorityr : kItargetsr) + b);
       if (id >= ids) continue;
       std::uint32_t byte;
-      if (prio) byte = gic_.priority(id);
-      else byte = 0;  // one CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU)
+      if (prio)
+        byte = gic_.priority(id);
+      else
+        byte = 0;  // one CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU)
       v |= byte << (8 * b);
     }
     return v;
@@ -274,8 +283,8 @@ void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, 
     return;
   }
   if (offset >= kIsenabler && offset < kIpriorityr) {
-    const std::uint32_t bases[] = {kIsenabler, kIcenabler, kIspendr, kIcpendr, kIsactiver,
-                                   kIcactiver};
+    const std::uint32_t bases[] = {kIsenabler, kIcenabler, kIspendr,
+                                   kIcpendr,   kIsactiver, kIcactiver};
     const std::uint32_t base = bases[(offset - kIsenabler) / 0x80];
     if (static_cast<int>((offset - base) * 8) < ids) {
       set_bits(offset, base, value, base == kIsenabler || base == kIspendr || base == kIsactiver);
@@ -447,8 +456,8 @@ void GicRegisters::write_hyp(std::uint32_t offset, std::uint32_t value) {
   }
   switch (offset) {
     case kHcr:
-      gic_.write_hcr(value & (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie |
-                              hcr::kEoiCountMask));
+      gic_.write_hcr(value &
+                     (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie | hcr::kEoiCountMask));
       return;
     case kVmcr:
       gic_.write_vmcr(value);
@@ -507,8 +516,7 @@ void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value) {
       gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmbpShift)) | ((value & 7u) << kVmcrVmbpShift));
       return;
     case kAbpr:
-      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) |
-                      ((value & 7u) << kVmcrVmabpShift));
+      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) | ((value & 7u) << kVmcrVmabpShift));
       return;
     case kEoir:
     case kAeoir:

@@ -92,7 +92,7 @@ class GicRegisters : public core::Module {
   void set_bits(std::uint32_t offset, std::uint32_t base, std::uint32_t value, bool on);
 
   Gic& gic_;
-  std::vector<std::uint8_t> group_;    // GICD_IGROUPR, one entry per ID
+  std::vector<std::uint8_t> group_;                             // GICD_IGROUPR, one entry per ID
   std::uint32_t gicc_ctlr_ = 0, gicc_bpr_ = 0, gicc_abpr_ = 1;  // QEMU's reset values
   core::Counter& bad_accesses_;
 };

@@ -26,8 +26,8 @@ Ram::~Ram() { munmap(data_, size_); }
 std::uint8_t* Ram::host(std::uint64_t offset, std::uint64_t len) {
   if (offset > size_ || len > size_ - offset) {
     throw std::out_of_range(std::string(name()) + ": [" + std::to_string(offset) + ", +" +
-                            std::to_string(len) + ") outside the RAM's " +
-                            std::to_string(size_) + " bytes");
+                            std::to_string(len) + ") outside the RAM's " + std::to_string(size_) +
+                            " bytes");
   }
   return data_ + offset;
 }
@@ -47,8 +47,10 @@ void Ram::b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     return;
   }
   std::uint8_t* p = data_ + t.get_address();
-  if (t.is_read()) std::memcpy(t.get_data_ptr(), p, t.get_data_length());
-  else if (t.is_write()) std::memcpy(p, t.get_data_ptr(), t.get_data_length());
+  if (t.is_read())
+    std::memcpy(t.get_data_ptr(), p, t.get_data_length());
+  else if (t.is_write())
+    std::memcpy(p, t.get_data_ptr(), t.get_data_length());
   delay += latency_;
   t.set_dmi_allowed(true);
   t.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -68,8 +70,10 @@ unsigned int Ram::transport_dbg(tlm::tlm_generic_payload& t) {
   const std::uint64_t a = t.get_address();
   if (a >= size_) return 0;
   const std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), size_ - a);
-  if (t.is_read()) std::memcpy(t.get_data_ptr(), data_ + a, n);
-  else if (t.is_write()) std::memcpy(data_ + a, t.get_data_ptr(), n);
+  if (t.is_read())
+    std::memcpy(t.get_data_ptr(), data_ + a, n);
+  else if (t.is_write())
+    std::memcpy(data_ + a, t.get_data_ptr(), n);
   return static_cast<unsigned int>(n);
 }
 

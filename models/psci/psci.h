@@ -33,8 +33,8 @@ constexpr std::uint32_t kFeatures = 0x8400000A;
 }  // namespace fn
 
 namespace ret {
-constexpr std::int32_t kSuccess = 0, kNotSupported = -1, kInvalidParameters = -2,
-                       kDenied = -3, kAlreadyOn = -4;
+constexpr std::int32_t kSuccess = 0, kNotSupported = -1, kInvalidParameters = -2, kDenied = -3,
+                       kAlreadyOn = -4;
 }  // namespace ret
 
 constexpr std::uint32_t kVersion = 0x00010001;  // major 1, minor 1
@@ -55,9 +55,7 @@ class Psci {
 
   // Is `function` (r0 of the call) a PSCI function ID at all (0x84000000-0x8400001F or the 64-bit
   // range 0xC4000000-0xC400001F)? Other SMC/HVC calls are not PSCI's.
-  static bool is_psci(std::uint32_t function) {
-    return (function & 0xBFFFFFE0u) == 0x84000000u;
-  }
+  static bool is_psci(std::uint32_t function) { return (function & 0xBFFFFFE0u) == 0x84000000u; }
   Result call(std::uint32_t function, std::uint32_t a1, std::uint32_t a2, std::uint32_t a3);
 
   std::uint64_t calls() const { return calls_; }
@@ -65,7 +63,9 @@ class Psci {
   const std::map<std::uint32_t, std::uint64_t>& unsupported() const { return unsupported_; }
 
  private:
-  bool is_me(std::uint32_t target) const { return (target & 0x00FFFFFFu) == (mpidr_ & 0x00FFFFFFu); }
+  bool is_me(std::uint32_t target) const {
+    return (target & 0x00FFFFFFu) == (mpidr_ & 0x00FFFFFFu);
+  }
 
   std::uint32_t mpidr_;
   std::uint64_t calls_ = 0;

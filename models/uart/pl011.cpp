@@ -12,8 +12,7 @@ constexpr std::uint32_t kDr = 0x000, kRsr = 0x004, kFr = 0x018, kIlpr = 0x020, k
                         kRis = 0x03C, kMis = 0x040, kIcr = 0x044, kDmacr = 0x048, kId = 0xFE0;
 // PeriphID0-3 (part 0x011, designer ARM, revision 1) and PCellID0-3, one byte per word.
 constexpr std::uint8_t kIds[8] = {0x11, 0x10, 0x14, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
-constexpr std::uint32_t kFrRxfe = 1u << 4, kFrTxff = 1u << 5, kFrRxff = 1u << 6,
-                        kFrTxfe = 1u << 7;
+constexpr std::uint32_t kFrRxfe = 1u << 4, kFrTxff = 1u << 5, kFrRxff = 1u << 6, kFrTxfe = 1u << 7;
 constexpr std::uint32_t kIntRx = 1u << 4, kIntTx = 1u << 5, kIntOverrun = 1u << 10;
 constexpr std::uint32_t kLcrFen = 1u << 4;
 constexpr std::uint32_t kIntMask = 0x7FF;
@@ -150,8 +149,7 @@ void Pl011::write(std::uint32_t offset, std::uint32_t value) {
   }
   ++bad_accesses_;
   std::ostringstream s;
-  s << "write to no register or a read-only one at offset 0x" << std::hex << offset
-    << " (ignored)";
+  s << "write to no register or a read-only one at offset 0x" << std::hex << offset << " (ignored)";
   log_.write(core::LogLevel::Warn, s.str());
 }
 

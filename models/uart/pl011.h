@@ -54,8 +54,7 @@ class Pl011 : public core::Module {
   std::function<void(char)> output_;
   std::deque<std::uint8_t> rx_;
   std::uint32_t ris_ = 0, imsc_ = 0, rsr_ = 0;
-  std::uint32_t ilpr_ = 0, ibrd_ = 0, fbrd_ = 0, lcr_h_ = 0, cr_ = 0x300, ifls_ = 0x12,
-                dmacr_ = 0;
+  std::uint32_t ilpr_ = 0, ibrd_ = 0, fbrd_ = 0, lcr_h_ = 0, cr_ = 0x300, ifls_ = 0x12, dmacr_ = 0;
   std::uint64_t tx_count_ = 0;
   sc_core::sc_event changed_;
   core::Counter& chars_out_;

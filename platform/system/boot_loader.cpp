@@ -45,7 +45,10 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   };
   BootInfo b;
   const std::vector<std::uint8_t> image = read_file(f.kernel, "kernel");
-  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) {
+  if (image.size() >= 4 && std::memcmp(image.data(),
+                                       "\x7f"
+                                       "ELF",
+                                       4) == 0) {
     cpu::iss::GuestMemory scratch;
     cpu::iss::ElfImage elf;
     try {
@@ -104,7 +107,8 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   }
   if (b.linux_image) {
     const std::uint64_t after =
-        b.initrd_end ? b.initrd_end : ram_base + std::min<std::uint64_t>(ram_size / 2, 128ull << 20);
+        b.initrd_end ? b.initrd_end
+                     : ram_base + std::min<std::uint64_t>(ram_size / 2, 128ull << 20);
     b.dtb_start = align_up(std::max(after, b.kernel_end), kPage);
   } else if (b.kernel_start >= ram_base + dtb.size()) {
     b.dtb_start = ram_base;  // below the program, as QEMU does for an ELF

@@ -77,8 +77,7 @@ void set_chosen(std::vector<std::uint8_t>& b, const DeviceTreeConfig& c) {
   if (c.initrd_end > c.initrd_start) {
     check(fdt_setprop_u64(b.data(), chosen, "linux,initrd-start", c.initrd_start),
           "linux,initrd-start");
-    check(fdt_setprop_u64(b.data(), chosen, "linux,initrd-end", c.initrd_end),
-          "linux,initrd-end");
+    check(fdt_setprop_u64(b.data(), chosen, "linux,initrd-end", c.initrd_end), "linux,initrd-end");
   }
 }
 
@@ -116,10 +115,10 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
 
   w.begin("timer");
   w.empty("always-on");
-  w.cells("interrupts", {kPpi, kSecureTimerPpi - 16, kPpiCpuMask | kLevelHigh,  //
-                         kPpi, kPhysicalTimerPpi - 16, kPpiCpuMask | kLevelHigh,
-                         kPpi, kVirtualTimerPpi - 16, kPpiCpuMask | kLevelHigh,
-                         kPpi, kHypTimerPpi - 16, kPpiCpuMask | kLevelHigh});
+  w.cells("interrupts",
+          {kPpi, kSecureTimerPpi - 16, kPpiCpuMask | kLevelHigh,  //
+           kPpi, kPhysicalTimerPpi - 16, kPpiCpuMask | kLevelHigh, kPpi, kVirtualTimerPpi - 16,
+           kPpiCpuMask | kLevelHigh, kPpi, kHypTimerPpi - 16, kPpiCpuMask | kLevelHigh});
   w.strings("compatible", {"arm,armv7-timer"});
   w.end();
 

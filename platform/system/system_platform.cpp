@@ -124,8 +124,8 @@ SystemPlatform::~SystemPlatform() = default;
 
 std::uint64_t SystemPlatform::counter() const {
   // The core's local time (what it has run ahead of the kernel) counts too.
-  const sc_core::sc_time now = const_cast<cpu::iss::IssCpu&>(cpu_).quantum_keeper()
-                                   .get_current_time();
+  const sc_core::sc_time now =
+      const_cast<cpu::iss::IssCpu&>(cpu_).quantum_keeper().get_current_time();
   const std::uint32_t freq = const_cast<cpu::iss::IssCpu&>(cpu_).core().timer().cntfrq;
   return static_cast<std::uint64_t>(now.to_seconds() * freq + 1e-6);
 }
@@ -156,10 +156,10 @@ void SystemPlatform::end(StopReason r) {
 BootInfo SystemPlatform::boot(const BootFiles& files) {
   BootFiles f = files;
   f.virtualization = config_.virtualization;
-  const BootInfo b = load_boot_files(
-      f, kRamBase, ram_.size(), [this](std::uint64_t addr, const void* data, std::size_t len) {
-        std::memcpy(ram_.host(addr - kRamBase, len), data, len);
-      });
+  const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
+                                     [this](std::uint64_t addr, const void* data, std::size_t len) {
+                                       std::memcpy(ram_.host(addr - kRamBase, len), data, len);
+                                     });
   cpu::iss::ArmCore& core = cpu_.core();
   core.reset_system(config_.virtualization);  // Hyp or SVC, A I F masked, MMU off
   core.set_reg(0, b.r0);
@@ -186,8 +186,8 @@ void SystemPlatform::monitor() {
     }
     // Asleep with no instruction retired for idle_limit and no timer armed: nothing modelled
     // can wake it.
-    const bool hopeless = n == last && cpu_.core().waiting_for_interrupt() &&
-                          !cpu_.core().next_timer_deadline();
+    const bool hopeless =
+        n == last && cpu_.core().waiting_for_interrupt() && !cpu_.core().next_timer_deadline();
     asleep = hopeless ? asleep + step : sc_core::SC_ZERO_TIME;
     last = n;
     if (asleep >= config_.idle_limit) {

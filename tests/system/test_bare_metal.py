@@ -8,6 +8,7 @@ needs), vtoe says so in a clear error: the test then checks that everything prin
 that point equals QEMU's output and is marked xfail with the reason, so that it passes by itself
 once the ISS side of issue 28 lands (nothing to edit here). Skipped, with the reason, without
 the cross compiler or qemu-system-arm."""
+import json
 import subprocess
 
 import pytest
@@ -103,3 +104,19 @@ def test_virtual_interface_registers_without_hyp():
     got = run.stdout.splitlines()
     assert want[0] == "mode=0x0000001a" and got[0] == "mode=0x00000013"
     assert got[1:len(want)] == want[1:], f"--- qemu\n{ref.stdout}--- vtoe\n{run.stdout}"
+
+
+def test_stats_count_modes_and_hyp_traps(tmp_path):
+    """--stats of hyp_guest: the run ended by PSCI, instructions by mode, and the guest's
+    exceptions to Hyp by HSR class (5 HVC, 1 trapped WFI, 1 trapped SMC), as its output says."""
+    stats = tmp_path / "stats.json"
+    run = subprocess.run([str(vtoe_binary()), "system", "run", "--virtualization", "--kernel",
+                          str(elf("hyp_guest")), "--stats", str(stats)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    j = json.loads(stats.read_text())
+    assert j["stop"] == "power-off" and j["exit_status"] == 0 and j["psci_calls"] == 1
+    assert j["hyp_traps_by_ec"] == {"0x01": 1, "0x12": 5, "0x13": 1}
+    assert j["by_mode"]["hyp"] > 0 and j["by_mode"]["svc"] > 0 and j["by_mode"]["irq"] > 0
+    assert sum(j["by_mode"].values()) == j["instructions"] == sum(j["by_class"].values())
+    assert j["uart_chars"] == len(run.stdout)

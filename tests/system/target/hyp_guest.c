@@ -98,15 +98,15 @@ static uint32_t guest_irq_stack[256] __attribute__((aligned(8)));
 int main(void) {
   show("mode", start_cpsr & 0x1f);
   uint32_t svc_sp = (uint32_t)&guest_stack[1024], irq_sp = (uint32_t)&guest_irq_stack[256];
-  __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1"
-                   ::"r"(svc_sp), "r"(irq_sp));
+  __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1" ::"r"(svc_sp),
+                   "r"(irq_sp));
   extern char vectors[];
   __asm__ volatile("mcr p15, 0, %0, c12, c0, 0" ::"r"(vectors));  // the guest's VBAR
   wr32(GICV_BASE + 0x04, 0xF8);
   wr32(GICV_BASE + 0x00, 1);
   hcr_write(HCR_TWI | HCR_TSC | HCR_IMO);
   show("hcr", hcr_read());
-  __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret"
-                   ::"r"(guest_main), "r"(0x1d3u) : "memory");
+  __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)
+                   : "memory");
   return 1;
 }

@@ -8,7 +8,7 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
   return 0;
 }
 
-#define CP15(name, op1, crn, crm, op2)                                               \
+#define CP15(name, op1, crn, crm, op2)                                              \
   do {                                                                              \
     uint32_t v;                                                                     \
     __asm__ volatile("mrc p15, " #op1 ", %0, " #crn ", " #crm ", " #op2 : "=r"(v)); \

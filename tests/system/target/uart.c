@@ -14,7 +14,7 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
   }
   last_iar = rd32(GICC_BASE + 0x0C);
   mis_in_handler = rd32(UART_BASE + 0x40);
-  wr32(UART_BASE + 0x38, 0);     // IMSC: no more (printing would raise TX again)
+  wr32(UART_BASE + 0x38, 0);      // IMSC: no more (printing would raise TX again)
   wr32(UART_BASE + 0x44, 0x7FF);  // ICR
   wr32(GICC_BASE + 0x10, last_iar);
   ++irqs;
@@ -27,8 +27,8 @@ int main(void) {
   show("cr", rd32(UART_BASE + 0x30));
   show("ifls", rd32(UART_BASE + 0x34));
   show("imsc", rd32(UART_BASE + 0x38));
-  wr32(UART_BASE + 0x24, 13);   // IBRD
-  wr32(UART_BASE + 0x28, 1);    // FBRD
+  wr32(UART_BASE + 0x24, 13);    // IBRD
+  wr32(UART_BASE + 0x28, 1);     // FBRD
   wr32(UART_BASE + 0x2C, 0x70);  // LCR_H: 8 bits, FIFOs on
   show("ibrd", rd32(UART_BASE + 0x24));
   show("fbrd", rd32(UART_BASE + 0x28));

@@ -12,7 +12,9 @@ static uint32_t cntv_ctl(void) {
   __asm__ volatile("mrc p15, 0, %0, c14, c3, 1" : "=r"(v));
   return v;
 }
-static void set_cntv_ctl(uint32_t v) { __asm__ volatile("mcr p15, 0, %0, c14, c3, 1; isb" ::"r"(v)); }
+static void set_cntv_ctl(uint32_t v) {
+  __asm__ volatile("mcr p15, 0, %0, c14, c3, 1; isb" ::"r"(v));
+}
 static void set_cntv_tval(uint32_t v) { __asm__ volatile("mcr p15, 0, %0, c14, c3, 0" ::"r"(v)); }
 
 void on_hyp_irq(void) {
@@ -71,8 +73,8 @@ static uint32_t guest_irq_stack[256] __attribute__((aligned(8)));
 int main(void) {
   show("mode", start_cpsr & 0x1f);
   uint32_t svc_sp = (uint32_t)&guest_stack[1024], irq_sp = (uint32_t)&guest_irq_stack[256];
-  __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1"
-                   ::"r"(svc_sp), "r"(irq_sp));
+  __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1" ::"r"(svc_sp),
+                   "r"(irq_sp));
   extern char vectors[];
   __asm__ volatile("mcr p15, 0, %0, c12, c0, 0" ::"r"(vectors));
   // CNTVOFF resets to 0 (QEMU and the ISS); a guest reads CNTVCT = CNTPCT.
@@ -85,8 +87,8 @@ int main(void) {
   wr32(GICV_BASE + 0x04, 0xF8);
   wr32(GICV_BASE + 0x00, 1);
   __asm__ volatile("mcr p15, 4, %0, c1, c1, 0; isb" ::"r"(1u << 4));  // HCR.IMO
-  __asm__ volatile("cpsie i");  // Hyp takes the routed IRQs
-  __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret"
-                   ::"r"(guest_main), "r"(0x1d3u) : "memory");
+  __asm__ volatile("cpsie i");                                        // Hyp takes the routed IRQs
+  __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)
+                   : "memory");
   return 1;
 }

@@ -142,9 +142,9 @@ TEST(GicRegisters, ListRegistersThroughGichAndGicv) {
     b.regs.write_vcpu(0x10, 7);
     EXPECT_EQ(b.regs.read_hyp(0x100) >> 28, 0u);
     EXPECT_EQ(b.regs.read_hyp(0x30), 0xEu) << "EOI=1: not empty until the hypervisor sees it";
-    EXPECT_EQ(b.regs.read_hyp(0x20), 1u);                         // EISR0
-    EXPECT_EQ(b.regs.read_hyp(0x10) & 1u, 1u);                    // MISR.EOI
-    EXPECT_EQ(b.regs.read_vcpu(0x08), 2u);                        // GICV_BPR from VMCR
+    EXPECT_EQ(b.regs.read_hyp(0x20), 1u);       // EISR0
+    EXPECT_EQ(b.regs.read_hyp(0x10) & 1u, 1u);  // MISR.EOI
+    EXPECT_EQ(b.regs.read_vcpu(0x08), 2u);      // GICV_BPR from VMCR
   });
   run(p);
 }
@@ -162,8 +162,7 @@ TEST(GicRegisters, BadAccessesAreIgnoredCountedAndNeverFatal) {
     EXPECT_EQ(self.read32(0xD00), 0u);  // no register
     // Byte accesses to IPRIORITYR are architected.
     std::uint8_t prio = 0xA8;
-    EXPECT_EQ(self.access(tlm::TLM_WRITE_COMMAND, 0x400 + 33, &prio, 1, d),
-              tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(self.access(tlm::TLM_WRITE_COMMAND, 0x400 + 33, &prio, 1, d), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(b.gic.priority(33), 0xA8);
   });
   cpu.socket.bind(b.regs.distributor);

@@ -41,8 +41,9 @@ int reg_regions(const std::vector<std::uint8_t>& dtb, const char* path) {
 
 std::string temp_file(const std::string& name, const std::vector<std::uint8_t>& bytes) {
   const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -76,12 +77,12 @@ TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
   EXPECT_EQ(prop_string(dtb, "/chosen", "stdout-path"), "/pl011@9000000");
   EXPECT_EQ(reg_regions(dtb, "/intc@8000000"), 2);
   int len = 0;
-  const void* mem = fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/memory@40000000"),
-                                "reg", &len);
+  const void* mem =
+      fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/memory@40000000"), "reg", &len);
   ASSERT_EQ(len, 16);
   EXPECT_EQ(fdt32_to_cpu(static_cast<const fdt32_t*>(mem)[3]), 256u << 20);
-  const void* start = fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/chosen"),
-                                  "linux,initrd-start", &len);
+  const void* start =
+      fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/chosen"), "linux,initrd-start", &len);
   ASSERT_EQ(len, 8);
   EXPECT_EQ(fdt64_to_cpu(*static_cast<const fdt64_t*>(start)), 0x44000000u);
 
@@ -97,8 +98,7 @@ TEST(SystemDeviceTree, ABlobThatDoesNotParseNamesTheFile) {
     sys::check_device_tree(junk, "x.dtb");
     FAIL() << "no error";
   } catch (const sys::DeviceTreeError& e) {
-    EXPECT_NE(std::string(e.what()).find("x.dtb: not a valid device tree blob"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("x.dtb: not a valid device tree blob"), std::string::npos)
         << e.what();
   }
 }

@@ -26,7 +26,7 @@ TEST(Pl011, IdentifiesAsAPrimeCellAndWritesCharacters) {
   vtoe::test::Initiator cpu("cpu", [&](vtoe::test::Initiator& self) {
     const std::uint32_t ids[8] = {0x11, 0x10, 0x14, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
     for (int i = 0; i < 8; ++i) EXPECT_EQ(self.read32(0xFE0 + 4 * i), ids[i]);
-    EXPECT_EQ(self.read32(0x018), 0x90u);  // FR: TXFE, RXFE
+    EXPECT_EQ(self.read32(0x018), 0x90u);   // FR: TXFE, RXFE
     EXPECT_EQ(self.read32(0x030), 0x300u);  // CR: TXE, RXE
     self.write32(0x000, 'h');
     std::uint8_t byte = 'i';  // Linux writes DR with writeb
@@ -58,7 +58,7 @@ TEST(Pl011, InterruptsFollowImscAndIcr) {
     b.uart.receive('b');
     sc_core::wait(1, sc_core::SC_NS);
     EXPECT_TRUE(b.irq.read());
-    EXPECT_EQ(self.read32(0x018) & 0x50, 0x40u);  // RXFF, not RXFE
+    EXPECT_EQ(self.read32(0x018) & 0x50, 0x40u);    // RXFF, not RXFE
     EXPECT_EQ(self.read32(0x03C) & 0x410, 0x410u);  // RX and overrun
     EXPECT_EQ(self.read32(0x000), std::uint32_t{'a'});
     EXPECT_EQ(self.read32(0x018) & 0x10, 0x10u);  // empty again
