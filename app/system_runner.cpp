@@ -29,7 +29,16 @@ std::string where(iss::ArmCore& core) {
   for (char& ch : mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   std::snprintf(buf, sizeof buf, "at 0x%08x in %s mode (%s, cpsr 0x%08x)", core.pc(), mode.c_str(),
                 core.thumb() ? "T32" : "A32", core.cpsr());
-  return buf;
+  std::string s = buf;
+  if (core.mode() == iss::Mode::Abt || core.exceptions(iss::Exception::PrefetchAbort) ||
+      core.exceptions(iss::Exception::DataAbort)) {
+    // The fault registers of the last aborts: where a run that went astray last found nothing.
+    char regs[96];
+    std::snprintf(regs, sizeof regs, "; IFAR 0x%08x IFSR 0x%08x DFAR 0x%08x DFSR 0x%08x",
+                  core.ifar(), core.ifsr(), core.dfar(), core.dfsr());
+    s += regs;
+  }
+  return s;
 }
 
 // The last Undefined Instruction exception (ARM state), and whether it was a firmware call that
