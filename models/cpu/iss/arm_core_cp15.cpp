@@ -604,6 +604,26 @@ std::optional<uint32_t> ArmCore::cp15(uint32_t crn, uint32_t opc1, uint32_t crm,
   return static_cast<uint32_t>(r->read(*this));
 }
 
+std::optional<uint64_t> ArmCore::cp15_64(uint32_t opc1, uint32_t crm) {
+  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+  if (!r || !r->read) return std::nullopt;
+  return r->read(*this);
+}
+
+bool ArmCore::set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v) {
+  const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
+  if (!r || !r->write) return false;
+  r->write(*this, v);
+  return true;
+}
+
+bool ArmCore::set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v) {
+  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+  if (!r || !r->write) return false;
+  r->write(*this, v);
+  return true;
+}
+
 std::vector<std::string> ArmCore::cp15_register_names() {
   std::vector<std::string> out;
   for (const Cp15Reg& r : cp15_table()) {

@@ -51,6 +51,7 @@ void ArmCore::reset_system(bool hyp) {
   uint8_t m = static_cast<uint8_t>(hyp ? Mode::Hyp : Mode::Svc);
   write_cpsr(kA | kI | kF | m, 0xffffffffu);
   mode_ = m;  // whatever write_cpsr did with the banks, this is the reset mode
+  tlb_flush();
   update_attention();
 }
 

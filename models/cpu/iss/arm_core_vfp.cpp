@@ -297,8 +297,8 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd, words = dbl ? 2 : 1;
       for (int w = 0; w < words; ++w) {
-        if (in.sub == kVldr) s_[first + w] = mem_.read32(a + 4 * w);
-        else mem_.write32(a + 4 * w, s_[first + w]);
+        if (in.sub == kVldr) s_[first + w] = rd<uint32_t>(a + 4 * w);
+        else wr<uint32_t>(a + 4 * w, s_[first + w]);
       }
       return;
     }
@@ -309,8 +309,8 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd;
       for (uint32_t w = 0; w < words; ++w) {
-        if (in.sub == kVldm) s_[first + w] = mem_.read32(a + 4 * w);
-        else mem_.write32(a + 4 * w, s_[first + w]);
+        if (in.sub == kVldm) s_[first + w] = rd<uint32_t>(a + 4 * w);
+        else wr<uint32_t>(a + 4 * w, s_[first + w]);
       }
       if (in.flags & kFlagW) r_[in.rn] = (in.flags & kFlagU) ? base + 4 * words : base - 4 * words;
       return;
