@@ -477,6 +477,8 @@ class ArmCore {
   bool cond_pass(uint32_t cond) const;
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
+  bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
+  uint32_t vfp_system_register(const Insn& in);
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().

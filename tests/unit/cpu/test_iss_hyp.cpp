@@ -337,6 +337,39 @@ TEST_F(IssHyp, GenericTimerOutputsDeadlineAndAccessChecks) {
   EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (3u << 10) | (2u << 5) | (14u << 1) | 1u);
 }
 
+TEST_F(IssHyp, VfpNeedsCpacrAndFpexcAndHcptrTrapsIt) {
+  core.reset_system(true);
+  core.set_vbar(kVbar);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  a32_at(kCode, {0xee310b02,    // vadd.f64 d0, d1, d2
+                 0xeef71a10,    // vmrs r1, mvfr0
+                 0xeee80a10,    // vmsr fpexc, r0
+                 0xee310b02});  // vadd.f64 d0, d1, d2
+  core.set_pc(kCode);
+  core.step();  // CPACR denies cp10/cp11 at reset: undefined
+  EXPECT_EQ(core.mode(), Mode::Und);
+  core.set_cp15(1, 0, 0, 2, 0x00f00000);  // CPACR: full access
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kCode);
+  core.step();  // FPEXC.EN clear: still undefined
+  EXPECT_EQ(core.mode(), Mode::Und);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_reg(0, 1u << 30);
+  core.set_dreg(1, 0x3ff0000000000000ull);  // 1.0
+  core.set_dreg(2, 0x4000000000000000ull);  // 2.0
+  core.set_pc(kCode + 4);
+  steps(3);                             // MVFR0 and FPEXC need no FPEXC.EN; then the add runs
+  EXPECT_EQ(core.reg(1), 0x10110221u);  // VFPv3-D16, what the ISS implements
+  EXPECT_EQ(core.dreg(0), 0x4008000000000000ull);  // 3.0
+  // HCPTR.TCP10/TCP11: a Hyp trap with EC 0x07 and coproc 10.
+  core.set_cp15(12, 4, 0, 0, kHvbar);
+  core.set_cp15(1, 4, 1, 2, 3u << 10);
+  core.set_pc(kCode + 12);
+  core.step();
+  EXPECT_EQ(core.pc(), kHvbar + 0x14);
+  EXPECT_EQ(core.hsr(), (uint32_t{hsr_ec::kCp10} << 26) | kIl | (1u << 24) | (0xEu << 20) | 0xa);
+}
+
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
   a32_at(kCode, {0xe2800001, 0xe2800001, 0xe2800001, 0xe2800001});  // add r0, r0, #1 (x4)
   core.set_reg(0, 0);
