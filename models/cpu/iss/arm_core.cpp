@@ -539,11 +539,16 @@ uint64_t ArmCore::run(uint64_t max) {
   // One pass per synchronous exception taken (system mode; the others are rethrown). The count
   // comes back from the retired-instruction counters, so that the loop keeps its own in a
   // register (an exception could not hand it back).
+  // Each synchronous exception entry also uses one of `max`, so that a guest whose handler
+  // faults again at once (no instruction ever retiring) cannot keep run() going for ever.
   const uint64_t start = retired();
+  uint64_t entries = 0;
   for (;;) {
     const uint64_t done = retired() - start;
+    if (done + entries >= max) return done;
     uint64_t n = 0;
-    if (guarded([&] { n = run_loop(max - done); })) return done + n;
+    if (guarded([&] { n = run_loop(max - done - entries); })) return done + n;
+    ++entries;
   }
 }
 

@@ -589,6 +589,13 @@ uint32_t ArmCore::fault_status(const MmuFault& f, bool write) const {
 void ArmCore::take_mmu_fault(const MmuAbort& a) {
   const MmuFault& f = a.fault;
   const bool fetch = a.fetch;
+  if (fetch) {
+    // A fetch fault in the vector table the abort would enter repeats for ever (no instruction
+    // ever retires): end the run with the fault instead.
+    const bool to_hyp = mode_ == kHyp || (f.stage2 && has_hyp_);
+    const uint32_t base = to_hyp ? sys_.hvbar : (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
+    if (pc_ - base < 0x20) throw a;
+  }
   if (!fetch && in_it_) itstate_ = it_at_start_;
   if (f.stage2 && mode_ != kHyp) {
     // Stage 2: to Hyp mode at the Hyp trap vector, with the IPA in HPFAR.

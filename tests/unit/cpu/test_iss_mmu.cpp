@@ -105,6 +105,18 @@ TEST_F(IssMmu, ShortDescriptorSectionsPagesDomainsAndPermissions) {
   EXPECT_EQ(core.pc(), kVbar + 0x0c);
   EXPECT_EQ(core.ifsr(), 0x5u);
   EXPECT_EQ(core.ifar(), 0xa0000000u);
+  // With the vectors unmapped too, the abort cannot be taken: the run ends with the fault
+  // (never a loop of exception entries).
+  core.set_vbar(0xa0000000);
+  core.set_cpsr(kSvc | kAif);
+  core.set_pc(0xa0001000);
+  EXPECT_THROW(core.run(10), vtoe::cpu::iss::MmuAbort);
+  core.set_vbar(kVbar);
+  // A data abort handler that faults again at once: run() still ends after its budget.
+  mem.write32(kVbar + 0x10, kLdr);  // r0 still points at nothing mapped
+  access(kLdr, 0xa0000000);
+  EXPECT_EQ(core.run(1000), 0u);
+  mem.write32(kVbar + 0x10, kLoop);
   // ATS1CPR: PAR holds the physical page; ATS1CPW on the read-only page faults into PAR.
   core.set_cp15(7, 0, 8, 0, 0x90001234);
   EXPECT_EQ(core.cp15(7, 0, 4, 0), 0x00102000u);
