@@ -92,6 +92,7 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kSvc);
   EXPECT_EQ(core.cp15(0, 0, 1, 1), 0x00010001u);
   EXPECT_FALSE(core.cp15(15, 0, 0, 0).has_value());
+  EXPECT_EQ(ArmCore::cp15_register_names().size(), 142u);  // docs/iss.md gives this number
 }
 
 TEST_F(IssHyp, EretToGuestAndHvcTakesTheHypTrapVector) {
