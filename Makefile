@@ -8,7 +8,7 @@ VENV := build/venv
 # output (the sanitizer build; nothing else links UBSan's runtime).
 export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
 
-.PHONY: quickstart test deps build bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke
+.PHONY: quickstart test deps build bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke linux-images
 FUZZ_SECONDS ?= 600
 
 quickstart: deps
@@ -32,15 +32,20 @@ $(VENV)/.stamp: requirements.txt | deps
 
 venv: $(VENV)/.stamp
 
-test: build venv
+# Debian's armhf kernel and a busybox initramfs for the Linux boot test (tests/system), under
+# build/linux; idempotent. Without the network the boot test is skipped and says why.
+linux-images:
+	@scripts/fetch-debian-linux.sh || echo "linux-images: could not fetch Debian's kernel; the boot test will be skipped"
+
+test: build venv linux-images
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(PRESET),asan)
 	@# Sanitized: two pytest workers (pytest-xdist) and the slowest tests listed; the NetVP tests,
 	@# which race real Linux peers in real time, run after the rest on their own.
-	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss
+	VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss tests/system
 	VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
-	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss
+	VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/integration tests/scripts tests/netvp tests/iss tests/system
 	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
 	$(MAKE) fuzz-smoke
 endif

@@ -157,10 +157,25 @@ void IssCpu::account() {
 void IssCpu::thread() {
   qk_.reset();
   try {
+    bool resumed = true;  // at the start or after a stop: the current PC runs
+    if (debugger_) debugger_->stopped(true);
     for (;;) {
+      if (debugger_ && !resumed && debugger_->breakpoint_at(core_.pc())) {
+        debugger_->stopped(false);
+        account();  // the debugger may have stepped
+        if (core_.halted()) break;
+      }
+      resumed = true;
       core_.run(batch());
       account();
       if (core_.halted()) break;
+      if (debugger_ && core_.at_breakpoint()) {
+        debugger_->stopped(false);
+        account();
+        if (core_.halted()) break;
+        continue;
+      }
+      resumed = false;
       if (core_.waiting_for_interrupt()) {  // WFI: time passes without instructions
         qk_.sync();
         while (core_.waiting_for_interrupt() && !core_.halted()) sc_core::wait(wake_);

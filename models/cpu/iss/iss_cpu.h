@@ -84,6 +84,19 @@ class IssCpu : public core::Module {
   bool timer_level(TimerKind k) const { return timer_levels_[static_cast<int>(k)]; }
   // The generic timer's count at global simulated time `t`.
   uint64_t count_at(const sc_core::sc_time& t) const;
+  // A debugger (GDB stub). stopped() is called from the core's thread before the first
+  // instruction and whenever the core stops at one of its breakpoints (the core's own, set with
+  // ArmCore::add_breakpoint; breakpoint_at() also catches one where a batch happens to end, which
+  // the core's run() would skip as the first instruction of the next run). stopped() may step
+  // the core (core().step()), read and write it, and block: the simulation waits with it. When
+  // it returns the core runs on.
+  class Debugger {
+   public:
+    virtual ~Debugger() = default;
+    virtual void stopped(bool at_start) = 0;
+    virtual bool breakpoint_at(uint32_t pc) const = 0;
+  };
+  void set_debugger(Debugger* d) { debugger_ = d; }
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
@@ -115,6 +128,7 @@ class IssCpu : public core::Module {
   GuestMemory mem_;
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
+  Debugger* debugger_ = nullptr;
   tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload trans_;
   sc_core::sc_event wake_, done_event_, timer_event_;

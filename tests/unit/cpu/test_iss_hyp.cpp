@@ -82,7 +82,7 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.mode(), Mode::Hyp);
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kHyp);
   EXPECT_TRUE(core.has_hyp());
-  EXPECT_EQ(core.cp15(0, 0, 0, 0), 0x412fc0f1u);  // MIDR: Cortex-A15 r2p1
+  EXPECT_EQ(core.cp15(0, 0, 0, 0), 0x414fc0f0u);  // MIDR: Cortex-A15 r4p0 (QEMU 7.2)
   EXPECT_EQ(core.cp15(0, 0, 0, 5), 0x80000000u);  // MPIDR
   EXPECT_EQ(core.cp15(0, 0, 1, 1), 0x00011001u);  // ID_PFR1: virtualization, no security
   EXPECT_EQ(core.cp15(1, 0, 0, 0), 0x00c50078u);  // SCTLR: MMU off
