@@ -27,6 +27,7 @@ PROGRAMS = {
     "id_registers": False,
     "cp15_ids": False,
     "gich_lr": True,
+    "hyp_guest": True,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.

@@ -384,8 +384,9 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
       sys_.hdfar = addr;
       offset = 0x10;
     }
-    bool il32 = e == Exception::PrefetchAbort || !thumb_ || next_ - pc_ != 2;
-    sys_.hsr = hsr_value(ec, iss, il32);
+    // IL is UNK/SBZP in ARMv7 where the syndrome has no instruction to describe: EC 0x00,
+    // prefetch aborts, data aborts without ISV (QEMU clears it there too). 0, then.
+    sys_.hsr = hsr_value(ec, iss, false);
     ++hyp_ec_[ec];
     enter_hyp(offset, pc_, cpsr());
     return;

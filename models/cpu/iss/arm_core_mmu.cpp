@@ -637,9 +637,10 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
         iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
       }
     }
-    const bool il32 = !thumb_ || next_ - pc_ != 2;
+    // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts).
+    const bool il32 = (iss & (1u << 24)) && (!thumb_ || next_ - pc_ != 2);
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
-    sys_.hsr = hsr_value(ec, iss, fetch ? true : il32);
+    sys_.hsr = hsr_value(ec, iss, il32);
     if (fetch)
       sys_.hifar = a.va;
     else
@@ -655,9 +656,8 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
     lf.long_format = true;
     uint32_t iss = fault_status(lf, false) & 0x3f;
     if (!fetch && a.write) iss |= 1u << 6;
-    const bool il32 = fetch || !thumb_ || next_ - pc_ != 2;
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortHyp : hsr_ec::kDataAbortHyp;
-    sys_.hsr = hsr_value(ec, iss, il32);
+    sys_.hsr = hsr_value(ec, iss, false);  // no ISV: IL is UNK/SBZP in ARMv7
     if (fetch)
       sys_.hifar = a.va;
     else
