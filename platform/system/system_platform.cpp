@@ -107,13 +107,14 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   cpu::iss::ArmCore& core = cpu_.core();
   firmware_ = std::make_unique<Firmware>(*this);
   core.set_firmware(firmware_.get());
-  core.set_counter_source([this] { return counter(); });
-  // Called from inside the core's run when a timer register changed: the PPIs follow at once
-  // (as on hardware, before the core's next access), the deadline is rescheduled.
-  core.set_timer_listener([this] { update_timers(); });
-  SC_METHOD(update_timers);
-  sensitive << timer_wake_;
-  dont_initialize();
+  // The generic timer is IssCpu's (its count: simulated time x 62.5 MHz); its outputs are PPIs.
+  cpu_.set_timer_output_listener([this](cpu::iss::TimerKind k, bool level) {
+    using cpu::iss::TimerKind;
+    gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
+                       : k == TimerKind::Virtual ? kVirtualTimerPpi
+                                                 : kHypTimerPpi,
+                       level);
+  });
   SC_METHOD(follow_virq);
   sensitive << virq_;
   dont_initialize();
@@ -121,29 +122,6 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
 }
 
 SystemPlatform::~SystemPlatform() = default;
-
-std::uint64_t SystemPlatform::counter() const {
-  // The core's local time (what it has run ahead of the kernel) counts too.
-  const sc_core::sc_time now =
-      const_cast<cpu::iss::IssCpu&>(cpu_).quantum_keeper().get_current_time();
-  const std::uint32_t freq = const_cast<cpu::iss::IssCpu&>(cpu_).core().timer().cntfrq;
-  return static_cast<std::uint64_t>(now.to_seconds() * freq + 1e-6);
-}
-
-void SystemPlatform::update_timers() {
-  using cpu::iss::TimerKind;
-  if (cpu_.done()) return;
-  cpu::iss::ArmCore& core = cpu_.core();
-  gic_.set_ppi_level(kPhysicalTimerPpi, core.timer_output(TimerKind::Physical));
-  gic_.set_ppi_level(kVirtualTimerPpi, core.timer_output(TimerKind::Virtual));
-  gic_.set_ppi_level(kHypTimerPpi, core.timer_output(TimerKind::Hyp));
-  if (const auto deadline = core.next_timer_deadline()) {
-    // One wake-up when the count reaches the deadline (rounded up to a whole picosecond).
-    const double at_ps = std::ceil(static_cast<double>(*deadline) * 1e12 / core.timer().cntfrq);
-    const double now_ps = static_cast<double>(sc_core::sc_time_stamp().value());
-    timer_wake_.notify(sc_core::sc_time(at_ps > now_ps ? at_ps - now_ps : 0, sc_core::SC_PS));
-  }
-}
 
 void SystemPlatform::follow_virq() { cpu_.set_virq(virq_.read()); }
 

@@ -9,8 +9,8 @@
 // platform (platform/platform.h), which models software as cost tables; this one runs it.
 // The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
 // else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
-// drive PPIs 26/27/30 (one wake-up scheduled at the next deadline, no polling); the GIC's
-// virtual CPU interface drives the core's virtual IRQ.
+// (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the
+// GIC's virtual CPU interface drives the core's virtual IRQ.
 #pragma once
 
 #include <cstdint>
@@ -70,9 +70,7 @@ class SystemPlatform : public sc_core::sc_module {
  private:
   class Firmware;
   void monitor();        // ends the run at --max-instructions and after a hopeless WFI
-  void update_timers();  // timer outputs -> PPIs, next deadline -> timer_wake_ (which reruns it)
   void follow_virq();    // SC_METHOD: Gic.virq -> the core
-  std::uint64_t counter() const;  // the physical count: simulated time x CNTFRQ
   void end(StopReason r);
 
   SystemConfig config_;
@@ -86,7 +84,6 @@ class SystemPlatform : public sc_core::sc_module {
   psci::Psci psci_;
   sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
-  sc_core::sc_event timer_wake_;
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
 };

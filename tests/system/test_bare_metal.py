@@ -26,25 +26,22 @@ PROGRAMS = {
     "uart": False,
     "psci": False,
     "id_registers": False,
+    "cp15_ids": False,
     "gich_lr": True,
     "hyp_guest": True,
     "vtimer": True,
     "cntvoff": True,
     "stage2": True,
+    "hyp_stage2": True,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.
 FIRST_FIRMWARE_CALL = {"psci": 0}
 # Differences that belong to the processor's part of issue 28, with the reason.
 KNOWN = {
-    "stage2": "stage-2 translation (HCR.VM, VTTBR, VTCR) is still in progress in the ISS: the "
-              "guest's access reaches the bus untranslated and aborts in the guest instead of "
-              "trapping to Hyp with HSR/HDFAR/HPFAR (the ISS's part of issue 28)",
     "cntvoff": "MCRR with Rt == Rt2 (here CNTVOFF) is undefined in the ISS; the architecture "
                "allows it (only MRRC forbids Rt == Rt2) and QEMU executes it (the ISS's part "
                "of issue 28)",
-    "id_registers": "MIDR: the ISS says 0x412fc0f1 (Cortex-A15 r2p1), QEMU 7.2's cortex-a15 is "
-                    "0x414fc0f0 (r4p0); the other ID registers agree (the ISS's part of issue 28)",
 }
 # Ends any run that goes astray; the programs retire well under 100 000 instructions.
 MAX_INSTRUCTIONS = 2_000_000

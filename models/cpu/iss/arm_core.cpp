@@ -164,7 +164,15 @@ const char* to_string(Exception e) {
 }
 
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
-  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  mem_.set_code_write_listener([this](uint32_t page) {
+    drop_page(page);
+    // With translation on, `page` is physical: which virtual pages decoded it is not tracked, so
+    // every decoded page is re-checked (a new generation).
+    if (translation_used_) {
+      ++generation_;
+      update_mmu();
+    }
+  });
   set_fpscr(0);
 }
 
@@ -247,6 +255,7 @@ void ArmCore::switch_mode(uint8_t mode) {
     r_[14] = bank_lr_[lr_bank_of(mode)];
   }
   mode_ = mode;
+  if (system_) update_mmu();  // the regime (and so the translation) may change with the mode
 }
 
 uint32_t ArmCore::banked_reg(Mode m, int n) const {
@@ -277,6 +286,7 @@ void ArmCore::set_system_mode(bool on) {
   } else {
     write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3df);  // user mode, nothing masked; T kept
   }
+  update_mmu();
 }
 
 void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
@@ -346,6 +356,8 @@ bool ArmCore::guarded(F&& body) {
     take_fault(Exception::DataAbort, f.addr, false, true);
   } catch (const UndefinedInstruction&) {
     take_fault(Exception::Undefined, 0, false, false);
+  } catch (const MmuAbort& a) {
+    take_mmu_fault(a);
   }
   return false;
 }
@@ -372,8 +384,9 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
       sys_.hdfar = addr;
       offset = 0x10;
     }
-    bool il32 = e == Exception::PrefetchAbort || !thumb_ || next_ - pc_ != 2;
-    sys_.hsr = hsr_value(ec, iss, il32);
+    // IL is UNK/SBZP in ARMv7 where the syndrome has no instruction to describe: EC 0x00,
+    // prefetch aborts, data aborts without ISV (QEMU clears it there too). 0, then.
+    sys_.hsr = hsr_value(ec, iss, false);
     ++hyp_ec_[ec];
     enter_hyp(offset, pc_, cpsr());
     return;
@@ -415,11 +428,16 @@ uint64_t ArmCore::retired() const {
   return n;
 }
 
-Insn ArmCore::decode(uint32_t pc) {
+Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
   ++decoded_;
-  if (!thumb_) return decode_a32(mem_.fetch32(pc), pc);
-  uint16_t hw1 = mem_.fetch16(pc);
-  uint16_t hw2 = (hw1 >> 11) >= 0x1D ? mem_.fetch16(pc + 2) : 0;
+  if (!thumb_) return decode_a32(mem_.fetch32(pa), pc);
+  uint16_t hw1 = mem_.fetch16(pa);
+  uint16_t hw2 = 0;
+  if ((hw1 >> 11) >= 0x1D) {
+    uint32_t pa2 = pa + 2;  // the second halfword may be on the next (virtual) page
+    if (mmu_on_ && ((pc + 2) & (GuestMemory::kPageSize - 1)) == 0) pa2 = translate(pc + 2, kPermX);
+    hw2 = mem_.fetch16(pa2);
+  }
   return decode_t32(hw1, hw2, pc);
 }
 
@@ -431,16 +449,34 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   dropped_.clear();  // no instruction is executing now
   uint32_t page = pc >> GuestMemory::kPageBits;
   DecodedPage* p = pages_[page].get();
-  if (!p) {
-    if (!mem_.mapped(pc) && !mem_.has_backend()) throw GuestFault(pc, false, true);
-    pages_[page] = std::make_unique<DecodedPage>();
-    p = pages_[page].get();
-    mem_.mark_code(page);
+  if (!p || p->ctx != ctx_) {
+    uint32_t pa = mmu_on_ ? translate(pc, kPermX) : pc;  // execute permission checked here
+    if (!mem_.mapped(pa) && !mem_.has_backend()) {
+      if (mmu_on_) {
+        MmuFault f;
+        f.kind = MmuFault::External;
+        throw MmuAbort(pc, false, true, f);
+      }
+      throw GuestFault(pc, false, true);
+    }
+    if (!p) {
+      pages_[page] = std::make_unique<DecodedPage>();
+      p = pages_[page].get();
+    } else if ((p->ctx >> 2) != (ctx_ >> 2) || ((p->ctx & 3) == 2) != ((ctx_ & 3) == 2) ||
+               p->pa_page != pa >> GuestMemory::kPageBits) {
+      // Another generation or translation regime: the page may hold other code now.
+      dropped_.push_back(std::move(pages_[page]));
+      pages_[page] = std::make_unique<DecodedPage>();
+      p = pages_[page].get();
+    }
+    p->ctx = ctx_;
+    p->pa_page = pa >> GuestMemory::kPageBits;
+    mem_.mark_code(p->pa_page);
   }
   uint32_t off = pc & (GuestMemory::kPageSize - 1);
   Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
   if (slot.op == Op::None) {
-    Insn in = decode(pc);
+    Insn in = decode(pc, (p->pa_page << GuestMemory::kPageBits) | off);
     in.fn = executor_for(in);
     // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
     // a write to either page is seen (the cache only tracks the page it starts on).
@@ -504,11 +540,16 @@ uint64_t ArmCore::run(uint64_t max) {
   // One pass per synchronous exception taken (system mode; the others are rethrown). The count
   // comes back from the retired-instruction counters, so that the loop keeps its own in a
   // register (an exception could not hand it back).
+  // Each synchronous exception entry also uses one of `max`, so that a guest whose handler
+  // faults again at once (no instruction ever retiring) cannot keep run() going for ever.
   const uint64_t start = retired();
+  uint64_t entries = 0;
   for (;;) {
     const uint64_t done = retired() - start;
+    if (done + entries >= max) return done;
     uint64_t n = 0;
-    if (guarded([&] { n = run_loop(max - done); })) return done + n;
+    if (guarded([&] { n = run_loop(max - done - entries); })) return done + n;
+    ++entries;
   }
 }
 
@@ -592,7 +633,7 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::TableBranch: {
       uint32_t base = r_[in.rn], idx = r_[in.rm];
-      uint32_t off = in.sub ? mem_.read16(base + idx * 2) : mem_.read8(base + idx);
+      uint32_t off = in.sub ? rd<uint16_t>(base + idx * 2) : rd<uint8_t>(base + idx);
       next_ = r_[15] + off * 2;
       return;
     }
@@ -623,17 +664,17 @@ void ArmCore::execute(const Insn& in) {
       check_aligned(a, in.sub);
       switch (in.sub) {
         case 1:
-          r_[in.rd] = mem_.read8(a);
+          r_[in.rd] = rd<uint8_t>(a);
           break;
         case 2:
-          r_[in.rd] = mem_.read16(a);
+          r_[in.rd] = rd<uint16_t>(a);
           break;
         case 4:
-          r_[in.rd] = mem_.read32(a);
+          r_[in.rd] = rd<uint32_t>(a);
           break;
         default:
-          r_[in.rd] = mem_.read32(a);
-          r_[in.ra] = mem_.read32(a + 4);
+          r_[in.rd] = rd<uint32_t>(a);
+          r_[in.ra] = rd<uint32_t>(a + 4);
           break;
       }
       monitor_ = true;
@@ -646,17 +687,17 @@ void ArmCore::execute(const Insn& in) {
       if (monitor_ && monitor_addr_ == a) {
         switch (in.sub) {
           case 1:
-            mem_.write8(a, static_cast<uint8_t>(r_[in.rm]));
+            wr<uint8_t>(a, static_cast<uint8_t>(r_[in.rm]));
             break;
           case 2:
-            mem_.write16(a, static_cast<uint16_t>(r_[in.rm]));
+            wr<uint16_t>(a, static_cast<uint16_t>(r_[in.rm]));
             break;
           case 4:
-            mem_.write32(a, r_[in.rm]);
+            wr<uint32_t>(a, r_[in.rm]);
             break;
           default:
-            mem_.write32(a, r_[in.rm]);
-            mem_.write32(a + 4, r_[in.ra]);
+            wr<uint32_t>(a, r_[in.rm]);
+            wr<uint32_t>(a + 4, r_[in.ra]);
             break;
         }
         r_[in.rd] = 0;
@@ -830,31 +871,30 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
-  GuestMemory& m = c.mem_;
   if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
   uint32_t v = 0, v2 = 0;
   if constexpr (Sub == kStr)
-    m.write32(a, c.r_[in.rd]);
+    c.wr<uint32_t>(a, c.r_[in.rd]);
   else if constexpr (Sub == kStrb)
-    m.write8(a, static_cast<uint8_t>(c.r_[in.rd]));
+    c.wr<uint8_t>(a, static_cast<uint8_t>(c.r_[in.rd]));
   else if constexpr (Sub == kStrh)
-    m.write16(a, static_cast<uint16_t>(c.r_[in.rd]));
+    c.wr<uint16_t>(a, static_cast<uint16_t>(c.r_[in.rd]));
   else if constexpr (Sub == kStrd) {
-    m.write32(a, c.r_[in.rd]);
-    m.write32(a + 4, c.r_[in.ra]);
+    c.wr<uint32_t>(a, c.r_[in.rd]);
+    c.wr<uint32_t>(a + 4, c.r_[in.ra]);
   } else if constexpr (Sub == kLdr)
-    v = m.read32(a);
+    v = c.rd<uint32_t>(a);
   else if constexpr (Sub == kLdrb)
-    v = m.read8(a);
+    v = c.rd<uint8_t>(a);
   else if constexpr (Sub == kLdrh)
-    v = m.read16(a);
+    v = c.rd<uint16_t>(a);
   else if constexpr (Sub == kLdrsb)
-    v = static_cast<uint32_t>(static_cast<int8_t>(m.read8(a)));
+    v = static_cast<uint32_t>(static_cast<int8_t>(c.rd<uint8_t>(a)));
   else if constexpr (Sub == kLdrsh)
-    v = static_cast<uint32_t>(static_cast<int16_t>(m.read16(a)));
+    v = static_cast<uint32_t>(static_cast<int16_t>(c.rd<uint16_t>(a)));
   else {
-    v = m.read32(a);
-    v2 = m.read32(a + 4);
+    v = c.rd<uint32_t>(a);
+    v2 = c.rd<uint32_t>(a + 4);
   }
   if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
   if constexpr (Sub == kLdrd) {
@@ -967,7 +1007,7 @@ void ArmCore::load_store_multi_user(const Insn& in) {
   if (in.sub == 0) {  // STM^: the user-mode registers
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
-        mem_.write32(a, user_reg(i));
+        wr<uint32_t>(a, user_reg(i));
         a += 4;
       }
     }
@@ -976,7 +1016,7 @@ void ArmCore::load_store_multi_user(const Insn& in) {
   uint32_t vals[16];
   for (int i = 0; i < 16; ++i) {
     if (list & (1u << i)) {
-      vals[i] = mem_.read32(a);
+      vals[i] = rd<uint32_t>(a);
       a += 4;
     }
   }
@@ -1008,7 +1048,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   if (in.sub == 0) {
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
-        mem_.write32(a, r_[i]);
+        wr<uint32_t>(a, r_[i]);
         a += 4;
       }
     }
@@ -1018,7 +1058,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   uint32_t vals[16];
   for (int i = 0; i < 16; ++i) {
     if (list & (1u << i)) {
-      vals[i] = mem_.read32(a);
+      vals[i] = rd<uint32_t>(a);
       a += 4;
     }
   }

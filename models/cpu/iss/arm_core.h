@@ -51,6 +51,27 @@ class AlignmentFault : public std::runtime_error {
 
 class ArmCore;
 
+// A translation fault, access-flag, domain or permission fault, or an external abort on a
+// table walk, found by the MMU (system mode): taken as a data or prefetch abort to PL1 (stage 1)
+// or to Hyp mode (stage 2, or Hyp's own stage 1).
+struct MmuFault {
+  enum Kind : uint8_t { Translation, AccessFlag, Domain, Permission, External, WalkExternal };
+  Kind kind = Translation;
+  uint8_t level = 1;    // 1-3 (short format: 1 section, 2 page)
+  uint8_t domain = 0;   // short format
+  bool stage2 = false;  // found by stage 2 (IPA -> PA)
+  bool s1ptw = false;   // stage 2 fault on a stage-1 table walk
+  bool long_format = false;
+  uint64_t ipa = 0;  // stage 2 faults: the IPA
+};
+class MmuAbort : public std::runtime_error {
+ public:
+  MmuAbort(uint32_t va, bool write, bool fetch, const MmuFault& f);
+  uint32_t va;
+  bool write, fetch;
+  MmuFault fault;
+};
+
 // Processor modes (CPSR.M).
 enum class Mode : uint8_t {
   Usr = 0x10,
@@ -181,6 +202,11 @@ class ArmCore {
   // A CP15 register by its MRC/MCR coordinates, as the current mode would read it but without
   // access checks, traps or side effects (debuggers, tests); nullopt: not implemented.
   std::optional<uint32_t> cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2);
+  std::optional<uint64_t> cp15_64(uint32_t opc1, uint32_t crm);
+  // Writes one as MCR/MCRR would (side effects included: TLB flushes, timer listener), without
+  // access checks or traps. False: not implemented or not writable.
+  bool set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v);
+  bool set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v);
   // The CP15 registers the core implements, as "name crn opc1 crm opc2" (coverage listing).
   static std::vector<std::string> cp15_register_names();
 
@@ -265,12 +291,76 @@ class ArmCore {
   uint64_t retired() const;
   uint64_t retired(InsnClass c) const { return retired_[static_cast<int>(c)]; }
   uint64_t decoded() const { return decoded_; }
+  // Software TLB statistics (system mode with translation on).
+  uint64_t tlb_misses() const { return tlb_misses_; }
+  uint64_t tlb_flushes() const { return tlb_flushes_; }
+  // Whether the current regime translates addresses (SCTLR.M, HSCTLR.M in Hyp mode, HCR.VM).
+  bool translation_on() const { return mmu_on_; }
+
+  // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
+  // else straight to GuestMemory (syscall emulation, MMU off: the fast path).
+  template <typename T>
+  T rd(uint32_t a) {
+    if (__builtin_expect(mmu_on_, 0)) return mmu_read<T>(a);
+    if constexpr (sizeof(T) == 1)
+      return mem_.read8(a);
+    else if constexpr (sizeof(T) == 2)
+      return mem_.read16(a);
+    else
+      return mem_.read32(a);
+  }
+  template <typename T>
+  void wr(uint32_t a, T v) {
+    if (__builtin_expect(mmu_on_, 0)) return mmu_write<T>(a, v);
+    if constexpr (sizeof(T) == 1)
+      mem_.write8(a, v);
+    else if constexpr (sizeof(T) == 2)
+      mem_.write16(a, v);
+    else
+      mem_.write32(a, v);
+  }
 
  private:
   struct DecodedPage {
+    uint32_t ctx = 0;      // the ctx_ it was decoded under (see ctx_)
+    uint32_t pa_page = 0;  // the physical page the instructions came from
     Insn a32[GuestMemory::kPageSize / 4];
     Insn t32[GuestMemory::kPageSize / 2];
   };
+  // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
+  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift).
+  struct TlbEntry {
+    uint32_t va_page = ~0u;
+    uint32_t pa_page = 0;
+    uint8_t perms = 0;
+  };
+  static constexpr uint32_t kTlbSize = 256;
+  static constexpr uint8_t kPermR = 1, kPermW = 2, kPermX = 4;
+  // The result of a walk: the output address and the permissions of each stage.
+  struct Walk {
+    uint64_t pa = 0;
+    uint8_t s1perms = 0x3f, s2perms = 0x3f;
+    bool s1_domain_no_access = false;  // short format: a domain with no access
+    MmuFault fault;
+    bool ok = false;
+    uint8_t level = 1;
+    uint8_t domain = 0;
+  };
+  template <typename T>
+  T mmu_read(uint32_t a);
+  template <typename T>
+  void mmu_write(uint32_t a, T v);
+  // VA -> PA for an access of `need` (kPermR/W/X) at the current privilege; throws MmuAbort.
+  uint32_t translate(uint32_t va, uint8_t need);
+  // The full walk for the current (or a given) regime; never throws.
+  Walk walk(uint32_t va, bool hyp_regime, bool stage2_on);
+  Walk walk_short(uint32_t va, bool stage2_on);
+  Walk walk_long(uint32_t va, bool hyp_regime, bool stage2_on);
+  bool stage2(uint64_t ipa, Walk& w, bool s1ptw);
+  bool read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on);
+  void update_mmu();  // mmu_on_ and ctx_ from SCTLR/HSCTLR/HCR and the mode
+  void take_mmu_fault(const MmuAbort& a);
+  uint32_t fault_status(const MmuFault& f, bool write) const;
 
   static constexpr uint32_t kA = 1u << 8, kI = 1u << 7, kF = 1u << 6;
   static constexpr uint32_t kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
@@ -374,7 +464,7 @@ class ArmCore {
   void leave_guest_fp();
   const Insn& fetch_decoded() {  // the common case: decoded before
     DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
-    if (p) {
+    if (p && p->ctx == ctx_) {
       uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
       const Insn& s = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
       if (s.op != Op::None) return s;
@@ -383,10 +473,12 @@ class ArmCore {
   }
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
-  Insn decode(uint32_t pc);
+  Insn decode(uint32_t pc, uint32_t pa);
   bool cond_pass(uint32_t cond) const;
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
+  bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
+  uint32_t vfp_system_register(const Insn& in);
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().
@@ -467,6 +559,16 @@ class ArmCore {
   int guest_fp_flags_ = 0;  // host FE_* flags of the guest between runs
   int host_fp_flags_ = 0, host_rounding_ = 0;
   std::vector<std::unique_ptr<DecodedPage>> pages_;
+  // The translation context decoded pages belong to: generation << 2 | regime (0 PL1, 1 PL0,
+  // 2 Hyp). The generation grows with every TLB flush (a mapping may have changed) and every
+  // store into code while translation is on, so that a change of mapping cannot run stale
+  // code; PL0 and PL1 share translations (a page is re-checked for execute permission only).
+  uint32_t ctx_ = 1;
+  uint32_t generation_ = 0;
+  bool mmu_on_ = false;
+  bool translation_used_ = false;  // any regime translates: stores into code bump the generation
+  TlbEntry tlb_[kTlbSize], tlb_hyp_[kTlbSize];
+  uint64_t tlb_misses_ = 0, tlb_flushes_ = 0;
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.
   std::vector<std::unique_ptr<DecodedPage>> dropped_;

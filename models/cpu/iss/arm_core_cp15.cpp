@@ -2,7 +2,8 @@
 // (PL0, PL1, Hyp mode), which Hyp trap covers it, and how it reads and writes. An encoding that
 // is not in the table raises Undefined Instruction (ArmCore::cp15_register_names lists them, so
 // that coverage is visible). Values of the identification registers are those QEMU 7.2 reports
-// for `-cpu cortex-a15` on `-M virt` (target/arm/cpu_tcg.c, cortex_a15_initfn).
+// for `-cpu cortex-a15` on `-M virt` (checked by tests/system/target/cp15_ids.c against
+// qemu-system-arm 7.2).
 #include <cstdio>
 
 #include "models/cpu/iss/arm_core.h"
@@ -40,7 +41,7 @@ enum Trap : uint8_t {
   kTimerV
 };
 
-constexpr uint32_t kMidr = 0x412fc0f1;   // Cortex-A15 r2p1
+constexpr uint32_t kMidr = 0x414fc0f0;   // Cortex-A15 r4p0, as QEMU 7.2 reports it
 constexpr uint32_t kMpidr = 0x80000000;  // multiprocessor extensions, one core, affinity 0
 constexpr uint32_t kCcsidr[3] = {0x701fe00a, 0x201fe00a, 0x711fe07a};  // L1 D, L1 I, L2
 
@@ -77,14 +78,15 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
       {"MIDR (alias)", false, k(0, 0, 0, 4), kPl1RO, kTrapNone, midr, nullptr},
       {"MPIDR", false, k(0, 0, 0, 5), kPl1RO, kTrapNone,
        [](C& c) -> uint64_t { return c.below_hyp() ? c.sys_.vmpidr : kMpidr; }, nullptr},
-      {"REVIDR", false, k(0, 0, 0, 6), kPl1RO, kTrapTid1, zero, nullptr},
+      // REVIDR reads as MIDR on QEMU's cortex-a15 (an ARMv7 alias); HCR.TID1 still traps it.
+      {"REVIDR", false, k(0, 0, 0, 6), kPl1RO, kTrapTid1, midr, nullptr},
       {"MIDR (alias)", false, k(0, 0, 0, 7), kPl1RO, kTrapNone, midr, nullptr},
       {"ID_PFR0", false, k(0, 0, 1, 0), kPl1RO, kTrapTid3,
        [](C&) -> uint64_t { return 0x00001131; }, nullptr},
       {"ID_PFR1", false, k(0, 0, 1, 1), kPl1RO, kTrapTid3,
        [](C& c) -> uint64_t { return c.has_hyp_ ? 0x00011001 : 0x00010001; }, nullptr},
       {"ID_DFR0", false, k(0, 0, 1, 2), kPl1RO, kTrapTid3,
-       [](C&) -> uint64_t { return 0x02010555; }, nullptr},
+       [](C&) -> uint64_t { return 0x02010505; }, nullptr},  // QEMU 7.2: no memory-mapped PMU
       {"ID_AFR0", false, k(0, 0, 1, 3), kPl1RO, kTrapTid3, zero, nullptr},
       {"ID_MMFR0", false, k(0, 0, 1, 4), kPl1RO, kTrapTid3,
        [](C&) -> uint64_t { return 0x10201105; }, nullptr},
@@ -602,6 +604,26 @@ std::optional<uint32_t> ArmCore::cp15(uint32_t crn, uint32_t opc1, uint32_t crm,
   const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
   if (!r || !r->read) return std::nullopt;
   return static_cast<uint32_t>(r->read(*this));
+}
+
+std::optional<uint64_t> ArmCore::cp15_64(uint32_t opc1, uint32_t crm) {
+  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+  if (!r || !r->read) return std::nullopt;
+  return r->read(*this);
+}
+
+bool ArmCore::set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v) {
+  const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
+  if (!r || !r->write) return false;
+  r->write(*this, v);
+  return true;
+}
+
+bool ArmCore::set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v) {
+  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+  if (!r || !r->write) return false;
+  r->write(*this, v);
+  return true;
 }
 
 std::vector<std::string> ArmCore::cp15_register_names() {

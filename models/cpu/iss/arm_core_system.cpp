@@ -51,6 +51,7 @@ void ArmCore::reset_system(bool hyp) {
   uint8_t m = static_cast<uint8_t>(hyp ? Mode::Hyp : Mode::Svc);
   write_cpsr(kA | kI | kF | m, 0xffffffffu);
   mode_ = m;  // whatever write_cpsr did with the banks, this is the reset mode
+  tlb_flush();
   update_attention();
 }
 
@@ -172,15 +173,21 @@ void ArmCore::smc(const Insn& in) {
 
 void ArmCore::wfi(const Insn& in) {
   if (!system_) return;  // syscall emulation: a NOP
+  // A pending wake-up event (an interrupt, masked or not; a virtual one only where HCR routes
+  // it) completes WFI at once; HCR.TWI/TWE trap only a WFI/WFE that would suspend execution
+  // (ARM ARM B1.14.9; QEMU does the same).
+  const uint32_t hcr = below_hyp() ? sys_.hcr : 0;
+  const bool wake = irq_ || fiq_ || ((hcr & kHcrImo) && (virq_ || (hcr & kHcrVi))) ||
+                    ((hcr & kHcrFmo) && (vfiq_ || (hcr & kHcrVf))) ||
+                    ((hcr & kHcrAmo) && (hcr & kHcrVa));
+  if (wake) return;
   if (below_hyp() && (sys_.hcr & (in.sub ? kHcrTwe : kHcrTwi))) {
     hyp_trap(hsr_ec::kWfiWfe, trap_cond(in) | in.sub, in);
     return;
   }
   // WFE waits as WFI does (one core: no event from another).
-  if (!irq_ && !fiq_ && !virq_ && !vfiq_) {
-    wfi_ = true;
-    update_attention();
-  }
+  wfi_ = true;
+  update_attention();
 }
 
 void ArmCore::eret(const Insn& in) {
@@ -193,8 +200,7 @@ void ArmCore::eret(const Insn& in) {
 }
 
 // SYSm (with R) of the banked MRS/MSR (B9.2.3). Registers of the current mode, Monitor mode's
-// (no Security Extensions) and Hyp mode's from a PL1 mode are UNPREDICTABLE: undefined here
-// (SPSR_hyp from Hyp mode excepted, as QEMU).
+// (no Security Extensions) and Hyp mode's from a PL1 mode are UNPREDICTABLE: undefined here.
 uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
   bool r = sysm & 32;
   sysm &= 31;
@@ -224,9 +230,9 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
       default:
         return nullptr;
     }
-    // SPSR_hyp is architecturally Monitor mode's to access; QEMU permits it from Hyp mode too
-    // (code in the field does it), and so does the core.
-    if (target == kHyp ? mode_ != kHyp : target == mode_) return nullptr;
+    // SPSR_hyp is Monitor mode's to access (UNPREDICTABLE elsewhere; qemu-system-arm 7.2
+    // makes it undefined in Hyp mode too, and so does the core: Hyp code uses MSR SPSR_<fields>).
+    if (target == mode_ || target == kHyp) return nullptr;
     return &spsr_[bank_of(target)];
   }
   if (sysm <= 6) {

@@ -40,7 +40,49 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
     retired_stats_[c] = &stats_.counter("retired." + cls, "instructions retired: " + cls);
   }
   cycles_stat_ = &stats_.counter("cycles", "core cycles (retired instructions x CPI)");
+  // The core reads the count at its own local time (ahead of the kernel's by the quantum used).
+  core_.set_counter_source([this] {
+    account();
+    return count_at(sc_core::sc_time_stamp() + qk_.get_local_time());
+  });
+  core_.set_timer_listener([this] {
+    if (sc_core::sc_is_running()) timer_event_.notify(sc_core::SC_ZERO_TIME);
+  });
   SC_THREAD(thread);
+  SC_METHOD(timer_method);
+  sensitive << timer_event_;
+  dont_initialize();
+}
+
+uint64_t IssCpu::count_at(const sc_core::sc_time& t) const {
+  // t in the kernel's resolution units; count = t x f / units per second, exact (128-bit).
+  const double res = sc_core::sc_get_time_resolution().to_seconds();
+  const auto units_per_s = static_cast<unsigned __int128>(1.0 / res + 0.5);
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(t.value()) * p_.timer_frequency_hz /
+                               units_per_s);
+}
+
+void IssCpu::timer_method() {
+  const uint64_t now = count_at(sc_core::sc_time_stamp());
+  const GenericTimer& t = core_.timer();
+  for (TimerKind k : {TimerKind::Physical, TimerKind::Virtual, TimerKind::Hyp}) {
+    const bool level = t.output(k, now);
+    bool& old = timer_levels_[static_cast<int>(k)];
+    if (level == old) continue;
+    old = level;
+    if (timer_output_) timer_output_(k, level);
+  }
+  if (auto next = t.next_deadline(now)) {
+    // The first kernel time whose count reaches the deadline.
+    const double res = sc_core::sc_get_time_resolution().to_seconds();
+    const auto units_per_s = static_cast<unsigned __int128>(1.0 / res + 0.5);
+    const unsigned __int128 units =
+        (static_cast<unsigned __int128>(*next) * units_per_s + p_.timer_frequency_hz - 1) /
+        p_.timer_frequency_hz;
+    const uint64_t at = static_cast<uint64_t>(std::min<unsigned __int128>(units, ~uint64_t{0}));
+    const uint64_t now_units = sc_core::sc_time_stamp().value();
+    if (at > now_units) timer_event_.notify(sc_core::sc_time::from_value(at - now_units));
+  }
 }
 
 IssCpu::~IssCpu() { mem_.set_backend(nullptr); }

@@ -26,11 +26,11 @@ constexpr uint32_t kT = 0x20, kF = 0x40, kI = 0x80, kA = 0x100;
 constexpr uint32_t kIl = 1u << 25;
 
 // Encodings.
-constexpr uint32_t kMcrHvbar = 0xee8c0f10;    // mcr p15, 4, r0, c12, c0, 0
-constexpr uint32_t kMcrHcr = 0xee810f11;      // mcr p15, 4, r0, c1, c1, 0
-constexpr uint32_t kMcrHstr = 0xee810f71;     // mcr p15, 4, r0, c1, c1, 3
-constexpr uint32_t kMsrElrHyp = 0xe12ef300;   // msr elr_hyp, r0
-constexpr uint32_t kMsrSpsrHyp = 0xe16ef302;  // msr spsr_hyp, r2
+constexpr uint32_t kMcrHvbar = 0xee8c0f10;   // mcr p15, 4, r0, c12, c0, 0
+constexpr uint32_t kMcrHcr = 0xee810f11;     // mcr p15, 4, r0, c1, c1, 0
+constexpr uint32_t kMcrHstr = 0xee810f71;    // mcr p15, 4, r0, c1, c1, 3
+constexpr uint32_t kMsrElrHyp = 0xe12ef300;  // msr elr_hyp, r0
+constexpr uint32_t kMsrSpsr = 0xe16ff002;    // msr spsr_fsxc, r2 (SPSR_hyp in Hyp mode)
 constexpr uint32_t kEret = 0xe160006e;
 constexpr uint32_t kNop = 0xe320f000;
 constexpr uint32_t kLoop = 0xeafffffe;  // b .
@@ -60,7 +60,7 @@ class IssHyp : public ::testing::Test {
   // the given CPSR mask bits.
   void enter_guest(uint32_t hcr, uint32_t hstr = 0, uint32_t guest_cpsr = kSvc | kA | kI | kF) {
     a32_at(kCode, {kMcrHvbar, 0xe1a00003 /* mov r0, r3 */, kMcrHcr, 0xe1a00004 /* mov r0, r4 */,
-                   kMcrHstr, 0xe1a00005 /* mov r0, r5 */, kMsrElrHyp, kMsrSpsrHyp, kEret});
+                   kMcrHstr, 0xe1a00005 /* mov r0, r5 */, kMsrElrHyp, kMsrSpsr, kEret});
     core.set_reg(0, kHvbar);
     core.set_reg(3, hcr);
     core.set_reg(4, hstr);
@@ -82,7 +82,7 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.mode(), Mode::Hyp);
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kHyp);
   EXPECT_TRUE(core.has_hyp());
-  EXPECT_EQ(core.cp15(0, 0, 0, 0), 0x412fc0f1u);  // MIDR: Cortex-A15 r2p1
+  EXPECT_EQ(core.cp15(0, 0, 0, 0), 0x414fc0f0u);  // MIDR: Cortex-A15 r4p0 (QEMU 7.2)
   EXPECT_EQ(core.cp15(0, 0, 0, 5), 0x80000000u);  // MPIDR
   EXPECT_EQ(core.cp15(0, 0, 1, 1), 0x00011001u);  // ID_PFR1: virtualization, no security
   EXPECT_EQ(core.cp15(1, 0, 0, 0), 0x00c50078u);  // SCTLR: MMU off
@@ -92,6 +92,7 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kSvc);
   EXPECT_EQ(core.cp15(0, 0, 1, 1), 0x00010001u);
   EXPECT_FALSE(core.cp15(15, 0, 0, 0).has_value());
+  EXPECT_EQ(ArmCore::cp15_register_names().size(), 142u);  // docs/iss.md gives this number
 }
 
 TEST_F(IssHyp, EretToGuestAndHvcTakesTheHypTrapVector) {
@@ -230,7 +231,7 @@ TEST_F(IssHyp, HypRegistersAreUndefinedBelowHypAndUnknownCp15IsUndefined) {
   core.set_pc(kGuest + 4);
   core.step();
   EXPECT_EQ(core.pc(), kHvbar + 0x04);
-  EXPECT_EQ(core.hsr(), kIl);
+  EXPECT_EQ(core.hsr(), 0u);  // EC 0, IL UNK/SBZP in ARMv7 (0, as QEMU)
   EXPECT_EQ(core.elr_hyp(), kGuest + 4);
 }
 
@@ -252,6 +253,13 @@ TEST_F(IssHyp, BankedMrsMsrAndModeRestrictions) {
   EXPECT_EQ(core.spsr(Mode::Svc), 0x600001d3u);
   EXPECT_EQ(core.reg(3), 0x5550u);
   EXPECT_EQ(core.mode(), Mode::Hyp);
+  // SPSR_hyp by its banked name is Monitor mode's: undefined in Hyp mode (as qemu-system-arm).
+  core.set_cp15(12, 4, 0, 0, kHvbar);
+  a32_at(kCode + 0x20, {0xe16ef302});  // msr spsr_hyp, r2
+  core.set_pc(kCode + 0x20);
+  core.step();
+  EXPECT_EQ(core.pc(), kHvbar + 0x04);
+
   // From SVC: ELR_hyp is not accessible, and neither CPS nor MSR enter Hyp mode.
   core.set_cpsr(kSvc | kA | kI | kF);
   a32_at(kGuest, {0xf102001a, 0xe121f000, 0xe10e1300});  // cps #0x1a; msr cpsr_c, r0; mrs elr
@@ -335,6 +343,39 @@ TEST_F(IssHyp, GenericTimerOutputsDeadlineAndAccessChecks) {
   EXPECT_EQ(ec(), hsr_ec::kMcrrMrrcCp15);
   // CV, COND E, Opc1 0, Rt2 3, Rt 2, CRm 14, read.
   EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (3u << 10) | (2u << 5) | (14u << 1) | 1u);
+}
+
+TEST_F(IssHyp, VfpNeedsCpacrAndFpexcAndHcptrTrapsIt) {
+  core.reset_system(true);
+  core.set_vbar(kVbar);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  a32_at(kCode, {0xee310b02,    // vadd.f64 d0, d1, d2
+                 0xeef71a10,    // vmrs r1, mvfr0
+                 0xeee80a10,    // vmsr fpexc, r0
+                 0xee310b02});  // vadd.f64 d0, d1, d2
+  core.set_pc(kCode);
+  core.step();  // CPACR denies cp10/cp11 at reset: undefined
+  EXPECT_EQ(core.mode(), Mode::Und);
+  core.set_cp15(1, 0, 0, 2, 0x00f00000);  // CPACR: full access
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kCode);
+  core.step();  // FPEXC.EN clear: still undefined
+  EXPECT_EQ(core.mode(), Mode::Und);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_reg(0, 1u << 30);
+  core.set_dreg(1, 0x3ff0000000000000ull);  // 1.0
+  core.set_dreg(2, 0x4000000000000000ull);  // 2.0
+  core.set_pc(kCode + 4);
+  steps(3);                             // MVFR0 and FPEXC need no FPEXC.EN; then the add runs
+  EXPECT_EQ(core.reg(1), 0x10110221u);  // VFPv3-D16, what the ISS implements
+  EXPECT_EQ(core.dreg(0), 0x4008000000000000ull);  // 3.0
+  // HCPTR.TCP10/TCP11: a Hyp trap with EC 0x07 and coproc 10.
+  core.set_cp15(12, 4, 0, 0, kHvbar);
+  core.set_cp15(1, 4, 1, 2, 3u << 10);
+  core.set_pc(kCode + 12);
+  core.step();
+  EXPECT_EQ(core.pc(), kHvbar + 0x14);
+  EXPECT_EQ(core.hsr(), (uint32_t{hsr_ec::kCp10} << 26) | kIl | (1u << 24) | (0xEu << 20) | 0xa);
 }
 
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
