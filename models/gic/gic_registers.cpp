@@ -328,6 +328,8 @@ void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, 
 // Physical CPU interface
 
 std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) {
+  // GICC_APR0-3 and NSAPR0-3: read as zero, writes ignored (Linux clears them at start-up).
+  if (offset >= kApr0 && offset < kCIidr - 0xC) return 0;
   switch (offset) {
     case kCCtlr:
       return gicc_ctlr_;
@@ -358,6 +360,7 @@ std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) {
 }
 
 void GicRegisters::write_cpu(std::uint32_t offset, std::uint32_t value) {
+  if (offset >= kApr0 && offset < kCIidr - 0xC) return;  // APR0-3, NSAPR0-3
   switch (offset) {
     case kCCtlr:
       gicc_ctlr_ = value & kCtlrMask;
