@@ -69,8 +69,8 @@ class SystemPlatform : public sc_core::sc_module {
 
  private:
   class Firmware;
-  void monitor();        // ends the run at --max-instructions and after a hopeless WFI
-  void follow_virq();    // SC_METHOD: Gic.virq -> the core
+  void monitor();      // ends the run at --max-instructions and after a hopeless WFI
+  void follow_virq();  // SC_METHOD: Gic.virq -> the core
   void end(StopReason r);
 
   SystemConfig config_;

@@ -21,10 +21,12 @@ MARKER = "VTOE-INITRAMFS-REACHED"
 APPEND = "console=ttyAMA0"
 # vtoe boots with the early console too, so that a boot that stops shows its last kernel line.
 VTOE_APPEND = APPEND + " earlycon=pl011,0x9000000"
-# A bound on each vtoe boot (about 20 s at the ISS's 100 MIPS): today the SVC boot stops by
-# itself after 1.99e9 instructions (the zImage's XZ decompression takes most of them) and the
-# Hyp one reaches the bound. Raise it when the boot gets further (VTOE_BOOT_MAX_INSTRUCTIONS).
+# A bound on each vtoe boot (45 s for the SVC one on a shared machine): the kernel panics
+# before it (DBGDIDR undefined in the ISS, docs/system.md). Raise it when the boot gets further
+# (VTOE_BOOT_MAX_INSTRUCTIONS).
 MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 2_200_000_000))
+# From Hyp the boot is still in the decompressor at 1e9 (it waits in Hyp mode); less time there.
+MAX_INSTRUCTIONS_HYP = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS_HYP", 1_000_000_000))
 
 pytestmark = [
     pytest.mark.skipif(not (KERNEL.exists() and INITRD.exists()),
@@ -54,8 +56,8 @@ def test_qemu_boots_to_the_marker():
 def test_vtoe_boots_to_the_marker(virtualization, tmp_path):
     stats = tmp_path / "stats.json"
     cmd = [str(vtoe_binary()), "system", "run", "--kernel", str(KERNEL), "--initrd", str(INITRD),
-           "--append", VTOE_APPEND, "--max-instructions", str(MAX_INSTRUCTIONS), "--stats",
-           str(stats)]
+           "--append", VTOE_APPEND, "--max-instructions",
+           str(MAX_INSTRUCTIONS_HYP if virtualization else MAX_INSTRUCTIONS), "--stats", str(stats)]
     if virtualization:
         cmd.append("--virtualization")
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
