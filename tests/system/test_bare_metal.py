@@ -28,6 +28,7 @@ PROGRAMS = {
     "cp15_ids": False,
     "gich_lr": True,
     "hyp_guest": True,
+    "mmu": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.
