@@ -378,6 +378,22 @@ TEST_F(IssHyp, VfpNeedsCpacrAndFpexcAndHcptrTrapsIt) {
   EXPECT_EQ(core.hsr(), (uint32_t{hsr_ec::kCp10} << 26) | kIl | (1u << 24) | (0xEu << 20) | 0xa);
 }
 
+TEST_F(IssHyp, DebugRegistersAsLinuxProbesThem) {
+  core.set_cpsr(kSvc | kA | kI | kF);
+  a32_at(kCode, {0xee100e10,    // mrc p14, 0, r0, c0, c0, 0 (DBGDIDR)
+                 0xe3a02902,    // mov r2, #0x8000 (MDBGEN)
+                 0xee002e52,    // mcr p14, 0, r2, c0, c2, 2 (DBGDSCRext)
+                 0xee101e11});  // mrc p14, 0, r1, c0, c1, 0 (DBGDSCRint)
+  core.set_pc(kCode);
+  steps(4);
+  EXPECT_EQ(core.reg(0), 0x3515f021u);  // QEMU's cortex-a15: 6 BRPs, 4 WRPs, v7.1
+  EXPECT_EQ(core.reg(1), 0x8000u);
+  core.set_cpsr(0x10);  // user mode: undefined
+  core.set_pc(kCode);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Und);
+}
+
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
   a32_at(kCode, {0xe2800001, 0xe2800001, 0xe2800001, 0xe2800001});  // add r0, r0, #1 (x4)
   core.set_reg(0, 0);
