@@ -554,6 +554,7 @@ class ArmCore {
   struct DebugRegs {
     uint32_t bvr[6], bcr[6], wvr[4], wcr[4];
     uint32_t dscr, vcr, osdlr;
+    uint32_t teecr, teehbr;  // ThumbEE
   };
   DebugRegs dbg_ = {};
   std::array<uint64_t, static_cast<int>(Exception::Count)> exceptions_ = {};

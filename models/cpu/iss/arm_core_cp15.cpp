@@ -600,14 +600,31 @@ uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t val
   return 0;
 }
 
-// The ARMv7.1 debug registers Linux's hw_breakpoint probes and resets (PL1 and Hyp only), with
+// CP14: ThumbEE's two registers, and the ARMv7.1 debug registers Linux's hw_breakpoint probes
+// and resets (PL1 and Hyp only), with
 // QEMU's cortex-a15 DBGDIDR (6 breakpoints, 4 watchpoints, v7.1): storage only, no debug event
 // is ever raised. Anything else in CP14 is undefined.
 uint32_t ArmCore::cp14_access(const Insn& in, bool read, uint32_t v) {
-  if (!system_ || mode_ == static_cast<uint8_t>(Mode::Usr)) undefined(in);
   const uint32_t crn = in.imm >> 12, opc1 = (in.imm >> 8) & 7, crm = (in.imm >> 4) & 15,
                  opc2 = in.imm & 7;
-  if (opc1 != 0) undefined(in);
+  const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
+  if (!system_) undefined(in);
+  // ThumbEE's TEECR and TEEHBR (ID_PFR0 says ThumbEE, as QEMU's cortex-a15): Linux switches
+  // TEEHBR with each thread. TEEHBR is PL0's too unless TEECR.XED. ThumbEE state itself (ENTERX)
+  // is not implemented.
+  if (opc1 == 6 && crm == 0 && opc2 == 0 && (crn == 0 || crn == 1)) {
+    if (crn == 0) {
+      if (pl0) undefined(in);
+      if (read) return dbg_.teecr;
+      dbg_.teecr = v & 1;
+      return 0;
+    }
+    if (pl0 && (dbg_.teecr & 1)) undefined(in);
+    if (read) return dbg_.teehbr;
+    dbg_.teehbr = v & ~3u;
+    return 0;
+  }
+  if (pl0 || opc1 != 0) undefined(in);
   uint32_t* reg = nullptr;
   uint32_t value = 0;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR

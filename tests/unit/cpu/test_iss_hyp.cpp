@@ -392,6 +392,15 @@ TEST_F(IssHyp, DebugRegistersAsLinuxProbesThem) {
   core.set_pc(kCode);
   core.step();
   EXPECT_EQ(core.mode(), Mode::Und);
+  // ThumbEE's TEEHBR, which Linux switches per thread: PL0 may use it while TEECR.XED is clear.
+  a32_at(kCode + 0x40, {0xeec12e10,    // mcr p14, 6, r2, c1, c0, 0 (TEEHBR)
+                        0xeed13e10});  // mrc p14, 6, r3, c1, c0, 0
+  core.set_cpsr(0x10);
+  core.set_reg(2, 0x12345678);
+  core.set_pc(kCode + 0x40);
+  steps(2);
+  EXPECT_EQ(core.reg(3), 0x12345678u & ~3u);
+  EXPECT_EQ(core.mode(), Mode::Usr);
 }
 
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
