@@ -213,7 +213,8 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
     }
     // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
     if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
-        bits(w, 19, 16) != 15 && bits(w, 15, 12) != bits(w, 19, 16)) {
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
       Insn i;
       i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));
@@ -224,7 +225,8 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
     }
     // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
     if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
-        bits(w, 19, 16) != 15 && bits(w, 15, 12) != bits(w, 19, 16)) {
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
       Insn i;
       i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));

@@ -314,10 +314,14 @@ TEST_F(IssHyp, GenericTimerOutputsDeadlineAndAccessChecks) {
   core.set_timer_listener([&] { ++changes; });
   // Hyp: CNTVOFF = 100, CNTHCTL = 0 (PL1 physical access traps); guest: CNTV_CVAL = 1500,
   // CNTV_CTL = enable; then read CNTVCT and CNTPCT (trapped).
-  a32_at(kCode + 0x100, {0xec410f4e});  // mcrr p15, 4, r0, r1, c14 (CNTVOFF)
+  // mcrr p15, 4, r7, r7, c14 (Rt = Rt2 is allowed for MCRR: Linux's hyp stub zeroes CNTVOFF so)
+  a32_at(kCode + 0x100, {0xec477f4e, 0xec410f4e});  // then mcrr p15, 4, r0, r1, c14
+  core.set_reg(7, 5);
   core.set_reg(0, 100);
   core.set_reg(1, 0);
   core.set_pc(kCode + 0x100);
+  core.step();
+  EXPECT_EQ(core.cp15_64(4, 14), 0x500000005u);
   core.step();
   enter_guest(0);
   a32_at(kGuest, {0xec410f3e,    // mcrr p15, 3, r0, r1, c14 (CNTV_CVAL)
