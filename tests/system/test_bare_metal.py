@@ -33,15 +33,13 @@ PROGRAMS = {
     "cntvoff": True,
     "stage2": True,
     "hyp_stage2": True,
+    "mmu": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.
 FIRST_FIRMWARE_CALL = {"psci": 0}
 # Differences that belong to the processor's part of issue 28, with the reason.
 KNOWN = {
-    "cntvoff": "MCRR with Rt == Rt2 (here CNTVOFF) is undefined in the ISS; the architecture "
-               "allows it (only MRRC forbids Rt == Rt2) and QEMU executes it (the ISS's part "
-               "of issue 28)",
 }
 # Ends any run that goes astray; the programs retire well under 100 000 instructions.
 MAX_INSTRUCTIONS = 2_000_000

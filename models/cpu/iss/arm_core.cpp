@@ -722,10 +722,16 @@ void ArmCore::execute(const Insn& in) {
       msr(in);
       return;
     case Op::Mrc:
-      write_reg(in.rd, cp15_access(in, false, true, 0));
+      if (in.sub == 14)
+        write_reg(in.rd, cp14_access(in, true, 0));
+      else
+        write_reg(in.rd, static_cast<uint32_t>(cp15_access(in, false, true, 0)));
       return;
     case Op::Mcr:
-      cp15_access(in, false, false, r_[in.rd]);
+      if (in.sub == 14)
+        cp14_access(in, false, r_[in.rd]);
+      else
+        cp15_access(in, false, false, r_[in.rd]);
       return;
     case Op::Mrrc: {
       uint64_t v = cp15_access(in, true, true, 0);

@@ -437,6 +437,8 @@ class ArmCore {
   // The register a banked MRS/MSR names, or null (undefined from the current mode).
   uint32_t* banked_register(uint32_t sysm, bool& is_spsr);
   uint64_t cp15_access(const Insn& in, bool is64, bool read, uint64_t value);
+  // CP14: the debug registers a kernel probes (arm_core_cp15.cpp).
+  uint32_t cp14_access(const Insn& in, bool read, uint32_t value);
   // Translation (arm_core_mmu.cpp): TLB maintenance, the ATS* operations (kind: 0-3 ATS1C{P,U}
   // {R,W}, 4-7 ATS12NSO{P,U}{R,W}, 8-9 ATS1H{R,W}) into PAR, and the debugger's translation.
   void tlb_flush();
@@ -548,6 +550,13 @@ class ArmCore {
   std::array<uint64_t, 64> hyp_ec_ = {};
   uint32_t usr_hi_[5] = {}, fiq_hi_[5] = {};  // r8-r12 of the mode not current (FIQ or others)
   SysRegs sys_ = {};
+  // CP14 debug registers: breakpoint and watchpoint value/control pairs, DSCR, VCR, OSDLR.
+  struct DebugRegs {
+    uint32_t bvr[6], bcr[6], wvr[4], wcr[4];
+    uint32_t dscr, vcr, osdlr;
+    uint32_t teecr, teehbr;  // ThumbEE
+  };
+  DebugRegs dbg_ = {};
   std::array<uint64_t, static_cast<int>(Exception::Count)> exceptions_ = {};
   bool monitor_ = false;  // local exclusive monitor (one core: no other observer)
   uint32_t monitor_addr_ = 0;

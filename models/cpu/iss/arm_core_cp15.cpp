@@ -600,6 +600,72 @@ uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t val
   return 0;
 }
 
+// CP14: ThumbEE's two registers, and the ARMv7.1 debug registers Linux's hw_breakpoint probes
+// and resets (PL1 and Hyp only), with
+// QEMU's cortex-a15 DBGDIDR (6 breakpoints, 4 watchpoints, v7.1): storage only, no debug event
+// is ever raised. Anything else in CP14 is undefined.
+uint32_t ArmCore::cp14_access(const Insn& in, bool read, uint32_t v) {
+  const uint32_t crn = in.imm >> 12, opc1 = (in.imm >> 8) & 7, crm = (in.imm >> 4) & 15,
+                 opc2 = in.imm & 7;
+  const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
+  if (!system_) undefined(in);
+  // ThumbEE's TEECR and TEEHBR (ID_PFR0 says ThumbEE, as QEMU's cortex-a15): Linux switches
+  // TEEHBR with each thread. TEEHBR is PL0's too unless TEECR.XED. ThumbEE state itself (ENTERX)
+  // is not implemented.
+  if (opc1 == 6 && crm == 0 && opc2 == 0 && (crn == 0 || crn == 1)) {
+    if (crn == 0) {
+      if (pl0) undefined(in);
+      if (read) return dbg_.teecr;
+      dbg_.teecr = v & 1;
+      return 0;
+    }
+    if (pl0 && (dbg_.teecr & 1)) undefined(in);
+    if (read) return dbg_.teehbr;
+    dbg_.teehbr = v & ~3u;
+    return 0;
+  }
+  if (pl0 || opc1 != 0) undefined(in);
+  uint32_t* reg = nullptr;
+  uint32_t value = 0;
+  if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR
+    if (opc2 == 4 && crm < 6)
+      reg = &dbg_.bvr[crm];
+    else if (opc2 == 5 && crm < 6)
+      reg = &dbg_.bcr[crm];
+    else if (opc2 == 6 && crm < 4)
+      reg = &dbg_.wvr[crm];
+    else if (opc2 == 7 && crm < 4)
+      reg = &dbg_.wcr[crm];
+    else
+      undefined(in);
+  } else if (crn == 0 && crm == 0 && opc2 == 0) {
+    value = 0x3515f021;  // DBGDIDR
+  } else if (crn == 0 && crm == 1 && opc2 == 0) {
+    value = dbg_.dscr;  // DBGDSCRint
+  } else if (crn == 0 && crm == 2 && opc2 == 2) {
+    reg = &dbg_.dscr;  // DBGDSCRext: MDBGEN (15) and the rest read back
+  } else if (crn == 0 && crm == 7 && opc2 == 0) {
+    reg = &dbg_.vcr;  // DBGVCR
+  } else if ((crn == 1 || crn == 2) && crm == 0 && opc2 == 0) {
+    value = 0;  // DBGDRAR, DBGDSAR: no memory-mapped debug
+  } else if (crn == 1 && crm == 0 && opc2 == 4) {
+    if (read) undefined(in);  // DBGOSLAR: write-only; the OS lock is not modelled
+    return 0;
+  } else if (crn == 1 && crm == 1 && opc2 == 4) {
+    value = 0;  // DBGOSLSR: unlocked
+  } else if (crn == 1 && crm == 3 && opc2 == 4) {
+    reg = &dbg_.osdlr;  // DBGOSDLR
+  } else if (crn == 1 && crm == 5 && opc2 == 4) {
+    value = 0;  // DBGPRSR
+  } else {
+    undefined(in);
+  }
+  if (read) return reg ? *reg : value;
+  if (!reg) undefined(in);  // a read-only register
+  *reg = v;
+  return 0;
+}
+
 std::optional<uint32_t> ArmCore::cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
   const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
   if (!r || !r->read) return std::nullopt;

@@ -704,13 +704,15 @@ void ArmCore::address_translate(uint32_t va, int kind) {
   }
   if (long_par) {
     f.long_format = true;
-    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | (1u << 11)
+    // NS (bit 9) is set: every translation here is non-secure (UNKNOWN in the ARM ARM; QEMU
+    // sets it). The memory attribute fields are left 0 (attributes are not modelled).
+    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | (1u << 11) | (1u << 9)
                   : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) |
                         (f.stage2 ? 1u << 9 : 0u) | (f.s1ptw ? 1u << 8 : 0u) | 1u;
   } else {
     f.long_format = false;
     uint32_t fs = fault_status(f, false);
-    sys_.par = ok ? static_cast<uint32_t>(w.pa) & 0xfffff000u
+    sys_.par = ok ? (static_cast<uint32_t>(w.pa) & 0xfffff000u) | (1u << 9)
                   : ((fs & 15) << 1) | (((fs >> 10) & 1) << 5) | 1u;
   }
   // A TLB filled by a walk here is not kept: nothing to flush.

@@ -201,9 +201,11 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
   uint32_t cp = bits(w, 11, 8);
   if ((cp & 0xE) != 0xA) {
     // MRC/MCR p15: which registers exist, and in which modes, the core decides when it runs.
-    if ((w & 0x0F000010) == 0x0E000010 && cp == 15 && bits(w, 15, 12) != 15) {
+    // MRC/MCR p14: the debug registers (sub = 14).
+    if ((w & 0x0F000010) == 0x0E000010 && (cp == 15 || cp == 14) && bits(w, 15, 12) != 15) {
       Insn i;
       i.op = bit(w, 20) ? Op::Mrc : Op::Mcr;
+      i.sub = static_cast<uint8_t>(cp == 14 ? 14 : 0);
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));
       i.imm = cp15_key(bits(w, 19, 16), bits(w, 23, 21), bits(w, 3, 0), bits(w, 7, 5));
       i.cls = InsnClass::System;
@@ -211,7 +213,8 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
     }
     // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
     if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
-        bits(w, 19, 16) != 15 && bits(w, 15, 12) != bits(w, 19, 16)) {
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
       Insn i;
       i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));
@@ -222,7 +225,8 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
     }
     // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
     if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
-        bits(w, 19, 16) != 15 && bits(w, 15, 12) != bits(w, 19, 16)) {
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
       Insn i;
       i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));

@@ -45,8 +45,8 @@ enum class Op : uint8_t {
   Usad8,  // ra = 15 for USAD8
   Mrs,    // ra = 1: SPSR
   Msr,    // sub = field mask (8 f, 4 s, 2 x, 1 c); ra = 1: SPSR; opnd kOpImm: imm, else rm
-  Mrc,    // CP15 read into rd; imm = cp15_key(crn, opc1, crm, opc2)
-  Mcr,    // CP15 write from rd; imm as Mrc
+  Mrc,    // CP15 (sub 0) or CP14 (sub 14) read into rd; imm = cp15_key(crn, opc1, crm, opc2)
+  Mcr,    // CP15 or CP14 write from rd; imm and sub as Mrc
   Svc,
   Vfp,        // sub = VfpOp
   ExcReturn,  // <op>S PC, ... (A32) and SUBS PC, LR, #imm (T32): DataProc fields, CPSR = SPSR

@@ -314,10 +314,14 @@ TEST_F(IssHyp, GenericTimerOutputsDeadlineAndAccessChecks) {
   core.set_timer_listener([&] { ++changes; });
   // Hyp: CNTVOFF = 100, CNTHCTL = 0 (PL1 physical access traps); guest: CNTV_CVAL = 1500,
   // CNTV_CTL = enable; then read CNTVCT and CNTPCT (trapped).
-  a32_at(kCode + 0x100, {0xec410f4e});  // mcrr p15, 4, r0, r1, c14 (CNTVOFF)
+  // mcrr p15, 4, r7, r7, c14 (Rt = Rt2 is allowed for MCRR: Linux's hyp stub zeroes CNTVOFF so)
+  a32_at(kCode + 0x100, {0xec477f4e, 0xec410f4e});  // then mcrr p15, 4, r0, r1, c14
+  core.set_reg(7, 5);
   core.set_reg(0, 100);
   core.set_reg(1, 0);
   core.set_pc(kCode + 0x100);
+  core.step();
+  EXPECT_EQ(core.cp15_64(4, 14), 0x500000005u);
   core.step();
   enter_guest(0);
   a32_at(kGuest, {0xec410f3e,    // mcrr p15, 3, r0, r1, c14 (CNTV_CVAL)
@@ -376,6 +380,31 @@ TEST_F(IssHyp, VfpNeedsCpacrAndFpexcAndHcptrTrapsIt) {
   core.step();
   EXPECT_EQ(core.pc(), kHvbar + 0x14);
   EXPECT_EQ(core.hsr(), (uint32_t{hsr_ec::kCp10} << 26) | kIl | (1u << 24) | (0xEu << 20) | 0xa);
+}
+
+TEST_F(IssHyp, DebugRegistersAsLinuxProbesThem) {
+  core.set_cpsr(kSvc | kA | kI | kF);
+  a32_at(kCode, {0xee100e10,    // mrc p14, 0, r0, c0, c0, 0 (DBGDIDR)
+                 0xe3a02902,    // mov r2, #0x8000 (MDBGEN)
+                 0xee002e52,    // mcr p14, 0, r2, c0, c2, 2 (DBGDSCRext)
+                 0xee101e11});  // mrc p14, 0, r1, c0, c1, 0 (DBGDSCRint)
+  core.set_pc(kCode);
+  steps(4);
+  EXPECT_EQ(core.reg(0), 0x3515f021u);  // QEMU's cortex-a15: 6 BRPs, 4 WRPs, v7.1
+  EXPECT_EQ(core.reg(1), 0x8000u);
+  core.set_cpsr(0x10);  // user mode: undefined
+  core.set_pc(kCode);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Und);
+  // ThumbEE's TEEHBR, which Linux switches per thread: PL0 may use it while TEECR.XED is clear.
+  a32_at(kCode + 0x40, {0xeec12e10,    // mcr p14, 6, r2, c1, c0, 0 (TEEHBR)
+                        0xeed13e10});  // mrc p14, 6, r3, c1, c0, 0
+  core.set_cpsr(0x10);
+  core.set_reg(2, 0x12345678);
+  core.set_pc(kCode + 0x40);
+  steps(2);
+  EXPECT_EQ(core.reg(3), 0x12345678u & ~3u);
+  EXPECT_EQ(core.mode(), Mode::Usr);
 }
 
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {

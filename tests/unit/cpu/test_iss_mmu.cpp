@@ -119,7 +119,7 @@ TEST_F(IssMmu, ShortDescriptorSectionsPagesDomainsAndPermissions) {
   mem.write32(kVbar + 0x10, kLoop);
   // ATS1CPR: PAR holds the physical page; ATS1CPW on the read-only page faults into PAR.
   core.set_cp15(7, 0, 8, 0, 0x90001234);
-  EXPECT_EQ(core.cp15(7, 0, 4, 0), 0x00102000u);
+  EXPECT_EQ(core.cp15(7, 0, 4, 0), 0x00102000u | (1u << 9));  // PA, NS
   core.set_cp15(7, 0, 8, 1, 0x90001234);
   EXPECT_EQ(core.cp15(7, 0, 4, 0), (0xfu << 1) | 1u);
   EXPECT_GT(core.tlb_misses(), 0u);
@@ -174,9 +174,9 @@ TEST_F(IssMmu, LongDescriptorBlocksPagesAndAccessFlag) {
   access(kStr, 0x80003000);
   EXPECT_EQ(core.dfsr(), (1u << 11) | (1u << 9) | 0x0fu);  // permission fault level 3, WnR
   access(kLdr, 0xc0000000);
-  EXPECT_EQ(core.dfsr(), (1u << 9) | 0x05u);  // translation fault level 1
-  core.set_cp15(7, 0, 8, 0, 0x80001010);      // ATS1CPR: long-format PAR
-  EXPECT_EQ(core.cp15_64(0, 7), 0x102000u | (1u << 11));
+  EXPECT_EQ(core.dfsr(), (1u << 9) | 0x05u);                          // translation fault level 1
+  core.set_cp15(7, 0, 8, 0, 0x80001010);                              // ATS1CPR: long-format PAR
+  EXPECT_EQ(core.cp15_64(0, 7), 0x102000u | (1u << 11) | (1u << 9));  // PA, LPAE, NS
 }
 
 TEST_F(IssMmu, Stage2FaultsGoToHypWithSyndromeAndHpfar) {
