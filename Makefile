@@ -11,7 +11,7 @@ PHASE := scripts/phase.sh run
 # output (the sanitizer build; nothing else links UBSan's runtime).
 export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
 
-.PHONY: quickstart test deps build bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke
+.PHONY: quickstart test deps build bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke linux-images
 FUZZ_SECONDS ?= 600
 
 quickstart: deps
@@ -35,18 +35,23 @@ $(VENV)/.stamp: requirements.txt pyproject.toml | deps
 
 venv: $(VENV)/.stamp
 
+# Debian's armhf kernel and a busybox initramfs for the Linux boot test (tests/system), under
+# build/linux; idempotent. Without the network the boot test is skipped and says why.
+linux-images:
+	@$(PHASE) "Debian's Linux images" sh -c 'scripts/fetch-debian-linux.sh || echo "linux-images: could not fetch Debian'"'"'s kernel; the boot test will be skipped"'
+
 # pytest runs on two workers (pytest-xdist) with the slowest tests listed; the NetVP tests, which
 # race real Linux peers in real time, run after the rest on their own.
-test: build venv
+test: build venv linux-images
 	@$(PHASE) "ctest ($(PRESET))" sh -c 'cd $(BUILD) && ctest --output-on-failure -j $(JOBS)'
 ifeq ($(PRESET),asan)
-	@# Sanitized: the scenario runs and the ISS under ASan/UBSan/LSan; the scripts' tests (sweeps,
-	@# plots, the paper's report) drive the same simulations and run in the normal build only
-	@# (docs/fuzzing.md, "What runs under the sanitizers").
-	@$(PHASE) "pytest (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/iss
+	@# Sanitized: the scenario runs, the ISS and the system platform under ASan/UBSan/LSan; the
+	@# scripts' tests (sweeps, plots, the paper's report) drive the same simulations and run in the
+	@# normal build only (docs/fuzzing.md, "What runs under the sanitizers").
+	@$(PHASE) "pytest (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/iss tests/system
 	@$(PHASE) "pytest netvp (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
-	@$(PHASE) "pytest ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/scripts tests/iss
+	@$(PHASE) "pytest ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/scripts tests/iss tests/system
 	@$(PHASE) "pytest netvp ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/netvp
 	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
 	@$(MAKE) fuzz-smoke

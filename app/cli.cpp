@@ -10,6 +10,7 @@
 
 #include "app/build_info.h"
 #include "app/json_schema.h"
+#include "models/core/units.h"
 
 #ifndef VTOE_VERSION
 #define VTOE_VERSION "0.0.0"
@@ -142,13 +143,40 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   // PROGRAM and everything after it belong to the program, options included.
   iss_run->prefix_command();
 
+  CLI::App* system = app.add_subcommand("system", "ARMv7-A system platform (QEMU virt's map)");
+  system->require_subcommand(1);
+  CLI::App* system_run = system->add_subcommand(
+      "run", "Run a bare-metal ELF or a Linux zImage; the UART goes to standard output");
+  SystemOptions& so = args.system;
+  std::string memory;
+  system_run->add_option("--kernel", so.kernel, "ELF (loaded at its addresses) or zImage")
+      ->type_name("FILE")
+      ->required();
+  system_run->add_option("--initrd", so.initrd, "Initial RAM disk (with a zImage)")
+      ->type_name("FILE");
+  system_run->add_option("--append", so.append, "Kernel command line (/chosen/bootargs)")
+      ->type_name("STRING");
+  system_run->add_option("--dtb", so.dtb, "Device tree blob instead of the generated one")
+      ->type_name("FILE");
+  system_run->add_flag("--virtualization", so.virtualization,
+                       "Start in Hyp mode (as QEMU's -M virt,virtualization=on)");
+  system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");
+  system_run->add_option("--max-instructions", so.max_instructions,
+                         "End the run after N instructions (exit status 4)")
+      ->type_name("N");
+  system_run->add_option("--stats", so.stats,
+                         "Write instructions by class, exceptions and MIPS as JSON")
+      ->type_name("FILE");
+  system_run->add_option("--gdb", so.gdb_port, "Serve GDB's remote protocol on 127.0.0.1:PORT")
+      ->type_name("PORT");
+
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(commands.begin(), commands.end(),
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
     throw UsageError(std::string("unknown command '") + argv[1] +
-                     "' (commands: run, validate, keys, schema, compare, iss; see vtoe --help)");
+                     "' (commands: run, validate, keys, schema, compare, iss, system; see vtoe --help)");
   }
   try {
     app.parse(argc, argv);
@@ -167,13 +195,25 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
       throw UsageError(
-          "a command is required: run, validate, keys, compare or iss (see vtoe --help)");
+          "a command is required: run, validate, keys, compare, iss or system (see vtoe --help)");
     }
     throw UsageError(one_line(e.what()));
   } catch (const CLI::ParseError& e) {
     throw UsageError(one_line(e.what()));
   }
 
+  if (system_run->parsed()) {
+    args.command = Command::SystemRun;
+    if (!memory.empty()) {
+      try {
+        so.memory = core::parse_bytes(memory, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError("system run: --memory " + memory + ": " + e.what());
+      }
+      if (so.memory == 0) throw UsageError("system run: --memory must be more than 0");
+    }
+    return args;
+  }
   if (iss_run->parsed()) {
     std::vector<std::string> rest = iss_run->remaining();
     if (rest.empty()) throw UsageError("iss run: PROGRAM is required");
@@ -249,6 +289,8 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
         }
       case Command::IssRun:
         return run_iss(args.iss, err);
+      case Command::SystemRun:
+        return run_system(args.system, err);
       case Command::Validate:
       case Command::Run:
         break;

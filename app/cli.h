@@ -5,6 +5,8 @@
 //   vtoe schema                                            (the keys as JSON Schema)
 //   vtoe compare A B [--tolerance PCT] [--abs X] [--all]   (what moved between two results)
 //   vtoe iss run [--stats FILE] PROGRAM [ARGS...]   (a static ARM Linux program on the ISS)
+//   vtoe system run --kernel FILE [--initrd FILE] [--append S] [--dtb FILE] [--virtualization]
+//                   [--memory SIZE] [--max-instructions N] [--stats FILE] [--gdb PORT]
 //   vtoe --version
 // Without FILE, run and validate use the built-in default scenario (Config::defaults()).
 // main.cpp supplies only the run function:
@@ -60,7 +62,20 @@ struct IssOptions {
   std::uint64_t trace_limit = 2'000'000;
 };
 
-enum class Command { Run, Validate, Keys, Schema, Compare, Help, Version, IssRun };
+/// `vtoe system run`: an ELF or zImage on the system platform (QEMU virt's memory map).
+struct SystemOptions {
+  std::string kernel, initrd, append, dtb;
+  bool virtualization = false;          ///< start in Hyp mode
+  std::uint64_t memory = 0;             ///< RAM bytes; 0 = 128 MiB
+  std::uint64_t max_instructions = 0;   ///< 0 = no limit
+  std::string stats;                    ///< --stats FILE
+  unsigned gdb_port = 0;                ///< --gdb PORT; 0 = none
+};
+
+/// Exit status of a system run stopped by --max-instructions (or asleep for good).
+inline constexpr int kExitMaxInstructions = 4;
+
+enum class Command { Run, Validate, Keys, Schema, Compare, Help, Version, IssRun, SystemRun };
 
 struct CliArgs {
   Command command = Command::Help;
@@ -69,6 +84,7 @@ struct CliArgs {
   CompareOptions compare;
   std::string text;  ///< Help and Version: what to print on stdout
   IssOptions iss;    ///< iss run
+  SystemOptions system;  ///< system run
 };
 
 /// A command line that CLI11 rejects; what() is one line.
@@ -87,6 +103,8 @@ using CheckFunction = std::function<void(const Config&)>;
 
 /// Runs `vtoe iss run`; returns the program's exit status (defined in iss_runner.cpp).
 int run_iss(const IssOptions& opts, std::ostream& err);
+/// Runs `vtoe system run`; returns 0 on PSCI SYSTEM_OFF (defined in system_runner.cpp).
+int run_system(const SystemOptions& opts, std::ostream& err);
 
 /// Parses, loads the scenario and calls `run` for `vtoe run`; handles keys/validate/help/version
 /// itself. Errors are printed as one line "vtoe: <message>" on `err`. Returns run's result, 0, or

@@ -16,7 +16,7 @@ missing() {
 
 required=(build-essential cmake ninja-build pkg-config libsystemc-dev libyaml-cpp-dev libpcap-dev
           libcli11-dev libgtest-dev nlohmann-json3-dev tshark python3-venv iproute2 iputils-ping
-          netcat-openbsd iperf iperf3 ethtool nftables clang libclang-rt-14-dev)
+          netcat-openbsd iperf iperf3 ethtool nftables clang libclang-rt-14-dev libfdt-dev)
 read -r -a need <<<"$(missing "${required[@]}")"
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
@@ -35,4 +35,15 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" ||
     { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"; } ||
     echo "install-deps: could not install ${need[*]}; tests/iss will be skipped"
+fi
+
+# The system platform's checks (tests/system) run bare-metal programs on qemu-system-arm as well,
+# debug with gdb-multiarch, and build a Linux initramfs (cpio; dtc to read device trees).
+# Optional: where they cannot be installed, those tests are skipped and say so.
+read -r -a need <<<"$(missing qemu-system-arm gdb-multiarch device-tree-compiler cpio)"
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]} (system platform tests)"
+  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" ||
+    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"; } ||
+    echo "install-deps: could not install ${need[*]}; tests/system will be skipped"
 fi

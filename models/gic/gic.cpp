@@ -246,6 +246,28 @@ void Gic::clear_pending(int id) {
   changed_();
 }
 
+void Gic::set_active(int id, bool on) {
+  check_id(id, "set_active");
+  irqs_[static_cast<std::size_t>(id)].active = on;
+  changed_();
+}
+
+void Gic::set_ppi_level(int id, bool level) {
+  if (id < kFirstPpi || id >= kFirstSpi || id == kMaintenanceId) {
+    throw std::out_of_range(std::string(name()) + ": set_ppi_level: " + std::to_string(id) +
+                            " is not a PPI with an input line (16..31 but 25)");
+  }
+  Irq& q = irqs_[static_cast<std::size_t>(id)];
+  if (q.edge && level && !q.level) q.latched = true;
+  q.level = level;
+  changed_();
+}
+
+bool Gic::is_edge_triggered(int id) const {
+  check_id(id, "is_edge_triggered");
+  return irqs_[static_cast<std::size_t>(id)].edge;
+}
+
 bool Gic::is_enabled(int id) const {
   check_id(id, "is_enabled");
   return irqs_[static_cast<std::size_t>(id)].enabled;

@@ -147,6 +147,11 @@ class Gic : public core::Module {
   void set_edge_triggered(int id, bool edge);    // GICD_ICFGR; level-sensitive at reset
   void set_pending(int id);                      // GICD_ISPENDR (software-triggered, e.g. an SGI)
   void clear_pending(int id);                    // GICD_ICPENDR (latched state only, not a line)
+  void set_active(int id, bool on);              // GICD_ISACTIVER / ICACTIVER
+  // The level of a PPI's input line (IDs 16-31 but 25, e.g. a generic-timer output); SPIs come
+  // in through the `spi` ports instead.
+  void set_ppi_level(int id, bool level);
+  bool is_edge_triggered(int id) const;
   bool is_enabled(int id) const;
   bool is_pending(int id) const;
   bool is_active(int id) const;
@@ -157,6 +162,10 @@ class Gic : public core::Module {
   void set_cpu_interface_enabled(bool on);   // GICC_CTLR.Enable; on at reset (model choice)
   void set_priority_mask(std::uint8_t pmr);  // GICC_PMR: signal only priority < pmr; 0xFF reset
   void set_split_eoi(bool on);               // GICC_CTLR.EOImode: EOI drops priority only
+  bool distributor_enabled() const { return dist_enabled_; }
+  bool cpu_interface_enabled() const { return cpu_enabled_; }
+  std::uint8_t priority_mask() const { return pmr_; }
+  bool split_eoi() const { return split_eoi_; }
   int acknowledge();                         // GICC_IAR: ID made active, or 1023
   void end_of_interrupt(int id);             // GICC_EOIR: drop priority (+ deactivate)
   void deactivate(int id);                   // GICC_DIR (split EOI mode)

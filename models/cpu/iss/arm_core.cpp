@@ -1,6 +1,7 @@
 // Integer execution, the run loop and the decoded-instruction cache. VFP is in arm_core_vfp.cpp.
 #include "models/cpu/iss/arm_core.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -103,8 +104,8 @@ inline int32_t sx16(uint32_t v) { return static_cast<int16_t>(v & 0xffff); }
 AlignmentFault::AlignmentFault(uint32_t a, uint32_t size)
     : std::runtime_error([&] {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned",
-                      a, size);
+        std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned", a,
+                      size);
         return std::string(buf);
       }()),
       addr(a) {}
@@ -114,35 +115,64 @@ UndefinedInstruction::UndefinedInstruction(uint32_t a, uint32_t r, bool t, uint8
 
 const char* to_string(InsnClass c) {
   switch (c) {
-    case InsnClass::Alu: return "alu";
-    case InsnClass::Multiply: return "multiply";
-    case InsnClass::Divide: return "divide";
-    case InsnClass::Load: return "load";
-    case InsnClass::Store: return "store";
-    case InsnClass::LoadMulti: return "load_multiple";
-    case InsnClass::StoreMulti: return "store_multiple";
-    case InsnClass::Branch: return "branch";
-    case InsnClass::Vfp: return "vfp";
-    case InsnClass::System: return "system";
-    case InsnClass::Nop: return "nop";
-    default: return "?";
+    case InsnClass::Alu:
+      return "alu";
+    case InsnClass::Multiply:
+      return "multiply";
+    case InsnClass::Divide:
+      return "divide";
+    case InsnClass::Load:
+      return "load";
+    case InsnClass::Store:
+      return "store";
+    case InsnClass::LoadMulti:
+      return "load_multiple";
+    case InsnClass::StoreMulti:
+      return "store_multiple";
+    case InsnClass::Branch:
+      return "branch";
+    case InsnClass::Vfp:
+      return "vfp";
+    case InsnClass::System:
+      return "system";
+    case InsnClass::Nop:
+      return "nop";
+    default:
+      return "?";
   }
 }
 
 const char* to_string(Exception e) {
   switch (e) {
-    case Exception::Undefined: return "undefined";
-    case Exception::Svc: return "svc";
-    case Exception::PrefetchAbort: return "prefetch_abort";
-    case Exception::DataAbort: return "data_abort";
-    case Exception::Irq: return "irq";
-    case Exception::Fiq: return "fiq";
-    default: return "?";
+    case Exception::Undefined:
+      return "undefined";
+    case Exception::Svc:
+      return "svc";
+    case Exception::PrefetchAbort:
+      return "prefetch_abort";
+    case Exception::DataAbort:
+      return "data_abort";
+    case Exception::Irq:
+      return "irq";
+    case Exception::Fiq:
+      return "fiq";
+    case Exception::HypTrap:
+      return "hyp_trap";
+    default:
+      return "?";
   }
 }
 
 ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
-  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  mem_.set_code_write_listener([this](uint32_t page) {
+    drop_page(page);
+    // With translation on, `page` is physical: which virtual pages decoded it is not tracked, so
+    // every decoded page is re-checked (a new generation).
+    if (translation_used_) {
+      ++generation_;
+      update_mmu();
+    }
+  });
   set_fpscr(0);
 }
 
@@ -177,27 +207,42 @@ void ArmCore::write_cpsr(uint32_t v, uint32_t mask) {
   thumb_ = v & 0x20;
   aif_ = v & 0x3c0;
   uint8_t m = v & 0x1f;
-  if (m != mode_ && bank_of(m) >= 0) switch_mode(m);  // a reserved mode number is ignored
+  if (m != mode_ && valid_mode(m)) switch_mode(m);  // a reserved mode number is ignored
   update_attention();
 }
 
 int ArmCore::bank_of(uint8_t mode) {
   switch (static_cast<Mode>(mode)) {
-    case Mode::Usr: case Mode::Sys: return 0;
-    case Mode::Svc: return 1;
-    case Mode::Abt: return 2;
-    case Mode::Und: return 3;
-    case Mode::Irq: return 4;
-    case Mode::Fiq: return 5;
-    default: return -1;
+    case Mode::Usr:
+    case Mode::Sys:
+      return 0;
+    case Mode::Svc:
+      return 1;
+    case Mode::Abt:
+      return 2;
+    case Mode::Und:
+      return 3;
+    case Mode::Irq:
+      return 4;
+    case Mode::Fiq:
+      return 5;
+    case Mode::Hyp:
+      return 6;
+    default:
+      return -1;
   }
 }
 
 void ArmCore::switch_mode(uint8_t mode) {
   int from = bank_of(mode_), to = bank_of(mode);
+  if (mode != mode_) {
+    uint64_t now = retired();
+    mode_retired_[mode_ & 31] += now - mode_start_;
+    mode_start_ = now;
+  }
   if (from != to) {
     bank_sp_[from] = r_[13];
-    bank_lr_[from] = r_[14];
+    bank_lr_[lr_bank_of(mode_)] = r_[14];
     if (from == 5 || to == 5) {  // FIQ has its own r8-r12
       uint32_t* save = from == 5 ? fiq_hi_ : usr_hi_;
       const uint32_t* load = from == 5 ? usr_hi_ : fiq_hi_;
@@ -207,22 +252,27 @@ void ArmCore::switch_mode(uint8_t mode) {
       }
     }
     r_[13] = bank_sp_[to];
-    r_[14] = bank_lr_[to];
+    r_[14] = bank_lr_[lr_bank_of(mode)];
   }
   mode_ = mode;
+  if (system_) update_mmu();  // the regime (and so the translation) may change with the mode
 }
 
 uint32_t ArmCore::banked_reg(Mode m, int n) const {
   int b = bank_of(static_cast<uint8_t>(m)), cur = bank_of(mode_);
   if (n >= 8 && n <= 12 && (b == 5) != (cur == 5)) return b == 5 ? fiq_hi_[n - 8] : usr_hi_[n - 8];
-  if ((n == 13 || n == 14) && b != cur) return n == 13 ? bank_sp_[b] : bank_lr_[b];
+  if (n == 13 && b != cur) return bank_sp_[b];
+  if (n == 14 && lr_bank_of(static_cast<uint8_t>(m)) != lr_bank_of(mode_)) {
+    return bank_lr_[lr_bank_of(static_cast<uint8_t>(m))];
+  }
   return reg(n);
 }
 
 uint32_t& ArmCore::user_reg(int n) {
   int cur = bank_of(mode_);
   if (n >= 8 && n <= 12 && cur == 5) return usr_hi_[n - 8];
-  if ((n == 13 || n == 14) && cur != 0) return n == 13 ? bank_sp_[0] : bank_lr_[0];
+  if (n == 13 && cur != 0) return bank_sp_[0];
+  if (n == 14 && lr_bank_of(mode_) != 0) return bank_lr_[0];
   return r_[n];
 }
 
@@ -230,12 +280,13 @@ void ArmCore::set_system_mode(bool on) {
   system_ = on;
   wfi_ = false;
   if (on) {
-    sctlr_ = 0x00c50078;
-    vbar_ = 0;
+    sys_.sctlr = 0x00c50078;
+    sys_.vbar = 0;
     write_cpsr(kA | kI | kF | static_cast<uint32_t>(Mode::Svc), 0xffffffffu);
   } else {
     write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3df);  // user mode, nothing masked; T kept
   }
+  update_mmu();
 }
 
 void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
@@ -248,49 +299,48 @@ void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
 }
 
 // Vector offsets, the mode each exception enters and the CPSR mask bits it sets (ARMv7-A
-// without the Security and Virtualization Extensions: B1.8).
+// non-secure PL1 modes: B1.8; exceptions to Hyp mode are enter_hyp's).
 void ArmCore::take_exception(Exception e, uint32_t lr, uint32_t spsr) {
   struct Entry {
     Mode mode;
     uint32_t offset, mask;
   };
-  static constexpr Entry kEntry[] = {
-      {Mode::Und, 0x04, kI},           {Mode::Svc, 0x08, kI},
-      {Mode::Abt, 0x0C, kA | kI},      {Mode::Abt, 0x10, kA | kI},
-      {Mode::Irq, 0x18, kA | kI},      {Mode::Fiq, 0x1C, kA | kI | kF}};
+  static constexpr Entry kEntry[] = {{Mode::Und, 0x04, kI},      {Mode::Svc, 0x08, kI},
+                                     {Mode::Abt, 0x0C, kA | kI}, {Mode::Abt, 0x10, kA | kI},
+                                     {Mode::Irq, 0x18, kA | kI}, {Mode::Fiq, 0x1C, kA | kI | kF}};
   const Entry& k = kEntry[static_cast<int>(e)];
   switch_mode(static_cast<uint8_t>(k.mode));
   spsr_[bank_of(mode_)] = spsr;
   r_[14] = lr;
   aif_ = (aif_ | k.mask) & ~(1u << 9);  // E = SCTLR.EE = 0: little-endian
   itstate_ = 0;
-  thumb_ = sctlr_ & kSctlrTe;
-  uint32_t base = (sctlr_ & kSctlrV) ? 0xffff0000u : vbar_;
+  thumb_ = sys_.sctlr & kSctlrTe;
+  uint32_t base = (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
   pc_ = next_ = base + k.offset;
   ++exceptions_[static_cast<int>(e)];
   update_attention();
 }
 
 void ArmCore::exception_return(uint32_t target) {
-  write_cpsr(spsr_[bank_of(mode_)], 0xffffffffu);
+  uint32_t spsr = spsr_[bank_of(mode_)];
+  // A return to a mode the current one may not enter (Hyp from PL1, PL1 from Hyp is allowed;
+  // a reserved mode) is UNPREDICTABLE: the mode is left as it is, as QEMU does.
+  uint8_t m = spsr & 0x1f;
+  if (!valid_mode(m) || (m == kHyp && mode_ != kHyp)) spsr = (spsr & ~0x1fu) | mode_;
+  write_cpsr(spsr, 0xffffffffu);
   next_ = target & (thumb_ ? ~1u : ~3u);
-}
-
-bool ArmCore::take_pending_interrupt() {
-  // FIQ first: it has the higher priority.
-  if (fiq_ && !(aif_ & kF)) {
-    take_exception(Exception::Fiq, pc_ + 4, cpsr());
-    return true;
-  }
-  if (irq_ && !(aif_ & kI)) {
-    take_exception(Exception::Irq, pc_ + 4, cpsr());
-    return true;
-  }
-  return false;
 }
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   if (halted_ || wfi_) return false;
+  if (!breakpoints_.empty()) {
+    if (!bp_skip_ &&
+        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
+      bp_hit_ = true;
+      return false;
+    }
+    bp_skip_ = false;
+  }
   if (!take_pending_interrupt()) update_attention();
   return true;
 }
@@ -306,17 +356,41 @@ bool ArmCore::guarded(F&& body) {
     take_fault(Exception::DataAbort, f.addr, false, true);
   } catch (const UndefinedInstruction&) {
     take_fault(Exception::Undefined, 0, false, false);
+  } catch (const MmuAbort& a) {
+    take_mmu_fault(a);
   }
   return false;
 }
 
 void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
   if (!system_) throw;  // syscall emulation: the caller reports it
-  uint32_t base = (sctlr_ & kSctlrV) ? 0xffff0000u : vbar_;
+  uint32_t base = mode_ == kHyp ? sys_.hvbar : (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
   // A fetch fault in the vector table itself would repeat for ever.
   if (e == Exception::PrefetchAbort && pc_ - base < 0x20) throw;
   // The faulting instruction did not execute: its IT state is the one to return to.
   if (e != Exception::PrefetchAbort && in_it_) itstate_ = it_at_start_;
+  if (mode_ == kHyp) {  // taken in Hyp mode, with a syndrome
+    uint32_t iss = 0;
+    uint8_t ec = hsr_ec::kUnknown;
+    uint32_t offset = 0x04;
+    if (e == Exception::PrefetchAbort) {
+      ec = hsr_ec::kPrefetchAbortHyp;
+      iss = 0x10;  // IFSC: synchronous external abort (long-descriptor format)
+      sys_.hifar = addr;
+      offset = 0x0C;
+    } else if (e == Exception::DataAbort) {
+      ec = hsr_ec::kDataAbortHyp;
+      iss = (alignment ? 0x21u : 0x10u) | (write ? 1u << 6 : 0u);
+      sys_.hdfar = addr;
+      offset = 0x10;
+    }
+    // IL is UNK/SBZP in ARMv7 where the syndrome has no instruction to describe: EC 0x00,
+    // prefetch aborts, data aborts without ISV (QEMU clears it there too). 0, then.
+    sys_.hsr = hsr_value(ec, iss, false);
+    ++hyp_ec_[ec];
+    enter_hyp(offset, pc_, cpsr());
+    return;
+  }
   uint32_t lr;
   switch (e) {
     case Exception::Undefined:
@@ -324,13 +398,13 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
       break;
     case Exception::PrefetchAbort:
       lr = pc_ + 4;
-      ifar_ = addr;
-      ifsr_ = 0x8;  // synchronous external abort
+      sys_.ifar = addr;
+      sys_.ifsr = 0x8;  // synchronous external abort
       break;
     default:
       lr = pc_ + 8;
-      dfar_ = addr;
-      dfsr_ = (alignment ? 0x1u : 0x8u) | (write ? 1u << 11 : 0u);
+      sys_.dfar = addr;
+      sys_.dfsr = (alignment ? 0x1u : 0x8u) | (write ? 1u << 11 : 0u);
       break;
   }
   take_exception(e, lr, cpsr());
@@ -354,11 +428,16 @@ uint64_t ArmCore::retired() const {
   return n;
 }
 
-Insn ArmCore::decode(uint32_t pc) {
+Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
   ++decoded_;
-  if (!thumb_) return decode_a32(mem_.fetch32(pc), pc);
-  uint16_t hw1 = mem_.fetch16(pc);
-  uint16_t hw2 = (hw1 >> 11) >= 0x1D ? mem_.fetch16(pc + 2) : 0;
+  if (!thumb_) return decode_a32(mem_.fetch32(pa), pc);
+  uint16_t hw1 = mem_.fetch16(pa);
+  uint16_t hw2 = 0;
+  if ((hw1 >> 11) >= 0x1D) {
+    uint32_t pa2 = pa + 2;  // the second halfword may be on the next (virtual) page
+    if (mmu_on_ && ((pc + 2) & (GuestMemory::kPageSize - 1)) == 0) pa2 = translate(pc + 2, kPermX);
+    hw2 = mem_.fetch16(pa2);
+  }
   return decode_t32(hw1, hw2, pc);
 }
 
@@ -370,16 +449,34 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   dropped_.clear();  // no instruction is executing now
   uint32_t page = pc >> GuestMemory::kPageBits;
   DecodedPage* p = pages_[page].get();
-  if (!p) {
-    if (!mem_.mapped(pc) && !mem_.has_backend()) throw GuestFault(pc, false, true);
-    pages_[page] = std::make_unique<DecodedPage>();
-    p = pages_[page].get();
-    mem_.mark_code(page);
+  if (!p || p->ctx != ctx_) {
+    uint32_t pa = mmu_on_ ? translate(pc, kPermX) : pc;  // execute permission checked here
+    if (!mem_.mapped(pa) && !mem_.has_backend()) {
+      if (mmu_on_) {
+        MmuFault f;
+        f.kind = MmuFault::External;
+        throw MmuAbort(pc, false, true, f);
+      }
+      throw GuestFault(pc, false, true);
+    }
+    if (!p) {
+      pages_[page] = std::make_unique<DecodedPage>();
+      p = pages_[page].get();
+    } else if ((p->ctx >> 2) != (ctx_ >> 2) || ((p->ctx & 3) == 2) != ((ctx_ & 3) == 2) ||
+               p->pa_page != pa >> GuestMemory::kPageBits) {
+      // Another generation or translation regime: the page may hold other code now.
+      dropped_.push_back(std::move(pages_[page]));
+      pages_[page] = std::make_unique<DecodedPage>();
+      p = pages_[page].get();
+    }
+    p->ctx = ctx_;
+    p->pa_page = pa >> GuestMemory::kPageBits;
+    mem_.mark_code(p->pa_page);
   }
   uint32_t off = pc & (GuestMemory::kPageSize - 1);
   Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
   if (slot.op == Op::None) {
-    Insn in = decode(pc);
+    Insn in = decode(pc, (p->pa_page << GuestMemory::kPageBits) | off);
     in.fn = executor_for(in);
     // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
     // a write to either page is seen (the cache only tracks the page it starts on).
@@ -396,14 +493,29 @@ const Insn& ArmCore::lookup(uint32_t pc) {
 bool ArmCore::cond_pass(uint32_t cond) const {
   bool r;
   switch (cond >> 1) {
-    case 0: r = z_; break;
-    case 1: r = c_; break;
-    case 2: r = n_; break;
-    case 3: r = v_; break;
-    case 4: r = c_ && !z_; break;
-    case 5: r = n_ == v_; break;
-    case 6: r = !z_ && n_ == v_; break;
-    default: return true;
+    case 0:
+      r = z_;
+      break;
+    case 1:
+      r = c_;
+      break;
+    case 2:
+      r = n_;
+      break;
+    case 3:
+      r = v_;
+      break;
+    case 4:
+      r = c_ && !z_;
+      break;
+    case 5:
+      r = n_ == v_;
+      break;
+    case 6:
+      r = !z_ && n_ == v_;
+      break;
+    default:
+      return true;
   }
   return (cond & 1) ? !r : r;
 }
@@ -423,14 +535,21 @@ class ArmCore::GuestFpScope {
 
 uint64_t ArmCore::run(uint64_t max) {
   GuestFpScope fp(*this);
+  bp_hit_ = false;
+  bp_skip_ = true;
   // One pass per synchronous exception taken (system mode; the others are rethrown). The count
   // comes back from the retired-instruction counters, so that the loop keeps its own in a
   // register (an exception could not hand it back).
+  // Each synchronous exception entry also uses one of `max`, so that a guest whose handler
+  // faults again at once (no instruction ever retiring) cannot keep run() going for ever.
   const uint64_t start = retired();
+  uint64_t entries = 0;
   for (;;) {
     const uint64_t done = retired() - start;
+    if (done + entries >= max) return done;
     uint64_t n = 0;
-    if (guarded([&] { n = run_loop(max - done); })) return done + n;
+    if (guarded([&] { n = run_loop(max - done - entries); })) return done + n;
+    ++entries;
   }
 }
 
@@ -447,6 +566,7 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
 
 void ArmCore::step() {
   GuestFpScope fp(*this);
+  bp_hit_ = false;
   if (attention_) {
     if (halted_ || wfi_ || take_pending_interrupt()) return;
     update_attention();
@@ -513,7 +633,7 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::TableBranch: {
       uint32_t base = r_[in.rn], idx = r_[in.rm];
-      uint32_t off = in.sub ? mem_.read16(base + idx * 2) : mem_.read8(base + idx);
+      uint32_t off = in.sub ? rd<uint16_t>(base + idx * 2) : rd<uint8_t>(base + idx);
       next_ = r_[15] + off * 2;
       return;
     }
@@ -531,7 +651,11 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::Nop:
       return;
-    case Op::Mul: case Op::MulLong: case Op::MulHalf: case Op::MulMost: case Op::MulDual:
+    case Op::Mul:
+    case Op::MulLong:
+    case Op::MulHalf:
+    case Op::MulMost:
+    case Op::MulDual:
     case Op::Div:
       multiply(in);
       return;
@@ -539,12 +663,18 @@ void ArmCore::execute(const Insn& in) {
       uint32_t a = r_[in.rn] + in.imm;
       check_aligned(a, in.sub);
       switch (in.sub) {
-        case 1: r_[in.rd] = mem_.read8(a); break;
-        case 2: r_[in.rd] = mem_.read16(a); break;
-        case 4: r_[in.rd] = mem_.read32(a); break;
+        case 1:
+          r_[in.rd] = rd<uint8_t>(a);
+          break;
+        case 2:
+          r_[in.rd] = rd<uint16_t>(a);
+          break;
+        case 4:
+          r_[in.rd] = rd<uint32_t>(a);
+          break;
         default:
-          r_[in.rd] = mem_.read32(a);
-          r_[in.ra] = mem_.read32(a + 4);
+          r_[in.rd] = rd<uint32_t>(a);
+          r_[in.ra] = rd<uint32_t>(a + 4);
           break;
       }
       monitor_ = true;
@@ -556,12 +686,18 @@ void ArmCore::execute(const Insn& in) {
       check_aligned(a, in.sub);
       if (monitor_ && monitor_addr_ == a) {
         switch (in.sub) {
-          case 1: mem_.write8(a, static_cast<uint8_t>(r_[in.rm])); break;
-          case 2: mem_.write16(a, static_cast<uint16_t>(r_[in.rm])); break;
-          case 4: mem_.write32(a, r_[in.rm]); break;
+          case 1:
+            wr<uint8_t>(a, static_cast<uint8_t>(r_[in.rm]));
+            break;
+          case 2:
+            wr<uint16_t>(a, static_cast<uint16_t>(r_[in.rm]));
+            break;
+          case 4:
+            wr<uint32_t>(a, r_[in.rm]);
+            break;
           default:
-            mem_.write32(a, r_[in.rm]);
-            mem_.write32(a + 4, r_[in.ra]);
+            wr<uint32_t>(a, r_[in.rm]);
+            wr<uint32_t>(a + 4, r_[in.ra]);
             break;
         }
         r_[in.rd] = 0;
@@ -586,13 +722,49 @@ void ArmCore::execute(const Insn& in) {
       msr(in);
       return;
     case Op::Mrc:
-      write_reg(in.rd, cp15_read(in));
+      if (in.sub == 14)
+        write_reg(in.rd, cp14_access(in, true, 0));
+      else
+        write_reg(in.rd, static_cast<uint32_t>(cp15_access(in, false, true, 0)));
       return;
     case Op::Mcr:
-      cp15_write(in, r_[in.rd]);
+      if (in.sub == 14)
+        cp14_access(in, false, r_[in.rd]);
+      else
+        cp15_access(in, false, false, r_[in.rd]);
+      return;
+    case Op::Mrrc: {
+      uint64_t v = cp15_access(in, true, true, 0);
+      r_[in.rd] = static_cast<uint32_t>(v);
+      r_[in.ra] = static_cast<uint32_t>(v >> 32);
+      return;
+    }
+    case Op::Mcrr:
+      cp15_access(in, true, false, (uint64_t{r_[in.ra]} << 32) | r_[in.rd]);
+      return;
+    case Op::Hvc:
+      hvc(in);
+      return;
+    case Op::Smc:
+      smc(in);
+      return;
+    case Op::Eret:
+      eret(in);
+      return;
+    case Op::MrsBanked:
+      mrs_banked(in);
+      return;
+    case Op::MsrBanked:
+      msr_banked(in);
       return;
     case Op::Svc:
       if (system_) {
+        if (mode_ == kHyp) {  // an SVC in Hyp mode stays in Hyp mode
+          sys_.hsr = hsr_value(hsr_ec::kSvc, in.imm & 0xffff, in.len == 4);
+          ++hyp_ec_[hsr_ec::kSvc];
+          enter_hyp(0x08, next_, cpsr());
+          return;
+        }
         take_exception(Exception::Svc, next_, cpsr());
         return;
       }
@@ -601,6 +773,10 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::ExcReturn: {
       if (bank_of(mode_) == 0) undefined(in);  // USR and SYS have no SPSR to return with
+      if (mode_ == kHyp) {  // T32 ERET is SUBS PC, LR, #0; in Hyp mode it returns to ELR_hyp
+        eret(in);
+        return;
+      }
       Insn alu = in;
       alu.op = Op::DataProc;
       alu.rd = 16;
@@ -613,10 +789,7 @@ void ArmCore::execute(const Insn& in) {
       cps(in);
       return;
     case Op::Wfi:
-      if (system_ && !irq_ && !fiq_) {  // otherwise (and in syscall emulation) a NOP
-        wfi_ = true;
-        update_attention();
-      }
+      wfi(in);
       return;
     case Op::Vfp:
       execute_vfp(in);
@@ -645,18 +818,24 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
   uint32_t a = c.r_[in.rn];
   bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
   constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
-                            Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic ||
-                            Sub == kMvn;
+                            Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic || Sub == kMvn;
   constexpr bool kNoWrite = Sub == kTst || Sub == kTeq || Sub == kCmp || Sub == kCmn;
   if constexpr (kLogical) {
     uint32_t res;
-    if constexpr (Sub == kAnd || Sub == kTst) res = a & b;
-    else if constexpr (Sub == kEor || Sub == kTeq) res = a ^ b;
-    else if constexpr (Sub == kOrr) res = a | b;
-    else if constexpr (Sub == kOrn) res = a | ~b;
-    else if constexpr (Sub == kMov) res = b;
-    else if constexpr (Sub == kBic) res = a & ~b;
-    else res = ~b;
+    if constexpr (Sub == kAnd || Sub == kTst)
+      res = a & b;
+    else if constexpr (Sub == kEor || Sub == kTeq)
+      res = a ^ b;
+    else if constexpr (Sub == kOrr)
+      res = a | b;
+    else if constexpr (Sub == kOrn)
+      res = a | ~b;
+    else if constexpr (Sub == kMov)
+      res = b;
+    else if constexpr (Sub == kBic)
+      res = a & ~b;
+    else
+      res = ~b;
     if (s) {
       c.set_nz(res);
       c.c_ = carry;
@@ -664,12 +843,18 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     if constexpr (!kNoWrite) c.write_reg(in.rd, res);
   } else {
     uint32_t x, y, cin;  // an addition: x + y + cin
-    if constexpr (Sub == kSub || Sub == kCmp) x = a, y = ~b, cin = 1;
-    else if constexpr (Sub == kRsb) x = b, y = ~a, cin = 1;
-    else if constexpr (Sub == kAdd || Sub == kCmn) x = a, y = b, cin = 0;
-    else if constexpr (Sub == kAdc) x = a, y = b, cin = c.c_;
-    else if constexpr (Sub == kSbc) x = a, y = ~b, cin = c.c_;
-    else x = b, y = ~a, cin = c.c_;  // RSC
+    if constexpr (Sub == kSub || Sub == kCmp)
+      x = a, y = ~b, cin = 1;
+    else if constexpr (Sub == kRsb)
+      x = b, y = ~a, cin = 1;
+    else if constexpr (Sub == kAdd || Sub == kCmn)
+      x = a, y = b, cin = 0;
+    else if constexpr (Sub == kAdc)
+      x = a, y = b, cin = c.c_;
+    else if constexpr (Sub == kSbc)
+      x = a, y = ~b, cin = c.c_;
+    else
+      x = b, y = ~a, cin = c.c_;  // RSC
     uint64_t u = uint64_t{x} + y + cin;
     uint32_t res = static_cast<uint32_t>(u);
     if (s) {
@@ -692,31 +877,40 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
-  GuestMemory& m = c.mem_;
   if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
   uint32_t v = 0, v2 = 0;
-  if constexpr (Sub == kStr) m.write32(a, c.r_[in.rd]);
-  else if constexpr (Sub == kStrb) m.write8(a, static_cast<uint8_t>(c.r_[in.rd]));
-  else if constexpr (Sub == kStrh) m.write16(a, static_cast<uint16_t>(c.r_[in.rd]));
+  if constexpr (Sub == kStr)
+    c.wr<uint32_t>(a, c.r_[in.rd]);
+  else if constexpr (Sub == kStrb)
+    c.wr<uint8_t>(a, static_cast<uint8_t>(c.r_[in.rd]));
+  else if constexpr (Sub == kStrh)
+    c.wr<uint16_t>(a, static_cast<uint16_t>(c.r_[in.rd]));
   else if constexpr (Sub == kStrd) {
-    m.write32(a, c.r_[in.rd]);
-    m.write32(a + 4, c.r_[in.ra]);
-  } else if constexpr (Sub == kLdr) v = m.read32(a);
-  else if constexpr (Sub == kLdrb) v = m.read8(a);
-  else if constexpr (Sub == kLdrh) v = m.read16(a);
-  else if constexpr (Sub == kLdrsb) v = static_cast<uint32_t>(static_cast<int8_t>(m.read8(a)));
-  else if constexpr (Sub == kLdrsh) v = static_cast<uint32_t>(static_cast<int16_t>(m.read16(a)));
+    c.wr<uint32_t>(a, c.r_[in.rd]);
+    c.wr<uint32_t>(a + 4, c.r_[in.ra]);
+  } else if constexpr (Sub == kLdr)
+    v = c.rd<uint32_t>(a);
+  else if constexpr (Sub == kLdrb)
+    v = c.rd<uint8_t>(a);
+  else if constexpr (Sub == kLdrh)
+    v = c.rd<uint16_t>(a);
+  else if constexpr (Sub == kLdrsb)
+    v = static_cast<uint32_t>(static_cast<int8_t>(c.rd<uint8_t>(a)));
+  else if constexpr (Sub == kLdrsh)
+    v = static_cast<uint32_t>(static_cast<int16_t>(c.rd<uint16_t>(a)));
   else {
-    v = m.read32(a);
-    v2 = m.read32(a + 4);
+    v = c.rd<uint32_t>(a);
+    v2 = c.rd<uint32_t>(a + 4);
   }
   if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
   if constexpr (Sub == kLdrd) {
     c.r_[in.rd] = v;
     c.r_[in.ra] = v2;
   } else if constexpr (Sub >= kLdr) {
-    if (in.rd == 15) c.bx_write_pc(v);
-    else c.r_[in.rd] = v;
+    if (in.rd == 15)
+      c.bx_write_pc(v);
+    else
+      c.r_[in.rd] = v;
   }
 }
 
@@ -742,16 +936,26 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     case Op::LoadStore: {
       bool reg = in.flags & kFlagRegOff;
       switch (in.sub) {
-        case kStr: return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
-        case kStrb: return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
-        case kStrh: return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
-        case kStrd: return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
-        case kLdr: return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
-        case kLdrb: return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
-        case kLdrh: return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
-        case kLdrsb: return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
-        case kLdrsh: return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
-        default: return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
+        case kStr:
+          return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
+        case kStrb:
+          return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
+        case kStrh:
+          return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
+        case kStrd:
+          return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
+        case kLdr:
+          return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
+        case kLdrb:
+          return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
+        case kLdrh:
+          return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
+        case kLdrsb:
+          return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
+        case kLdrsh:
+          return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
+        default:
+          return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
       }
     }
     case Op::Branch:
@@ -773,7 +977,10 @@ void ArmCore::msr(const Insn& in) {
   }
   // User mode writes the APSR (N Z C V Q, GE); privileged modes also E, A, I, F and the mode.
   // The execution-state bits (IT, J, T) are never written by MSR.
-  write_cpsr(v, mask & (privileged() ? 0xf80f03dfu : 0xf80f0000u));
+  mask &= privileged() ? 0xf80f03dfu : 0xf80f0000u;
+  // No entry to Hyp mode, nor from it to another, by MSR (UNPREDICTABLE: the mode is kept).
+  if ((mask & 0x1f) && ((v & 0x1f) == kHyp) != (mode_ == kHyp)) mask &= ~0x1fu;
+  write_cpsr(v, mask);
 }
 
 void ArmCore::cps(const Insn& in) {
@@ -781,55 +988,11 @@ void ArmCore::cps(const Insn& in) {
   uint32_t v = cpsr();
   if (in.sub & 2) v &= ~(in.imm & 0x1c0u);
   if (in.sub & 4) v |= in.imm & 0x1c0u;
+  uint32_t mask = 0x1df;
   if (in.sub & 1) v = (v & ~0x1fu) | (in.imm & 0x1fu);
-  write_cpsr(v, 0x1df);
-}
-
-uint32_t ArmCore::cp15_read(const Insn& in) {
-  switch (in.imm) {
-    case cp15_key(13, 0, 0, 3): return tls_;  // TPIDRURO
-    case cp15_key(13, 0, 0, 2): return tpidrurw_;
-    default: break;
-  }
-  if (!privileged()) undefined(in);
-  switch (in.imm) {
-    case cp15_key(0, 0, 0, 0): return 0x412fc0f1;  // MIDR: Cortex-A15 r2p1, as qemu's
-    case cp15_key(0, 0, 0, 5): return 0x80000000;  // MPIDR: one core
-    case cp15_key(1, 0, 0, 0): return sctlr_;
-    case cp15_key(5, 0, 0, 0): return dfsr_;
-    case cp15_key(5, 0, 0, 1): return ifsr_;
-    case cp15_key(6, 0, 0, 0): return dfar_;
-    case cp15_key(6, 0, 0, 2): return ifar_;
-    case cp15_key(12, 0, 0, 0): return vbar_;
-    case cp15_key(13, 0, 0, 4): return tpidrprw_;
-    default: undefined(in);
-  }
-}
-
-void ArmCore::cp15_write(const Insn& in, uint32_t v) {
-  switch (in.imm) {
-    case cp15_key(13, 0, 0, 2): tpidrurw_ = v; return;
-    // The CP15 barrier operations (ISB, DSB, DMB), allowed in user mode: nothing to wait for.
-    case cp15_key(7, 0, 5, 4): case cp15_key(7, 0, 10, 4): case cp15_key(7, 0, 10, 5): return;
-    default: break;
-  }
-  if (!privileged()) undefined(in);
-  switch (in.imm) {
-    // Only V (high vectors) and TE (Thumb exception entry) act; no MMU, no caches, no
-    // alignment checking beyond what the instructions themselves require.
-    case cp15_key(1, 0, 0, 0): sctlr_ = v; return;
-    case cp15_key(5, 0, 0, 0): dfsr_ = v; return;
-    case cp15_key(5, 0, 0, 1): ifsr_ = v; return;
-    case cp15_key(6, 0, 0, 0): dfar_ = v; return;
-    case cp15_key(6, 0, 0, 2): ifar_ = v; return;
-    case cp15_key(12, 0, 0, 0): vbar_ = v & ~31u; return;
-    case cp15_key(13, 0, 0, 3): tls_ = v; return;
-    case cp15_key(13, 0, 0, 4): tpidrprw_ = v; return;
-    default:
-      // Cache and TLB maintenance (c7, c8): no caches or TLBs; written code is tracked anyway.
-      if ((in.imm >> 12) == 7 || (in.imm >> 12) == 8) return;
-      undefined(in);
-  }
+  // As MSR: CPS neither enters nor leaves Hyp mode (UNPREDICTABLE: the mode is kept).
+  if (((v & 0x1f) == kHyp) != (mode_ == kHyp)) mask &= ~0x1fu;
+  write_cpsr(v, mask);
 }
 
 namespace {
@@ -850,7 +1013,7 @@ void ArmCore::load_store_multi_user(const Insn& in) {
   if (in.sub == 0) {  // STM^: the user-mode registers
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
-        mem_.write32(a, user_reg(i));
+        wr<uint32_t>(a, user_reg(i));
         a += 4;
       }
     }
@@ -859,7 +1022,7 @@ void ArmCore::load_store_multi_user(const Insn& in) {
   uint32_t vals[16];
   for (int i = 0; i < 16; ++i) {
     if (list & (1u << i)) {
-      vals[i] = mem_.read32(a);
+      vals[i] = rd<uint32_t>(a);
       a += 4;
     }
   }
@@ -891,7 +1054,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   if (in.sub == 0) {
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
-        mem_.write32(a, r_[i]);
+        wr<uint32_t>(a, r_[i]);
         a += 4;
       }
     }
@@ -901,7 +1064,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   uint32_t vals[16];
   for (int i = 0; i < 16; ++i) {
     if (list & (1u << i)) {
-      vals[i] = mem_.read32(a);
+      vals[i] = rd<uint32_t>(a);
       a += 4;
     }
   }
@@ -929,11 +1092,21 @@ void ArmCore::multiply(const Insn& in) {
       uint64_t sprod =
           static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
       switch (in.sub) {
-        case 0: res = uint64_t{a} * b; break;
-        case 1: res = uint64_t{a} * b + acc; break;
-        case 2: res = sprod; break;
-        case 3: res = sprod + acc; break;
-        default: res = uint64_t{a} * b + r_[in.rd] + r_[in.ra]; break;  // UMAAL
+        case 0:
+          res = uint64_t{a} * b;
+          break;
+        case 1:
+          res = uint64_t{a} * b + acc;
+          break;
+        case 2:
+          res = sprod;
+          break;
+        case 3:
+          res = sprod + acc;
+          break;
+        default:
+          res = uint64_t{a} * b + r_[in.rd] + r_[in.ra];
+          break;  // UMAAL
       }
       r_[in.rd] = static_cast<uint32_t>(res);
       r_[in.ra] = static_cast<uint32_t>(res >> 32);
@@ -1014,8 +1187,12 @@ void ArmCore::media(const Insn& in) {
       return;
     case Op::Rev:
       switch (in.sub) {
-        case 0: r_[in.rd] = __builtin_bswap32(m); return;
-        case 1: r_[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff); return;
+        case 0:
+          r_[in.rd] = __builtin_bswap32(m);
+          return;
+        case 1:
+          r_[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff);
+          return;
         case 2:
           r_[in.rd] =
               static_cast<uint32_t>(static_cast<int16_t>(((m & 0xff) << 8) | ((m >> 8) & 0xff)));
@@ -1032,10 +1209,18 @@ void ArmCore::media(const Insn& in) {
       uint32_t add = in.rn == 15 ? 0 : r_[in.rn];
       uint32_t r;
       switch (in.sub) {
-        case kSxtb: r = static_cast<uint32_t>(static_cast<int8_t>(v)) + add; break;
-        case kSxth: r = static_cast<uint32_t>(static_cast<int16_t>(v)) + add; break;
-        case kUxtb: r = (v & 0xff) + add; break;
-        case kUxth: r = (v & 0xffff) + add; break;
+        case kSxtb:
+          r = static_cast<uint32_t>(static_cast<int8_t>(v)) + add;
+          break;
+        case kSxth:
+          r = static_cast<uint32_t>(static_cast<int16_t>(v)) + add;
+          break;
+        case kUxtb:
+          r = (v & 0xff) + add;
+          break;
+        case kUxth:
+          r = (v & 0xffff) + add;
+          break;
         default: {  // SXTB16, UXTB16 (and the accumulating forms), per halfword
           uint32_t lo = v & 0xff, hi = (v >> 16) & 0xff;
           if (in.sub == kSxtb16) {
@@ -1143,10 +1328,24 @@ void ArmCore::parallel(const Insn& in) {
     int64_t a = lane(n, i), b, r;
     bool add;
     switch (in.shift_type) {
-      case 0: case 4: b = lane(m, i); add = true; break;
-      case 3: case 5: b = lane(m, i); add = false; break;
-      case 1: b = lane(m, 1 - i); add = i == 1; break;   // ASX: lo = n.lo - m.hi, hi = n.hi + m.lo
-      default: b = lane(m, 1 - i); add = i == 0; break;  // SAX: lo = n.lo + m.hi, hi = n.hi - m.lo
+      case 0:
+      case 4:
+        b = lane(m, i);
+        add = true;
+        break;
+      case 3:
+      case 5:
+        b = lane(m, i);
+        add = false;
+        break;
+      case 1:
+        b = lane(m, 1 - i);
+        add = i == 1;
+        break;  // ASX: lo = n.lo - m.hi, hi = n.hi + m.lo
+      default:
+        b = lane(m, 1 - i);
+        add = i == 0;
+        break;  // SAX: lo = n.lo + m.hi, hi = n.hi - m.lo
     }
     r = add ? a + b : a - b;
     if (kind == 0) {

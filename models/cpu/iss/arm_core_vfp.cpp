@@ -105,17 +105,21 @@ uint32_t compare_flags(F a, F b, bool quiet_nan_invalid) {
     if (quiet_nan_invalid || is_snan(a) || is_snan(b)) std::feraiseexcept(FE_INVALID);
     return 0x3u << 28;  // unordered: C V
   }
-  if (a == b) return 0x6u << 28;                          // Z C
-  if (a < b) return 0x8u << 28;                           // N
-  return 0x2u << 28;                                      // C
+  if (a == b) return 0x6u << 28;  // Z C
+  if (a < b) return 0x8u << 28;   // N
+  return 0x2u << 28;              // C
 }
 
 int host_rounding(uint32_t fpscr) {
   switch ((fpscr >> 22) & 3) {
-    case 0: return FE_TONEAREST;
-    case 1: return FE_UPWARD;
-    case 2: return FE_DOWNWARD;
-    default: return FE_TOWARDZERO;
+    case 0:
+      return FE_TONEAREST;
+    case 1:
+      return FE_UPWARD;
+    case 2:
+      return FE_DOWNWARD;
+    default:
+      return FE_TOWARDZERO;
   }
 }
 
@@ -158,7 +162,46 @@ void ArmCore::leave_guest_fp() {
 }
 
 void ArmCore::execute_vfp(const Insn& in) {
+  if (system_ && !check_vfp_enabled(in)) return;  // trapped to Hyp mode
   execute_vfp_op(in, in.flags & kFlagDouble);
+}
+
+// CheckVFPEnabled (ARM ARM B1.11.1, B4.1.40): CPACR's cp10/cp11 access (not in Hyp mode), then
+// HCPTR.TCP10/TCP11 (a Hyp trap from the other modes, undefined in Hyp mode), then FPEXC.EN,
+// which the system registers (FPSID, MVFR0/1, FPEXC) do not need.
+bool ArmCore::check_vfp_enabled(const Insn& in) {
+  const uint32_t cp10 = (sys_.cpacr >> 20) & 3;
+  if (mode_ != kHyp) {
+    const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
+    if (cp10 == 0 || cp10 == 2 || (pl0 && cp10 != 3)) undefined(in);
+  }
+  if (has_hyp_ && (sys_.hcptr & (3u << 10))) {
+    if (mode_ == kHyp) undefined(in);
+    hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in);
+    return false;
+  }
+  const bool sysreg = (in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1;
+  if (!sysreg && !(sys_.fpexc & (1u << 30))) undefined(in);
+  return true;
+}
+
+// VMRS of FPSID, MVFR0/1, FPEXC (PL1 and Hyp mode). The values describe what the ISS implements,
+// VFPv3-D16 without Advanced SIMD or VFPv4 (QEMU's cortex-a15 reports NEON and VFPv4, which
+// would make Linux and glibc use instructions the ISS does not have).
+uint32_t ArmCore::vfp_system_register(const Insn& in) {
+  if (!system_ || mode_ == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  switch (in.rn) {
+    case 0:
+      return 0x410430f0;  // FPSID: ARM, VFPv3+ subarchitecture, as QEMU's cortex-a15
+    case 6:
+      return 0x00000000;  // MVFR1: no Advanced SIMD, no half precision, no fused MAC
+    case 7:
+      return 0x10110221;  // MVFR0: 16 double registers, single, double, divide, sqrt
+    case 8:
+      return sys_.fpexc;
+    default:
+      undefined(in);
+  }
 }
 
 void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
@@ -171,57 +214,92 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
   auto arith = [&](auto zero) {
     using F = decltype(zero);
     auto get = [&](int r) -> F {
-      if constexpr (sizeof(F) == 4) return getf(r); else return getd(r);
+      if constexpr (sizeof(F) == 4)
+        return getf(r);
+      else
+        return getd(r);
     };
     auto set = [&](int r, F f) {
-      if constexpr (sizeof(F) == 4) setf(r, f); else setd(r, f);
+      if constexpr (sizeof(F) == 4)
+        setf(r, f);
+      else
+        setd(r, f);
     };
     F d = get(in.rd), n = get(in.rn), m = get(in.rm);
     switch (in.sub) {
-      case kVmla: set(in.rd, fadd(d, fmul(n, m))); return;
-      case kVmls: set(in.rd, fadd(d, neg(fmul(n, m)))); return;
-      case kVnmls: set(in.rd, fadd(neg(d), fmul(n, m))); return;
-      case kVnmla: set(in.rd, fadd(neg(d), neg(fmul(n, m)))); return;
-      case kVmul: set(in.rd, fmul(n, m)); return;
-      case kVnmul: set(in.rd, neg(fmul(n, m))); return;
-      case kVadd: set(in.rd, fadd(n, m)); return;
+      case kVmla:
+        set(in.rd, fadd(d, fmul(n, m)));
+        return;
+      case kVmls:
+        set(in.rd, fadd(d, neg(fmul(n, m))));
+        return;
+      case kVnmls:
+        set(in.rd, fadd(neg(d), fmul(n, m)));
+        return;
+      case kVnmla:
+        set(in.rd, fadd(neg(d), neg(fmul(n, m))));
+        return;
+      case kVmul:
+        set(in.rd, fmul(n, m));
+        return;
+      case kVnmul:
+        set(in.rd, neg(fmul(n, m)));
+        return;
+      case kVadd:
+        set(in.rd, fadd(n, m));
+        return;
       case kVsub:  // FPSub: NaN operands propagate as they are (not negated)
         set(in.rd, (std::isnan(n) || std::isnan(m)) ? pick_nan(n, m) : fixnan(n - m));
         return;
       case kVdiv:
         set(in.rd, (std::isnan(n) || std::isnan(m)) ? pick_nan(n, m) : fixnan(n / m));
         return;
-      case kVmovReg: set(in.rd, m); return;
-      case kVabs: set(in.rd, std::signbit(m) ? neg(m) : m); return;
-      case kVneg: set(in.rd, neg(m)); return;
+      case kVmovReg:
+        set(in.rd, m);
+        return;
+      case kVabs:
+        set(in.rd, std::signbit(m) ? neg(m) : m);
+        return;
+      case kVneg:
+        set(in.rd, neg(m));
+        return;
       case kVsqrt:
         set(in.rd, std::isnan(m) ? pick_nan(m, m) : fixnan(std::sqrt(m)));
         return;
-      case kVcmp: case kVcmpe:
+      case kVcmp:
+      case kVcmpe:
         fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, m, in.sub == kVcmpe);
         return;
-      case kVcmpZ: case kVcmpeZ:
+      case kVcmpZ:
+      case kVcmpeZ:
         fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, F{0}, in.sub == kVcmpeZ);
         return;
-      default: return;
+      default:
+        return;
     }
   };
 
   switch (in.sub) {
     case kVmovImm:
-      if (dbl) set_dreg(in.rd, uint64_t{in.imm} << 32);
-      else s_[in.rd] = in.imm;
+      if (dbl)
+        set_dreg(in.rd, uint64_t{in.imm} << 32);
+      else
+        s_[in.rd] = in.imm;
       return;
     case kVcvtFD:
-      if (dbl) setf(in.rd, static_cast<float>(getd(in.rm)));
-      else setd(in.rd, static_cast<double>(getf(in.rm)));
+      if (dbl)
+        setf(in.rd, static_cast<float>(getd(in.rm)));
+      else
+        setd(in.rd, static_cast<double>(getf(in.rm)));
       return;
     case kVcvtFromInt: {
       uint32_t v = s_[in.rm];
       bool sgn = in.shift_type;
       auto i = static_cast<int32_t>(v);
-      if (dbl) setd(in.rd, sgn ? static_cast<double>(i) : static_cast<double>(v));
-      else setf(in.rd, sgn ? static_cast<float>(i) : static_cast<float>(v));
+      if (dbl)
+        setd(in.rd, sgn ? static_cast<double>(i) : static_cast<double>(v));
+      else
+        setf(in.rd, sgn ? static_cast<float>(i) : static_cast<float>(v));
       return;
     }
     case kVcvtToInt: {
@@ -244,31 +322,43 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
           double hi = uns ? std::ldexp(1.0, size) - 1 : std::ldexp(1.0, size - 1) - 1;
           r = static_cast<int64_t>(t < lo ? lo : t > hi ? hi : t);
           std::fesetexceptflag(&before, FE_ALL_EXCEPT);  // only what the conversion raises
-          if (t < lo || t > hi) std::feraiseexcept(FE_INVALID);
-          else if (t != scaled) std::feraiseexcept(FE_INEXACT);
+          if (t < lo || t > hi)
+            std::feraiseexcept(FE_INVALID);
+          else if (t != scaled)
+            std::feraiseexcept(FE_INEXACT);
         } else {
           std::feraiseexcept(FE_INVALID);
         }
-        if (dbl) set_dreg(in.rd, static_cast<uint64_t>(r));  // sign-extended to 64 bits
-        else s_[in.rd] = static_cast<uint32_t>(r);
+        if (dbl)
+          set_dreg(in.rd, static_cast<uint64_t>(r));  // sign-extended to 64 bits
+        else
+          s_[in.rd] = static_cast<uint32_t>(r);
       } else {
         uint32_t v = dbl ? static_cast<uint32_t>(dreg(in.rd)) : s_[in.rd];
         double x;
-        if (size == 16) x = uns ? (v & 0xffff) : static_cast<int16_t>(v & 0xffff);
-        else x = uns ? static_cast<double>(v) : static_cast<double>(static_cast<int32_t>(v));
+        if (size == 16)
+          x = uns ? (v & 0xffff) : static_cast<int16_t>(v & 0xffff);
+        else
+          x = uns ? static_cast<double>(v) : static_cast<double>(static_cast<int32_t>(v));
         x /= scale;  // exact: a power of two
-        if (dbl) setd(in.rd, x);
-        else setf(in.rd, static_cast<float>(x));
+        if (dbl)
+          setd(in.rd, x);
+        else
+          setf(in.rd, static_cast<float>(x));
       }
       return;
     }
     case kVmovCoreS:
-      if (in.shift_type) write_reg(in.rd, s_[in.rn]);
-      else s_[in.rn] = r_[in.rd];
+      if (in.shift_type)
+        write_reg(in.rd, s_[in.rn]);
+      else
+        s_[in.rn] = r_[in.rd];
       return;
     case kVmovCoreScalar:
-      if (in.shift_type) write_reg(in.rd, s_[2 * in.rm + in.shift_amt]);
-      else s_[2 * in.rm + in.shift_amt] = r_[in.rd];
+      if (in.shift_type)
+        write_reg(in.rd, s_[2 * in.rm + in.shift_amt]);
+      else
+        s_[2 * in.rm + in.shift_amt] = r_[in.rd];
       return;
     case kVmovCore2: {
       int lo = dbl ? 2 * in.rm : in.rm;
@@ -283,41 +373,58 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       return;
     }
     case kVmrs:
-      if (in.rn != 1) undefined(in);  // only FPSCR is readable in user mode
-      if (in.rd == 15) set_nzcv(fpscr_);
-      else r_[in.rd] = fpscr();
+      if (in.rn != 1) {  // only FPSCR is readable in user mode
+        r_[in.rd] = vfp_system_register(in);
+        return;
+      }
+      if (in.rd == 15)
+        set_nzcv(fpscr_);
+      else
+        r_[in.rd] = fpscr();
       return;
     case kVmsr:
-      if (in.rn != 1) undefined(in);
+      if (in.rn != 1) {
+        if (in.rn != 8) undefined(in);         // FPEXC is the only writable one
+        sys_.fpexc = r_[in.rd] & 0x60000000u;  // EX is never set: no trapped exceptions
+        return;
+      }
       set_fpscr(r_[in.rd]);
       return;
-    case kVldr: case kVstr: {
+    case kVldr:
+    case kVstr: {
       uint32_t base = in.rn == 15 ? r_[15] & ~3u : r_[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base + in.imm : base - in.imm;
       check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd, words = dbl ? 2 : 1;
       for (int w = 0; w < words; ++w) {
-        if (in.sub == kVldr) s_[first + w] = mem_.read32(a + 4 * w);
-        else mem_.write32(a + 4 * w, s_[first + w]);
+        if (in.sub == kVldr)
+          s_[first + w] = rd<uint32_t>(a + 4 * w);
+        else
+          wr<uint32_t>(a + 4 * w, s_[first + w]);
       }
       return;
     }
-    case kVldm: case kVstm: {
+    case kVldm:
+    case kVstm: {
       uint32_t words = in.imm * (dbl ? 2 : 1);
       uint32_t base = r_[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base : base - 4 * words;
       check_aligned(a, 4);
       int first = dbl ? 2 * in.rd : in.rd;
       for (uint32_t w = 0; w < words; ++w) {
-        if (in.sub == kVldm) s_[first + w] = mem_.read32(a + 4 * w);
-        else mem_.write32(a + 4 * w, s_[first + w]);
+        if (in.sub == kVldm)
+          s_[first + w] = rd<uint32_t>(a + 4 * w);
+        else
+          wr<uint32_t>(a + 4 * w, s_[first + w]);
       }
       if (in.flags & kFlagW) r_[in.rn] = (in.flags & kFlagU) ? base + 4 * words : base - 4 * words;
       return;
     }
     default:
-      if (dbl) arith(0.0);
-      else arith(0.0f);
+      if (dbl)
+        arith(0.0);
+      else
+        arith(0.0f);
       return;
   }
 }

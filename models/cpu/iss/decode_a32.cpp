@@ -57,6 +57,37 @@ Insn data_proc(uint32_t w, bool imm) {
 
 Insn misc(uint32_t w) {
   Insn i;
+  if ((w & 0x0FB00EFF) == 0x01000200) {  // MRS Rd, <banked register>
+    i.op = Op::MrsBanked;
+    i.rd = r4(w, 12);
+    i.imm = (bit(w, 8) << 4) | bits(w, 19, 16) | (bit(w, 22) << 5);
+    i.cls = InsnClass::System;
+    return i;
+  }
+  if ((w & 0x0FB0FEF0) == 0x0120F200) {  // MSR <banked register>, Rn
+    i.op = Op::MsrBanked;
+    i.rm = r4(w, 0);
+    i.imm = (bit(w, 8) << 4) | bits(w, 19, 16) | (bit(w, 22) << 5);
+    i.cls = InsnClass::System;
+    return i;
+  }
+  if ((w & 0x0FFFFFFF) == 0x0160006E) {  // ERET
+    i.op = Op::Eret;
+    i.cls = InsnClass::System;
+    return i;
+  }
+  if ((w & 0x0FF000F0) == 0x01400070) {  // HVC #imm16
+    i.op = Op::Hvc;
+    i.imm = (bits(w, 19, 8) << 4) | bits(w, 3, 0);
+    i.cls = InsnClass::System;
+    return i;
+  }
+  if ((w & 0x0FFFFFF0) == 0x01600070) {  // SMC #imm4
+    i.op = Op::Smc;
+    i.imm = bits(w, 3, 0);
+    i.cls = InsnClass::System;
+    return i;
+  }
   if ((w & 0x0FBF0FFF) == 0x010F0000) {  // MRS Rd, CPSR / SPSR
     i.op = Op::Mrs;
     i.rd = r4(w, 12);
@@ -134,7 +165,8 @@ Insn mul_sync_extra(uint32_t w) {
       i.rm = r4(w, 8);
       if (bit(w, 20)) i.flags |= kFlagS;
       switch (op) {
-        case 0: case 1:  // MUL, MLA
+        case 0:
+        case 1:  // MUL, MLA
           i.op = Op::Mul;
           i.rd = r4(w, 16);
           i.ra = op == 1 ? r4(w, 12) : 15;
@@ -184,9 +216,12 @@ Insn mul_sync_extra(uint32_t w) {
   // Extra load/store: halfwords, signed bytes, doublewords.
   i.op = Op::LoadStore;
   bool load = bit(w, 20);
-  if (op2 == 1) i.sub = load ? kLdrh : kStrh;
-  else if (op2 == 2) i.sub = load ? kLdrsb : kLdrd;
-  else i.sub = load ? kLdrsh : kStrd;
+  if (op2 == 1)
+    i.sub = load ? kLdrh : kStrh;
+  else if (op2 == 2)
+    i.sub = load ? kLdrsb : kLdrd;
+  else
+    i.sub = load ? kLdrsh : kStrd;
   i.cls = (i.sub >= kLdr) ? InsnClass::Load : InsnClass::Store;
   i.rn = r4(w, 16);
   i.rd = r4(w, 12);
@@ -403,6 +438,7 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
           i.imm = (bits(w, 19, 16) << 12) | bits(w, 11, 0);
         } else if ((w & 0x0FFFFFFE) == 0x0320F002) {  // WFE, WFI (WFE waits the same way)
           i.op = Op::Wfi;
+          i.sub = !bit(w, 0);
           i.cls = InsnClass::System;
         } else if ((w & 0x0FFFFF00) == 0x0320F000) {
           i.op = Op::Nop;

@@ -37,14 +37,14 @@ Insn vfp_data(uint32_t w) {
   bool o = bit(w, 6);
   uint8_t vd = vreg(w, 12, 22, dbl), vn = vreg(w, 16, 7, dbl), vm = vreg(w, 0, 5, dbl);
   Insn i;
-  static const VfpOp kOps[5][2] = {{kVmla, kVmls}, {kVnmls, kVnmla}, {kVmul, kVnmul},
-                                   {kVadd, kVsub}, {kVdiv, kVdiv}};
+  static const VfpOp kOps[5][2] = {
+      {kVmla, kVmls}, {kVnmls, kVnmla}, {kVmul, kVnmul}, {kVadd, kVsub}, {kVdiv, kVdiv}};
   if (opc1 < 5) {
     if (opc1 == 4 && o) return undef();
     i = vfp(kOps[opc1][o], dbl);
   } else if (opc1 != 7) {
     return undef();  // fused multiply-add is VFPv4
-  } else if (!o) {  // VMOV (immediate)
+  } else if (!o) {   // VMOV (immediate)
     i = vfp(kVmovImm, dbl);
     vn = vm = 0;  // the immediate's bits
     uint32_t imm8 = (bits(w, 19, 16) << 4) | bits(w, 3, 0);
@@ -61,14 +61,22 @@ Insn vfp_data(uint32_t w) {
     bool b7 = bit(w, 7);
     vn = 0;  // one-operand forms: bits 19:16 are opc2, not a register
     switch (opc2) {
-      case 0: i = vfp(b7 ? kVabs : kVmovReg, dbl); break;
-      case 1: i = vfp(b7 ? kVsqrt : kVneg, dbl); break;
-      case 4: i = vfp(b7 ? kVcmpe : kVcmp, dbl); break;
-      case 5: i = vfp(b7 ? kVcmpeZ : kVcmpZ, dbl); break;
+      case 0:
+        i = vfp(b7 ? kVabs : kVmovReg, dbl);
+        break;
+      case 1:
+        i = vfp(b7 ? kVsqrt : kVneg, dbl);
+        break;
+      case 4:
+        i = vfp(b7 ? kVcmpe : kVcmp, dbl);
+        break;
+      case 5:
+        i = vfp(b7 ? kVcmpeZ : kVcmpZ, dbl);
+        break;
       case 7:
         if (!b7) return undef();
         i = vfp(kVcvtFD, dbl);
-        vd = vreg(w, 12, 22, !dbl);  // the destination has the other size
+        vd = vreg(w, 12, 22, !dbl);              // the destination has the other size
         if (!dbl && bit(w, 22)) return undef();  // d16-d31 do not exist
         break;
       case 8:
@@ -76,7 +84,10 @@ Insn vfp_data(uint32_t w) {
         i.shift_type = b7;
         vm = vreg(w, 0, 5, false);
         break;
-      case 10: case 11: case 14: case 15: {  // between floating and fixed point (in place)
+      case 10:
+      case 11:
+      case 14:
+      case 15: {  // between floating and fixed point (in place)
         i = vfp(kVcvtFixed, dbl);
         uint32_t size = b7 ? 32 : 16, imm5 = (bits(w, 3, 0) << 1) | bit(w, 5);
         if (imm5 > size) return undef();
@@ -85,7 +96,8 @@ Insn vfp_data(uint32_t w) {
         vm = vd;
         break;
       }
-      case 12: case 13:
+      case 12:
+      case 13:
         i = vfp(kVcvtToInt, dbl);
         i.shift_type = static_cast<uint8_t>((opc2 & 1) | (b7 << 1));
         vd = vreg(w, 12, 22, false);
@@ -189,11 +201,37 @@ Insn decode_coproc(uint32_t w, uint32_t addr, bool thumb) {
   uint32_t cp = bits(w, 11, 8);
   if ((cp & 0xE) != 0xA) {
     // MRC/MCR p15: which registers exist, and in which modes, the core decides when it runs.
-    if ((w & 0x0F000010) == 0x0E000010 && cp == 15 && bits(w, 15, 12) != 15) {
+    // MRC/MCR p14: the debug registers (sub = 14).
+    if ((w & 0x0F000010) == 0x0E000010 && (cp == 15 || cp == 14) && bits(w, 15, 12) != 15) {
       Insn i;
       i.op = bit(w, 20) ? Op::Mrc : Op::Mcr;
+      i.sub = static_cast<uint8_t>(cp == 14 ? 14 : 0);
       i.rd = static_cast<uint8_t>(bits(w, 15, 12));
       i.imm = cp15_key(bits(w, 19, 16), bits(w, 23, 21), bits(w, 3, 0), bits(w, 7, 5));
+      i.cls = InsnClass::System;
+      return i;
+    }
+    // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
+    if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
+      Insn i;
+      i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
+      i.rd = static_cast<uint8_t>(bits(w, 15, 12));
+      i.ra = static_cast<uint8_t>(bits(w, 19, 16));
+      i.imm = cp15_key64(bits(w, 7, 4), bits(w, 3, 0));
+      i.cls = InsnClass::System;
+      return i;
+    }
+    // MRRC/MCRR p15 (TTBRs, PAR, the timer's counters and comparators).
+    if ((w & 0x0FE00000) == 0x0C400000 && cp == 15 && bits(w, 15, 12) != 15 &&
+        bits(w, 19, 16) != 15 &&
+        (!bit(w, 20) || bits(w, 15, 12) != bits(w, 19, 16))) {  // MRRC: Rt != Rt2
+      Insn i;
+      i.op = bit(w, 20) ? Op::Mrrc : Op::Mcrr;
+      i.rd = static_cast<uint8_t>(bits(w, 15, 12));
+      i.ra = static_cast<uint8_t>(bits(w, 19, 16));
+      i.imm = cp15_key64(bits(w, 7, 4), bits(w, 3, 0));
       i.cls = InsnClass::System;
       return i;
     }

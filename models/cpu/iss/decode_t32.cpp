@@ -114,19 +114,28 @@ Insn t16(uint32_t h, uint32_t addr) {
       uint8_t rd = r3(h, 8);
       uint32_t imm = bits(h, 7, 0);
       switch (bits(h, 12, 11)) {
-        case 0: return dp_imm(kMov, rd, 0, imm, s);
-        case 1: return dp_imm(kCmp, 0, rd, imm, kFlagS);
-        case 2: return dp_imm(kAdd, rd, rd, imm, s);
-        default: return dp_imm(kSub, rd, rd, imm, s);
+        case 0:
+          return dp_imm(kMov, rd, 0, imm, s);
+        case 1:
+          return dp_imm(kCmp, 0, rd, imm, kFlagS);
+        case 2:
+          return dp_imm(kAdd, rd, rd, imm, s);
+        default:
+          return dp_imm(kSub, rd, rd, imm, s);
       }
     }
     case 4:
       if (bits(h, 11, 10) == 0) {  // data processing
         uint8_t rdn = r3(h, 0), rm = r3(h, 3);
         switch (bits(h, 9, 6)) {
-          case 0: return dp_reg(kAnd, rdn, rdn, rm, s);
-          case 1: return dp_reg(kEor, rdn, rdn, rm, s);
-          case 2: case 3: case 4: case 7: {
+          case 0:
+            return dp_reg(kAnd, rdn, rdn, rm, s);
+          case 1:
+            return dp_reg(kEor, rdn, rdn, rm, s);
+          case 2:
+          case 3:
+          case 4:
+          case 7: {
             static const uint8_t kType[8] = {0, 0, kLsl, kLsr, kAsr, 0, 0, kRor};
             Insn i = dp(kMov, rdn, 0, s);
             i.opnd = kOpRegReg;
@@ -135,13 +144,20 @@ Insn t16(uint32_t h, uint32_t addr) {
             i.shift_type = kType[bits(h, 9, 6)];
             return i;
           }
-          case 5: return dp_reg(kAdc, rdn, rdn, rm, s);
-          case 6: return dp_reg(kSbc, rdn, rdn, rm, s);
-          case 8: return dp_reg(kTst, 0, rdn, rm, kFlagS);
-          case 9: return dp_imm(kRsb, rdn, rm, 0, s);
-          case 10: return dp_reg(kCmp, 0, rdn, rm, kFlagS);
-          case 11: return dp_reg(kCmn, 0, rdn, rm, kFlagS);
-          case 12: return dp_reg(kOrr, rdn, rdn, rm, s);
+          case 5:
+            return dp_reg(kAdc, rdn, rdn, rm, s);
+          case 6:
+            return dp_reg(kSbc, rdn, rdn, rm, s);
+          case 8:
+            return dp_reg(kTst, 0, rdn, rm, kFlagS);
+          case 9:
+            return dp_imm(kRsb, rdn, rm, 0, s);
+          case 10:
+            return dp_reg(kCmp, 0, rdn, rm, kFlagS);
+          case 11:
+            return dp_reg(kCmn, 0, rdn, rm, kFlagS);
+          case 12:
+            return dp_reg(kOrr, rdn, rdn, rm, s);
           case 13: {
             Insn i;
             i.op = Op::Mul;
@@ -153,16 +169,21 @@ Insn t16(uint32_t h, uint32_t addr) {
             i.cls = InsnClass::Multiply;
             return i;
           }
-          case 14: return dp_reg(kBic, rdn, rdn, rm, s);
-          default: return dp_reg(kMvn, rdn, 0, rm, s);
+          case 14:
+            return dp_reg(kBic, rdn, rdn, rm, s);
+          default:
+            return dp_reg(kMvn, rdn, 0, rm, s);
         }
       }
       if (bits(h, 11, 10) == 1) {  // special data, branch and exchange
         uint8_t rdn = static_cast<uint8_t>(r3(h, 0) | (bit(h, 7) << 3)), rm = r4(h, 3);
         switch (bits(h, 9, 8)) {
-          case 0: return dp_reg(kAdd, rdn, rdn, rm, 0);
-          case 1: return dp_reg(kCmp, 0, rdn, rm, kFlagS);
-          case 2: return dp_reg(kMov, rdn, 0, rm, 0);
+          case 0:
+            return dp_reg(kAdd, rdn, rdn, rm, 0);
+          case 1:
+            return dp_reg(kCmp, 0, rdn, rm, kFlagS);
+          case 2:
+            return dp_reg(kMov, rdn, 0, rm, 0);
           default: {
             Insn i;
             i.op = Op::BranchReg;
@@ -203,7 +224,10 @@ Insn t16(uint32_t h, uint32_t addr) {
       switch (bits(h, 11, 8)) {
         case 0:
           return dp_imm(bit(h, 7) ? kSub : kAdd, 13, 13, bits(h, 6, 0) << 2, 0);
-        case 1: case 3: case 9: case 11: {
+        case 1:
+        case 3:
+        case 9:
+        case 11: {
           Insn i;
           i.op = Op::Cbz;
           i.sub = bit(h, 11);
@@ -231,7 +255,8 @@ Insn t16(uint32_t h, uint32_t addr) {
           i.cls = InsnClass::System;
           return i;
         }
-        case 4: case 5:
+        case 4:
+        case 5:
           return multi(false, 13, bits(h, 7, 0) | (bit(h, 8) << 14), kFlagP | kFlagW);
         case 10: {
           if (bits(h, 7, 6) == 2) return undef();
@@ -243,13 +268,15 @@ Insn t16(uint32_t h, uint32_t addr) {
           i.rm = r3(h, 3);
           return i;
         }
-        case 12: case 13:
+        case 12:
+        case 13:
           return multi(true, 13, bits(h, 7, 0) | (bit(h, 8) << 15), kFlagU | kFlagW);
         case 15: {
           if (bits(h, 3, 0) == 0) {
             if (bits(h, 7, 4) == 2 || bits(h, 7, 4) == 3) {  // WFE, WFI
               Insn i;
               i.op = Op::Wfi;
+              i.sub = bits(h, 7, 4) == 2;
               i.cls = InsnClass::System;
               return i;
             }
@@ -297,10 +324,14 @@ uint32_t thumb_expand_imm(uint32_t imm12, uint8_t& carry) {
   carry = 2;
   if (bits(imm12, 11, 10) == 0) {
     switch (bits(imm12, 9, 8)) {
-      case 0: return v;
-      case 1: return v | (v << 16);
-      case 2: return (v << 8) | (v << 24);
-      default: return v | (v << 8) | (v << 16) | (v << 24);
+      case 0:
+        return v;
+      case 1:
+        return v | (v << 16);
+      case 2:
+        return (v << 8) | (v << 24);
+      default:
+        return v | (v << 8) | (v << 16) | (v << 24);
     }
   }
   uint32_t unrot = 0x80 | bits(imm12, 6, 0), rot = bits(imm12, 11, 7);
@@ -311,21 +342,29 @@ uint32_t thumb_expand_imm(uint32_t imm12, uint8_t& carry) {
 
 // The op field shared by the modified-immediate and shifted-register data-processing forms.
 Insn t32_dp(uint32_t op, bool s, uint8_t rn, uint8_t rd) {
-  static const int8_t kOps[16] = {kAnd, kBic, kOrr, kOrn, kEor, -1, -1, -1,
-                                  kAdd, -1, kAdc, kSbc, -1, kSub, kRsb, -1};
+  static const int8_t kOps[16] = {kAnd, kBic, kOrr, kOrn, kEor, -1,   -1,   -1,
+                                  kAdd, -1,   kAdc, kSbc, -1,   kSub, kRsb, -1};
   int o = kOps[op];
   if (o < 0) return undef();
   if (rd == 15 && s) {
-    if (o == kAnd) o = kTst;
-    else if (o == kEor) o = kTeq;
-    else if (o == kAdd) o = kCmn;
-    else if (o == kSub) o = kCmp;
-    else return undef();
+    if (o == kAnd)
+      o = kTst;
+    else if (o == kEor)
+      o = kTeq;
+    else if (o == kAdd)
+      o = kCmn;
+    else if (o == kSub)
+      o = kCmp;
+    else
+      return undef();
   }
   if (rn == 15) {
-    if (o == kOrr) o = kMov;
-    else if (o == kOrn) o = kMvn;
-    else return undef();
+    if (o == kOrr)
+      o = kMov;
+    else if (o == kOrn)
+      o = kMvn;
+    else
+      return undef();
   }
   return dp(static_cast<uint8_t>(o), rd, rn, s ? kFlagS : 0);
 }
@@ -496,7 +535,8 @@ Insn t32_multiply(uint32_t h1, uint32_t h2) {
       i.op = Op::MulHalf;
       i.shift_type = static_cast<uint8_t>(op2 >> 1 | (op2 & 1) << 1);
       return i;
-    case 2: case 4:
+    case 2:
+    case 4:
       if (op2 > 1) return undef();
       i.op = Op::MulDual;
       i.sub = op1 == 4;
@@ -508,7 +548,8 @@ Insn t32_multiply(uint32_t h1, uint32_t h2) {
       i.sub = 1;
       i.shift_type = static_cast<uint8_t>(op2 << 1);
       return i;
-    case 5: case 6:
+    case 5:
+    case 6:
       if (op2 > 1) return undef();
       i.op = Op::MulMost;
       i.sub = op1 == 6;
@@ -549,12 +590,18 @@ Insn t32_long_multiply(uint32_t h1, uint32_t h2) {
     return i;
   }
   i.op = Op::MulLong;
-  if (op1 == 0 && op2 == 0) i.sub = 2;
-  else if (op1 == 2 && op2 == 0) i.sub = 0;
-  else if (op1 == 4 && op2 == 0) i.sub = 3;
-  else if (op1 == 6 && op2 == 0) i.sub = 1;
-  else if (op1 == 6 && op2 == 6) i.sub = 4;
-  else return undef();
+  if (op1 == 0 && op2 == 0)
+    i.sub = 2;
+  else if (op1 == 2 && op2 == 0)
+    i.sub = 0;
+  else if (op1 == 4 && op2 == 0)
+    i.sub = 3;
+  else if (op1 == 6 && op2 == 0)
+    i.sub = 1;
+  else if (op1 == 6 && op2 == 6)
+    i.sub = 4;
+  else
+    return undef();
   return i;
 }
 
@@ -567,7 +614,8 @@ Insn t32_plain_imm(uint32_t h1, uint32_t h2, uint32_t addr) {
   i.rd = rd;
   i.rn = rn;
   switch (op) {
-    case 0: case 10:
+    case 0:
+    case 10:
       if (rn == 15) {  // ADR
         i.op = Op::Movw;
         uint32_t base = (addr + 4) & ~3u;
@@ -575,11 +623,15 @@ Insn t32_plain_imm(uint32_t h1, uint32_t h2, uint32_t addr) {
         return i;
       }
       return dp_imm(op == 0 ? kAdd : kSub, rd, rn, imm12, 0);
-    case 4: case 12:
+    case 4:
+    case 12:
       i.op = op == 4 ? Op::Movw : Op::Movt;
       i.imm = (bits(h1, 3, 0) << 12) | imm12;
       return i;
-    case 16: case 18: case 24: case 26: {
+    case 16:
+    case 18:
+    case 24:
+    case 26: {
       bool u = op >= 24;
       i.op = Op::Sat;
       i.rm = rn;
@@ -594,7 +646,8 @@ Insn t32_plain_imm(uint32_t h1, uint32_t h2, uint32_t addr) {
       if (i.shift_type == kAsr && imm5 == 0) return undef();
       return i;
     }
-    case 20: case 28:
+    case 20:
+    case 28:
       i.op = Op::BitField;
       i.sub = op == 20 ? 1 : 0;
       i.shift_amt = static_cast<uint8_t>(imm5);
@@ -621,8 +674,8 @@ Insn t32_branch_misc(uint32_t h1, uint32_t h2, uint32_t addr) {
   uint32_t pc = addr + 4;
   if ((op1 & 5) == 0) {
     if (bits(h1, 9, 7) != 7) {  // B<cond> T3
-      uint32_t imm = (s << 20) | (j2 << 19) | (j1 << 18) | (bits(h1, 5, 0) << 12) |
-                     (bits(h2, 10, 0) << 1);
+      uint32_t imm =
+          (s << 20) | (j2 << 19) | (j1 << 18) | (bits(h1, 5, 0) << 12) | (bits(h2, 10, 0) << 1);
       int32_t off = static_cast<int32_t>(imm << 11) >> 11;
       return branch(pc + static_cast<uint32_t>(off), 0, static_cast<uint8_t>(bits(h1, 9, 6)));
     }
@@ -638,9 +691,10 @@ Insn t32_branch_misc(uint32_t h1, uint32_t h2, uint32_t addr) {
       return i;
     }
     if (op == 0x3A) {
-      if (bits(h2, 10, 8) == 0) {  // hints
+      if (bits(h2, 10, 8) == 0) {                          // hints
         if (bits(h2, 7, 0) == 2 || bits(h2, 7, 0) == 3) {  // WFE, WFI
           i.op = Op::Wfi;
+          i.sub = bits(h2, 7, 0) == 2;
           return i;
         }
         return nop();
@@ -676,16 +730,39 @@ Insn t32_branch_misc(uint32_t h1, uint32_t h2, uint32_t addr) {
       i.ra = bit(h1, 4);
       return i;
     }
+    uint32_t sysm = (bit(h2, 4) << 4) | bits(h2, 11, 8) | (bit(h1, 4) << 5);
+    if ((op == 0x3E || op == 0x3F) && bit(h2, 5)) {  // MRS Rd, <banked register>
+      i.op = Op::MrsBanked;
+      i.rd = r4(h2, 8);
+      i.imm = (bit(h2, 4) << 4) | bits(h1, 3, 0) | (bit(h1, 4) << 5);
+      return i;
+    }
+    if ((op == 0x38 || op == 0x39) && bit(h2, 5)) {  // MSR <banked register>, Rn
+      i.op = Op::MsrBanked;
+      i.rm = r4(h1, 0);
+      i.imm = sysm;
+      return i;
+    }
+    if (op == 0x7E && bits(h2, 15, 12) == 8) {  // HVC #imm16
+      i.op = Op::Hvc;
+      i.imm = (bits(h1, 3, 0) << 12) | bits(h2, 11, 0);
+      return i;
+    }
+    if (op == 0x7F && h2 == 0x8000) {  // SMC #imm4
+      i.op = Op::Smc;
+      i.imm = bits(h1, 3, 0);
+      return i;
+    }
     return undef();
   }
   uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
-  uint32_t imm = (s << 24) | (i1 << 23) | (i2 << 22) | (bits(h1, 9, 0) << 12) |
-                 (bits(h2, 10, 0) << 1);
+  uint32_t imm =
+      (s << 24) | (i1 << 23) | (i2 << 22) | (bits(h1, 9, 0) << 12) | (bits(h2, 10, 0) << 1);
   uint32_t off = static_cast<uint32_t>(static_cast<int32_t>(imm << 7) >> 7);
   if (op1 & 4) {
-    if (op1 & 1) return branch((pc + off) | 1, 1);     // BL
+    if (op1 & 1) return branch((pc + off) | 1, 1);  // BL
     if (bit(h2, 0)) return undef();
-    return branch(((pc & ~3u) + off) & ~3u, 2);         // BLX to ARM
+    return branch(((pc & ~3u) + off) & ~3u, 2);  // BLX to ARM
   }
   return branch(pc + off, 0);
 }

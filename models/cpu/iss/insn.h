@@ -25,33 +25,41 @@ enum class Op : uint8_t {
   Div,        // sub: 0 SDIV, 1 UDIV
   LoadStore,  // sub = LsOp
   LoadStoreMulti,  // sub: 0 STM, 1 LDM; imm = register list
-  LoadEx,     // sub: size 1/2/4/8
-  StoreEx,    // sub: size 1/2/4/8; rd = status
+  LoadEx,          // sub: size 1/2/4/8
+  StoreEx,         // sub: size 1/2/4/8; rd = status
   Clrex,
-  Branch,     // imm = target; sub: 0 B, 1 BL, 2 BLX (switches state)
-  BranchReg,  // rm; sub: 0 BX, 1 BLX
-  Cbz,        // rn, imm = target; sub: 1 = CBNZ
+  Branch,       // imm = target; sub: 0 B, 1 BL, 2 BLX (switches state)
+  BranchReg,    // rm; sub: 0 BX, 1 BLX
+  Cbz,          // rn, imm = target; sub: 1 = CBNZ
   TableBranch,  // rn, rm; sub: 0 TBB, 1 TBH
-  It,         // imm = firstcond:mask
+  It,           // imm = firstcond:mask
   Clz,
-  Rev,        // sub: 0 REV, 1 REV16, 2 REVSH, 3 RBIT
-  Extend,     // sub: ExtOp; rn = 15 for no accumulate; shift_amt = rotation
-  BitField,   // sub: 0 UBFX, 1 SBFX, 2 BFI (rn = 15: BFC); shift_amt = lsb, imm = width
-  Sat,        // sub: 0 SSAT, 1 USAT, 2 SSAT16, 3 USAT16; imm = saturate_to
-  SatArith,   // sub: 0 QADD, 1 QSUB, 2 QDADD, 3 QDSUB
-  Parallel,   // sub = prefix (0 S,1 Q,2 SH,4 U,5 UQ,6 UH), shift_type = op (0..5 as ADD16..SUB8)
+  Rev,       // sub: 0 REV, 1 REV16, 2 REVSH, 3 RBIT
+  Extend,    // sub: ExtOp; rn = 15 for no accumulate; shift_amt = rotation
+  BitField,  // sub: 0 UBFX, 1 SBFX, 2 BFI (rn = 15: BFC); shift_amt = lsb, imm = width
+  Sat,       // sub: 0 SSAT, 1 USAT, 2 SSAT16, 3 USAT16; imm = saturate_to
+  SatArith,  // sub: 0 QADD, 1 QSUB, 2 QDADD, 3 QDSUB
+  Parallel,  // sub = prefix (0 S,1 Q,2 SH,4 U,5 UQ,6 UH), shift_type = op (0..5 as ADD16..SUB8)
   Sel,
-  Pkh,        // sub: 0 PKHBT, 1 PKHTB
-  Usad8,      // ra = 15 for USAD8
-  Mrs,        // ra = 1: SPSR
-  Msr,        // sub = field mask (8 f, 4 s, 2 x, 1 c); ra = 1: SPSR; opnd kOpImm: imm, else rm
-  Mrc,        // CP15 read into rd; imm = cp15_key(crn, opc1, crm, opc2)
-  Mcr,        // CP15 write from rd; imm as Mrc
+  Pkh,    // sub: 0 PKHBT, 1 PKHTB
+  Usad8,  // ra = 15 for USAD8
+  Mrs,    // ra = 1: SPSR
+  Msr,    // sub = field mask (8 f, 4 s, 2 x, 1 c); ra = 1: SPSR; opnd kOpImm: imm, else rm
+  Mrc,    // CP15 (sub 0) or CP14 (sub 14) read into rd; imm = cp15_key(crn, opc1, crm, opc2)
+  Mcr,    // CP15 or CP14 write from rd; imm and sub as Mrc
   Svc,
   Vfp,        // sub = VfpOp
   ExcReturn,  // <op>S PC, ... (A32) and SUBS PC, LR, #imm (T32): DataProc fields, CPSR = SPSR
   Cps,        // sub: bit 1 enable, bit 2 disable, bit 0 change mode; imm = A I F (bits 8:6) | mode
-  Wfi,
+  Wfi,        // sub: 0 WFI, 1 WFE
+  // System mode with the Virtualization Extensions.
+  Hvc,        // imm = imm16
+  Smc,        // imm = imm4
+  Eret,       // A32 ERET (the T32 one is SUBS PC, LR, #0: ExcReturn)
+  MrsBanked,  // rd; imm = SYSm | R << 5 (MRS Rd, <banked register>)
+  MsrBanked,  // rm; imm as MrsBanked
+  Mrrc,       // CP15 64-bit read into rd (low), ra (high); imm = cp15_key64(opc1, crm)
+  Mcrr,       // CP15 64-bit write from rd (low), ra (high); imm as Mrrc
 };
 
 // CP15 register key of MRC/MCR (coprocessor 15, as the ARM ARM names them).
@@ -59,8 +67,26 @@ constexpr uint32_t cp15_key(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t 
   return (crn << 12) | (opc1 << 8) | (crm << 4) | opc2;
 }
 
+// CP15 64-bit register key of MRRC/MCRR.
+constexpr uint32_t cp15_key64(uint32_t opc1, uint32_t crm) { return (opc1 << 4) | crm; }
+
 enum DpOp : uint8_t {
-  kAnd, kEor, kSub, kRsb, kAdd, kAdc, kSbc, kRsc, kTst, kTeq, kCmp, kCmn, kOrr, kMov, kBic, kMvn,
+  kAnd,
+  kEor,
+  kSub,
+  kRsb,
+  kAdd,
+  kAdc,
+  kSbc,
+  kRsc,
+  kTst,
+  kTeq,
+  kCmp,
+  kCmn,
+  kOrr,
+  kMov,
+  kBic,
+  kMvn,
   kOrn
 };
 
@@ -69,19 +95,38 @@ enum LsOp : uint8_t { kStr, kStrb, kStrh, kStrd, kLdr, kLdrb, kLdrh, kLdrsb, kLd
 enum ExtOp : uint8_t { kSxtb, kSxth, kSxtb16, kUxtb, kUxth, kUxtb16 };
 
 enum VfpOp : uint8_t {
-  kVmla, kVmls, kVnmls, kVnmla, kVmul, kVnmul, kVadd, kVsub, kVdiv,
-  kVmovImm, kVmovReg, kVabs, kVneg, kVsqrt, kVcmp, kVcmpe, kVcmpZ, kVcmpeZ,
-  kVcvtFD,    // between single and double (sz = source)
-  kVcvtFromInt,  // shift_type: 1 signed
-  kVcvtToInt,    // shift_type: bit 0 signed, bit 1 round toward zero
-  kVcvtFixed,    // in place on rd; shift_type: bit 0 unsigned, bit 1 to fixed, bit 2 32-bit;
-                 // imm = fraction bits
-  kVmovCoreS,    // rd core <- S[rn] (shift_type 1) or S[rn] <- rd core (0)
+  kVmla,
+  kVmls,
+  kVnmls,
+  kVnmla,
+  kVmul,
+  kVnmul,
+  kVadd,
+  kVsub,
+  kVdiv,
+  kVmovImm,
+  kVmovReg,
+  kVabs,
+  kVneg,
+  kVsqrt,
+  kVcmp,
+  kVcmpe,
+  kVcmpZ,
+  kVcmpeZ,
+  kVcvtFD,          // between single and double (sz = source)
+  kVcvtFromInt,     // shift_type: 1 signed
+  kVcvtToInt,       // shift_type: bit 0 signed, bit 1 round toward zero
+  kVcvtFixed,       // in place on rd; shift_type: bit 0 unsigned, bit 1 to fixed, bit 2 32-bit;
+                    // imm = fraction bits
+  kVmovCoreS,       // rd core <- S[rn] (shift_type 1) or S[rn] <- rd core (0)
   kVmovCoreScalar,  // 32-bit half of D: rm = D reg, shift_amt = index; shift_type 1 = to core
-  kVmovCore2,    // two core regs (rd, ra) <-> D[rm] (sz) or S[rm],S[rm+1]; shift_type 1 = to core
-  kVmrs, kVmsr,  // rn = system register number; rd = 15 with VMRS: APSR_nzcv
-  kVldr, kVstr,  // imm = offset magnitude
-  kVldm, kVstm,  // imm = register count; P/U/W flags
+  kVmovCore2,  // two core regs (rd, ra) <-> D[rm] (sz) or S[rm],S[rm+1]; shift_type 1 = to core
+  kVmrs,
+  kVmsr,  // rn = system register number; rd = 15 with VMRS: APSR_nzcv
+  kVldr,
+  kVstr,  // imm = offset magnitude
+  kVldm,
+  kVstm,  // imm = register count; P/U/W flags
 };
 
 // Operand-2 kinds of DataProc.
@@ -91,20 +136,31 @@ enum Opnd : uint8_t { kOpImm, kOpRegImm, kOpRegReg };
 enum Shift : uint8_t { kLsl, kLsr, kAsr, kRor, kRrx };
 
 // Insn::flags bits.
-constexpr uint8_t kFlagS = 1;         // sets flags
-constexpr uint8_t kFlagSNotIt = 2;    // sets flags only outside an IT block (16-bit Thumb)
-constexpr uint8_t kFlagP = 4;         // pre-indexed (load/store), "before" (multiple)
-constexpr uint8_t kFlagU = 8;         // add offset / increment
-constexpr uint8_t kFlagW = 16;        // write back
-constexpr uint8_t kFlagRegOff = 32;   // register offset (load/store)
-constexpr uint8_t kFlagDouble = 64;   // VFP: double precision
-constexpr uint8_t kFlagThumb = 128;   // decoded from T32 (PC reads, writes to PC)
+constexpr uint8_t kFlagS = 1;        // sets flags
+constexpr uint8_t kFlagSNotIt = 2;   // sets flags only outside an IT block (16-bit Thumb)
+constexpr uint8_t kFlagP = 4;        // pre-indexed (load/store), "before" (multiple)
+constexpr uint8_t kFlagU = 8;        // add offset / increment
+constexpr uint8_t kFlagW = 16;       // write back
+constexpr uint8_t kFlagRegOff = 32;  // register offset (load/store)
+constexpr uint8_t kFlagDouble = 64;  // VFP: double precision
+constexpr uint8_t kFlagThumb = 128;  // decoded from T32 (PC reads, writes to PC)
 // LoadStoreMulti: Insn::rs = 1 marks LDM/STM with the S bit (user registers; LDM with PC in the
 // list: exception return).
 
 // Instruction classes for the retired-instruction statistics.
 enum class InsnClass : uint8_t {
-  Alu, Multiply, Divide, Load, Store, LoadMulti, StoreMulti, Branch, Vfp, System, Nop, Count
+  Alu,
+  Multiply,
+  Divide,
+  Load,
+  Store,
+  LoadMulti,
+  StoreMulti,
+  Branch,
+  Vfp,
+  System,
+  Nop,
+  Count
 };
 const char* to_string(InsnClass c);
 
@@ -116,18 +172,18 @@ using ExecFn = void (*)(ArmCore&, const Insn&);
 struct Insn {
   ExecFn fn = nullptr;
   Op op = Op::None;
-  uint8_t cond = 14;   // 14 = always
-  uint8_t len = 4;     // bytes
+  uint8_t cond = 14;  // 14 = always
+  uint8_t len = 4;    // bytes
   uint8_t sub = 0;
   uint8_t rd = 0, rn = 0, rm = 0, rs = 0, ra = 0;
-  uint8_t opnd = 0;        // DataProc operand-2 kind
+  uint8_t opnd = 0;  // DataProc operand-2 kind
   uint8_t shift_type = 0;
   uint8_t shift_amt = 0;
   uint8_t flags = 0;
-  uint8_t imm_carry = 2;   // carry out of an immediate operand: 0, 1, or 2 = unchanged
+  uint8_t imm_carry = 2;  // carry out of an immediate operand: 0, 1, or 2 = unchanged
   InsnClass cls = InsnClass::Alu;
   uint32_t imm = 0;
-  uint32_t raw = 0;        // the encoding (T32: first halfword in the upper 16 bits)
+  uint32_t raw = 0;  // the encoding (T32: first halfword in the upper 16 bits)
 };
 
 // Decoders: addr is the instruction's address (targets and PC-relative constants are resolved).

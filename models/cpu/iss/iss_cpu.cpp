@@ -40,7 +40,49 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
     retired_stats_[c] = &stats_.counter("retired." + cls, "instructions retired: " + cls);
   }
   cycles_stat_ = &stats_.counter("cycles", "core cycles (retired instructions x CPI)");
+  // The core reads the count at its own local time (ahead of the kernel's by the quantum used).
+  core_.set_counter_source([this] {
+    account();
+    return count_at(sc_core::sc_time_stamp() + qk_.get_local_time());
+  });
+  core_.set_timer_listener([this] {
+    if (sc_core::sc_is_running()) timer_event_.notify(sc_core::SC_ZERO_TIME);
+  });
   SC_THREAD(thread);
+  SC_METHOD(timer_method);
+  sensitive << timer_event_;
+  dont_initialize();
+}
+
+uint64_t IssCpu::count_at(const sc_core::sc_time& t) const {
+  // t in the kernel's resolution units; count = t x f / units per second, exact (128-bit).
+  const double res = sc_core::sc_get_time_resolution().to_seconds();
+  const auto units_per_s = static_cast<unsigned __int128>(1.0 / res + 0.5);
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(t.value()) * p_.timer_frequency_hz /
+                               units_per_s);
+}
+
+void IssCpu::timer_method() {
+  const uint64_t now = count_at(sc_core::sc_time_stamp());
+  const GenericTimer& t = core_.timer();
+  for (TimerKind k : {TimerKind::Physical, TimerKind::Virtual, TimerKind::Hyp}) {
+    const bool level = t.output(k, now);
+    bool& old = timer_levels_[static_cast<int>(k)];
+    if (level == old) continue;
+    old = level;
+    if (timer_output_) timer_output_(k, level);
+  }
+  if (auto next = t.next_deadline(now)) {
+    // The first kernel time whose count reaches the deadline.
+    const double res = sc_core::sc_get_time_resolution().to_seconds();
+    const auto units_per_s = static_cast<unsigned __int128>(1.0 / res + 0.5);
+    const unsigned __int128 units =
+        (static_cast<unsigned __int128>(*next) * units_per_s + p_.timer_frequency_hz - 1) /
+        p_.timer_frequency_hz;
+    const uint64_t at = static_cast<uint64_t>(std::min<unsigned __int128>(units, ~uint64_t{0}));
+    const uint64_t now_units = sc_core::sc_time_stamp().value();
+    if (at > now_units) timer_event_.notify(sc_core::sc_time::from_value(at - now_units));
+  }
 }
 
 IssCpu::~IssCpu() { mem_.set_backend(nullptr); }
@@ -68,6 +110,16 @@ void IssCpu::set_irq(bool level) {
 
 void IssCpu::set_fiq(bool level) {
   core_.set_fiq(level);
+  if (level && sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void IssCpu::set_virq(bool level) {
+  core_.set_virq(level);
+  if (level && sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void IssCpu::set_vfiq(bool level) {
+  core_.set_vfiq(level);
   if (level && sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -105,10 +157,25 @@ void IssCpu::account() {
 void IssCpu::thread() {
   qk_.reset();
   try {
+    bool resumed = true;  // at the start or after a stop: the current PC runs
+    if (debugger_) debugger_->stopped(true);
     for (;;) {
+      if (debugger_ && !resumed && debugger_->breakpoint_at(core_.pc())) {
+        debugger_->stopped(false);
+        account();  // the debugger may have stepped
+        if (core_.halted()) break;
+      }
+      resumed = true;
       core_.run(batch());
       account();
       if (core_.halted()) break;
+      if (debugger_ && core_.at_breakpoint()) {
+        debugger_->stopped(false);
+        account();
+        if (core_.halted()) break;
+        continue;
+      }
+      resumed = false;
       if (core_.waiting_for_interrupt()) {  // WFI: time passes without instructions
         qk_.sync();
         while (core_.waiting_for_interrupt() && !core_.halted()) sc_core::wait(wake_);

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -39,8 +40,10 @@ struct IssCpuParams {
   sc_core::sc_time clock_period{1, sc_core::SC_NS};
   // Cycles per retired instruction, by InsnClass (a condition-failed instruction counts too).
   std::array<uint32_t, ArmCore::kClasses> cpi = filled(1);
-  bool dmi = true;                // ask for DMI pointers when a target offers them
+  bool dmi = true;                 // ask for DMI pointers when a target offers them
   bool sync_on_bus_access = true;  // sync the quantum keeper around every b_transport
+  // The generic timer's count: simulated time x this frequency (QEMU virt's 62.5 MHz).
+  uint64_t timer_frequency_hz = 62'500'000;
 
   static std::array<uint32_t, ArmCore::kClasses> filled(uint32_t v) {
     std::array<uint32_t, ArmCore::kClasses> a{};
@@ -68,6 +71,32 @@ class IssCpu : public core::Module {
 
   void set_irq(bool level);
   void set_fiq(bool level);
+  // The GIC's virtual CPU interface lines (taken outside Hyp mode with HCR.IMO/FMO).
+  void set_virq(bool level);
+  void set_vfiq(bool level);
+  // Called with the generic timer's output levels when one changes (the platform drives the
+  // GIC's PPIs with them: 26 Hyp, 27 virtual, 30 physical). The core's count is simulated time
+  // x params().timer_frequency_hz; a wake-up is scheduled at the next deadline, so that a timer
+  // fires at its time whether the core runs, sleeps in WFI or waits.
+  void set_timer_output_listener(std::function<void(TimerKind, bool)> f) {
+    timer_output_ = std::move(f);
+  }
+  bool timer_level(TimerKind k) const { return timer_levels_[static_cast<int>(k)]; }
+  // The generic timer's count at global simulated time `t`.
+  uint64_t count_at(const sc_core::sc_time& t) const;
+  // A debugger (GDB stub). stopped() is called from the core's thread before the first
+  // instruction and whenever the core stops at one of its breakpoints (the core's own, set with
+  // ArmCore::add_breakpoint; breakpoint_at() also catches one where a batch happens to end, which
+  // the core's run() would skip as the first instruction of the next run). stopped() may step
+  // the core (core().step()), read and write it, and block: the simulation waits with it. When
+  // it returns the core runs on.
+  class Debugger {
+   public:
+    virtual ~Debugger() = default;
+    virtual void stopped(bool at_start) = 0;
+    virtual bool breakpoint_at(uint32_t pc) const = 0;
+  };
+  void set_debugger(Debugger* d) { debugger_ = d; }
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
@@ -93,14 +122,18 @@ class IssCpu : public core::Module {
   bool transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len);
   void request_dmi(uint32_t addr);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
+  void timer_method();  // outputs at the current time, and the wake-up for the next deadline
 
   IssCpuParams p_;
   GuestMemory mem_;
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
+  Debugger* debugger_ = nullptr;
   tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload trans_;
-  sc_core::sc_event wake_, done_event_;
+  sc_core::sc_event wake_, done_event_, timer_event_;
+  std::function<void(TimerKind, bool)> timer_output_;
+  std::array<bool, 3> timer_levels_ = {};
   bool done_ = false;
   std::string fault_;
   uint32_t min_cpi_ = 1;

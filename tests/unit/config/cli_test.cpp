@@ -97,12 +97,11 @@ TEST(CliParse, IssRunPassesEverythingAfterTheProgramToIt) {
 
 TEST(CliParse, BadCommandLines) {
   EXPECT_EQ(usage_error({}),
-            "a command is required: run, validate, keys, compare or iss (see vtoe --help)");
+            "a command is required: run, validate, keys, compare, iss or system (see vtoe --help)");
   EXPECT_NE(usage_error({"run", "--bogus"}).find("--bogus"), std::string::npos);
-  EXPECT_EQ(
-      usage_error({"frobnicate"}),
-      "unknown command 'frobnicate' (commands: run, validate, keys, schema, compare, iss; see vtoe "
-      "--help)");
+  EXPECT_EQ(usage_error({"frobnicate"}),
+            "unknown command 'frobnicate' (commands: run, validate, keys, schema, compare, iss, "
+            "system; see vtoe --help)");
   EXPECT_NE(usage_error({"run", "--log-level", "loud"}).find("loud"), std::string::npos);
   EXPECT_NE(usage_error({"run", "--seed", "abc"}).find("--seed"), std::string::npos);
   EXPECT_NE(usage_error({"run", "--seed", "-1"}).find("expected a non-negative integer"),

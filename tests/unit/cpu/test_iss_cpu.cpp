@@ -23,6 +23,7 @@ using vtoe::cpu::iss::Exception;
 using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::IssCpu;
 using vtoe::cpu::iss::IssCpuParams;
+using vtoe::cpu::iss::TimerKind;
 using vtoe::cpu::iss::ArmCore;
 
 VTOE_TEST_MAIN
@@ -366,6 +367,38 @@ TEST(IssCpu, WfiSleepsUntilTheIrqLineRises) {
   EXPECT_EQ(cpu.core().exceptions(Exception::Irq), 0u);
   // Asleep from 1 ns (after the WFI) to 5 us; then the two instructions after it.
   EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::sc_time(5002, sc_core::SC_NS));
+}
+
+TEST(IssCpu, GenericTimerWakesWfiAtItsDeadline) {
+  TestBus bus("bus", 0x1000);
+  IssCpu cpu("cpu");
+  cpu.socket.bind(bus.in);
+  const uint32_t code[] = {0xe3000271,   // movw r0, #625 (10 us at 62.5 MHz)
+                           0xee0e0f13,   // mcr p15, 0, r0, c14, c3, 0 (CNTV_TVAL)
+                           0xe3a00001,   // mov r0, #1
+                           0xee0e0f33,   // mcr p15, 0, r0, c14, c3, 1 (CNTV_CTL: enable)
+                           0xe320f003,   // wfi
+                           0xe3a07201,   // mov r7, #0x10000000
+                           0xe5870000};  // str r0, [r7]         (exit)
+  std::memcpy(bus.ram.data(), code, sizeof code);
+  bus.on_exit = [&] { cpu.halt(); };
+  cpu.core().reset_system(false);  // SVC, IRQ masked: the line wakes the core, is not taken
+  cpu.core().set_pc(0);
+  int rises = 0;
+  // What the GIC does with PPI 27: the virtual timer's level becomes the IRQ line.
+  cpu.set_timer_output_listener([&](TimerKind k, bool level) {
+    if (k != TimerKind::Virtual) return;
+    rises += level;
+    cpu.set_irq(level);
+  });
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
+  sc_core::sc_start();
+  ASSERT_TRUE(cpu.done());
+  EXPECT_EQ(rises, 1);
+  EXPECT_TRUE(cpu.timer_level(TimerKind::Virtual));
+  EXPECT_EQ(cpu.count_at(sc_core::sc_time(10, sc_core::SC_US)), 625u);
+  // The timer fired at exactly 10 us (count 625); then the two instructions after the WFI.
+  EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::sc_time(10002, sc_core::SC_NS));
 }
 
 TEST(IssCpu, BusAccessesRunInTheHostFloatingPointEnvironment) {

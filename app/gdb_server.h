@@ -1,0 +1,63 @@
+// GDB's remote serial protocol for `vtoe system run --gdb PORT`: a gdb-multiarch (or any GDB
+// for ARM) attached over TCP on 127.0.0.1 debugs the software on the system platform as it
+// would on QEMU's gdbstub.
+//
+// Packets: ?, g/G (r0-r15, cpsr), p/P (0-15, 25 = cpsr as in QEMU's numbering), m/M (through
+// the core's current translation: ArmCore::debug_read/debug_write), Z0/z0 and Z1/z1 (the core's
+// breakpoints), s (one instruction or exception entry), c, D (detach: breakpoints removed, the
+// run goes on), k (the run ends), qSupported with qXfer:features:read (target.xml: the
+// org.gnu.gdb.arm.core feature, so gdb-multiarch knows the registers), qAttached, H. Anything
+// else gets the empty reply (unsupported). When the run ends while GDB is attached it gets
+// W<status>. Not supported: interrupting a running core with Ctrl-C, watchpoints, the VFP
+// registers, no-ack mode.
+//
+// The server runs in the core's SystemC thread (IssCpu::Debugger): while GDB holds the core
+// stopped, simulated time stands still.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <set>
+#include <string>
+
+#include "models/cpu/iss/iss_cpu.h"
+
+namespace vtoe::app {
+
+class GdbServer : public cpu::iss::IssCpu::Debugger {
+ public:
+  // Listens on 127.0.0.1:port at once (throws std::runtime_error if it cannot); the first
+  // stopped() call waits for GDB to connect.
+  GdbServer(cpu::iss::IssCpu& cpu, unsigned port, std::ostream& log);
+  ~GdbServer() override;
+  GdbServer(const GdbServer&) = delete;
+  GdbServer& operator=(const GdbServer&) = delete;
+
+  void stopped(bool at_start) override;
+  bool breakpoint_at(uint32_t pc) const override { return breakpoints_.count(pc) != 0; }
+  // The run ended with `status`: tell an attached GDB (W packet) and close.
+  void exited(int status);
+  // Whether GDB asked to end the run (k).
+  bool killed() const { return killed_; }
+
+  // One packet's payload -> the reply's payload (also used by tests without a socket).
+  // Sets resume_ for c/s/D/k.
+  std::string handle(const std::string& packet);
+
+ private:
+  enum class Resume { None, Continue, Step, Detach, Kill };
+  bool read_packet(std::string& out);  // false: connection closed
+  void send_packet(const std::string& payload);
+  std::string read_registers();
+  std::string target_xml(const std::string& annex, const std::string& range);
+
+  cpu::iss::IssCpu& cpu_;
+  std::ostream& log_;
+  int listen_fd_ = -1, fd_ = -1;
+  unsigned port_;
+  bool detached_ = false, killed_ = false;
+  Resume resume_ = Resume::None;
+  std::set<uint32_t> breakpoints_;
+};
+
+}  // namespace vtoe::app

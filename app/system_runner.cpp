@@ -1,0 +1,197 @@
+// `vtoe system run`: real ARM software (a bare-metal ELF or a Linux zImage) on the system
+// platform (platform/system), its UART on standard output.
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "app/cli.h"
+#include "app/gdb_server.h"
+#include "models/cpu/iss/arm_core.h"
+#include "platform/system/memory_map.h"
+#include "platform/system/system_platform.h"
+
+namespace vtoe::app {
+
+namespace {
+
+namespace iss = cpu::iss;
+namespace sys = platform::system;
+
+std::string where(iss::ArmCore& core) {
+  char buf[96];
+  std::string mode = iss::to_string(core.mode());
+  for (char& ch : mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  std::snprintf(buf, sizeof buf, "at 0x%08x in %s mode (%s, cpsr 0x%08x)", core.pc(), mode.c_str(),
+                core.thumb() ? "T32" : "A32", core.cpsr());
+  std::string s = buf;
+  if (core.mode() == iss::Mode::Abt || core.exceptions(iss::Exception::PrefetchAbort) ||
+      core.exceptions(iss::Exception::DataAbort)) {
+    // The fault registers of the last aborts: where a run that went astray last found nothing.
+    char regs[96];
+    std::snprintf(regs, sizeof regs, "; IFAR 0x%08x IFSR 0x%08x DFAR 0x%08x DFSR 0x%08x",
+                  core.ifar(), core.ifsr(), core.dfar(), core.dfsr());
+    s += regs;
+  }
+  return s;
+}
+
+// The last Undefined Instruction exception (ARM state), and whether it was a firmware call that
+// is not PSCI's (the firmware answers only PSCI).
+std::string firmware_hint(sys::SystemPlatform& p) {
+  iss::ArmCore& core = p.cpu().core();
+  if (core.exceptions(iss::Exception::Undefined) == 0) return "";
+  const uint32_t lr = core.banked_reg(iss::Mode::Und, 14);
+  const bool thumb = core.spsr(iss::Mode::Und) & (1u << 5);
+  const uint64_t at = lr - (thumb ? 2u : 4u);
+  if (thumb || at < sys::kRamBase || at + 4 > sys::kRamBase + p.ram().size()) return "";
+  uint32_t insn = 0;
+  std::memcpy(&insn, p.ram().host(at - sys::kRamBase, 4), 4);
+  const char* what = (insn & 0x0ffffff0u) == 0x01600070u   ? "SMC"
+                     : (insn & 0x0ff000f0u) == 0x01400070u ? "HVC"
+                                                           : nullptr;
+  char buf[256];
+  if (!what) {
+    std::snprintf(buf, sizeof buf,
+                  "\n  the last Undefined Instruction exception was taken for 0x%08x at 0x%08llx",
+                  insn, static_cast<unsigned long long>(at));
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\n  the core took an Undefined Instruction exception for the %s at 0x%08llx: "
+                "the platform's firmware answers PSCI function IDs only",
+                what, static_cast<unsigned long long>(at));
+  return buf;
+}
+
+}  // namespace
+
+int run_system(const SystemOptions& opts, std::ostream& err) {
+  sys::SystemConfig c;
+  c.memory = opts.memory;
+  c.virtualization = opts.virtualization;
+  c.max_instructions = opts.max_instructions;
+  std::unique_ptr<sys::SystemPlatform> platform;
+  std::unique_ptr<GdbServer> gdb;
+  sys::BootInfo boot;
+  try {
+    platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
+      std::fputc(ch, stdout);
+      if (ch == '\n') std::fflush(stdout);
+    });
+    sys::BootFiles files;
+    files.kernel = opts.kernel;
+    files.initrd = opts.initrd;
+    files.append = opts.append;
+    files.dtb = opts.dtb;
+    boot = platform->boot(files);
+    if (opts.gdb_port) {
+      gdb = std::make_unique<GdbServer>(platform->cpu(), opts.gdb_port, err);
+      platform->cpu().set_debugger(gdb.get());
+    }
+  } catch (const std::exception& e) {
+    err << "vtoe: system run: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fflush(stdout);
+
+  iss::ArmCore& core = platform->cpu().core();
+  const uint64_t n = platform->cpu().retired();
+  int status = kExitFailure;
+  switch (platform->stop_reason()) {
+    case sys::StopReason::PowerOff:
+      status = 0;
+      break;
+    case sys::StopReason::Reset:
+      status = psci::kResetExitStatus;
+      break;
+    case sys::StopReason::MaxInstructions:
+      err << "vtoe: system run: stopped after " << n << " instructions (--max-instructions "
+          << opts.max_instructions << ") " << where(core) << firmware_hint(*platform) << "\n";
+      status = kExitMaxInstructions;
+      break;
+    case sys::StopReason::Idle:
+      err << "vtoe: system run: the core is asleep in WFI " << where(core)
+          << " and nothing modelled can wake it (after " << n << " instructions)\n";
+      status = kExitMaxInstructions;
+      break;
+    case sys::StopReason::BusErrorLoop: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "0x%08llx",
+                    static_cast<unsigned long long>(platform->error_address()));
+      err << "vtoe: system run: nothing is mapped at " << buf
+          << " and the core keeps faulting there (a jump to unmapped memory, or vectors that "
+             "are not mapped) "
+          << where(core) << ", after " << n << " instructions\n";
+      status = kExitFailure;
+      break;
+    }
+    case sys::StopReason::Running:
+    case sys::StopReason::CoreError:
+      if (gdb && gdb->killed()) {
+        err << "vtoe: system run: ended by GDB (kill) " << where(core) << "\n";
+        status = kExitFailure;
+        break;
+      }
+      err << "vtoe: system run: the core stopped " << where(core) << ": "
+          << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
+          << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
+      status = kExitFailure;
+      break;
+  }
+  if (gdb) gdb->exited(status);
+  if (!opts.stats.empty()) {
+    nlohmann::ordered_json j;
+    j["kernel"] = opts.kernel;
+    j["stop"] = sys::to_string(platform->stop_reason());
+    j["exit_status"] = status;
+    j["instructions"] = n;
+    nlohmann::ordered_json by;
+    for (int k = 0; k < iss::ArmCore::kClasses; ++k) {
+      auto cls = static_cast<iss::InsnClass>(k);
+      by[iss::to_string(cls)] = core.retired(cls);
+    }
+    j["by_class"] = by;
+    nlohmann::ordered_json modes;
+    for (iss::Mode m : {iss::Mode::Usr, iss::Mode::Fiq, iss::Mode::Irq, iss::Mode::Svc,
+                        iss::Mode::Abt, iss::Mode::Hyp, iss::Mode::Und, iss::Mode::Sys}) {
+      modes[iss::to_string(m)] = core.retired_in_mode(m);
+    }
+    j["by_mode"] = modes;
+    nlohmann::ordered_json traps;  // exceptions taken to Hyp mode, by HSR exception class
+    for (int ec = 0; ec < 64; ++ec) {
+      if (const uint64_t k = core.hyp_entries(static_cast<uint8_t>(ec))) {
+        char name[8];
+        std::snprintf(name, sizeof name, "0x%02x", ec);
+        traps[name] = k;
+      }
+    }
+    j["hyp_traps_by_ec"] = traps;
+    nlohmann::ordered_json ex;
+    for (int k = 0; k < static_cast<int>(iss::Exception::Count); ++k) {
+      auto e = static_cast<iss::Exception>(k);
+      ex[iss::to_string(e)] = core.exceptions(e);
+    }
+    j["exceptions"] = ex;
+    j["uart_chars"] = platform->uart().transmitted();
+    j["psci_calls"] = platform->psci().calls();
+    j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();
+    j["wall_seconds"] = seconds;
+    j["mips"] = seconds > 0 ? static_cast<double>(n) / seconds / 1e6 : 0.0;
+    std::ofstream f(opts.stats);
+    f << j.dump(2) << "\n";
+    if (!f) err << "vtoe: system run: cannot write " << opts.stats << "\n";
+  }
+  return status;
+}
+
+}  // namespace vtoe::app

@@ -1,0 +1,733 @@
+// Address translation (ARM ARM B3): stage 1 of the PL1&0 regime in the short-descriptor format
+// (sections, supersections, large and small pages, domains, AP/APX with and without the access
+// flag, XN/PXN, WXN/UWXN) and the long-descriptor format (TTBCR.EAE: T0SZ/T1SZ, up to 3 levels,
+// hierarchical APTable/XNTable/PXNTable), Hyp mode's stage 1 (HTTBR/HTCR, long format) and
+// stage 2 (VTTBR/VTCR, IPA up to 40 bits, S2AP, XN) when HCR.VM is set. Memory attributes (TEX,
+// C, B, MAIR, SH) do not matter to a model without caches and are not interpreted.
+//
+// A direct-mapped software TLB per regime (PL1&0, Hyp) caches virtual page -> physical page with
+// the permissions of both stages combined; a miss, or a hit without the permission, walks the
+// tables again, so that a fault is always reported by the stage and level that found it.
+// Physical addresses above 4 GiB are external aborts (QEMU's virt with highmem=off).
+#include <cstdio>
+
+#include "models/cpu/iss/arm_core.h"
+
+namespace vtoe::cpu::iss {
+
+namespace {
+
+std::string mmu_text(uint32_t va, bool write, bool fetch, const MmuFault& f) {
+  static const char* const kKinds[] = {"translation",    "access flag",
+                                       "domain",         "permission",
+                                       "external abort", "external abort on table walk"};
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s%s fault (level %u) on %s of 0x%08x",
+                f.stage2 ? "stage 2 " : "", kKinds[f.kind], f.level,
+                fetch   ? "fetch"
+                : write ? "write"
+                        : "read",
+                va);
+  return buf;
+}
+
+constexpr uint64_t kPaLimit = uint64_t{1} << 32;  // highmem=off: nothing above 4 GiB
+
+}  // namespace
+
+MmuAbort::MmuAbort(uint32_t v, bool w, bool fe, const MmuFault& f)
+    : std::runtime_error(mmu_text(v, w, fe, f)), va(v), write(w), fetch(fe), fault(f) {}
+
+void ArmCore::update_mmu() {
+  const bool hyp = mode_ == kHyp;
+  translation_used_ = system_ && ((sys_.sctlr & 1) || (sys_.hsctlr & 1) || (sys_.hcr & kHcrVm));
+  mmu_on_ = system_ && (hyp ? (sys_.hsctlr & 1) != 0
+                            : ((sys_.sctlr & 1) || (has_hyp_ && (sys_.hcr & kHcrVm))));
+  const uint32_t regime = hyp ? 2 : mode_ == static_cast<uint8_t>(Mode::Usr) ? 1 : 0;
+  ctx_ = (generation_ << 2) | regime;
+}
+
+void ArmCore::tlb_flush() {
+  for (TlbEntry& e : tlb_) e.va_page = ~0u;
+  for (TlbEntry& e : tlb_hyp_) e.va_page = ~0u;
+  ++tlb_flushes_;
+  ++generation_;  // decoded pages are re-translated before they run again
+  update_mmu();
+}
+
+void ArmCore::tlb_flush_va(uint32_t va) {
+  // The TLB does not remember which block an entry came from (a section fills one entry per
+  // 4 KiB page it is used at), so it is emptied: the architecture allows invalidating more than
+  // asked. Decoded code is dropped for that page only: other pages' mappings did not change.
+  for (TlbEntry& e : tlb_) e.va_page = ~0u;
+  for (TlbEntry& e : tlb_hyp_) e.va_page = ~0u;
+  ++tlb_flushes_;
+  drop_page(va >> GuestMemory::kPageBits);
+}
+
+bool ArmCore::read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on) {
+  uint64_t pa = addr;
+  if (stage2_on) {  // stage-1 tables are at IPAs
+    Walk s2;
+    if (!stage2(addr, s2, true) || !(s2.s2perms & kPermR)) {
+      w.fault = s2.ok ? s2.fault : s2.fault;
+      if (s2.ok) {  // no read permission at stage 2
+        w.fault.kind = MmuFault::Permission;
+        w.fault.level = s2.level;
+      }
+      w.fault.stage2 = true;
+      w.fault.s1ptw = true;
+      w.fault.long_format = true;
+      w.fault.ipa = addr;
+      return false;
+    }
+    pa = s2.pa;
+  }
+  if (pa + (is64 ? 8 : 4) > kPaLimit) {
+    w.fault.kind = MmuFault::WalkExternal;
+    return false;
+  }
+  try {
+    v = is64 ? mem_.read64(static_cast<uint32_t>(pa)) : mem_.read32(static_cast<uint32_t>(pa));
+  } catch (const GuestFault&) {
+    w.fault.kind = MmuFault::WalkExternal;
+    return false;
+  }
+  return true;
+}
+
+// Stage 2 (B3.6.1, long format): VTCR.T0SZ (4-bit signed) and SL0 give the IPA size and the
+// starting level.
+bool ArmCore::stage2(uint64_t ipa, Walk& w, bool s1ptw) {
+  w.fault = MmuFault{};
+  w.fault.stage2 = true;
+  w.fault.long_format = true;
+  w.fault.s1ptw = s1ptw;
+  w.fault.ipa = ipa;
+  const uint32_t vtcr = sys_.vtcr;
+  int t0sz = static_cast<int>(vtcr & 0xf);
+  if (t0sz & 8) t0sz -= 16;
+  const int ipa_bits = 32 - t0sz;
+  const int start = (vtcr >> 6) & 1 ? 1 : 2;  // SL0: 0 level 2, 1 level 1
+  if (ipa >> ipa_bits) {
+    w.fault.level = static_cast<uint8_t>(start);
+    return false;
+  }
+  // The top level resolves bits [ipa_bits-1 : 30] (level 1) or [ipa_bits-1 : 21] (level 2).
+  uint64_t table = sys_.vttbr & 0x000000fffffffff0ull;  // the first table may be < 4 KiB
+  for (int level = start; level <= 3; ++level) {
+    const int shift = 39 - 9 * level;  // 30, 21, 12
+    uint64_t index =
+        (ipa >> shift) & (level == start ? (uint64_t{1} << (ipa_bits - shift)) - 1 : 0x1ff);
+    uint64_t d;
+    const uint64_t da = (level == start ? table : table & ~0xfffull) + index * 8;
+    if (da + 8 > kPaLimit) {
+      w.fault.kind = MmuFault::WalkExternal;
+      w.fault.level = static_cast<uint8_t>(level);
+      return false;
+    }
+    try {
+      d = mem_.read64(static_cast<uint32_t>(da));
+    } catch (const GuestFault&) {
+      w.fault.kind = MmuFault::WalkExternal;
+      w.fault.level = static_cast<uint8_t>(level);
+      return false;
+    }
+    w.level = static_cast<uint8_t>(level);
+    w.fault.level = static_cast<uint8_t>(level);
+    if (!(d & 1) || (level == 3 && !(d & 2))) return false;  // invalid: translation fault
+    if (level < 3 && (d & 2)) {                              // a table
+      table = d & 0x000000fffffff000ull;
+      continue;
+    }
+    if (!(d & (1u << 10))) {  // AF
+      w.fault.kind = MmuFault::AccessFlag;
+      return false;
+    }
+    const uint64_t mask = (uint64_t{1} << shift) - 1;
+    w.pa = (d & 0x000000fffffff000ull & ~mask) | (ipa & mask);
+    const uint32_t s2ap = (d >> 6) & 3;  // bit 0 read, bit 1 write
+    uint8_t p = 0;
+    if (s2ap & 1) p |= kPermR;
+    if (s2ap & 2) p |= kPermW;
+    if (!((d >> 54) & 1) && (s2ap & 1)) p |= kPermX;
+    w.s2perms = static_cast<uint8_t>(p | (p << 3));
+    w.ok = true;
+    return true;
+  }
+  return false;
+}
+
+ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
+  Walk w;
+  w.fault.long_format = false;
+  const uint32_t ttbcr = sys_.ttbcr;
+  const uint32_t n = ttbcr & 7;
+  uint32_t ttbr;
+  uint32_t index;
+  if (n == 0 || (va >> (32 - n)) == 0) {
+    if (ttbcr & (1u << 4)) return w;  // PD0: translation fault, level 1
+    ttbr = static_cast<uint32_t>(sys_.ttbr0) & ~((1u << (14 - n)) - 1);
+    index = (va << n) >> (n + 20);
+  } else {
+    if (ttbcr & (1u << 5)) return w;  // PD1
+    ttbr = static_cast<uint32_t>(sys_.ttbr1) & ~0x3fffu;
+    index = va >> 20;
+  }
+  uint64_t d1;
+  if (!read_desc(ttbr + index * 4, false, d1, w, stage2_on)) return w;
+  const uint32_t l1 = static_cast<uint32_t>(d1);
+  uint32_t ap, xn, pxn = 0, domain;
+  uint64_t pa;
+  if ((l1 & 3) == 0) return w;  // translation fault, section
+  if ((l1 & 3) == 1) {          // a second-level table
+    domain = (l1 >> 5) & 15;
+    pxn = (l1 >> 2) & 1;
+    w.domain = static_cast<uint8_t>(domain);
+    w.fault.domain = w.domain;
+    uint64_t d2;
+    w.level = 2;
+    w.fault.level = 2;
+    if (!read_desc((l1 & ~0x3ffu) + ((va >> 12) & 0xff) * 4, false, d2, w, stage2_on)) return w;
+    const uint32_t l2 = static_cast<uint32_t>(d2);
+    if ((l2 & 3) == 0) return w;  // translation fault, page
+    if ((l2 & 3) == 1) {          // large page, 64 KiB
+      pa = (l2 & 0xffff0000u) | (va & 0xffffu);
+      xn = (l2 >> 15) & 1;
+    } else {  // small page, 4 KiB
+      pa = (l2 & 0xfffff000u) | (va & 0xfffu);
+      xn = l2 & 1;
+    }
+    ap = ((l2 >> 4) & 3) | (((l2 >> 9) & 1) << 2);
+  } else {
+    pxn = l1 & 1;
+    xn = (l1 >> 4) & 1;
+    ap = ((l1 >> 10) & 3) | (((l1 >> 15) & 1) << 2);
+    if (l1 & (1u << 18)) {  // supersection, 16 MiB, domain 0
+      domain = 0;
+      pa = (uint64_t{l1 & 0xff000000u}) | (uint64_t{(l1 >> 20) & 15} << 32) |
+           (uint64_t{(l1 >> 5) & 15} << 36) | (va & 0x00ffffffu);
+    } else {
+      domain = (l1 >> 5) & 15;
+      pa = (l1 & 0xfff00000u) | (va & 0x000fffffu);
+    }
+    w.domain = static_cast<uint8_t>(domain);
+    w.fault.domain = w.domain;
+  }
+  // The domain: no access (and the reserved value) faults any access; manager skips the
+  // permission checks (XN too, as QEMU); client checks them.
+  const uint32_t dom = (sys_.dacr >> (2 * domain)) & 3;
+  uint8_t perms;
+  if (dom == 0 || dom == 2) {
+    w.s1_domain_no_access = true;
+    perms = 0;
+  } else if (dom == 3) {
+    perms = 0x3f;
+  } else {
+    uint8_t pl1 = 0, pl0 = 0;
+    const bool afe = sys_.sctlr & (1u << 29);
+    if (afe) {  // the simplified model: AP[0] is the access flag
+      if (!(ap & 1)) {
+        w.fault.kind = MmuFault::AccessFlag;
+        return w;
+      }
+      switch (ap >> 1) {
+        case 0:
+          pl1 = kPermR | kPermW;
+          break;
+        case 1:
+          pl1 = pl0 = kPermR | kPermW;
+          break;
+        case 2:
+          pl1 = kPermR;
+          break;
+        default:
+          pl1 = pl0 = kPermR;
+          break;
+      }
+    } else {
+      switch (ap) {
+        case 1:
+          pl1 = kPermR | kPermW;
+          break;
+        case 2:
+          pl1 = kPermR | kPermW;
+          pl0 = kPermR;
+          break;
+        case 3:
+          pl1 = pl0 = kPermR | kPermW;
+          break;
+        case 5:
+          pl1 = kPermR;
+          break;
+        case 6:
+        case 7:
+          pl1 = pl0 = kPermR;
+          break;
+        default:
+          break;  // no access (0, and the reserved 4)
+      }
+    }
+    const bool wxn = sys_.sctlr & (1u << 19), uwxn = sys_.sctlr & (1u << 20);
+    if (pl1 && !xn && !pxn && !(wxn && (pl1 & kPermW)) && !(uwxn && (pl0 & kPermW))) {
+      pl1 |= kPermX;
+    }
+    if (pl0 && !xn && !(wxn && (pl0 & kPermW))) pl0 |= kPermX;
+    perms = static_cast<uint8_t>(pl1 | (pl0 << 3));
+  }
+  w.s1perms = perms;
+  if (stage2_on) {
+    Walk s2;
+    if (!stage2(pa, s2, false)) {
+      w.fault = s2.fault;
+      return w;
+    }
+    w.s2perms = s2.s2perms;
+    pa = s2.pa;
+  }
+  if (pa >= kPaLimit) {
+    w.fault = MmuFault{};
+    w.fault.kind = MmuFault::External;
+    return w;
+  }
+  w.pa = pa;
+  w.ok = true;
+  return w;
+}
+
+ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
+  Walk w;
+  w.fault.long_format = true;
+  uint64_t ttbr;
+  int tsz;
+  if (hyp_regime) {
+    tsz = static_cast<int>(sys_.htcr & 7);
+    if (tsz && (va >> (32 - tsz))) return w;
+    ttbr = sys_.httbr;
+  } else {
+    const uint32_t ttbcr = sys_.ttbcr;
+    const int t0sz = static_cast<int>(ttbcr & 7), t1sz = static_cast<int>((ttbcr >> 16) & 7);
+    const bool in0 = t0sz == 0 ? (t1sz == 0 || (va >> (32 - t1sz)) != (0xffffffffu >> (32 - t1sz)))
+                               : (va >> (32 - t0sz)) == 0;
+    const bool in1 = !in0 && (t1sz == 0 || (va >> (32 - t1sz)) == (0xffffffffu >> (32 - t1sz)));
+    if (in0) {
+      if (ttbcr & (1u << 7)) return w;  // EPD0
+      ttbr = sys_.ttbr0;
+      tsz = t0sz;
+    } else if (in1) {
+      if (ttbcr & (1u << 23)) return w;  // EPD1
+      ttbr = sys_.ttbr1;
+      tsz = t1sz;
+    } else {
+      return w;  // in neither region: translation fault, level 1
+    }
+  }
+  const int start = tsz <= 1 ? 1 : 2;
+  const int region_bits = 32 - tsz;
+  uint64_t table = ttbr & 0x000000fffffffff8ull;
+  bool ap_no_pl0 = false, ap_ro = false, xn_table = false, pxn_table = false;
+  for (int level = start; level <= 3; ++level) {
+    const int shift = 39 - 9 * level;
+    const uint64_t index =
+        (va >> shift) & (level == start ? (uint64_t{1} << (region_bits - shift)) - 1 : 0x1ffu);
+    w.level = static_cast<uint8_t>(level);
+    w.fault.level = static_cast<uint8_t>(level);
+    uint64_t d;
+    const uint64_t base = level == start ? table & ~uint64_t{7} : table & ~0xfffull;
+    if (!read_desc(base + index * 8, true, d, w, stage2_on && !hyp_regime)) return w;
+    if (!(d & 1) || (level == 3 && !(d & 2))) return w;  // translation fault
+    if (level < 3 && (d & 2)) {
+      table = d & 0x000000fffffff000ull;
+      if (!hyp_regime) {
+        pxn_table |= (d >> 59) & 1;
+        ap_no_pl0 |= (d >> 61) & 1;
+      }
+      xn_table |= (d >> 60) & 1;
+      ap_ro |= (d >> 62) & 1;
+      continue;
+    }
+    if (!(d & (1u << 10))) {
+      w.fault.kind = MmuFault::AccessFlag;
+      return w;
+    }
+    const uint64_t mask = (uint64_t{1} << shift) - 1;
+    uint64_t pa = (d & 0x000000fffffff000ull & ~mask) | (va & mask);
+    const uint32_t ap = (d >> 6) & 3;  // AP[2:1]
+    const bool xn = ((d >> 54) & 1) || xn_table;
+    const bool pxn = ((d >> 53) & 1) || pxn_table;
+    uint8_t pl1 = kPermR, pl0 = 0;
+    if (hyp_regime) {
+      if (!(ap & 2) && !ap_ro) pl1 |= kPermW;  // AP[2]: read-only; AP[1] ignored
+      if (!xn && !((sys_.hsctlr & (1u << 19)) && (pl1 & kPermW))) pl1 |= kPermX;
+      pl0 = pl1;  // Hyp has no PL0: the core only asks with the PL1 bits in Hyp mode
+    } else {
+      const bool ro = (ap & 2) || ap_ro;
+      if (!ro) pl1 |= kPermW;
+      if ((ap & 1) && !ap_no_pl0) pl0 = ro ? kPermR : kPermR | kPermW;
+      const bool wxn = sys_.sctlr & (1u << 19), uwxn = sys_.sctlr & (1u << 20);
+      if (!xn && !pxn && !(wxn && (pl1 & kPermW)) && !(uwxn && (pl0 & kPermW))) pl1 |= kPermX;
+      if (pl0 && !xn && !(wxn && (pl0 & kPermW))) pl0 |= kPermX;
+    }
+    w.s1perms = static_cast<uint8_t>(pl1 | (pl0 << 3));
+    if (stage2_on && !hyp_regime) {
+      Walk s2;
+      if (!stage2(pa, s2, false)) {
+        w.fault = s2.fault;
+        return w;
+      }
+      w.s2perms = s2.s2perms;
+      pa = s2.pa;
+    }
+    if (pa >= kPaLimit) {
+      w.fault = MmuFault{};
+      w.fault.kind = MmuFault::External;
+      w.fault.long_format = true;
+      return w;
+    }
+    w.pa = pa;
+    w.ok = true;
+    return w;
+  }
+  return w;
+}
+
+ArmCore::Walk ArmCore::walk(uint32_t va, bool hyp_regime, bool stage2_on) {
+  if (hyp_regime) {
+    if (!(sys_.hsctlr & 1)) {
+      Walk w;
+      w.pa = va;
+      w.ok = true;
+      return w;
+    }
+    return walk_long(va, true, false);
+  }
+  if (!(sys_.sctlr & 1)) {  // stage 1 off: VA = IPA
+    Walk w;
+    w.fault.long_format = (sys_.ttbcr >> 31) & 1;
+    if (stage2_on) {
+      Walk s2;
+      if (!stage2(va, s2, false)) {
+        w.fault = s2.fault;
+        return w;
+      }
+      w.s2perms = s2.s2perms;
+      w.pa = s2.pa;
+    } else {
+      w.pa = va;
+    }
+    w.ok = true;
+    return w;
+  }
+  return (sys_.ttbcr >> 31) ? walk_long(va, false, stage2_on) : walk_short(va, stage2_on);
+}
+
+uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
+  const bool hyp = mode_ == kHyp;
+  const bool user = mode_ == static_cast<uint8_t>(Mode::Usr);
+  const uint8_t bits = static_cast<uint8_t>(user ? need << 3 : need);
+  TlbEntry* tlb = hyp ? tlb_hyp_ : tlb_;
+  const uint32_t page = va >> GuestMemory::kPageBits;
+  TlbEntry& e = tlb[page % kTlbSize];
+  if (e.va_page == page && (e.perms & bits) == bits) {
+    return (e.pa_page << GuestMemory::kPageBits) | (va & (GuestMemory::kPageSize - 1));
+  }
+  ++tlb_misses_;
+  const bool s2 = !hyp && has_hyp_ && (sys_.hcr & kHcrVm);
+  Walk w = walk(va, hyp, s2);
+  const bool write = need & kPermW, fetch = need & kPermX;
+  if (!w.ok) throw MmuAbort(va, write, fetch, w.fault);
+  // Stage 1 permissions first (a fault to PL1, or to Hyp mode for Hyp's own regime), then
+  // stage 2's (to Hyp mode).
+  if ((w.s1perms & bits) != bits) {
+    MmuFault f;
+    f.kind = w.s1_domain_no_access ? MmuFault::Domain : MmuFault::Permission;
+    f.level = w.level;
+    f.domain = w.domain;
+    f.long_format = hyp || ((sys_.ttbcr >> 31) & 1);
+    throw MmuAbort(va, write, fetch, f);
+  }
+  if ((w.s2perms & bits) != bits) {
+    Walk s2;
+    uint64_t ipa = (sys_.sctlr & 1) ? 0 : va;
+    // The IPA of the access: stage 1's output, found again without stage 2.
+    if (sys_.sctlr & 1) {
+      Walk s1 = (sys_.ttbcr >> 31) ? walk_long(va, false, false) : walk_short(va, false);
+      ipa = s1.pa;
+    }
+    MmuFault f;
+    f.kind = MmuFault::Permission;
+    f.stage2 = true;
+    f.long_format = true;
+    f.ipa = ipa;
+    stage2(ipa, s2, false);
+    f.level = s2.level;
+    throw MmuAbort(va, write, fetch, f);
+  }
+  e.va_page = page;
+  e.pa_page = static_cast<uint32_t>(w.pa >> GuestMemory::kPageBits);
+  e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
+  return static_cast<uint32_t>(w.pa);
+}
+
+template <typename T>
+T ArmCore::mmu_read(uint32_t a) {
+  const uint32_t off = a & (GuestMemory::kPageSize - 1);
+  if (off > GuestMemory::kPageSize - sizeof(T)) {  // across two pages: byte by byte
+    T v = 0;
+    for (uint32_t i = 0; i < sizeof(T); ++i) {
+      v = static_cast<T>(v | (T{mmu_read<uint8_t>(a + i)} << (8 * i)));
+    }
+    return v;
+  }
+  const uint32_t pa = translate(a, kPermR);
+  try {
+    if constexpr (sizeof(T) == 1)
+      return mem_.read8(pa);
+    else if constexpr (sizeof(T) == 2)
+      return mem_.read16(pa);
+    else
+      return mem_.read32(pa);
+  } catch (const GuestFault&) {
+    MmuFault f;
+    f.kind = MmuFault::External;
+    f.long_format = mode_ == kHyp || ((sys_.ttbcr >> 31) & 1);
+    throw MmuAbort(a, false, false, f);
+  }
+}
+
+template <typename T>
+void ArmCore::mmu_write(uint32_t a, T v) {
+  const uint32_t off = a & (GuestMemory::kPageSize - 1);
+  if (off > GuestMemory::kPageSize - sizeof(T)) {
+    // Both pages are checked before either is written, as an access is all or nothing.
+    translate(a, kPermW);
+    translate(a + sizeof(T) - 1, kPermW);
+    for (uint32_t i = 0; i < sizeof(T); ++i) {
+      mmu_write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)));
+    }
+    return;
+  }
+  const uint32_t pa = translate(a, kPermW);
+  try {
+    if constexpr (sizeof(T) == 1)
+      mem_.write8(pa, v);
+    else if constexpr (sizeof(T) == 2)
+      mem_.write16(pa, v);
+    else
+      mem_.write32(pa, v);
+  } catch (const GuestFault&) {
+    MmuFault f;
+    f.kind = MmuFault::External;
+    f.long_format = mode_ == kHyp || ((sys_.ttbcr >> 31) & 1);
+    throw MmuAbort(a, true, false, f);
+  }
+}
+
+template uint8_t ArmCore::mmu_read<uint8_t>(uint32_t);
+template uint16_t ArmCore::mmu_read<uint16_t>(uint32_t);
+template uint32_t ArmCore::mmu_read<uint32_t>(uint32_t);
+template void ArmCore::mmu_write<uint8_t>(uint32_t, uint8_t);
+template void ArmCore::mmu_write<uint16_t>(uint32_t, uint16_t);
+template void ArmCore::mmu_write<uint32_t>(uint32_t, uint32_t);
+
+// DFSR/IFSR (short format: FS[4] at bit 10, domain 7:4; long format: LPAE bit 9, STATUS 5:0),
+// also the DFSC/IFSC of HSR (long format, bits 5:0).
+uint32_t ArmCore::fault_status(const MmuFault& f, bool write) const {
+  uint32_t v;
+  if (f.long_format) {
+    const uint32_t lvl = f.level & 3;
+    switch (f.kind) {
+      case MmuFault::Translation:
+        v = 0x04 | lvl;
+        break;
+      case MmuFault::AccessFlag:
+        v = 0x08 | lvl;
+        break;
+      case MmuFault::Permission:
+        v = 0x0c | lvl;
+        break;
+      case MmuFault::Domain:
+        v = 0x3c | lvl;
+        break;  // the long format has no domains
+      case MmuFault::WalkExternal:
+        v = 0x14 | lvl;
+        break;
+      default:
+        v = 0x10;
+        break;  // synchronous external abort
+    }
+    v |= 1u << 9;
+  } else {
+    const bool page = f.level == 2;
+    uint32_t fs;
+    switch (f.kind) {
+      case MmuFault::Translation:
+        fs = page ? 0x07 : 0x05;
+        break;
+      case MmuFault::AccessFlag:
+        fs = page ? 0x06 : 0x03;
+        break;
+      case MmuFault::Domain:
+        fs = page ? 0x0b : 0x09;
+        break;
+      case MmuFault::Permission:
+        fs = page ? 0x0f : 0x0d;
+        break;
+      case MmuFault::WalkExternal:
+        fs = page ? 0x0e : 0x0c;
+        break;
+      default:
+        fs = 0x08;
+        break;
+    }
+    v = (fs & 15) | ((fs >> 4) << 10) | (uint32_t{f.domain} << 4);
+  }
+  if (write) v |= 1u << 11;
+  return v;
+}
+
+void ArmCore::take_mmu_fault(const MmuAbort& a) {
+  const MmuFault& f = a.fault;
+  const bool fetch = a.fetch;
+  if (fetch) {
+    // A fetch fault in the vector table the abort would enter repeats for ever (no instruction
+    // ever retires): end the run with the fault instead.
+    const bool to_hyp = mode_ == kHyp || (f.stage2 && has_hyp_);
+    const uint32_t base = to_hyp ? sys_.hvbar : (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
+    if (pc_ - base < 0x20) throw a;
+  }
+  if (!fetch && in_it_) itstate_ = it_at_start_;
+  if (f.stage2 && mode_ != kHyp) {
+    // Stage 2: to Hyp mode at the Hyp trap vector, with the IPA in HPFAR.
+    uint32_t iss = fault_status(f, false) & 0x3f;
+    if (f.s1ptw) iss |= 1u << 7;
+    if (!fetch) {
+      if (a.write && !f.s1ptw) iss |= 1u << 6;
+      // ISV and the register for single loads and stores without write-back (the emulation a
+      // hypervisor does for MMIO).
+      DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
+      const Insn* in = nullptr;
+      if (p && p->ctx == ctx_) {
+        uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
+        in = thumb_ ? &p->t32[off >> 1] : &p->a32[off >> 2];
+      }
+      if (in && in->op == Op::LoadStore && in->sub != kLdrd && in->sub != kStrd &&
+          (in->flags & kFlagP) && !(in->flags & kFlagW) && !f.s1ptw) {
+        uint32_t sas = 2, sse = 0;
+        switch (in->sub) {
+          case kStrb:
+          case kLdrb:
+            sas = 0;
+            break;
+          case kLdrsb:
+            sas = 0;
+            sse = 1;
+            break;
+          case kStrh:
+          case kLdrh:
+            sas = 1;
+            break;
+          case kLdrsh:
+            sas = 1;
+            sse = 1;
+            break;
+          default:
+            break;
+        }
+        iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
+      }
+    }
+    // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts).
+    const bool il32 = (iss & (1u << 24)) && (!thumb_ || next_ - pc_ != 2);
+    uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
+    sys_.hsr = hsr_value(ec, iss, il32);
+    if (fetch)
+      sys_.hifar = a.va;
+    else
+      sys_.hdfar = a.va;
+    sys_.hpfar = static_cast<uint32_t>((f.ipa >> 12) << 4);
+    ++hyp_ec_[ec];
+    ++hyp_exceptions_[static_cast<int>(Exception::HypTrap)];
+    enter_hyp(0x14, pc_, cpsr());
+    return;
+  }
+  if (mode_ == kHyp) {
+    MmuFault lf = f;
+    lf.long_format = true;
+    uint32_t iss = fault_status(lf, false) & 0x3f;
+    if (!fetch && a.write) iss |= 1u << 6;
+    uint8_t ec = fetch ? hsr_ec::kPrefetchAbortHyp : hsr_ec::kDataAbortHyp;
+    sys_.hsr = hsr_value(ec, iss, false);  // no ISV: IL is UNK/SBZP in ARMv7
+    if (fetch)
+      sys_.hifar = a.va;
+    else
+      sys_.hdfar = a.va;
+    ++hyp_ec_[ec];
+    enter_hyp(fetch ? 0x0C : 0x10, pc_, cpsr());
+    return;
+  }
+  if (fetch) {
+    sys_.ifar = a.va;
+    sys_.ifsr = fault_status(f, false) & ~(0xfu << 4);  // IFSR has no domain field
+    take_exception(Exception::PrefetchAbort, pc_ + 4, cpsr());
+  } else {
+    sys_.dfar = a.va;
+    sys_.dfsr = fault_status(f, a.write);
+    take_exception(Exception::DataAbort, pc_ + 8, cpsr());
+  }
+}
+
+void ArmCore::address_translate(uint32_t va, int kind) {
+  // kind: 0-3 ATS1C{PR,PW,UR,UW} (stage 1 of the current PL1&0 regime), 4-7 ATS12NSO{PR,PW,UR,
+  // UW} (both stages), 8-9 ATS1H{R,W}.
+  const bool write = kind & 1;
+  const bool user = (kind & 2) && kind < 8;
+  const bool hyp = kind >= 8;
+  const bool both = kind >= 4 && kind < 8;
+  const bool s2 = both && has_hyp_ && (sys_.hcr & kHcrVm);
+  const bool long_par = hyp || both || ((sys_.ttbcr >> 31) & 1);
+  Walk w = walk(va, hyp, s2);
+  const uint8_t need = static_cast<uint8_t>((write ? kPermR | kPermW : kPermR) << (user ? 3 : 0));
+  MmuFault f = w.fault;
+  bool ok = w.ok;
+  if (ok && (w.s1perms & need) != need) {
+    ok = false;
+    f = MmuFault{};
+    f.kind = w.s1_domain_no_access ? MmuFault::Domain : MmuFault::Permission;
+    f.level = w.level;
+    f.domain = w.domain;
+  } else if (ok && (w.s2perms & need) != need) {
+    ok = false;
+    f = MmuFault{};
+    f.kind = MmuFault::Permission;
+    f.stage2 = true;
+  }
+  if (long_par) {
+    f.long_format = true;
+    // NS (bit 9) is set: every translation here is non-secure (UNKNOWN in the ARM ARM; QEMU
+    // sets it). The memory attribute fields are left 0 (attributes are not modelled).
+    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | (1u << 11) | (1u << 9)
+                  : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) |
+                        (f.stage2 ? 1u << 9 : 0u) | (f.s1ptw ? 1u << 8 : 0u) | 1u;
+  } else {
+    f.long_format = false;
+    uint32_t fs = fault_status(f, false);
+    sys_.par = ok ? (static_cast<uint32_t>(w.pa) & 0xfffff000u) | (1u << 9)
+                  : ((fs & 15) << 1) | (((fs >> 10) & 1) << 5) | 1u;
+  }
+  // A TLB filled by a walk here is not kept: nothing to flush.
+}
+
+bool ArmCore::debug_translate(uint32_t va, uint32_t& pa) {
+  if (!mmu_on_) {
+    pa = va;
+    return true;
+  }
+  const bool hyp = mode_ == kHyp;
+  Walk w = walk(va, hyp, !hyp && has_hyp_ && (sys_.hcr & kHcrVm));
+  if (!w.ok) return false;
+  pa = static_cast<uint32_t>(w.pa);
+  return true;
+}
+
+}  // namespace vtoe::cpu::iss

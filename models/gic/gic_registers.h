@@ -1,0 +1,100 @@
+// The GICv2's memory-mapped face, as a driver (Linux's irq-gic, a hypervisor's vGIC, a bare-metal
+// test) sees it: four TLM-2.0 targets over one behavioural Gic (gic.h).
+//
+//   distributor  GICD  (QEMU virt: 0x0800_0000)  CTLR, TYPER, IIDR, IGROUPR, I[SC]ENABLER,
+//                      I[SC]PENDR, I[SC]ACTIVER, IPRIORITYR, ITARGETSR, ICFGR, SGIR, ID registers
+//   cpu          GICC  (0x0801_0000)             CTLR, PMR, BPR, IAR, EOIR, RPR, HPPIR, ABPR,
+//                      APR, IIDR, DIR
+//   hyp          GICH  (0x0803_0000)             HCR, VTR, VMCR, MISR, EISR0, ELRSR0, APR, LR0-3
+//   vcpu         GICV  (0x0804_0000)             the GICC layout, acting on the list registers
+//
+// One CPU, no Security Extensions (as QEMU's virt machine without secure=on): GICD_TYPER says
+// ITLinesNumber = (IDs / 32) - 1, CPUNumber 0, SecurityExtn 0; a uniprocessor GIC, so
+// GICD_ITARGETSR reads as zero and ignores writes. Registers are 32-bit; IPRIORITYR
+// and ITARGETSR also take byte accesses. The constructor puts the Gic into the architecture's
+// reset state (distributor and CPU interface off, priorities 0, PMR 0, SGIs edge-triggered and
+// always enabled, as QEMU's GIC),
+// which differs from the Gic's own model-friendly defaults used by the behavioural platform.
+//
+// Bad accesses (an offset with no register, a wrong size, a write to a read-only register) are
+// ignored or read as zero, as the GIC architecture and QEMU do, and are counted and logged
+// (Warn) with the region and offset; a guest never stops the simulator here. Interrupt groups
+// are stored and read back but do not change signalling (both groups go to IRQ; FIQ is not
+// modelled). The registers take no simulated time (annotated delay unchanged).
+#pragma once
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/gic/gic.h"
+
+namespace vtoe::gic {
+
+// Region sizes as QEMU's virt machine maps them.
+constexpr std::uint64_t kDistributorSize = 0x10000;
+constexpr std::uint64_t kCpuInterfaceSize = 0x10000;  // GICC_DIR is at 0x1000
+constexpr std::uint64_t kHypInterfaceSize = 0x10000;
+constexpr std::uint64_t kVirtualCpuInterfaceSize = 0x10000;
+
+class GicRegisters : public core::Module {
+ public:
+  tlm_utils::simple_target_socket<GicRegisters> distributor;
+  tlm_utils::simple_target_socket<GicRegisters> cpu;
+  tlm_utils::simple_target_socket<GicRegisters> hyp;
+  tlm_utils::simple_target_socket<GicRegisters> vcpu;
+
+  GicRegisters(const sc_core::sc_module_name& name, Gic& gic);
+
+  // The register accesses themselves (offset into the region), for tests and debuggers.
+  std::uint32_t read_distributor(std::uint32_t offset, unsigned size = 4);
+  void write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size = 4);
+  std::uint32_t read_cpu(std::uint32_t offset);
+  void write_cpu(std::uint32_t offset, std::uint32_t value);
+  std::uint32_t read_hyp(std::uint32_t offset);
+  void write_hyp(std::uint32_t offset, std::uint32_t value);
+  std::uint32_t read_vcpu(std::uint32_t offset);
+  void write_vcpu(std::uint32_t offset, std::uint32_t value);
+
+  // GICH_LR encoding <-> ListRegister.
+  static std::uint32_t encode_lr(const ListRegister& lr);
+  static ListRegister decode_lr(std::uint32_t v);
+
+ private:
+  enum class Region { Distributor, Cpu, Hyp, Vcpu };
+  void transport(Region r, tlm::tlm_generic_payload& t);
+  void distributor_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
+    transport(Region::Distributor, t);
+  }
+  void cpu_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) { transport(Region::Cpu, t); }
+  void hyp_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) { transport(Region::Hyp, t); }
+  void vcpu_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
+    transport(Region::Vcpu, t);
+  }
+  void bad_access(const char* region, std::uint32_t offset, const char* why);
+  // GICC_HPPIR / GICV_HPPIR: the highest-priority pending interrupt the priority mask lets
+  // through, whatever the running priority (as GICv2 and QEMU define it; the Gic's own
+  // highest_pending() also applies the running priority).
+  int physical_hppir() const;
+  int virtual_hppir() const;
+  // GICH_ELRSR / GICH_EISR from the list registers' contents, as the architecture derives them:
+  // an invalid LR that asks for an EOI maintenance interrupt (EOI = 1, HW = 0) is not empty but
+  // in EISR until the hypervisor rewrites it.
+  std::uint32_t empty_lrs() const;
+  std::uint32_t eoi_lrs() const;
+  std::uint32_t bits_of(std::uint32_t offset, std::uint32_t base, bool (Gic::*test)(int) const);
+  void set_bits(std::uint32_t offset, std::uint32_t base, std::uint32_t value, bool on);
+
+  Gic& gic_;
+  std::vector<std::uint8_t> group_;                             // GICD_IGROUPR, one entry per ID
+  std::uint32_t gicc_ctlr_ = 0, gicc_bpr_ = 0, gicc_abpr_ = 1;  // QEMU's reset values
+  core::Counter& bad_accesses_;
+};
+
+}  // namespace vtoe::gic

@@ -1,0 +1,50 @@
+// Puts a kernel, an initrd and a device tree into the system platform's RAM as QEMU's
+// hw/arm/boot.c does for a 32-bit core, and says how to enter it.
+//
+//  - ELF (ARM, static): loaded at its addresses (for bare-metal programs, physical ones) and
+//    entered at e_entry with r0-r2 = 0; the DTB goes to the base of RAM if it fits below the
+//    image, else after it.
+//  - zImage (magic 0x016f2818 at offset 0x24): at RAM + 0x10000, entered there with r0 = 0,
+//    r1 = 0xffffffff (no machine number: DT boot) and r2 = the DTB's address; the initrd at
+//    RAM + min(RAM / 2, 128 MiB); the DTB after the initrd on the next 4 KiB boundary.
+// Anything else, an image that does not fit in RAM, or a DTB that does not parse is a BootError
+// naming the file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vtoe::platform::system {
+
+class BootError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct BootFiles {
+  std::string kernel;  // ELF or zImage (required)
+  std::string initrd;  // optional
+  std::string append;  // kernel command line -> /chosen/bootargs
+  std::string dtb;     // optional: this blob instead of the generated one (/chosen updated)
+  bool virtualization = false;
+};
+
+struct BootInfo {
+  bool linux_image = false;  // zImage (else ELF)
+  std::uint32_t entry = 0;   // bit 0: Thumb
+  std::uint32_t r0 = 0, r1 = 0, r2 = 0;
+  std::uint64_t kernel_start = 0, kernel_end = 0;
+  std::uint64_t initrd_start = 0, initrd_end = 0;
+  std::uint64_t dtb_start = 0, dtb_size = 0;
+};
+
+// `write(addr, data, len)` stores into the platform's memory (the RAM's host view); `ram_base`
+// and `ram_size` say where RAM is.
+using MemoryWriter = std::function<void(std::uint64_t addr, const void* data, std::size_t len)>;
+BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64_t ram_size,
+                         const MemoryWriter& write);
+
+}  // namespace vtoe::platform::system

@@ -1,0 +1,179 @@
+#include "platform/system/system_platform.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "platform/system/memory_map.h"
+
+namespace vtoe::platform::system {
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::Running:
+      return "running";
+    case StopReason::PowerOff:
+      return "power-off";
+    case StopReason::Reset:
+      return "reset";
+    case StopReason::MaxInstructions:
+      return "max-instructions";
+    case StopReason::Idle:
+      return "idle";
+    case StopReason::BusErrorLoop:
+      return "bus-error-loop";
+    case StopReason::CoreError:
+      return "core-error";
+  }
+  return "?";
+}
+
+// PSCI behind the core's SMC (and HVC without Hyp mode), as QEMU's virt conduit.
+class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
+ public:
+  explicit Firmware(SystemPlatform& p) : p_(p) {}
+  bool smc(cpu::iss::ArmCore& core) override { return call(core); }
+  bool hvc(cpu::iss::ArmCore& core) override { return call(core); }
+
+ private:
+  bool call(cpu::iss::ArmCore& core) {
+    const std::uint32_t fn = core.reg(0);
+    if (!psci::Psci::is_psci(fn)) return false;  // not PSCI's: undefined, as QEMU
+    const psci::Result r = p_.psci_.call(fn, core.reg(1), core.reg(2), core.reg(3));
+    core.set_reg(0, r.r0);
+    if (r.action == psci::Action::PowerOff) p_.end(StopReason::PowerOff);
+    if (r.action == psci::Action::Reset) p_.end(StopReason::Reset);
+    return true;
+  }
+  SystemPlatform& p_;
+};
+
+namespace {
+
+std::uint64_t checked_memory(std::uint64_t m) {
+  if (m == 0) return kDefaultRamSize;
+  if (m % 4096 != 0 || m > kMaxRamSize) {
+    throw std::invalid_argument("--memory " + std::to_string(m) +
+                                ": RAM must be a multiple of 4 KiB and at most 3 GiB (it starts "
+                                "at 0x40000000 in a 32-bit address space)");
+  }
+  return m;
+}
+
+cpu::iss::IssCpuParams cpu_params(const SystemConfig& c) {
+  cpu::iss::IssCpuParams p;
+  p.clock_period = c.clock_period;
+  p.sync_on_bus_access = true;  // device registers see the time of the access
+  return p;
+}
+
+}  // namespace
+
+SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const SystemConfig& c,
+                               std::function<void(char)> console)
+    : sc_core::sc_module(name),
+      config_(c),
+      bus_("bus", 0),
+      ram_("ram", checked_memory(c.memory)),
+      gic_("gic", kSpiCount),
+      gic_regs_("gic_registers", gic_),
+      uart_("uart", std::move(console)),
+      cpu_("cpu", cpu_params(c)),
+      watch_("bus_error_watch", 64, [this](std::uint64_t addr) {
+        if (stop_ == StopReason::Running) error_address_ = addr;
+        end(StopReason::BusErrorLoop);
+      }) {
+  config_.memory = ram_.size();
+  tlm::tlm_global_quantum::instance().set(c.quantum);
+  bus_.map(kRamBase, ram_.size(), ram_.in, "ram");
+  bus_.map(kGicDistributorBase, gic::kDistributorSize, gic_regs_.distributor, "gicd");
+  bus_.map(kGicCpuInterfaceBase, gic::kCpuInterfaceSize, gic_regs_.cpu, "gicc");
+  bus_.map(kGicHypInterfaceBase, gic::kHypInterfaceSize, gic_regs_.hyp, "gich");
+  bus_.map(kGicVirtualCpuInterfaceBase, gic::kVirtualCpuInterfaceSize, gic_regs_.vcpu, "gicv");
+  bus_.map(kUartBase, uart::kPl011Size, uart_.in, "uart");
+  cpu_.socket.bind(watch_.in);
+  watch_.out.bind(bus_.in);
+
+  for (int i = 0; i < kSpiCount; ++i) {
+    gic_.spi[static_cast<std::size_t>(i)].bind(i == kUartSpi ? uart_irq_ : idle_line_);
+  }
+  uart_.irq.bind(uart_irq_);
+  gic_.irq.bind(irq_);
+  gic_.virq.bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
+  gic_.maintenance.bind(maintenance_);
+  cpu_.irq_in.bind(irq_);
+
+  cpu::iss::ArmCore& core = cpu_.core();
+  firmware_ = std::make_unique<Firmware>(*this);
+  core.set_firmware(firmware_.get());
+  // The generic timer is IssCpu's (its count: simulated time x 62.5 MHz); its outputs are PPIs.
+  cpu_.set_timer_output_listener([this](cpu::iss::TimerKind k, bool level) {
+    using cpu::iss::TimerKind;
+    gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
+                       : k == TimerKind::Virtual ? kVirtualTimerPpi
+                                                 : kHypTimerPpi,
+                       level);
+  });
+  SC_METHOD(follow_virq);
+  sensitive << virq_;
+  dont_initialize();
+  SC_THREAD(monitor);
+}
+
+SystemPlatform::~SystemPlatform() = default;
+
+void SystemPlatform::follow_virq() { cpu_.set_virq(virq_.read()); }
+
+void SystemPlatform::end(StopReason r) {
+  if (stop_ != StopReason::Running) return;
+  stop_ = r;
+  cpu_.halt();
+}
+
+BootInfo SystemPlatform::boot(const BootFiles& files) {
+  BootFiles f = files;
+  f.virtualization = config_.virtualization;
+  const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
+                                     [this](std::uint64_t addr, const void* data, std::size_t len) {
+                                       std::memcpy(ram_.host(addr - kRamBase, len), data, len);
+                                     });
+  cpu::iss::ArmCore& core = cpu_.core();
+  core.reset_system(config_.virtualization);  // Hyp or SVC, A I F masked, MMU off
+  core.set_reg(0, b.r0);
+  core.set_reg(1, b.r1);
+  core.set_reg(2, b.r2);
+  core.set_pc(b.entry);
+  return b;
+}
+
+void SystemPlatform::monitor() {
+  const sc_core::sc_time step = config_.quantum;
+  sc_core::sc_time asleep = sc_core::SC_ZERO_TIME;
+  std::uint64_t last = 0;
+  for (;;) {
+    sc_core::wait(step, cpu_.done_event());
+    if (cpu_.done() || stop_ != StopReason::Running) {
+      if (stop_ == StopReason::Running) stop_ = StopReason::CoreError;
+      break;
+    }
+    const std::uint64_t n = cpu_.retired();
+    if (config_.max_instructions && n >= config_.max_instructions) {
+      end(StopReason::MaxInstructions);
+      break;
+    }
+    // Asleep with no instruction retired for idle_limit and no timer armed: nothing modelled
+    // can wake it.
+    const bool hopeless =
+        n == last && cpu_.core().waiting_for_interrupt() && !cpu_.core().next_timer_deadline();
+    asleep = hopeless ? asleep + step : sc_core::SC_ZERO_TIME;
+    last = n;
+    if (asleep >= config_.idle_limit) {
+      end(StopReason::Idle);
+      break;
+    }
+  }
+  // Nothing else keeps the simulation alive: sc_start returns once the core's thread has ended.
+}
+
+}  // namespace vtoe::platform::system

@@ -1,0 +1,91 @@
+// The system platform: real ARM software on the ISS at QEMU virt's memory map (memory_map.h).
+//
+//   IssCpu --socket--> Interconnect --+-- Ram            0x4000_0000 (DMI)
+//     ^ irq_in                        +-- GicRegisters   GICD 0x0800_0000, GICC 0x0801_0000,
+//     |                               |                  GICH 0x0803_0000, GICV 0x0804_0000
+//     +------ Gic.irq <-- spi[1] <----+-- Pl011          0x0900_0000 (SPI 1 = ID 33)
+//
+// Built from SystemConfig (no scenario file: `vtoe system run` options). Beside the TOE
+// platform (platform/platform.h), which models software as cost tables; this one runs it.
+// The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
+// else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
+// (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the
+// GIC's virtual CPU interface drives the core's virtual IRQ.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "models/cpu/iss/iss_cpu.h"
+#include "models/gic/gic.h"
+#include "models/gic/gic_registers.h"
+#include "models/mem/interconnect.h"
+#include "models/mem/ram.h"
+#include "models/psci/psci.h"
+#include "models/uart/pl011.h"
+#include "platform/system/boot_loader.h"
+#include "platform/system/bus_error_watch.h"
+
+namespace vtoe::platform::system {
+
+struct SystemConfig {
+  std::uint64_t memory = 0;  // RAM bytes (0: QEMU's default, 128 MiB)
+  bool virtualization = false;
+  std::uint64_t max_instructions = 0;  // 0: no limit
+  sc_core::sc_time clock_period{1, sc_core::SC_NS};
+  sc_core::sc_time quantum{10, sc_core::SC_US};
+  // A core asleep in WFI this long with nothing that could wake it ends the run.
+  sc_core::sc_time idle_limit{1, sc_core::SC_SEC};
+};
+
+// How a run ended.
+enum class StopReason { Running, PowerOff, Reset, MaxInstructions, Idle, BusErrorLoop, CoreError };
+const char* to_string(StopReason r);
+
+class SystemPlatform : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(SystemPlatform);
+  // `console` receives the UART's output, character by character. Throws std::invalid_argument
+  // on a bad configuration (memory size) and std::runtime_error for what the ISS cannot do yet.
+  SystemPlatform(const sc_core::sc_module_name& name, const SystemConfig& c,
+                 std::function<void(char)> console);
+  ~SystemPlatform() override;
+
+  // Loads the images and sets the core up to enter them (before sc_start). Throws BootError.
+  BootInfo boot(const BootFiles& files);
+
+  StopReason stop_reason() const { return stop_; }
+  // BusErrorLoop: the address of the last of the bus errors in a row.
+  std::uint64_t error_address() const { return error_address_; }
+  cpu::iss::IssCpu& cpu() { return cpu_; }
+  gic::Gic& gic() { return gic_; }
+  uart::Pl011& uart() { return uart_; }
+  mem::Ram& ram() { return ram_; }
+  psci::Psci& psci() { return psci_; }
+  const SystemConfig& config() const { return config_; }
+
+ private:
+  class Firmware;
+  void monitor();      // ends the run at --max-instructions and after a hopeless WFI
+  void follow_virq();  // SC_METHOD: Gic.virq -> the core
+  void end(StopReason r);
+
+  SystemConfig config_;
+  mem::Interconnect bus_;
+  mem::Ram ram_;
+  gic::Gic gic_;
+  gic::GicRegisters gic_regs_;
+  uart::Pl011 uart_;
+  cpu::iss::IssCpu cpu_;
+  BusErrorWatch watch_;
+  psci::Psci psci_;
+  sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
+  std::unique_ptr<Firmware> firmware_;
+  StopReason stop_ = StopReason::Running;
+  std::uint64_t error_address_ = 0;
+};
+
+}  // namespace vtoe::platform::system

@@ -1,0 +1,112 @@
+// Hyp mode as a hypervisor uses it: ERET to a guest in SVC; the guest's HVC, a WFI trapped by
+// HCR.TWI and an SMC trapped by HCR.TSC reach Hyp with their HSR, ELR_hyp and SPSR_hyp; a
+// virtual IRQ asserted by HCR.VI and one from a GIC list register are taken by the guest at its
+// own vectors (HCR.IMO), the second acknowledged and ended through GICV.
+#include "rt.h"
+
+static volatile int phase, guest_irqs;
+
+static uint32_t hcr_read(void) {
+  uint32_t v;
+  __asm__ volatile("mrc p15, 4, %0, c1, c1, 0" : "=r"(v));
+  return v;
+}
+static void hcr_write(uint32_t v) { __asm__ volatile("mcr p15, 4, %0, c1, c1, 0; isb" ::"r"(v)); }
+
+#define HCR_IMO (1u << 4)
+#define HCR_VI (1u << 7)
+#define HCR_TWI (1u << 13)
+#define HCR_TSC (1u << 19)
+
+uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
+  show("hyp trap hsr", hsr);
+  show("  elr", elr);
+  show("  spsr", spsr);
+  show("  mode", cpsr() & 0x1f);
+  const uint32_t ec = hsr >> 26;
+  if (ec == 0x12) {  // HVC: the guest's requests
+    switch (hsr & 0xffff) {
+      case 1:  // the virtual IRQ was taken: drop HCR.VI
+        hcr_write(hcr_read() & ~HCR_VI);
+        break;
+      case 2:  // a virtual interrupt through the GIC: LR0 = pending, ID 42, priority 0x80
+        wr32(GICH_BASE + 0x100, (1u << 28) | (0x80u >> 3 << 23) | 42u);
+        wr32(GICH_BASE + 0x00, 1);
+        break;
+      case 4:  // assert a virtual IRQ
+        hcr_write(hcr_read() | HCR_VI);
+        break;
+      case 3:
+        show("gich_lr0", rd32(GICH_BASE + 0x100));
+        show("gich_elrsr0", rd32(GICH_BASE + 0x30));
+        power_off();
+    }
+    return 0;
+  }
+  if (ec == 0x01 || ec == 0x13) return elr + 4;  // trapped WFI or SMC: skip it
+  return 0;
+}
+
+uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
+  show("guest exception", (uint32_t)kind);
+  show("  lr", lr);
+  show("  spsr", spsr);
+  show("  mode", cpsr() & 0x1f);
+  if (kind == EXC_IRQ) {
+    ++guest_irqs;
+    if (phase == 1) {
+      __asm__ volatile("hvc #1" ::: "memory");
+    } else {
+      const uint32_t iar = rd32(GICV_BASE + 0x0C);
+      show("  gicv_iar", iar);
+      show("  gicv_rpr", rd32(GICV_BASE + 0x14));
+      wr32(GICV_BASE + 0x10, iar);
+    }
+  }
+  return 0;
+}
+
+static void guest_main(void) {
+  show("guest mode", cpsr() & 0x1f);
+  __asm__ volatile("hvc #0x42" ::: "memory");
+  puts_("guest wfi\n");
+  __asm__ volatile("wfi" ::: "memory");
+  puts_("guest smc\n");
+  __asm__ volatile("mov r0, #0; smc #0" ::: "r0", "memory");
+  puts_("guest writes HCR\n");
+  hcr_write(0);  // a PL1 access to a Hyp register: undefined, as the architecture says
+  puts_("guest enables irqs (HCR.VI)\n");
+  phase = 1;
+  __asm__ volatile("hvc #4" ::: "memory");
+  irq_enable();
+  for (int i = 0; i < 1000 && guest_irqs < 1; ++i) {
+  }
+  show("guest irqs", (uint32_t)guest_irqs);
+  phase = 2;
+  __asm__ volatile("hvc #2" ::: "memory");
+  for (int i = 0; i < 100000 && guest_irqs < 2; ++i) {
+  }
+  show("guest irqs", (uint32_t)guest_irqs);
+  __asm__ volatile("hvc #3" ::: "memory");
+  for (;;) {
+  }
+}
+
+static uint32_t guest_stack[1024] __attribute__((aligned(8)));
+static uint32_t guest_irq_stack[256] __attribute__((aligned(8)));
+
+int main(void) {
+  show("mode", start_cpsr & 0x1f);
+  uint32_t svc_sp = (uint32_t)&guest_stack[1024], irq_sp = (uint32_t)&guest_irq_stack[256];
+  __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1" ::"r"(svc_sp),
+                   "r"(irq_sp));
+  extern char vectors[];
+  __asm__ volatile("mcr p15, 0, %0, c12, c0, 0" ::"r"(vectors));  // the guest's VBAR
+  wr32(GICV_BASE + 0x04, 0xF8);
+  wr32(GICV_BASE + 0x00, 1);
+  hcr_write(HCR_TWI | HCR_TSC | HCR_IMO);
+  show("hcr", hcr_read());
+  __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)
+                   : "memory");
+  return 1;
+}

@@ -1,0 +1,217 @@
+// The system platform (platform/system): the device tree (libfdt), the boot loader's placement
+// as QEMU's boot.c, its errors, and runs of tiny zImage-shaped programs that end by WFI with
+// nothing to wake the core, by --max-instructions, and by a jump to unmapped memory.
+// tests/system compares real programs with QEMU; this bench needs no cross compiler.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <libfdt.h>
+}
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "platform/system/boot_loader.h"
+#include "platform/system/device_tree.h"
+#include "platform/system/memory_map.h"
+#include "platform/system/system_platform.h"
+#include "tests/support/bench.h"
+
+namespace sys = vtoe::platform::system;
+
+namespace {
+
+std::string prop_string(const std::vector<std::uint8_t>& dtb, const char* path, const char* name) {
+  const int node = fdt_path_offset(dtb.data(), path);
+  if (node < 0) return "<no node>";
+  int len = 0;
+  const void* p = fdt_getprop(dtb.data(), node, name, &len);
+  return p ? std::string(static_cast<const char*>(p)) : "<no property>";
+}
+
+int reg_regions(const std::vector<std::uint8_t>& dtb, const char* path) {
+  int len = 0;
+  fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), path), "reg", &len);
+  return len / 16;  // two address and two size cells
+}
+
+std::string temp_file(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+// A zImage-shaped image: a branch over the header, the magic at 0x24, code from 0x40.
+std::vector<std::uint8_t> zimage(std::vector<std::uint32_t> code) {
+  std::vector<std::uint32_t> words(16, 0);
+  words[0] = 0xEA00000E;  // b 0x40
+  words[9] = 0x016f2818;  // zImage magic at 0x24
+  words.insert(words.end(), code.begin(), code.end());
+  std::vector<std::uint8_t> b(words.size() * 4);
+  std::memcpy(b.data(), words.data(), b.size());
+  return b;
+}
+
+}  // namespace
+
+TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
+  sys::DeviceTreeConfig c;
+  c.ram_size = 256ull << 20;
+  c.bootargs = "console=ttyAMA0";
+  c.initrd_start = 0x44000000;
+  c.initrd_end = 0x44100000;
+  const auto dtb = sys::build_device_tree(c);
+  sys::check_device_tree(dtb, "generated");
+  EXPECT_EQ(prop_string(dtb, "/", "compatible"), "linux,dummy-virt");
+  EXPECT_EQ(prop_string(dtb, "/pl011@9000000", "compatible"), "arm,pl011");
+  EXPECT_EQ(prop_string(dtb, "/intc@8000000", "compatible"), "arm,cortex-a15-gic");
+  EXPECT_EQ(prop_string(dtb, "/timer", "compatible"), "arm,armv7-timer");
+  EXPECT_EQ(prop_string(dtb, "/psci", "method"), "hvc");
+  EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "console=ttyAMA0");
+  EXPECT_EQ(prop_string(dtb, "/chosen", "stdout-path"), "/pl011@9000000");
+  EXPECT_EQ(reg_regions(dtb, "/intc@8000000"), 2);
+  int len = 0;
+  const void* mem =
+      fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/memory@40000000"), "reg", &len);
+  ASSERT_EQ(len, 16);
+  EXPECT_EQ(fdt32_to_cpu(static_cast<const fdt32_t*>(mem)[3]), 256u << 20);
+  const void* start =
+      fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/chosen"), "linux,initrd-start", &len);
+  ASSERT_EQ(len, 8);
+  EXPECT_EQ(fdt64_to_cpu(*static_cast<const fdt64_t*>(start)), 0x44000000u);
+
+  c.virtualization = true;  // GICH/GICV, maintenance interrupt, PSCI over SMC
+  const auto hyp = sys::build_device_tree(c);
+  EXPECT_EQ(reg_regions(hyp, "/intc@8000000"), 4);
+  EXPECT_EQ(prop_string(hyp, "/psci", "method"), "smc");
+}
+
+TEST(SystemDeviceTree, ABlobThatDoesNotParseNamesTheFile) {
+  std::vector<std::uint8_t> junk(256, 0x5a);
+  try {
+    sys::check_device_tree(junk, "x.dtb");
+    FAIL() << "no error";
+  } catch (const sys::DeviceTreeError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.dtb: not a valid device tree blob"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SystemBootLoader, PlacesAZImageInitrdAndDtbAsQemu) {
+  std::vector<std::uint8_t> ram(128u << 20);
+  sys::BootFiles f;
+  f.kernel = temp_file("zimage.bin", zimage({0xEAFFFFFE}));
+  f.initrd = temp_file("initrd.bin", std::vector<std::uint8_t>(5000, 7));
+  f.append = "console=ttyAMA0";
+  const sys::BootInfo b = sys::load_boot_files(
+      f, sys::kRamBase, ram.size(), [&](std::uint64_t a, const void* d, std::size_t n) {
+        std::memcpy(ram.data() + (a - sys::kRamBase), d, n);
+      });
+  EXPECT_TRUE(b.linux_image);
+  EXPECT_EQ(b.entry, 0x40010000u);
+  EXPECT_EQ(b.r0, 0u);
+  EXPECT_EQ(b.r1, 0xffffffffu);
+  EXPECT_EQ(b.initrd_start, 0x44000000u);  // RAM + min(RAM / 2, 128 MiB)
+  EXPECT_EQ(b.dtb_start, 0x44002000u);     // after the initrd, 4 KiB aligned
+  EXPECT_EQ(b.r2, b.dtb_start);
+  EXPECT_EQ(ram[0x10024], 0x18);  // the magic where the kernel goes
+  std::vector<std::uint8_t> dtb(ram.begin() + (b.dtb_start - sys::kRamBase),
+                                ram.begin() + (b.dtb_start - sys::kRamBase) + b.dtb_size);
+  sys::check_device_tree(dtb, "loaded");
+  EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "console=ttyAMA0");
+}
+
+TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
+  auto load = [](const sys::BootFiles& f, std::uint64_t size) {
+    try {
+      sys::load_boot_files(f, sys::kRamBase, size, [](std::uint64_t, const void*, std::size_t) {});
+    } catch (const sys::BootError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  sys::BootFiles f;
+  f.kernel = temp_file("text.bin", std::vector<std::uint8_t>(100, 'a'));
+  EXPECT_NE(load(f, 128u << 20).find("text.bin: not an ARM image"), std::string::npos);
+  f.kernel = temp_file("big.bin", zimage(std::vector<std::uint32_t>(40000, 0)));
+  EXPECT_NE(load(f, 64u << 10).find("does not fit in RAM"), std::string::npos);
+  f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
+  f.dtb = temp_file("bad.dtb", std::vector<std::uint8_t>(64, 1));
+  EXPECT_NE(load(f, 128u << 20).find("bad.dtb"), std::string::npos);
+  f.dtb = "/nonexistent/x.dtb";
+  EXPECT_NE(load(f, 128u << 20).find("cannot open"), std::string::npos);
+}
+
+namespace {
+
+// Runs `code` (after the zImage header) on a platform; returns the UART's output.
+std::string run(const std::vector<std::uint32_t>& code, sys::StopReason want,
+                std::uint64_t max_instructions = 0) {
+  sys::SystemConfig c;
+  c.max_instructions = max_instructions;
+  c.idle_limit = sc_core::sc_time(100, sc_core::SC_US);
+  std::string out;
+  sys::SystemPlatform p("system", c, [&](char ch) { out += ch; });
+  sys::BootFiles f;
+  f.kernel = temp_file("prog.bin", zimage(code));
+  const sys::BootInfo b = p.boot(f);
+  EXPECT_EQ(p.cpu().core().reg(2), b.dtb_start);
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  EXPECT_EQ(p.stop_reason(), want) << sys::to_string(p.stop_reason());
+  return out;
+}
+
+}  // namespace
+
+TEST(SystemPlatform, UartOutputThenWfiWithNothingToWakeTheCoreEndsTheRun) {
+  const std::string out = run({0xE3000000, 0xE3400900,   // movw/movt r0, #0x09000000
+                               0xE3A0106F, 0xE5801000,   // mov r1, #'o'; str r1, [r0]
+                               0xE3A0106B, 0xE5801000,   // mov r1, #'k'; str r1, [r0]
+                               0xE320F003, 0xEAFFFFFE},  // wfi; b .
+                              sys::StopReason::Idle);
+  EXPECT_EQ(out, "ok");
+}
+
+TEST(SystemPlatform, MaxInstructionsEndsASpin) {
+  run({0xEAFFFFFE}, sys::StopReason::MaxInstructions, 50000);
+}
+
+TEST(SystemPlatform, AJumpToUnmappedMemoryWithNoVectorsEndsWithTheAddress) {
+  sys::SystemConfig c;
+  std::string out;
+  sys::SystemPlatform p("system", c, [&](char ch) { out += ch; });
+  sys::BootFiles f;
+  f.kernel = temp_file("jump.bin", zimage({0xE3000000, 0xE3400C00,  // r0 = 0x0c000000
+                                           0xE12FFF10}));           // bx r0
+  p.boot(f);
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
+  // Today's ISS ends the run itself when the vector fetch fails (CoreError with the message);
+  // a core that kept faulting there is stopped by the platform's BusErrorWatch instead.
+  if (p.stop_reason() == sys::StopReason::BusErrorLoop) {
+    EXPECT_EQ(p.error_address(), 0x0000000Cu) << "the prefetch-abort vector";
+  } else {
+    EXPECT_EQ(p.stop_reason(), sys::StopReason::CoreError) << sys::to_string(p.stop_reason());
+    EXPECT_NE(p.cpu().fault().find("0x0000000c"), std::string::npos) << p.cpu().fault();
+  }
+  EXPECT_EQ(p.cpu().core().exceptions(vtoe::cpu::iss::Exception::PrefetchAbort), 1u);
+}
+
+TEST(SystemPlatform, AnAbortHandlerThatJumpsBackToUnmappedMemoryIsStopped) {
+  // VBAR = a table of `bx r0` with r0 = 0x0c000000: prefetch abort, vector, abort again ...
+  // instructions retire (the branches) but every bus access fails: the watch stops it.
+  std::vector<std::uint32_t> code = {0xE3000000, 0xE3400C00,  // r0 = 0x0c000000
+                                     0xE3001080, 0xE3441001,  // r1 = 0x40010080
+                                     0xEE0C1F10,              // mcr p15, 0, r1, c12, c0, 0
+                                     0xE12FFF10};             // bx r0
+  code.resize((0x80 - 0x40) / 4, 0);
+  code.insert(code.end(), 8, 0xE12FFF10);  // the vector table at 0x40010080
+  run(code, sys::StopReason::BusErrorLoop, 10'000'000);
+}
+
+VTOE_TEST_MAIN
