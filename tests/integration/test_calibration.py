@@ -1,6 +1,11 @@
 """Calibration against the paper's native system (section 5.1): 10 Gbit/s TOE, 2 GHz CPU, PIO copies."""
 import pytest
 
+from integration_paths import release_only
+
+# Figures against the paper: numbers of the golden cases' scenarios, checked in the normal build.
+pytestmark = release_only("figures")
+
 CAL = ["duration=150ms", "warmup=20ms"]
 
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from integration_paths import ROOT
+from integration_paths import ROOT, release_only
 
 SHORT = ["duration=60ms", "warmup=10ms"]
 
@@ -176,6 +176,7 @@ def test_a_short_multi_vm_run_warns_and_a_steady_one_does_not(vtoe):
     assert json.loads((steady / "run.json").read_text())["warnings"] == []
 
 
+@release_only("figures")
 def test_goodput_never_exceeds_the_line(vtoe):
     """vms[].tx_mbps is goodput (bytes the peer acknowledged): no VM and no total exceeds the line's
     goodput, which the old send()-side count did (Fig. 11's DWRR total was 954 Mbit/s)."""

@@ -3,7 +3,7 @@
 connection counts are bounded by concurrency, not by the run's history."""
 import pytest
 
-from integration_paths import scaled
+from integration_paths import scaled, release_only
 
 # Under asan (VTOE_PRESET=asan) the two scale tests run the same code with fewer clients:
 # 20,000 sequential connections (the pthread SystemC build needs about 2 ms of CPU per
@@ -20,6 +20,7 @@ def run_clients(vtoe, *sets):
     return res, vm, stats
 
 
+@release_only("scale")
 def test_a_sink_serves_100000_sequential_connections_with_flat_memory(vtoe):
     n = SEQUENTIAL
     res, vm, stats = run_clients(vtoe, f"network.clients.connections={n}",
@@ -74,6 +75,7 @@ def test_client_load_configuration_errors_name_the_key(vtoe, sets, key):
     assert key in proc.stderr, proc.stderr
 
 
+@release_only("scale")
 def test_more_clients_than_one_address_has_ports_use_more_source_addresses(vtoe):
     # 17,000 clients at once: one source address has 16,384 ephemeral ports towards the server,
     # so with one address some connect() calls fail (counted); with two, every client connects.
@@ -119,6 +121,7 @@ def test_a_worker_limit_queues_connections_for_accept_and_serves_them_all(vtoe):
     assert free["host.app0"]["server_processes"] > 2
 
 
+@release_only("scale")
 def test_a_ccb_far_smaller_than_the_connections_slows_the_toe_but_never_stalls_it(vtoe):
     # 4096 clients of 1 KiB at once against a 16-record CCB cache: every record access of a new
     # connection misses and DRAM (0.8 GB/s) is busy with the data. The PPM fetches a record when

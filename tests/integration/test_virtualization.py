@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from integration_paths import release_only
+
 CAL = ["duration=150ms", "warmup=30ms"]
 PAPER_10G = {("de", "tx"): 3022, ("de", "rx"): 2745, ("da", "tx"): 0.8 * 4991, ("da", "rx"): 3750}
 
@@ -11,6 +13,7 @@ def rate(res):
     return sum(v["tx_mbps"] + v["rx_mbps"] for v in res["vms"])
 
 
+@release_only("figures")
 @pytest.mark.parametrize("arch,direction", sorted(PAPER_10G))
 def test_10g_throughput_matches_paper(vtoe, tmp_path, arch, direction):
     res, _ = vtoe.scenario(f"scenarios/native/{direction}_10g.yaml", f"architecture={arch}", *CAL,
@@ -28,6 +31,7 @@ def test_10g_throughput_matches_paper(vtoe, tmp_path, arch, direction):
         assert vm["direct_access"] is True
 
 
+@release_only("figures")
 def test_da_is_about_a_third_above_de_and_80_percent_of_native(vtoe, tmp_path):
     r = {a: rate(vtoe.scenario("scenarios/native/tx_10g.yaml", f"architecture={a}", *CAL,
                                out=tmp_path / a)[0]) for a in ("native", "de", "da")}
@@ -35,6 +39,7 @@ def test_da_is_about_a_third_above_de_and_80_percent_of_native(vtoe, tmp_path):
     assert 0.72 <= r["da"] / r["native"] <= 0.88, r
 
 
+@release_only("figures")
 @pytest.mark.parametrize("direction", ["tx", "rx"])
 def test_1g_da_leaves_more_idle_cpu_than_de(vtoe, tmp_path, direction):
     idle = {}
@@ -51,6 +56,7 @@ def test_1g_da_leaves_more_idle_cpu_than_de(vtoe, tmp_path, direction):
         assert idle[("de", 1000)][1] < 850 and idle[("da", 1000)][1] > 930, idle
 
 
+@release_only("figures")
 def test_rr_is_unfair_with_different_message_sizes_and_dwrr_is_fair(vtoe, tmp_path):
     shares = {}
     for policy in ("rr", "dwrr"):
@@ -63,6 +69,7 @@ def test_rr_is_unfair_with_different_message_sizes_and_dwrr_is_fair(vtoe, tmp_pa
     assert max(shares["dwrr"]) - min(shares["dwrr"]) < 0.04  # equal shares
 
 
+@release_only("figures")
 def test_dwrr_weights_4_1_2_2_and_redistribution(vtoe, tmp_path):
     phases = {}
     for name, (warm, end) in {"all": ("20ms", "200ms"), "no_vm0": ("220ms", "400ms"),
@@ -111,6 +118,7 @@ def test_ratelimit_ends_tickle_starvation(vtoe, tmp_path):
     assert limited["stats"]["cpu0"]["vm_switches"] < starved["stats"]["cpu0"]["vm_switches"] / 2
 
 
+@release_only("figures")
 @pytest.mark.parametrize("arch", ["de", "da"])
 def test_no_degradation_as_guests_increase(vtoe, tmp_path, arch):
     totals = []
@@ -149,6 +157,7 @@ def test_invalid_virtualization_combinations_are_clear_errors(vtoe, tmp_path, ar
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@release_only("figures")
 @pytest.mark.parametrize("arch", ["de", "da"])
 @pytest.mark.parametrize("direction", ["tx", "rx"])
 def test_10g_throughput_rises_with_message_size(vtoe, tmp_path, arch, direction):
@@ -199,6 +208,7 @@ def test_vm_addresses_accept_a_prefix_and_must_agree(vtoe, tmp_path):
     assert clash.returncode == 2 and "network.peer_ip" in clash.stderr
 
 
+@release_only("deep")
 def test_device_emulation_dispatch_survives_concurrent_dispatchers(vtoe):
     # Four VMs' doorbells and the TOE's interrupt all run the DE manager's dispatch loop; one of
     # them waits (its hypervisor cycles) while another pops the same queues. This point once made
@@ -211,6 +221,7 @@ def test_device_emulation_dispatch_survives_concurrent_dispatchers(vtoe):
     assert all(vm["tx_mbps"] > 0 for vm in res["vms"][:3])
 
 
+@release_only("deep")
 def test_a_vm_switched_out_mid_interrupt_keeps_taking_interrupts(vtoe):
     # Three DA VMs at 1000 B: 1.2 s in, vm1's vCPU is switched out in the very instant its ISR
     # ends the virtual interrupt; the EOI goes to vm1's saved interface state. It once dropped no
