@@ -25,7 +25,6 @@ PROGRAMS = {
     "gic_sgi": False,
     "uart": False,
     "psci": False,
-    "id_registers": False,
     "cp15_ids": False,
     "gich_lr": True,
     "hyp_guest": True,

@@ -2,13 +2,6 @@
 // (The vGIC's virtual-timer test, vtimer.c, leaves CNTVOFF at its reset value.)
 #include "rt.h"
 
-uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
-  show("unexpected exception", (uint32_t)kind);
-  show("lr", lr);
-  show("spsr", spsr);
-  return 0;
-}
-
 int main(void) {
   show("mode", start_cpsr & 0x1f);
   __asm__ volatile("mcrr p15, 4, %0, %1, c14" ::"r"(0x12345678u), "r"(0x9u));

@@ -3,20 +3,6 @@
 // not printed: the ISS describes its VFPv3-D16 there on purpose (docs/iss.md).
 #include "rt.h"
 
-uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
-  show("unexpected exception", (uint32_t)kind);
-  show("lr", lr);
-  show("spsr", spsr);
-  return 0;
-}
-
-#define CP15(name, op1, crn, crm, op2)                                               \
-  do {                                                                              \
-    uint32_t v;                                                                     \
-    __asm__ volatile("mrc p15, " #op1 ", %0, " #crn ", " #crm ", " #op2 : "=r"(v)); \
-    show(name, v);                                                                  \
-  } while (0)
-
 int main(void) {
   CP15("midr", 0, c0, c0, 0);
   CP15("ctr", 0, c0, c0, 1);

@@ -4,13 +4,6 @@
 // side is read from Hyp mode).
 #include "rt.h"
 
-uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
-  show("unexpected exception", (uint32_t)kind);
-  show("lr", lr);
-  show("spsr", spsr);
-  return 0;
-}
-
 int main(void) {
   show("mode", start_cpsr & 0x1f);
   show("gich_vtr", rd32(GICH_BASE + 0x04));

@@ -1,13 +1,6 @@
 // PSCI as QEMU's virt answers it for one core (over HVC from SVC, over SMC from Hyp).
 #include "rt.h"
 
-uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
-  show("unexpected exception", (uint32_t)kind);
-  show("lr", lr);
-  show("spsr", spsr);
-  return 0;
-}
-
 int main(void) {
   show("version", psci(0x84000000u, 0, 0, 0));
   show("features(system_off)", psci(0x8400000Au, 0x84000008u, 0, 0));

@@ -44,6 +44,13 @@ void power_off(void) {
   }
 }
 
+__attribute__((weak)) uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
+  show("unexpected exception", (uint32_t)kind);
+  show("lr", lr);
+  show("spsr", spsr);
+  return 0;
+}
+
 __attribute__((weak)) uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
   show("unexpected hyp trap, hsr", hsr);
   show("elr", elr);

@@ -25,8 +25,17 @@ void power_off(void) __attribute__((noreturn));
 
 // Kinds passed to on_exception.
 enum { EXC_UND = 1, EXC_SVC = 2, EXC_PABT = 3, EXC_DABT = 4, EXC_IRQ = 6, EXC_FIQ = 7 };
-// Each program defines it: returns 0 for the architectural return, else where to resume.
+// Returns 0 for the architectural return, else where to resume. The weak default (rt.c) reports
+// the exception as unexpected; programs that expect exceptions define their own.
 uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr);
+
+// Prints "name=0x........" for a CP15 register read with MRC.
+#define CP15(name, op1, crn, crm, op2)                                               \
+  do {                                                                              \
+    uint32_t v;                                                                     \
+    __asm__ volatile("mrc p15, " #op1 ", %0, " #crn ", " #crm ", " #op2 : "=r"(v)); \
+    show(name, v);                                                                  \
+  } while (0)
 
 // Hyp programs define it (a weak default reports the trap and resumes at ELR_hyp): returns 0
 // to resume at ELR_hyp, else the address to resume at.
