@@ -84,7 +84,9 @@ TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
   const void* start =
       fdt_getprop(dtb.data(), fdt_path_offset(dtb.data(), "/chosen"), "linux,initrd-start", &len);
   ASSERT_EQ(len, 8);
-  EXPECT_EQ(fdt64_to_cpu(*static_cast<const fdt64_t*>(start)), 0x44000000u);
+  fdt64_t initrd_start;  // a property's value is only 4-byte aligned: copy it out
+  std::memcpy(&initrd_start, start, sizeof initrd_start);
+  EXPECT_EQ(fdt64_to_cpu(initrd_start), 0x44000000u);
 
   c.virtualization = true;  // GICH/GICV, maintenance interrupt, PSCI over SMC
   const auto hyp = sys::build_device_tree(c);
