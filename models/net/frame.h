@@ -7,9 +7,11 @@
 #include <systemc>
 #include <vector>
 
+#include "models/tcpip/types.h"
+
 namespace vtoe::net {
 
-using Frame = std::vector<std::uint8_t>;
+using Frame = tcpip::Frame;  // bytes + the sender's checksum guarantee (models/tcpip/types.h)
 
 // The frame interface: anything that accepts frames (a link end, a MAC's receive side, a host
 // stack, the NetVP bridge). Models reach each other through sc_port<FrameSink> and

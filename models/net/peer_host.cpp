@@ -210,7 +210,7 @@ void PeerHost::client_ended(const PeerApp& app, bool ok) {
 }
 
 void PeerHost::receive_frame(Frame&& frame) {
-  stack_->receive_frame(frame.data(), frame.size(), core::now_ps());
+  stack_->receive_frame(frame, core::now_ps());
   rearm();
 }
 

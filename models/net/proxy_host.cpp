@@ -20,7 +20,7 @@ EthernetMacParams mac_params(const tcpip::StackConfig& stack, double rate, std::
 }  // namespace
 
 void ProxyHost::Side::receive_frame(Frame&& frame) {
-  stack->receive_frame(frame.data(), frame.size(), core::now_ps());
+  stack->receive_frame(frame, core::now_ps());
   rearm();
 }
 

@@ -54,6 +54,49 @@ std::uint16_t ones_sum(const std::uint8_t* data, std::size_t len, std::uint32_t 
   return static_cast<std::uint16_t>(fold(static_cast<std::uint64_t>(s) + init));
 }
 
+std::uint16_t ones_sum_copy(std::uint8_t* dst, const std::uint8_t* src, std::size_t len,
+                            std::uint32_t init) {
+  std::uint64_t acc = 0;
+  while (len >= 32) {
+    std::uint64_t v0, v1, v2, v3;
+    std::memcpy(&v0, src, 8);
+    std::memcpy(&v1, src + 8, 8);
+    std::memcpy(&v2, src + 16, 8);
+    std::memcpy(&v3, src + 24, 8);
+    std::memcpy(dst, &v0, 8);
+    std::memcpy(dst + 8, &v1, 8);
+    std::memcpy(dst + 16, &v2, 8);
+    std::memcpy(dst + 24, &v3, 8);
+    add64(acc, v0);
+    add64(acc, v1);
+    add64(acc, v2);
+    add64(acc, v3);
+    src += 32;
+    dst += 32;
+    len -= 32;
+  }
+  while (len >= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, src, 8);
+    std::memcpy(dst, &v, 8);
+    add64(acc, v);
+    src += 8;
+    dst += 8;
+    len -= 8;
+  }
+  if (len > 0) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, src, len);
+    std::memcpy(dst, src, len);
+    add64(acc, v);
+  }
+  std::uint32_t s = fold(acc);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  s = ((s & 0xff) << 8) | (s >> 8);
+#endif
+  return static_cast<std::uint16_t>(fold(static_cast<std::uint64_t>(s) + init));
+}
+
 std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len, std::uint32_t init) {
   return static_cast<std::uint16_t>(~ones_sum(data, len, init) & 0xffff);
 }

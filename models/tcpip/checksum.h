@@ -14,6 +14,11 @@ namespace vtoe::tcpip {
 /// even length.
 std::uint16_t ones_sum(const std::uint8_t* data, std::size_t len, std::uint32_t init = 0);
 
+/// Copies `len` bytes from `src` to `dst` and returns ones_sum(dst, len, init): one pass over
+/// the bytes instead of a copy and then a sum (a segment's payload entering its frame).
+std::uint16_t ones_sum_copy(std::uint8_t* dst, const std::uint8_t* src, std::size_t len,
+                            std::uint32_t init = 0);
+
 /// The checksum to store in a header: ~ones_sum(data, len, init). A buffer whose stored checksum
 /// is correct gives internet_checksum(...) == 0.
 std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len, std::uint32_t init = 0);

@@ -102,6 +102,7 @@ Frame Stack::new_frame(std::size_t len) const {
 }
 
 void Stack::emit_frame(Frame&& f) {
+  f.checksums_valid = true;  // every frame built here had its checksums computed over its bytes
   ++stats_.frames_out;
   stats_.bytes_out += f.size();
   listener_.transmit(std::move(f));
@@ -338,10 +339,22 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   h.window = seg.window;
   write_tcp_header(t, h);
   if (optlen) write_tcp_options(t + kTcpMinHeaderLen, seg.opts);
+  // The checksum field is 0 here; the payload is summed while it is copied in (the header's
+  // length is a multiple of 4, so the payload starts on an even offset).
   std::uint8_t* d = t + h.header_len;
-  if (seg.n1) std::memcpy(d, seg.p1, seg.n1);
-  if (seg.n2) std::memcpy(d + seg.n1, seg.p2, seg.n2);
-  store_be16(t + 16, transport_checksum(c.local_ip(), c.remote_ip(), kIpProtoTcp, t, tcp_len));
+  const std::uint32_t head = ones_sum(t, h.header_len,
+                                      pseudo_header_sum(c.local_ip(), c.remote_ip(), kIpProtoTcp,
+                                                        static_cast<std::uint16_t>(tcp_len)));
+  std::uint32_t sum = head;
+  if (seg.n1 % 2 == 0) {
+    if (seg.n1) sum = ones_sum_copy(d, seg.p1, seg.n1, sum);
+    if (seg.n2) sum = ones_sum_copy(d + seg.n1, seg.p2, seg.n2, sum);
+  } else {  // an odd first part: the second starts mid-word, so sum the payload once it is whole
+    std::memcpy(d, seg.p1, seg.n1);
+    if (seg.n2) std::memcpy(d + seg.n1, seg.p2, seg.n2);
+    sum = ones_sum(d, payload, head);
+  }
+  store_be16(t + 16, static_cast<std::uint16_t>(~sum & 0xffff));
   ++stats_.tcp_segs_out;
   if (payload) {
     ++stats_.tcp_data_segs_out;
@@ -437,8 +450,10 @@ ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len) con
   return it == by_tuple_.end() ? 0 : it->second;
 }
 
-void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now) {
+void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now,
+                          bool checksums_valid) {
   now_ = std::max(now_, now);
+  rx_checksums_valid_ = checksums_valid;
   ++stats_.frames_in;
   stats_.bytes_in += len;
   EthHeader eth;
@@ -564,7 +579,7 @@ void Stack::handle_icmp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t
     ++stats_.drop_bad_icmp;
     return;
   }
-  if (internet_checksum(p, n) != 0) {
+  if (!transport_checksum_ok([&] { return internet_checksum(p, n) == 0; })) {
     ++stats_.drop_bad_icmp_checksum;
     return;
   }
@@ -589,7 +604,9 @@ void Stack::handle_udp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
     ++stats_.drop_bad_udp_header;
     return;
   }
-  if (u.checksum != 0 && !verify_transport_checksum(ip.src, ip.dst, kIpProtoUdp, p, u.length)) {
+  if (u.checksum != 0 && !transport_checksum_ok([&] {
+        return verify_transport_checksum(ip.src, ip.dst, kIpProtoUdp, p, u.length);
+      })) {
     ++stats_.drop_bad_udp_checksum;
     return;
   }
@@ -641,7 +658,8 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
     ++stats_.drop_truncated;
     return;
   }
-  if (!verify_transport_checksum(ip.src, ip.dst, kIpProtoTcp, p, n)) {
+  if (!transport_checksum_ok(
+          [&] { return verify_transport_checksum(ip.src, ip.dst, kIpProtoTcp, p, n); })) {
     ++stats_.drop_bad_tcp_checksum;
     return;
   }

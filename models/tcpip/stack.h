@@ -4,6 +4,7 @@
 // timer deadlines out. Time is passed in by the caller; nothing here reads a clock.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,7 +77,13 @@ class Stack final : private TcpHost {
 
   /// A received Ethernet frame at time `now`. Malformed or hostile frames are counted and
   /// dropped, or answered as RFC 9293 / RFC 5961 require; never undefined behaviour.
-  void receive_frame(const std::uint8_t* data, std::size_t len, TimePs now);
+  /// `checksums_valid`: the sender vouches for the transport checksum (Frame::checksums_valid);
+  /// it is then not recomputed.
+  void receive_frame(const std::uint8_t* data, std::size_t len, TimePs now,
+                     bool checksums_valid = false);
+  void receive_frame(const Frame& frame, TimePs now) {
+    receive_frame(frame.data(), frame.size(), now, frame.checksums_valid);
+  }
 
   /// Earliest time poll() has work; UINT64_MAX if none. May be earlier than necessary.
   TimePs next_deadline() const;
@@ -249,6 +256,19 @@ class Stack final : private TcpHost {
   void learn(Ipv4 ip, const MacAddr& mac);
   void send_arp_request(Ipv4 src, Ipv4 ip);
   void emit_frame(Frame&& f);
+  // Whether the frame being received has a good transport checksum: `verify()` computes it,
+  // unless the frame's sender vouched for it (rx_checksums_valid_). Builds with assertions
+  // compute it anyway and check that no vouched-for frame is bad.
+  template <typename Verify>
+  bool transport_checksum_ok(Verify verify) const {
+#ifdef NDEBUG
+    return rx_checksums_valid_ || verify();
+#else
+    const bool ok = verify();
+    assert(ok || !rx_checksums_valid_);
+    return ok;
+#endif
+  }
   bool is_martian(Ipv4 src) const;
   Frame new_frame(std::size_t len) const;
 
@@ -259,7 +279,8 @@ class Stack final : private TcpHost {
   Ipv4 netmask_ = 0;
   std::uint16_t ip_id_ = 0;
   std::uint64_t isn_counter_ = 0;
-  TimePs now_ = 0;  // latest time seen (for frames emitted from timers etc.)
+  TimePs now_ = 0;                   // latest time seen (for frames emitted from timers etc.)
+  bool rx_checksums_valid_ = false;  // the frame being received: its sender vouches for it
 
   // connections: slot table + 4-tuple hash
   // Before the connections: they give their share back when they are destroyed.

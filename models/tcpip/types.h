@@ -44,8 +44,23 @@ std::string ipv4_to_string(Ipv4 a);
 /// Connection or listener handle; 0 is invalid. Listener ids have bit 31 set.
 using ConnId = std::uint32_t;
 
-/// A whole Ethernet II frame (destination MAC first), without preamble and FCS.
-using Frame = std::vector<std::uint8_t>;
+/// A whole Ethernet II frame (destination MAC first), without preamble and FCS: its bytes, plus
+/// one fact the bytes cannot carry. `checksums_valid` is set by a vtoe Stack on every frame it
+/// sends: it computed the IPv4 header's and the transport's checksums over exactly these bytes,
+/// so the receiving stack skips recomputing the transport checksum (each segment's checksum is
+/// computed once, as with a NIC's receive checksum offload). Frames from anywhere else (NetVP's
+/// raw socket, fuzzers, tests, a copy from a plain byte vector) start with it false and are
+/// verified. Whoever changes a frame's bytes after it was built must clear it (ECN marking keeps
+/// both checksums valid and keeps it). Builds with assertions verify anyway and check the flag.
+class Frame : public std::vector<std::uint8_t> {
+ public:
+  using std::vector<std::uint8_t>::vector;
+  Frame() = default;
+  Frame(const std::vector<std::uint8_t>& bytes) : std::vector<std::uint8_t>(bytes) {}
+  Frame(std::vector<std::uint8_t>&& bytes) : std::vector<std::uint8_t>(std::move(bytes)) {}
+
+  bool checksums_valid = false;
+};
 
 enum class TcpState {
   Closed,
@@ -132,20 +147,20 @@ struct StackConfig {
   /// Local buffer memory shared by all connections (send queues, unread data, promised receive
   /// windows); 0 = none, only the per-connection limits apply.
   std::uint64_t shared_buffer = 0;
-  std::uint32_t max_connections = 1024;        ///< CCB capacity; SYNs beyond it get RST
-  TimePs rto_initial = 1'000'000'000'000ull;   ///< 1 s (RFC 6298)
-  TimePs rto_min = 200'000'000'000ull;         ///< 200 ms
-  TimePs rto_max = 60'000'000'000'000ull;      ///< 60 s
-  TimePs delayed_ack = 40'000'000'000ull;      ///< 40 ms; ACK at least every 2nd full segment
+  std::uint32_t max_connections = 1024;       ///< CCB capacity; SYNs beyond it get RST
+  TimePs rto_initial = 1'000'000'000'000ull;  ///< 1 s (RFC 6298)
+  TimePs rto_min = 200'000'000'000ull;        ///< 200 ms
+  TimePs rto_max = 60'000'000'000'000ull;     ///< 60 s
+  TimePs delayed_ack = 40'000'000'000ull;     ///< 40 ms; ACK at least every 2nd full segment
   /// Least time between two ACKs a connection sends in reply to unacceptable segments without
   /// data (out of window, acknowledging unsent data, challenge ACKs): RFC 5961 section 7, as
   /// Linux's tcp_invalid_ratelimit. Two ends that each find the other's ACK unacceptable would
   /// otherwise exchange ACKs at one per link delay for ever.
   TimePs invalid_ratelimit = 500'000'000'000ull;
-  TimePs time_wait = 60'000'000'000'000ull;    ///< 2*MSL
-  TimePs arp_timeout = 1'000'000'000'000ull;   ///< per ARP request
-  int arp_retries = 3;                         ///< ARP requests before queued frames are dropped
-  std::uint32_t max_retransmissions = 15;      ///< then the connection is aborted (TimedOut)
+  TimePs time_wait = 60'000'000'000'000ull;   ///< 2*MSL
+  TimePs arp_timeout = 1'000'000'000'000ull;  ///< per ARP request
+  int arp_retries = 3;                        ///< ARP requests before queued frames are dropped
+  std::uint32_t max_retransmissions = 15;     ///< then the connection is aborted (TimedOut)
   bool nagle = false;
   /// SACK (RFC 2018, D-SACK RFC 2883) offered in SYNs; when both ends agree, loss recovery uses
   /// the SACK scoreboard (RFC 6675) instead of NewReno.

@@ -140,7 +140,7 @@ void Ppm::rx_stage() {
     rx_fifo_.pop_front();
     rx_fifo_used_ -= frame.size();
     ++frames_rx_;
-    stack_->receive_frame(frame.data(), frame.size(), now);
+    stack_->receive_frame(frame, now);
   }
   rx_start(now);
   rx_schedule(now);

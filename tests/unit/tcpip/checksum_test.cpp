@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -56,6 +57,23 @@ TEST(Checksum, MatchesReferenceForAllLengthsAndAlignments) {
   std::vector<std::uint8_t> ff(4096, 0xff);
   for (std::size_t len : {7u, 8u, 9u, 31u, 32u, 33u, 4095u, 4096u})
     EXPECT_EQ(ones_sum(ff.data(), len), ones_sum_reference(ff.data(), len)) << len;
+}
+
+TEST(Checksum, CopyAndSumMatchesSumOfTheCopy) {
+  std::mt19937 rng(11);
+  std::vector<std::uint8_t> src(1700);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  for (std::size_t off = 0; off < 8; ++off) {
+    for (std::size_t len = 0; len <= 1600; len += (len < 80 ? 1 : 41)) {
+      std::vector<std::uint8_t> dst(len + 16, 0xee);
+      const std::uint16_t s = ones_sum_copy(dst.data() + 3, src.data() + off, len, 0x4321);
+      ASSERT_TRUE(std::equal(src.begin() + off, src.begin() + off + len, dst.begin() + 3))
+          << "off=" << off << " len=" << len;
+      ASSERT_EQ(dst[2], 0xee);
+      ASSERT_EQ(dst[3 + len], 0xee) << "wrote past the end, len=" << len;
+      ASSERT_EQ(s, ones_sum_reference(src.data() + off, len, 0x4321)) << "len=" << len;
+    }
+  }
 }
 
 TEST(Checksum, ChainingEvenChunks) {

@@ -108,6 +108,31 @@ TEST(Udp, EchoAndPortUnreachable) {
   EXPECT_FALSE(net.a.stack->udp_send(40000, kIpB, 7, big.data(), big.size(), net.now));
 }
 
+TEST(Checksums, FramesAStackSendsCarryItsGuaranteeAndOthersAreVerified) {
+  Net net;
+  ASSERT_TRUE(net.b.stack->udp_bind(7));
+  warm_arp(net);
+  std::vector<Frame> sent;
+  net.on_send = [&](int, const Frame& f, std::uint64_t) { sent.push_back(f); };
+  ASSERT_TRUE(net.a.stack->udp_bind(40000));
+  const std::uint8_t msg[] = {1, 2, 3, 4, 5};
+  ASSERT_TRUE(net.a.stack->udp_send(40000, kIpB, 7, msg, sizeof msg, net.now));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].checksums_valid);
+  // The same bytes as a plain byte vector (NetVP, a fuzzer, a capture) carry no guarantee.
+  const std::vector<std::uint8_t> plain(sent[0].begin(), sent[0].end());
+  EXPECT_FALSE(Frame(plain).checksums_valid);
+  // A corrupted datagram without the guarantee is verified and dropped; with the guarantee of
+  // its sender, the intact one is taken without a second sum.
+  Frame bad = plain;
+  bad[14 + 20 + 8] ^= 0x40;  // the first payload byte (the frame is padded to 60)
+  net.b.stack->receive_frame(bad, net.now);
+  EXPECT_EQ(net.b.stack->stats().drop_bad_udp_checksum, 1u);
+  net.b.stack->receive_frame(sent[0], net.now);
+  EXPECT_EQ(net.b.stack->stats().drop_bad_udp_checksum, 1u);
+  EXPECT_EQ(net.b.stack->stats().udp_in, 1u);
+}
+
 TEST(Ipv4, OptionsAreSkippedAndOversizedFramesDropped) {
   Net net;
   ASSERT_TRUE(net.b.stack->udp_bind(9));
