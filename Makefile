@@ -21,7 +21,8 @@ quickstart: deps
 
 deps:
 	@$(PHASE) "install what is missing" scripts/install-deps.sh
-	@if [ "$(PRESET)" = asan ]; then $(PHASE) "SystemC with pthreads" scripts/build-systemc-pthreads.sh; fi
+	@if [ "$(PRESET)" = asan ]; then $(PHASE) "SystemC with pthreads" scripts/build-systemc.sh pthreads; \
+	 elif [ "$(PRESET)" != fuzz ]; then $(PHASE) "SystemC (static, -O3)" scripts/build-systemc.sh fast; fi
 
 build: deps
 	@cmake --preset $(PRESET) >/dev/null

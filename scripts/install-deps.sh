@@ -24,8 +24,9 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 
-# The sanitizer build (make asan) also needs SystemC with pthread processes: make builds it from
-# the distribution's source package with scripts/build-systemc-pthreads.sh (nothing to install).
+# make builds SystemC itself from the distribution's source package with scripts/build-systemc.sh
+# (static and -O3 for the release build, pthread processes for the sanitizer build; nothing to
+# install here).
 
 # The ISS's reference check (tests/iss) builds ARM programs and runs them on qemu-arm as well.
 # Optional: where they cannot be installed, those tests are skipped and say so.

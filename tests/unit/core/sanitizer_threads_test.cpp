@@ -1,5 +1,5 @@
 // The sanitizer build (preset asan) links SystemC with POSIX-thread processes
-// (scripts/build-systemc-pthreads.sh): each SC_THREAD runs on a thread of its own, and what a
+// (scripts/build-systemc.sh pthreads): each SC_THREAD runs on a thread of its own, and what a
 // thread still waiting at the end of a simulation holds in its locals is reachable for
 // LeakSanitizer. With QuickThreads coroutines (Debian's libsystemc) both tests fail under ASan:
 // the thread shares the main thread, and its mmap'ed stack is not scanned, so the block is a leak.
