@@ -557,9 +557,8 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     const bool old = seq_le(seq + seg_len, rcv_nxt_) && seg_len > 0;
     if (old) {
       ++st_.old_duplicates;
-      if (len > 0 || fin)
-        set_dsack(seq, seq + static_cast<std::uint32_t>(len) +
-                           (fin ? 1u : 0u));  // RFC 2883, a FIN included (Linux: end_seq)
+      // RFC 2883; the FIN included (Linux: end_seq)
+      if (len > 0 || fin) set_dsack(seq, seq + static_cast<std::uint32_t>(len) + (fin ? 1u : 0u));
     } else {
       ++st_.drop_out_of_window;
     }
@@ -681,8 +680,8 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
                detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
-    if (in_recovery_ && !rto_recovery_ &&
-        !bbr_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+    // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+    if (in_recovery_ && !rto_recovery_ && !bbr_) {
       const std::int64_t d = static_cast<std::int64_t>(snd_una_ - una0) +
                              static_cast<std::int64_t>(sacked_bytes_) -
                              static_cast<std::int64_t>(sacked0);
