@@ -44,7 +44,8 @@ TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
   for (const char* k :
        {"toe.tx_mbps", "toe.rx_mbps", "toe.tx_utilization_share", "toe.rx_utilization_share",
         "toe.ppm_tx_utilization_share", "toe.ppm_rx_utilization_share", "toe.ccb_mean_entries",
-        "toe.retransmits_count", "peer.retransmits_count", "dram.utilization_share"})
+        "toe.retransmits_count", "peer.retransmits_count", "toe.rx_fifo_drops_count",
+        "toe.ooo_segments_count", "dram.utilization_share"})
     columns_.push_back(k);
   for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
   out_ << "\n";
@@ -78,6 +79,8 @@ TimeSeries::Totals TimeSeries::read() {
   t.ppm_rx = toe.ppm().rx_busy_ps();
   t.retransmits = toe.ppm().stack().stats().retransmits;
   if (!p_.netvp()) t.peer_retransmits = p_.peer().stack().stats().retransmits;
+  t.rx_fifo_drops = toe.ppm().stats().counter("rx_fifo_drops").value();
+  t.ooo_segments = toe.ppm().stack().stats().ooo_segments;
   for (int c = 0; c < toe.channel_count(); ++c)
     t.sendq_area.push_back(sendq_carry_[static_cast<std::size_t>(c)] +
                            toe.channel(c).sendq_occupancy().area(t.time_ps));
@@ -153,6 +156,8 @@ void TimeSeries::sample() {
   row.push_back((now.ccb_area - a.ccb_area) / span_ps);
   row.push_back(static_cast<double>(now.retransmits - a.retransmits));
   row.push_back(static_cast<double>(now.peer_retransmits - a.peer_retransmits));
+  row.push_back(static_cast<double>(now.rx_fifo_drops - a.rx_fifo_drops));
+  row.push_back(static_cast<double>(now.ooo_segments - a.ooo_segments));
   row.push_back(share(now.dram_busy, a.dram_busy));
   if (out_.is_open()) {
     char buf[32];

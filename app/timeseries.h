@@ -33,6 +33,7 @@ class TimeSeries {
     std::vector<std::uint64_t> busy;              // per VM: user, kernel, hypervisor
     std::uint64_t idle = 0, toe_tx = 0, toe_rx = 0, wire_tx = 0, wire_rx = 0, dram_busy = 0;
     std::uint64_t ppm_tx = 0, ppm_rx = 0, retransmits = 0, peer_retransmits = 0;
+    std::uint64_t rx_fifo_drops = 0, ooo_segments = 0;  // the PPM's receive FIFO; the TOE's stack
     std::vector<double> sendq_area, vsendq_area;  // per channel, per VM under device emulation
     double ccb_area = 0;
   };

@@ -71,8 +71,7 @@ std::uint32_t TcpConnection::rcv_space() const {
   const std::uint32_t room = rcv_free();
   if (!pool_) return room;
   // What was promised is reserved; beyond it only what the shared pool still holds.
-  return static_cast<std::uint32_t>(
-      std::min<std::size_t>(room, promised_window() + pool_->free()));
+  return static_cast<std::uint32_t>(std::min<std::size_t>(room, promised_window() + pool_->free()));
 }
 
 std::size_t TcpConnection::promised_window() const {
@@ -221,7 +220,8 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
     o.ts_val = ts_now(now_);
     o.ts_ecr = (flags & kAck) ? ts_recent_ : 0;
   }
-  if ((flags & kAck) && !(flags & kSyn) && sack_ok_ && (dsack_pending_ || !ooo_.empty())) {
+  if ((flags & kAck) && !(flags & kSyn) && sack_ok_ &&
+      (dsack_pending_ || !ooo_.empty() || rcv_fin_pending_)) {
     // RFC 2018: up to 4 blocks, 3 beside timestamps; fewer if a full segment leaves no room
     // in the MTU (the frame must not grow beyond it).
     const std::size_t ts_len = o.has_timestamps ? kTsOptLen : 0;
@@ -242,7 +242,8 @@ void TcpConnection::emit(std::uint32_t seq, std::uint8_t flags, std::size_t data
 void TcpConnection::send_syn(bool with_ack) { emit(iss_, with_ack ? (kSyn | kAck) : kSyn, 0, 0); }
 
 void TcpConnection::reply_unacceptable(bool carries_data, TimePs now) {
-  if (!carries_data && last_oow_reply_ != kNever && now - last_oow_reply_ < cfg_.invalid_ratelimit) {
+  if (!carries_data && last_oow_reply_ != kNever &&
+      now - last_oow_reply_ < cfg_.invalid_ratelimit) {
     ++st_.oow_replies_limited;
     return;
   }
@@ -556,7 +557,8 @@ void TcpConnection::on_segment(const TcpHeader& h, const TcpOptions& o, const st
     const bool old = seq_le(seq + seg_len, rcv_nxt_) && seg_len > 0;
     if (old) {
       ++st_.old_duplicates;
-      if (len > 0) set_dsack(seq, seq + static_cast<std::uint32_t>(len));  // RFC 2883
+      // RFC 2883; the FIN included (Linux: end_seq)
+      if (len > 0 || fin) set_dsack(seq, seq + static_cast<std::uint32_t>(len) + (fin ? 1u : 0u));
     } else {
       ++st_.drop_out_of_window;
     }
@@ -678,7 +680,8 @@ bool TcpConnection::process_ack(const TcpHeader& h, const TcpOptions& o, std::si
                detect_losses(now) && !in_recovery_) {
       enter_sack_recovery(now);
     }
-    if (in_recovery_ && !rto_recovery_ && !bbr_) {  // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+    // RFC 6937: DeliveredData = delta snd.una + delta SACKed
+    if (in_recovery_ && !rto_recovery_ && !bbr_) {
       const std::int64_t d = static_cast<std::int64_t>(snd_una_ - una0) +
                              static_cast<std::int64_t>(sacked_bytes_) -
                              static_cast<std::int64_t>(sacked0);
@@ -972,6 +975,10 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
     if (fin) {
       rcv_fin_pending_ = true;
       rcv_fin_seq_ = seq + len;
+      if (len == 0) {  // a FIN alone is a block of its own (fill_sack_blocks)
+        sack_mru_.insert(sack_mru_.begin(), rcv_fin_seq_);
+        if (sack_mru_.size() > 8) sack_mru_.pop_back();
+      }
     }
     send_ack_now();  // duplicate ACK signals the hole
   }
@@ -1118,10 +1125,22 @@ std::uint8_t TcpConnection::fill_sack_blocks(TcpOptions& o, std::size_t max_bloc
     ++st_.dsacks_sent;
   }
   // RFC 2018 section 4: the block holding the most recent segment first, then the blocks
-  // reported most recently. sack_mru_ remembers one sequence number per range.
+  // reported most recently. sack_mru_ remembers one sequence number per range. A FIN received
+  // out of order occupies a sequence number too, and the block that ends at it covers it (as
+  // Linux's end_seq does): a sender marks a segment SACKed only when a block covers all of it,
+  // FIN included, so a block short of the FIN would leave the tail unSACKed and the loss
+  // before it to the retransmission timer.
+  const bool fin_alone = rcv_fin_pending_ && (ooo_.empty() || ooo_.back().second != rcv_fin_seq_);
+  const std::size_t count = ooo_.size() + (fin_alone ? 1 : 0);
+  auto range = [&](std::size_t i) -> std::pair<std::uint32_t, std::uint32_t> {
+    if (i == ooo_.size()) return {rcv_fin_seq_, rcv_fin_seq_ + 1};  // a FIN without data
+    const auto& r = ooo_[i];
+    return {r.first, r.second + (rcv_fin_pending_ && r.second == rcv_fin_seq_ ? 1 : 0)};
+  };
   std::vector<std::uint32_t> keep;
   for (std::uint32_t x : sack_mru_) {
-    for (const auto& r : ooo_) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto r = range(i);
       if (!(seq_le(r.first, x) && seq_lt(x, r.second))) continue;
       bool dup = false;
       for (std::uint32_t k : keep) dup = dup || (seq_le(r.first, k) && seq_lt(k, r.second));
@@ -1420,7 +1439,7 @@ void TcpConnection::on_congestion_event() {
   ecn_high_ = snd_max_;
   if (ecn_ok_) ecn_cwr_pending_ = true;
   cubic_epoch_ = kNever;
-  hs_css_ = false;  // a loss ends slow start (HyStart++ included)
+  hs_css_ = false;   // a loss ends slow start (HyStart++ included)
   if (bbr_) return;  // BBR has no ssthresh: its model sets cwnd (Linux: bbr_ssthresh)
   if (cfg_.congestion != CongestionControl::Cubic) {
     ssthresh_ = std::max(flight / 2, 2 * snd_mss_);  // RFC 5681 (3.1) / RFC 6675
@@ -1953,8 +1972,8 @@ void TcpConnection::maybe_window_update(TimePs now) {
   const std::uint32_t cur = seq_gt(rcv_adv_, rcv_nxt_) ? rcv_adv_ - rcv_nxt_ : 0;
   std::uint32_t free_bytes = rcv_free();
   if (pool_)
-    free_bytes = static_cast<std::uint32_t>(
-        std::min<std::size_t>(free_bytes, cur + pool_->promise_room()));
+    free_bytes =
+        static_cast<std::uint32_t>(std::min<std::size_t>(free_bytes, cur + pool_->promise_room()));
   const std::uint32_t thresh =
       std::min<std::uint32_t>(static_cast<std::uint32_t>(rcvbuf_.capacity() / 2), our_mss_);
   // Announce only a substantial opening (the window at least doubled), like Linux.

@@ -175,3 +175,25 @@ def test_trace_has_counter_tracks_and_lanes_named_by_vm(vtoe, tmp_path):
     assert any(e["args"]["value"] > 0 for e in counters if e["name"] == "vm.alice.tx_mbps")
     lanes = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert "alice exits" in lanes and not any(name.startswith("vm0 ") for name in lanes)
+
+
+def test_time_series_counts_receive_drops_and_out_of_order_segments_per_interval(vtoe, tmp_path):
+    # The study's 64-record CCB case (docs/study-toe.md): 256 clients ramp up together and the
+    # PPM's receive FIFO drops frames. results.json counts those drops over the measured window
+    # but the stack's out-of-order segments over the whole run; the series has both per interval.
+    out = tmp_path / "ccb"
+    sets = ["network.peer=sim", "platform.cpu_freq=16GHz", "network.clients.connections=100000000",
+            "network.clients.bytes=64KiB", "network.peer_buffer=16KiB", "toe.ccb.connections=65536",
+            "toe.tx_buffer=16KiB", "toe.rx_buffer=16KiB", "guest.socket.send_buffer=4KiB",
+            "guest.socket.recv_buffer=4KiB", "vms.0.workload.backlog=65535", "toe.ccb.cache=64",
+            "network.clients.concurrency=256", "platform.device_freq=800MHz", "duration=10ms",
+            "warmup=5ms"]
+    vtoe.run("run", "scenarios/netvp/sink.yaml", *[a for s in sets for a in ("--set", s)],
+             "--stats-interval", "1ms", "--out", out, "--quiet")
+    table = rows(out / "timeseries.csv")
+    stats = json.loads((out / "results.json").read_text())["stats"]
+    measured = [r for r in table if float(r["time_s"]) > 0.005 + 1e-9]
+    drops = sum(float(r["toe.rx_fifo_drops_count"]) for r in measured)
+    assert drops == stats["toe.ppm"]["rx_fifo_drops"] > 0
+    ooo = sum(float(r["toe.ooo_segments_count"]) for r in table)
+    assert ooo == stats["toe.ppm.tcpip"]["ooo_segments"] > 0

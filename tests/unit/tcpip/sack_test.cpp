@@ -433,6 +433,90 @@ TEST(SackRecovery, LossOfTheLastSegmentIsRepairedByAProbeNotAnRto) {
   EXPECT_LT(r.done - r.first_drop, 200 * kMs);  // < RTO (rto_min)
 }
 
+TEST(SackRecovery, AFinBehindALossIsSackedAndTheLossRepairedWithoutAnRto) {
+  // A closes right after its last write, so the FIN rides on the last, short segment; the
+  // segment before it is lost. B holds the FIN out of order: its SACK block must cover the
+  // FIN's sequence number too (as Linux's does), or A, which marks a segment SACKed only when
+  // a block covers all of it, sees nothing delivered and waits for the 200 ms RTO (found in
+  // the study's CCB sweep: the tail of a client's 64 KiB stalled there).
+  Net net;
+  warm_arp(net);
+  net.keep_log = true;
+  DataSegIndex idx;
+  TimePs first_drop = 0;
+  net.filter = [&](int from, const Frame& f, std::uint64_t) {
+    Verdict v;
+    if (from == 0 && idx.classify(f) == 19) {
+      v.drop = true;
+      first_drop = net.now;
+    }
+    return v;
+  };
+  Transfer t(net, 20 * kMss + 500, 0);
+  t.sa.close_after_send = true;
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.data_done() && t.sb.peer_closed; }, 10 * kSec));
+  EXPECT_TRUE(t.sb.data_ok);
+  ASSERT_NE(first_drop, 0u);
+  const StackStats a = net.a.stack->stats();
+  EXPECT_EQ(a.rto_timeouts, 0u);
+  EXPECT_EQ(a.fast_retransmits, 1u);
+  EXPECT_EQ(a.retransmits, 1u);  // the hole only: the FIN's segment was not sent again
+  EXPECT_EQ(a.dsacks_in, 0u);
+  EXPECT_LT(net.now - first_drop, 2 * kMs);
+  // B's ACK for the FIN's segment: one block, from that segment's first byte to past the FIN.
+  std::uint32_t fin_seq = 0, fin_start = 0;
+  bool sacked_fin = false;
+  for (const auto& lf : net.log) {
+    FrameView v;
+    if (!decode_frame(lf.f.data(), lf.f.size(), v) || !v.is_tcp) continue;
+    if (lf.from == 0 && (v.tcp.flags & tcp_flags::kFin)) {
+      fin_start = v.tcp.seq;
+      fin_seq = v.tcp.seq + static_cast<std::uint32_t>(v.payload_len);
+    }
+    if (lf.from == 1 && fin_seq != 0 && v.tcp_opts.sack_blocks > 0)
+      sacked_fin = sacked_fin || (v.tcp_opts.sack[0].first == fin_start &&
+                                  v.tcp_opts.sack[0].second == fin_seq + 1);
+  }
+  EXPECT_TRUE(sacked_fin);
+}
+
+TEST(SackReceiver, AFinAloneOutOfOrderIsSacked) {
+  // A FIN without data, ahead of a hole, is a block of its own: [FIN, FIN + 1).
+  Net net;
+  warm_arp(net);
+  net.keep_log = true;
+  Transfer t(net, 0, 0);
+  t.start();
+  ASSERT_TRUE(net.run_until([&] { return t.sb.conn != 0; }, kSec));
+  net.run_for(1 * kMs);
+  const ConnectionInfo ia = net.a.stack->info(t.sa.conn);
+  const std::uint32_t r = net.b.stack->info(t.sb.conn).rcv_nxt;
+  TcpHeader h;
+  h.src_port = ia.local_port;
+  h.dst_port = ia.remote_port;
+  h.seq = r + 1000;  // bytes [0, 1000) never arrive
+  h.ack = ia.rcv_nxt;
+  h.flags = tcp_flags::kAck | tcp_flags::kFin;
+  h.window = 1000;
+  TcpOptions o;
+  o.has_timestamps = true;
+  o.ts_val = net.b.stack->info(t.sb.conn).ts_recent + 1;
+  const std::size_t before = net.log.size();
+  net.inject(1, build_tcp_frame(config_a().mac, config_b().mac, kIpA, kIpB, h, o, nullptr, 0),
+             net.now + 1 * kUs);
+  net.run_for(10 * kUs);
+  bool saw = false;
+  for (std::size_t i = before; i < net.log.size(); ++i) {
+    FrameView v;
+    if (net.log[i].from != 1 || !decode_frame(net.log[i].f.data(), net.log[i].f.size(), v))
+      continue;
+    saw = saw || (v.tcp.ack == r && v.tcp_opts.sack_blocks == 1 &&
+                  v.tcp_opts.sack[0].first == r + 1000 && v.tcp_opts.sack[0].second == r + 1001);
+  }
+  EXPECT_TRUE(saw);
+}
+
 TEST(SackRecovery, WithoutRackTheLastSegmentWaitsForTheRto) {
   // The same loss with RACK-TLP off: nothing but the RTO can repair it.
   StackConfig ca = config_a();
