@@ -54,6 +54,23 @@ ordered_json vm_exits(Platform& p, std::size_t i, const Window& w) {
   return exits;
 }
 
+// The measured window's latency distribution (percentiles in us, and the CDF as
+// [bucket upper edge in us, samples up to it] steps for plots: python/vtoe/latency.py).
+ordered_json latency_distribution(const char* kind, const core::LogHistogram& h) {
+  auto us = [](std::uint64_t ps) { return rounded(static_cast<double>(ps) / 1e6, 6); };
+  ordered_json cdf = ordered_json::array();
+  for (const auto& [edge, seen] : h.cumulative()) cdf.push_back({us(edge), seen});
+  return {{"kind", kind},
+          {"count", h.count()},
+          {"min_us", us(h.min())},
+          {"p1_us", us(h.quantile(0.01))},
+          {"p50_us", us(h.quantile(0.5))},
+          {"p99_us", us(h.quantile(0.99))},
+          {"p999_us", us(h.quantile(0.999))},
+          {"max_us", us(h.max())},
+          {"cdf", cdf}};
+}
+
 // The credit scheduler's view of VM i over the measured window.
 ordered_json vm_scheduler(std::size_t i, const Window& w) {
   const hypervisor::CreditVmStats& a = w.base.sched[i];
@@ -88,6 +105,7 @@ Snapshot take_snapshot(Platform& p) {
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
+    s.app_latency.push_back(c.latency);
     s.interrupts.push_back(p.guest(i).driver().interrupts());
     s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
                                      : hypervisor::ExitCounts{});
@@ -148,6 +166,12 @@ ordered_json vms_section(Platform& p, const Window& w) {
     v["mean_latency_us"] =
         trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
               : 0.0;
+    // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
+    if (const guest::WorkloadType t = app.workload().type;
+        t == guest::WorkloadType::Rpc || t == guest::WorkloadType::Flows)
+      v["latency"] = latency_distribution(
+          t == guest::WorkloadType::Rpc ? "request_response" : "flow_completion",
+          w.now.app_latency[i].since(w.base.app_latency[i]));
     v["cpu"] = cpu_shares(p.core(), static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);

@@ -309,6 +309,7 @@ void Application::run_rpc() {
     counters_.rx_bytes += got;
     ++counters_.transactions;
     counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
   }
   sockets_.close(ctx_, s);
 }
@@ -340,6 +341,7 @@ void Application::run_flows() {
     counters_.rx_bytes += got;
     ++counters_.transactions;
     counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
     counters_.first_byte_sum_ps += first - t0;
     sockets_.close(ctx_, s);
     if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));

@@ -10,6 +10,7 @@
 
 #include "guest/iperf3_server.h"
 #include "guest/socket_api.h"
+#include "models/core/histogram.h"
 #include "models/core/module.h"
 #include "models/core/param.h"
 #include "models/cpu/core.h"
@@ -53,6 +54,8 @@ struct AppCounters {
   std::uint64_t transactions = 0;
   std::uint64_t latency_sum_ps = 0;
   std::uint64_t first_byte_sum_ps = 0;  // flows: time to first byte, summed over completed flows
+  // rpc: each request/response's latency; flows: each flow's time to completion (ps).
+  core::LogHistogram latency;
   bool failed = false;
   std::string error;
 };
