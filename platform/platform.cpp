@@ -272,6 +272,25 @@ std::uint32_t Platform::ccb_quota_per_vm() const {
   return std::max<std::uint32_t>(1, toe_params_.ccb_capacity / static_cast<std::uint32_t>(vms_));
 }
 
+// The timer and idling keys (docs/hypervisor.md, "Timer interrupts and idling") against each
+// other and the architecture: each error names the file and the key.
+void Platform::check_timer_keys(const hypervisor::HypervisorParams& hp) const {
+  auto fail = [&](const std::string& key, const std::string& why) {
+    throw ConfigError(cfg_.where(key), key, why);
+  };
+  if (hp.halt_poll > hp.scheduler.timeslice)
+    fail("hypervisor.halt_poll",
+         "a halt poll longer than the scheduler's slice (hypervisor.scheduler.timeslice) would "
+         "hold the core past it");
+  if (hp.scheduler.tick_phase >= hp.scheduler.tick)
+    fail("hypervisor.scheduler.tick_phase",
+         "must be below the tick (hypervisor.scheduler.tick)");
+  if (hp.direct_irq && arch_ != Architecture::DirectAccess)
+    fail("hypervisor.direct_irq",
+         "direct device interrupts need architecture da: under de no device interrupt belongs "
+         "to a VM (the hypervisor emulates the device)");
+}
+
 void Platform::build_virtualization() {
   hypervisor::HypervisorParams hp;
   hp.vms = static_cast<int>(vms_);
@@ -279,6 +298,7 @@ void Platform::build_virtualization() {
   for (std::size_t i = 0; i < vms_; ++i)
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
+  check_timer_keys(hp);
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   hyp_->irq(gic_irq_);
 
@@ -339,6 +359,9 @@ void Platform::build_virtualization() {
     hypervisor::DirectAccessManager* da = direct_access_.get();
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi,
                           [da](cpu::Core::Context& ctx) { da->handle_interrupt(ctx); });
+    toe::Toe* toe = toe_.get();
+    hyp_->set_direct_irq_check(
+        [da, toe](int running) { return da->owns_all(toe->irq_vector(), running); });
   } else {
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
   }
@@ -346,6 +369,10 @@ void Platform::build_virtualization() {
 
 void Platform::build_guests() {
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  if (const double hz = cfg_.get_freq("guest.tick");
+      hz > 0 && static_cast<double>(cfg_.get_time("guest.tick_phase")) >= 1e12 / hz)
+    throw ConfigError(cfg_.where("guest.tick_phase"), "guest.tick_phase",
+                      "must be below one tick period (1/guest.tick)");
   std::set<std::pair<tcpip::Ipv4, std::uint16_t>> rx_ports;
   for (std::size_t i = 0; i < vms_; ++i) {
     const std::string p = "vms." + std::to_string(i) + ".";
@@ -401,8 +428,9 @@ void Platform::build_guests() {
                                    : static_cast<cpu::RegisterPort&>(*bus_port_);
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
-    guests_.push_back(
-        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq));
+    cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
+    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp,
+                                                       regs, irq, timer));
   }
 }
 

@@ -110,6 +110,7 @@ class Platform {
   void build_memory_and_bus();
   void build_toe();
   void build_virtualization();
+  void check_timer_keys(const hypervisor::HypervisorParams& hp) const;
   std::uint32_t ccb_quota_per_vm() const;
   void build_guests();
   void build_network();
