@@ -243,7 +243,8 @@ bool Hypervisor::runs_alone(int vm) const {
 }
 
 void Hypervisor::deliver_timer(int vm) {
-  const int running = core_.running_vm();
+  // A vCPU in guest mode on the core (not one the hypervisor halt-polls for).
+  const int running = core_.halt_polling() ? -1 : core_.running_vm();
   // Direct delivery to the vCPU on the core: the hardware does it, no exit, no host work.
   if (params_.direct_timer && running == vm) return;
   Ctx& ctx = *timer_ctx_.at(static_cast<std::size_t>(vm));
@@ -260,16 +261,19 @@ void Hypervisor::deliver_timer(int vm) {
 void Hypervisor::irq_thread() {
   for (;;) {
     while (!gic_.irq_asserted()) sc_core::wait(irq.posedge_event());
-    const int running = core_.running_vm();
-    // Posted to the running vCPU (direct device interrupts): no exit, no host work.
-    posted_ = params_.direct_irq && direct_check_ && direct_check_(running);
+    // The VM whose vCPU is loaded, and whether it is in guest mode (not halt-polled for).
+    const int loaded = core_.running_vm();
+    const int running = core_.halt_polling() ? -1 : loaded;
+    // Posted to the loaded vCPU (direct device interrupts): no exit, no host work. A vCPU the
+    // hypervisor halt-polls for sees the posted interrupt in its poll and resumes.
+    posted_ = params_.direct_irq && direct_check_ && direct_check_(loaded);
     if (!posted_) {
       // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
       if (running >= 0) {
         ++exits_[static_cast<std::size_t>(running)].irq;
         trace_event(name(), running, "IRQ");
       }
-      spend(irq_ctx_, params_.costs.exit + params_.costs.irq, running >= 0 ? running : 0);
+      spend(irq_ctx_, params_.costs.exit + params_.costs.irq, loaded >= 0 ? loaded : 0);
     }
     const int id = gic_.acknowledge();
     if (id == gic::kSpuriousId) continue;

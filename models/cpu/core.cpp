@@ -261,7 +261,9 @@ void Core::decide_vm() {
   const bool timer = now >= vm_next_event_ && !vm_decision_due_;
   if (!vm_decision_due_ && !timer) return;
   vm_decision_due_ = false;
-  if (timer && running_vm_ >= 0 &&
+  // While the hypervisor halt-polls, the vCPU has already exited: the tick is no exit, and its
+  // time is part of the poll (charged as hypervisor time already).
+  if (timer && running_vm_ >= 0 && !polling_ &&
       (!hooks_.timer_interrupts || hooks_.timer_interrupts(running_vm_))) {
     // The scheduler's timer interrupt: an exit of the running VM.
     if (hooks_.on_timer) hooks_.on_timer(running_vm_);

@@ -120,6 +120,9 @@ class Core : public core::Module {
     return core::cycles_to_ps(cycles, params_.freq_hz);
   }
   int running_vm() const { return running_vm_; }
+  // The running VM's vCPU has exited and the hypervisor halt-polls for it: an interrupt now finds
+  // the hypervisor in control and is no exit.
+  bool halt_polling() const { return polling_; }
 
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);
