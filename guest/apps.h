@@ -30,6 +30,7 @@ struct Workload {
   WorkloadType type = WorkloadType::TcpTx;
   std::uint32_t message_size = 8000;
   std::uint32_t response_size = 64;  // rpc
+  std::uint32_t connections = 1;     // rpc: pre-established connections served round robin
   std::uint16_t port = 5001;         // peer port (tx, rpc) or local listening port (rx)
   std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
   std::uint32_t workers = 0;         // sink, echo: server processes at most (0 = no limit)

@@ -421,6 +421,11 @@ void Platform::build_guests() {
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
                             " is already where another tcp_rx VM with the same address listens");
+    if (w.type == guest::WorkloadType::Rpc && w.connections > ccb_quota_per_vm())
+      throw ConfigError(cfg_.where(p + "workload.connections"), p + "workload.connections",
+                        std::to_string(w.connections) + " connections, but the TOE holds " +
+                            std::to_string(ccb_quota_per_vm()) +
+                            " for this VM (raise toe.ccb.connections or set toe.ccb.quota)");
     gp.workloads.push_back(w);
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
