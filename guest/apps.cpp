@@ -47,7 +47,9 @@ const std::vector<core::Param<Workload>>& workload_params() {
           .range("1", "65535"),
       core::param<W>(ParamKind::String, "vms[].workload.peer", "",
                      "tcp_tx, tcp_rx, rpc with links: the host (hosts[].name) at the other end "
-                     "of the connection, on workload.port; empty = hosts[0]",
+                     "of the connection, on workload.port; empty = hosts[0]. tcp_tx, rpc, flows: "
+                     "or another VM's name (vms[].name), whose sink or echo serves it inside "
+                     "the TOE (toe.loopback)",
                      [](W& w) -> auto& { return w.peer; }),
       core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
                      "tcp_rx, sink, echo, iperf3: connections the TOE completes and queues for "

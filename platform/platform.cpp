@@ -401,7 +401,26 @@ void Platform::build_guests() {
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
                        w.type == guest::WorkloadType::TcpRx ||
                        w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
-    if (topology_) {
+    // A peer that is another VM on this TOE: the connection stays inside it (toe.loopback).
+    int peer_vm = -1;
+    for (std::size_t j = 0; talks && !w.peer.empty() && j < vms_; ++j)
+      if (cfg_.get_string("vms." + std::to_string(j) + ".name") == w.peer)
+        peer_vm = static_cast<int>(j);
+    vm_peer_is_vm_.push_back(peer_vm >= 0);
+    if (peer_vm >= 0) {
+      auto fail = [&](const std::string& why) {
+        throw ConfigError(cfg_.where(p + "workload.peer"), p + "workload.peer",
+                          "names VM '" + w.peer + "': " + why);
+      };
+      if (!cfg_.get_bool("toe.loopback"))
+        fail("a connection between two VMs on one TOE needs toe.loopback: true");
+      if (peer_vm == static_cast<int>(i)) fail("a VM cannot be its own peer");
+      if (w.type == guest::WorkloadType::TcpRx)
+        fail("tcp_rx is served by the simulated peer; give the other VM a tcp_tx, rpc or flows "
+             "workload that names this one, and this one a sink or echo");
+      if (topology_) fail("VM peers are not supported with links: yet");
+      w.peer_ip = vm_ip(cfg_, static_cast<std::size_t>(peer_vm));
+    } else if (topology_) {
       const Topology::Peer peer = talks ? topology_->peer_of(i, w.peer) : Topology::Peer{};
       vm_peer_.push_back(peer);
       if (talks) w.peer_ip = peer.ip;
@@ -475,6 +494,7 @@ void Platform::build_network() {
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
     net::PeerApp app;
+    if (vm_peer_is_vm_.at(i)) continue;  // served by another VM, inside the TOE
     if (!peer_app_for(guests_[i]->apps().front()->workload(), vm_ip(cfg_, i), app)) continue;
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
     pp.apps.push_back(app);
