@@ -90,6 +90,7 @@ study-toe: build venv
 .PHONY: studies
 studies: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_miniproxy.py --jobs $(JOBS)
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_haas.py --jobs $(JOBS)
 
 bench: build
 	bench/run_bench.sh $(VTOE)

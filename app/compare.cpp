@@ -31,11 +31,14 @@ json load(const std::string& where) {
 }
 
 // Flattens to "path -> leaf". Items of a list of objects that have a "name" are addressed by it
-// (vms.vm1.tx_mbps), so adding a VM does not shift every later path.
+// (vms.vm1.tx_mbps), so adding a VM does not shift every later path. A latency distribution's
+// CDF steps are left out: its percentiles carry the comparison, and steps move with every bucket.
 void flatten(const json& j, const std::string& path, std::map<std::string, json>& out) {
   if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "cdf" && it.value().is_array()) continue;
       flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+    }
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) {
       const json& item = j[i];

@@ -48,10 +48,48 @@ ordered_json vm_exits(Platform& p, std::size_t i, const Window& w) {
     exits["wfi"] = e.wfi - b.wfi;
     exits["hvc"] = e.hvc - b.hvc;
     exits["timer"] = e.timer - b.timer;
+    exits["vtimer"] = e.vtimer - b.vtimer;
   } else {
-    for (const char* k : {"data_abort", "irq", "wfi", "hvc", "timer"}) exits[k] = 0;
+    for (const char* k : {"data_abort", "irq", "wfi", "hvc", "timer", "vtimer"}) exits[k] = 0;
   }
   return exits;
+}
+
+// The same per second of the measured window, with interrupts split by source as the HaaS
+// paper's Table 2 counts them: device, timer (host tick + guest tick), inter-processor (none on
+// one core).
+ordered_json exits_per_second(const ordered_json& exits, double seconds) {
+  auto rate = [&](std::uint64_t n) {
+    return rounded(seconds > 0 ? static_cast<double>(n) / seconds : 0, 2);
+  };
+  const std::uint64_t timer =
+      exits["timer"].get<std::uint64_t>() + exits["vtimer"].get<std::uint64_t>();
+  std::uint64_t total = 0;
+  for (const auto& [k, v] : exits.items()) total += v.get<std::uint64_t>();
+  return {{"wfi", rate(exits["wfi"].get<std::uint64_t>())},
+          {"data_abort", rate(exits["data_abort"].get<std::uint64_t>())},
+          {"irq_device", rate(exits["irq"].get<std::uint64_t>())},
+          {"irq_timer", rate(timer)},
+          {"irq_ipi", 0.0},
+          {"hvc", rate(exits["hvc"].get<std::uint64_t>())},
+          {"total", rate(total)}};
+}
+
+// The measured window's latency distribution (percentiles in us, and the CDF as
+// [bucket upper edge in us, samples up to it] steps for plots: python/vtoe/latency.py).
+ordered_json latency_distribution(const char* kind, const core::LogHistogram& h) {
+  auto us = [](std::uint64_t ps) { return rounded(static_cast<double>(ps) / 1e6, 6); };
+  ordered_json cdf = ordered_json::array();
+  for (const auto& [edge, seen] : h.cumulative()) cdf.push_back({us(edge), seen});
+  return {{"kind", kind},
+          {"count", h.count()},
+          {"min_us", us(h.min())},
+          {"p1_us", us(h.quantile(0.01))},
+          {"p50_us", us(h.quantile(0.5))},
+          {"p99_us", us(h.quantile(0.99))},
+          {"p999_us", us(h.quantile(0.999))},
+          {"max_us", us(h.max())},
+          {"cdf", cdf}};
 }
 
 // The credit scheduler's view of VM i over the measured window.
@@ -88,6 +126,7 @@ Snapshot take_snapshot(Platform& p) {
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
+    s.app_latency.push_back(c.latency);
     s.interrupts.push_back(p.guest(i).driver().interrupts());
     s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
                                      : hypervisor::ExitCounts{});
@@ -148,9 +187,26 @@ ordered_json vms_section(Platform& p, const Window& w) {
     v["mean_latency_us"] =
         trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
               : 0.0;
+    // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
+    if (const guest::WorkloadType t = app.workload().type;
+        t == guest::WorkloadType::Rpc || t == guest::WorkloadType::Flows)
+      v["latency"] = latency_distribution(
+          t == guest::WorkloadType::Rpc ? "request_response" : "flow_completion",
+          w.now.app_latency[i].since(w.base.app_latency[i]));
     v["cpu"] = cpu_shares(p.core(), static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);
+    if (p.hypervisor()) {
+      v["exits_per_s"] = exits_per_second(v["vm_exits"], w.measured_s);
+      // The host's view: the share of the core this VM's vCPU held (its guest work, its idle
+      // without a WFI exit, hypervisor work while loaded, halt polling) beside the guest's view
+      // in cpu.guest_user + cpu.guest_kernel.
+      const double total = static_cast<double>(p.core().accounted_ps());
+      v["cpu"]["vcpu_occupancy"] =
+          rounded(total > 0 ? static_cast<double>(p.core().vcpu_ps(static_cast<int>(i))) / total
+                            : 0,
+                  6);
+    }
     if (p.hypervisor()) v["scheduler"] = vm_scheduler(i, w);
     v["channel"] = p.channel_of(i);
     v["direct_access"] = p.direct(i);

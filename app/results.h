@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "models/core/histogram.h"
 #include "platform/platform.h"
 
 namespace vtoe::app {
@@ -15,6 +16,7 @@ namespace vtoe::app {
 struct Snapshot {
   // Per VM.
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat, interrupts;
+  std::vector<core::LogHistogram> app_latency;  // the application's latency histogram
   std::vector<std::uint64_t> acked;  // payload the peers acknowledged from the VM's address
   std::vector<hypervisor::ExitCounts> exits;
   std::vector<hypervisor::CreditVmStats> sched;

@@ -47,7 +47,9 @@ const std::vector<core::Param<Workload>>& workload_params() {
           .range("1", "65535"),
       core::param<W>(ParamKind::String, "vms[].workload.peer", "",
                      "tcp_tx, tcp_rx, rpc with links: the host (hosts[].name) at the other end "
-                     "of the connection, on workload.port; empty = hosts[0]",
+                     "of the connection, on workload.port; empty = hosts[0]. tcp_tx, rpc, flows: "
+                     "or another VM's name (vms[].name), whose sink or echo serves it inside "
+                     "the TOE (toe.loopback)",
                      [](W& w) -> auto& { return w.peer; }),
       core::param<W>(ParamKind::Uint, "vms[].workload.backlog", "16",
                      "tcp_rx, sink, echo, iperf3: connections the TOE completes and queues for "
@@ -67,6 +69,11 @@ const std::vector<core::Param<Workload>>& workload_params() {
       core::param<W>(ParamKind::Bytes, "vms[].workload.response_size", "64B",
                      "rpc: bytes of each response", [](W& w) -> auto& { return w.response_size; })
           .range("1B", "1MiB"),
+      core::param<W>(ParamKind::Uint, "vms[].workload.connections", "1",
+                     "rpc: connections to the peer opened first and then served round robin, "
+                     "one request outstanding at a time (SocksDirect's many-connection test)",
+                     [](W& w) -> auto& { return w.connections; })
+          .range("1", "65536"),
       core::param<W>(ParamKind::Uint, "vms[].workload.flows", "0",
                      "flows: flows in all, one after another; 0 = until the run ends",
                      [](W& w) -> auto& { return w.flows; }),
@@ -286,16 +293,23 @@ void Application::serve(Worker& w) {
 }
 
 void Application::run_rpc() {
-  const int s = sockets_.socket(ctx_);
-  if (s < 0) return fail("socket() failed");
-  if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
-      e != SockError::Ok)
-    return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+  // All connections first (pre-established), then requests on each in turn.
+  std::vector<int> conns;
+  for (std::uint32_t i = 0; i < workload_.connections; ++i) {
+    const int s = sockets_.socket(ctx_);
+    if (s < 0) return fail("socket() failed");
+    if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+        e != SockError::Ok)
+      return fail("connect() failed with error " + std::to_string(static_cast<int>(e)) +
+                  " on connection " + std::to_string(i + 1));
+    conns.push_back(s);
+  }
   std::vector<std::uint8_t>& req = buffer_;
   req.assign(workload_.message_size, 0x5a);
   std::vector<std::uint8_t>& resp = reply_;
   resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
-  while (!stopped()) {
+  for (std::size_t next = 0; !stopped(); next = (next + 1) % conns.size()) {
+    const int s = conns[next];
     const core::TimePs t0 = core::now_ps();
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
     if (sockets_.send(ctx_, s, req.data(), req.size()) < req.size()) return fail("send() failed");
@@ -309,8 +323,9 @@ void Application::run_rpc() {
     counters_.rx_bytes += got;
     ++counters_.transactions;
     counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
   }
-  sockets_.close(ctx_, s);
+  for (int s : conns) sockets_.close(ctx_, s);
 }
 
 void Application::run_flows() {
@@ -340,6 +355,7 @@ void Application::run_flows() {
     counters_.rx_bytes += got;
     ++counters_.transactions;
     counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
     counters_.first_byte_sum_ps += first - t0;
     sockets_.close(ctx_, s);
     if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));

@@ -10,6 +10,7 @@
 
 #include "guest/iperf3_server.h"
 #include "guest/socket_api.h"
+#include "models/core/histogram.h"
 #include "models/core/module.h"
 #include "models/core/param.h"
 #include "models/cpu/core.h"
@@ -29,6 +30,7 @@ struct Workload {
   WorkloadType type = WorkloadType::TcpTx;
   std::uint32_t message_size = 8000;
   std::uint32_t response_size = 64;  // rpc
+  std::uint32_t connections = 1;     // rpc: pre-established connections served round robin
   std::uint16_t port = 5001;         // peer port (tx, rpc) or local listening port (rx)
   std::uint16_t backlog = 16;        // rx, sink, echo: connections the TOE queues for accept
   std::uint32_t workers = 0;         // sink, echo: server processes at most (0 = no limit)
@@ -53,6 +55,8 @@ struct AppCounters {
   std::uint64_t transactions = 0;
   std::uint64_t latency_sum_ps = 0;
   std::uint64_t first_byte_sum_ps = 0;  // flows: time to first byte, summed over completed flows
+  // rpc: each request/response's latency; flows: each flow's time to completion (ps).
+  core::LogHistogram latency;
   bool failed = false;
   std::string error;
 };

@@ -55,6 +55,20 @@ const std::vector<core::Param<GuestParams>>& guest_params() {
                      "CPU cycles of a switch between two processes",
                      [](P& s) -> auto& { return s.costs.context_switch; })
           .range("0", "1e9"),
+      core::param<P>(ParamKind::Frequency, "guest.tick", "0Hz",
+                     "The guest kernel's periodic timer interrupt (HZ); 0Hz = none (tickless). "
+                     "Virtualized, each tick is a virtual timer interrupt: an exit unless "
+                     "hypervisor.direct_timer (docs/hypervisor.md)",
+                     [](P& s) -> auto& { return s.tick.hz; })
+          .range("0Hz", "100kHz"),
+      core::param<P>(ParamKind::Time, "guest.tick_phase", "0s",
+                     "When the guest's first tick falls (then every 1/guest.tick); 0s = at "
+                     "1/guest.tick. Below one tick period",
+                     [](P& s) -> auto& { return s.tick.phase; }),
+      core::param<P>(ParamKind::Real, "guest.costs.tick", "2000",
+                     "CPU cycles of the guest's tick handler (timekeeping, scheduler tick)",
+                     [](P& s) -> auto& { return s.tick.handler_cycles; })
+          .range("0", "1e9"),
       core::param<P>(ParamKind::Uint, "guest.ring_entries", "256",
                      "Entries of each of the driver's four rings",
                      [](P& s) -> auto& { return s.driver.ring_entries; })
@@ -84,8 +98,11 @@ const std::vector<core::Param<GuestParams>>& guest_params() {
 }
 
 GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-                 const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq)
+                 const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq,
+                 cpu::TimerPort* timer)
     : core::Module(name), memory_(memory) {
+  if (params.tick.hz > 0)
+    tick_ = std::make_unique<TimerTick>("tick", params.tick, core, params.owner, timer);
   driver_ = std::make_unique<ToeDriver>("driver", core, params.owner, memory_, params.costs,
                                         params.driver, regs, irq);
   sockets_ = std::make_unique<SocketLayer>("sockets", *driver_, core, memory_, params.costs,

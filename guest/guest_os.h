@@ -13,6 +13,7 @@
 #include "models/core/param.h"
 #include "models/cpu/hardware_ports.h"
 #include "guest/socket_api.h"
+#include "guest/timer_tick.h"
 #include "guest/toe_driver.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
@@ -22,6 +23,7 @@ namespace vtoe::guest {
 struct GuestParams {
   int owner = 0;  // VM index for CPU accounting
   GuestCosts costs;
+  TimerTickParams tick;
   DriverParams driver;
   SocketParams sockets;
   std::vector<Workload> workloads;
@@ -34,15 +36,18 @@ const std::vector<core::Param<GuestParams>>& guest_params();
 class GuestOs : public core::Module {
  public:
   GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
-          const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq);
+          const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq,
+          cpu::TimerPort* timer = nullptr);  // null: native, the tick reaches the kernel at once
 
   ToeDriver& driver() { return *driver_; }
   SocketLayer& sockets() { return *sockets_; }
   GuestMemory& memory() { return memory_; }
+  const TimerTick* tick() const { return tick_.get(); }  // null without guest.tick
   const std::vector<std::unique_ptr<Application>>& apps() const { return apps_; }
 
  private:
   GuestMemory& memory_;
+  std::unique_ptr<TimerTick> tick_;
   std::unique_ptr<ToeDriver> driver_;
   std::unique_ptr<SocketLayer> sockets_;
   std::vector<std::unique_ptr<Application>> apps_;

@@ -27,6 +27,8 @@ CreditScheduler::CreditScheduler(int vm_count, CreditParams params) : params_(st
     throw std::invalid_argument(
         "CreditScheduler: tick, timeslice and credits_per_tick must be > 0");
   }
+  if (params_.tick_phase >= params_.tick)
+    throw std::invalid_argument("CreditScheduler: tick_phase must be below the tick");
   if (params_.ratelimit > params_.timeslice) {
     throw std::invalid_argument("CreditScheduler: ratelimit " + std::to_string(params_.ratelimit) +
                                 " ps exceeds the timeslice " + std::to_string(params_.timeslice) +
@@ -72,7 +74,7 @@ CreditScheduler::CreditScheduler(int vm_count, CreditParams params) : params_(st
     vms_[i].credit = vms_[i].share;
     stats_.vm[i].credit_min = stats_.vm[i].credit_max = credit(static_cast<int>(i));
   }
-  next_tick_ = params_.tick;
+  next_tick_ = params_.tick_phase ? params_.tick_phase : params_.tick;
 }
 
 const CreditScheduler::Vm& CreditScheduler::at(int vm) const {

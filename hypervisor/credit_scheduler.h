@@ -6,7 +6,8 @@
 // Credit. Each VM has a credit balance. Credits are debited for CPU time the VM actually used
 // (accurate accounting): every picosecond between the pick() that gave it the core and the
 // pick()/block() that took it away costs credits_per_tick / tick credits. The debit is applied at
-// the scheduler ticks, which fall at absolute times k * tick (k = 1, 2, ...), for the run time
+// the scheduler ticks, which fall at absolute times k * tick (k = 1, 2, ...; shifted by
+// tick_phase when it is set: the host tick's phase against the guests' ticks), for the run time
 // accrued since the previous tick. After the debits of a tick, if the sum of all VMs' balances is
 // negative, every VM receives new credit: the refill hands out
 //   refill_total = credits_per_tick * (timeslice / tick) * vm_count
@@ -91,6 +92,7 @@ constexpr unsigned kMaxWeight = 65535;  // as Xen
 
 struct CreditParams {
   TimePs tick = 10 * kPsPerMs;       // credit accounting period
+  TimePs tick_phase = 0;             // ticks fall at tick_phase + k * tick (< tick; 0: k >= 1)
   TimePs timeslice = 30 * kPsPerMs;  // VM switch interval
   bool boost = true;                 // I/O wake-ups from BLOCKED enter BOOST
   bool tickle = true;                // a higher-priority waking VM preempts at once

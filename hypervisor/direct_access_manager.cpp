@@ -51,6 +51,15 @@ void DirectAccessManager::connect_channels(smmu::Smmu& smmu, toe::Toe& toe) {
   }
 }
 
+bool DirectAccessManager::owns_all(std::uint32_t bits, int vm) const {
+  if (bits == 0 || vm < 0) return false;
+  for (std::size_t c = 0; c < vm_of_channel_.size(); ++c)
+    if ((bits & (1u << c)) &&
+        (vm_of_channel_[c] != vm || static_cast<int>(c) == emulated_channel_))
+      return false;
+  return true;
+}
+
 void DirectAccessManager::handle_interrupt(Ctx& ctx) {
   // Read and clear the multi-channel control unit's interrupt bit vector, then raise the virtual
   // interrupts it names (paper §3.2, "Interrupt delivery").
@@ -58,13 +67,15 @@ void DirectAccessManager::handle_interrupt(Ctx& ctx) {
   hyp_.device_access(ctx, false, vector_pa_, bits, charged_vm_);
   if (bits == 0) return;
   hyp_.device_access(ctx, true, vector_pa_, bits, charged_vm_);
-  hyp_.spend(ctx, hyp_.costs().bitvector, charged_vm_);
+  // Posted (direct) delivery: the interrupt translation hardware routes it; no host cycles.
+  const bool posted = hyp_.posted_delivery();
+  if (!posted) hyp_.spend(ctx, hyp_.costs().bitvector, charged_vm_);
   for (std::size_t c = 0; c < vm_of_channel_.size(); ++c) {
     if (!(bits & (1u << c))) continue;
     if (static_cast<int>(c) == emulated_channel_ && emulated_handler_) {
       emulated_handler_(ctx);
     } else if (vm_of_channel_[c] >= 0) {
-      hyp_.spend(ctx, hyp_.costs().vgic_inject, vm_of_channel_[c]);
+      if (!posted) hyp_.spend(ctx, hyp_.costs().vgic_inject, vm_of_channel_[c]);
       hyp_.inject(vm_of_channel_[c]);
     }
   }

@@ -66,6 +66,9 @@ class DirectAccessManager {
 
   // The TOE's physical interrupt (called from the hypervisor's interrupt handler).
   void handle_interrupt(Ctx& ctx);
+  // Direct interrupts: every channel set in the interrupt bit vector `bits` is a direct channel
+  // of `vm` (so the interrupt can be posted to that VM's running vCPU).
+  bool owns_all(std::uint32_t bits, int vm) const;
 
   // The control unit's interrupt bit vector (physical address).
   std::uint64_t vector_pa() const { return vector_pa_; }

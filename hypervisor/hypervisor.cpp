@@ -22,6 +22,10 @@ const std::vector<core::Param<HypervisorParams>>& hypervisor_params() {
       core::param<P>(ParamKind::Time, "hypervisor.scheduler.tick", "10ms",
                      "Credit accounting tick", [](P& s) -> auto& { return s.scheduler.tick; })
           .above("0s"),
+      core::param<P>(ParamKind::Time, "hypervisor.scheduler.tick_phase", "0s",
+                     "When the first credit tick falls (then every tick): the host tick's phase; "
+                     "0s = at one tick. Below the tick",
+                     [](P& s) -> auto& { return s.scheduler.tick_phase; }),
       core::param<P>(ParamKind::Time, "hypervisor.scheduler.ratelimit", "0s",
                      "Credit scheduler: least run time of a switched-in VM before a preemption "
                      "(Xen's sched_ratelimit_us; 0s = off); at most the timeslice",
@@ -29,6 +33,24 @@ const std::vector<core::Param<HypervisorParams>>& hypervisor_params() {
       core::param<P>(ParamKind::Bool, "hypervisor.trap_wfi", "true",
                      "An idle vCPU's WFI traps to the hypervisor, which runs another VM",
                      [](P& s) -> auto& { return s.trap_wfi; }),
+      core::param<P>(ParamKind::Time, "hypervisor.halt_poll", "0s",
+                     "Halt polling: after a WFI exit the hypervisor spins up to this long (host "
+                     "time charged to the VM) before it blocks the vCPU; 0s = block at once. At "
+                     "most hypervisor.scheduler.timeslice",
+                     [](P& s) -> auto& { return s.halt_poll; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.tickless", "false",
+                     "No host tick while a vCPU runs alone on the core (Linux nohz_full on a "
+                     "dedicated core): the scheduler's timer costs no exit then",
+                     [](P& s) -> auto& { return s.tickless; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.direct_irq", "false",
+                     "da: the TOE's interrupts are posted to the running vCPU without an exit "
+                     "(GICv4 direct vLPI injection); an interrupt for a vCPU not on the core "
+                     "still exits",
+                     [](P& s) -> auto& { return s.direct_irq; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.direct_timer", "false",
+                     "A guest's timer interrupt (guest.tick) reaches its running vCPU without an "
+                     "exit (GICv4.1 / direct timer delivery)",
+                     [](P& s) -> auto& { return s.direct_timer; }),
       core::param<P>(ParamKind::Real, "hypervisor.costs.exit", "1000",
                      "CPU cycles to take an exception to Hyp mode, save guest state and return",
                      [](P& s) -> auto& { return s.costs.exit; })
@@ -117,6 +139,17 @@ class Hypervisor::VirtualIrqPort : public cpu::InterruptPort {
   int vm_;
 };
 
+// The guest's timer: the hypervisor's hrtimer for it fires and the interrupt is delivered.
+class Hypervisor::GuestTimerPort : public cpu::TimerPort {
+ public:
+  GuestTimerPort(Hypervisor& hyp, int vm) : hyp_(hyp), vm_(vm) {}
+  void deliver() override { hyp_.deliver_timer(vm_); }
+
+ private:
+  Hypervisor& hyp_;
+  int vm_;
+};
+
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
                        cpu::Core& core, gic::Gic& gic, cpu::BusRegisterPort& bus)
     : core::Module(name),
@@ -134,6 +167,9 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
     stage2_.push_back(std::make_shared<smmu::Stage2Table>("vm" + std::to_string(vm) + " stage 2"));
     reg_ports_.push_back(std::make_unique<Stage2Port>(*this, vm));
     irq_ports_.push_back(std::make_unique<VirtualIrqPort>(*this, vm));
+    timer_ports_.push_back(std::make_unique<GuestTimerPort>(*this, vm));
+    timer_ctx_.push_back(&core.add_hypervisor_context(std::string(this->name()) + ".vtimer" +
+                                                      std::to_string(vm)));
     virq_ev_.push_back(std::make_unique<sc_core::sc_event>());
   }
   saved_.resize(static_cast<std::size_t>(n));
@@ -145,6 +181,8 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
   hooks.trap_wfi = params.trap_wfi;
   hooks.wfi_cycles = params.costs.exit + params.costs.wfi;
   hooks.tick_cycles = params.costs.exit + params.costs.tick;
+  hooks.halt_poll_ps = params.halt_poll;
+  if (params.tickless) hooks.timer_interrupts = [this](int vm) { return !runs_alone(vm); };
   hooks.on_switch = [this](int from, int to) { vm_switched(from, to); };
   hooks.on_wfi = [this](int vm) {
     ++exits_[static_cast<std::size_t>(vm)].wfi;
@@ -198,22 +236,52 @@ void Hypervisor::guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa,
   if (!write) value = 0;
 }
 
+bool Hypervisor::runs_alone(int vm) const {
+  for (int v = 0; v < params_.vms; ++v)
+    if (v != vm && scheduler_->state(v) != CreditState::Blocked) return false;
+  return true;
+}
+
+void Hypervisor::deliver_timer(int vm) {
+  // A vCPU in guest mode on the core (not one the hypervisor halt-polls for).
+  const int running = core_.halt_polling() ? -1 : core_.running_vm();
+  // Direct delivery to the vCPU on the core: the hardware does it, no exit, no host work.
+  if (params_.direct_timer && running == vm) return;
+  Ctx& ctx = *timer_ctx_.at(static_cast<std::size_t>(vm));
+  if (running >= 0) {
+    // The timer interrupt takes the core from the running vCPU: an exit.
+    ++exits_[static_cast<std::size_t>(running)].vtimer;
+    trace_event(name(), running, "guest timer");
+    spend(ctx, params_.costs.exit, vm);
+  }
+  // Otherwise the core was idle in the hypervisor (a blocked vCPU): no exit, as in HaaS's VFIO.
+  spend(ctx, params_.costs.irq + params_.costs.vgic_inject, vm);
+}
+
 void Hypervisor::irq_thread() {
   for (;;) {
     while (!gic_.irq_asserted()) sc_core::wait(irq.posedge_event());
-    // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
-    const int running = core_.running_vm();
-    if (running >= 0) {
-      ++exits_[static_cast<std::size_t>(running)].irq;
-      trace_event(name(), running, "IRQ");
+    // The VM whose vCPU is loaded, and whether it is in guest mode (not halt-polled for).
+    const int loaded = core_.running_vm();
+    const int running = core_.halt_polling() ? -1 : loaded;
+    // Posted to the loaded vCPU (direct device interrupts): no exit, no host work. A vCPU the
+    // hypervisor halt-polls for sees the posted interrupt in its poll and resumes.
+    posted_ = params_.direct_irq && direct_check_ && direct_check_(loaded);
+    if (!posted_) {
+      // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
+      if (running >= 0) {
+        ++exits_[static_cast<std::size_t>(running)].irq;
+        trace_event(name(), running, "IRQ");
+      }
+      spend(irq_ctx_, params_.costs.exit + params_.costs.irq, loaded >= 0 ? loaded : 0);
     }
-    spend(irq_ctx_, params_.costs.exit + params_.costs.irq, running >= 0 ? running : 0);
     const int id = gic_.acknowledge();
     if (id == gic::kSpuriousId) continue;
     ++phys_irqs_;
     for (auto& [hid, handler] : irq_handlers_)
       if (hid == id) handler(irq_ctx_);
     gic_.end_of_interrupt(id);
+    posted_ = false;
   }
 }
 

@@ -47,8 +47,11 @@ struct HypervisorCosts {
   double bitvector = 300;      // DA: decode the interrupt bit vector
 };
 
+// Exits by cause. irq: device interrupts; timer: the host's (scheduler's) timer; vtimer: a
+// guest's periodic tick that found a vCPU running and was not delivered directly. There are no
+// inter-processor interrupts on the one core (docs/hypervisor.md).
 struct ExitCounts {
-  std::uint64_t data_abort = 0, irq = 0, wfi = 0, hvc = 0, timer = 0;
+  std::uint64_t data_abort = 0, irq = 0, wfi = 0, hvc = 0, timer = 0, vtimer = 0;
 };
 
 struct HypervisorParams {
@@ -56,6 +59,10 @@ struct HypervisorParams {
   HypervisorCosts costs;
   CreditParams scheduler;
   bool trap_wfi = true;
+  core::TimePs halt_poll = 0;  // spin after a WFI exit before blocking the vCPU (0: block at once)
+  bool tickless = false;       // no host tick while a vCPU runs alone on the core (nohz_full)
+  bool direct_irq = false;     // device interrupts posted to the running vCPU (GICv4 vLPI)
+  bool direct_timer = false;   // guest timer interrupts delivered to the running vCPU directly
   int toe_virq = 32 + 16;  // virtual interrupt ID guests see for their TOE (a virtual SPI)
 };
 
@@ -96,6 +103,15 @@ class Hypervisor : public core::Module {
   cpu::InterruptPort& interrupt_port(int vm) {
     return *irq_ports_.at(static_cast<std::size_t>(vm));
   }
+  cpu::TimerPort& timer_port(int vm) { return *timer_ports_.at(static_cast<std::size_t>(vm)); }
+
+  // Direct device interrupts: `check(running)` says whether every interrupt the device has
+  // pending belongs to the vCPU `running` (-1: none runs) and can be posted to it. While the
+  // handler of a posted interrupt runs, posted_delivery() is true: it charges no exit costs.
+  void set_direct_irq_check(std::function<bool(int running)> check) {
+    direct_check_ = std::move(check);
+  }
+  bool posted_delivery() const { return posted_; }
 
   // Accesses by `vm` to unmapped IPAs in [ipa, ipa + size) are emulated by `handler`.
   void add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size, TrapHandler handler);
@@ -116,6 +132,9 @@ class Hypervisor : public core::Module {
  private:
   class Stage2Port;
   class VirtualIrqPort;
+  class GuestTimerPort;
+  void deliver_timer(int vm);
+  bool runs_alone(int vm) const;
   struct Trap {
     int vm;
     std::uint64_t ipa, size;
@@ -139,6 +158,10 @@ class Hypervisor : public core::Module {
   std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;
   std::vector<std::unique_ptr<cpu::RegisterPort>> reg_ports_;
   std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
+  std::vector<std::unique_ptr<cpu::TimerPort>> timer_ports_;
+  std::vector<Ctx*> timer_ctx_;  // per VM: the hypervisor's handling of its guest's timer
+  std::function<bool(int)> direct_check_;
+  bool posted_ = false;
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;
   std::vector<gic::VgicState> saved_;  // per VM, while switched out

@@ -272,6 +272,25 @@ std::uint32_t Platform::ccb_quota_per_vm() const {
   return std::max<std::uint32_t>(1, toe_params_.ccb_capacity / static_cast<std::uint32_t>(vms_));
 }
 
+// The timer and idling keys (docs/hypervisor.md, "Timer interrupts and idling") against each
+// other and the architecture: each error names the file and the key.
+void Platform::check_timer_keys(const hypervisor::HypervisorParams& hp) const {
+  auto fail = [&](const std::string& key, const std::string& why) {
+    throw ConfigError(cfg_.where(key), key, why);
+  };
+  if (hp.halt_poll > hp.scheduler.timeslice)
+    fail("hypervisor.halt_poll",
+         "a halt poll longer than the scheduler's slice (hypervisor.scheduler.timeslice) would "
+         "hold the core past it");
+  if (hp.scheduler.tick_phase >= hp.scheduler.tick)
+    fail("hypervisor.scheduler.tick_phase",
+         "must be below the tick (hypervisor.scheduler.tick)");
+  if (hp.direct_irq && arch_ != Architecture::DirectAccess)
+    fail("hypervisor.direct_irq",
+         "direct device interrupts need architecture da: under de no device interrupt belongs "
+         "to a VM (the hypervisor emulates the device)");
+}
+
 void Platform::build_virtualization() {
   hypervisor::HypervisorParams hp;
   hp.vms = static_cast<int>(vms_);
@@ -279,6 +298,7 @@ void Platform::build_virtualization() {
   for (std::size_t i = 0; i < vms_; ++i)
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
+  check_timer_keys(hp);
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   hyp_->irq(gic_irq_);
 
@@ -339,6 +359,9 @@ void Platform::build_virtualization() {
     hypervisor::DirectAccessManager* da = direct_access_.get();
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi,
                           [da](cpu::Core::Context& ctx) { da->handle_interrupt(ctx); });
+    toe::Toe* toe = toe_.get();
+    hyp_->set_direct_irq_check(
+        [da, toe](int running) { return da->owns_all(toe->irq_vector(), running); });
   } else {
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
   }
@@ -346,6 +369,10 @@ void Platform::build_virtualization() {
 
 void Platform::build_guests() {
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  if (const double hz = cfg_.get_freq("guest.tick");
+      hz > 0 && static_cast<double>(cfg_.get_time("guest.tick_phase")) >= 1e12 / hz)
+    throw ConfigError(cfg_.where("guest.tick_phase"), "guest.tick_phase",
+                      "must be below one tick period (1/guest.tick)");
   std::set<std::pair<tcpip::Ipv4, std::uint16_t>> rx_ports;
   for (std::size_t i = 0; i < vms_; ++i) {
     const std::string p = "vms." + std::to_string(i) + ".";
@@ -374,7 +401,26 @@ void Platform::build_guests() {
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
                        w.type == guest::WorkloadType::TcpRx ||
                        w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
-    if (topology_) {
+    // A peer that is another VM on this TOE: the connection stays inside it (toe.loopback).
+    int peer_vm = -1;
+    for (std::size_t j = 0; talks && !w.peer.empty() && j < vms_; ++j)
+      if (cfg_.get_string("vms." + std::to_string(j) + ".name") == w.peer)
+        peer_vm = static_cast<int>(j);
+    vm_peer_is_vm_.push_back(peer_vm >= 0);
+    if (peer_vm >= 0) {
+      auto fail = [&](const std::string& why) {
+        throw ConfigError(cfg_.where(p + "workload.peer"), p + "workload.peer",
+                          "names VM '" + w.peer + "': " + why);
+      };
+      if (!cfg_.get_bool("toe.loopback"))
+        fail("a connection between two VMs on one TOE needs toe.loopback: true");
+      if (peer_vm == static_cast<int>(i)) fail("a VM cannot be its own peer");
+      if (w.type == guest::WorkloadType::TcpRx)
+        fail("tcp_rx is served by the simulated peer; give the other VM a tcp_tx, rpc or flows "
+             "workload that names this one, and this one a sink or echo");
+      if (topology_) fail("VM peers are not supported with links: yet");
+      w.peer_ip = vm_ip(cfg_, static_cast<std::size_t>(peer_vm));
+    } else if (topology_) {
       const Topology::Peer peer = talks ? topology_->peer_of(i, w.peer) : Topology::Peer{};
       vm_peer_.push_back(peer);
       if (talks) w.peer_ip = peer.ip;
@@ -394,6 +440,11 @@ void Platform::build_guests() {
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
                             " is already where another tcp_rx VM with the same address listens");
+    if (w.type == guest::WorkloadType::Rpc && w.connections > ccb_quota_per_vm())
+      throw ConfigError(cfg_.where(p + "workload.connections"), p + "workload.connections",
+                        std::to_string(w.connections) + " connections, but the TOE holds " +
+                            std::to_string(ccb_quota_per_vm()) +
+                            " for this VM (raise toe.ccb.connections or set toe.ccb.quota)");
     gp.workloads.push_back(w);
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
@@ -401,8 +452,9 @@ void Platform::build_guests() {
                                    : static_cast<cpu::RegisterPort&>(*bus_port_);
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
-    guests_.push_back(
-        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq));
+    cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
+    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp,
+                                                       regs, irq, timer));
   }
 }
 
@@ -447,6 +499,7 @@ void Platform::build_network() {
   std::set<std::uint16_t> listening;
   for (std::size_t i = 0; i < vms_; ++i) {
     net::PeerApp app;
+    if (vm_peer_is_vm_.at(i)) continue;  // served by another VM, inside the TOE
     if (!peer_app_for(guests_[i]->apps().front()->workload(), vm_ip(cfg_, i), app)) continue;
     if (app.type != net::PeerAppType::Source && !listening.insert(app.port).second) continue;
     pp.apps.push_back(app);

@@ -111,6 +111,7 @@ class Platform {
   void build_memory_and_bus();
   void build_toe();
   void build_virtualization();
+  void check_timer_keys(const hypervisor::HypervisorParams& hp) const;
   std::uint32_t ccb_quota_per_vm() const;
   void build_guests();
   void build_network();
@@ -131,6 +132,7 @@ class Platform {
   std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> spi_lines_;
   std::unique_ptr<smmu::Smmu> smmu_;
   toe::ToeParams toe_params_;  // as built; the simulated peer shares its protocol settings
+  std::vector<bool> vm_peer_is_vm_;  // per VM: its workload talks to another VM (loopback)
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<cpu::BusPort> cpu_port_;
   std::unique_ptr<cpu::MemoryTraffic> cpu_traffic_;  // platform.cpu_memory_traffic: on

@@ -44,7 +44,11 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
       preemptions_(stats_.counter(
           "preemptions",
           "a running context lost the core before finishing (higher priority or slice end)")),
-      vm_switches_(stats_.counter("vm_switches", "the VM on the core changed")) {
+      vm_switches_(stats_.counter("vm_switches", "the VM on the core changed")),
+      halt_poll_hits_(stats_.counter(
+          "halt_poll_hits", "halt polling: work arrived while the hypervisor polled a WFI")),
+      halt_poll_misses_(stats_.counter(
+          "halt_poll_misses", "halt polling: the poll ran out and the vCPU was blocked")) {
   if (params_.freq_hz <= 0)
     throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
   for (auto& b : busy_) b.fill(0);
@@ -82,6 +86,7 @@ void Core::set_vm_scheduler(cpu::VmScheduler* scheduler, const VmHooks& hooks) {
   vm_sched_ = scheduler;
   hooks_ = hooks;
   running_vm_ = scheduler ? -1 : 0;
+  vcpu_ps_.assign(static_cast<std::size_t>(owners()), 0);
 }
 
 int Core::charge_owner(int wanted) const {
@@ -176,7 +181,11 @@ void Core::account() {
     busy_[c.charge_][static_cast<int>(c.cls_)] += work;
     elapsed -= work;
   }
-  idle_ += elapsed;
+  // Halt polling: the hypervisor spins on the VM's behalf instead of idling.
+  if (polling_ && elapsed > 0 && running_vm_ >= 0)
+    busy_[running_vm_][static_cast<int>(CycleClass::Hypervisor)] += elapsed;
+  else
+    idle_ += elapsed;
 }
 
 Core::Context* Core::pick() const {
@@ -213,19 +222,38 @@ void Core::decide_vm() {
   const TimePs now = core::now_ps();
   // The running vCPU has nothing to do. Its threads may just be between two requests in this
   // same instant, so only once the instant has settled does the guest execute WFI.
+  if (polling_ && running_vm_ >= 0 && vm_ready_[running_vm_] > 0) {
+    polling_ = false;  // work arrived while polling: it runs at once
+    ++halt_poll_hits_;
+  }
+  if (polling_ && now >= poll_until_) {
+    polling_ = false;  // nothing came: block the vCPU now
+    ++halt_poll_misses_;
+    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_]) {
+      vm_blocked_[running_vm_] = true;
+      vm_sched_->block(running_vm_, now);
+      vm_decision_due_ = true;
+    }
+  }
   if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] &&
-      hooks_.trap_wfi && !wfi_check_armed_) {
+      hooks_.trap_wfi && !wfi_check_armed_ && !polling_) {
     wfi_check_armed_ = true;
     wfi_check_.notify(sc_core::sc_time::from_value(1));
   }
   if (wfi_due_) {
     wfi_due_ = false;
-    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_]) {
-      vm_blocked_[running_vm_] = true;
-      vm_sched_->block(running_vm_, now);
+    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] &&
+        !polling_) {
       if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
       add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_, "WFI trap");
-      vm_decision_due_ = true;
+      if (hooks_.halt_poll_ps > 0) {
+        polling_ = true;  // spin before blocking (the trap's own cost comes first)
+        poll_until_ = now + cycles_ps(hooks_.wfi_cycles) + hooks_.halt_poll_ps;
+      } else {
+        vm_blocked_[running_vm_] = true;
+        vm_sched_->block(running_vm_, now);
+        vm_decision_due_ = true;
+      }
     }
   }
   // The scheduler's own deadline (tick or slice end) is a timer interrupt; a decision asked for
@@ -233,7 +261,10 @@ void Core::decide_vm() {
   const bool timer = now >= vm_next_event_ && !vm_decision_due_;
   if (!vm_decision_due_ && !timer) return;
   vm_decision_due_ = false;
-  if (timer && running_vm_ >= 0) {
+  // While the hypervisor halt-polls, the vCPU has already exited: the tick is no exit, and its
+  // time is part of the poll (charged as hypervisor time already).
+  if (timer && running_vm_ >= 0 && !polling_ &&
+      (!hooks_.timer_interrupts || hooks_.timer_interrupts(running_vm_))) {
     // The scheduler's timer interrupt: an exit of the running VM.
     if (hooks_.on_timer) hooks_.on_timer(running_vm_);
     add_overhead(hooks_.tick_cycles, CycleClass::Hypervisor, running_vm_, "scheduler tick");
@@ -254,6 +285,9 @@ void Core::decide_vm() {
              "vm");
     }
     vm_since_ = now;
+    if (running_vm_ >= 0) vcpu_ps_[running_vm_] += now - vcpu_since_;
+    vcpu_since_ = now;
+    polling_ = false;  // a switch ends any halt poll of the old VM
     if (hooks_.on_switch) hooks_.on_switch(running_vm_, next);
     running_vm_ = next;
   }
@@ -331,6 +365,10 @@ void Core::reschedule() {
     const TimePs now = core::now_ps();
     until = std::min(until, vm_next_event_ > now ? vm_next_event_ - now : 1);
   }
+  if (polling_) {
+    const TimePs now = core::now_ps();
+    until = std::min(until, poll_until_ > now ? poll_until_ - now : 1);
+  }
   const TimePs now = core::now_ps();
   const TimePs due = until == cpu::kNoEvent ? cpu::kNoEvent : now + until;
   // The next decision is the running request's end: its thread wakes then and decides (execute()),
@@ -390,6 +428,15 @@ void Core::mark_baseline() {
   account();
   for (auto& b : busy_) b.fill(0);
   idle_ = 0;
+  std::fill(vcpu_ps_.begin(), vcpu_ps_.end(), 0);
+  vcpu_since_ = core::now_ps();
+}
+
+TimePs Core::vcpu_ps(int vm) {
+  if (!vm_sched_) return 0;
+  TimePs t = vcpu_ps_.at(static_cast<std::size_t>(vm));
+  if (vm == running_vm_) t += core::now_ps() - vcpu_since_;
+  return t;
 }
 
 }  // namespace vtoe::cpu

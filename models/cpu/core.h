@@ -59,6 +59,13 @@ struct VmHooks {
   std::function<void(int from, int to)> on_switch;  // e.g. save/restore the vGIC (paper Fig. 8)
   std::function<void(int vm)> on_wfi;               // count the exit
   std::function<void(int vm)> on_timer;             // the scheduler timer interrupted `vm`
+  // Whether the scheduler's timer interrupts `vm` at all (null: always). A tickless (nohz_full)
+  // core whose vCPU runs alone takes no tick: the decision is made without an exit or its cost.
+  std::function<bool(int vm)> timer_interrupts;
+  // Halt polling (KVM's halt_poll_ns): after a trapped WFI the hypervisor spins up to this long,
+  // charged to the VM as hypervisor time, before it blocks the vCPU; work that arrives meanwhile
+  // runs at once, without a scheduler wake-up or VM switch. 0 = block at once.
+  core::TimePs halt_poll_ps = 0;
 };
 
 // The scenario keys that fill CoreParams.
@@ -113,6 +120,9 @@ class Core : public core::Module {
     return core::cycles_to_ps(cycles, params_.freq_hz);
   }
   int running_vm() const { return running_vm_; }
+  // The running VM's vCPU has exited and the hypervisor halt-polls for it: an interrupt now finds
+  // the hypervisor in control and is no exit.
+  bool halt_polling() const { return polling_; }
 
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);
@@ -122,6 +132,10 @@ class Core : public core::Module {
   int owners() const { return static_cast<int>(busy_.size()); }
   std::uint64_t context_switches() const { return switches_.value(); }
   std::uint64_t vm_switches() const { return vm_switches_.value(); }
+  // Virtualized: time since the baseline that VM `vm`'s vCPU held the core, as the host sees a
+  // vCPU thread: guest work, guest idle without a WFI exit, hypervisor work while it was loaded
+  // and halt polling.
+  core::TimePs vcpu_ps(int vm);
   // Closes the spans still open in a timeline trace (call at the end of a run).
   void flush_trace();
 
@@ -181,10 +195,16 @@ class Core : public core::Module {
   core::TimePs vm_next_event_ = cpu::kNoEvent;
   core::TimePs vm_since_ = 0;  // when the running VM got the core (timeline traces)
   int loaded_vm_ = -1;         // whose vCPU state is on the core (it stays while the core idles)
+  std::vector<core::TimePs> vcpu_ps_;  // per VM: vCPU on the core, closed spans since baseline
+  core::TimePs vcpu_since_ = 0;        // when running_vm_'s current span (or the baseline) began
+  bool polling_ = false;               // halt polling for running_vm_ until poll_until_
+  core::TimePs poll_until_ = 0;
 
   core::Counter& switches_;
   core::Counter& preemptions_;
   core::Counter& vm_switches_;
+  core::Counter& halt_poll_hits_;
+  core::Counter& halt_poll_misses_;
 };
 
 }  // namespace vtoe::cpu

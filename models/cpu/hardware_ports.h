@@ -5,6 +5,8 @@
 //    the access to a device page (direct access) or traps it to the hypervisor (emulation).
 //  - InterruptPort: the GIC CPU interface it acknowledges interrupts at. Native: the physical
 //    interface; virtualized: the virtual CPU interface fed by the hypervisor's list registers.
+//  - TimerPort: how its periodic timer interrupt (the kernel tick) reaches it. Native: at once
+//    (no port); virtualized: through the hypervisor (an exit and an injection, or direct).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,14 @@ class InterruptPort {
   virtual const sc_core::sc_event& pending_event() const = 0;
   virtual int acknowledge() = 0;  // interrupt ID, or 1023 when nothing is pending
   virtual void end_of_interrupt(int id) = 0;
+};
+
+class TimerPort {
+ public:
+  virtual ~TimerPort() = default;
+  // The guest's timer expired; returns when the interrupt has reached the guest, the delivery's
+  // hypervisor work (if any) done and charged. The guest's handler runs after it.
+  virtual void deliver() = 0;
 };
 
 }  // namespace vtoe::cpu

@@ -132,6 +132,14 @@ void Stack::route_and_send(Frame&& f, Ipv4 src, Ipv4 dst) {
     emit_frame(std::move(f));
     return;
   }
+  if (cfg_.loopback && is_local(dst)) {
+    // Another local address: back in without the wire, to that address's MAC.
+    std::memcpy(f.data(), mac_of(dst).b.data(), 6);
+    ++stats_.frames_out;
+    stats_.bytes_out += f.size();
+    listener_.loop_back(std::move(f));
+    return;
+  }
   Ipv4 hop;
   if ((dst & netmask_) == (cfg_.ip & netmask_)) {
     hop = dst;
@@ -524,7 +532,7 @@ void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
     ++stats_.drop_not_for_us;
     return;
   }
-  if (is_martian(ip.src)) {
+  if (is_martian(ip.src) && !(cfg_.loopback && is_local(ip.src))) {
     ++stats_.drop_martian;
     return;
   }
@@ -762,7 +770,7 @@ ConnId Stack::connect(Ipv4 dst, std::uint16_t dst_port, std::uint16_t src_port, 
     ++stats_.drop_table_full;
     return 0;
   }
-  if (dst_port == 0 || is_martian(dst)) return 0;
+  if (dst_port == 0 || (is_martian(dst) && !(cfg_.loopback && is_local(dst)))) return 0;
   if (src_port == 0) {
     const std::uint32_t base = cfg_.ephemeral_port_base;
     const std::uint32_t range = 65536 - base;

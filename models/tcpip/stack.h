@@ -31,6 +31,9 @@ class StackListener {
   virtual ~StackListener() = default;
   /// A frame ready for the MAC, in order. Frames are padded to 60 bytes (no FCS).
   virtual void transmit(Frame&& frame) = 0;
+  /// With StackConfig::loopback: a frame to one of the stack's own addresses, to be received
+  /// again (by default it goes to transmit() like any other).
+  virtual void loop_back(Frame&& frame) { transmit(std::move(frame)); }
   virtual void tcp_event(Event ev, const EventInfo& info) = 0;
   virtual void udp_received(std::uint16_t local_port, Ipv4 src, std::uint16_t src_port,
                             const std::uint8_t* data, std::size_t len) {

@@ -178,6 +178,10 @@ struct StackConfig {
   /// HyStart++ (RFC 9406) in the initial slow start: an RTT increase leaves slow start for
   /// Conservative Slow Start and then congestion avoidance before any loss.
   bool hystart = true;
+  /// Loopback: a frame to one of the stack's own addresses (another guest behind the same TOE)
+  /// goes back in through StackListener::loop_back instead of out to the MAC, and a frame that
+  /// comes back so is accepted from a local source address (else a martian).
+  bool loopback = false;
   /// Slow start as Linux's tcp_slow_start: cwnd grows by every byte an ACK acknowledges, so a
   /// delayed ACK of two segments adds two (cwnd doubles per RTT); false = RFC 5681 section 3.1,
   /// at most one SMSS per ACK (about 1.5x per RTT with an ACK every second segment).

@@ -27,6 +27,9 @@ Ppm::Ppm(const sc_core::sc_module_name& name, const PpmParams& params,
                                        "bytes in the receive FIFO, sampled at each arrival")),
       commands_(stats_.counter("commands", "CmdQ contexts executed")),
       bad_commands_(stats_.counter("bad_commands", "CmdQ contexts refused")) {
+  if (stack_config.loopback)
+    looped_ = &stats_.counter("frames_looped",
+                              "frames between two of the TOE's addresses, looped back inside");
   SC_METHOD(tx_stage);
   sensitive << tx_ev_;
   dont_initialize();
@@ -86,11 +89,25 @@ void Ppm::transmit(tcpip::Frame&& frame) {
   if (was_empty) tx_ev_.notify(core::ps(out - now));
 }
 
+void Ppm::loop_back(tcpip::Frame&& frame) {
+  const TimePs now = core::now_ps();
+  const TimePs out = tx_pipe_.admit(now, tx_frame_ps(frame.size()));
+  const bool was_empty = tx_fifo_.empty();
+  tx_fifo_.push_back({out, std::move(frame), true});
+  if (was_empty) tx_ev_.notify(core::ps(out - now));
+}
+
 void Ppm::tx_stage() {
   const TimePs now = core::now_ps();
   while (!tx_fifo_.empty() && tx_fifo_.front().at <= now) {
-    mac_.send(std::move(tx_fifo_.front().frame));
+    Timed t = std::move(tx_fifo_.front());
     tx_fifo_.pop_front();
+    if (t.looped) {
+      ++*looped_;
+      receive_frame(std::move(t.frame));
+      continue;
+    }
+    mac_.send(std::move(t.frame));
     ++frames_tx_;
   }
   if (!tx_fifo_.empty()) tx_ev_.notify(core::ps(tx_fifo_.front().at - now));

@@ -93,12 +93,16 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   void receive_frame(net::Frame&& frame) override;
   // tcpip::StackListener
   void transmit(tcpip::Frame&& frame) override;
+  // toe.loopback: a frame between two of the TOE's own addresses takes the transmit engines and
+  // then the receive path, never the MAC.
+  void loop_back(tcpip::Frame&& frame) override;
   void tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) override;
 
  private:
   struct Timed {
     core::TimePs at;
     net::Frame frame;
+    bool looped = false;  // transmit: back to the receive path instead of the MAC
   };
   void tx_stage();
   void rx_stage();
@@ -116,6 +120,7 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   std::unique_ptr<tcpip::Stack> stack_;
   core::TimePs cmd_cost_ps_;
   std::deque<Timed> tx_fifo_;
+  core::Counter* looped_ = nullptr;  // registered with toe.loopback only
   // Receive: frames waiting for an engine, then frames on an engine or in the reorder stage
   // (leaving at `at`); the receive FIFO's bound counts the bytes of both.
   std::deque<net::Frame> rx_waiting_;

@@ -211,6 +211,12 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           "HyStart++ (RFC 9406) in TCP's initial slow start: a growing RTT leaves slow "
           "start for Conservative Slow Start, then congestion avoidance, before any loss",
           [](P & s) -> auto& { return s.stack.hystart; }),
+      core::param<P>(ParamKind::Bool, "toe.loopback", "false",
+                     "Connections between two of the TOE's own addresses (two VMs, or a VM "
+                     "and itself) are carried inside the TOE: frames go from the transmit "
+                     "engines to the receive path, never to the MAC. Off: such a connect() "
+                     "fails (the engine drops frames from its own addresses)",
+                     [](P & s) -> auto& { return s.stack.loopback; }),
       core::param<P>(
           ParamKind::Bool, "toe.tcp.linux_slow_start", "false",
           "Slow start grows cwnd by all the bytes each ACK acknowledges, as Linux does (cwnd "

@@ -430,9 +430,16 @@ def _write_point_dir(points_dir: Path, pid: str, files: dict):
 # ----------------------------------------------------------------------------------------------
 # Gathering
 
+# Lists that stay out of the table: a latency distribution's CDF steps (python/vtoe/latency.py
+# reads them from results.json).
+_UNFLATTENED = {"cdf"}
+
+
 def _flatten(prefix: str, value, out: dict):
     if isinstance(value, dict):
         for k, v in value.items():
+            if k in _UNFLATTENED:
+                continue
             _flatten(f"{prefix}.{k}" if prefix else k, v, out)
     elif isinstance(value, list):
         for i, v in enumerate(value):

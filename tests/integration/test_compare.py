@@ -33,3 +33,13 @@ def test_a_missing_or_broken_input_is_a_usage_error_naming_the_file(vtoe, tmp_pa
         proc = vtoe.run("compare", *args, check=False)
         assert proc.returncode == 2
         assert str(args[0]) in proc.stderr, proc.stderr
+
+
+def test_latency_percentiles_are_compared_and_cdf_steps_are_not(vtoe, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    vtoe.scenario("scenarios/native/rpc.yaml", "duration=15ms", out=a)
+    vtoe.scenario("scenarios/native/rpc.yaml", "duration=15ms", "vms.0.workload.message_size=400",
+                  out=b)
+    moved = vtoe.run("compare", a, b, check=False)
+    assert moved.returncode == 1
+    assert "vms.host.latency.p99_us" in moved.stdout and ".cdf." not in moved.stdout

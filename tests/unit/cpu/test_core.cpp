@@ -292,4 +292,57 @@ TEST(CpuCoreVirtualized, IdleVcpuTrapsWfiAndAnIoWakeCanPreempt) {
   EXPECT_LT(isr_done, 5 * kMs + 10 * kUs);
 }
 
+TEST(CpuCoreVirtualized, HaltPollingRunsEarlyWorkAtOnceAndBlocksWhenItRunsOut) {
+  Core core("core", CoreParams{}, 2);
+  FakeScheduler sched(2, 30 * kMs);
+  vtoe::cpu::VmHooks hooks;
+  hooks.halt_poll_ps = 50 * kUs;
+  int wfis = 0;
+  hooks.on_wfi = [&](int) { ++wfis; };
+  core.set_vm_scheduler(&sched, hooks);
+  auto& p = core.add_context("vm0.p", 2, 0);
+  TimePs second_done = 0;
+  Proc p0("p0", [&] {
+    core.execute(p, 20000, CycleClass::GuestUser);  // 10 us, then idle
+    sc_core::wait(sc_core::sc_time(20, sc_core::SC_US));
+    core.execute(p, 20000, CycleClass::GuestUser);  // arrives while the hypervisor polls
+    second_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  // The second job ran at once (no wake-up, no pick) and the poll after it ran out at 40 + 50 us.
+  EXPECT_EQ(second_done, 40 * kUs);
+  EXPECT_EQ(wfis, 2);
+  EXPECT_EQ(sched.wakes, 1);
+  EXPECT_EQ(sched.blocks, 1);
+  EXPECT_EQ(vtoe::test::counter(core.stats(), "halt_poll_hits"), 1u);
+  EXPECT_EQ(vtoe::test::counter(core.stats(), "halt_poll_misses"), 1u);
+  // Polling is host time charged to the VM: 20 us before the hit and 50 us before the miss (the
+  // 1 ps each WFI waits for its instant to settle is idle).
+  const TimePs polled = core.busy_ps(0, CycleClass::Hypervisor);
+  EXPECT_GE(polled, 70 * kUs - 2);
+  EXPECT_LE(polled, 70 * kUs);
+  // The host saw the vCPU on the core from its first pick until it blocked: 90 us (+ the 1 ps).
+  EXPECT_EQ(core.vcpu_ps(0), 90 * kUs + 1);
+  EXPECT_EQ(core.vcpu_ps(1), 0u);
+}
+
+TEST(CpuCoreVirtualized, TimerThatDoesNotInterruptTheVmCostsNoExit) {
+  // A tickless core: the scheduler's slice ends are decisions without an exit or its cost.
+  Core core("core", CoreParams{}, 1);
+  FakeScheduler sched(1, 1 * kMs);
+  vtoe::cpu::VmHooks hooks;
+  hooks.tick_cycles = 2000;
+  int timers = 0;
+  hooks.on_timer = [&](int) { ++timers; };
+  hooks.timer_interrupts = [](int) { return false; };
+  core.set_vm_scheduler(&sched, hooks);
+  auto& p = core.add_context("vm0.p", 2, 0);
+  Proc p0("p0", [&] { core.execute(p, 20e6, CycleClass::GuestUser); });  // 10 ms
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_MS));
+  EXPECT_GE(sched.picks.size(), 9u);  // decisions were made at the slice ends
+  EXPECT_EQ(timers, 0);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::Hypervisor), 0u);
+  EXPECT_EQ(core.vcpu_ps(0), 10 * kMs);
+}
+
 VTOE_TEST_MAIN

@@ -48,20 +48,13 @@ struct Device : sc_core::sc_module {
 using Proc = vtoe::test::Proc;
 
 struct Bench {
-  hypervisor::HypervisorParams hp = [] {
-    hypervisor::HypervisorParams p;
-    p.vms = 2;
-    return p;
-  }();
-  cpu::Core core{"core", cpu::CoreParams{}, 2};
-  gic::Gic gic{"gic", 2};
-  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi0{"spi0"}, spi1{"spi1"};
-  mem::Interconnect bus{"bus"};
-  Device dev{"dev"};
-  cpu::BusPort port{"cpu_bus"};
-  cpu::BusRegisterPort regs{port.socket(), core, 100};
-  hypervisor::Hypervisor hyp{"hyp", hp, core, gic, regs};
-  Bench() {
+  explicit Bench(const std::function<void(hypervisor::HypervisorParams&)>& tweak = {})
+      : hp([&] {
+          hypervisor::HypervisorParams p;
+          p.vms = 2;
+          if (tweak) tweak(p);
+          return p;
+        }()) {
     gic.irq(irq);
     hyp.irq(irq);
     gic.virq(virq);
@@ -71,6 +64,15 @@ struct Bench {
     bus.map(kDevPa, 0x1000, dev.in, "dev");
     port.out.bind(bus.in);
   }
+  hypervisor::HypervisorParams hp;
+  cpu::Core core{"core", cpu::CoreParams{}, 2};
+  gic::Gic gic{"gic", 2};
+  sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi0{"spi0"}, spi1{"spi1"};
+  mem::Interconnect bus{"bus"};
+  Device dev{"dev"};
+  cpu::BusPort port{"cpu_bus"};
+  cpu::BusRegisterPort regs{port.socket(), core, 100};
+  hypervisor::Hypervisor hyp{"hyp", hp, core, gic, regs};
 };
 
 }  // namespace
@@ -206,6 +208,82 @@ TEST(Hypervisor, PhysicalInterruptIsAnExitOfTheRunningVm) {
   EXPECT_EQ(b.hyp.exits(1).irq, 1u);
   EXPECT_EQ(b.hyp.exits(0).irq, 0u);
   EXPECT_GT(b.core.busy_ps(1, CycleClass::Hypervisor), 0u);
+}
+
+// A guest timer interrupt taken by the hypervisor: exit, IRQ handling, injection (cycles).
+constexpr double kExit = 1000, kIrqAndInject = 3300 + 1500;
+
+// VM 1 computes for 2 ms; its guest timer fires at 0.5 ms. Returns the bench after the run.
+void run_timer_case(Bench& b, int timer_vm) {
+  auto& busy1 = b.core.add_context("vm1.loop", 2, 1);
+  Proc p1("p1", [&] { b.core.execute(busy1, 4e6, CycleClass::GuestUser); });
+  Proc timer("timer", [&] {
+    sc_core::wait(sc_core::sc_time(500, sc_core::SC_US));
+    b.hyp.timer_port(timer_vm).deliver();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+}
+
+TEST(Hypervisor, GuestTimerFindingItsVcpuRunningIsAnExit) {
+  Bench b;
+  run_timer_case(b, 1);
+  EXPECT_EQ(b.hyp.exits(1).vtimer, 1u);
+  EXPECT_EQ(b.hyp.exits(1).timer, 0u);
+  EXPECT_EQ(b.core.busy_ps(1, CycleClass::Hypervisor), b.core.cycles_ps(kExit + kIrqAndInject));
+}
+
+TEST(Hypervisor, DirectGuestTimerReachesItsRunningVcpuWithoutAnExit) {
+  Bench b([](hypervisor::HypervisorParams& p) { p.direct_timer = true; });
+  run_timer_case(b, 1);
+  EXPECT_EQ(b.hyp.exits(1).vtimer, 0u);
+  EXPECT_EQ(b.core.busy_ps(1, CycleClass::Hypervisor), 0u);
+}
+
+TEST(Hypervisor, DirectGuestTimerOfAVcpuNotOnTheCoreStillExitsTheRunningOne) {
+  Bench b([](hypervisor::HypervisorParams& p) { p.direct_timer = true; });
+  run_timer_case(b, 0);  // VM 0's timer while VM 1 runs
+  EXPECT_EQ(b.hyp.exits(1).vtimer, 1u);
+  EXPECT_EQ(b.hyp.exits(0).vtimer, 0u);
+  EXPECT_EQ(b.core.busy_ps(0, CycleClass::Hypervisor), b.core.cycles_ps(kExit + kIrqAndInject));
+}
+
+TEST(Hypervisor, GuestTimerOnAnIdleCoreCostsNoExit) {
+  Bench b;
+  Proc timer("timer", [&] {
+    sc_core::wait(sc_core::sc_time(500, sc_core::SC_US));
+    b.hyp.timer_port(0).deliver();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(b.hyp.exits(0).vtimer + b.hyp.exits(1).vtimer, 0u);
+  EXPECT_EQ(b.core.busy_ps(0, CycleClass::Hypervisor), b.core.cycles_ps(kIrqAndInject));
+}
+
+TEST(Hypervisor, PostedDeviceInterruptIsNoExitOfTheRunningVm) {
+  Bench b([](hypervisor::HypervisorParams& p) { p.direct_irq = true; });
+  b.hyp.set_direct_irq_check([](int running) { return running == 1; });
+  int handled = 0;
+  bool posted = false;
+  sc_core::sc_event served;
+  b.hyp.set_irq_handler(gic::kFirstSpi + 1, [&](cpu::Core::Context& ctx) {
+    ++handled;
+    posted = b.hyp.posted_delivery();
+    served.notify(sc_core::SC_ZERO_TIME);
+    b.hyp.spend(ctx, 200, 1);  // quieting the device takes time (the DA manager's bus accesses)
+  });
+  auto& busy1 = b.core.add_context("vm1.loop", 2, 1);
+  Proc p1("p1", [&] { b.core.execute(busy1, 4e6, CycleClass::GuestUser); });
+  Proc device("device", [&] {
+    sc_core::wait(sc_core::sc_time(500, sc_core::SC_US));
+    b.spi1.write(true);
+    sc_core::wait(served);
+    b.spi1.write(false);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));  // VM 1 still computes
+  EXPECT_EQ(handled, 1);
+  EXPECT_TRUE(posted);
+  EXPECT_EQ(b.hyp.exits(1).irq, 0u);
+  // Only the handler's own work: no exit or IRQ-entry cycles.
+  EXPECT_EQ(b.core.busy_ps(1, CycleClass::Hypervisor), b.core.cycles_ps(200));
 }
 
 VTOE_TEST_MAIN

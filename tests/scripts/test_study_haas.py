@@ -1,0 +1,82 @@
+"""The HaaS study (scripts/study_haas.py): its verdicts fail when the runs disagree (the analytic
+timer check among them), and a quick run passes every checked row with exits by cause for every
+configuration."""
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import study_haas as s
+from scripts_paths import TIMEOUT_FACTOR, run_once
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    env = dict(os.environ)
+    if "VTOE_BIN" not in env:
+        env["VTOE_BIN"] = str(ROOT / "build" / env.get("VTOE_PRESET", "release") / "app" / "vtoe")
+    out, proc = run_once(tmp_path_factory, "haas",
+                         [sys.executable, str(ROOT / "scripts" / "study_haas.py"), "--quick",
+                          "--jobs", "2", "--out"], env=env, timeout=600 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def runs_of(study):
+    summary = json.loads((study / "summary.json").read_text())
+    return [({"config": r["config"], "workload": r["workload"]},
+             {k: v for k, v in r.items() if k not in ("config", "workload")})
+            for r in summary["runs"]]
+
+
+def test_quick_study_passes_every_checked_row_with_exits_for_every_config(study):
+    summary = json.loads((study / "summary.json").read_text())
+    checked = [r for r in summary["rows"] if r["class"] != "not checkable"]
+    assert checked and all(r["verdict"] == "pass" for r in checked), \
+        [(r["id"], r["vtoe"]) for r in checked if r["verdict"] != "pass"]
+    report = (study / "report.md").read_text()
+    for r in summary["rows"]:
+        assert f"| {r['id']} | {r['claim']} |" in report
+    # Table 2 has a column per virtualized configuration, a row per cause.
+    assert "| Exit cause (per s, transmit) | " + " | ".join(c for c in s.CONFIGS if c != "bare") \
+        in report
+    for cause in ("WFI (HLT)", "Stage-2 abort", "Interrupt: device", "Interrupt: timer",
+                  "Interrupt: IPI"):
+        assert f"| {cause}" in report
+    # The analytic check from the runs themselves: OPTI's timer exits are the two tick rates.
+    runs = {(p["config"], p["workload"]): m for p, m in runs_of(study)}
+    opti = runs[("opti", "tx")]
+    assert (opti["exits"]["timer"] + opti["exits"]["vtimer"]) / opti["measured_s"] == \
+        pytest.approx(s.HOST_HZ + s.GUEST_HZ, rel=0.02)
+    assert runs[("opti", "rr")]["latency"]["p99_us"] >= runs[("opti", "rr")]["latency"]["p1_us"]
+
+
+def verdicts(runs):
+    return {r["id"]: r["verdict"] for r in s.analyse(runs)}
+
+
+def test_verdicts_fail_when_the_runs_disagree(study):
+    runs = runs_of(study)
+    # Synchronised ticks would merge into 250 exits/s: the analytic check must fail.
+    merged = copy.deepcopy(runs)
+    for p, m in merged:
+        if p["config"] == "opti":
+            m["exits"]["vtimer"] = 0
+    assert verdicts(merged)["H8"] == "FAIL"
+    # Without the halt poll's host time, VFIO no longer costs more than VHOST.
+    no_poll = copy.deepcopy(runs)
+    for p, m in no_poll:
+        if p["config"] == "vfio":
+            m["hypervisor"] = 0.01
+    assert verdicts(no_poll)["H13"] == "FAIL"
+    # Device interrupts that exit under vfio break the pass-through claim.
+    noisy = copy.deepcopy(runs)
+    for p, m in noisy:
+        if p["config"] == "vfio" and p["workload"] == "tx":
+            m["per_s"]["irq_device"] = 5000.0
+    assert verdicts(noisy)["H5"] == "FAIL"
