@@ -330,14 +330,6 @@ void ArmCore::exception_return(uint32_t target) {
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   if (halted_ || wfi_) return false;
-  if (!breakpoints_.empty()) {
-    if (!bp_skip_ &&
-        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
-      bp_hit_ = true;
-      return false;
-    }
-    bp_skip_ = false;
-  }
   if (!take_pending_interrupt()) update_attention();
   return true;
 }
@@ -569,8 +561,23 @@ uint64_t ArmCore::run(uint64_t max) {
 // The hot loop, kept apart from the exception handling around it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
+  if (breakpoints_.empty()) {
+    while (n < max) {
+      if (attention_ && !service_attention()) break;
+      step_inner();
+      ++n;
+    }
+    return n;
+  }
+  // With breakpoints: a look at a byte per instruction, the list only on a page that has one.
   while (n < max) {
     if (attention_ && !service_attention()) break;
+    if (bp_pages_[pc_ >> GuestMemory::kPageBits] && !bp_skip_ &&
+        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
+      bp_hit_ = true;
+      break;
+    }
+    bp_skip_ = false;
     step_inner();
     ++n;
   }

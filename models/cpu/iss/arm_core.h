@@ -438,9 +438,7 @@ class ArmCore {
   void switch_mode(uint8_t mode);
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
-  void update_attention() {
-    attention_ = halted_ || wfi_ || !breakpoints_.empty() || interrupt_takeable();
-  }
+  void update_attention() { attention_ = halted_ || wfi_ || interrupt_takeable(); }
   bool interrupt_takeable() const {
     if (!(sys_.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && mode_ != kHyp) {  // the common case
       return (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
@@ -584,6 +582,7 @@ class ArmCore {
   std::function<uint64_t()> counter_;
   std::function<void()> timer_listener_;
   std::vector<uint32_t> breakpoints_;
+  std::vector<uint8_t> bp_pages_;  // by virtual page: 1 if a breakpoint is on it
   bool bp_hit_ = false;
   bool bp_skip_ = false;  // the first instruction of a run is not stopped at
   uint64_t mode_retired_[32] = {};
