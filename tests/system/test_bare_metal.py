@@ -33,6 +33,7 @@ PROGRAMS = {
     "stage2": True,
     "hyp_stage2": True,
     "mmu": False,
+    "lpae": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.

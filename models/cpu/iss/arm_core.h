@@ -381,6 +381,8 @@ class ArmCore {
     uint8_t level = 1;
     uint8_t domain = 0;
     bool block = false;  // stage 1 mapped a section, supersection, large page or LPAE block
+    // Long format, stage 1: the MAIR attribute byte and SH of the mapping (for PAR only).
+    uint8_t attr = 0, sh = 0;
   };
   template <typename T>
   T mmu_read(uint32_t a);

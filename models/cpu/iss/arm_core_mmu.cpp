@@ -371,6 +371,11 @@ ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
     }
     const uint64_t mask = (uint64_t{1} << shift) - 1;
     w.block = level < 3;
+    const uint32_t attr_index = (d >> 2) & 7;
+    const uint32_t mair = hyp_regime ? (attr_index < 4 ? sys_.hmair0 : sys_.hmair1)
+                                     : (attr_index < 4 ? sys_.prrr : sys_.nmrr);
+    w.attr = static_cast<uint8_t>(mair >> (8 * (attr_index & 3)));
+    w.sh = static_cast<uint8_t>((d >> 8) & 3);
     uint64_t pa = (d & 0x000000fffffff000ull & ~mask) | (va & mask);
     const uint32_t ap = (d >> 6) & 3;  // AP[2:1]
     const bool xn = ((d >> 54) & 1) || xn_table;
@@ -723,8 +728,11 @@ void ArmCore::address_translate(uint32_t va, int kind) {
   if (long_par) {
     f.long_format = true;
     // NS (bit 9) is set: every translation here is non-secure (UNKNOWN in the ARM ARM; QEMU
-    // sets it). The memory attribute fields are left 0 (attributes are not modelled).
-    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | (1u << 11) | (1u << 9)
+    // sets it). ATTR (the MAIR byte) and SH are stage 1's descriptor's, as QEMU 7.2 reports them
+    // (Device memory too: ARMv8 would say outer shareable); 0 from the short format, whose
+    // TEX/C/B are not interpreted, and for stage 2's attributes (not modelled).
+    const uint64_t attrs = (uint64_t{w.attr} << 56) | (uint64_t{w.sh} << 7);
+    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | attrs | (1u << 11) | (1u << 9)
                   : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) |
                         (f.stage2 ? 1u << 9 : 0u) | (f.s1ptw ? 1u << 8 : 0u) | 1u;
   } else {
