@@ -495,36 +495,6 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   return slot;
 }
 
-bool ArmCore::cond_pass(uint32_t cond) const {
-  bool r;
-  switch (cond >> 1) {
-    case 0:
-      r = z_;
-      break;
-    case 1:
-      r = c_;
-      break;
-    case 2:
-      r = n_;
-      break;
-    case 3:
-      r = v_;
-      break;
-    case 4:
-      r = c_ && !z_;
-      break;
-    case 5:
-      r = n_ == v_;
-      break;
-    case 6:
-      r = !z_ && n_ == v_;
-      break;
-    default:
-      return true;
-  }
-  return (cond & 1) ? !r : r;
-}
-
 // While guest code runs, the host's floating-point environment is the guest's (rounding mode from
 // FPSCR, sticky exception flags = FPSCR's cumulative bits); outside, the host's own is back.
 class ArmCore::GuestFpScope {

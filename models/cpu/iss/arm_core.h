@@ -518,7 +518,35 @@ class ArmCore {
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
-  bool cond_pass(uint32_t cond) const;
+  bool cond_pass(uint32_t cond) const {
+    bool r;
+    switch (cond >> 1) {
+      case 0:
+        r = z_;
+        break;
+      case 1:
+        r = c_;
+        break;
+      case 2:
+        r = n_;
+        break;
+      case 3:
+        r = v_;
+        break;
+      case 4:
+        r = c_ && !z_;
+        break;
+      case 5:
+        r = n_ == v_;
+        break;
+      case 6:
+        r = !z_ && n_ == v_;
+        break;
+      default:
+        return true;
+    }
+    return (cond & 1) ? !r : r;
+  }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
   bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
