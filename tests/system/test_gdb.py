@@ -6,6 +6,7 @@ Skipped, with the reason, without gdb-multiarch or the bare-metal programs' cros
 import shutil
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -129,3 +130,50 @@ def test_gdb_stops_at_start_kernel_as_on_qemu():
     pc, cpsr, word = reports["vtoe"]
     assert pc == address and cpsr & 0x1f == 0x13, "in SVC mode at start_kernel"
     assert reports["vtoe"] == reports["qemu"], reports
+
+
+def rsp_packet(payload):
+    return f"${payload}#{sum(payload.encode()) % 256:02x}".encode()
+
+
+def rsp_reply(sock):
+    """The next packet's payload (acks and other bytes before '$' skipped); acknowledged."""
+    data = b""
+    while not (b"$" in data and b"#" in data[data.index(b"$"):] and
+               len(data) >= data.index(b"#", data.index(b"$")) + 3):
+        chunk = sock.recv(4096)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    start = data.index(b"$")
+    sock.sendall(b"+")
+    return data[start + 1:data.index(b"#", start)].decode()
+
+
+@pytest.mark.skipif(preset() != "release", reason="a kernel boot: the release run only")
+@pytest.mark.skipif(not (KERNEL.exists() and INITRD.exists()),
+                    reason=f"{KERNEL} and {INITRD} are made by scripts/fetch-debian-linux.sh")
+def test_ctrl_c_stops_a_running_kernel():
+    """GDB's Ctrl-C (0x03 on the wire) while the kernel boots: the core stops with T02
+    (SIGINT, as QEMU's gdbstub answers), registers can be read, and k ends the run."""
+    port = free_port()
+    vtoe = subprocess.Popen([str(vtoe_binary()), "system", "run", "--kernel", str(KERNEL),
+                             "--initrd", str(INITRD), "--append", "console=ttyAMA0", "--gdb",
+                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert "waiting for GDB" in vtoe.stderr.readline()
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(rsp_packet("c"))
+            time.sleep(0.5)
+            sock.sendall(b"\x03")
+            assert rsp_reply(sock) == "T02"
+            sock.sendall(rsp_packet("g"))
+            registers = rsp_reply(sock)
+            assert len(registers) == 17 * 8, registers
+            sock.sendall(rsp_packet("k"))
+        _, err = vtoe.communicate(timeout=60)
+    finally:
+        if vtoe.poll() is None:
+            vtoe.kill()
+            vtoe.wait()
+    assert "ended by GDB (kill)" in err, err
