@@ -271,7 +271,12 @@ void GdbServer::stopped(bool at_start) {
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
-  if (!at_start) send_packet("T05");
+  if (!at_start) {
+    char reply[8];
+    std::snprintf(reply, sizeof reply, "T%02x", stop_signal_);
+    send_packet(reply);
+    stop_signal_ = 5;
+  }
   std::string packet;
   for (;;) {
     if (!read_packet(packet)) {  // GDB went away: run on without it
@@ -304,6 +309,16 @@ void GdbServer::stopped(bool at_start) {
         return;
     }
   }
+}
+
+bool GdbServer::interrupted() {
+  if (fd_ < 0 || detached_) return false;
+  char c;
+  // GDB sends nothing else while the core runs (all-stop mode); anything else waits for the stop.
+  if (::recv(fd_, &c, 1, MSG_DONTWAIT | MSG_PEEK) != 1 || c != 0x03) return false;
+  ::recv(fd_, &c, 1, 0);
+  stop_signal_ = 2;
+  return true;
 }
 
 void GdbServer::exited(int status) {

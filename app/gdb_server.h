@@ -8,8 +8,9 @@
 // run goes on), k (the run ends), qSupported with qXfer:features:read (target.xml: the
 // org.gnu.gdb.arm.core feature, so gdb-multiarch knows the registers), qAttached, H. Anything
 // else gets the empty reply (unsupported). When the run ends while GDB is attached it gets
-// W<status>. Not supported: interrupting a running core with Ctrl-C, watchpoints, the VFP
-// registers, no-ack mode.
+// W<status>. Ctrl-C (0x03) while the core runs stops it (T02, SIGINT, as QEMU), seen within
+// IssCpu::kInterruptPollBatches batches. Not supported: watchpoints, the VFP registers, no-ack
+// mode.
 //
 // The server runs in the core's SystemC thread (IssCpu::Debugger): while GDB holds the core
 // stopped, simulated time stands still.
@@ -35,6 +36,7 @@ class GdbServer : public cpu::iss::IssCpu::Debugger {
 
   void stopped(bool at_start) override;
   bool breakpoint_at(uint32_t pc) const override { return breakpoints_.count(pc) != 0; }
+  bool interrupted() override;
   // The run ended with `status`: tell an attached GDB (W packet) and close.
   void exited(int status);
   // Whether GDB asked to end the run (k).
@@ -56,6 +58,7 @@ class GdbServer : public cpu::iss::IssCpu::Debugger {
   int listen_fd_ = -1, fd_ = -1;
   unsigned port_;
   bool detached_ = false, killed_ = false;
+  int stop_signal_ = 5;  // of the next stop reply: SIGTRAP, or SIGINT after Ctrl-C
   Resume resume_ = Resume::None;
   std::set<uint32_t> breakpoints_;
 };

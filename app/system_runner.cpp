@@ -182,6 +182,10 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       ex[iss::to_string(e)] = core.exceptions(e);
     }
     j["exceptions"] = ex;
+    // The software TLB (misses are table walks) and the decoded-instruction cache.
+    j["tlb_misses"] = core.tlb_misses();
+    j["tlb_flushes"] = core.tlb_flushes();
+    j["decoded"] = core.decoded();
     j["uart_chars"] = platform->uart().transmitted();
     j["psci_calls"] = platform->psci().calls();
     j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();

@@ -5,11 +5,50 @@
 #
 #   scripts/fetch-debian-linux.sh [DIR]      (default build/linux; idempotent)
 #
-# Results: DIR/vmlinuz (zImage), DIR/initrd.cpio (newc), DIR/versions.txt.
+# Results: DIR/vmlinuz (zImage), DIR/initrd.cpio (newc), DIR/versions.txt, and DIR/System.map
+# (the kernel's symbols, for GDB: Debian's package ships a stub whose one line says the real one
+# is in the -dbg package, 600 MB; so the script boots the kernel once on qemu-system-arm with an
+# initramfs that prints /proc/kallsyms, which has System.map's format; about 10 s).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=$(mkdir -p "${1:-$ROOT/build/linux}" && cd "${1:-$ROOT/build/linux}" && pwd)
+if [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.cpio" ] && [ -s "$DIR/System.map" ]; then
+  exit 0
+fi
+
+# System.map: Debian's own when it is a real one, else the running kernel's /proc/kallsyms.
+system_map() {
+  local shipped
+  shipped=$(ls "$DIR"/extract/boot/System.map-* 2>/dev/null | head -n 1 || true)
+  if [ -n "$shipped" ] && [ "$(wc -l <"$shipped")" -gt 1000 ]; then
+    cp "$shipped" "$DIR/System.map"
+    return
+  fi
+  if ! command -v qemu-system-arm >/dev/null || [ ! -x "$DIR/extract/bin/busybox" ]; then
+    echo "fetch-debian-linux: no System.map (needs qemu-system-arm and $DIR/extract);" \
+         "the GDB test at start_kernel will be skipped" >&2
+    return
+  fi
+  python3 "$ROOT/scripts/make_initramfs.py" --busybox "$DIR/extract/bin/busybox" --kallsyms \
+    --out "$DIR/initrd-kallsyms.cpio"
+  timeout 300 qemu-system-arm -M virt,highmem=off -cpu cortex-a15 -nodefaults -display none \
+    -serial stdio -kernel "$DIR/vmlinuz" -initrd "$DIR/initrd-kallsyms.cpio" \
+    -append console=ttyAMA0 </dev/null >"$DIR/kallsyms-boot.log" 2>&1 || true
+  tr -d '\r' <"$DIR/kallsyms-boot.log" |
+    sed -n '/^VTOE-KALLSYMS-BEGIN$/,/^VTOE-KALLSYMS-END$/p' |
+    grep -E '^[0-9a-f]{8} [A-Za-z] ' | sort >"$DIR/System.map.tmp" || true
+  if grep -q ' T start_kernel$' "$DIR/System.map.tmp"; then
+    mv "$DIR/System.map.tmp" "$DIR/System.map"
+    echo "System.map: /proc/kallsyms of a QEMU boot ($(wc -l <"$DIR/System.map") symbols)" \
+      >>"$DIR/versions.txt"
+  else
+    rm -f "$DIR/System.map.tmp"
+    echo "fetch-debian-linux: no start_kernel in /proc/kallsyms (see $DIR/kallsyms-boot.log)" >&2
+  fi
+}
+
 if [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.cpio" ]; then
+  system_map
   exit 0
 fi
 mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs" "$DIR/extract"
@@ -44,4 +83,5 @@ python3 "$ROOT/scripts/make_initramfs.py" --busybox "$DIR/extract/bin/busybox" \
   echo "kernel: $kernel ($(basename "$vmlinuz"))"
   (cd "$DIR/debs" && ls ./*.deb | sed 's#^\./#deb: #')
 } >"$DIR/versions.txt"
+system_map
 cat "$DIR/versions.txt"

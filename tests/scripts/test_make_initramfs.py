@@ -43,6 +43,15 @@ def test_archive_contents(tmp_path):
     assert entries["init"][0] & 0o111
 
 
+def test_kallsyms_init_prints_the_symbols_between_markers_before_the_marker():
+    init = make_initramfs.init_script("MARK", kallsyms=True).decode()
+    begin, table, end = (init.index(make_initramfs.KALLSYMS_BEGIN), init.index("/proc/kallsyms"),
+                         init.index(make_initramfs.KALLSYMS_END))
+    assert init.index("mount -t proc") < init.index("kptr_restrict") < begin < table < end
+    assert end < init.index("echo MARK") < init.index("poweroff -f")
+    assert "kallsyms" not in make_initramfs.init_script("MARK").decode()
+
+
 @pytest.mark.skipif(shutil.which("cpio") is None, reason="cpio is not installed")
 def test_cpio_reads_it(tmp_path):
     bb = tmp_path / "busybox"

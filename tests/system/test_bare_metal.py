@@ -33,6 +33,7 @@ PROGRAMS = {
     "stage2": True,
     "hyp_stage2": True,
     "mmu": False,
+    "lpae": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.
@@ -118,3 +119,19 @@ def test_stats_count_modes_and_hyp_traps(tmp_path):
     assert j["by_mode"]["hyp"] > 0 and j["by_mode"]["svc"] > 0 and j["by_mode"]["irq"] > 0
     assert sum(j["by_mode"].values()) == j["instructions"] == sum(j["by_class"].values())
     assert j["uart_chars"] == len(run.stdout)
+
+
+def test_stats_count_tlb_misses_and_flushes(tmp_path):
+    """--stats of lpae: with the MMU on, each page touched and each fault walks the tables (a
+    TLB miss); the program's TLBIALL and two TLBIMVA are flushes (so are its writes to TTBR0/1,
+    TTBCR and SCTLR, which empty the ISS's TLB); each instruction is decoded once."""
+    stats = tmp_path / "stats.json"
+    run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(elf("lpae")),
+                          "--stats", str(stats)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    j = json.loads(stats.read_text())
+    # Pages touched with the MMU on: code, stack, data, UART, the test addresses (at least 8),
+    # and each fault walks again.
+    assert 8 <= j["tlb_misses"] < 200, j
+    assert j["tlb_flushes"] >= 3, j
+    assert 0 < j["decoded"] < j["instructions"], j

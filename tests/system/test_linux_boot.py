@@ -21,7 +21,8 @@ APPEND = "console=ttyAMA0"
 # vtoe boots with the early console too, so that a boot that stops shows its last kernel line.
 VTOE_APPEND = APPEND + " earlycon=pl011,0x9000000"
 # A bound on each vtoe boot, not a target: the boot to the marker retires 3.29e9 instructions
-# (about 45 s at the ISS's 66-75 MIPS with the MMU on); VTOE_BOOT_MAX_INSTRUCTIONS overrides it.
+# (about 16 s of CPU time at the ISS's 200 MIPS with the MMU on); VTOE_BOOT_MAX_INSTRUCTIONS
+# overrides it.
 MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
 
 pytestmark = [

@@ -163,20 +163,17 @@ const char* to_string(Exception e) {
   }
 }
 
-ArmCore::ArmCore(GuestMemory& mem) : mem_(mem), pages_(GuestMemory::kPages) {
-  mem_.set_code_write_listener([this](uint32_t page) {
-    drop_page(page);
-    // With translation on, `page` is physical: which virtual pages decoded it is not tracked, so
-    // every decoded page is re-checked (a new generation).
-    if (translation_used_) {
-      ++generation_;
-      update_mmu();
-    }
-  });
+ArmCore::ArmCore(GuestMemory& mem)
+    : mem_(mem), pages_(GuestMemory::kPages), code_map_(GuestMemory::kPages) {
+  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  mem_.set_unmap_listener([this] { tlb_forget_host(); });
   set_fpscr(0);
 }
 
-ArmCore::~ArmCore() { mem_.set_code_write_listener(nullptr); }
+ArmCore::~ArmCore() {
+  mem_.set_code_write_listener(nullptr);
+  mem_.set_unmap_listener(nullptr);
+}
 
 void ArmCore::set_reg(int n, uint32_t v) {
   if (n == 15) {
@@ -333,14 +330,6 @@ void ArmCore::exception_return(uint32_t target) {
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   if (halted_ || wfi_) return false;
-  if (!breakpoints_.empty()) {
-    if (!bp_skip_ &&
-        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
-      bp_hit_ = true;
-      return false;
-    }
-    bp_skip_ = false;
-  }
   if (!take_pending_interrupt()) update_attention();
   return true;
 }
@@ -442,14 +431,30 @@ Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
 }
 
 void ArmCore::drop_page(uint32_t page) {
-  if (pages_[page]) dropped_.push_back(std::move(pages_[page]));
+  if (!pages_[page]) return;
+  dropped_.push_back(std::move(pages_[page]));
+  new_code_generation();  // virtual pages may still point at it
+}
+
+void ArmCore::new_code_generation() {
+  if (++generation_ >= (1u << 30)) {  // ctx_ would wrap: forget every entry instead
+    std::fill(code_map_.begin(), code_map_.end(), CodeMapEntry{});
+    generation_ = 1;
+  }
+  update_mmu();
+}
+
+const Insn* ArmCore::current_insn() const {
+  const CodeMapEntry& m = code_map_[pc_ >> GuestMemory::kPageBits];
+  if (m.ctx != ctx_) return nullptr;
+  const uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
+  return thumb_ ? &m.page->t32[off >> 1] : &m.page->a32[off >> 2];
 }
 
 const Insn& ArmCore::lookup(uint32_t pc) {
   dropped_.clear();  // no instruction is executing now
-  uint32_t page = pc >> GuestMemory::kPageBits;
-  DecodedPage* p = pages_[page].get();
-  if (!p || p->ctx != ctx_) {
+  CodeMapEntry& m = code_map_[pc >> GuestMemory::kPageBits];
+  if (m.ctx != ctx_) {
     uint32_t pa = mmu_on_ ? translate(pc, kPermX) : pc;  // execute permission checked here
     if (!mem_.mapped(pa) && !mem_.has_backend()) {
       if (mmu_on_) {
@@ -459,20 +464,20 @@ const Insn& ArmCore::lookup(uint32_t pc) {
       }
       throw GuestFault(pc, false, true);
     }
-    if (!p) {
-      pages_[page] = std::make_unique<DecodedPage>();
-      p = pages_[page].get();
-    } else if ((p->ctx >> 2) != (ctx_ >> 2) || ((p->ctx & 3) == 2) != ((ctx_ & 3) == 2) ||
-               p->pa_page != pa >> GuestMemory::kPageBits) {
-      // Another generation or translation regime: the page may hold other code now.
-      dropped_.push_back(std::move(pages_[page]));
-      pages_[page] = std::make_unique<DecodedPage>();
-      p = pages_[page].get();
+    const uint32_t pa_page = pa >> GuestMemory::kPageBits;
+    std::unique_ptr<DecodedPage>& owned = pages_[pa_page];
+    if (!owned) {
+      owned = std::make_unique<DecodedPage>();
+      owned->pa_page = pa_page;
+      mem_.mark_code(pa_page);  // a store to it now drops it (and bumps the generation)
+      tlb_protect_code(pa_page);
     }
-    p->ctx = ctx_;
-    p->pa_page = pa >> GuestMemory::kPageBits;
-    mem_.mark_code(p->pa_page);
+    m.page = owned.get();
+    m.ctx = ctx_;
   }
+  DecodedPage* p = m.page;
+  fetch_vpage_ = pc >> GuestMemory::kPageBits;
+  fetch_page_ = p;
   uint32_t off = pc & (GuestMemory::kPageSize - 1);
   Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
   if (slot.op == Op::None) {
@@ -488,36 +493,6 @@ const Insn& ArmCore::lookup(uint32_t pc) {
     slot = in;
   }
   return slot;
-}
-
-bool ArmCore::cond_pass(uint32_t cond) const {
-  bool r;
-  switch (cond >> 1) {
-    case 0:
-      r = z_;
-      break;
-    case 1:
-      r = c_;
-      break;
-    case 2:
-      r = n_;
-      break;
-    case 3:
-      r = v_;
-      break;
-    case 4:
-      r = c_ && !z_;
-      break;
-    case 5:
-      r = n_ == v_;
-      break;
-    case 6:
-      r = !z_ && n_ == v_;
-      break;
-    default:
-      return true;
-  }
-  return (cond & 1) ? !r : r;
 }
 
 // While guest code runs, the host's floating-point environment is the guest's (rounding mode from
@@ -556,8 +531,23 @@ uint64_t ArmCore::run(uint64_t max) {
 // The hot loop, kept apart from the exception handling around it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
+  if (breakpoints_.empty()) {
+    while (n < max) {
+      if (attention_ && !service_attention()) break;
+      step_inner();
+      ++n;
+    }
+    return n;
+  }
+  // With breakpoints: a look at a byte per instruction, the list only on a page that has one.
   while (n < max) {
     if (attention_ && !service_attention()) break;
+    if (bp_pages_[pc_ >> GuestMemory::kPageBits] && !bp_skip_ &&
+        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
+      bp_hit_ = true;
+      break;
+    }
+    bp_skip_ = false;
     step_inner();
     ++n;
   }

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -299,9 +300,22 @@ class ArmCore {
 
   // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
   // else straight to GuestMemory (syscall emulation, MMU off: the fast path).
+  // With the MMU on, a software-TLB hit on a page of host memory is served here; everything
+  // else (a miss, a permission to check, a device, a page crossing) goes to mmu_read/mmu_write.
   template <typename T>
   T rd(uint32_t a) {
-    if (__builtin_expect(mmu_on_, 0)) return mmu_read<T>(a);
+    if (__builtin_expect(mmu_on_, 0)) {
+      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const uint32_t off = a & (GuestMemory::kPageSize - 1);
+      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host &&
+                               (e.perms & perm_r_) && off <= GuestMemory::kPageSize - sizeof(T),
+                           1)) {
+        T v;
+        std::memcpy(&v, e.host + off, sizeof(T));
+        return v;
+      }
+      return mmu_read<T>(a);
+    }
     if constexpr (sizeof(T) == 1)
       return mem_.read8(a);
     else if constexpr (sizeof(T) == 2)
@@ -311,7 +325,17 @@ class ArmCore {
   }
   template <typename T>
   void wr(uint32_t a, T v) {
-    if (__builtin_expect(mmu_on_, 0)) return mmu_write<T>(a, v);
+    if (__builtin_expect(mmu_on_, 0)) {
+      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const uint32_t off = a & (GuestMemory::kPageSize - 1);
+      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host_writable &&
+                               (e.perms & perm_w_) && off <= GuestMemory::kPageSize - sizeof(T),
+                           1)) {
+        std::memcpy(e.host + off, &v, sizeof(T));
+        return;
+      }
+      return mmu_write<T>(a, v);
+    }
     if constexpr (sizeof(T) == 1)
       mem_.write8(a, v);
     else if constexpr (sizeof(T) == 2)
@@ -321,20 +345,31 @@ class ArmCore {
   }
 
  private:
+  // The decoded instructions of one physical page: code is decoded once whatever virtual
+  // addresses it runs at, and a change of mapping (a TLB flush) does not discard it.
   struct DecodedPage {
-    uint32_t ctx = 0;      // the ctx_ it was decoded under (see ctx_)
-    uint32_t pa_page = 0;  // the physical page the instructions came from
+    uint32_t pa_page = 0;
     Insn a32[GuestMemory::kPageSize / 4];
     Insn t32[GuestMemory::kPageSize / 2];
   };
+  // Which decoded page a virtual page runs: valid while ctx equals ctx_ (0: never valid).
+  struct CodeMapEntry {
+    uint32_t ctx = 0;
+    DecodedPage* page = nullptr;
+  };
   // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
-  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift).
+  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift). `host` is the
+  // page's host memory (null: a device or the bus), writable unless the page holds decoded code;
+  // `block` says the stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
   struct TlbEntry {
     uint32_t va_page = ~0u;
     uint32_t pa_page = 0;
+    uint8_t* host = nullptr;
     uint8_t perms = 0;
+    bool host_writable = false;
+    bool block = false;
   };
-  static constexpr uint32_t kTlbSize = 256;
+  static constexpr uint32_t kTlbSize = 1024;
   static constexpr uint8_t kPermR = 1, kPermW = 2, kPermX = 4;
   // The result of a walk: the output address and the permissions of each stage.
   struct Walk {
@@ -345,6 +380,9 @@ class ArmCore {
     bool ok = false;
     uint8_t level = 1;
     uint8_t domain = 0;
+    bool block = false;  // stage 1 mapped a section, supersection, large page or LPAE block
+    // Long format, stage 1: the MAIR attribute byte and SH of the mapping (for PAR only).
+    uint8_t attr = 0, sh = 0;
   };
   template <typename T>
   T mmu_read(uint32_t a);
@@ -402,9 +440,7 @@ class ArmCore {
   void switch_mode(uint8_t mode);
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
-  void update_attention() {
-    attention_ = halted_ || wfi_ || !breakpoints_.empty() || interrupt_takeable();
-  }
+  void update_attention() { attention_ = halted_ || wfi_ || interrupt_takeable(); }
   bool interrupt_takeable() const {
     if (!(sys_.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && mode_ != kHyp) {  // the common case
       return (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
@@ -443,6 +479,11 @@ class ArmCore {
   // {R,W}, 4-7 ATS12NSO{P,U}{R,W}, 8-9 ATS1H{R,W}) into PAR, and the debugger's translation.
   void tlb_flush();
   void tlb_flush_va(uint32_t va);
+  // The TLB's host pointers when host memory goes away or a page starts holding code.
+  void tlb_forget_host();
+  void tlb_protect_code(uint32_t pa_page);
+  // Every virtual page's decoded code is looked up again (a mapping or the code changed).
+  void new_code_generation();
   void address_translate(uint32_t va, int kind);
   bool debug_translate(uint32_t va, uint32_t& pa);
   uint64_t counter() const { return counter_ ? counter_() : retired(); }
@@ -464,19 +505,48 @@ class ArmCore {
   void cps(const Insn& in);
   void enter_guest_fp();
   void leave_guest_fp();
-  const Insn& fetch_decoded() {  // the common case: decoded before
-    DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
-    if (p && p->ctx == ctx_) {
+  const Insn& fetch_decoded() {  // the common case: on the page of the last fetch, decoded
+    if ((pc_ >> GuestMemory::kPageBits) == fetch_vpage_) {
       uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
-      const Insn& s = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
+      const Insn& s = thumb_ ? fetch_page_->t32[off >> 1] : fetch_page_->a32[off >> 2];
       if (s.op != Op::None) return s;
     }
     return lookup(pc_);
   }
+  // The decoded instruction at the PC if it is cached (the syndrome of a data abort).
+  const Insn* current_insn() const;
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
-  bool cond_pass(uint32_t cond) const;
+  bool cond_pass(uint32_t cond) const {
+    bool r;
+    switch (cond >> 1) {
+      case 0:
+        r = z_;
+        break;
+      case 1:
+        r = c_;
+        break;
+      case 2:
+        r = n_;
+        break;
+      case 3:
+        r = v_;
+        break;
+      case 4:
+        r = c_ && !z_;
+        break;
+      case 5:
+        r = n_ == v_;
+        break;
+      case 6:
+        r = !z_ && n_ == v_;
+        break;
+      default:
+        return true;
+    }
+    return (cond & 1) ? !r : r;
+  }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
   bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
@@ -542,6 +612,7 @@ class ArmCore {
   std::function<uint64_t()> counter_;
   std::function<void()> timer_listener_;
   std::vector<uint32_t> breakpoints_;
+  std::vector<uint8_t> bp_pages_;  // by virtual page: 1 if a breakpoint is on it
   bool bp_hit_ = false;
   bool bp_skip_ = false;  // the first instruction of a run is not stopped at
   uint64_t mode_retired_[32] = {};
@@ -567,16 +638,24 @@ class ArmCore {
   bool in_guest_fp_ = false;
   int guest_fp_flags_ = 0;  // host FE_* flags of the guest between runs
   int host_fp_flags_ = 0, host_rounding_ = 0;
-  std::vector<std::unique_ptr<DecodedPage>> pages_;
-  // The translation context decoded pages belong to: generation << 2 | regime (0 PL1, 1 PL0,
-  // 2 Hyp). The generation grows with every TLB flush (a mapping may have changed) and every
-  // store into code while translation is on, so that a change of mapping cannot run stale
-  // code; PL0 and PL1 share translations (a page is re-checked for execute permission only).
-  uint32_t ctx_ = 1;
-  uint32_t generation_ = 0;
+  std::vector<std::unique_ptr<DecodedPage>> pages_;  // by physical page
+  std::vector<CodeMapEntry> code_map_;               // by virtual page
+  // The context code_map_ entries are valid in: generation << 2 | regime (0 PL1, 1 PL0, 2 Hyp;
+  // each has its own translation and execute permission). The generation grows with every TLB
+  // invalidation (a mapping may have changed) and every store into decoded code, so that no
+  // virtual page runs stale code; a new generation costs a TLB lookup per page, not a decode.
+  uint32_t ctx_ = 4;
+  uint32_t generation_ = 1;
+  // The virtual page of the last fetch and its decoded page (~0u: none; reset with ctx_).
+  uint32_t fetch_vpage_ = ~0u;
+  DecodedPage* fetch_page_ = nullptr;
   bool mmu_on_ = false;
-  bool translation_used_ = false;  // any regime translates: stores into code bump the generation
-  TlbEntry tlb_[kTlbSize], tlb_hyp_[kTlbSize];
+  // The PL1&0 regime's TLB, then Hyp's (on the heap: the core's hot fields stay together).
+  std::vector<TlbEntry> tlb_storage_ = std::vector<TlbEntry>(2 * kTlbSize);
+  TlbEntry* const tlb_ = tlb_storage_.data();
+  TlbEntry* const tlb_hyp_ = tlb_ + kTlbSize;
+  TlbEntry* cur_tlb_ = tlb_;                   // the current regime's
+  uint8_t perm_r_ = kPermR, perm_w_ = kPermW;  // the current privilege's bits in TlbEntry::perms
   uint64_t tlb_misses_ = 0, tlb_flushes_ = 0;
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.

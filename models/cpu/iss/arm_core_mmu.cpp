@@ -40,29 +40,46 @@ MmuAbort::MmuAbort(uint32_t v, bool w, bool fe, const MmuFault& f)
 
 void ArmCore::update_mmu() {
   const bool hyp = mode_ == kHyp;
-  translation_used_ = system_ && ((sys_.sctlr & 1) || (sys_.hsctlr & 1) || (sys_.hcr & kHcrVm));
   mmu_on_ = system_ && (hyp ? (sys_.hsctlr & 1) != 0
                             : ((sys_.sctlr & 1) || (has_hyp_ && (sys_.hcr & kHcrVm))));
   const uint32_t regime = hyp ? 2 : mode_ == static_cast<uint8_t>(Mode::Usr) ? 1 : 0;
   ctx_ = (generation_ << 2) | regime;
+  fetch_vpage_ = ~0u;
+  cur_tlb_ = hyp ? tlb_hyp_ : tlb_;
+  const uint8_t shift = regime == 1 ? 3 : 0;
+  perm_r_ = static_cast<uint8_t>(kPermR << shift);
+  perm_w_ = static_cast<uint8_t>(kPermW << shift);
 }
 
 void ArmCore::tlb_flush() {
-  for (TlbEntry& e : tlb_) e.va_page = ~0u;
-  for (TlbEntry& e : tlb_hyp_) e.va_page = ~0u;
+  for (TlbEntry& e : tlb_storage_) e.va_page = ~0u;
   ++tlb_flushes_;
-  ++generation_;  // decoded pages are re-translated before they run again
-  update_mmu();
+  new_code_generation();  // virtual pages find their decoded code through the new mappings
 }
 
 void ArmCore::tlb_flush_va(uint32_t va) {
-  // The TLB does not remember which block an entry came from (a section fills one entry per
-  // 4 KiB page it is used at), so it is emptied: the architecture allows invalidating more than
-  // asked. Decoded code is dropped for that page only: other pages' mappings did not change.
-  for (TlbEntry& e : tlb_) e.va_page = ~0u;
-  for (TlbEntry& e : tlb_hyp_) e.va_page = ~0u;
+  // The page's entry, and every entry that came from a block (a section fills one entry per
+  // 4 KiB page it is used at, and the block may cover `va`): the architecture allows
+  // invalidating more than asked. No ASIDs are kept, so every ASID's entry goes.
+  const uint32_t page = va >> GuestMemory::kPageBits;
+  for (TlbEntry& e : tlb_storage_) {
+    if (e.va_page == page || e.block) e.va_page = ~0u;
+  }
   ++tlb_flushes_;
-  drop_page(va >> GuestMemory::kPageBits);
+  new_code_generation();
+}
+
+void ArmCore::tlb_forget_host() {
+  for (TlbEntry& e : tlb_storage_) {
+    e.host = nullptr;
+    e.host_writable = false;
+  }
+}
+
+void ArmCore::tlb_protect_code(uint32_t pa_page) {
+  for (TlbEntry& e : tlb_storage_) {
+    if (e.pa_page == pa_page) e.host_writable = false;
+  }
 }
 
 bool ArmCore::read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on) {
@@ -192,6 +209,7 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
     const uint32_t l2 = static_cast<uint32_t>(d2);
     if ((l2 & 3) == 0) return w;  // translation fault, page
     if ((l2 & 3) == 1) {          // large page, 64 KiB
+      w.block = true;
       pa = (l2 & 0xffff0000u) | (va & 0xffffu);
       xn = (l2 >> 15) & 1;
     } else {  // small page, 4 KiB
@@ -200,6 +218,7 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
     }
     ap = ((l2 >> 4) & 3) | (((l2 >> 9) & 1) << 2);
   } else {
+    w.block = true;  // section or supersection
     pxn = l1 & 1;
     xn = (l1 >> 4) & 1;
     ap = ((l1 >> 10) & 3) | (((l1 >> 15) & 1) << 2);
@@ -351,6 +370,12 @@ ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
       return w;
     }
     const uint64_t mask = (uint64_t{1} << shift) - 1;
+    w.block = level < 3;
+    const uint32_t attr_index = (d >> 2) & 7;
+    const uint32_t mair = hyp_regime ? (attr_index < 4 ? sys_.hmair0 : sys_.hmair1)
+                                     : (attr_index < 4 ? sys_.prrr : sys_.nmrr);
+    w.attr = static_cast<uint8_t>(mair >> (8 * (attr_index & 3)));
+    w.sh = static_cast<uint8_t>((d >> 8) & 3);
     uint64_t pa = (d & 0x000000fffffff000ull & ~mask) | (va & mask);
     const uint32_t ap = (d >> 6) & 3;  // AP[2:1]
     const bool xn = ((d >> 54) & 1) || xn_table;
@@ -466,6 +491,9 @@ uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
   e.va_page = page;
   e.pa_page = static_cast<uint32_t>(w.pa >> GuestMemory::kPageBits);
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
+  e.block = w.block;
+  e.host = mem_.host_page(e.pa_page);
+  e.host_writable = e.host && !mem_.is_code(e.pa_page);
   return static_cast<uint32_t>(w.pa);
 }
 
@@ -605,12 +633,7 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
       if (a.write && !f.s1ptw) iss |= 1u << 6;
       // ISV and the register for single loads and stores without write-back (the emulation a
       // hypervisor does for MMIO).
-      DecodedPage* p = pages_[pc_ >> GuestMemory::kPageBits].get();
-      const Insn* in = nullptr;
-      if (p && p->ctx == ctx_) {
-        uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
-        in = thumb_ ? &p->t32[off >> 1] : &p->a32[off >> 2];
-      }
+      const Insn* in = current_insn();
       if (in && in->op == Op::LoadStore && in->sub != kLdrd && in->sub != kStrd &&
           (in->flags & kFlagP) && !(in->flags & kFlagW) && !f.s1ptw) {
         uint32_t sas = 2, sse = 0;
@@ -705,8 +728,11 @@ void ArmCore::address_translate(uint32_t va, int kind) {
   if (long_par) {
     f.long_format = true;
     // NS (bit 9) is set: every translation here is non-secure (UNKNOWN in the ARM ARM; QEMU
-    // sets it). The memory attribute fields are left 0 (attributes are not modelled).
-    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | (1u << 11) | (1u << 9)
+    // sets it). ATTR (the MAIR byte) and SH are stage 1's descriptor's, as QEMU 7.2 reports them
+    // (Device memory too: ARMv8 would say outer shareable); 0 from the short format, whose
+    // TEX/C/B are not interpreted, and for stage 2's attributes (not modelled).
+    const uint64_t attrs = (uint64_t{w.attr} << 56) | (uint64_t{w.sh} << 7);
+    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | attrs | (1u << 11) | (1u << 9)
                   : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) |
                         (f.stage2 ? 1u << 9 : 0u) | (f.s1ptw ? 1u << 8 : 0u) | 1u;
   } else {

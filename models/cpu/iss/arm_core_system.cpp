@@ -288,12 +288,16 @@ void ArmCore::add_breakpoint(uint32_t va) {
   if (std::find(breakpoints_.begin(), breakpoints_.end(), va) == breakpoints_.end()) {
     breakpoints_.push_back(va);
   }
-  update_attention();
+  if (bp_pages_.empty()) bp_pages_.resize(GuestMemory::kPages);
+  bp_pages_[va >> GuestMemory::kPageBits] = 1;
 }
 
 void ArmCore::remove_breakpoint(uint32_t va) {
   breakpoints_.erase(std::remove(breakpoints_.begin(), breakpoints_.end(), va), breakpoints_.end());
-  update_attention();
+  if (bp_pages_.empty()) return;
+  const uint32_t page = va >> GuestMemory::kPageBits;
+  bp_pages_[page] = std::any_of(breakpoints_.begin(), breakpoints_.end(),
+                                [&](uint32_t b) { return b >> GuestMemory::kPageBits == page; });
 }
 
 bool ArmCore::debug_read(uint32_t va, void* dst, uint32_t len) {

@@ -8,7 +8,10 @@ namespace {
 std::string fault_text(uint32_t addr, bool write, bool fetch) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%s unmapped address 0x%08x",
-                fetch ? "instruction fetch from" : write ? "write to" : "read from", addr);
+                fetch   ? "instruction fetch from"
+                : write ? "write to"
+                        : "read from",
+                addr);
   return buf;
 }
 }  // namespace
@@ -42,6 +45,7 @@ uint32_t GuestMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
 
 void GuestMemory::detach(uint32_t addr, uint64_t len) {
   if (len == 0) return;
+  if (on_unmap_) on_unmap_();
   uint64_t first = addr >> kPageBits, last = (uint64_t{addr} + len - 1) >> kPageBits;
   for (uint64_t p = first; p <= last && p < kPages; ++p) {
     if (!attached_[p]) continue;
@@ -64,6 +68,7 @@ void GuestMemory::map(uint32_t addr, uint32_t len) {
 void GuestMemory::unmap(uint32_t addr, uint32_t len) {
   uint64_t first = (uint64_t{addr} + kPageSize - 1) >> kPageBits;
   uint64_t end = (uint64_t{addr} + len) >> kPageBits;
+  if (first < end && on_unmap_) on_unmap_();
   for (uint64_t p = first; p < end && p < kPages; ++p) {
     if (code_[p]) code_written(static_cast<uint32_t>(p));
     if (attached_[p]) {

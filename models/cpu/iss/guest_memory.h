@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vtoe::cpu::iss {
@@ -87,6 +88,11 @@ class GuestMemory {
   // Code pages: a write to a marked page calls the listener with the page number, then unmarks it.
   void mark_code(uint32_t page) { code_[page] = 1; }
   void set_code_write_listener(std::function<void(uint32_t page)> f) { on_code_write_ = f; }
+  bool is_code(uint32_t page) const { return code_[page] != 0; }
+  // Host memory of a page (null: none), for a core's software TLB. unmap() and detach() take
+  // host memory away: the listener hears of it first, so that no cached pointer outlives it.
+  uint8_t* host_page(uint32_t page) const { return pages_[page]; }
+  void set_unmap_listener(std::function<void()> f) { on_unmap_ = std::move(f); }
 
  private:
   void copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch) const;
@@ -121,6 +127,7 @@ class GuestMemory {
   uint32_t attached_count_ = 0;
   MemoryBackend* backend_ = nullptr;
   std::function<void(uint32_t)> on_code_write_;
+  std::function<void()> on_unmap_;
 };
 
 }  // namespace vtoe::cpu::iss

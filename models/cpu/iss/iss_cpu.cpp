@@ -169,7 +169,8 @@ void IssCpu::thread() {
       core_.run(batch());
       account();
       if (core_.halted()) break;
-      if (debugger_ && core_.at_breakpoint()) {
+      if (debugger_ && (core_.at_breakpoint() || (++debug_polls_ % kInterruptPollBatches == 0 &&
+                                                  debugger_->interrupted()))) {
         debugger_->stopped(false);
         account();
         if (core_.halted()) break;

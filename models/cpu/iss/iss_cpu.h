@@ -95,7 +95,11 @@ class IssCpu : public core::Module {
     virtual ~Debugger() = default;
     virtual void stopped(bool at_start) = 0;
     virtual bool breakpoint_at(uint32_t pc) const = 0;
+    // Whether the debugger asks to stop the running core (GDB's Ctrl-C); polled every
+    // kInterruptPollBatches batches, then stopped(false) follows.
+    virtual bool interrupted() { return false; }
   };
+  static constexpr uint32_t kInterruptPollBatches = 256;
   void set_debugger(Debugger* d) { debugger_ = d; }
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
@@ -129,6 +133,7 @@ class IssCpu : public core::Module {
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
   Debugger* debugger_ = nullptr;
+  uint32_t debug_polls_ = 0;  // batches run with a debugger (Debugger::interrupted)
   tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload trans_;
   sc_core::sc_event wake_, done_event_, timer_event_;
