@@ -61,7 +61,7 @@ TimeSeries::Totals TimeSeries::read() {
   cpu::Core& core = p_.core();
   for (std::size_t i = 0; i < p_.vm_count(); ++i) {
     t.acked.push_back(toe.ppm().stack().bytes_acked_from(p_.vm_address(i)));
-    t.rx.push_back(p_.guest(i).apps().front()->counters().rx_bytes);
+    t.rx.push_back(p_.guest(i).counters().rx_bytes);
     const hypervisor::ExitCounts e =
         p_.hypervisor() ? p_.hypervisor()->exits(static_cast<int>(i)) : hypervisor::ExitCounts{};
     for (std::uint64_t n : {e.data_abort, e.irq, e.wfi, e.hvc, e.timer}) t.exits.push_back(n);

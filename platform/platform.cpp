@@ -176,6 +176,16 @@ void Platform::build_memory_and_bus() {
   cp.timeslice_ps = cfg_.get_time("guest.context_switch_interval");
   cp.switch_cycles = cfg_.get_double("guest.costs.context_switch");
   core_ = std::make_unique<cpu::Core>("cpu0", cp, static_cast<int>(vms_));
+  const std::uint64_t cores = cfg_.get_uint("platform.cores");
+  if (cores > 1 && arch_ != Architecture::Native)
+    throw ConfigError(cfg_.where("platform.cores"), "platform.cores",
+                      std::to_string(cores) + " cores under " + cfg_.get_string("architecture") +
+                          ": a virtualized host has one core model yet (the credit scheduler's "
+                          "per-core run queues are not wired to several cores, "
+                          "docs/hypervisor.md); use platform.cores: 1 or architecture: native");
+  for (std::uint64_t k = 1; k < cores; ++k)
+    more_cores_.push_back(std::make_unique<cpu::Core>(("cpu" + std::to_string(k)).c_str(), cp,
+                                                      static_cast<int>(vms_)));
   cpu_port_ = std::make_unique<cpu::BusPort>("cpu0_bus");
   cpu_port_->out.bind(bus_->in);
   bus_port_ = std::make_unique<cpu::BusRegisterPort>(cpu_port_->socket(), *core_,
@@ -394,7 +404,31 @@ void Platform::build_guests() {
       throw ConfigError(cfg_.source(), p + "workload.port",
                         "port " + std::to_string(w.port) +
                             " is already where another tcp_rx VM with the same address listens");
-    gp.workloads.push_back(w);
+    // Its processes, and the cores they run on (round robin over vms[].pin, default all cores).
+    if (w.processes > 1 && w.type != guest::WorkloadType::TcpTx &&
+        w.type != guest::WorkloadType::Rpc && w.type != guest::WorkloadType::Flows &&
+        w.type != guest::WorkloadType::Cpu)
+      throw ConfigError(cfg_.where(p + "workload.processes"), p + "workload.processes",
+                        std::string("several processes run tcp_tx, rpc, flows or cpu; ") +
+                            guest::to_string(w.type) +
+                            " serves each connection with a process of its own "
+                            "(workload.workers)");
+    std::vector<std::size_t> pin;
+    for (std::uint64_t k : config::parse_index_list(cfg_.get_string(p + "pin"))) {
+      if (k >= core_count())
+        throw ConfigError(cfg_.where(p + "pin"), p + "pin",
+                          "core " + std::to_string(k) + " does not exist (platform.cores: " +
+                              std::to_string(core_count()) + ", cores 0.." +
+                              std::to_string(core_count() - 1) + ")");
+      pin.push_back(static_cast<std::size_t>(k));
+    }
+    if (pin.empty())
+      for (std::size_t k = 0; k < core_count(); ++k) pin.push_back(k);
+    std::vector<cpu::Core*> app_cores;
+    for (std::uint32_t n = 0; n < w.processes; ++n) {
+      gp.workloads.push_back(w);
+      app_cores.push_back(&core(pin[n % pin.size()]));
+    }
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
@@ -402,7 +436,8 @@ void Platform::build_guests() {
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
     guests_.push_back(
-        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq));
+        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq,
+                                         app_cores));
   }
 }
 
@@ -561,7 +596,7 @@ void Platform::enable_pcap(const std::string& dir) {
 
 void Platform::mark_baseline() {
   core::StatRegistry::instance().mark_baseline(core::now_ps());
-  core_->mark_baseline();
+  for (std::size_t k = 0; k < core_count(); ++k) core(k).mark_baseline();
 }
 
 }  // namespace vtoe::platform

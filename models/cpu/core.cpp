@@ -60,6 +60,7 @@ Core::Context& Core::add_context(const std::string& name, int priority, int vm, 
   if (vm < 0 || vm >= owners()) throw std::out_of_range("Core::add_context: bad VM index");
   contexts_.emplace_back();
   Context& c = contexts_.back();
+  c.core_ = this;
   c.name_ = name;
   c.priority_ = priority;
   c.domain_ = vm;
@@ -70,6 +71,7 @@ Core::Context& Core::add_context(const std::string& name, int priority, int vm, 
 Core::Context& Core::add_hypervisor_context(const std::string& name, int priority) {
   contexts_.emplace_back();
   Context& c = contexts_.back();
+  c.core_ = this;
   c.name_ = name;
   c.priority_ = priority;
   c.domain_ = kHypervisorDomain;
@@ -114,6 +116,7 @@ void Core::flush_trace() {
 }
 
 void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
+  if (ctx.core_ != this) return ctx.core_->execute(ctx, cycles, cls, charge_to);
   if (cycles <= 0) return;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");

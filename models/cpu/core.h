@@ -72,9 +72,11 @@ class Core : public core::Module {
     int priority() const { return priority_; }
     int domain() const { return domain_; }
     bool busy() const { return pending_; }
+    Core& core() const { return *core_; }  // the core it runs on
 
    private:
     friend class Core;
+    Core* core_ = nullptr;
     std::string name_;
     int priority_ = 0;
     int domain_ = 0;        // VM index, or kHypervisorDomain
@@ -104,7 +106,8 @@ class Core : public core::Module {
   void set_vm_scheduler(cpu::VmScheduler* scheduler, const VmHooks& hooks);
 
   // Spend `cycles` on the core as `cls`; returns when they have been executed. Call only from
-  // the SystemC thread that stands for `ctx`. `charge_to` is the owner (VM) the time is charged
+  // the SystemC thread that stands for `ctx`. A context of another core (a process of a
+  // multi-core host calling a kernel layer built with core 0) runs on its own core. `charge_to` is the owner (VM) the time is charged
   // to; by default the context's VM (hypervisor contexts: the VM on the core).
   void execute(Context& ctx, double cycles, CycleClass cls, int charge_to = -1);
 

@@ -124,6 +124,29 @@ TEST(CpuCore, OwnersAccountedSeparatelyAndBaselineResets) {
   EXPECT_THROW(core.add_context("bad", 2, 5), std::out_of_range);
 }
 
+TEST(CpuCore, AContextRunsOnItsOwnCoreWhicheverCoreIsAsked) {
+  // A multi-core host: a kernel layer built with core 0 executes a process of core 1; the work
+  // runs on core 1, in parallel with core 0's own.
+  Core core0("core0", CoreParams{}), core1("core1", CoreParams{});
+  auto& kthread = core0.add_context("kthread", 1);
+  auto& proc1 = core1.add_context("proc1", 2);
+  EXPECT_EQ(&proc1.core(), &core1);
+  TimePs k_done = 0, p_done = 0;
+  Proc a("a", [&] {
+    core0.execute(kthread, 2000, CycleClass::GuestKernel);  // 1 us on core 0
+    k_done = now();
+  });
+  Proc b("b", [&] {
+    core0.execute(proc1, 4000, CycleClass::GuestKernel);  // 2 us, asked of core 0
+    p_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(k_done, 1 * kUs);  // not delayed by proc1: it ran elsewhere
+  EXPECT_EQ(p_done, 2 * kUs);
+  EXPECT_EQ(core0.busy_ps(0, CycleClass::GuestKernel), 1 * kUs);
+  EXPECT_EQ(core1.busy_ps(0, CycleClass::GuestKernel), 2 * kUs);
+}
+
 TEST(CpuCore, ThousandsOfReadyContextsRunInArrivalOrderBehindHigherPriorities) {
   // A server with thousands of worker processes ready at once (NetVP with 10,000 clients): the
   // ready set keeps FIFO order among equal priorities, a higher priority still goes first, and

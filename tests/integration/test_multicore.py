@@ -1,0 +1,43 @@
+"""Integration: a native host with several cores (platform.cores, vms[].pin, workload.processes)."""
+import pytest
+
+SCENARIO = "scenarios/multicore/rpc_two_cores.yaml"
+
+
+def test_two_rpc_processes_on_two_cores_beat_the_same_two_on_one_core(vtoe, tmp_path):
+    both, _ = vtoe.scenario(SCENARIO, out=tmp_path / "both")
+    one, _ = vtoe.scenario(SCENARIO, "vms.0.pin=0", out=tmp_path / "one")
+    assert both["cores"]["allocated"] == 2 and one["cores"]["allocated"] == 2
+    # Pinned to core 0, core 1 never runs anything; spread, both cores work.
+    assert one["cores"]["busy_per_core"][1] == 0.0
+    assert min(both["cores"]["busy_per_core"]) > 0.2
+    assert both["cores"]["busy"] == pytest.approx(sum(both["cores"]["busy_per_core"]), abs=1e-3)
+    # The VM's CPU shares are of both cores' time together.
+    cpu = both["vms"][0]["cpu"]
+    assert cpu["guest_user"] + cpu["guest_kernel"] + cpu["idle"] == pytest.approx(1.0, abs=1e-4)
+    assert cpu["idle"] == pytest.approx(1 - both["cores"]["busy"] / 2, abs=1e-3)
+    # One core is saturated by two processes; two cores serve clearly more transactions.
+    assert one["cores"]["busy_per_core"][0] > 0.99
+    assert both["vms"][0]["transactions"] > 1.4 * one["vms"][0]["transactions"]
+    assert both["vms"][0]["error"] == "" and one["vms"][0]["error"] == ""
+
+
+@pytest.mark.parametrize("sets, key, words", [
+    (["vms.0.pin=0,2"], "vms.0.pin", "core 2 does not exist"),
+    (["vms.0.pin=1;2"], "vms.0.pin", "is not a number"),
+    (["vms.0.workload.type=tcp_rx"], "vms.0.workload.processes", "several processes run"),
+    (["architecture=de"], "platform.cores", "one core model yet"),
+    (["platform.cores=0"], "platform.cores", ""),
+])
+def test_bad_multicore_settings_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, sets,
+                                                                            key, words):
+    args = ["run", SCENARIO, "--out", tmp_path / "out", "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr and "terminate" not in proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert f"'{key}" in proc.stderr or f"--set {key}" in proc.stderr, proc.stderr
+    if not any(s.startswith(key + "=") for s in sets):
+        assert "rpc_two_cores.yaml" in proc.stderr, proc.stderr
