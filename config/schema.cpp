@@ -173,9 +173,10 @@ std::vector<Key> builtin_keys() {
   add(keys_of(cpu::core_params()));
   add({
       K::uint("platform.cores", "1",
-              "CPU cores of the host. Core 0 takes the TOE's interrupt and runs the drivers' "
-              "handlers and kernel threads; the workloads' processes are spread over the cores "
-              "(vms[].pin). More than one: native only (docs/cpu.md)")
+              "CPU cores of the host. Core 0 takes the TOE's interrupt (native: and runs the "
+              "driver's handler and kernel thread; de/da: the hypervisor's handlers). Native: "
+              "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
+              "pinned to one (vms[].pin; docs/cpu.md)")
           .range("1", "64"),
   });
   add(keys_of(mem::dram_params()));
@@ -229,8 +230,9 @@ std::vector<Key> builtin_keys() {
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
       K::string("vms[].pin", "",
-                "Cores the VM's workload processes run on, comma separated (e.g. 1,2): process i "
-                "on the (i mod n)-th; empty = all cores, 0, 1, ... (platform.cores)")
+                "Native: cores the workload's processes run on, comma separated (e.g. 1,2): process "
+                "i on the (i mod n)-th; empty = all cores. de/da: the one core the VM's vCPU is "
+                "pinned to; empty = core i mod platform.cores")
           .validate(require_index_list, "comma-separated core numbers"),
       K::string("vms[].ip", "",
                 "The VM's own IPv4 address on the TOE's segment, optionally /prefix (default /24; "

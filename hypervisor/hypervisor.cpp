@@ -1,5 +1,6 @@
 #include "hypervisor/hypervisor.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/core/tracer.h"
@@ -117,6 +118,26 @@ class Hypervisor::VirtualIrqPort : public cpu::InterruptPort {
   int vm_;
 };
 
+// The credit scheduler as one pCPU's core sees it (pCPU 0 is the scheduler's own face). Its VMs
+// are pinned to it, so a wake never asks another pCPU to decide.
+class Hypervisor::PcpuScheduler : public cpu::VmScheduler {
+ public:
+  PcpuScheduler(CreditScheduler& s, int pcpu) : s_(s), pcpu_(pcpu) {}
+  int vm_count() const override { return s_.vm_count(); }
+  bool wake(int vm, bool io_event, TimePs now) override {
+    const std::vector<int> poke = s_.wake_on(vm, io_event, now);
+    return std::find(poke.begin(), poke.end(), pcpu_) != poke.end();
+  }
+  void block(int vm, TimePs now) override { s_.block(vm, now); }
+  int pick(int running, TimePs now) override { return s_.pick_on(pcpu_, running, now); }
+  TimePs next_event(TimePs now) const override { return s_.next_event_on(pcpu_, now); }
+  const char* state_name(int vm) const override { return s_.state_name(vm); }
+
+ private:
+  CreditScheduler& s_;
+  int pcpu_;
+};
+
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
                        cpu::Core& core, gic::Gic& gic, cpu::BusRegisterPort& bus)
     : core::Module(name),
@@ -155,7 +176,25 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
     trace_event(this->name(), vm, "timer");
   };
   core_.set_vm_scheduler(scheduler_.get(), hooks);
+  hooks_ = hooks;
   SC_THREAD(irq_thread);
+}
+
+void Hypervisor::add_core(cpu::Core& core, int pcpu) {
+  if (pcpu < 1 || pcpu >= scheduler_->pcpu_count())
+    throw std::invalid_argument(std::string(name()) + ": no pCPU " + std::to_string(pcpu) + " of " +
+                                std::to_string(scheduler_->pcpu_count()));
+  for (int vm = 0; vm < params_.vms; ++vm) {
+    const auto& a = params_.scheduler.affinity;
+    if (a.size() != static_cast<std::size_t>(params_.vms) ||
+        a[static_cast<std::size_t>(vm)].size() != 1)
+      throw std::invalid_argument(std::string(name()) + ": VM " + std::to_string(vm) +
+                                  " is not pinned to one pCPU (several cores need pinned vCPUs)");
+  }
+  pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*scheduler_, pcpu));
+  cpu::VmHooks hooks = hooks_;
+  hooks.on_switch = nullptr;  // the list registers are core 0's (see add_core in the header)
+  core.set_vm_scheduler(pcpu_views_.back().get(), hooks);
 }
 
 void Hypervisor::add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size,

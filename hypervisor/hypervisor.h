@@ -78,6 +78,12 @@ class Hypervisor : public core::Module {
   Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
              gic::Gic& gic, cpu::BusRegisterPort& bus);
 
+  // A further physical core of a multi-core host: its VM decisions are the credit scheduler's
+  // pCPU `pcpu` (params.scheduler.pcpus, every VM pinned to one pCPU by
+  // params.scheduler.affinity). The GIC's list registers stay core 0's: the VMs of other cores
+  // take their virtual interrupts through their saved vGIC state. Call before simulation starts.
+  void add_core(cpu::Core& core, int pcpu);
+
   const HypervisorParams& params() const { return params_; }
   const HypervisorCosts& costs() const { return params_.costs; }
   cpu::Core& core() { return core_; }
@@ -116,6 +122,7 @@ class Hypervisor : public core::Module {
  private:
   class Stage2Port;
   class VirtualIrqPort;
+  class PcpuScheduler;
   struct Trap {
     int vm;
     std::uint64_t ipa, size;
@@ -139,6 +146,8 @@ class Hypervisor : public core::Module {
   std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;
   std::vector<std::unique_ptr<cpu::RegisterPort>> reg_ports_;
   std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
+  std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // pCPUs 1.. (add_core)
+  cpu::VmHooks hooks_;                                         // what every core's VM switch costs
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;
   std::vector<gic::VgicState> saved_;  // per VM, while switched out

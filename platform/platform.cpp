@@ -177,12 +177,6 @@ void Platform::build_memory_and_bus() {
   cp.switch_cycles = cfg_.get_double("guest.costs.context_switch");
   core_ = std::make_unique<cpu::Core>("cpu0", cp, static_cast<int>(vms_));
   const std::uint64_t cores = cfg_.get_uint("platform.cores");
-  if (cores > 1 && arch_ != Architecture::Native)
-    throw ConfigError(cfg_.where("platform.cores"), "platform.cores",
-                      std::to_string(cores) + " cores under " + cfg_.get_string("architecture") +
-                          ": a virtualized host has one core model yet (the credit scheduler's "
-                          "per-core run queues are not wired to several cores, "
-                          "docs/hypervisor.md); use platform.cores: 1 or architecture: native");
   for (std::uint64_t k = 1; k < cores; ++k)
     more_cores_.push_back(std::make_unique<cpu::Core>(("cpu" + std::to_string(k)).c_str(), cp,
                                                       static_cast<int>(vms_)));
@@ -289,7 +283,15 @@ void Platform::build_virtualization() {
   for (std::size_t i = 0; i < vms_; ++i)
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
+  if (core_count() > 1) {
+    // Several cores: each VM's one vCPU is pinned to a core (vms[].pin, default VM i on core
+    // i mod cores), and each core schedules its VMs with the credit scheduler's pCPU queue.
+    hp.scheduler.pcpus = static_cast<int>(core_count());
+    for (std::size_t i = 0; i < vms_; ++i)
+      hp.scheduler.affinity.push_back({static_cast<int>(pin_of(i).front())});
+  }
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
+  for (std::size_t k = 1; k < core_count(); ++k) hyp_->add_core(core(k), static_cast<int>(k));
   hyp_->irq(gic_irq_);
 
   // Stage 2: each guest's RAM; under direct access, its TOE channel page if it has one of its own.
@@ -354,6 +356,33 @@ void Platform::build_virtualization() {
   }
 }
 
+// vms[].pin: the cores VM i's software runs on. Native: its processes, round robin (default all
+// cores); virtualized: its one vCPU (one core; default core i mod cores).
+std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
+  const std::string key = "vms." + std::to_string(i) + ".pin";
+  std::vector<std::size_t> pin;
+  for (std::uint64_t k : config::parse_index_list(cfg_.get_string(key))) {
+    if (k >= core_count())
+      throw ConfigError(cfg_.where(key), key,
+                        "core " + std::to_string(k) + " does not exist (platform.cores: " +
+                            std::to_string(core_count()) + ", cores 0.." +
+                            std::to_string(core_count() - 1) + ")");
+    pin.push_back(static_cast<std::size_t>(k));
+  }
+  if (arch_ != Architecture::Native) {
+    if (pin.size() > 1)
+      throw ConfigError(cfg_.where(key), key,
+                        std::to_string(pin.size()) +
+                            " cores pinned for a VM with one vCPU: a vCPU runs on one core "
+                            "(pin one core, or give the VM's processes the same core)");
+    if (pin.empty()) pin.push_back(i % core_count());
+    return pin;
+  }
+  if (pin.empty())
+    for (std::size_t k = 0; k < core_count(); ++k) pin.push_back(k);
+  return pin;
+}
+
 void Platform::build_guests() {
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   std::set<std::pair<tcpip::Ipv4, std::uint16_t>> rx_ports;
@@ -413,22 +442,15 @@ void Platform::build_guests() {
                             guest::to_string(w.type) +
                             " serves each connection with a process of its own "
                             "(workload.workers)");
-    std::vector<std::size_t> pin;
-    for (std::uint64_t k : config::parse_index_list(cfg_.get_string(p + "pin"))) {
-      if (k >= core_count())
-        throw ConfigError(cfg_.where(p + "pin"), p + "pin",
-                          "core " + std::to_string(k) + " does not exist (platform.cores: " +
-                              std::to_string(core_count()) + ", cores 0.." +
-                              std::to_string(core_count() - 1) + ")");
-      pin.push_back(static_cast<std::size_t>(k));
-    }
-    if (pin.empty())
-      for (std::size_t k = 0; k < core_count(); ++k) pin.push_back(k);
+    // Native: the processes go round robin over the pinned cores. Virtualized: they run on the
+    // VM's one vCPU, on the core it is pinned to, with its kernel.
+    const std::vector<std::size_t> pin = pin_of(i);
     std::vector<cpu::Core*> app_cores;
     for (std::uint32_t n = 0; n < w.processes; ++n) {
       gp.workloads.push_back(w);
-      app_cores.push_back(&core(pin[n % pin.size()]));
+      if (arch_ == Architecture::Native) app_cores.push_back(&core(pin[n % pin.size()]));
     }
+    cpu::Core& os_core = arch_ == Architecture::Native ? *core_ : core(pin.front());
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
@@ -436,7 +458,7 @@ void Platform::build_guests() {
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
     guests_.push_back(
-        std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp, regs, irq,
+        std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(), gp, regs, irq,
                                          app_cores));
   }
 }

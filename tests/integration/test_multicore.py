@@ -2,6 +2,7 @@
 import pytest
 
 SCENARIO = "scenarios/multicore/rpc_two_cores.yaml"
+DE = "scenarios/multicore/de_rpc_two_vms.yaml"
 
 
 def test_two_rpc_processes_on_two_cores_beat_the_same_two_on_one_core(vtoe, tmp_path):
@@ -22,11 +23,24 @@ def test_two_rpc_processes_on_two_cores_beat_the_same_two_on_one_core(vtoe, tmp_
     assert both["vms"][0]["error"] == "" and one["vms"][0]["error"] == ""
 
 
+def test_two_vcpus_pinned_to_two_cores_under_de(vtoe, tmp_path):
+    two, _ = vtoe.scenario(DE, out=tmp_path / "two")
+    one, _ = vtoe.scenario(DE, "platform.cores=1", out=tmp_path / "one")
+    assert "cores" not in one and two["cores"]["allocated"] == 2
+    # vm1's vCPU has core 1 to itself; core 0 runs vm0 and the hypervisor's handlers.
+    assert two["cores"]["busy_per_core"][0] > 0.9 and two["cores"]["busy_per_core"][1] > 0.5
+    assert all(v["transactions"] > 500 and v["error"] == "" for v in two["vms"])
+    total = lambda r: sum(v["transactions"] for v in r["vms"])
+    assert total(two) > 1.5 * total(one)
+    # Each core schedules its own VM: no VM switches on either core (one VM each).
+    assert two["stats"]["cpu1"]["vm_switches"] == 0
+
+
 @pytest.mark.parametrize("sets, key, words", [
     (["vms.0.pin=0,2"], "vms.0.pin", "core 2 does not exist"),
     (["vms.0.pin=1;2"], "vms.0.pin", "is not a number"),
     (["vms.0.workload.type=tcp_rx"], "vms.0.workload.processes", "several processes run"),
-    (["architecture=de"], "platform.cores", "one core model yet"),
+    (["architecture=de", "vms.0.pin=0,1"], "vms.0.pin", "a VM with one vCPU"),
     (["platform.cores=0"], "platform.cores", ""),
 ])
 def test_bad_multicore_settings_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, sets,
