@@ -116,7 +116,7 @@ Snapshot take_snapshot(Platform& p) {
                                      : hypervisor::ExitCounts{});
     if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
       hyp->scheduler().advance(core::now_ps());
-      s.sched.push_back(hyp->scheduler().stats().vm.at(i));
+      s.sched.push_back(hyp->vm_sched_stats(static_cast<int>(i)));
     }
   }
   toe::Toe& toe = p.toe();

@@ -134,7 +134,7 @@ void TimeSeries::sample() {
     for (int e = 0; e < 5; ++e)
       row.push_back(static_cast<double>(now.exits[i * 5 + e] - a.exits[i * 5 + e]));
     if (hypervisor::Hypervisor* h = p_.hypervisor())
-      row.push_back(h->scheduler().credit(static_cast<int>(i)));
+      row.push_back(h->vm_credit(static_cast<int>(i)));
     if (p_.vtoe_manager()) row.push_back((now.vsendq_area[i] - a.vsendq_area[i]) / span_ps);
     row.push_back(cwnd[i]);
     row.push_back(conns[i]);

@@ -229,10 +229,15 @@ std::vector<Key> builtin_keys() {
               },
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
+      K::uint("vms[].vcpus", "1",
+              "de/da: virtual CPUs of the VM, each pinned to a core of its own (vms[].pin); the "
+              "VM's processes run on them round robin, its kernel's handler and thread on vCPU 0")
+          .range("1", "64"),
       K::string("vms[].pin", "",
                 "Native: cores the workload's processes run on, comma separated (e.g. 1,2): process "
-                "i on the (i mod n)-th; empty = all cores. de/da: the one core the VM's vCPU is "
-                "pinned to; empty = core i mod platform.cores")
+                "i on the (i mod n)-th; empty = all cores. de/da: the core of each of the VM's "
+                "vCPUs, all different; empty = the host's vCPUs in VM order on cores 0, 1, ... "
+                "round robin")
           .validate(require_index_list, "comma-separated core numbers"),
       K::string("vms[].ip", "",
                 "The VM's own IPv4 address on the TOE's segment, optionally /prefix (default /24; "

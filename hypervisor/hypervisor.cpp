@@ -118,24 +118,44 @@ class Hypervisor::VirtualIrqPort : public cpu::InterruptPort {
   int vm_;
 };
 
-// The credit scheduler as one pCPU's core sees it (pCPU 0 is the scheduler's own face). Its VMs
-// are pinned to it, so a wake never asks another pCPU to decide.
+// The credit scheduler as one pCPU's core sees it: VM `vm` there is the VM's vCPU pinned to that
+// pCPU. All vCPUs are pinned, so a wake never asks another pCPU to decide.
 class Hypervisor::PcpuScheduler : public cpu::VmScheduler {
  public:
-  PcpuScheduler(CreditScheduler& s, int pcpu) : s_(s), pcpu_(pcpu) {}
-  int vm_count() const override { return s_.vm_count(); }
+  PcpuScheduler(CreditScheduler& s, int pcpu, const CreditParams& p, int vms)
+      : s_(s), pcpu_(pcpu), vcpu_of_(static_cast<std::size_t>(vms), -1) {
+    for (std::size_t e = 0; e < p.domain.size(); ++e)
+      if (p.affinity.at(e).at(0) == pcpu) vcpu_of_.at(static_cast<std::size_t>(p.domain[e])) =
+                                              static_cast<int>(e);
+    vm_of_ = p.domain;
+  }
+  int vm_count() const override { return static_cast<int>(vcpu_of_.size()); }
   bool wake(int vm, bool io_event, TimePs now) override {
-    const std::vector<int> poke = s_.wake_on(vm, io_event, now);
+    const std::vector<int> poke = s_.wake_on(vcpu(vm), io_event, now);
     return std::find(poke.begin(), poke.end(), pcpu_) != poke.end();
   }
-  void block(int vm, TimePs now) override { s_.block(vm, now); }
-  int pick(int running, TimePs now) override { return s_.pick_on(pcpu_, running, now); }
+  void block(int vm, TimePs now) override { s_.block(vcpu(vm), now); }
+  int pick(int running, TimePs now) override {
+    const int e = s_.pick_on(pcpu_, running >= 0 ? vcpu_of_.at(static_cast<std::size_t>(running))
+                                                 : -1,
+                             now);
+    return e < 0 ? -1 : vm_of_.at(static_cast<std::size_t>(e));
+  }
   TimePs next_event(TimePs now) const override { return s_.next_event_on(pcpu_, now); }
-  const char* state_name(int vm) const override { return s_.state_name(vm); }
+  const char* state_name(int vm) const override { return s_.state_name(vcpu(vm)); }
 
  private:
+  int vcpu(int vm) const {
+    const int e = vcpu_of_.at(static_cast<std::size_t>(vm));
+    if (e < 0)
+      throw std::logic_error("pCPU " + std::to_string(pcpu_) + ": VM " + std::to_string(vm) +
+                             " has no vCPU here");
+    return e;
+  }
   CreditScheduler& s_;
   int pcpu_;
+  std::vector<int> vcpu_of_;  // per VM: its vCPU on this pCPU, -1 none
+  std::vector<int> vm_of_;    // per vCPU: its VM
 };
 
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
@@ -150,7 +170,10 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
       injections_(stats_.counter("virq_injections", "virtual interrupts made pending")),
       phys_irqs_(stats_.counter("physical_irqs", "physical interrupts handled")) {
   const int n = params.vms;
-  scheduler_ = std::make_unique<CreditScheduler>(n, params.scheduler);
+  const int vcpus = params.scheduler.domain.empty()
+                        ? n
+                        : static_cast<int>(params.scheduler.domain.size());
+  scheduler_ = std::make_unique<CreditScheduler>(vcpus, params.scheduler);
   for (int vm = 0; vm < n; ++vm) {
     stage2_.push_back(std::make_shared<smmu::Stage2Table>("vm" + std::to_string(vm) + " stage 2"));
     reg_ports_.push_back(std::make_unique<Stage2Port>(*this, vm));
@@ -175,8 +198,13 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
     ++exits_[static_cast<std::size_t>(vm)].timer;
     trace_event(this->name(), vm, "timer");
   };
-  core_.set_vm_scheduler(scheduler_.get(), hooks);
   hooks_ = hooks;
+  if (vcpus == n) {
+    core_.set_vm_scheduler(scheduler_.get(), hooks);  // one vCPU per VM: VM i is vCPU i
+  } else {
+    pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*scheduler_, 0, params_.scheduler, n));
+    core_.set_vm_scheduler(pcpu_views_.back().get(), hooks);
+  }
   SC_THREAD(irq_thread);
 }
 
@@ -184,17 +212,60 @@ void Hypervisor::add_core(cpu::Core& core, int pcpu) {
   if (pcpu < 1 || pcpu >= scheduler_->pcpu_count())
     throw std::invalid_argument(std::string(name()) + ": no pCPU " + std::to_string(pcpu) + " of " +
                                 std::to_string(scheduler_->pcpu_count()));
-  for (int vm = 0; vm < params_.vms; ++vm) {
-    const auto& a = params_.scheduler.affinity;
-    if (a.size() != static_cast<std::size_t>(params_.vms) ||
-        a[static_cast<std::size_t>(vm)].size() != 1)
-      throw std::invalid_argument(std::string(name()) + ": VM " + std::to_string(vm) +
+  const auto& a = params_.scheduler.affinity;
+  for (std::size_t e = 0; e < static_cast<std::size_t>(scheduler_->vm_count()); ++e) {
+    if (a.size() != static_cast<std::size_t>(scheduler_->vm_count()) || a[e].size() != 1)
+      throw std::invalid_argument(std::string(name()) + ": vCPU " + std::to_string(e) +
                                   " is not pinned to one pCPU (several cores need pinned vCPUs)");
   }
-  pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*scheduler_, pcpu));
+  CreditParams p = params_.scheduler;
+  if (p.domain.empty())
+    for (int vm = 0; vm < params_.vms; ++vm) p.domain.push_back(vm);
+  pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*scheduler_, pcpu, p, params_.vms));
   cpu::VmHooks hooks = hooks_;
   hooks.on_switch = nullptr;  // the list registers are core 0's (see add_core in the header)
   core.set_vm_scheduler(pcpu_views_.back().get(), hooks);
+}
+
+CreditVmStats Hypervisor::vm_sched_stats(int vm) const {
+  const auto& domain = params_.scheduler.domain;
+  if (domain.empty()) return scheduler_->stats().vm.at(static_cast<std::size_t>(vm));
+  CreditVmStats sum;
+  bool first = true;
+  for (std::size_t e = 0; e < domain.size(); ++e) {
+    if (domain[e] != vm) continue;
+    const CreditVmStats& s = scheduler_->stats().vm[e];
+    if (first) {
+      sum = s;
+      first = false;
+      continue;
+    }
+    sum.run_ps += s.run_ps;
+    sum.picks += s.picks;
+    sum.slices += s.slices;
+    sum.wakes += s.wakes;
+    sum.boosts += s.boosts;
+    sum.tickles += s.tickles;
+    sum.preempted += s.preempted;
+    sum.ratelimited += s.ratelimited;
+    sum.wake_to_run_count += s.wake_to_run_count;
+    sum.wake_to_run_total_ps += s.wake_to_run_total_ps;
+    sum.wake_to_run_max_ps = std::max(sum.wake_to_run_max_ps, s.wake_to_run_max_ps);
+    sum.credit_min += s.credit_min;
+    sum.credit_max += s.credit_max;
+    sum.credit_dropped += s.credit_dropped;
+    sum.migrations += s.migrations;
+  }
+  return sum;
+}
+
+double Hypervisor::vm_credit(int vm) const {
+  const auto& domain = params_.scheduler.domain;
+  if (domain.empty()) return scheduler_->credit(vm);
+  double sum = 0;
+  for (std::size_t e = 0; e < domain.size(); ++e)
+    if (domain[e] == vm) sum += scheduler_->credit(static_cast<int>(e));
+  return sum;
 }
 
 void Hypervisor::add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size,

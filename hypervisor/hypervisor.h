@@ -79,10 +79,15 @@ class Hypervisor : public core::Module {
              gic::Gic& gic, cpu::BusRegisterPort& bus);
 
   // A further physical core of a multi-core host: its VM decisions are the credit scheduler's
-  // pCPU `pcpu` (params.scheduler.pcpus, every VM pinned to one pCPU by
-  // params.scheduler.affinity). The GIC's list registers stay core 0's: the VMs of other cores
-  // take their virtual interrupts through their saved vGIC state. Call before simulation starts.
+  // pCPU `pcpu` (params.scheduler.pcpus; every vCPU pinned to one pCPU by
+  // params.scheduler.affinity, a VM's vCPUs to different pCPUs; params.scheduler.domain gives
+  // each vCPU's VM, VM-major). A core sees each VM whose vCPU it runs as that VM. The GIC's list
+  // registers stay core 0's: the VMs of other cores take their virtual interrupts through their
+  // saved vGIC state. Call before simulation starts.
   void add_core(cpu::Core& core, int pcpu);
+  // The credit scheduler's view of VM `vm`, all its vCPUs together (one vCPU: that one's).
+  CreditVmStats vm_sched_stats(int vm) const;
+  double vm_credit(int vm) const;
 
   const HypervisorParams& params() const { return params_; }
   const HypervisorCosts& costs() const { return params_.costs; }
@@ -146,7 +151,7 @@ class Hypervisor : public core::Module {
   std::vector<std::shared_ptr<smmu::Stage2Table>> stage2_;
   std::vector<std::unique_ptr<cpu::RegisterPort>> reg_ports_;
   std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
-  std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // pCPUs 1.. (add_core)
+  std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // per-pCPU faces (several cores)
   cpu::VmHooks hooks_;                                         // what every core's VM switch costs
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;

@@ -1,5 +1,6 @@
 #include "platform/platform.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -284,11 +285,14 @@ void Platform::build_virtualization() {
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
   if (core_count() > 1) {
-    // Several cores: each VM's one vCPU is pinned to a core (vms[].pin, default VM i on core
-    // i mod cores), and each core schedules its VMs with the credit scheduler's pCPU queue.
+    // Several cores: each vCPU is pinned to a core (vms[].pin), and each core schedules the
+    // vCPUs pinned to it with the credit scheduler's pCPU queue.
     hp.scheduler.pcpus = static_cast<int>(core_count());
     for (std::size_t i = 0; i < vms_; ++i)
-      hp.scheduler.affinity.push_back({static_cast<int>(pin_of(i).front())});
+      for (std::size_t k : pin_of(i)) {
+        hp.scheduler.domain.push_back(static_cast<int>(i));
+        hp.scheduler.affinity.push_back({static_cast<int>(k)});
+      }
   }
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   for (std::size_t k = 1; k < core_count(); ++k) hyp_->add_core(core(k), static_cast<int>(k));
@@ -357,9 +361,21 @@ void Platform::build_virtualization() {
 }
 
 // vms[].pin: the cores VM i's software runs on. Native: its processes, round robin (default all
-// cores); virtualized: its one vCPU (one core; default core i mod cores).
+// cores); virtualized: one core per vCPU, all different (default: the host's vCPUs in VM order
+// on cores 0, 1, ... round robin).
 std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
   const std::string key = "vms." + std::to_string(i) + ".pin";
+  const std::string vcpus_key = "vms." + std::to_string(i) + ".vcpus";
+  const std::uint64_t vcpus = cfg_.get_uint(vcpus_key);
+  if (arch_ == Architecture::Native && vcpus > 1)
+    throw ConfigError(cfg_.where(vcpus_key), vcpus_key,
+                      "a native host has no vCPUs: its OS runs on the cores themselves "
+                      "(platform.cores, vms[].pin, vms[].workload.processes)");
+  if (vcpus > core_count())
+    throw ConfigError(cfg_.where(vcpus_key), vcpus_key,
+                      std::to_string(vcpus) + " vCPUs pinned on a host of " +
+                          std::to_string(core_count()) +
+                          " cores: a VM's vCPUs run on different cores (raise platform.cores)");
   std::vector<std::size_t> pin;
   for (std::uint64_t k : config::parse_index_list(cfg_.get_string(key))) {
     if (k >= core_count())
@@ -370,12 +386,29 @@ std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
     pin.push_back(static_cast<std::size_t>(k));
   }
   if (arch_ != Architecture::Native) {
-    if (pin.size() > 1)
+    if (!pin.empty() && pin.size() != vcpus)
       throw ConfigError(cfg_.where(key), key,
-                        std::to_string(pin.size()) +
-                            " cores pinned for a VM with one vCPU: a vCPU runs on one core "
-                            "(pin one core, or give the VM's processes the same core)");
-    if (pin.empty()) pin.push_back(i % core_count());
+                        std::to_string(pin.size()) + " cores pinned for a VM with " +
+                            std::to_string(vcpus) +
+                            " vCPU(s): one core per vCPU (vms[].vcpus)");
+    for (std::size_t a = 0; a < pin.size(); ++a)
+      for (std::size_t b = a + 1; b < pin.size(); ++b)
+        if (pin[a] == pin[b])
+          throw ConfigError(cfg_.where(key), key,
+                            "core " + std::to_string(pin[a]) +
+                                " pinned twice: a VM's vCPUs run on different cores");
+    if (pin.empty()) {
+      std::size_t first = 0;  // the host's vCPUs before this VM's
+      for (std::size_t v = 0; v < i; ++v)
+        first += cfg_.get_uint("vms." + std::to_string(v) + ".vcpus");
+      for (std::size_t j = 0; j < vcpus; ++j) pin.push_back((first + j) % core_count());
+      // Round robin may wrap onto a core this VM already has (more vCPUs than cores is caught
+      // above): shift it to the next free one.
+      for (std::size_t j = 1; j < pin.size(); ++j)
+        while (std::find(pin.begin(), pin.begin() + static_cast<std::ptrdiff_t>(j), pin[j]) !=
+               pin.begin() + static_cast<std::ptrdiff_t>(j))
+          pin[j] = (pin[j] + 1) % core_count();
+    }
     return pin;
   }
   if (pin.empty())
@@ -442,13 +475,14 @@ void Platform::build_guests() {
                             guest::to_string(w.type) +
                             " serves each connection with a process of its own "
                             "(workload.workers)");
-    // Native: the processes go round robin over the pinned cores. Virtualized: they run on the
-    // VM's one vCPU, on the core it is pinned to, with its kernel.
+    // The processes go round robin over the pinned cores (virtualized: over the VM's vCPUs, each
+    // on its core); the kernel's handler and thread run on core 0 natively, on vCPU 0's core in
+    // a VM.
     const std::vector<std::size_t> pin = pin_of(i);
     std::vector<cpu::Core*> app_cores;
     for (std::uint32_t n = 0; n < w.processes; ++n) {
       gp.workloads.push_back(w);
-      if (arch_ == Architecture::Native) app_cores.push_back(&core(pin[n % pin.size()]));
+      app_cores.push_back(&core(pin[n % pin.size()]));
     }
     cpu::Core& os_core = arch_ == Architecture::Native ? *core_ : core(pin.front());
     const std::string name = cfg_.get_string(p + "name");

@@ -36,11 +36,24 @@ def test_two_vcpus_pinned_to_two_cores_under_de(vtoe, tmp_path):
     assert two["stats"]["cpu1"]["vm_switches"] == 0
 
 
+def test_a_vm_with_two_vcpus_runs_its_processes_on_two_cores(vtoe, tmp_path):
+    sets = ["platform.cores=3", "vms.1.workload.processes=2"]
+    two, _ = vtoe.scenario(DE, *sets, "vms.1.vcpus=2", out=tmp_path / "two")
+    one, _ = vtoe.scenario(DE, *sets, out=tmp_path / "one")
+    # Default placement: vm0 on core 0, vm1's vCPUs on cores 1 and 2 (one vCPU: core 1 only).
+    assert one["cores"]["busy_per_core"][2] == 0.0 and two["cores"]["busy_per_core"][2] > 0.2
+    assert two["vms"][1]["transactions"] > 1.5 * one["vms"][1]["transactions"]
+    assert all(v["error"] == "" for v in two["vms"] + one["vms"])
+
+
 @pytest.mark.parametrize("sets, key, words", [
     (["vms.0.pin=0,2"], "vms.0.pin", "core 2 does not exist"),
     (["vms.0.pin=1;2"], "vms.0.pin", "is not a number"),
     (["vms.0.workload.type=tcp_rx"], "vms.0.workload.processes", "several processes run"),
-    (["architecture=de", "vms.0.pin=0,1"], "vms.0.pin", "a VM with one vCPU"),
+    (["architecture=de", "vms.0.pin=0,1"], "vms.0.pin", "for a VM with 1 vCPU"),
+    (["architecture=de", "vms.0.vcpus=3"], "vms.0.vcpus", "3 vCPUs pinned on a host of 2 cores"),
+    (["architecture=de", "vms.0.vcpus=2", "vms.0.pin=1,1"], "vms.0.pin", "pinned twice"),
+    (["vms.0.vcpus=2"], "vms.0.vcpus", "a native host has no vCPUs"),
     (["platform.cores=0"], "platform.cores", ""),
 ])
 def test_bad_multicore_settings_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, sets,
