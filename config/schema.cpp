@@ -171,6 +171,10 @@ std::vector<Key> builtin_keys() {
                  "contend for DRAM; false = they cost only their cycles (the calibrated model)"),
   });
   add(keys_of(cpu::core_params()));
+  add(keys_of(mem::dram_params()));
+  add({
+      K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
+  });
   add({
       K::uint("platform.cores", "1",
               "CPU cores of the host. Core 0 takes the TOE's interrupt (native: and runs the "
@@ -178,10 +182,6 @@ std::vector<Key> builtin_keys() {
               "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
               "pinned to one (vms[].pin; docs/cpu.md)")
           .range("1", "64"),
-  });
-  add(keys_of(mem::dram_params()));
-  add({
-      K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
   });
   add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));
