@@ -331,6 +331,7 @@ ordered_json hosts_section(platform::Topology& t) {
                        {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
                        {"kind", "platform"},
                        {"architecture", hp->config().get_string("architecture")},
+                       {"cores", cores_section(*hp)},  // the measured window
                        {"vms", vms}});
       continue;
     }

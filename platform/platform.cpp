@@ -653,6 +653,10 @@ void Platform::enable_pcap(const std::string& dir) {
 void Platform::mark_baseline() {
   core::StatRegistry::instance().mark_baseline(core::now_ps());
   for (std::size_t k = 0; k < core_count(); ++k) core(k).mark_baseline();
+  if (topology_)  // the platform hosts' cores too: results give their cores busy in the window
+    for (std::size_t h = 0; h < topology_->host_count(); ++h)
+      if (Platform* hp = topology_->platform_at(h))
+        for (std::size_t k = 0; k < hp->core_count(); ++k) hp->core(k).mark_baseline();
 }
 
 }  // namespace vtoe::platform
