@@ -233,6 +233,10 @@ std::vector<Key> builtin_keys() {
               "de/da: virtual CPUs of the VM, each pinned to a core of its own (vms[].pin); the "
               "VM's processes run on them round robin, its kernel's handler and thread on vCPU 0")
           .range("1", "64"),
+      K::boolean("vms[].migrate", "false",
+                 "de/da with platform.cores > 1 and one vCPU per VM: the VM's vCPU is not pinned; "
+                 "the credit scheduler's load balancing moves it between cores (an idle core "
+                 "steals it)"),
       K::string("vms[].pin", "",
                 "Native: cores the workload's processes run on, comma separated (e.g. 1,2): process "
                 "i on the (i mod n)-th; empty = all cores. de/da: the core of each of the VM's "

@@ -93,6 +93,8 @@ class Hypervisor : public core::Module {
   const HypervisorCosts& costs() const { return params_.costs; }
   cpu::Core& core() { return core_; }
   CreditScheduler& scheduler() { return *scheduler_; }
+  // The core whose model runs VM `vm`'s contexts now (a migrating vCPU's last core).
+  int host_of(int vm) const { return host_of_.at(static_cast<std::size_t>(vm)); }
 
   // Memory: each VM's stage-2 table (shared with the SystemMMU for its device streams).
   smmu::Stage2Table& stage2(int vm) { return *stage2_.at(static_cast<std::size_t>(vm)); }
@@ -152,6 +154,9 @@ class Hypervisor : public core::Module {
   std::vector<std::unique_ptr<cpu::RegisterPort>> reg_ports_;
   std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
   std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // per-pCPU faces (several cores)
+  std::vector<cpu::Core*> cores_;  // per pCPU
+  std::vector<int> host_of_;       // per VM (one vCPU each): the pCPU whose core runs its contexts
+  bool migration_ = false;         // some vCPU is not pinned: the load balancing moves it
   cpu::VmHooks hooks_;                                         // what every core's VM switch costs
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;

@@ -288,11 +288,17 @@ void Platform::build_virtualization() {
     // Several cores: each vCPU is pinned to a core (vms[].pin), and each core schedules the
     // vCPUs pinned to it with the credit scheduler's pCPU queue.
     hp.scheduler.pcpus = static_cast<int>(core_count());
-    for (std::size_t i = 0; i < vms_; ++i)
+    for (std::size_t i = 0; i < vms_; ++i) {
+      if (migrates(i)) {  // any core: the load balancing moves it
+        hp.scheduler.domain.push_back(static_cast<int>(i));
+        hp.scheduler.affinity.emplace_back();
+        continue;
+      }
       for (std::size_t k : pin_of(i)) {
         hp.scheduler.domain.push_back(static_cast<int>(i));
         hp.scheduler.affinity.push_back({static_cast<int>(k)});
       }
+    }
   }
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   for (std::size_t k = 1; k < core_count(); ++k) hyp_->add_core(core(k), static_cast<int>(k));
@@ -358,6 +364,26 @@ void Platform::build_virtualization() {
   } else {
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
   }
+}
+
+// vms[].migrate: VM i's one vCPU is not pinned (several cores, de/da, every VM one vCPU).
+bool Platform::migrates(std::size_t i) const {
+  const std::string key = "vms." + std::to_string(i) + ".migrate";
+  if (!cfg_.get_bool(key)) return false;
+  if (arch_ == Architecture::Native)
+    throw ConfigError(cfg_.where(key), key,
+                      "a native host has no vCPUs to migrate (its processes are placed by "
+                      "vms[].pin)");
+  if (!cfg_.get_string("vms." + std::to_string(i) + ".pin").empty())
+    throw ConfigError(cfg_.where(key), key, "a migrating vCPU is not pinned: drop vms[].pin");
+  for (std::size_t v = 0; v < vms_; ++v)
+    if (cfg_.get_uint("vms." + std::to_string(v) + ".vcpus") != 1)
+      throw ConfigError(cfg_.where(key), key,
+                        "vCPUs migrate on hosts whose VMs have one vCPU each (VM " +
+                            std::to_string(v) + " has vms[].vcpus " +
+                            std::to_string(cfg_.get_uint("vms." + std::to_string(v) + ".vcpus")) +
+                            ")");
+  return true;
 }
 
 // vms[].pin: the cores VM i's software runs on. Native: its processes, round robin (default all
@@ -478,7 +504,11 @@ void Platform::build_guests() {
     // The processes go round robin over the pinned cores (virtualized: over the VM's vCPUs, each
     // on its core); the kernel's handler and thread run on core 0 natively, on vCPU 0's core in
     // a VM.
-    const std::vector<std::size_t> pin = pin_of(i);
+    const bool moving = migrates(i);  // (natively an error)
+    const std::vector<std::size_t> pin =
+        moving ? std::vector<std::size_t>{static_cast<std::size_t>(
+                     hyp_->host_of(static_cast<int>(i)))}
+               : pin_of(i);
     std::vector<cpu::Core*> app_cores;
     for (std::uint32_t n = 0; n < w.processes; ++n) {
       gp.workloads.push_back(w);

@@ -115,6 +115,7 @@ class Platform {
   void build_virtualization();
   std::uint32_t ccb_quota_per_vm() const;
   std::vector<std::size_t> pin_of(std::size_t vm) const;
+  bool migrates(std::size_t vm) const;
   void build_guests();
   void build_network();
   void build_topology();

@@ -117,6 +117,13 @@ class Core : public core::Module {
   }
   int running_vm() const { return running_vm_; }
 
+  // Multi-core hosts with vCPU migration. hand_over: VM `vm`'s contexts that run here (none of
+  // them on the core now: the VM waits or is blocked) run on `to` from now on, their pending
+  // requests in `to`'s ready set. request_vm_decision: another core's scheduling made a VM
+  // decision due here (an idle core that should steal); it is made in a zero-time notification.
+  void hand_over(int vm, Core& to);
+  void request_vm_decision();
+
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);
   core::TimePs idle_ps();
@@ -136,6 +143,7 @@ class Core : public core::Module {
     const char* what;  // for traces
   };
   void on_tick();
+  void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
   void account();
   void reschedule();
@@ -155,6 +163,7 @@ class Core : public core::Module {
 
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
+  std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
   std::set<ReadyKey> ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;

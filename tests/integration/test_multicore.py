@@ -46,6 +46,22 @@ def test_a_vm_with_two_vcpus_runs_its_processes_on_two_cores(vtoe, tmp_path):
     assert all(v["error"] == "" for v in two["vms"] + one["vms"])
 
 
+def test_unpinned_vcpus_are_balanced_over_the_cores(vtoe, tmp_path):
+    # Three CPU-bound VMs, one vCPU each, two cores, 300 ms. Pinned round robin (0, 1, 0), vm1 has
+    # core 1 alone: 25/50/25 % of the two cores' time. Unpinned, a core whose own best waiter is
+    # OVER steals one with credit from the other core's queue, and the shares even out.
+    sets = ["architecture=de", "duration=300ms", "warmup=0s", "platform.cores=2",
+            "vms.0.workload.type=cpu", "vms.1.name=vm1", "vms.1.workload.type=cpu",
+            "vms.2.name=vm2", "vms.2.workload.type=cpu"]
+    pinned, _ = vtoe.scenario("scenarios/quickstart.yaml", *sets, out=tmp_path / "pinned")
+    moving, _ = vtoe.scenario("scenarios/quickstart.yaml", *sets, "vms.0.migrate=true",
+                              "vms.1.migrate=true", "vms.2.migrate=true", out=tmp_path / "moving")
+    share = lambda r: [v["cpu"]["guest_user"] for v in r["vms"]]
+    assert share(pinned) == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
+    assert all(0.28 < x < 0.38 for x in share(moving)), share(moving)
+    assert moving["cores"]["busy"] == pytest.approx(2.0, abs=1e-3)
+
+
 @pytest.mark.parametrize("sets, key, words", [
     (["vms.0.pin=0,2"], "vms.0.pin", "core 2 does not exist"),
     (["vms.0.pin=1;2"], "vms.0.pin", "is not a number"),
@@ -54,6 +70,10 @@ def test_a_vm_with_two_vcpus_runs_its_processes_on_two_cores(vtoe, tmp_path):
     (["architecture=de", "vms.0.vcpus=3"], "vms.0.vcpus", "3 vCPUs pinned on a host of 2 cores"),
     (["architecture=de", "vms.0.vcpus=2", "vms.0.pin=1,1"], "vms.0.pin", "pinned twice"),
     (["vms.0.vcpus=2"], "vms.0.vcpus", "a native host has no vCPUs"),
+    (["vms.0.migrate=true"], "vms.0.migrate", "no vCPUs to migrate"),
+    (["architecture=de", "vms.0.migrate=true"], "vms.0.migrate", "drop vms[].pin"),
+    (["architecture=de", "vms.0.vcpus=2", "vms.1.name=vm1", "vms.1.migrate=true"],
+     "vms.1.migrate", "one vCPU each"),
     (["platform.cores=0"], "platform.cores", ""),
 ])
 def test_bad_multicore_settings_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, sets,
