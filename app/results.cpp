@@ -24,11 +24,20 @@ double mbps(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds / 1e6 : 0.0;
 }
 
-ordered_json cpu_shares(cpu::Core& core, int owner) {
-  const double total = static_cast<double>(core.accounted_ps());
-  const double idle = total > 0 ? static_cast<double>(core.idle_ps()) / total : 0;
+// Shares of the host's core time (all its cores together; one core: that core's time).
+ordered_json cpu_shares(Platform& p, int owner) {
+  double total = 0, idle_ps = 0;
+  double busy[cpu::kCycleClasses] = {0, 0, 0};
+  for (std::size_t k = 0; k < p.core_count(); ++k) {
+    cpu::Core& core = p.core(k);
+    total += static_cast<double>(core.accounted_ps());
+    idle_ps += static_cast<double>(core.idle_ps());
+    for (int c = 0; c < cpu::kCycleClasses; ++c)
+      busy[c] += static_cast<double>(core.busy_ps(owner, static_cast<cpu::CycleClass>(c)));
+  }
+  const double idle = total > 0 ? idle_ps / total : 0;
   auto frac = [&](cpu::CycleClass cls) {
-    return total > 0 ? rounded(static_cast<double>(core.busy_ps(owner, cls)) / total, 6) : 0.0;
+    return total > 0 ? rounded(busy[static_cast<int>(cls)] / total, 6) : 0.0;
   };
   ordered_json c;
   c["guest_user"] = frac(cpu::CycleClass::GuestUser);
@@ -36,6 +45,20 @@ ordered_json cpu_shares(cpu::Core& core, int owner) {
   c["hypervisor"] = frac(cpu::CycleClass::Hypervisor);
   c["idle"] = rounded(idle, 6);
   return c;
+}
+
+// A multi-core host: cores allocated, and how many of them were busy on average (and each).
+ordered_json cores_section(Platform& p) {
+  ordered_json per = ordered_json::array();
+  double busy = 0;
+  for (std::size_t k = 0; k < p.core_count(); ++k) {
+    cpu::Core& core = p.core(k);
+    const double total = static_cast<double>(core.accounted_ps());
+    const double b = total > 0 ? 1.0 - static_cast<double>(core.idle_ps()) / total : 0.0;
+    busy += b;
+    per.push_back(rounded(b, 6));
+  }
+  return {{"allocated", p.core_count()}, {"busy", rounded(busy, 4)}, {"busy_per_core", per}};
 }
 
 ordered_json vm_exits(Platform& p, std::size_t i, const Window& w) {
@@ -120,7 +143,7 @@ ordered_json tcp_stats(const tcpip::Stack& stack) {
 Snapshot take_snapshot(Platform& p) {
   Snapshot s;
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
-    const auto& c = p.guest(i).apps().front()->counters();
+    const guest::AppCounters c = p.guest(i).counters();  // all its processes
     s.app_tx.push_back(c.tx_bytes);
     s.acked.push_back(p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
     s.app_rx.push_back(c.rx_bytes);
@@ -132,7 +155,7 @@ Snapshot take_snapshot(Platform& p) {
                                      : hypervisor::ExitCounts{});
     if (hypervisor::Hypervisor* hyp = p.hypervisor()) {
       hyp->scheduler().advance(core::now_ps());
-      s.sched.push_back(hyp->scheduler().stats().vm.at(i));
+      s.sched.push_back(hyp->vm_sched_stats(static_cast<int>(i)));
     }
   }
   toe::Toe& toe = p.toe();
@@ -193,7 +216,7 @@ ordered_json vms_section(Platform& p, const Window& w) {
       v["latency"] = latency_distribution(
           t == guest::WorkloadType::Rpc ? "request_response" : "flow_completion",
           w.now.app_latency[i].since(w.base.app_latency[i]));
-    v["cpu"] = cpu_shares(p.core(), static_cast<int>(i));
+    v["cpu"] = cpu_shares(p, static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);
     if (p.hypervisor()) {
@@ -211,15 +234,16 @@ ordered_json vms_section(Platform& p, const Window& w) {
     v["channel"] = p.channel_of(i);
     v["direct_access"] = p.direct(i);
     if (app.workload().type == guest::WorkloadType::Flows) {  // whole run: completed flows
-      const AppCountersView c{app.counters().transactions, app.counters().first_byte_sum_ps,
-                              app.counters().latency_sum_ps};
+      const guest::AppCounters all = p.guest(i).counters();
+      const AppCountersView c{all.transactions, all.first_byte_sum_ps, all.latency_sum_ps};
       v["flows"] = {{"done", c.done},
                     {"mean_ttfb_ms", c.done ? rounded(static_cast<double>(c.first) / c.done / 1e9, 6)
                                             : 0.0},
                     {"mean_ttc_ms", c.done ? rounded(static_cast<double>(c.last) / c.done / 1e9, 6)
                                            : 0.0}};
     }
-    v["error"] = app.counters().failed ? app.counters().error : "";
+    const guest::AppCounters all = p.guest(i).counters();
+    v["error"] = all.failed ? all.error : "";
     vms.push_back(v);
   }
   return vms;
@@ -350,18 +374,20 @@ ordered_json hosts_section(platform::Topology& t) {
       ordered_json vms = ordered_json::array();
       for (std::size_t v = 0; v < hp->vm_count(); ++v) {
         const auto& app = *hp->guest(v).apps().front();
+        const guest::AppCounters all = hp->guest(v).counters();
         vms.push_back({{"name", hp->vm_name(v)},
                        {"ip", tcpip::ipv4_to_string(hp->vm_address(v))},
                        {"workload", guest::to_string(app.workload().type)},
-                       {"tx_bytes", app.counters().tx_bytes},
-                       {"rx_bytes", app.counters().rx_bytes},
-                       {"transactions", app.counters().transactions},
-                       {"error", app.counters().failed ? app.counters().error : ""}});
+                       {"tx_bytes", all.tx_bytes},
+                       {"rx_bytes", all.rx_bytes},
+                       {"transactions", all.transactions},
+                       {"error", all.failed ? all.error : ""}});
       }
       hosts.push_back({{"name", t.host_name(i)},
                        {"ip", tcpip::ipv4_to_string(t.host_ip(i))},
                        {"kind", "platform"},
                        {"architecture", hp->config().get_string("architecture")},
+                       {"cores", cores_section(*hp)},  // the measured window
                        {"vms", vms}});
       continue;
     }
@@ -439,6 +465,7 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   const Window w{base, now, measured_s};
   ordered_json r = run_section(p, measured_s);
   r["vms"] = vms_section(p, w);
+  if (p.core_count() > 1) r["cores"] = cores_section(p);  // one core: as before
   r["toe"] = toe_section(p, w);
   r["channels"] = channels_section(p, w);
   r["links"] = links_section(p);

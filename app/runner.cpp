@@ -72,7 +72,7 @@ constexpr core::TimePs kVcdPeriod = core::kPsPerUs;
 std::vector<std::uint64_t> app_bytes(Platform& p) {
   std::vector<std::uint64_t> v;
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
-    const auto& c = p.guest(i).apps().front()->counters();
+    const guest::AppCounters c = p.guest(i).counters();
     v.push_back(c.tx_bytes + c.rx_bytes);
   }
   return v;

@@ -62,7 +62,7 @@ TimeSeries::Totals TimeSeries::read() {
   cpu::Core& core = p_.core();
   for (std::size_t i = 0; i < p_.vm_count(); ++i) {
     t.acked.push_back(toe.ppm().stack().bytes_acked_from(p_.vm_address(i)));
-    t.rx.push_back(p_.guest(i).apps().front()->counters().rx_bytes);
+    t.rx.push_back(p_.guest(i).counters().rx_bytes);
     const hypervisor::ExitCounts e =
         p_.hypervisor() ? p_.hypervisor()->exits(static_cast<int>(i)) : hypervisor::ExitCounts{};
     for (std::uint64_t n : {e.data_abort, e.irq, e.wfi, e.hvc, e.timer}) t.exits.push_back(n);
@@ -137,7 +137,7 @@ void TimeSeries::sample() {
     for (int e = 0; e < 5; ++e)
       row.push_back(static_cast<double>(now.exits[i * 5 + e] - a.exits[i * 5 + e]));
     if (hypervisor::Hypervisor* h = p_.hypervisor())
-      row.push_back(h->scheduler().credit(static_cast<int>(i)));
+      row.push_back(h->vm_credit(static_cast<int>(i)));
     if (p_.vtoe_manager()) row.push_back((now.vsendq_area[i] - a.vsendq_area[i]) / span_ps);
     row.push_back(cwnd[i]);
     row.push_back(conns[i]);

@@ -35,6 +35,7 @@ CASES = [
     ("da", "scenarios/native/tx_10g.yaml", ["architecture=da"]),
     ("4vm-de", "scenarios/bench/da_4vm_10g.yaml", ["architecture=de"]),
     ("4vm-da", "scenarios/bench/da_4vm_10g.yaml", []),
+    ("2host-4pair", "scenarios/bench/two_hosts_4pairs.yaml", []),  # issue 29: >= 0.3 sim s/s
 ]
 
 

@@ -175,6 +175,14 @@ std::vector<Key> builtin_keys() {
   add({
       K::bytes("platform.guest_memory", "128MiB", "Memory given to each guest").at_least("1MiB"),
   });
+  add({
+      K::uint("platform.cores", "1",
+              "CPU cores of the host. Core 0 takes the TOE's interrupt (native: and runs the "
+              "driver's handler and kernel thread; de/da: the hypervisor's handlers). Native: "
+              "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
+              "pinned to one (vms[].pin; docs/cpu.md)")
+          .range("1", "64"),
+  });
   add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));
   add(keys_of(toe::toe_params()));
@@ -221,6 +229,20 @@ std::vector<Key> builtin_keys() {
               },
               "letters, digits, _ - ."),
       K::uint("vms[].weight", "256", "Credit scheduler weight of the VM").range("1", "65535"),
+      K::uint("vms[].vcpus", "1",
+              "de/da: virtual CPUs of the VM, each pinned to a core of its own (vms[].pin); the "
+              "VM's processes run on them round robin, its kernel's handler and thread on vCPU 0")
+          .range("1", "64"),
+      K::boolean("vms[].migrate", "false",
+                 "de/da with platform.cores > 1 and one vCPU per VM: the VM's vCPU is not pinned; "
+                 "the credit scheduler's load balancing moves it between cores (an idle core "
+                 "steals it)"),
+      K::string("vms[].pin", "",
+                "Native: cores the workload's processes run on, comma separated (e.g. 1,2): process "
+                "i on the (i mod n)-th; empty = all cores. de/da: the core of each of the VM's "
+                "vCPUs, all different; empty = the host's vCPUs in VM order on cores 0, 1, ... "
+                "round robin")
+          .validate(require_index_list, "comma-separated core numbers"),
       K::string("vms[].ip", "",
                 "The VM's own IPv4 address on the TOE's segment, optionally /prefix (default /24; "
                 "all VMs share one subnet); empty = derived: VM 0 "
@@ -683,6 +705,32 @@ std::vector<std::uint64_t> parse_byte_list(std::string_view text) {
 }
 
 void require_byte_list(const Value& value) { parse_byte_list(std::get<std::string>(value)); }
+
+std::vector<std::uint64_t> parse_index_list(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::size_t i = 0;
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (i < text.size()) {
+    std::size_t j = text.find(',', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::size_t a = i, b = j;
+    while (a < b && blank(text[a])) ++a;
+    while (b > a && blank(text[b - 1])) --b;
+    const std::string entry(text.substr(a, b - a));
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    const bool digits =
+        !entry.empty() && entry.size() <= 6 && std::all_of(entry.begin(), entry.end(), digit);
+    if (!digits)
+      throw ValueError("entry " + quoted(entry) + " of " + quoted(std::string(text)) +
+                       " is not a number 0..999999");
+    out.push_back(std::stoull(entry));
+    i = j + 1;
+    if (j == text.size()) break;
+  }
+  return out;
+}
+
+void require_index_list(const Value& value) { parse_index_list(std::get<std::string>(value)); }
 
 // ---------------------------------------------------------------------------------------------
 // Schema

@@ -154,6 +154,9 @@ std::string join(const std::vector<std::string>& v, const char* sep);
 /// bad entry.
 std::vector<std::uint64_t> parse_byte_list(std::string_view text);
 void require_byte_list(const Value& value);
+/// "0, 2,3" -> indices (empty text -> empty list); throws ValueError naming the bad entry.
+std::vector<std::uint64_t> parse_index_list(std::string_view text);
+void require_index_list(const Value& value);
 /// Empty, or six hex pairs separated by ':' and not multicast; throws ValueError.
 void tcpip_mac_check(const std::string& text);
 

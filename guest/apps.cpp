@@ -77,6 +77,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
       core::param<W>(ParamKind::Uint, "vms[].workload.flows", "0",
                      "flows: flows in all, one after another; 0 = until the run ends",
                      [](W& w) -> auto& { return w.flows; }),
+      core::param<W>(ParamKind::Uint, "vms[].workload.processes", "1",
+                     "tcp_tx, rpc, flows, cpu: processes running the workload, each with a "
+                     "connection of its own, placed on the cores round robin over vms[].pin "
+                     "(servers start a process per connection instead: workload.workers)",
+                     [](W& w) -> auto& { return w.processes; })
+          .range("1", "1024"),
       core::param<W>(ParamKind::Time, "vms[].workload.gap", "0s",
                      "flows: from a flow's close to the next flow's connect()",
                      [](W& w) -> auto& { return w.gap_ps; }),

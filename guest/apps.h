@@ -41,6 +41,7 @@ struct Workload {
   core::TimePs stop_ps = 0;       // 0 = never
   double cpu_chunk_cycles = 1e6;  // cpu: work between checks of the stop time
   std::uint64_t flows = 0;        // flows: flows in all (0 = until the run ends)
+  std::uint32_t processes = 1;    // tcp_tx, rpc, flows, cpu: processes running it
   core::TimePs gap_ps = 0;        // flows: from a flow's close to the next connect()
 };
 

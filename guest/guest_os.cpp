@@ -99,7 +99,7 @@ const std::vector<core::Param<GuestParams>>& guest_params() {
 
 GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
                  const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq,
-                 cpu::TimerPort* timer)
+                 cpu::TimerPort* timer, const std::vector<cpu::Core*>& app_cores)
     : core::Module(name), memory_(memory) {
   if (params.tick.hz > 0)
     tick_ = std::make_unique<TimerTick>("tick", params.tick, core, params.owner, timer);
@@ -107,10 +107,29 @@ GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemo
                                         params.driver, regs, irq);
   sockets_ = std::make_unique<SocketLayer>("sockets", *driver_, core, memory_, params.costs,
                                            params.sockets);
-  for (std::size_t i = 0; i < params.workloads.size(); ++i)
+  for (std::size_t i = 0; i < params.workloads.size(); ++i) {
+    cpu::Core& on = i < app_cores.size() && app_cores[i] ? *app_cores[i] : core;
     apps_.push_back(std::make_unique<Application>(("app" + std::to_string(i)).c_str(),
-                                                  params.workloads[i], *sockets_, core,
-                                                  params.owner, params.costs));
+                                                  params.workloads[i], *sockets_, on, params.owner,
+                                                  params.costs));
+  }
+}
+
+AppCounters GuestOs::counters() const {
+  AppCounters sum;
+  for (const auto& app : apps_) {
+    const AppCounters& c = app->counters();
+    sum.tx_bytes += c.tx_bytes;
+    sum.rx_bytes += c.rx_bytes;
+    sum.transactions += c.transactions;
+    sum.latency_sum_ps += c.latency_sum_ps;
+    sum.first_byte_sum_ps += c.first_byte_sum_ps;
+    if (c.failed && !sum.failed) {
+      sum.failed = true;
+      sum.error = c.error;
+    }
+  }
+  return sum;
 }
 
 }  // namespace vtoe::guest

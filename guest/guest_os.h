@@ -35,15 +35,20 @@ const std::vector<core::Param<GuestParams>>& guest_params();
 
 class GuestOs : public core::Module {
  public:
+  // `app_cores`: the core each workload's process runs on (a multi-core host); missing or null
+  // entries: `core`, where the driver's interrupt handler and kernel thread run.
   GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemory& memory,
           const GuestParams& params, cpu::RegisterPort& regs, cpu::InterruptPort& irq,
-          cpu::TimerPort* timer = nullptr);  // null: native, the tick reaches the kernel at once
+          cpu::TimerPort* timer = nullptr,  // null: native, the tick reaches the kernel at once
+          const std::vector<cpu::Core*>& app_cores = {});
 
   ToeDriver& driver() { return *driver_; }
   SocketLayer& sockets() { return *sockets_; }
   GuestMemory& memory() { return memory_; }
   const TimerTick* tick() const { return tick_.get(); }  // null without guest.tick
   const std::vector<std::unique_ptr<Application>>& apps() const { return apps_; }
+  // All its applications' progress together (the first failure's error).
+  AppCounters counters() const;
 
  private:
   GuestMemory& memory_;

@@ -70,19 +70,39 @@ class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
   cpu::Core::Context& ctx_;
 };
 
+void ToeDriver::lock_rings() {
+  while (ring_locked_) {
+    ++ring_lock_waiters_;
+    sc_core::wait(ring_unlocked_ev_);
+    --ring_lock_waiters_;
+  }
+  ring_locked_ = true;
+}
+
+void ToeDriver::unlock_rings() {
+  ring_locked_ = false;
+  if (ring_lock_waiters_ > 0) ring_unlocked_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void ToeDriver::start(cpu::Core::Context& ctx) {
   if (rings_.started()) return;
-  std::array<std::uint64_t, toe::kRings> addr{};
-  for (auto& a : addr)
-    a = mem_.allocate(static_cast<std::uint64_t>(params_.ring_entries) * toe::kDescBytes, 4096);
-  RingAccess access(*this, ctx);
-  rings_.start(access, addr);
+  lock_rings();
+  if (!rings_.started()) {  // another process may have brought them up while this one waited
+    std::array<std::uint64_t, toe::kRings> addr{};
+    for (auto& a : addr)
+      a = mem_.allocate(static_cast<std::uint64_t>(params_.ring_entries) * toe::kDescBytes, 4096);
+    RingAccess access(*this, ctx);
+    rings_.start(access, addr);
+  }
+  unlock_rings();
 }
 
 void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
   core_.execute(ctx, costs_.post_context, CycleClass::GuestKernel);
+  lock_rings();
   RingAccess access(*this, ctx);
   rings_.post(access, ring, desc);
+  unlock_rings();
 }
 
 void ToeDriver::isr_thread() {

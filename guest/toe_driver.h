@@ -47,6 +47,11 @@ class ToeDriver : public core::Module {
 
  private:
   class RingAccess;  // the ring driver's view of this guest: register port, memory, costs
+  // Processes on several cores (or vCPUs) post at once: bringing the rings up and each post with
+  // its doorbell are one critical section, as a kernel's spin lock would make them (waiting for
+  // it costs no cycles here). Uncontended it takes no simulated time.
+  void lock_rings();
+  void unlock_rings();
   void isr_thread();
   void kthread();
 
@@ -63,6 +68,9 @@ class ToeDriver : public core::Module {
   std::function<void(const toe::EcqDesc&)> deliver_;
   sc_core::sc_event events_ev_;
   sc_core::sc_event ring_space_ev_;
+  bool ring_locked_ = false;
+  int ring_lock_waiters_ = 0;
+  sc_core::sc_event ring_unlocked_ev_;
   core::Counter& interrupts_;
   core::Counter& completions_;
   core::Counter& posted_;

@@ -1,5 +1,29 @@
 // The CASL hypervisor's VMM scheduler: Xen's credit scheduler (credit1) with BOOST and Tickle
-// (paper §4.2, §5.4, Figs. 7 and 13), for one physical core.
+// (paper §4.2, §5.4, Figs. 7 and 13), with one run queue per physical core (pCPU) and Xen's load
+// balancing between them. What it schedules are vCPUs; the comments below say "VM" where a VM
+// has one vCPU (every VM of the paper's platform), which is also what the VmScheduler face
+// (pCPU 0) sees.
+//
+// Several pCPUs (params.pcpus > 1), as csched_schedule / csched_load_balance / __runq_tickle:
+//  - Each vCPU has an affinity (params.affinity: the pCPUs it may run on, pinning when one) and a
+//    home pCPU (Xen's v->processor: first the vCPU's place, round robin over its affinity, then
+//    the pCPU it last ran on). A waking or descheduled vCPU queues on its home's run queue.
+//  - A decision on pCPU p (pick_on) looks at p's own queue; when its best waiter is only OVER or
+//    there is none, p steals: it scans the other pCPUs' queues, p+1, p+2, ... (mod pcpus), and
+//    takes the best waiter there that is strictly better (BOOST/UNDER over OVER, anything over
+//    idle) and whose affinity allows p, from the first pCPU that has one. The stolen vCPU's home
+//    becomes p (a migration, counted).
+//  - A wake asks its home pCPU for a decision when that pCPU is idle or (Tickle) runs a vCPU of
+//    strictly lower priority; otherwise, when the home is busy, it asks the first idle pCPU of
+//    its affinity (from home+1 on) to decide, which then steals it. wake_on() returns the pCPUs
+//    that must call pick_on() now.
+//  - Ticks debit every running vCPU; each pCPU has its own slice end, rate limit and pending
+//    Tickle/tick check.
+// Credit. Weights are per domain (params.domain maps a vCPU to its VM; default: each vCPU its
+// own domain); a domain's share of the refill is split evenly among its vCPUs (the first ones
+// get the remainder), so a VM's weight means the same with one vCPU or several. Xen's
+// credit1 splits among the *active* vCPUs only; here the split is static (docs/hypervisor.md).
+// With one pCPU, every vCPU in its own domain, everything below holds exactly as written.
 //
 // Semantics, made precise:
 //
@@ -99,8 +123,11 @@ struct CreditParams {
   bool boost_only_under = false;     // Xen's rule: only an UNDER VM can be boosted
   bool tick_preempt = false;         // at a tick, an OVER running VM yields to a VM with credit
   TimePs ratelimit = 0;              // a switched-in VM runs at least this long before preemption
-  std::vector<unsigned> weights;     // per VM, 1..kMaxWeight; empty = 256 each
+  std::vector<unsigned> weights;     // per domain, 1..kMaxWeight; empty = 256 each
   int credits_per_tick = 100;        // credits debited per tick of CPU time used
+  int pcpus = 1;                     // physical cores, each with its run queue
+  std::vector<int> domain;           // per vCPU: its VM (0..); empty = vCPU i is domain i
+  std::vector<std::vector<int>> affinity;  // per vCPU: allowed pCPUs; empty (all or one) = any
 };
 
 enum class CreditState : int { Boost = 0, Under = 1, Over = 2, Blocked = 3 };
@@ -120,29 +147,44 @@ struct CreditVmStats {
   TimePs wake_to_run_max_ps = 0;
   double credit_min = 0;  // extremes of the balance seen after each tick (credits)
   double credit_max = 0;
-  double credit_dropped = 0;  // credits removed by the refill cap
+  double credit_dropped = 0;     // credits removed by the refill cap
+  std::uint64_t migrations = 0;  // times another pCPU stole it from its home's queue
 };
 
 struct CreditStats {
-  std::vector<CreditVmStats> vm;
+  std::vector<CreditVmStats> vm;  // per vCPU
   std::uint64_t ticks = 0;
   std::uint64_t refills = 0;
+  std::vector<TimePs> pcpu_busy_ps;  // per pCPU: time a vCPU held it, up to the last call
 };
 
 class CreditScheduler final : public VmScheduler {
  public:
-  // All VMs start BLOCKED with a full share of credit; the core wakes them when they have work.
-  // Throws std::invalid_argument on vm_count < 1, zero tick/timeslice/credits_per_tick, a
-  // ratelimit above the timeslice, weights of the wrong size or outside 1..kMaxWeight, or credit
-  // amounts that would overflow.
+  // All vCPUs start BLOCKED with a full share of credit; the core wakes them when they have
+  // work. `vm_count` is the number of vCPUs. Throws std::invalid_argument on vm_count < 1, zero
+  // tick/timeslice/credits_per_tick, a ratelimit above the timeslice, weights of the wrong size
+  // (one per domain) or outside 1..kMaxWeight, credit amounts that would overflow, pcpus < 1, a
+  // domain list of the wrong size or with a domain without vCPUs, or an affinity naming no pCPU
+  // or one outside 0..pcpus-1.
   explicit CreditScheduler(int vm_count, CreditParams params = {});
 
+  // The one-core face (pCPU 0) the core model calls; with several pCPUs it only sees pCPU 0.
   int vm_count() const override { return static_cast<int>(vms_.size()); }
   bool wake(int vm, bool io_event, TimePs now) override;
   void block(int vm, TimePs now) override;
-  int pick(int running, TimePs now) override;
-  TimePs next_event(TimePs now) const override;
+  int pick(int running, TimePs now) override { return pick_on(0, running, now); }
+  TimePs next_event(TimePs now) const override { return next_event_on(0, now); }
   const char* state_name(int vm) const override { return to_string(state(vm)); }
+
+  // Several pCPUs. wake_on: as wake(); returns the pCPUs that must call pick_on() now (at most
+  // two: the home for a preemption or an idle home, or one idle pCPU that will steal it).
+  std::vector<int> wake_on(int vcpu, bool io_event, TimePs now);
+  // pick() on pCPU `pcpu`; `running` is the vCPU on it (-1 none), with pick()'s contract.
+  int pick_on(int pcpu, int running, TimePs now);
+  TimePs next_event_on(int pcpu, TimePs now) const;
+  int pcpu_count() const { return static_cast<int>(pcpus_.size()); }
+  int running_on(int pcpu) const;  // the vCPU pCPU `pcpu` runs, -1 when idle
+  int home(int vcpu) const { return at(vcpu).home; }
 
   // Processes ticks and run-time accounting up to `now` without a decision (e.g. before reading
   // stats at the end of a run).
@@ -151,7 +193,7 @@ class CreditScheduler final : public VmScheduler {
   double credit(int vm) const;        // balance in credits (debits applied at ticks)
   double credit_share(int vm) const;  // credits the VM receives per refill (cap when BLOCKED)
   double refill_total() const;        // credits one refill hands out (cap: twice that, runnable)
-  int running() const { return current_; }
+  int running() const { return running_on(0); }
   const CreditParams& params() const { return params_; }
   const CreditStats& stats() const { return stats_; }
 
@@ -166,28 +208,41 @@ class CreditScheduler final : public VmScheduler {
     std::uint64_t seq = 0;  // enqueue order
     bool wake_pending = false;
     TimePs wake_time = 0;
+    int home = 0;               // run queue it waits on (Xen's v->processor)
+    int on = -1;                // pCPU it runs on, -1 when not running
+    std::vector<bool> allowed;  // affinity, per pCPU
+  };
+  // One physical core: what runs there and its pending decisions.
+  struct Pcpu {
+    int current = -1;
+    TimePs slice_end = 0;
+    TimePs switched_in = 0;  // when current was last switched onto it (rate limit)
+    bool deferred = false;   // a preemption of current waits for the rate limit (counted once)
+    TimePs run_mark = 0;     // accounting of current done up to here
+    bool tickle_pending = false;
+    bool tick_check_pending = false;  // a tick passed while a vCPU ran: the next pick() checks
   };
 
   const Vm& at(int vm) const;
+  const Pcpu& pcpu_at(int pcpu) const;
   int rank(int vm) const;  // 0 BOOST, 1 UNDER, 2 OVER
-  int best_waiter() const;
+  // Best waiter on `queue`'s run queue that may run on `on` (-1 none).
+  int best_waiter(int queue, int on) const;
+  // Xen's csched_load_balance: the local best unless it is OVER or none, else a stolen vCPU.
+  int balance(int pcpu, int local);
   void enqueue(int vm);
-  void charge(TimePs t);
+  void charge(Pcpu& p, TimePs t);
+  void charge_all(TimePs t);
+  bool all_idle() const;
   void do_tick();
-  void start(int vm, TimePs now);
+  void start(int pcpu, int vm, TimePs now);
 
   CreditParams params_;
   std::vector<Vm> vms_;
+  std::vector<Pcpu> pcpus_;
   CreditStats stats_;
-  int current_ = -1;
-  TimePs slice_end_ = 0;
-  TimePs switched_in_ = 0;  // when current_ was last switched onto the core (rate limit)
-  bool deferred_ = false;   // a preemption of current_ waits for the rate limit (counted once)
-  TimePs run_mark_ = 0;     // accounting of current_ done up to here
-  TimePs now_ = 0;          // latest time seen
-  TimePs next_tick_ = 0;    // first tick not yet processed
-  bool tickle_pending_ = false;
-  bool tick_check_pending_ = false;  // a tick passed while a VM ran: the next pick() checks credit
+  TimePs now_ = 0;        // latest time seen
+  TimePs next_tick_ = 0;  // first tick not yet processed
   std::uint64_t seq_ = 0;
   std::int64_t refill_total_ = 0;  // units of 1/tick_ps credit
 };

@@ -1,5 +1,6 @@
 #include "hypervisor/hypervisor.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/core/tracer.h"
@@ -150,6 +151,74 @@ class Hypervisor::GuestTimerPort : public cpu::TimerPort {
   int vm_;
 };
 
+// The credit scheduler as one pCPU's core sees it: VM `vm` there is the VM's vCPU on that pCPU
+// (pinned there; or, with one vCPU per VM, vCPU `vm`, which may migrate). A migration hands the
+// VM's contexts from the core that ran them to this one; a wake or a decision that makes another
+// (idle) pCPU's decision due asks that core to decide.
+class Hypervisor::PcpuScheduler : public cpu::VmScheduler {
+ public:
+  PcpuScheduler(Hypervisor& hyp, int pcpu, const CreditParams& p, int vms)
+      : hyp_(hyp), s_(*hyp.scheduler_), pcpu_(pcpu), vcpu_of_(static_cast<std::size_t>(vms), -1) {
+    identity_ = p.domain.size() == static_cast<std::size_t>(vms);
+    for (std::size_t e = 0; e < p.domain.size(); ++e)
+      if (identity_ || p.affinity.at(e).at(0) == pcpu)
+        vcpu_of_.at(static_cast<std::size_t>(p.domain[e])) = static_cast<int>(e);
+    vm_of_ = p.domain;
+  }
+  int vm_count() const override { return static_cast<int>(vcpu_of_.size()); }
+  bool wake(int vm, bool io_event, TimePs now) override {
+    const std::vector<int> poke = s_.wake_on(vcpu(vm), io_event, now);
+    for (int k : poke)
+      if (k != pcpu_) hyp_.cores_.at(static_cast<std::size_t>(k))->request_vm_decision();
+    return std::find(poke.begin(), poke.end(), pcpu_) != poke.end();
+  }
+  void block(int vm, TimePs now) override {
+    s_.block(vcpu(vm), now);
+    poke_idle(now);
+  }
+  int pick(int running, TimePs now) override {
+    const int e = s_.pick_on(pcpu_, running >= 0 ? vcpu_of_.at(static_cast<std::size_t>(running))
+                                                 : -1,
+                             now);
+    const int vm = e < 0 ? -1 : vm_of_.at(static_cast<std::size_t>(e));
+    if (vm >= 0 && identity_) {
+      int& host = hyp_.host_of_.at(static_cast<std::size_t>(vm));
+      if (host != pcpu_) {  // stolen from another pCPU's queue: its contexts come here
+        hyp_.cores_.at(static_cast<std::size_t>(host))
+            ->hand_over(vm, *hyp_.cores_.at(static_cast<std::size_t>(pcpu_)));
+        host = pcpu_;
+      }
+    }
+    poke_idle(now);
+    return vm;
+  }
+  TimePs next_event(TimePs now) const override { return s_.next_event_on(pcpu_, now); }
+  const char* state_name(int vm) const override { return s_.state_name(vcpu(vm)); }
+
+ private:
+  int vcpu(int vm) const {
+    const int e = vcpu_of_.at(static_cast<std::size_t>(vm));
+    if (e < 0)
+      throw std::logic_error("pCPU " + std::to_string(pcpu_) + ": VM " + std::to_string(vm) +
+                             " has no vCPU here");
+    return e;
+  }
+  // An idle pCPU that may now steal a waiting vCPU (e.g. one this decision put back in a queue).
+  void poke_idle(TimePs now) {
+    if (!hyp_.migration_) return;
+    for (int k = 0; k < s_.pcpu_count(); ++k)
+      if (k != pcpu_ && s_.running_on(k) < 0 && s_.next_event_on(k, now) <= now &&
+          static_cast<std::size_t>(k) < hyp_.cores_.size())
+        hyp_.cores_[static_cast<std::size_t>(k)]->request_vm_decision();
+  }
+  Hypervisor& hyp_;
+  CreditScheduler& s_;
+  int pcpu_;
+  bool identity_ = false;
+  std::vector<int> vcpu_of_;  // per VM: its vCPU on this pCPU, -1 none
+  std::vector<int> vm_of_;    // per vCPU: its VM
+};
+
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
                        cpu::Core& core, gic::Gic& gic, cpu::BusRegisterPort& bus)
     : core::Module(name),
@@ -162,7 +231,10 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
       injections_(stats_.counter("virq_injections", "virtual interrupts made pending")),
       phys_irqs_(stats_.counter("physical_irqs", "physical interrupts handled")) {
   const int n = params.vms;
-  scheduler_ = std::make_unique<CreditScheduler>(n, params.scheduler);
+  const int vcpus = params.scheduler.domain.empty()
+                        ? n
+                        : static_cast<int>(params.scheduler.domain.size());
+  scheduler_ = std::make_unique<CreditScheduler>(vcpus, params.scheduler);
   for (int vm = 0; vm < n; ++vm) {
     stage2_.push_back(std::make_shared<smmu::Stage2Table>("vm" + std::to_string(vm) + " stage 2"));
     reg_ports_.push_back(std::make_unique<Stage2Port>(*this, vm));
@@ -192,8 +264,85 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
     ++exits_[static_cast<std::size_t>(vm)].timer;
     trace_event(this->name(), vm, "timer");
   };
-  core_.set_vm_scheduler(scheduler_.get(), hooks);
+  hooks_ = hooks;
+  cores_.push_back(&core_);
+  for (int e = 0; e < vcpus && vcpus == n; ++e) host_of_.push_back(scheduler_->home(e));
+  for (const auto& a : params.scheduler.affinity) migration_ = migration_ || a.empty();
+  if (vcpus == n && !migration_) {
+    core_.set_vm_scheduler(scheduler_.get(), hooks);  // one vCPU per VM: VM i is vCPU i
+  } else {
+    CreditParams p = params_.scheduler;
+    if (p.domain.empty())
+      for (int vm = 0; vm < n; ++vm) p.domain.push_back(vm);
+    pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*this, 0, p, n));
+    core_.set_vm_scheduler(pcpu_views_.back().get(), hooks);
+  }
   SC_THREAD(irq_thread);
+}
+
+void Hypervisor::add_core(cpu::Core& core, int pcpu) {
+  if (pcpu < 1 || pcpu >= scheduler_->pcpu_count())
+    throw std::invalid_argument(std::string(name()) + ": no pCPU " + std::to_string(pcpu) + " of " +
+                                std::to_string(scheduler_->pcpu_count()));
+  if (static_cast<std::size_t>(pcpu) != cores_.size())
+    throw std::invalid_argument(std::string(name()) + ": add the cores in pCPU order");
+  const auto& a = params_.scheduler.affinity;
+  const bool one_each = scheduler_->vm_count() == params_.vms;
+  for (std::size_t e = 0; e < static_cast<std::size_t>(scheduler_->vm_count()); ++e) {
+    if (a.size() != static_cast<std::size_t>(scheduler_->vm_count()) ||
+        (a[e].size() != 1 && !(one_each && a[e].empty())))
+      throw std::invalid_argument(std::string(name()) + ": vCPU " + std::to_string(e) +
+                                  " is neither pinned to one pCPU nor the one vCPU of its VM");
+  }
+  CreditParams p = params_.scheduler;
+  if (p.domain.empty())
+    for (int vm = 0; vm < params_.vms; ++vm) p.domain.push_back(vm);
+  cores_.push_back(&core);
+  pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*this, pcpu, p, params_.vms));
+  cpu::VmHooks hooks = hooks_;
+  hooks.on_switch = nullptr;  // the list registers are core 0's (see add_core in the header)
+  core.set_vm_scheduler(pcpu_views_.back().get(), hooks);
+}
+
+CreditVmStats Hypervisor::vm_sched_stats(int vm) const {
+  const auto& domain = params_.scheduler.domain;
+  if (domain.empty()) return scheduler_->stats().vm.at(static_cast<std::size_t>(vm));
+  CreditVmStats sum;
+  bool first = true;
+  for (std::size_t e = 0; e < domain.size(); ++e) {
+    if (domain[e] != vm) continue;
+    const CreditVmStats& s = scheduler_->stats().vm[e];
+    if (first) {
+      sum = s;
+      first = false;
+      continue;
+    }
+    sum.run_ps += s.run_ps;
+    sum.picks += s.picks;
+    sum.slices += s.slices;
+    sum.wakes += s.wakes;
+    sum.boosts += s.boosts;
+    sum.tickles += s.tickles;
+    sum.preempted += s.preempted;
+    sum.ratelimited += s.ratelimited;
+    sum.wake_to_run_count += s.wake_to_run_count;
+    sum.wake_to_run_total_ps += s.wake_to_run_total_ps;
+    sum.wake_to_run_max_ps = std::max(sum.wake_to_run_max_ps, s.wake_to_run_max_ps);
+    sum.credit_min += s.credit_min;
+    sum.credit_max += s.credit_max;
+    sum.credit_dropped += s.credit_dropped;
+    sum.migrations += s.migrations;
+  }
+  return sum;
+}
+
+double Hypervisor::vm_credit(int vm) const {
+  const auto& domain = params_.scheduler.domain;
+  if (domain.empty()) return scheduler_->credit(vm);
+  double sum = 0;
+  for (std::size_t e = 0; e < domain.size(); ++e)
+    if (domain[e] == vm) sum += scheduler_->credit(static_cast<int>(e));
+  return sum;
 }
 
 void Hypervisor::add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size,

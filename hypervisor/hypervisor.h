@@ -85,10 +85,23 @@ class Hypervisor : public core::Module {
   Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
              gic::Gic& gic, cpu::BusRegisterPort& bus);
 
+  // A further physical core of a multi-core host: its VM decisions are the credit scheduler's
+  // pCPU `pcpu` (params.scheduler.pcpus; every vCPU pinned to one pCPU by
+  // params.scheduler.affinity, a VM's vCPUs to different pCPUs; params.scheduler.domain gives
+  // each vCPU's VM, VM-major). A core sees each VM whose vCPU it runs as that VM. The GIC's list
+  // registers stay core 0's: the VMs of other cores take their virtual interrupts through their
+  // saved vGIC state. Call before simulation starts.
+  void add_core(cpu::Core& core, int pcpu);
+  // The credit scheduler's view of VM `vm`, all its vCPUs together (one vCPU: that one's).
+  CreditVmStats vm_sched_stats(int vm) const;
+  double vm_credit(int vm) const;
+
   const HypervisorParams& params() const { return params_; }
   const HypervisorCosts& costs() const { return params_.costs; }
   cpu::Core& core() { return core_; }
   CreditScheduler& scheduler() { return *scheduler_; }
+  // The core whose model runs VM `vm`'s contexts now (a migrating vCPU's last core).
+  int host_of(int vm) const { return host_of_.at(static_cast<std::size_t>(vm)); }
 
   // Memory: each VM's stage-2 table (shared with the SystemMMU for its device streams).
   smmu::Stage2Table& stage2(int vm) { return *stage2_.at(static_cast<std::size_t>(vm)); }
@@ -135,6 +148,7 @@ class Hypervisor : public core::Module {
   class GuestTimerPort;
   void deliver_timer(int vm);
   bool runs_alone(int vm) const;
+  class PcpuScheduler;
   struct Trap {
     int vm;
     std::uint64_t ipa, size;
@@ -162,6 +176,11 @@ class Hypervisor : public core::Module {
   std::vector<Ctx*> timer_ctx_;  // per VM: the hypervisor's handling of its guest's timer
   std::function<bool(int)> direct_check_;
   bool posted_ = false;
+  std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // per-pCPU faces (several cores)
+  std::vector<cpu::Core*> cores_;  // per pCPU
+  std::vector<int> host_of_;       // per VM (one vCPU each): the pCPU whose core runs its contexts
+  bool migration_ = false;         // some vCPU is not pinned: the load balancing moves it
+  cpu::VmHooks hooks_;                                         // what every core's VM switch costs
   std::vector<Trap> traps_;
   std::vector<std::pair<int, IrqHandler>> irq_handlers_;
   std::vector<gic::VgicState> saved_;  // per VM, while switched out

@@ -1,5 +1,6 @@
 #include "platform/platform.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -176,6 +177,10 @@ void Platform::build_memory_and_bus() {
   cp.timeslice_ps = cfg_.get_time("guest.context_switch_interval");
   cp.switch_cycles = cfg_.get_double("guest.costs.context_switch");
   core_ = std::make_unique<cpu::Core>("cpu0", cp, static_cast<int>(vms_));
+  const std::uint64_t cores = cfg_.get_uint("platform.cores");
+  for (std::uint64_t k = 1; k < cores; ++k)
+    more_cores_.push_back(std::make_unique<cpu::Core>(("cpu" + std::to_string(k)).c_str(), cp,
+                                                      static_cast<int>(vms_)));
   cpu_port_ = std::make_unique<cpu::BusPort>("cpu0_bus");
   cpu_port_->out.bind(bus_->in);
   bus_port_ = std::make_unique<cpu::BusRegisterPort>(cpu_port_->socket(), *core_,
@@ -299,7 +304,24 @@ void Platform::build_virtualization() {
     hp.scheduler.weights.push_back(
         static_cast<unsigned>(cfg_.get_uint("vms." + std::to_string(i) + ".weight")));
   check_timer_keys(hp);
+  if (core_count() > 1) {
+    // Several cores: each vCPU is pinned to a core (vms[].pin), and each core schedules the
+    // vCPUs pinned to it with the credit scheduler's pCPU queue.
+    hp.scheduler.pcpus = static_cast<int>(core_count());
+    for (std::size_t i = 0; i < vms_; ++i) {
+      if (migrates(i)) {  // any core: the load balancing moves it
+        hp.scheduler.domain.push_back(static_cast<int>(i));
+        hp.scheduler.affinity.emplace_back();
+        continue;
+      }
+      for (std::size_t k : pin_of(i)) {
+        hp.scheduler.domain.push_back(static_cast<int>(i));
+        hp.scheduler.affinity.push_back({static_cast<int>(k)});
+      }
+    }
+  }
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
+  for (std::size_t k = 1; k < core_count(); ++k) hyp_->add_core(core(k), static_cast<int>(k));
   hyp_->irq(gic_irq_);
 
   // Stage 2: each guest's RAM; under direct access, its TOE channel page if it has one of its own.
@@ -365,6 +387,82 @@ void Platform::build_virtualization() {
   } else {
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
   }
+}
+
+// vms[].migrate: VM i's one vCPU is not pinned (several cores, de/da, every VM one vCPU).
+bool Platform::migrates(std::size_t i) const {
+  const std::string key = "vms." + std::to_string(i) + ".migrate";
+  if (!cfg_.get_bool(key)) return false;
+  if (arch_ == Architecture::Native)
+    throw ConfigError(cfg_.where(key), key,
+                      "a native host has no vCPUs to migrate (its processes are placed by "
+                      "vms[].pin)");
+  if (!cfg_.get_string("vms." + std::to_string(i) + ".pin").empty())
+    throw ConfigError(cfg_.where(key), key, "a migrating vCPU is not pinned: drop vms[].pin");
+  for (std::size_t v = 0; v < vms_; ++v)
+    if (cfg_.get_uint("vms." + std::to_string(v) + ".vcpus") != 1)
+      throw ConfigError(cfg_.where(key), key,
+                        "vCPUs migrate on hosts whose VMs have one vCPU each (VM " +
+                            std::to_string(v) + " has vms[].vcpus " +
+                            std::to_string(cfg_.get_uint("vms." + std::to_string(v) + ".vcpus")) +
+                            ")");
+  return true;
+}
+
+// vms[].pin: the cores VM i's software runs on. Native: its processes, round robin (default all
+// cores); virtualized: one core per vCPU, all different (default: the host's vCPUs in VM order
+// on cores 0, 1, ... round robin).
+std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
+  const std::string key = "vms." + std::to_string(i) + ".pin";
+  const std::string vcpus_key = "vms." + std::to_string(i) + ".vcpus";
+  const std::uint64_t vcpus = cfg_.get_uint(vcpus_key);
+  if (arch_ == Architecture::Native && vcpus > 1)
+    throw ConfigError(cfg_.where(vcpus_key), vcpus_key,
+                      "a native host has no vCPUs: its OS runs on the cores themselves "
+                      "(platform.cores, vms[].pin, vms[].workload.processes)");
+  if (vcpus > core_count())
+    throw ConfigError(cfg_.where(vcpus_key), vcpus_key,
+                      std::to_string(vcpus) + " vCPUs pinned on a host of " +
+                          std::to_string(core_count()) +
+                          " cores: a VM's vCPUs run on different cores (raise platform.cores)");
+  std::vector<std::size_t> pin;
+  for (std::uint64_t k : config::parse_index_list(cfg_.get_string(key))) {
+    if (k >= core_count())
+      throw ConfigError(cfg_.where(key), key,
+                        "core " + std::to_string(k) + " does not exist (platform.cores: " +
+                            std::to_string(core_count()) + ", cores 0.." +
+                            std::to_string(core_count() - 1) + ")");
+    pin.push_back(static_cast<std::size_t>(k));
+  }
+  if (arch_ != Architecture::Native) {
+    if (!pin.empty() && pin.size() != vcpus)
+      throw ConfigError(cfg_.where(key), key,
+                        std::to_string(pin.size()) + " cores pinned for a VM with " +
+                            std::to_string(vcpus) +
+                            " vCPU(s): one core per vCPU (vms[].vcpus)");
+    for (std::size_t a = 0; a < pin.size(); ++a)
+      for (std::size_t b = a + 1; b < pin.size(); ++b)
+        if (pin[a] == pin[b])
+          throw ConfigError(cfg_.where(key), key,
+                            "core " + std::to_string(pin[a]) +
+                                " pinned twice: a VM's vCPUs run on different cores");
+    if (pin.empty()) {
+      std::size_t first = 0;  // the host's vCPUs before this VM's
+      for (std::size_t v = 0; v < i; ++v)
+        first += cfg_.get_uint("vms." + std::to_string(v) + ".vcpus");
+      for (std::size_t j = 0; j < vcpus; ++j) pin.push_back((first + j) % core_count());
+      // Round robin may wrap onto a core this VM already has (more vCPUs than cores is caught
+      // above): shift it to the next free one.
+      for (std::size_t j = 1; j < pin.size(); ++j)
+        while (std::find(pin.begin(), pin.begin() + static_cast<std::ptrdiff_t>(j), pin[j]) !=
+               pin.begin() + static_cast<std::ptrdiff_t>(j))
+          pin[j] = (pin[j] + 1) % core_count();
+    }
+    return pin;
+  }
+  if (pin.empty())
+    for (std::size_t k = 0; k < core_count(); ++k) pin.push_back(k);
+  return pin;
 }
 
 void Platform::build_guests() {
@@ -445,7 +543,29 @@ void Platform::build_guests() {
                         std::to_string(w.connections) + " connections, but the TOE holds " +
                             std::to_string(ccb_quota_per_vm()) +
                             " for this VM (raise toe.ccb.connections or set toe.ccb.quota)");
-    gp.workloads.push_back(w);
+    // Its processes, and the cores they run on (round robin over vms[].pin, default all cores).
+    if (w.processes > 1 && w.type != guest::WorkloadType::TcpTx &&
+        w.type != guest::WorkloadType::Rpc && w.type != guest::WorkloadType::Flows &&
+        w.type != guest::WorkloadType::Cpu)
+      throw ConfigError(cfg_.where(p + "workload.processes"), p + "workload.processes",
+                        std::string("several processes run tcp_tx, rpc, flows or cpu; ") +
+                            guest::to_string(w.type) +
+                            " serves each connection with a process of its own "
+                            "(workload.workers)");
+    // The processes go round robin over the pinned cores (virtualized: over the VM's vCPUs, each
+    // on its core); the kernel's handler and thread run on core 0 natively, on vCPU 0's core in
+    // a VM.
+    const bool moving = migrates(i);  // (natively an error)
+    const std::vector<std::size_t> pin =
+        moving ? std::vector<std::size_t>{static_cast<std::size_t>(
+                     hyp_->host_of(static_cast<int>(i)))}
+               : pin_of(i);
+    std::vector<cpu::Core*> app_cores;
+    for (std::uint32_t n = 0; n < w.processes; ++n) {
+      gp.workloads.push_back(w);
+      app_cores.push_back(&core(pin[n % pin.size()]));
+    }
+    cpu::Core& os_core = arch_ == Architecture::Native ? *core_ : core(pin.front());
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
@@ -453,8 +573,8 @@ void Platform::build_guests() {
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
-    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), *core_, *memories_.back(), gp,
-                                                       regs, irq, timer));
+    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(),
+                                                       gp, regs, irq, timer, app_cores));
   }
 }
 
@@ -619,7 +739,11 @@ void Platform::enable_pcap(const std::string& dir) {
 
 void Platform::mark_baseline() {
   core::StatRegistry::instance().mark_baseline(core::now_ps());
-  core_->mark_baseline();
+  for (std::size_t k = 0; k < core_count(); ++k) core(k).mark_baseline();
+  if (topology_)  // the platform hosts' cores too: results give their cores busy in the window
+    for (std::size_t h = 0; h < topology_->host_count(); ++h)
+      if (Platform* hp = topology_->platform_at(h))
+        for (std::size_t k = 0; k < hp->core_count(); ++k) hp->core(k).mark_baseline();
 }
 
 }  // namespace vtoe::platform

@@ -79,7 +79,10 @@ class Platform {
 
   const Config& config() const { return cfg_; }
   Architecture architecture() const { return arch_; }
-  cpu::Core& core() { return *core_; }
+  cpu::Core& core() { return *core_; }  // core 0: the TOE's interrupt, drivers, hypervisor
+  // platform.cores: the host's cores (native: further cores run workload processes, vms[].pin).
+  std::size_t core_count() const { return 1 + more_cores_.size(); }
+  cpu::Core& core(std::size_t k) { return k == 0 ? *core_ : *more_cores_.at(k - 1); }
   toe::Toe& toe() { return *toe_; }
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
@@ -113,6 +116,8 @@ class Platform {
   void build_virtualization();
   void check_timer_keys(const hypervisor::HypervisorParams& hp) const;
   std::uint32_t ccb_quota_per_vm() const;
+  std::vector<std::size_t> pin_of(std::size_t vm) const;
+  bool migrates(std::size_t vm) const;
   void build_guests();
   void build_network();
   void build_topology();
@@ -127,6 +132,7 @@ class Platform {
   std::unique_ptr<mem::Dram> dram_;
   std::unique_ptr<mem::Interconnect> bus_;
   std::unique_ptr<cpu::Core> core_;
+  std::vector<std::unique_ptr<cpu::Core>> more_cores_;  // cpu1, cpu2, ...
   std::unique_ptr<gic::Gic> gic_;
   sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
   std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> spi_lines_;

@@ -64,6 +64,8 @@ Core::Context& Core::add_context(const std::string& name, int priority, int vm, 
   if (vm < 0 || vm >= owners()) throw std::out_of_range("Core::add_context: bad VM index");
   contexts_.emplace_back();
   Context& c = contexts_.back();
+  c.core_ = this;
+  hosted_.push_back(&c);
   c.name_ = name;
   c.priority_ = priority;
   c.domain_ = vm;
@@ -74,6 +76,8 @@ Core::Context& Core::add_context(const std::string& name, int priority, int vm, 
 Core::Context& Core::add_hypervisor_context(const std::string& name, int priority) {
   contexts_.emplace_back();
   Context& c = contexts_.back();
+  c.core_ = this;
+  hosted_.push_back(&c);
   c.name_ = name;
   c.priority_ = priority;
   c.domain_ = kHypervisorDomain;
@@ -119,6 +123,7 @@ void Core::flush_trace() {
 }
 
 void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
+  if (ctx.core_ != this) return ctx.core_->execute(ctx, cycles, cls, charge_to);
   if (cycles <= 0) return;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
@@ -143,15 +148,65 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
   for (;;) {
     sc_core::wait(ctx.done_);
     if (!ctx.pending_) return;  // retired by a decision made elsewhere (the tick, another thread)
-    // Woken at its own request's end: make the decision the tick would have made.
+    // Woken at its own request's end: make the decision the tick would have made, on the core
+    // the context runs on now (a migrated vCPU's contexts move to another core).
+    Core& c = *ctx.core_;
     ctx.done_due_ = cpu::kNoEvent;
-    if (armed_ == &ctx) armed_ = nullptr;
-    account();
-    deciding_ = &ctx;
-    reschedule();
-    deciding_ = nullptr;
+    if (c.armed_ == &ctx) c.armed_ = nullptr;
+    c.account();
+    c.deciding_ = &ctx;
+    c.reschedule();
+    c.deciding_ = nullptr;
     if (!ctx.pending_) return;
   }
+}
+
+void Core::hand_over(int vm, Core& to) {
+  if (&to == this) return;
+  if (vm < 0 || vm >= owners() || vm >= to.owners())
+    throw std::out_of_range("Core::hand_over: bad VM index");
+  account();
+  to.account();
+  std::vector<Context*> stay;
+  for (Context* c : hosted_) {
+    if (c->domain_ != vm) {
+      stay.push_back(c);
+      continue;
+    }
+    if (c == current_) throw std::logic_error("Core::hand_over: " + c->name_ + " is running");
+    c->core_ = &to;
+    to.hosted_.push_back(c);
+    if (c->pending_) {
+      if (armed_ == c) armed_ = nullptr;
+      if (c->done_due_ != cpu::kNoEvent) {
+        c->done_.cancel();
+        c->done_due_ = cpu::kNoEvent;
+      }
+      ready_.erase(ready_key(*c));
+      --vm_ready_[vm];
+      c->seq_ = to.next_seq_++;
+      c->slice_used_ps_ = 0;
+      to.ready_.insert(ready_key(*c));
+      ++to.vm_ready_[vm];
+    }
+    if (last_ran_ == c) last_ran_ = nullptr;
+  }
+  hosted_ = std::move(stay);
+  last_process_[vm] = nullptr;
+  vm_blocked_[vm] = true;  // for this core the VM is gone; the scheduler keeps its state
+  to.vm_blocked_[vm] = to.vm_ready_[vm] == 0;
+  to.decide_soon();  // what came in may be what `to` should run
+}
+
+void Core::request_vm_decision() {
+  vm_decision_due_ = true;
+  decide_soon();
+}
+
+void Core::decide_soon() {
+  tick_.cancel();
+  tick_due_ = core::now_ps();
+  tick_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // Charges the time since the last decision: pending overheads first, then the running context.

@@ -79,9 +79,11 @@ class Core : public core::Module {
     int priority() const { return priority_; }
     int domain() const { return domain_; }
     bool busy() const { return pending_; }
+    Core& core() const { return *core_; }  // the core it runs on
 
    private:
     friend class Core;
+    Core* core_ = nullptr;
     std::string name_;
     int priority_ = 0;
     int domain_ = 0;        // VM index, or kHypervisorDomain
@@ -111,7 +113,8 @@ class Core : public core::Module {
   void set_vm_scheduler(cpu::VmScheduler* scheduler, const VmHooks& hooks);
 
   // Spend `cycles` on the core as `cls`; returns when they have been executed. Call only from
-  // the SystemC thread that stands for `ctx`. `charge_to` is the owner (VM) the time is charged
+  // the SystemC thread that stands for `ctx`. A context of another core (a process of a
+  // multi-core host calling a kernel layer built with core 0) runs on its own core. `charge_to` is the owner (VM) the time is charged
   // to; by default the context's VM (hypervisor contexts: the VM on the core).
   void execute(Context& ctx, double cycles, CycleClass cls, int charge_to = -1);
 
@@ -123,6 +126,13 @@ class Core : public core::Module {
   // The running VM's vCPU has exited and the hypervisor halt-polls for it: an interrupt now finds
   // the hypervisor in control and is no exit.
   bool halt_polling() const { return polling_; }
+
+  // Multi-core hosts with vCPU migration. hand_over: VM `vm`'s contexts that run here (none of
+  // them on the core now: the VM waits or is blocked) run on `to` from now on, their pending
+  // requests in `to`'s ready set. request_vm_decision: another core's scheduling made a VM
+  // decision due here (an idle core that should steal); it is made in a zero-time notification.
+  void hand_over(int vm, Core& to);
+  void request_vm_decision();
 
   // Accounting since the last baseline, in picoseconds of core time (brought up to now).
   core::TimePs busy_ps(int owner, CycleClass cls);
@@ -147,6 +157,7 @@ class Core : public core::Module {
     const char* what;  // for traces
   };
   void on_tick();
+  void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
   void account();
   void reschedule();
@@ -166,6 +177,7 @@ class Core : public core::Module {
 
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
+  std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
   std::set<ReadyKey> ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;

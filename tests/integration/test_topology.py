@@ -141,6 +141,8 @@ def test_two_full_platforms_exchange_requests_through_a_switch(vtoe, tmp_path):
     res, out = vtoe.scenario("scenarios/topology/two_platforms.yaml", extra=["--pcap"])
     (b,) = res["hosts"]
     assert b["kind"] == "platform" and b["architecture"] == "de"
+    # B's one core, busy in the measured window (two echo VMs and the hypervisor's handlers).
+    assert b["cores"]["allocated"] == 1 and 0.2 < b["cores"]["busy"] <= 1.0
     for vm, echo in zip(res["vms"], b["vms"]):
         assert vm["error"] == "" and vm["transactions"] > 100
         # Echoed, but for what was still on its way back at the end.

@@ -124,6 +124,60 @@ TEST(CpuCore, OwnersAccountedSeparatelyAndBaselineResets) {
   EXPECT_THROW(core.add_context("bad", 2, 5), std::out_of_range);
 }
 
+TEST(CpuCore, AContextRunsOnItsOwnCoreWhicheverCoreIsAsked) {
+  // A multi-core host: a kernel layer built with core 0 executes a process of core 1; the work
+  // runs on core 1, in parallel with core 0's own.
+  Core core0("core0", CoreParams{}), core1("core1", CoreParams{});
+  auto& kthread = core0.add_context("kthread", 1);
+  auto& proc1 = core1.add_context("proc1", 2);
+  EXPECT_EQ(&proc1.core(), &core1);
+  TimePs k_done = 0, p_done = 0;
+  Proc a("a", [&] {
+    core0.execute(kthread, 2000, CycleClass::GuestKernel);  // 1 us on core 0
+    k_done = now();
+  });
+  Proc b("b", [&] {
+    core0.execute(proc1, 4000, CycleClass::GuestKernel);  // 2 us, asked of core 0
+    p_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(k_done, 1 * kUs);  // not delayed by proc1: it ran elsewhere
+  EXPECT_EQ(p_done, 2 * kUs);
+  EXPECT_EQ(core0.busy_ps(0, CycleClass::GuestKernel), 1 * kUs);
+  EXPECT_EQ(core1.busy_ps(0, CycleClass::GuestKernel), 2 * kUs);
+}
+
+TEST(CpuCore, HandOverMovesAWaitingVmsContextsToAnotherCore) {
+  // Core 0 runs VM 1's hog; VM 0's request waits behind it. Handed over to core 1 at 0.5 us, it
+  // runs there at once, and the next request of its thread goes to core 1 too.
+  Core core0("core0", CoreParams{}, 2), core1("core1", CoreParams{}, 2);
+  auto& hog = core0.add_context("hog", 2, 1);
+  auto& mover = core0.add_context("mover", 2, 0);
+  TimePs hog_done = 0, first_done = 0, second_done = 0;
+  Proc a("a", [&] {
+    core0.execute(hog, 4000, CycleClass::GuestUser);  // 2 us
+    hog_done = now();
+  });
+  Proc b("b", [&] {
+    core0.execute(mover, 2000, CycleClass::GuestUser);  // 1 us, queued behind the hog
+    first_done = now();
+    core0.execute(mover, 2000, CycleClass::GuestUser);  // asked of core 0, runs on core 1
+    second_done = now();
+  });
+  Proc c("c", [&] {
+    sc_core::wait(sc_core::sc_time(500, sc_core::SC_NS));
+    core0.hand_over(0, core1);
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(&mover.core(), &core1);
+  EXPECT_EQ(hog_done, 2 * kUs);
+  EXPECT_EQ(first_done, 1500 * kNs);
+  EXPECT_EQ(second_done, 2500 * kNs);
+  EXPECT_EQ(core1.busy_ps(0, CycleClass::GuestUser), 2 * kUs);
+  EXPECT_EQ(core0.busy_ps(0, CycleClass::GuestUser), 0u);
+  EXPECT_EQ(core0.busy_ps(1, CycleClass::GuestUser), 2 * kUs);
+}
+
 TEST(CpuCore, ThousandsOfReadyContextsRunInArrivalOrderBehindHigherPriorities) {
   // A server with thousands of worker processes ready at once (NetVP with 10,000 clients): the
   // ready set keeps FIFO order among equal priorities, a higher priority still goes first, and

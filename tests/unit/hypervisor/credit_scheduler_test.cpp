@@ -866,6 +866,278 @@ TEST(CreditScheduler, MisuseIsReported) {
   EXPECT_EQ(s.pick(0, 6 * kMs), 0);
 }
 
+// ---------------------------------------------------------------- several pCPUs
+
+// A discrete-time fake of several cores sharing one scheduler: every vCPU is CPU-bound (never
+// blocks once woken at its first_wake) or an I/O script as above. After every event it calls
+// pick_on() for each pCPU the scheduler asked for (wake_on's answer, next_event_on <= now) until
+// none is due, and records which pCPU ran which vCPU for how long.
+class FakeCores {
+ public:
+  FakeCores(CreditScheduler& s, std::vector<Script> scripts) : s_(s), scripts_(std::move(scripts)) {
+    const std::size_t n = scripts_.size();
+    const auto p = static_cast<std::size_t>(s_.pcpu_count());
+    running_.assign(p, -1);
+    runnable_.assign(n, false);
+    started_.assign(n, false);
+    remaining_.assign(n, 0);
+    wake_at_.assign(n, kNoEvent);
+    run_ps_.assign(n, 0);
+    ran_on_.assign(n, std::vector<TimePs>(p, 0));
+    for (std::size_t i = 0; i < n; ++i) wake_at_[i] = scripts_[i].first_wake;
+  }
+
+  void run(TimePs until) {
+    for (int guard = 0; guard < 10'000'000; ++guard) {
+      std::vector<bool> due(running_.size(), false);
+      for (std::size_t p = 0; p < running_.size(); ++p) {
+        const int v = running_[p];
+        if (v < 0 || scripts_[idx(v)].cpu_bound || remaining_[idx(v)] > 0) continue;
+        s_.block(v, t_);
+        runnable_[idx(v)] = false;
+        wake_at_[idx(v)] = t_ + scripts_[idx(v)].io_wait;
+        running_[p] = -1;
+        due[p] = true;
+      }
+      for (std::size_t i = 0; i < scripts_.size(); ++i) {
+        if (runnable_[i] || wake_at_[i] > t_) continue;
+        const bool io = started_[i] && scripts_[i].io_event;
+        started_[i] = runnable_[i] = true;
+        wake_at_[i] = kNoEvent;
+        remaining_[i] = scripts_[i].cpu_bound ? 0 : scripts_[i].burst;
+        for (int p : s_.wake_on(static_cast<int>(i), io, t_))
+          due[static_cast<std::size_t>(p)] = true;
+      }
+      for (int round = 0; round < 64; ++round) {
+        bool any = false;
+        for (std::size_t p = 0; p < running_.size(); ++p) {
+          if (!due[p] && s_.next_event_on(static_cast<int>(p), t_) > t_) continue;
+          due[p] = false;
+          any = true;
+          const int v = s_.pick_on(static_cast<int>(p), running_[p], t_);
+          if (v >= 0) {
+            EXPECT_TRUE(runnable_[idx(v)]) << "blocked vCPU " << v << " picked at " << t_;
+            if (!allowed(v, static_cast<int>(p))) ++affinity_violations_;
+            for (std::size_t q = 0; q < running_.size(); ++q)
+              if (q != p && running_[q] == v) ++double_runs_;
+          }
+          running_[p] = v;
+        }
+        if (!any) break;
+      }
+      TimePs next = kNoEvent;
+      for (std::size_t p = 0; p < running_.size(); ++p) {
+        next = std::min(next, s_.next_event_on(static_cast<int>(p), t_));
+        const int v = running_[p];
+        if (v >= 0 && !scripts_[idx(v)].cpu_bound) next = std::min(next, t_ + remaining_[idx(v)]);
+      }
+      for (TimePs w : wake_at_) next = std::min(next, w);
+      if (next == kNoEvent || next >= until) {
+        consume(until);
+        t_ = until;
+        s_.advance(until);  // statistics up to the end
+        return;
+      }
+      if (next <= t_) {
+        ADD_FAILURE() << "time does not advance at " << t_;
+        return;
+      }
+      consume(next);
+      t_ = next;
+    }
+    ADD_FAILURE() << "too many events";
+  }
+
+  void set_affinity(std::vector<std::vector<int>> a) { affinity_ = std::move(a); }
+  TimePs run_ps(int v) const { return run_ps_[idx(v)]; }
+  TimePs ran_on(int v, int p) const { return ran_on_[idx(v)][static_cast<std::size_t>(p)]; }
+  int affinity_violations() const { return affinity_violations_; }
+  int double_runs() const { return double_runs_; }
+
+ private:
+  static std::size_t idx(int v) { return static_cast<std::size_t>(v); }
+  bool allowed(int v, int p) const {
+    if (affinity_.empty() || affinity_[idx(v)].empty()) return true;
+    const auto& a = affinity_[idx(v)];
+    return std::find(a.begin(), a.end(), p) != a.end();
+  }
+  void consume(TimePs until) {
+    const TimePs d = until - t_;
+    for (std::size_t p = 0; p < running_.size(); ++p) {
+      const int v = running_[p];
+      if (v < 0) continue;
+      run_ps_[idx(v)] += d;
+      ran_on_[idx(v)][p] += d;
+      if (!scripts_[idx(v)].cpu_bound) remaining_[idx(v)] -= d;
+    }
+  }
+
+  CreditScheduler& s_;
+  std::vector<Script> scripts_;
+  std::vector<std::vector<int>> affinity_;
+  std::vector<int> running_;
+  std::vector<bool> runnable_, started_;
+  std::vector<TimePs> remaining_, wake_at_, run_ps_;
+  std::vector<std::vector<TimePs>> ran_on_;
+  int affinity_violations_ = 0;
+  int double_runs_ = 0;
+  TimePs t_ = 0;
+};
+
+CreditParams cores(int n) {
+  CreditParams p;
+  p.pcpus = n;
+  return p;
+}
+
+TEST(CreditSchedulerSmp, TwoBusyVcpusOnTwoPcpusRunInParallel) {
+  CreditScheduler s(2, cores(2));
+  FakeCores c(s, busy(2));
+  c.run(1 * kSec);
+  EXPECT_EQ(c.run_ps(0), 1 * kSec);
+  EXPECT_EQ(c.run_ps(1), 1 * kSec);
+  EXPECT_EQ(s.home(0), 0);  // placed one per pCPU
+  EXPECT_EQ(s.home(1), 1);
+  EXPECT_EQ(s.stats().pcpu_busy_ps[0] + s.stats().pcpu_busy_ps[1], 2 * kSec);
+  EXPECT_EQ(c.double_runs(), 0);
+}
+
+TEST(CreditSchedulerSmp, IdlePcpuStealsAWaiterOnWake) {
+  CreditScheduler s(3, cores(2));  // homes: 0 -> p0, 1 -> p1, 2 -> p0
+  EXPECT_EQ(s.home(2), 0);
+  EXPECT_EQ(s.wake_on(0, false, 0), std::vector<int>{0});  // its home is idle
+  EXPECT_EQ(s.pick_on(0, -1, 0), 0);
+  // vCPU 2's home runs vCPU 0 (same priority, no preemption): the idle pCPU 1 is asked instead.
+  EXPECT_EQ(s.wake_on(2, false, 1 * kUs), std::vector<int>{1});
+  EXPECT_EQ(s.next_event_on(1, 1 * kUs), 1 * kUs);
+  EXPECT_EQ(s.pick_on(1, -1, 1 * kUs), 2);
+  EXPECT_EQ(s.home(2), 1);
+  EXPECT_EQ(s.stats().vm[2].migrations, 1u);
+  EXPECT_EQ(s.running_on(0), 0);
+  EXPECT_EQ(s.running_on(1), 2);
+}
+
+TEST(CreditSchedulerSmp, BoostedWakeTicklesItsHomeWhenAllPcpusAreBusy) {
+  CreditScheduler s(3, cores(2));
+  s.wake_on(0, false, 0);
+  s.wake_on(1, false, 0);
+  EXPECT_EQ(s.pick_on(0, -1, 0), 0);
+  EXPECT_EQ(s.pick_on(1, -1, 0), 1);
+  EXPECT_EQ(s.wake_on(2, true, 1 * kMs), std::vector<int>{0});  // BOOST over UNDER on p0
+  EXPECT_EQ(s.pick_on(0, 0, 1 * kMs), 2);
+  EXPECT_EQ(s.stats().vm[0].preempted, 1u);
+  EXPECT_EQ(s.running_on(1), 1);  // the other pCPU is untouched
+  // A plain wake of the preempted vCPU's peer with no idle pCPU asks nobody.
+  s.block(1, 2 * kMs);
+  EXPECT_EQ(s.pick_on(1, 1, 2 * kMs), 0);  // pCPU 1 idles, so it steals vCPU 0 from p0's queue
+  EXPECT_EQ(s.wake_on(1, false, 3 * kMs), std::vector<int>{});
+}
+
+TEST(CreditSchedulerSmp, PinnedVcpuNeverRunsElsewhere) {
+  CreditParams p = cores(2);
+  p.affinity = {{0}, {0}, {1}};
+  CreditScheduler s(3, p);
+  FakeCores c(s, busy(3));
+  c.set_affinity(p.affinity);
+  c.run(3 * kSec);
+  EXPECT_EQ(c.affinity_violations(), 0);
+  EXPECT_EQ(c.ran_on(0, 1) + c.ran_on(1, 1) + c.ran_on(2, 0), 0u);
+  EXPECT_EQ(c.run_ps(2), 3 * kSec);  // alone on pCPU 1, although pCPU 0 is overloaded
+  EXPECT_NEAR(static_cast<double>(c.run_ps(0)) / (3 * kSec), 0.5, 0.02);
+  EXPECT_NEAR(static_cast<double>(c.run_ps(1)) / (3 * kSec), 0.5, 0.02);
+  // A vCPU pinned away from an idle pCPU is not offered to it.
+  CreditScheduler t(3, p);
+  t.wake_on(0, false, 0);
+  t.pick_on(0, -1, 0);
+  EXPECT_EQ(t.wake_on(1, false, 1 * kMs), std::vector<int>{});
+  EXPECT_EQ(t.next_event_on(1, 1 * kMs), kNoEvent);
+  EXPECT_EQ(t.pick_on(1, -1, 1 * kMs), -1);
+}
+
+TEST(CreditSchedulerSmp, LoadBalancingEvensOutThreeBusyVcpusOnTwoPcpus) {
+  // Without balancing the vCPU alone on its home would keep a whole pCPU (100 %) and the other
+  // two would share one (50 % each); stealing by a pCPU whose own best waiter is OVER evens
+  // them out towards 2/3 each.
+  CreditScheduler s(3, cores(2));
+  FakeCores c(s, busy(3));
+  c.run(6 * kSec);
+  std::uint64_t migrations = 0;
+  for (int v = 0; v < 3; ++v) {
+    const double f = static_cast<double>(c.run_ps(v)) / (6 * kSec);
+    EXPECT_GT(f, 0.55) << "vCPU " << v;
+    EXPECT_LT(f, 0.80) << "vCPU " << v;
+    migrations += s.stats().vm[static_cast<std::size_t>(v)].migrations;
+  }
+  EXPECT_GT(migrations, 0u);
+  EXPECT_EQ(c.double_runs(), 0);
+  EXPECT_EQ(s.stats().pcpu_busy_ps[0], 6 * kSec);  // work-conserving: no pCPU idles
+  EXPECT_EQ(s.stats().pcpu_busy_ps[1], 6 * kSec);
+}
+
+TEST(CreditSchedulerSmp, IoVcpusSpreadOverIdlePcpus) {
+  // Four I/O vCPUs on four pCPUs, each busy 1 ms of every 3 ms: all bursts are served at once.
+  CreditScheduler s(4, cores(4));
+  FakeCores c(s, std::vector<Script>(4, io_vm(1 * kMs, 2 * kMs)));
+  c.run(300 * kMs);
+  for (int v = 0; v < 4; ++v) EXPECT_EQ(c.run_ps(v), 100 * kMs) << "vCPU " << v;
+}
+
+TEST(CreditSchedulerSmp, WeightIsPerDomainAndSplitAmongItsVcpus) {
+  CreditParams p;
+  p.domain = {0, 0, 1};  // VM 0 has two vCPUs, VM 1 one
+  p.weights = {256, 256};
+  CreditScheduler s(3, p);
+  EXPECT_DOUBLE_EQ(s.credit_share(0) + s.credit_share(1), s.credit_share(2));
+  EXPECT_NEAR(s.credit_share(0), s.credit_share(1), 1e-9);
+  EXPECT_DOUBLE_EQ(s.credit_share(0) + s.credit_share(1) + s.credit_share(2), s.refill_total());
+  // One pCPU: VM 1's lone vCPU gets about what VM 0's two get together.
+  FakeCores c(s, busy(3));
+  c.run(6 * kSec);
+  const double vm0 = static_cast<double>(c.run_ps(0) + c.run_ps(1)) / (6 * kSec);
+  EXPECT_NEAR(vm0, 0.5, 0.05);
+}
+
+TEST(CreditSchedulerSmp, OnePcpuWithExplicitOptionsDecidesAsTheDefault) {
+  // The same random I/O mix through the default scheduler and one given pcpus = 1, an identity
+  // domain map and every vCPU pinned to pCPU 0: identical decisions and statistics.
+  std::vector<Script> mix;
+  for (int i = 0; i < 4; ++i) {
+    Script sc = io_vm(3 * kMs, 5 * kMs);
+    sc.random = true;
+    mix.push_back(sc);
+  }
+  mix.push_back(Script{});
+  CreditParams explicit_p;
+  explicit_p.pcpus = 1;
+  explicit_p.domain = {0, 1, 2, 3, 4};
+  explicit_p.affinity = {{0}, {0}, {0}, {0}, {0}};
+  CreditScheduler a(5), b(5, explicit_p);
+  FakeCore ca(a, mix, 7), cb(b, mix, 7);
+  ca.run(2 * kSec);
+  cb.run(2 * kSec);
+  EXPECT_EQ(ca.switches(), cb.switches());
+  EXPECT_GT(ca.switches().size(), 100u);
+  for (int v = 0; v < 5; ++v) EXPECT_EQ(a.stats().vm[v].run_ps, b.stats().vm[v].run_ps);
+}
+
+TEST(CreditSchedulerSmp, SmpMisuseIsReported) {
+  CreditParams p = cores(2);
+  p.affinity = {{0}, {2}};
+  EXPECT_THROW(CreditScheduler(2, p), std::invalid_argument);  // pCPU 2 of 2
+  p.affinity = {{0}};
+  EXPECT_THROW(CreditScheduler(2, p), std::invalid_argument);  // one entry for two vCPUs
+  EXPECT_THROW(CreditScheduler(2, cores(0)), std::invalid_argument);
+  CreditParams d;
+  d.domain = {0, 2};  // domain 1 has no vCPU
+  EXPECT_THROW(CreditScheduler(2, d), std::invalid_argument);
+  d.domain = {0, 0};
+  d.weights = {256, 256};  // one weight per domain
+  EXPECT_THROW(CreditScheduler(2, d), std::invalid_argument);
+  CreditScheduler s(2, cores(2));
+  EXPECT_THROW(s.pick_on(2, -1, 0), std::out_of_range);
+  EXPECT_THROW(s.next_event_on(-1, 0), std::out_of_range);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

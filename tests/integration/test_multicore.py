@@ -1,0 +1,90 @@
+"""Integration: a native host with several cores (platform.cores, vms[].pin, workload.processes)."""
+import pytest
+
+SCENARIO = "scenarios/multicore/rpc_two_cores.yaml"
+DE = "scenarios/multicore/de_rpc_two_vms.yaml"
+
+
+def test_two_rpc_processes_on_two_cores_beat_the_same_two_on_one_core(vtoe, tmp_path):
+    both, _ = vtoe.scenario(SCENARIO, out=tmp_path / "both")
+    one, _ = vtoe.scenario(SCENARIO, "vms.0.pin=0", out=tmp_path / "one")
+    assert both["cores"]["allocated"] == 2 and one["cores"]["allocated"] == 2
+    # Pinned to core 0, core 1 never runs anything; spread, both cores work.
+    assert one["cores"]["busy_per_core"][1] == 0.0
+    assert min(both["cores"]["busy_per_core"]) > 0.2
+    assert both["cores"]["busy"] == pytest.approx(sum(both["cores"]["busy_per_core"]), abs=1e-3)
+    # The VM's CPU shares are of both cores' time together.
+    cpu = both["vms"][0]["cpu"]
+    assert cpu["guest_user"] + cpu["guest_kernel"] + cpu["idle"] == pytest.approx(1.0, abs=1e-4)
+    assert cpu["idle"] == pytest.approx(1 - both["cores"]["busy"] / 2, abs=1e-3)
+    # One core is saturated by two processes; two cores serve clearly more transactions.
+    assert one["cores"]["busy_per_core"][0] > 0.99
+    assert both["vms"][0]["transactions"] > 1.4 * one["vms"][0]["transactions"]
+    assert both["vms"][0]["error"] == "" and one["vms"][0]["error"] == ""
+
+
+def test_two_vcpus_pinned_to_two_cores_under_de(vtoe, tmp_path):
+    two, _ = vtoe.scenario(DE, out=tmp_path / "two")
+    one, _ = vtoe.scenario(DE, "platform.cores=1", out=tmp_path / "one")
+    assert "cores" not in one and two["cores"]["allocated"] == 2
+    # vm1's vCPU has core 1 to itself; core 0 runs vm0 and the hypervisor's handlers.
+    assert two["cores"]["busy_per_core"][0] > 0.9 and two["cores"]["busy_per_core"][1] > 0.5
+    assert all(v["transactions"] > 500 and v["error"] == "" for v in two["vms"])
+    total = lambda r: sum(v["transactions"] for v in r["vms"])
+    assert total(two) > 1.5 * total(one)
+    # Each core schedules its own VM: no VM switches on either core (one VM each).
+    assert two["stats"]["cpu1"]["vm_switches"] == 0
+
+
+def test_a_vm_with_two_vcpus_runs_its_processes_on_two_cores(vtoe, tmp_path):
+    sets = ["platform.cores=3", "vms.1.workload.processes=2"]
+    two, _ = vtoe.scenario(DE, *sets, "vms.1.vcpus=2", out=tmp_path / "two")
+    one, _ = vtoe.scenario(DE, *sets, out=tmp_path / "one")
+    # Default placement: vm0 on core 0, vm1's vCPUs on cores 1 and 2 (one vCPU: core 1 only).
+    assert one["cores"]["busy_per_core"][2] == 0.0 and two["cores"]["busy_per_core"][2] > 0.2
+    assert two["vms"][1]["transactions"] > 1.5 * one["vms"][1]["transactions"]
+    assert all(v["error"] == "" for v in two["vms"] + one["vms"])
+
+
+def test_unpinned_vcpus_are_balanced_over_the_cores(vtoe, tmp_path):
+    # Three CPU-bound VMs, one vCPU each, two cores, 300 ms. Pinned round robin (0, 1, 0), vm1 has
+    # core 1 alone: 25/50/25 % of the two cores' time. Unpinned, a core whose own best waiter is
+    # OVER steals one with credit from the other core's queue, and the shares even out.
+    sets = ["architecture=de", "duration=300ms", "warmup=0s", "platform.cores=2",
+            "vms.0.workload.type=cpu", "vms.1.name=vm1", "vms.1.workload.type=cpu",
+            "vms.2.name=vm2", "vms.2.workload.type=cpu"]
+    pinned, _ = vtoe.scenario("scenarios/quickstart.yaml", *sets, out=tmp_path / "pinned")
+    moving, _ = vtoe.scenario("scenarios/quickstart.yaml", *sets, "vms.0.migrate=true",
+                              "vms.1.migrate=true", "vms.2.migrate=true", out=tmp_path / "moving")
+    share = lambda r: [v["cpu"]["guest_user"] for v in r["vms"]]
+    assert share(pinned) == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
+    assert all(0.28 < x < 0.38 for x in share(moving)), share(moving)
+    assert moving["cores"]["busy"] == pytest.approx(2.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("sets, key, words", [
+    (["vms.0.pin=0,2"], "vms.0.pin", "core 2 does not exist"),
+    (["vms.0.pin=1;2"], "vms.0.pin", "is not a number"),
+    (["vms.0.workload.type=tcp_rx"], "vms.0.workload.processes", "several processes run"),
+    (["architecture=de", "vms.0.pin=0,1"], "vms.0.pin", "for a VM with 1 vCPU"),
+    (["architecture=de", "vms.0.vcpus=3"], "vms.0.vcpus", "3 vCPUs pinned on a host of 2 cores"),
+    (["architecture=de", "vms.0.vcpus=2", "vms.0.pin=1,1"], "vms.0.pin", "pinned twice"),
+    (["vms.0.vcpus=2"], "vms.0.vcpus", "a native host has no vCPUs"),
+    (["vms.0.migrate=true"], "vms.0.migrate", "no vCPUs to migrate"),
+    (["architecture=de", "vms.0.migrate=true"], "vms.0.migrate", "drop vms[].pin"),
+    (["architecture=de", "vms.0.vcpus=2", "vms.1.name=vm1", "vms.1.migrate=true"],
+     "vms.1.migrate", "one vCPU each"),
+    (["platform.cores=0"], "platform.cores", ""),
+])
+def test_bad_multicore_settings_are_configuration_errors_naming_file_and_key(vtoe, tmp_path, sets,
+                                                                            key, words):
+    args = ["run", SCENARIO, "--out", tmp_path / "out", "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr and "terminate" not in proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert f"'{key}" in proc.stderr or f"--set {key}" in proc.stderr, proc.stderr
+    if not any(s.startswith(key + "=") for s in sets):
+        assert "rpc_two_cores.yaml" in proc.stderr, proc.stderr
