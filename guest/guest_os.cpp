@@ -124,6 +124,7 @@ AppCounters GuestOs::counters() const {
     sum.transactions += c.transactions;
     sum.latency_sum_ps += c.latency_sum_ps;
     sum.first_byte_sum_ps += c.first_byte_sum_ps;
+    sum.latency.merge(c.latency);
     if (c.failed && !sum.failed) {
       sum.failed = true;
       sum.error = c.error;

@@ -94,4 +94,10 @@ LogHistogram LogHistogram::since(const LogHistogram& base) const {
   return d;
 }
 
+void LogHistogram::merge(const LogHistogram& other) {
+  if (other.counts_.size() > counts_.size()) counts_.resize(other.counts_.size(), 0);
+  for (std::size_t b = 0; b < other.counts_.size(); ++b) counts_[b] += other.counts_[b];
+  count_ += other.count_;
+}
+
 }  // namespace vtoe::core

@@ -33,6 +33,8 @@ class LogHistogram {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> cumulative() const;
   // The samples recorded since `base`, a copy of this histogram taken earlier (warm-up end).
   LogHistogram since(const LogHistogram& base) const;
+  // Adds another histogram's samples (several processes of one workload).
+  void merge(const LogHistogram& other);
 
   static std::size_t bucket_of(std::uint64_t value);
   static std::uint64_t lower_edge(std::size_t bucket);

@@ -14,8 +14,9 @@ def test_requests_between_two_vms_never_reach_the_link(vtoe, tmp_path, arch):
     assert client["transactions"] > 100
     assert client["latency"]["p1_us"] <= client["latency"]["p99_us"]
     assert res["links"][0]["frames"] == 0
-    # Each transaction is at least a request and a response through the loop.
-    assert res["stats"]["toe.ppm"]["frames_looped"] >= 2 * client["transactions"]
+    # Each transaction is at least a request and a response through the loop; the first one
+    # counted in the window may have sent its request before the window began.
+    assert res["stats"]["toe.ppm"]["frames_looped"] >= 2 * client["transactions"] - 1
     assert res["stats"]["toe.ppm.tcpip"]["drop_martian"] == 0
 
 

@@ -69,4 +69,21 @@ TEST(LogHistogram, SinceSubtractsTheWarmUp) {
   EXPECT_THROW((void)base.since(h), std::invalid_argument);
 }
 
+TEST(LogHistogram, MergeAddsTheSamplesOfAnother) {
+  LogHistogram a, b, both;
+  for (std::uint64_t v : {5u, 700u, 90000u}) {
+    a.record(v);
+    both.record(v);
+  }
+  for (std::uint64_t v : {3u, 1u << 20}) {
+    b.record(v);
+    both.record(v);
+  }
+  a.merge(b);
+  EXPECT_EQ(a.count(), 5u);
+  EXPECT_EQ(a.cumulative(), both.cumulative());
+  EXPECT_EQ(a.quantile(0.5), both.quantile(0.5));
+  EXPECT_EQ(a.max(), both.max());
+}
+
 VTOE_TEST_MAIN
