@@ -406,11 +406,9 @@ def test_costar_echoes_through_ten_thousand_connections_at_once(lab, tmp_path):
     # docs/user-guide.md gives for 10,000 clients. (Before the core model's ready set was
     # ordered, picking among thousands of ready server processes was linear: the simulation fell
     # 30 s behind the wire and 9,832 of 10,000 connections failed.)
-    # 4,000 by default (6.7 s); VTOE_NETVP_CONNECTIONS=10000 runs the full case (12-26 s). Until
-    # the port's frames reached the MAC at the line rate (netvp/ingress_wire.h), a tick's batch
-    # arrived at one instant and the PPM's receive FIFO dropped about 40 % of the frames: at
-    # 10,000, in about one run in five, Linux's retransmissions of some segments were dropped
-    # until their RTO backoff passed Costar's 60 s timeout (docs/netvp.md).
+    # 4,000 by default: at 10,000, in about one run in five (2026-11-27, on 63b27a0 as well),
+    # a few hundred connections get no echo at all and Costar gives up after 60 s without
+    # progress: an open defect (docs/netvp.md); VTOE_NETVP_CONNECTIONS=10000 runs that case.
     n = int(os.environ.get("VTOE_NETVP_CONNECTIONS") or scaled(4000, 1000))
     lab.start("scenarios/netvp/echo.yaml", "duration=120s", "toe.ccb.connections=16384",
               "vms.0.workload.backlog=16384", "guest.socket.send_buffer=4KiB",
@@ -430,9 +428,6 @@ def test_costar_echoes_through_ten_thousand_connections_at_once(lab, tmp_path):
     assert vm["error"] == "" and vm["transactions"] == n
     assert stats["host.sockets"]["sockets_freed"] == n  # every socket went back to the kernel
     assert stats["toe.ppm.tcpip"]["drop_listen_overflow"] == 0
-    # At the line rate the FIFO drops what the PPM cannot keep up with: 2 % of the frames at
-    # 4,000 (4,148 of 200,795 delivered), where a batch at one instant dropped 36 % (104,637).
-    assert stats["toe.ppm"]["rx_fifo_drops"] < 0.1 * stats["toe.ppm.tcpip"]["frames_in"]
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"{n} echo connections in {total['seconds']:.1f} s; simulation lag up to "
           f"{run['pacing']['max_lag_us'] / 1e6:.1f} s; largest child process {peak_mib:.0f} MiB")
