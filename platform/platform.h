@@ -35,7 +35,6 @@
 #include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
-#include "netvp/ingress_wire.h"
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
@@ -160,7 +159,6 @@ class Platform {
   std::vector<Topology::Peer> vm_peer_;  // with a topology: whom each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;
-  std::unique_ptr<netvp::IngressWire> netvp_wire_;  // port -> MAC at the line rate
   std::unique_ptr<netvp::Pacer> pacer_;
 };
 
