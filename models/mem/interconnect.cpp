@@ -372,8 +372,13 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw_at(int id, tlm::tlm_generic_pay
   }
   const Region& region = regions_[static_cast<std::size_t>(r)];
   ++transactions_;
-  pending_[&trans] = Pending{id, region.target, region.base};
-  peq_->notify(trans, phase, delay);  // joins its port's queue at its annotated time
+  Pending& p = pending_[&trans];
+  p = Pending{id, region.target, region.base};
+  if (delay == sc_core::SC_ZERO_TIME) {
+    enqueue(trans, p);
+  } else {
+    peq_->notify(trans, phase, delay);  // joins its port's queue at its annotated time
+  }
   return tlm::TLM_ACCEPTED;
 }
 
@@ -385,10 +390,7 @@ void Interconnect::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&
   }
   Pending& p = it->second;
   if (phase == tlm::BEGIN_REQ && p.state == Pending::State::Arriving) {
-    p.state = Pending::State::Queued;
-    p.queued_at = core::now_ps();
-    queues_[static_cast<std::size_t>(p.initiator)].push_back(&trans);
-    arbitrate_.notify(sc_core::SC_ZERO_TIME);
+    enqueue(trans, p);
   } else if (phase == tlm::BEGIN_REQ) {  // granted, through the fabric and the hop
     send_downstream(trans);
   } else if (phase == tlm::END_REQ) {  // the target's END_REQ, at its annotated time
@@ -396,6 +398,14 @@ void Interconnect::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&
   } else if (phase == tlm::BEGIN_RESP) {  // the target completed early: respond in its place
     respond_for_target(trans);
   }
+}
+
+void Interconnect::enqueue(tlm::tlm_generic_payload& trans, Pending& p) {
+  p.state = Pending::State::Queued;
+  p.queued_at = core::now_ps();
+  queues_[static_cast<std::size_t>(p.initiator)].push_back(&trans);
+  ++queued_;
+  arbitrate_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // The arbiter decides at the end of a time step, once no other process is runnable at this
@@ -427,6 +437,7 @@ void Interconnect::arbitrate() {
       rr_credit_ = weight(port);
     }
     queues_[port].pop_front();
+    --queued_;
     p.state = Pending::State::Granted;
     target_busy_[p.target] = trans;
     ++*grants_[port];
@@ -438,7 +449,9 @@ void Interconnect::arbitrate() {
       rr_next_ = (port + 1) % n;
       rr_credit_ = weight(rr_next_);
     }
-    arbitrate_.notify(core::ps(occupancy));  // the next grant, if anything is left then
+    // The next grant, if anything is left then (a request arriving later notifies the arbiter
+    // itself, which then waits for the fabric).
+    if (queued_ != 0) arbitrate_.notify(core::ps(occupancy));
     return;
   }
 }
@@ -484,7 +497,7 @@ void Interconnect::send_downstream(tlm::tlm_generic_payload& trans) {
 void Interconnect::target_accepted(tlm::tlm_generic_payload& trans) {
   const Pending& p = pending_.at(&trans);
   if (target_busy_[p.target] == &trans) target_busy_[p.target] = nullptr;
-  arbitrate_.notify(sc_core::SC_ZERO_TIME);  // the target may take the next request
+  if (queued_ != 0) arbitrate_.notify(sc_core::SC_ZERO_TIME);  // the target may take the next
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   in[p.initiator]->nb_transport_bw(trans, phase, delay);
