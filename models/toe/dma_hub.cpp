@@ -29,7 +29,11 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
                                            tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase == tlm::BEGIN_REQ) {
     routes_[&gp] = Route{master, false};
-    request_peq_.notify(gp, phase, delay);
+    if (delay == sc_core::SC_ZERO_TIME) {
+      on_request(gp, phase);  // due now: no need to go round the queue
+    } else {
+      request_peq_.notify(gp, phase, delay);
+    }
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::END_RESP) {
@@ -87,8 +91,30 @@ void DmaHub::grant() {
 
 tlm::tlm_sync_enum DmaHub::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                            sc_core::sc_time& delay) {
-  answer_peq_.notify(gp, phase, delay);
-  return tlm::TLM_ACCEPTED;
+  if (delay != sc_core::SC_ZERO_TIME) {
+    answer_peq_.notify(gp, phase, delay);
+    return tlm::TLM_ACCEPTED;
+  }
+  // Due now: routed at once. A response the master ends at once is ended here too (the return
+  // value carries it downstream instead of an END_RESP call).
+  if (phase == tlm::END_REQ) {
+    accepted(gp);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    if (on_hop_ == &gp) accepted(gp);  // END_REQ implied by the response
+    auto it = routes_.find(&gp);
+    if (it == routes_.end()) return tlm::TLM_COMPLETED;
+    const int master = it->second.master;
+    const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
+    if (status == tlm::TLM_COMPLETED) {
+      routes_.erase(&gp);
+      phase = tlm::END_RESP;
+    }
+    return status;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
+  return tlm::TLM_COMPLETED;
 }
 
 void DmaHub::on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {

@@ -82,6 +82,7 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+  Txn* find(tlm::tlm_generic_payload& gp);  // the transaction in flight, or null (reported)
   void request_ended();
   void finish(Txn& t);
 
