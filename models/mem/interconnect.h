@@ -145,7 +145,12 @@ class Interconnect : public core::Module {
   std::vector<Region> regions_;  // sorted by base
   std::vector<std::unique_ptr<OutSocket>> outs_;
   std::vector<std::uint64_t> out_base_;  // base of the region each out socket serves
-  std::unordered_map<tlm::tlm_generic_payload*, Pending> pending_;  // 4-phase only
+  using PendingMap = std::unordered_map<tlm::tlm_generic_payload*, Pending>;
+  Pending& add_pending(tlm::tlm_generic_payload& trans, const Pending& p);
+  void drop_pending(PendingMap::iterator it);  // end() is ignored
+
+  PendingMap pending_;  // 4-phase only
+  std::vector<PendingMap::node_type> spare_pending_;
 
   core::Counter& transactions_;
   core::Counter& decode_errors_;

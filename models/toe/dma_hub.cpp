@@ -28,7 +28,7 @@ unsigned int DmaHub::transport_dbg(int /*master*/, tlm::tlm_generic_payload& gp)
 tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload& gp,
                                            tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase == tlm::BEGIN_REQ) {
-    routes_[&gp] = Route{master, false};
+    add_route(gp, Route{master, false});
     if (delay == sc_core::SC_ZERO_TIME) {
       on_request(gp, phase);  // due now: no need to go round the queue
     } else {
@@ -43,7 +43,7 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
       return tlm::TLM_COMPLETED;
     }
     const bool target_done = it->second.target_done;
-    routes_.erase(it);
+    drop_route(it);
     if (!target_done) out->nb_transport_fw(gp, phase, delay);
     return tlm::TLM_COMPLETED;
   }
@@ -51,16 +51,38 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
   return tlm::TLM_COMPLETED;
 }
 
+// Route entries are recycled (node handles): no allocation per transaction.
+void DmaHub::add_route(tlm::tlm_generic_payload& gp, const Route& route) {
+  if (spare_routes_.empty()) {
+    routes_[&gp] = route;
+    return;
+  }
+  auto node = std::move(spare_routes_.back());
+  spare_routes_.pop_back();
+  node.key() = &gp;
+  node.mapped() = route;
+  auto result = routes_.insert(std::move(node));
+  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
+    result.position->second = route;
+    spare_routes_.push_back(std::move(result.node));
+  }
+}
+
+void DmaHub::drop_route(RouteMap::iterator it) {
+  spare_routes_.push_back(routes_.extract(it));
+}
+
 void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
   const int master = routes_.at(&gp).master;
   if (waiting_.size() <= static_cast<std::size_t>(master)) waiting_.resize(master + 1);
   if (on_hop_ != nullptr) ++held_;
   waiting_[static_cast<std::size_t>(master)].push_back(&gp);
+  ++waiting_count_;
   grant();
 }
 
 void DmaHub::grant() {
-  while (on_hop_ == nullptr) {
+  while (on_hop_ == nullptr && waiting_count_ != 0) {
     tlm::tlm_generic_payload* gp = nullptr;
     const int n = static_cast<int>(waiting_.size());
     for (int k = 0; k < n && gp == nullptr; ++k) {
@@ -69,6 +91,7 @@ void DmaHub::grant() {
       if (q.empty()) continue;
       gp = q.front();
       q.pop_front();
+      --waiting_count_;
       next_master_ = (m + 1) % n;
     }
     if (gp == nullptr) return;
@@ -108,7 +131,7 @@ tlm::tlm_sync_enum DmaHub::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tl
     const int master = it->second.master;
     const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
     if (status == tlm::TLM_COMPLETED) {
-      routes_.erase(&gp);
+      if (auto r = routes_.find(&gp); r != routes_.end()) drop_route(r);
       phase = tlm::END_RESP;
     }
     return status;
@@ -150,7 +173,7 @@ void DmaHub::respond(tlm::tlm_generic_payload& gp) {
     auto r = routes_.find(&gp);
     if (r == routes_.end()) return;
     const bool target_done = r->second.target_done;
-    routes_.erase(r);
+    drop_route(r);
     if (!target_done) {
       tlm::tlm_phase end = tlm::END_RESP;
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;
