@@ -30,7 +30,7 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
   if (phase == tlm::BEGIN_REQ) {
     add_route(gp, Route{master, false});
     if (delay == sc_core::SC_ZERO_TIME) {
-      on_request(gp, phase);  // due now: no need to go round the queue
+      request(gp, master);  // due now: no need to go round the queue
     } else {
       request_peq_.notify(gp, phase, delay);
     }
@@ -73,9 +73,19 @@ void DmaHub::drop_route(RouteMap::iterator it) {
 }
 
 void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
-  const int master = routes_.at(&gp).master;
+  request(gp, routes_.at(&gp).master);
+}
+
+void DmaHub::request(tlm::tlm_generic_payload& gp, int master) {
   if (waiting_.size() <= static_cast<std::size_t>(master)) waiting_.resize(master + 1);
   if (on_hop_ != nullptr) ++held_;
+  if (on_hop_ == nullptr && waiting_count_ == 0) {
+    // The round robin would pick this request, the only one: it goes out at once.
+    next_master_ = (master + 1) % static_cast<int>(waiting_.size());
+    send_on_hop(&gp);
+    grant();  // the hop may already be free again (a request completed at once)
+    return;
+  }
   waiting_[static_cast<std::size_t>(master)].push_back(&gp);
   ++waiting_count_;
   grant();
@@ -95,20 +105,24 @@ void DmaHub::grant() {
       next_master_ = (m + 1) % n;
     }
     if (gp == nullptr) return;
-    on_hop_ = gp;
-    ++requests_;
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    const tlm::tlm_sync_enum status = out->nb_transport_fw(*gp, phase, delay);
-    if (status == tlm::TLM_COMPLETED) {
-      // Completed at once (a fault, or a target without the four phases): the hop is free now,
-      // the master hears at the annotated time.
-      on_hop_ = nullptr;
-      routes_.at(gp).target_done = true;
-      answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
-    } else if (status == tlm::TLM_UPDATED) {
-      answer_peq_.notify(*gp, phase, delay);
-    }
+    send_on_hop(gp);
+  }
+}
+
+void DmaHub::send_on_hop(tlm::tlm_generic_payload* gp) {
+  on_hop_ = gp;
+  ++requests_;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = out->nb_transport_fw(*gp, phase, delay);
+  if (status == tlm::TLM_COMPLETED) {
+    // Completed at once (a fault, or a target without the four phases): the hop is free now,
+    // the master hears at the annotated time.
+    on_hop_ = nullptr;
+    routes_.at(gp).target_done = true;
+    answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
+  } else if (status == tlm::TLM_UPDATED) {
+    answer_peq_.notify(*gp, phase, delay);
   }
 }
 

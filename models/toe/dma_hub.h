@@ -55,7 +55,9 @@ class DmaHub : public core::Module {
   void on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   void on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   // Sends the next waiting request (round robin across masters) if the outgoing hop is free.
+  void request(tlm::tlm_generic_payload& gp, int master);  // a request arrives now
   void grant();
+  void send_on_hop(tlm::tlm_generic_payload* gp);  // BEGIN_REQ downstream
   void accepted(tlm::tlm_generic_payload& gp);  // END_REQ for the request on the hop
   void respond(tlm::tlm_generic_payload& gp);   // BEGIN_RESP to its master
 

@@ -91,7 +91,7 @@ DmaResult DmaInitiator::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::
   if (!at_) return book(cmd, addr, data, len, sideband);
   Txn& t = acquire(cmd, addr, data, len, sideband);
   t.waited_for = true;
-  send(t);
+  send(t, false);  // the response implies END_REQ: one wake-up, not two
   while (!t.finished) sc_core::wait(t.response_ev);
   const bool ok = t.gp.is_response_ok();
   t.gp.release();
@@ -106,7 +106,7 @@ void DmaInitiator::issue(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t*
   send(t);
 }
 
-void DmaInitiator::send(Txn& t) {
+void DmaInitiator::send(Txn& t, bool until_accepted) {
   while (requesting_ != nullptr) sc_core::wait(request_free_ev_);
   requesting_ = &t.gp;
   ++in_flight_;
@@ -120,7 +120,7 @@ void DmaInitiator::send(Txn& t) {
     peq_.notify(t.gp, phase, delay);  // END_REQ, or BEGIN_RESP with END_REQ implied
   }
   // The request is accepted when END_REQ (or a response) has been seen.
-  while (requesting_ == &t.gp) sc_core::wait(request_free_ev_);
+  while (until_accepted && requesting_ == &t.gp) sc_core::wait(request_free_ev_);
 }
 
 tlm::tlm_sync_enum DmaInitiator::nb_transport_bw(tlm::tlm_generic_payload& gp,
