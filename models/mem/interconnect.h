@@ -159,7 +159,7 @@ class Interconnect : public core::Module {
   std::unique_ptr<tlm_utils::peq_with_cb_and_phase<Interconnect>> peq_;
   sc_core::sc_event arbitrate_;
   std::vector<std::deque<tlm::tlm_generic_payload*>> queues_;  // per initiator port
-  std::size_t queued_ = 0;                                      // in all queues_
+  std::size_t queued_ = 0;                                     // in all queues_
   std::vector<tlm::tlm_generic_payload*> target_busy_;         // per out socket: awaiting END_REQ
   core::TimePs fabric_free_ = 0;
   std::size_t rr_next_ = 0;      // port the arbiter looks at first

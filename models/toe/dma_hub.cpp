@@ -68,9 +68,7 @@ void DmaHub::add_route(tlm::tlm_generic_payload& gp, const Route& route) {
   }
 }
 
-void DmaHub::drop_route(RouteMap::iterator it) {
-  spare_routes_.push_back(routes_.extract(it));
-}
+void DmaHub::drop_route(RouteMap::iterator it) { spare_routes_.push_back(routes_.extract(it)); }
 
 void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
   request(gp, routes_.at(&gp).master);
