@@ -576,6 +576,13 @@ void Platform::build_guests() {
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
     guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(),
                                                        gp, regs, irq, timer, app_cores));
+    // A server VM with several vCPUs serves its connections on all of them, round robin.
+    if (arch_ != Architecture::Native && !moving && pin.size() > 1 &&
+        (w.type == guest::WorkloadType::Sink || w.type == guest::WorkloadType::Echo)) {
+      std::vector<cpu::Core*> vcpu_cores;
+      for (std::size_t k : pin) vcpu_cores.push_back(&core(k));
+      guests_.back()->apps().front()->set_worker_cores(std::move(vcpu_cores));
+    }
   }
 }
 
