@@ -62,3 +62,15 @@ def test_bad_stack_settings_are_configuration_errors_naming_file_and_key(vtoe, t
     assert "Traceback" not in proc.stderr and "terminate" not in proc.stderr
     assert words in proc.stderr, proc.stderr
     assert f"'{key}" in proc.stderr or f"--set {key}" in proc.stderr, proc.stderr
+
+
+def test_time_series_has_every_cores_busy_share_and_averages_to_the_results(vtoe, tmp_path):
+    import csv
+    res, out = vtoe.scenario(VS, *SHORT, extra=["--stats-interval", "1ms"])
+    rows = list(csv.DictReader((out / "timeseries.csv").open()))
+    measured = [r for r in rows if float(r["time_s"]) > 0.003 + 1e-9]
+    assert len(measured) == 3
+    for k, busy in enumerate(res["cores"]["busy_per_core"]):
+        mean = sum(float(r[f"core.{k}.busy_share"]) for r in measured) / len(measured)
+        assert mean == pytest.approx(busy, abs=1e-4), k
+    assert f"core.{len(res['cores']['busy_per_core'])}.busy_share" not in rows[0]
