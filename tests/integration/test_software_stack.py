@@ -74,3 +74,19 @@ def test_time_series_has_every_cores_busy_share_and_averages_to_the_results(vtoe
         mean = sum(float(r[f"core.{k}.busy_share"]) for r in measured) / len(measured)
         assert mean == pytest.approx(busy, abs=1e-4), k
     assert f"core.{len(res['cores']['busy_per_core'])}.busy_share" not in rows[0]
+
+
+@pytest.mark.parametrize("scenario,sets,key,words", [
+    ("scenarios/topology/two_hosts_switch.yaml", ["links.0.b=nowhere:0"], "links.0.b",
+     "no host or switch"),
+    ("scenarios/multicore/de_rpc_two_vms.yaml", ["vms.0.vcpus=5"], "vms.0.vcpus",
+     "vCPUs pinned on a host of 2 cores"),
+    (VS, ["software_stack.cores=4,5,6,3"], "vms.3.pin", "runs nothing else"),
+])
+def test_validate_makes_the_builders_checks(vtoe, scenario, sets, key, words):
+    args = ["validate", scenario]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode == 2
+    assert words in proc.stderr and key in proc.stderr, proc.stderr
