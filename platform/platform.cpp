@@ -616,8 +616,8 @@ void Platform::build_software_stack() {
   const std::int64_t vswitch = cfg_.get_int(vswitch_key);
   if (vswitch >= static_cast<std::int64_t>(core_count()))
     throw ConfigError(cfg_.where(vswitch_key), vswitch_key,
-                      "core " + std::to_string(vswitch) + " does not exist (platform.cores: " +
-                          std::to_string(core_count()) + ")");
+                      "core " + std::to_string(vswitch) +
+                          " does not exist (platform.cores: " + std::to_string(core_count()) + ")");
   if (vswitch >= 0 && arch_ == Architecture::Native)
     throw ConfigError(cfg_.where(vswitch_key), vswitch_key,
                       "a native host has no virtual switch (de or da only)");
@@ -667,9 +667,9 @@ void Platform::build_software_stack() {
                       "tas_shared needs the shared fast path's cores");
   } else {
     for (std::size_t k : own)
-      shared.push_back(lane_on(
-          k, "shared", -1,
-          virtualized ? cpu::CycleClass::Hypervisor : cpu::CycleClass::GuestKernel, -1));
+      shared.push_back(
+          lane_on(k, "shared", -1,
+                  virtualized ? cpu::CycleClass::Hypervisor : cpu::CycleClass::GuestKernel, -1));
   }
   for (std::size_t i = 0; i < vms_; ++i) {
     std::vector<int> lanes;
@@ -689,8 +689,8 @@ void Platform::build_software_stack() {
     stack_->add_vm(vm_macs_.at(i), std::move(lanes));
   }
   if (vswitch >= 0)
-    stack_->set_vswitch(lane_on(static_cast<std::size_t>(vswitch), "vswitch", -1,
-                                cpu::CycleClass::Hypervisor, -1));
+    stack_->set_vswitch(
+        lane_on(static_cast<std::size_t>(vswitch), "vswitch", -1, cpu::CycleClass::Hypervisor, -1));
   stack_cores_ = apart;
   stack_vswitch_ = vswitch >= 0;
   toe_->mac().to_wire.bind(stack_->from_mac);

@@ -546,8 +546,7 @@ void Topology::build(net::FramePort& platform_out, net::FrameExport& platform_in
       case Kind::Platform:
         return platform_out;
       case Kind::Host:
-        if (hosts_[e.index].platform)
-          return hosts_[e.index].platform->platform->wire_out();
+        if (hosts_[e.index].platform) return hosts_[e.index].platform->platform->wire_out();
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .to_wire;
@@ -562,8 +561,7 @@ void Topology::build(net::FramePort& platform_out, net::FrameExport& platform_in
       case Kind::Platform:
         return platform_in;
       case Kind::Host:
-        if (hosts_[e.index].platform)
-          return hosts_[e.index].platform->platform->wire_in();
+        if (hosts_[e.index].platform) return hosts_[e.index].platform->platform->wire_in();
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .from_wire;

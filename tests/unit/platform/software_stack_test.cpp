@@ -56,8 +56,8 @@ struct Bench {
                                     CycleClass::GuestKernel, -1);
     stack.add_vm(mac(kVm), {lane});
     if (vswitch)
-      stack.set_vswitch(stack.add_lane(cpu1, cpu1.add_context("vswitch", 1, 0),
-                                       CycleClass::Hypervisor, -1));
+      stack.set_vswitch(
+          stack.add_lane(cpu1, cpu1.add_context("vswitch", 1, 0), CycleClass::Hypervisor, -1));
     stack.to_mac.bind(at_mac);
     stack.to_wire.bind(at_wire);
   }
