@@ -21,6 +21,8 @@ def fake_runs(vs_tps=300e3, cores=None):
     runs = []
     for p in s.grid(quick=True):
         c, m = p["config"], p["size"]
+        if c == "nk":  # the native anchor: added by the tests that want it
+            continue
         tps = (vs_tps if c == "vs" else 300e3 * {"vk": 0.9, "vtde": 0.7}.get(c, 1.0)) / (
             1 if m == 16 else 3)
         runs.append((p, {"tps": tps, "gbps": 0, "latency_us": 1e6 * 12 / tps,
@@ -36,6 +38,7 @@ def verdicts(runs):
 
 def test_verdicts_follow_the_runs():
     good = verdicts(fake_runs())
+    assert "V8" not in good  # no anchor run among these
     assert all(v == "pass" for k, v in good.items() if k != "V4"), good
     # V4 (per-VM TAS against the kernel stack) passes: VI 300k, VK 270k, latency lower.
     assert good["V4"] == "pass"
@@ -45,6 +48,8 @@ def test_verdicts_follow_the_runs():
     # A scenario with a core too many breaks the construction rows.
     wrong = verdicts(fake_runs(cores={**CORES, "vs": 9}))
     assert wrong["V1"] == "FAIL" and wrong["V1b"] == "FAIL"
+    slow_linux = fake_runs() + [({"config": "nk", "size": 16}, {"rtt_us": 40.0, "errors": []})]
+    assert verdicts(slow_linux)["V8"] == "FAIL"  # slower than the measured Linux round trip
     broken = fake_runs()
     broken[0][1]["stack_drops"] = 3
     assert verdicts(broken)["G"] == "FAIL"
@@ -70,7 +75,11 @@ def test_quick_study_reports_cores_and_throughput_per_configuration(study):
     report = (study / "report.md").read_text()
     for r in summary["rows"]:
         assert f"| {r['id']} | {r['claim']} |" in report
+    (anchor,) = [r for r in summary["runs"] if r["config"] == "nk"]
+    assert verdicts["V8"] == "pass" and 0 < anchor["rtt_us"] < s.LINUX_RTT_US
     for r in summary["runs"]:
+        if r["config"] == "nk":
+            continue
         assert r["cores_a"] == r["cores_b"] == CORES[r["config"]]
         assert r["tps"] > 0 and all(t > 0 for t in r["per_vm_tps"])
         # A polling stack's dedicated cores count whole: busy reaches at least their number.
