@@ -182,6 +182,11 @@ std::vector<Key> builtin_keys() {
               "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
               "pinned to one (vms[].pin; docs/cpu.md)")
           .range("1", "64"),
+      K::uint("platform.irq_core", "0",
+              "Native: the core that takes the TOE's interrupt and runs the driver's handler and "
+              "kernel thread (an IRQ affinity); de/da: 0 only (the hypervisor takes physical "
+              "interrupts on core 0)")
+          .range("0", "63"),
   });
   add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));

@@ -467,6 +467,7 @@ std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
 }
 
 void Platform::build_guests() {
+  const std::size_t irq = irq_core();  // checked under every architecture
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   if (const double hz = cfg_.get_freq("guest.tick");
       hz > 0 && static_cast<double>(cfg_.get_time("guest.tick_phase")) >= 1e12 / hz)
@@ -566,7 +567,7 @@ void Platform::build_guests() {
       gp.workloads.push_back(w);
       app_cores.push_back(&core(pin[n % pin.size()]));
     }
-    cpu::Core& os_core = arch_ == Architecture::Native ? *core_ : core(pin.front());
+    cpu::Core& os_core = arch_ == Architecture::Native ? core(irq) : core(pin.front());
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
@@ -584,6 +585,23 @@ void Platform::build_guests() {
       guests_.back()->apps().front()->set_worker_cores(std::move(vcpu_cores));
     }
   }
+}
+
+// platform.irq_core: the core that takes the TOE's interrupt. Natively the driver's handler and
+// kernel thread run there (an IRQ affinity); under de/da the hypervisor takes physical
+// interrupts on core 0 (one GIC CPU interface in the model).
+std::size_t Platform::irq_core() const {
+  const std::string key = "platform.irq_core";
+  const std::uint64_t k = cfg_.get_uint(key);
+  if (k >= core_count())
+    throw ConfigError(cfg_.where(key), key,
+                      "core " + std::to_string(k) + " does not exist (platform.cores: " +
+                          std::to_string(core_count()) + ")");
+  if (k != 0 && arch_ != Architecture::Native)
+    throw ConfigError(cfg_.where(key), key,
+                      "under de and da the hypervisor takes the TOE's interrupt on core 0 (the "
+                      "model has one GIC CPU interface); a VM's kernel runs on its vCPU 0");
+  return static_cast<std::size_t>(k);
 }
 
 // software_stack.*: the stack's lanes (docs/software-stack.md). The TOE's engine keeps the

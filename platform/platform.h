@@ -130,6 +130,7 @@ class Platform {
   bool migrates(std::size_t vm) const;
   void build_guests();
   void build_software_stack();
+  std::size_t irq_core() const;
   void build_network();
   void build_topology();
   net::PeerHostParams peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac, std::uint64_t buffer,
