@@ -595,8 +595,8 @@ std::size_t Platform::irq_core() const {
   const std::uint64_t k = cfg_.get_uint(key);
   if (k >= core_count())
     throw ConfigError(cfg_.where(key), key,
-                      "core " + std::to_string(k) + " does not exist (platform.cores: " +
-                          std::to_string(core_count()) + ")");
+                      "core " + std::to_string(k) +
+                          " does not exist (platform.cores: " + std::to_string(core_count()) + ")");
   if (k != 0 && arch_ != Architecture::Native)
     throw ConfigError(cfg_.where(key), key,
                       "under de and da the hypervisor takes the TOE's interrupt on core 0 (the "
