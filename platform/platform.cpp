@@ -612,14 +612,14 @@ void Platform::build_software_stack() {
   if (cfg_.get_string("network.peer") == "netvp")
     throw ConfigError(cfg_.where("software_stack.mode"), "software_stack.mode",
                       "a software stack is not modelled with network.peer: netvp");
-  SoftwareStackParams sp;
+  stack::SoftwareStackParams sp;
   sp.tx_cycles = cfg_.get_double("software_stack.tx_cycles");
   sp.rx_cycles = cfg_.get_double("software_stack.rx_cycles");
   sp.cycles_per_byte = cfg_.get_double("software_stack.cycles_per_byte");
   sp.vswitch_cycles = cfg_.get_double("software_stack.vswitch_cycles");
   sp.vswitch_cycles_per_byte = cfg_.get_double("software_stack.vswitch_cycles_per_byte");
   sp.queue_frames = static_cast<std::uint32_t>(cfg_.get_uint("software_stack.queue"));
-  stack_ = std::make_unique<SoftwareStack>("stack", sp);
+  stack_ = std::make_unique<stack::SoftwareStack>("stack", sp);
 
   const std::string cores_key = "software_stack.cores";
   std::vector<std::size_t> own;  // the stack's dedicated cores

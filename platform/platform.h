@@ -34,11 +34,11 @@
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
+#include "models/stack/software_stack.h"
 #include "models/toe/toe.h"
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
-#include "platform/software_stack.h"
 #include "platform/topology.h"
 
 namespace vtoe::platform {
@@ -88,7 +88,7 @@ class Platform {
   net::FramePort& wire_out() { return stack_ ? stack_->to_wire : toe_->mac().to_wire; }
   net::FrameExport& wire_in() { return stack_ ? stack_->from_wire : toe_->mac().from_wire; }
   // software_stack.mode other than none: the stack's lanes on the cores (nullptr: the TOE).
-  SoftwareStack* software_stack() { return stack_.get(); }
+  stack::SoftwareStack* software_stack() { return stack_.get(); }
   const std::string& software_stack_mode() const { return stack_mode_; }
   // The cores the software stack and virtual switch use on their own (tas_vm, tas_shared,
   // vswitch), for results.
@@ -169,7 +169,7 @@ class Platform {
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
   std::unique_ptr<Topology> topology_;
-  std::unique_ptr<SoftwareStack> stack_;
+  std::unique_ptr<stack::SoftwareStack> stack_;
   std::string stack_mode_ = "none";
   std::vector<std::size_t> stack_cores_;  // dedicated stack cores, then the vswitch's
   bool stack_vswitch_ = false;

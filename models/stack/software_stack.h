@@ -20,7 +20,7 @@
 #include "models/cpu/core.h"
 #include "models/net/frame.h"
 
-namespace vtoe::platform {
+namespace vtoe::stack {
 
 struct SoftwareStackParams {
   double tx_cycles = 0;        // per frame sent
@@ -103,4 +103,4 @@ class SoftwareStack : public core::Module {
   core::Counter& drops_;
 };
 
-}  // namespace vtoe::platform
+}  // namespace vtoe::stack

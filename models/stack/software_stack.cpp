@@ -1,8 +1,8 @@
-#include "platform/software_stack.h"
+#include "models/stack/software_stack.h"
 
 #include <cstring>
 
-namespace vtoe::platform {
+namespace vtoe::stack {
 
 SoftwareStack::SoftwareStack(const sc_core::sc_module_name& name, const SoftwareStackParams& params)
     : core::Module(name),
@@ -157,4 +157,4 @@ void SoftwareStack::lane_thread(int index) {
   }
 }
 
-}  // namespace vtoe::platform
+}  // namespace vtoe::stack

@@ -1,6 +1,6 @@
-// platform::SoftwareStack: each frame of a VM waits for its stack work on its lane's core (and
+// stack::SoftwareStack: each frame of a VM waits for its stack work on its lane's core (and
 // the virtual switch's), frames of no VM pass at once, a flow keeps its order, a full lane drops.
-#include "platform/software_stack.h"
+#include "models/stack/software_stack.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@ using vtoe::cpu::Core;
 using vtoe::cpu::CoreParams;
 using vtoe::cpu::CycleClass;
 using vtoe::net::Frame;
-using vtoe::platform::SoftwareStack;
-using vtoe::platform::SoftwareStackParams;
+using vtoe::stack::SoftwareStack;
+using vtoe::stack::SoftwareStackParams;
 using vtoe::test::Collector;
 using vtoe::test::Driver;
 using vtoe::test::Mac;
