@@ -90,6 +90,7 @@ TEST(SoftwareStack, FramesWaitForTheirStackWorkOnTheCore) {
   EXPECT_EQ(counter(b.stack, "lane0_frames"), 2u);
   // The core was busy exactly that long, charged to the guest kernel.
   EXPECT_EQ(b.cpu0.busy_ps(0, CycleClass::GuestKernel), 3300 * kCyclePs);
+  EXPECT_EQ(b.stack.busy_ps(), 3300 * kCyclePs);
 }
 
 TEST(SoftwareStack, FramesOfNoVmPassAtOnce) {
