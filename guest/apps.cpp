@@ -21,6 +21,25 @@ WorkloadType parse_workload_type(const std::string& text) {
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
+Path parse_path(const std::string& text) {
+  if (text == "socket") return Path::Socket;
+  if (text == "shm") return Path::Shm;
+  if (text == "user") return Path::User;
+  throw std::invalid_argument("unknown path '" + text + "'");
+}
+
+const char* to_string(Path path) {
+  switch (path) {
+    case Path::Socket:
+      return "socket";
+    case Path::Shm:
+      return "shm";
+    case Path::User:
+      return "user";
+  }
+  return "?";
+}
+
 const std::vector<core::Param<Workload>>& workload_params() {
   using core::ParamKind;
   using W = Workload;
@@ -86,6 +105,20 @@ const std::vector<core::Param<Workload>>& workload_params() {
       core::param<W>(ParamKind::Time, "vms[].workload.gap", "0s",
                      "flows: from a flow's close to the next flow's connect()",
                      [](W& w) -> auto& { return w.gap_ps; }),
+      core::enum_param<W>(
+          "vms[].workload.path", {"socket", "shm", "user"}, "socket",
+          "How messages travel: socket = kernel sockets over the TOE; shm = a polled ring "
+          "pair in the shared_memory[] region that names this VM (rpc, tcp_tx to the VM "
+          "workload.peer names, echo, sink serving it; no system call, interrupt or TOE); "
+          "user = the VM's TOE channel mapped into the process and polled, no system call or "
+          "interrupt (native and da only)",
+          [](W& w) -> auto& { return w.path; }, parse_path,
+          [](Path p) { return to_string(p); }),
+      core::param<W>(ParamKind::Bool, "vms[].workload.zero_copy", "false",
+                     "Messages of at least guest.costs.remap_threshold bytes move without a "
+                     "copy: shm remaps their pages, socket and user let the TOE's DMA read and "
+                     "write the pinned user pages (guest.costs.page_remap per 4 KiB page)",
+                     [](W& w) -> auto& { return w.zero_copy; }),
       core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
@@ -144,8 +177,23 @@ void Application::fail(const std::string& why) {
   VTOE_LOG(log_, Warn) << why;
 }
 
+void Application::use_shared_memory(GuestMemory& view, std::uint64_t addr, std::uint64_t bytes,
+                                    std::uint64_t slot, bool first) {
+  const std::uint64_t half = bytes / 2;
+  core::Counter& garbage = stats_.counter(
+      "shm_garbage",
+      "workload.path shm: ring indices and lengths the other side wrote that failed their "
+      "checks (messages dropped)");
+  auto ring = [&](std::uint64_t at) {
+    return std::make_unique<ShmRing>(view, at, half, slot, core_, costs_, garbage);
+  };
+  shm_tx_ = ring(first ? addr : addr + half);
+  shm_rx_ = ring(first ? addr + half : addr);
+}
+
 void Application::run() {
   if (workload_.start_ps) sc_core::wait(core::ps(workload_.start_ps));
+  if (workload_.path == Path::Shm) return run_shm();
   switch (workload_.type) {
     case WorkloadType::TcpTx:
       run_tx();
@@ -365,6 +413,59 @@ void Application::run_flows() {
     counters_.first_byte_sum_ps += first - t0;
     sockets_.close(ctx_, s);
     if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
+  }
+}
+
+// Shared memory: the application polls its ring for what it waits for; nothing crosses the kernel
+// or the TOE. rpc times each request/response as over sockets.
+void Application::run_shm() {
+  if (!shm_tx_ || !shm_rx_) return fail("workload.path shm without a shared_memory region");
+  const ShmRing::Stop stop = [this] { return stopped(); };
+  const bool zc = workload_.zero_copy;
+  std::vector<std::uint8_t>& msg = buffer_;
+  msg.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0x5a);
+  std::vector<std::uint8_t>& resp = reply_;
+  resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
+  switch (workload_.type) {
+    case WorkloadType::Rpc:
+      while (!stopped()) {
+        const core::TimePs t0 = core::now_ps();
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (!shm_tx_->send(ctx_, msg.data(), workload_.message_size, zc, stop)) return;
+        counters_.tx_bytes += workload_.message_size;
+        const long long n = shm_rx_->recv(ctx_, resp.data(), resp.size(), zc, stop);
+        if (n < 0) return;
+        counters_.rx_bytes += static_cast<std::uint64_t>(n);
+        ++counters_.transactions;
+        counters_.latency_sum_ps += core::now_ps() - t0;
+        counters_.latency.record(core::now_ps() - t0);
+      }
+      return;
+    case WorkloadType::TcpTx:
+      while (!stopped()) {
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (!shm_tx_->send(ctx_, msg.data(), workload_.message_size, zc, stop)) return;
+        counters_.tx_bytes += workload_.message_size;
+      }
+      return;
+    case WorkloadType::Echo:
+    case WorkloadType::Sink:
+      while (!stopped()) {
+        const long long n = shm_rx_->recv(ctx_, msg.data(), msg.size(), zc, stop);
+        if (n < 0) return;
+        counters_.rx_bytes += static_cast<std::uint64_t>(n);
+        ++counters_.transactions;
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (workload_.type == WorkloadType::Echo) {
+          const std::size_t back = std::min<std::size_t>(static_cast<std::size_t>(n), msg.size());
+          if (!shm_tx_->send(ctx_, msg.data(), back, zc, stop)) return;
+          counters_.tx_bytes += back;
+        }
+      }
+      return;
+    default:
+      return fail(std::string("workload.path shm carries rpc, tcp_tx, echo and sink, not ") +
+                  to_string(workload_.type));
   }
 }
 

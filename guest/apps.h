@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
 
 #include "guest/iperf3_server.h"
+#include "guest/shm_ring.h"
 #include "guest/socket_api.h"
 #include "models/core/histogram.h"
 #include "models/core/module.h"
@@ -23,6 +25,12 @@ namespace vtoe::guest {
 // flows: short flows one after another, each a connection of its own (connect, request,
 // response, close), timed from connect() to the first and to the last response byte.
 enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows };
+// How a workload's messages travel (docs/guest.md, "Paths inside one host"): kernel sockets over
+// the TOE; a polled shared-memory ring pair (shared_memory[]); or the TOE channel mapped into
+// the process and polled, with no system call or interrupt (native and da).
+enum class Path { Socket, Shm, User };
+Path parse_path(const std::string& text);
+const char* to_string(Path path);
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
 
@@ -43,6 +51,8 @@ struct Workload {
   std::uint64_t flows = 0;        // flows: flows in all (0 = until the run ends)
   std::uint32_t processes = 1;    // tcp_tx, rpc, flows, cpu: processes running it
   core::TimePs gap_ps = 0;        // flows: from a flow's close to the next connect()
+  Path path = Path::Socket;
+  bool zero_copy = false;  // large messages by page remapping / DMA from pinned user pages
 };
 
 // The scenario keys of a VM's workload ("vms[].workload.*"), bound to Workload's members; peer_ip
@@ -68,6 +78,11 @@ class Application : public core::Module {
   Application(const sc_core::sc_module_name& name, const Workload& workload, SocketLayer& sockets,
               cpu::Core& core, int owner, const GuestCosts& costs);
 
+  // workload.path shm: the region [addr, addr + bytes) of `view` (this VM's mapping of it); the
+  // first VM of shared_memory[].vms writes the first half's ring and reads the second's.
+  void use_shared_memory(GuestMemory& view, std::uint64_t addr, std::uint64_t bytes,
+                         std::uint64_t slot, bool first);
+
   const AppCounters& counters() const { return counters_; }
   const Workload& workload() const { return workload_; }
 
@@ -80,6 +95,7 @@ class Application : public core::Module {
   void run_server(bool echo);
   void run_iperf3();
   void run_flows();
+  void run_shm();  // workload.path shm: rpc, tcp_tx, echo, sink over the shared rings
   int listen_on_port();  // a socket listening on workload.port, or -1 (the run failed)
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its
@@ -110,6 +126,7 @@ class Application : public core::Module {
   std::vector<Worker*> idle_;         // workers waiting for a connection
   sc_core::sc_event worker_idle_ev_;  // a worker became idle (workload.workers reached)
   core::Counter& server_processes_;
+  std::unique_ptr<ShmRing> shm_tx_, shm_rx_;
   Iperf3Server iperf3_;
 };
 

@@ -40,9 +40,26 @@ SocketLayer::Socket& SocketLayer::create_socket() {
   return so;
 }
 
+void SocketLayer::enter(Ctx& ctx) {
+  if (!params_.user_space) core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+}
+
 void SocketLayer::block(Ctx& ctx, Socket& so) {
-  (void)ctx;
   ++blocked_;
+  if (params_.user_space) {
+    // No sleeping: one turn of the poll loop over the channel's completion queue; the caller
+    // looks at the socket again. A server's acceptor is not a hot loop: it looks every
+    // microsecond (or when another process's polling delivered its connection), not to take
+    // the core from the processes that serve connections.
+    if (so.accepting) {
+      ++so.waiters;
+      sc_core::wait(sc_core::sc_time(1, sc_core::SC_US), so.ev);
+      --so.waiters;
+    }
+    core_.execute(ctx, costs_.poll, CycleClass::GuestUser);
+    driver_.poll(ctx);
+    return;
+  }
   ++so.waiters;
   sc_core::wait(so.ev);
   --so.waiters;
@@ -57,6 +74,13 @@ void SocketLayer::wake(Socket& so) {
 
 void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
                             std::uint64_t addr) {
+  if (params_.zero_copy && static_cast<double>(bytes) >= costs_.remap_threshold) {
+    // The TOE's DMA uses the user pages themselves: pin them instead of copying.
+    const double pages = static_cast<double>((bytes + 4095) / 4096);
+    core_.execute(ctx, costs_.page_remap * pages,
+                  params_.user_space ? CycleClass::GuestUser : CycleClass::GuestKernel);
+    return;
+  }
   const double cycles = costs_.copy_fixed + per_byte * static_cast<double>(bytes);
   if (cpu::MemoryTraffic* traffic = mem_.traffic()) {
     traffic->work(ctx, cycles, CycleClass::GuestKernel, write, mem_.physical(addr), bytes);
@@ -66,7 +90,7 @@ void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool w
 }
 
 int SocketLayer::socket(Ctx& ctx) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   driver_.start(ctx);
   return create_socket().id;
 }
@@ -90,7 +114,7 @@ void SocketLayer::command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip,
 }
 
 SockError SocketLayer::connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t port) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so) return SockError::BadSocket;
   command(ctx, *so, toe::CmdOp::Connect, ip, port, 0, true);
@@ -99,7 +123,7 @@ SockError SocketLayer::connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t 
 }
 
 SockError SocketLayer::listen(Ctx& ctx, int s, std::uint16_t port, int backlog) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so) return SockError::BadSocket;
   command(ctx, *so, toe::CmdOp::Listen, 0, port, static_cast<std::uint16_t>(backlog), false);
@@ -109,12 +133,14 @@ SockError SocketLayer::listen(Ctx& ctx, int s, std::uint16_t port, int backlog) 
 }
 
 int SocketLayer::accept(Ctx& ctx, int s) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* ls = get(s);
   if (!ls || !ls->listening) return static_cast<int>(SockError::BadSocket);
   Socket& so = create_socket();
+  so.accepting = true;
   command(ctx, so, toe::CmdOp::Accept, 0, 0, static_cast<std::uint16_t>(s), true);
   while (!so.connected && so.err == SockError::Ok) block(ctx, so);
+  so.accepting = false;
   if (so.err != SockError::Ok) {
     const int e = static_cast<int>(so.err);
     so.user_closed = so.closed = true;
@@ -126,7 +152,7 @@ int SocketLayer::accept(Ctx& ctx, int s) {
 
 std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len) {
   ++sends_;
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so || !so->connected) return 0;
   const std::uint32_t size = params_.send_buffer;
@@ -162,7 +188,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
 
 std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate) {
   ++recvs_;
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so || !so->connected) return 0;
   const std::uint32_t size = params_.recv_buffer;
@@ -210,7 +236,7 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
 }
 
 void SocketLayer::close(Ctx& ctx, int s) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so || so->user_closed) return;
   so->user_closed = true;
@@ -280,7 +306,7 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
       wake_needed = false;
       break;
   }
-  if (wake_needed && so->waiters > 0) {
+  if (wake_needed && so->waiters > 0 && !params_.user_space) {
     core_.execute(driver_.kthread_context(), costs_.wakeup, CycleClass::GuestKernel);
   }
   wake(*so);

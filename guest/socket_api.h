@@ -27,6 +27,12 @@ struct SocketParams {
   std::uint32_t max_context = 64 * 1024;   // largest payload of one SendQ context
   std::uint32_t release_batch = 4 * 1024;  // consumed receive-buffer bytes handed back at once
   std::uint32_t local_ip = 0;              // the guest's own address (0 = the TOE's primary)
+  // workload.path user: the library runs in the process (no system call) and polls the channel
+  // instead of sleeping until the kernel thread wakes it (the driver is polled, no interrupt).
+  bool user_space = false;
+  // workload.zero_copy: the TOE's DMA reads and writes pinned user pages; a call moving at least
+  // guest.costs.remap_threshold bytes pins its pages instead of copying them.
+  bool zero_copy = false;
 };
 
 enum class SockError : int {
@@ -80,12 +86,14 @@ class SocketLayer : public core::Module {
     std::uint32_t unreleased = 0;  // consumed bytes not yet handed back to the TOE
     std::deque<int> accepted;      // listener: sockets whose Accepted arrived
     bool cmd_done = false;
+    bool accepting = false;  // accept() waits for it: user space checks it now and then only
     int waiters = 0;
     sc_core::sc_event ev;
   };
   Socket* get(int s);
   Socket& create_socket();
-  void block(Ctx& ctx, Socket& so);  // sleep until the socket's event
+  void block(Ctx& ctx, Socket& so);  // sleep until the socket's event (user space: poll once)
+  void enter(Ctx& ctx);              // a socket call's entry: a system call, unless user space
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
   // One programmed-I/O copy of `bytes` to (write) or from the kernel buffer at `addr`.
