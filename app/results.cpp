@@ -214,11 +214,13 @@ ordered_json vms_section(Platform& p, const Window& w) {
         trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
               : 0.0;
     // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
-    if (const guest::WorkloadType t = app.workload().type;
-        t == guest::WorkloadType::Rpc || t == guest::WorkloadType::Flows)
-      v["latency"] = latency_distribution(
-          t == guest::WorkloadType::Rpc ? "request_response" : "flow_completion",
-          w.now.app_latency[i].since(w.base.app_latency[i]));
+    if (const guest::WorkloadType t = app.workload().type; t == guest::WorkloadType::Rpc ||
+                                                            t == guest::WorkloadType::Flows ||
+                                                            t == guest::WorkloadType::Connect)
+      v["latency"] = latency_distribution(t == guest::WorkloadType::Rpc     ? "request_response"
+                                          : t == guest::WorkloadType::Flows ? "flow_completion"
+                                                                            : "connection_setup",
+                                          w.now.app_latency[i].since(w.base.app_latency[i]));
     v["cpu"] = cpu_shares(p, static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);

@@ -18,6 +18,7 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "echo") return WorkloadType::Echo;
   if (text == "iperf3") return WorkloadType::Iperf3;
   if (text == "flows") return WorkloadType::Flows;
+  if (text == "connect") return WorkloadType::Connect;
   throw std::invalid_argument("unknown workload type '" + text + "'");
 }
 
@@ -46,14 +47,16 @@ const std::vector<core::Param<Workload>>& workload_params() {
   static const std::vector<core::Param<W>> params = {
       core::enum_param<W>(
           "vms[].workload.type",
-          {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3", "flows"},
+          {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3", "flows", "connect"},
           "tcp_tx",
           "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only computes, rpc "
           "sends requests and waits for responses; sink and echo serve clients (e.g. real hosts "
           "through NetVP) on workload.port; iperf3 is an iperf3 server there (TCP tests, "
           "forward or reverse, parallel streams; transactions = tests completed); flows opens a "
           "connection per flow, sends message_size bytes, reads response_size bytes and closes "
-          "(transactions = flows, mean latency = time to completion)",
+          "(transactions = flows, mean latency = time to completion); connect opens a "
+          "connection and closes it at once, one after another (transactions = connections "
+          "set up, latency = connect() until established; a sink or the peer accepts them)",
           [](W& w) -> auto& { return w.type; }, parse_workload_type,
           [](WorkloadType t) { return to_string(t); }),
       core::param<W>(ParamKind::Bytes, "vms[].workload.message_size", "8000B",
@@ -145,6 +148,8 @@ const char* to_string(WorkloadType type) {
       return "iperf3";
     case WorkloadType::Flows:
       return "flows";
+    case WorkloadType::Connect:
+      return "connect";
   }
   return "?";
 }
@@ -218,6 +223,9 @@ void Application::run() {
       break;
     case WorkloadType::Flows:
       run_flows();
+      break;
+    case WorkloadType::Connect:
+      run_connect();
       break;
   }
 }
@@ -412,6 +420,28 @@ void Application::run_flows() {
     counters_.latency.record(core::now_ps() - t0);
     counters_.first_byte_sum_ps += first - t0;
     sockets_.close(ctx_, s);
+    if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
+  }
+}
+
+// Connection setup as fast as one process can: socket, connect, close, again (SocksDirect's
+// connection-creation test). A process per core (workload.processes) measures the rate per core.
+void Application::run_connect() {
+  for (std::uint64_t done = 0; !stopped() && (workload_.flows == 0 || done < workload_.flows);
+       ++done) {
+    const core::TimePs t0 = core::now_ps();
+    const int s = sockets_.socket(ctx_);
+    if (s < 0) return fail("socket() failed");
+    if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+        e != SockError::Ok) {
+      sockets_.close(ctx_, s);
+      return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+    }
+    ++counters_.transactions;
+    counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+    sockets_.close(ctx_, s, /*abortive=*/true);  // no TIME_WAIT: the TOE's contexts stay free
     if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
   }
 }

@@ -24,7 +24,9 @@ namespace vtoe::guest {
 // clients (guest/iperf3_server.h).
 // flows: short flows one after another, each a connection of its own (connect, request,
 // response, close), timed from connect() to the first and to the last response byte.
-enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows };
+// connect: connections set up and torn down one after another, nothing sent (the connection
+// setup rate; latency = connect() to established).
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows, Connect };
 // How a workload's messages travel (docs/guest.md, "Paths inside one host"): kernel sockets over
 // the TOE; a polled shared-memory ring pair (shared_memory[]); or the TOE channel mapped into
 // the process and polled, with no system call or interrupt (native and da).
@@ -95,7 +97,8 @@ class Application : public core::Module {
   void run_server(bool echo);
   void run_iperf3();
   void run_flows();
-  void run_shm();  // workload.path shm: rpc, tcp_tx, echo, sink over the shared rings
+  void run_shm();
+  void run_connect();  // workload.path shm: rpc, tcp_tx, echo, sink over the shared rings
   int listen_on_port();  // a socket listening on workload.port, or -1 (the run failed)
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its

@@ -235,7 +235,7 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   return n;
 }
 
-void SocketLayer::close(Ctx& ctx, int s) {
+void SocketLayer::close(Ctx& ctx, int s, bool abortive) {
   enter(ctx);
   Socket* so = get(s);
   if (!so || so->user_closed) return;
@@ -246,7 +246,8 @@ void SocketLayer::close(Ctx& ctx, int s) {
     // overtake them and their data would be refused after the FIN. Wait until the TOE has taken
     // every send context (their data is then in its send buffer, and goes out before the FIN).
     while (so->tx_done != so->tx_tail && so->err == SockError::Ok && !so->closed) block(ctx, *so);
-    if (!so->released) command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
+    if (!so->released)
+      command(ctx, *so, abortive ? toe::CmdOp::Abort : toe::CmdOp::Close, 0, 0, 0, false);
   }
   so->closed = true;
   --so->waiters;

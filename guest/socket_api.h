@@ -62,7 +62,9 @@ class SocketLayer : public core::Module {
   // interrupt on the next packet (paper §2.2); otherwise the TOE tells the host when the kernel
   // buffer is full (or its notification timer expires), which costs far fewer interrupts.
   std::size_t recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate = true);
-  void close(Ctx& ctx, int s);
+  // abortive: a reset instead of a FIN (SO_LINGER 0), so no TIME_WAIT holds the connection's
+  // context in the TOE (a connection-rate benchmark's client closes so).
+  void close(Ctx& ctx, int s, bool abortive = false);
   SockError error(int s) const;
 
   void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread

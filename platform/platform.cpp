@@ -72,6 +72,9 @@ bool peer_app_for(const guest::Workload& w, tcpip::Ipv4 vm_address, net::PeerApp
       app.request_size = w.message_size;
       app.response_size = w.response_size;
       return true;
+    case guest::WorkloadType::Connect:  // connections accepted, nothing sent
+      app.type = net::PeerAppType::Sink;
+      return true;
     case guest::WorkloadType::Cpu:
     case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
     case guest::WorkloadType::Echo:
@@ -499,7 +502,8 @@ void Platform::build_guests() {
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
                        w.type == guest::WorkloadType::TcpRx ||
-                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
+                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows ||
+                       w.type == guest::WorkloadType::Connect;
     // A peer that is another VM on this TOE: the connection stays inside it (toe.loopback).
     int peer_vm = -1;
     for (std::size_t j = 0; talks && !w.peer.empty() && j < vms_; ++j)
@@ -552,7 +556,7 @@ void Platform::build_guests() {
     // Its processes, and the cores they run on (round robin over vms[].pin, default all cores).
     if (w.processes > 1 && w.type != guest::WorkloadType::TcpTx &&
         w.type != guest::WorkloadType::Rpc && w.type != guest::WorkloadType::Flows &&
-        w.type != guest::WorkloadType::Cpu)
+        w.type != guest::WorkloadType::Connect && w.type != guest::WorkloadType::Cpu)
       throw ConfigError(cfg_.where(p + "workload.processes"), p + "workload.processes",
                         std::string("several processes run tcp_tx, rpc, flows or cpu; ") +
                             guest::to_string(w.type) +

@@ -74,3 +74,18 @@ def test_a_user_space_channel_under_de_is_refused(vtoe):
                     "--set", "vms.0.workload.path=user", check=False)
     assert proc.returncode != 0
     assert "vms.0.workload.path" in proc.stderr and "architecture da" in proc.stderr, proc.stderr
+
+
+def test_connect_workload_sets_up_connections_and_scales_with_cores(vtoe):
+    """Issue 30 item 4: connections set up and reset one after another, per process and core."""
+    rate = {}
+    for n in [1, 2]:
+        res, _ = vtoe.scenario("scenarios/native/rpc.yaml", "vms.0.workload.type=connect",
+                               "duration=6ms", "warmup=2ms", f"platform.cores={n}",
+                               f"vms.0.workload.processes={n}")
+        vm = res["vms"][0]
+        assert vm["error"] == ""
+        assert vm["latency"]["kind"] == "connection_setup"
+        rate[n] = vm["transactions"] / res["measured_s"]
+    assert rate[1] > 50_000  # far more than the TOE's 256 contexts: none is held in TIME_WAIT
+    assert rate[2] > 1.6 * rate[1], rate
