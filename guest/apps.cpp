@@ -301,6 +301,9 @@ void Application::run_server(bool echo) {
     while (workload_.workers && idle_.empty() && workers_.size() >= workload_.workers)
       sc_core::wait(worker_idle_ev_);
     const int s = sockets_.accept(ctx_, ls);
+    // A client that reset its connection before it was accepted (a connection-rate client's
+    // abortive close) is no server failure.
+    if (s == static_cast<int>(SockError::Reset)) continue;
     if (s < 0) return fail("accept() failed with error " + std::to_string(s));
     ++counters_.transactions;  // connections served
     if (!idle_.empty()) {

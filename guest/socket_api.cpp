@@ -48,12 +48,12 @@ void SocketLayer::block(Ctx& ctx, Socket& so) {
   ++blocked_;
   if (params_.user_space) {
     // No sleeping: one turn of the poll loop over the channel's completion queue; the caller
-    // looks at the socket again. A server's acceptor is not a hot loop: it looks every
-    // microsecond (or when another process's polling delivered its connection), not to take
-    // the core from the processes that serve connections.
+    // looks at the socket again. A server's acceptor is not a hot loop: it looks every 20
+    // microseconds (or when another process's polling delivered its connection), not to take
+    // the core, and two process switches a turn, from the processes that serve connections.
     if (so.accepting) {
       ++so.waiters;
-      sc_core::wait(sc_core::sc_time(1, sc_core::SC_US), so.ev);
+      sc_core::wait(sc_core::sc_time(20, sc_core::SC_US), so.ev);
       --so.waiters;
     }
     core_.execute(ctx, costs_.poll, CycleClass::GuestUser);

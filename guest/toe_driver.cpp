@@ -64,6 +64,13 @@ class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
   }
   void wait_for_space() override {
     ++d_.ring_full_;
+    if (d_.params_.polled) {
+      // Nobody else drains a polled channel's ECQ (the TOE may wait for room there before it
+      // takes more contexts): one turn of the poll loop, then look at the head again.
+      d_.core_.execute(ctx_, d_.costs_.poll, CycleClass::GuestUser);
+      d_.drain(ctx_, *this);
+      return;
+    }
     sc_core::wait(d_.ring_space_ev_);
   }
   void posted() override { ++d_.posted_; }
@@ -112,14 +119,20 @@ void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
 
 std::uint32_t ToeDriver::poll(cpu::Core::Context& ctx) {
   if (!rings_.started()) return 0;
-  if (polls_) ++*polls_;
   lock_rings();
   RingAccess access(*this, ctx);
+  const std::uint32_t n = drain(ctx, access);
+  unlock_rings();
+  return n;
+}
+
+// The rings' lock is held (deliveries post nothing).
+std::uint32_t ToeDriver::drain(cpu::Core::Context& ctx, toe::HostRingDriver::Access& access) {
+  if (polls_) ++*polls_;
   std::vector<toe::EcqDesc> taken;
   toe::EcqDesc d;
   while (rings_.next_completion(access, d)) taken.push_back(d);
   if (!taken.empty()) rings_.release_completions(access);
-  unlock_rings();
   if (taken.empty()) return 0;
   completions_ += taken.size();
   core_.execute(ctx, costs_.ecq_entry * static_cast<double>(taken.size()), CycleClass::GuestUser);

@@ -57,6 +57,8 @@ class ToeDriver : public core::Module {
   // it costs no cycles here). Uncontended it takes no simulated time.
   void lock_rings();
   void unlock_rings();
+  // Polled channel: takes the ECQ's completions and delivers them (the rings' lock held).
+  std::uint32_t drain(cpu::Core::Context& ctx, toe::HostRingDriver::Access& access);
   void isr_thread();
   void kthread();
 
