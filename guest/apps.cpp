@@ -122,6 +122,15 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "copy: shm remaps their pages, socket and user let the TOE's DMA read and "
                      "write the pinned user pages (guest.costs.page_remap per 4 KiB page)",
                      [](W& w) -> auto& { return w.zero_copy; }),
+      core::param<W>(ParamKind::Uint, "vms[].workload.active", "0",
+                     "rpc: processes that send requests; the others (index >= active) connect "
+                     "and wait for work that never comes, idle co-located workers. 0 = all",
+                     [](W& w) -> auto& { return w.active; }),
+      core::param<W>(ParamKind::Bool, "vms[].workload.cooperative", "false",
+                     "rpc, path user, processes on one core: user-level threads of one process "
+                     "that hand the core to each other when a poll finds nothing "
+                     "(guest.costs.coop_switch), instead of kernel processes",
+                     [](W& w) -> auto& { return w.cooperative; }),
       core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
@@ -154,19 +163,51 @@ const char* to_string(WorkloadType type) {
   return "?";
 }
 
+void CoopGroup::acquire() {
+  if (!held) {
+    held = true;
+    return;
+  }
+  sc_core::sc_event mine;
+  waiting.push_back(&mine);
+  sc_core::wait(mine);  // handed over by release(): held stays true
+}
+
+void CoopGroup::release() {
+  if (waiting.empty()) {
+    held = false;
+    return;
+  }
+  sc_core::sc_event* next = waiting.front();
+  waiting.pop_front();
+  next->notify(sc_core::SC_ZERO_TIME);
+}
+
 Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
-                         SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)
+                         SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs,
+                         std::uint32_t index, CoopGroup* group)
     : core::Module(name),
       workload_(workload),
+      index_(index),
+      group_(group),
       sockets_(sockets),
       core_(core),
-      ctx_(core.add_context(std::string(this->name()), 2, owner)),
+      ctx_(group && group->ctx ? *group->ctx
+                               : core.add_context(std::string(this->name()), 2, owner)),
       costs_(costs),
       server_processes_(stats_.counter("server_processes",
                                        "sink, echo: server processes started (workload.workers "
                                        "bounds them)")),
       iperf3_(this->name(), workload_, sockets_, core_, ctx_, owner, costs_, counters_) {
+  if (group_ && !group_->ctx) group_->ctx = &ctx_;
   SC_THREAD(run);
+}
+
+void Application::yield() {
+  if (!group_ || group_->waiting.empty()) return;
+  group_->release();
+  group_->acquire();
+  core_.execute(ctx_, costs_.coop_switch, CycleClass::GuestUser);
 }
 
 bool Application::stopped() const {
@@ -358,6 +399,12 @@ void Application::serve(Worker& w) {
 }
 
 void Application::run_rpc() {
+  // A cooperative thread runs only while it holds its process's token; a poll that finds
+  // nothing hands it on (SocketLayer's idle hook, set for this thread's waits).
+  if (group_) {
+    group_->acquire();
+    sockets_.set_idle_hook([this] { yield(); });
+  }
   // All connections first (pre-established), then requests on each in turn.
   std::vector<int> conns;
   for (std::uint32_t i = 0; i < workload_.connections; ++i) {
@@ -368,6 +415,17 @@ void Application::run_rpc() {
       return fail("connect() failed with error " + std::to_string(static_cast<int>(e)) +
                   " on connection " + std::to_string(i + 1));
     conns.push_back(s);
+  }
+  if (workload_.active && index_ >= workload_.active) {
+    // An idle worker: connected, with nothing to do. A kernel process sleeps in recv(); a
+    // cooperative thread is parked without the token. Neither costs the core anything.
+    if (group_) {
+      group_->release();
+      sc_core::wait(worker_idle_ev_);  // never notified for an rpc process
+    }
+    std::uint8_t b = 0;
+    sockets_.recv(ctx_, conns.front(), &b, 1);
+    return;
   }
   std::vector<std::uint8_t>& req = buffer_;
   req.assign(workload_.message_size, 0x5a);

@@ -55,6 +55,22 @@ struct Workload {
   core::TimePs gap_ps = 0;        // flows: from a flow's close to the next connect()
   Path path = Path::Socket;
   bool zero_copy = false;  // large messages by page remapping / DMA from pinned user pages
+  // rpc: processes with an index >= active connect and then wait for work that never comes
+  // (idle co-located workers); 0 = all active.
+  std::uint32_t active = 0;
+  // rpc, path user: the processes are user-level threads of one process that switch
+  // cooperatively (guest.costs.coop_switch) when a poll finds nothing, SocksDirect's co-located
+  // workers; idle ones are parked and cost nothing.
+  bool cooperative = false;
+};
+
+// The threads of a cooperative process: one runs at a time, holding the token.
+struct CoopGroup {
+  cpu::Core::Context* ctx = nullptr;  // the one process they all run as
+  bool held = false;
+  std::deque<sc_core::sc_event*> waiting;  // threads ready to run, first come first served
+  void acquire();
+  void release();
 };
 
 // The scenario keys of a VM's workload ("vms[].workload.*"), bound to Workload's members; peer_ip
@@ -77,8 +93,11 @@ struct AppCounters {
 class Application : public core::Module {
  public:
   SC_HAS_PROCESS(Application);
+  // `index`: which of the workload's processes it is; `group`: the cooperative process it is a
+  // thread of (null: a process of its own).
   Application(const sc_core::sc_module_name& name, const Workload& workload, SocketLayer& sockets,
-              cpu::Core& core, int owner, const GuestCosts& costs);
+              cpu::Core& core, int owner, const GuestCosts& costs, std::uint32_t index = 0,
+              CoopGroup* group = nullptr);
 
   // workload.path shm: the region [addr, addr + bytes) of `view` (this VM's mapping of it); the
   // first VM of shared_memory[].vms writes the first half's ring and reads the second's.
@@ -115,7 +134,11 @@ class Application : public core::Module {
   bool stopped() const;
   void fail(const std::string& why);
 
+  void yield();  // cooperative: let a ready thread run, then wait for the token again
+
   Workload workload_;
+  std::uint32_t index_ = 0;
+  CoopGroup* group_ = nullptr;
   SocketLayer& sockets_;
   cpu::Core& core_;
   cpu::Core::Context& ctx_;

@@ -29,6 +29,8 @@ struct GuestCosts {
   // messages of at least remap_threshold bytes.
   double page_remap = 1000;
   double remap_threshold = 8192;
+  // A switch between two user-level threads of one process (cooperative workers).
+  double coop_switch = 200;
 };
 
 }  // namespace vtoe::guest

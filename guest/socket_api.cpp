@@ -56,6 +56,11 @@ void SocketLayer::block(Ctx& ctx, Socket& so) {
       sc_core::wait(sc_core::sc_time(20, sc_core::SC_US), so.ev);
       --so.waiters;
     }
+    if (!idle_hooks_.empty()) {
+      const auto hook =
+          idle_hooks_.find(sc_core::sc_get_current_process_handle().get_process_object());
+      if (hook != idle_hooks_.end()) hook->second();
+    }
     core_.execute(ctx, costs_.poll, CycleClass::GuestUser);
     driver_.poll(ctx);
     return;

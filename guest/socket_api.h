@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <systemc>
@@ -68,6 +69,11 @@ class SocketLayer : public core::Module {
   SockError error(int s) const;
 
   void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread
+  // User space: called by the calling thread before each poll turn of a wait (a cooperative
+  // thread hands the core on there). Set per thread.
+  void set_idle_hook(std::function<void()> hook) {
+    idle_hooks_[sc_core::sc_get_current_process_handle().get_process_object()] = std::move(hook);
+  }
 
  private:
   struct Socket {
@@ -109,6 +115,7 @@ class SocketLayer : public core::Module {
   GuestCosts costs_;
   SocketParams params_;
   std::map<int, Socket> sockets_;
+  std::map<const sc_core::sc_object*, std::function<void()>> idle_hooks_;
   int next_id_ = 1;
   std::uint32_t next_cookie_ = 1;
   std::vector<std::uint8_t> bounce_;

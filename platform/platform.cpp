@@ -603,8 +603,13 @@ void Platform::check_path(std::size_t i, const guest::Workload& w, int peer_vm) 
       fail("path", "a user-space TOE channel needs a channel of the VM's own (toe.channels: " +
                        std::to_string(channels_) + " for " + std::to_string(vms_) + " VMs)");
   }
-  if (w.path != guest::Path::Shm) return;
   using T = guest::WorkloadType;
+  if (w.cooperative && (w.type != T::Rpc || w.path != guest::Path::User))
+    fail("cooperative", "cooperative threads are rpc processes of path user (they hand the core "
+                        "on when a poll finds nothing)");
+  if (w.cooperative && cfg_.get_uint("vms." + std::to_string(i) + ".vcpus") > 1)
+    fail("cooperative", "cooperative threads share one core: give the VM one vCPU");
+  if (w.path != guest::Path::Shm) return;
   if (w.type != T::Rpc && w.type != T::TcpTx && w.type != T::Echo && w.type != T::Sink)
     fail("path", std::string("path shm carries rpc, tcp_tx, echo and sink, not ") +
                      guest::to_string(w.type));

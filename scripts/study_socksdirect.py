@@ -48,6 +48,13 @@ ORDER = ["S", "U", "K"]  # the paper's: shared memory < NIC hairpin / RDMA < ker
 SIZES = [8, 512, 8192, 65536, 1048576]
 QUICK_SIZES = [8, 8192, 1048576]
 PAIRS = [1, 2, 3]  # da gives each VM a TOE channel of its own: 7 VMs at most
+WORKERS = 4  # co-located workers on the client's core (SD6), of which ACTIVE send
+ACTIVE = [1, 2, 4]
+# SD6 paths: the client's; the server is a kernel-socket echo in every case (its idle workers
+# sleep), so the client's way of sharing its core is the difference.
+SHARE = {"K": {"path": "socket", "cooperative": False},
+         "U": {"path": "user", "cooperative": False},
+         "UC": {"path": "user", "cooperative": True}}
 
 
 def window(size, quick):
@@ -70,8 +77,9 @@ def scenario(point, quick):
     size = point.get("size", 8)
     duration, warmup = window(size, quick)
     base["duration"], base["warmup"] = duration, warmup
-    client_type = {"rtt": "rpc", "stream": "tcp_tx", "connect": "connect"}[point["kind"]]
-    server_type = "echo" if point["kind"] == "rtt" else "sink"
+    client_type = {"rtt": "rpc", "stream": "tcp_tx", "connect": "connect",
+                   "share": "rpc"}[point["kind"]]
+    server_type = "echo" if point["kind"] in ("rtt", "share") else "sink"
     pairs = point.get("pairs", 1)
     vms, regions = [], []
     for i in range(pairs):
@@ -87,6 +95,12 @@ def scenario(point, quick):
     base["platform"] = {"cores": 2 * pairs}
     if point["kind"] == "connect":
         base["vms"][1]["workload"]["path"] = "socket" if path["path"] == "socket" else "user"
+    if point["kind"] == "share":
+        client, server = base["vms"][0]["workload"], base["vms"][1]["workload"]
+        client.update(SHARE[point["share"]])
+        client.update({"processes": point["workers"], "active": point["active"],
+                       "zero_copy": False})
+        server.update({"path": "socket", "zero_copy": False})
     return base
 
 
@@ -124,10 +138,14 @@ def grid(quick):
     points += [{"kind": "rtt", "path": p, "size": 8, "pairs": n} for p in ("S", "U")
                for n in PAIRS if n > 1]
     points += [{"kind": "connect", "path": p} for p in ("K", "U")]
+    points += [{"kind": "share", "path": "K", "share": c, "workers": k, "active": a}
+               for c in SHARE for k, a in [(1, 1)] + [(WORKERS, a) for a in ACTIVE]]
     return points
 
 
 def key(p):
+    if p["kind"] == "share":
+        return ("share", p["share"], p["workers"], p["active"])
     return (p["kind"], p["path"], p.get("size", 8), p.get("pairs", 1))
 
 
@@ -202,11 +220,26 @@ def analyse(runs):
                     f"({conn['U'] / conn['K']:.2f}x)",
                     "U > K (vtoe has no monitor-based setup yet: the TOE sets connections up "
                     "for both)", "shape", conn["U"] > conn["K"]))
+    def share(c, k, a):
+        return r[("share", c, k, a)]["latency"]["p50_us"]
+
+    alone = share("UC", 1, 1)
+    coop = [share("UC", WORKERS, a) for a in ACTIVE]
+    kern = [share("K", WORKERS, a) for a in ACTIVE]
+    rows.append(row("S12", "Idle co-located workers cost nothing; latency grows with active "
+                           "ones and stays below the kernel's (004:201-205)",
+                    "figure only (sharecore-lat)",
+                    f"{WORKERS} workers, p50 us by active {ACTIVE}: cooperative "
+                    + ", ".join(f"{v:.2f}" for v in coop) + f" (alone {alone:.2f}); kernel "
+                    + ", ".join(f"{v:.2f}" for v in kern) + "; polling without cooperation "
+                    + ", ".join(f"{share('U', WORKERS, a):.2f}" for a in ACTIVE),
+                    "cooperative: 1 active of 4 <= 1.05 x alone, all active > 1 active, below "
+                    "the kernel's at every count", "shape",
+                    coop[0] <= 1.05 * alone and coop[-1] > coop[0] and
+                    all(c < k for c, k in zip(coop, kern))))
     for rid, claim in (("S8", "One queue multiplexes connections: no drop with their number "
                               "(004:85, 183-185)"),
-                       ("S9", "RDMA falls off past 512 connections (NIC cache, 004:185)"),
-                       ("S12", "Idle co-located workers cost nothing; latency grows with active "
-                               "ones (004:201-205)")):
+                       ("S9", "RDMA falls off past 512 connections (NIC cache, 004:185)")):
         rows.append(row(rid, claim, "stated", "-", "not run yet (docs/studies-socksdirect.md)",
                         "not checkable", None))
     rows.append(row("-", "Absolute numbers (0.3 us, 23 M msg/s, 306 M msg/s), inter-host "
@@ -253,6 +286,15 @@ def tables(runs):
     for p in ("S", "U"):
         lines.append(f"| {p} | " + " | ".join(
             f"{r[('rtt', p, 8, n)]['msgs_per_s'] / 1e6:.3f} M" for n in PAIRS) + " |")
+    lines += ["", f"## Co-located workers: {WORKERS} rpc processes on the client's core "
+              "(p50 round trip µs [p99])", "",
+              "| Client | alone | " + " | ".join(f"{a} active" for a in ACTIVE) + " |",
+              "|---|---|" + "---|" * len(ACTIVE)]
+    for c in SHARE:
+        cells = [r[("share", c, 1, 1)]["latency"]] + [r[("share", c, WORKERS, a)]["latency"]
+                                                      for a in ACTIVE]
+        lines.append(f"| {c} | " + " | ".join(f"{x['p50_us']:.2f} [{x['p99_us']:.2f}]"
+                                              for x in cells) + " |")
     lines += ["", "## Connection setup (connect workload, one core)", "",
               "| Path | connections/s | setup p50 (µs) |", "|---|---|---|"]
     for p in ("K", "U"):

@@ -89,3 +89,17 @@ def test_connect_workload_sets_up_connections_and_scales_with_cores(vtoe):
         rate[n] = vm["transactions"] / res["measured_s"]
     assert rate[1] > 50_000  # far more than the TOE's 256 contexts: none is held in TIME_WAIT
     assert rate[2] > 1.6 * rate[1], rate
+
+
+@pytest.mark.parametrize("sets,words", [
+    (["vms.0.workload.cooperative=true"], "path user"),
+    (["vms.0.workload.cooperative=true", "vms.0.workload.path=user", "vms.0.vcpus=2",
+      "vms.0.pin=0,1", "vms.1.pin=0"], "one vCPU"),
+])
+def test_cooperative_threads_that_cannot_share_a_core_are_refused(vtoe, sets, words):
+    args = ["run", LOOP, "--quiet", "--out", vtoe.tmp / "bad", "--set", "platform.cores=2"]
+    for s in sets:
+        args += ["--set", s]
+    proc = vtoe.run(*args, check=False)
+    assert proc.returncode != 0
+    assert "vms.0.workload.cooperative" in proc.stderr and words in proc.stderr, proc.stderr
