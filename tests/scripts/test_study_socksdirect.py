@@ -29,7 +29,7 @@ def study(tmp_path_factory):
 
 def runs_of(study):
     summary = json.loads((study / "summary.json").read_text())
-    point_keys = ("kind", "path", "size", "pairs")
+    point_keys = ("kind", "path", "size", "pairs", "share", "workers", "active")
     return [({k: r[k] for k in point_keys if k in r},
              {k: v for k, v in r.items() if k not in point_keys}) for r in summary["runs"]]
 
