@@ -92,6 +92,7 @@ studies: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_miniproxy.py --jobs $(JOBS)
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_haas.py --jobs $(JOBS)
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_socksdirect.py --jobs $(JOBS)
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_virttas.py --jobs $(JOBS)
 
 bench: build
 	bench/run_bench.sh $(VTOE)

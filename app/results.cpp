@@ -58,7 +58,21 @@ ordered_json cores_section(Platform& p) {
     busy += b;
     per.push_back(rounded(b, 6));
   }
-  return {{"allocated", p.core_count()}, {"busy", rounded(busy, 4)}, {"busy_per_core", per}};
+  ordered_json c = {
+      {"allocated", p.core_count()}, {"busy", rounded(busy, 4)}, {"busy_per_core", per}};
+  if (p.software_stack()) {
+    // A polling stack's cores spin when they have no frame: busy whole, as the host sees them.
+    double polled = busy;
+    const bool polls =
+        p.software_stack_mode() == "tas_vm" || p.software_stack_mode() == "tas_shared";
+    const std::size_t dedicated = p.stack_cores().size() - (p.stack_has_vswitch() ? 1 : 0);
+    for (std::size_t n = 0; polls && n < dedicated; ++n)
+      polled += 1.0 - per[p.stack_cores()[n]].get<double>();
+    c["software_stack"] = {{"mode", p.software_stack_mode()},
+                           {"dedicated_cores", p.stack_cores()},
+                           {"busy_polling", rounded(polled, 4)}};
+  }
+  return c;
 }
 
 ordered_json vm_exits(Platform& p, std::size_t i, const Window& w) {
@@ -470,7 +484,8 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
   const Window w{base, now, measured_s};
   ordered_json r = run_section(p, measured_s);
   r["vms"] = vms_section(p, w);
-  if (p.core_count() > 1) r["cores"] = cores_section(p);  // one core: as before
+  if (p.core_count() > 1 || p.software_stack())
+    r["cores"] = cores_section(p);  // one core without a software stack: as before
   r["toe"] = toe_section(p, w);
   r["channels"] = channels_section(p, w);
   r["links"] = links_section(p);

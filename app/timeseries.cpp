@@ -49,9 +49,15 @@ TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
         "toe.retransmits_count", "peer.retransmits_count", "toe.rx_fifo_drops_count",
         "toe.ooo_segments_count", "dram.utilization_share"})
     columns_.push_back(k);
+  // A multi-core host: each core's busy share (the columns above are core 0's), last so that a
+  // one-core run's columns stay as they were.
+  if (p.core_count() > 1)
+    for (std::size_t k = 0; k < p.core_count(); ++k)
+      columns_.push_back("core." + std::to_string(k) + ".busy_share");
   for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
   out_ << "\n";
   busy_carry_.assign(p.vm_count() * 3, 0);
+  core_idle_carry_.assign(p.core_count() > 1 ? p.core_count() : 0, 0);
   sendq_carry_.assign(static_cast<std::size_t>(p.toe().channel_count()), 0);
   if (p.vtoe_manager()) vsendq_carry_.assign(p.vm_count(), 0);
   last_ = read();
@@ -81,7 +87,7 @@ TimeSeries::Totals TimeSeries::read() {
   t.ppm_tx = toe.ppm().tx_busy_ps();
   t.ppm_rx = toe.ppm().rx_busy_ps();
   t.retransmits = toe.ppm().stack().stats().retransmits;
-  if (!p_.netvp()) t.peer_retransmits = p_.peer().stack().stats().retransmits;
+  if (!p_.netvp() && p_.has_peer()) t.peer_retransmits = p_.peer().stack().stats().retransmits;
   t.rx_fifo_drops = toe.ppm().stats().counter("rx_fifo_drops").value();
   t.ooo_segments = toe.ppm().stack().stats().ooo_segments;
   for (int c = 0; c < toe.channel_count(); ++c)
@@ -94,6 +100,8 @@ TimeSeries::Totals TimeSeries::read() {
           vsendq_carry_[s] + m->vsendq_occupancy(static_cast<int>(s)).area(t.time_ps);
   }
   t.ccb_area = ccb_carry_ + toe.ccb().stats().accumulator("occupancy").area(t.time_ps);
+  for (std::size_t k = 0; k < core_idle_carry_.size(); ++k)
+    t.core_idle.push_back(core_idle_carry_[k] + p_.core(k).idle_ps());
   return t;
 }
 
@@ -110,6 +118,8 @@ void TimeSeries::before_baseline() {
     for (std::size_t s = 0; s < vsendq_carry_.size(); ++s)
       vsendq_carry_[s] += m->vsendq_occupancy(static_cast<int>(s)).area(now);
   ccb_carry_ += p_.toe().ccb().stats().accumulator("occupancy").area(now);
+  for (std::size_t k = 0; k < core_idle_carry_.size(); ++k)
+    core_idle_carry_[k] += p_.core(k).idle_ps();
 }
 
 void TimeSeries::sample() {
@@ -162,6 +172,8 @@ void TimeSeries::sample() {
   row.push_back(static_cast<double>(now.rx_fifo_drops - a.rx_fifo_drops));
   row.push_back(static_cast<double>(now.ooo_segments - a.ooo_segments));
   row.push_back(share(now.dram_busy, a.dram_busy));
+  for (std::size_t k = 0; k < now.core_idle.size(); ++k)
+    row.push_back(1.0 - share(now.core_idle[k], a.core_idle[k]));
   if (out_.is_open()) {
     char buf[32];
     for (std::size_t i = 0; i < row.size(); ++i) {

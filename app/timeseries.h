@@ -36,6 +36,7 @@ class TimeSeries {
     std::uint64_t rx_fifo_drops = 0, ooo_segments = 0;  // the PPM's receive FIFO; the TOE's stack
     std::vector<double> sendq_area, vsendq_area;  // per channel, per VM under device emulation
     double ccb_area = 0;
+    std::vector<std::uint64_t> core_idle;  // multi-core hosts: per core, idle time
   };
   Totals read();
 
@@ -46,6 +47,7 @@ class TimeSeries {
   // CPU time accounted before the baseline reset it, per VM and class, and idle.
   std::vector<std::uint64_t> busy_carry_;
   std::uint64_t idle_carry_ = 0;
+  std::vector<std::uint64_t> core_idle_carry_;  // multi-core hosts: per core
   // Time-weighted levels restart at the baseline: their area up to it.
   std::vector<double> sendq_carry_, vsendq_carry_;
   double ccb_carry_ = 0;

@@ -12,7 +12,7 @@ set(VTOE_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/vtoe)
 set(VTOE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/vtoe)
 
 # library target -> vtoe::<name>
-set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm toe hypervisor guest netvp config
+set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm toe stack hypervisor guest netvp config
                   platform)
 set(vtoe_export_targets)
 foreach(name ${vtoe_exported})
@@ -36,7 +36,7 @@ target_compile_features(vtoe_core INTERFACE cxx_std_${CMAKE_CXX_STANDARD})
 add_library(vtoe_models INTERFACE)
 set_target_properties(vtoe_models PROPERTIES EXPORT_NAME models)
 target_link_libraries(vtoe_models INTERFACE vtoe_core vtoe_tcpip vtoe_mem vtoe_gic vtoe_smmu
-                                            vtoe_net vtoe_cpu vtoe_toe)
+                                            vtoe_net vtoe_cpu vtoe_toe vtoe_stack)
 list(APPEND vtoe_export_targets vtoe_models)
 
 install(TARGETS ${vtoe_export_targets} EXPORT vtoeTargets

@@ -204,6 +204,11 @@ std::vector<Key> builtin_keys() {
               "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
               "pinned to one (vms[].pin; docs/cpu.md)")
           .range("1", "64"),
+      K::uint("platform.irq_core", "0",
+              "Native: the core that takes the TOE's interrupt and runs the driver's handler and "
+              "kernel thread (an IRQ affinity); de/da: 0 only (the hypervisor takes physical "
+              "interrupts on core 0)")
+          .range("0", "63"),
   });
   add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));
@@ -220,6 +225,44 @@ std::vector<Key> builtin_keys() {
   add(keys_of(netvp::netvp_params()));
   add(keys_of(net::ethernet_link_params()));
   add(keys_of(net::peer_client_params()));
+  add({
+      K::enumeration("software_stack.mode", {"none", "kernel", "tas_vm", "tas_shared"}, "none",
+                     "A software TCP/IP stack's work on the cores (issue 29; "
+                     "docs/software-stack.md): none = the TOE offloads it; kernel = each VM's "
+                     "kernel stack on its own cores (vCPUs) over a plain NIC; tas_vm = a polling "
+                     "user-space stack on dedicated cores per VM (software_stack.cores); "
+                     "tas_shared = one polling fast path on host cores shared by every VM "
+                     "(software_stack.cores). The protocol engine stays the TOE's: set toe.ppm.* "
+                     "small for a plain NIC"),
+      K::real("software_stack.tx_cycles", "2000",
+              "Stack cycles per frame sent (TCP/IP output, queueing to the NIC)")
+          .range("0", "1e9"),
+      K::real("software_stack.rx_cycles", "2500",
+              "Stack cycles per frame received (NIC completion, TCP/IP input, socket wake-up)")
+          .range("0", "1e9"),
+      K::real("software_stack.cycles_per_byte", "0",
+              "Stack cycles per frame byte either way (0: checksums offloaded; the socket "
+              "layer's copies are guest.costs.copy_per_byte*)")
+          .range("0", "1e6"),
+      K::string("software_stack.cores", "",
+                "tas_vm: the dedicated stack cores, comma separated, split evenly over the VMs "
+                "in VM order; tas_shared: the shared fast path's cores; kernel: none (the "
+                "stack runs on each VM's own cores)")
+          .validate(require_index_list, "comma-separated core numbers"),
+      K::integer("software_stack.vswitch_core", "-1",
+                 "de/da: core of the virtual switch that copies and demultiplexes every frame "
+                 "of a VM between the NIC and the VMs; -1 = none")
+          .range("-1", "63"),
+      K::real("software_stack.vswitch_cycles", "1000",
+              "Virtual switch cycles per frame (classify, look up, demultiplex to a VM)")
+          .range("0", "1e9"),
+      K::real("software_stack.vswitch_cycles_per_byte", "0.5",
+              "Virtual switch cycles per frame byte (the copy between NIC and VM buffers)")
+          .range("0", "1e6"),
+      K::uint("software_stack.queue", "1024",
+              "Frames queued per stack or switch lane; one more is dropped (a full ring)")
+          .range("1", "1000000"),
+  });
   add({
       K::string("network.peer_ip", "10.0.0.2", "IPv4 address of the peer host")
           .validate(require_ipv4, "IPv4 address"),

@@ -356,8 +356,10 @@ void Application::run_server(bool echo) {
     }
     Worker& w = workers_.emplace_back();
     const std::string name = "worker" + std::to_string(workers_.size());
-    w.ctx =
-        &core_.add_context(std::string(this->name()) + "." + name, ctx_.priority(), ctx_.domain());
+    cpu::Core& on = worker_cores_.empty()
+                        ? core_
+                        : *worker_cores_[(workers_.size() - 1) % worker_cores_.size()];
+    w.ctx = &on.add_context(std::string(this->name()) + "." + name, ctx_.priority(), ctx_.domain());
     w.buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
     w.sock = s;
     w.echo = echo;

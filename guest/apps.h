@@ -106,6 +106,9 @@ class Application : public core::Module {
 
   const AppCounters& counters() const { return counters_; }
   const Workload& workload() const { return workload_; }
+  // sink, echo: the cores its per-connection server processes go to, round robin (a VM with
+  // several vCPUs); empty = the application's own core.
+  void set_worker_cores(std::vector<cpu::Core*> cores) { worker_cores_ = std::move(cores); }
 
  private:
   void run();
@@ -141,6 +144,7 @@ class Application : public core::Module {
   CoopGroup* group_ = nullptr;
   SocketLayer& sockets_;
   cpu::Core& core_;
+  std::vector<cpu::Core*> worker_cores_;
   cpu::Core::Context& ctx_;
   GuestCosts costs_;
   AppCounters counters_;

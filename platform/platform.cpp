@@ -124,6 +124,7 @@ Platform::Platform(const Config& cfg, bool network_outside)
   }
   build_guests();
   build_shared_memory();
+  build_software_stack();
   build_network();
 }
 
@@ -470,6 +471,7 @@ std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
 }
 
 void Platform::build_guests() {
+  const std::size_t irq = irq_core();  // checked under every architecture
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
   if (const double hz = cfg_.get_freq("guest.tick");
       hz > 0 && static_cast<double>(cfg_.get_time("guest.tick_phase")) >= 1e12 / hz)
@@ -575,7 +577,7 @@ void Platform::build_guests() {
       gp.workloads.push_back(w);
       app_cores.push_back(&core(pin[n % pin.size()]));
     }
-    cpu::Core& os_core = arch_ == Architecture::Native ? *core_ : core(pin.front());
+    cpu::Core& os_core = arch_ == Architecture::Native ? core(irq) : core(pin.front());
     const std::string name = cfg_.get_string(p + "name");
     vm_names_.push_back(name);
     cpu::RegisterPort& regs = hyp_ ? hyp_->register_port(static_cast<int>(i))
@@ -585,6 +587,13 @@ void Platform::build_guests() {
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
     guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(),
                                                        gp, regs, irq, timer, app_cores));
+    // A server VM with several vCPUs serves its connections on all of them, round robin.
+    if (arch_ != Architecture::Native && !moving && pin.size() > 1 &&
+        (w.type == guest::WorkloadType::Sink || w.type == guest::WorkloadType::Echo)) {
+      std::vector<cpu::Core*> vcpu_cores;
+      for (std::size_t k : pin) vcpu_cores.push_back(&core(k));
+      guests_.back()->apps().front()->set_worker_cores(std::move(vcpu_cores));
+    }
   }
 }
 
@@ -753,6 +762,134 @@ void Platform::build_shared_memory() {
   }
 }
 
+// platform.irq_core: the core that takes the TOE's interrupt. Natively the driver's handler and
+// kernel thread run there (an IRQ affinity); under de/da the hypervisor takes physical
+// interrupts on core 0 (one GIC CPU interface in the model).
+std::size_t Platform::irq_core() const {
+  const std::string key = "platform.irq_core";
+  const std::uint64_t k = cfg_.get_uint(key);
+  if (k >= core_count())
+    throw ConfigError(cfg_.where(key), key,
+                      "core " + std::to_string(k) +
+                          " does not exist (platform.cores: " + std::to_string(core_count()) + ")");
+  if (k != 0 && arch_ != Architecture::Native)
+    throw ConfigError(cfg_.where(key), key,
+                      "under de and da the hypervisor takes the TOE's interrupt on core 0 (the "
+                      "model has one GIC CPU interface); a VM's kernel runs on its vCPU 0");
+  return static_cast<std::size_t>(k);
+}
+
+// software_stack.*: the stack's lanes (docs/software-stack.md). The TOE's engine keeps the
+// protocol logic; the lanes hold each frame for its per-frame and per-byte work on a core.
+void Platform::build_software_stack() {
+  stack_mode_ = cfg_.get_string("software_stack.mode");
+  if (stack_mode_ == "none") return;
+  if (cfg_.get_string("network.peer") == "netvp")
+    throw ConfigError(cfg_.where("software_stack.mode"), "software_stack.mode",
+                      "a software stack is not modelled with network.peer: netvp");
+  stack::SoftwareStackParams sp;
+  sp.tx_cycles = cfg_.get_double("software_stack.tx_cycles");
+  sp.rx_cycles = cfg_.get_double("software_stack.rx_cycles");
+  sp.cycles_per_byte = cfg_.get_double("software_stack.cycles_per_byte");
+  sp.vswitch_cycles = cfg_.get_double("software_stack.vswitch_cycles");
+  sp.vswitch_cycles_per_byte = cfg_.get_double("software_stack.vswitch_cycles_per_byte");
+  sp.queue_frames = static_cast<std::uint32_t>(cfg_.get_uint("software_stack.queue"));
+  stack_ = std::make_unique<stack::SoftwareStack>("stack", sp);
+
+  const std::string cores_key = "software_stack.cores";
+  std::vector<std::size_t> own;  // the stack's dedicated cores
+  for (std::uint64_t k : config::parse_index_list(cfg_.get_string(cores_key))) {
+    if (k >= core_count())
+      throw ConfigError(cfg_.where(cores_key), cores_key,
+                        "core " + std::to_string(k) + " does not exist (platform.cores: " +
+                            std::to_string(core_count()) + ")");
+    own.push_back(static_cast<std::size_t>(k));
+  }
+  const std::string vswitch_key = "software_stack.vswitch_core";
+  const std::int64_t vswitch = cfg_.get_int(vswitch_key);
+  if (vswitch >= static_cast<std::int64_t>(core_count()))
+    throw ConfigError(cfg_.where(vswitch_key), vswitch_key,
+                      "core " + std::to_string(vswitch) +
+                          " does not exist (platform.cores: " + std::to_string(core_count()) + ")");
+  if (vswitch >= 0 && arch_ == Architecture::Native)
+    throw ConfigError(cfg_.where(vswitch_key), vswitch_key,
+                      "a native host has no virtual switch (de or da only)");
+  std::vector<std::size_t> apart = own;  // cores that run nothing but the stack or the switch
+  if (vswitch >= 0) apart.push_back(static_cast<std::size_t>(vswitch));
+  for (std::size_t i = 0; i < vms_; ++i) {
+    const std::string p = "vms." + std::to_string(i) + ".";
+    if (migrates(i))
+      throw ConfigError(cfg_.where(p + "migrate"), p + "migrate",
+                        "a VM under a software stack (software_stack.mode) does not migrate");
+    if (arch_ == Architecture::Native && cfg_.get_string(p + "pin").empty() && !apart.empty())
+      throw ConfigError(cfg_.where(p + "pin"), p + "pin",
+                        "set the cores of the VM's processes clear of the software stack's "
+                        "(software_stack.cores)");
+    for (std::size_t k : pin_of(i))
+      if (std::find(apart.begin(), apart.end(), k) != apart.end())
+        throw ConfigError(cfg_.where(p + "pin"), p + "pin",
+                          "core " + std::to_string(k) + " is the software stack's or the " +
+                              "virtual switch's (" + cores_key + ", " + vswitch_key +
+                              "): it runs nothing else");
+  }
+  const bool virtualized = arch_ != Architecture::Native;
+  // A lane on core k: a guest context of VM `vm` (the kernel's stack; natively every lane), or
+  // on a virtualized host's own cores a hypervisor context (it runs whatever VM is scheduled).
+  auto lane_on = [&](std::size_t k, const std::string& what, int vm, cpu::CycleClass cls,
+                     int charge) {
+    cpu::Core& c = core(k);
+    const std::string name = "stack." + what + ".cpu" + std::to_string(k);
+    cpu::Core::Context& ctx = virtualized && vm < 0
+                                  ? c.add_hypervisor_context(name, 1)
+                                  : c.add_context(name, 1, vm < 0 ? 0 : vm, /*io_wake=*/true);
+    return stack_->add_lane(c, ctx, cls, charge);
+  };
+  std::vector<int> shared;
+  if (stack_mode_ == "kernel") {
+    if (!own.empty())
+      throw ConfigError(cfg_.where(cores_key), cores_key,
+                        "the kernel stack runs on each VM's own cores; dedicated cores are for "
+                        "tas_vm and tas_shared");
+  } else if (stack_mode_ == "tas_vm") {
+    if (own.empty() || own.size() % vms_ != 0)
+      throw ConfigError(cfg_.where(cores_key), cores_key,
+                        std::to_string(own.size()) + " cores for " + std::to_string(vms_) +
+                            " VMs: tas_vm gives each VM the same number of dedicated cores");
+  } else if (own.empty()) {
+    throw ConfigError(cfg_.where(cores_key), cores_key,
+                      "tas_shared needs the shared fast path's cores");
+  } else {
+    for (std::size_t k : own)
+      shared.push_back(
+          lane_on(k, "shared", -1,
+                  virtualized ? cpu::CycleClass::Hypervisor : cpu::CycleClass::GuestKernel, -1));
+  }
+  for (std::size_t i = 0; i < vms_; ++i) {
+    std::vector<int> lanes;
+    const int vm = static_cast<int>(i);
+    const std::string tag = "vm" + std::to_string(i);
+    if (stack_mode_ == "kernel") {  // on the VM's vCPUs (natively: its processes' cores)
+      for (std::size_t k : pin_of(i))
+        lanes.push_back(lane_on(k, tag, vm, cpu::CycleClass::GuestKernel, -1));
+    } else if (stack_mode_ == "tas_vm") {  // user space: charged to the VM
+      const std::size_t per = own.size() / vms_;
+      for (std::size_t n = 0; n < per; ++n)
+        lanes.push_back(
+            lane_on(own[i * per + n], tag, virtualized ? -1 : vm, cpu::CycleClass::GuestUser, vm));
+    } else {
+      lanes = shared;
+    }
+    stack_->add_vm(vm_macs_.at(i), std::move(lanes));
+  }
+  if (vswitch >= 0)
+    stack_->set_vswitch(
+        lane_on(static_cast<std::size_t>(vswitch), "vswitch", -1, cpu::CycleClass::Hypervisor, -1));
+  stack_cores_ = apart;
+  stack_vswitch_ = vswitch >= 0;
+  toe_->mac().to_wire.bind(stack_->from_mac);
+  stack_->to_mac.bind(toe_->mac().from_wire);
+}
+
 void Platform::build_network() {
   if (network_outside_) return;  // the including scenario's topology links the TOE
   if (cfg_.get_string("network.peer") == "netvp") {
@@ -797,8 +934,8 @@ void Platform::build_network() {
   add_client_load(pp);
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
 
-  toe_->mac().to_wire.bind(link_->a_in);
-  link_->a_out.bind(toe_->mac().from_wire);
+  wire_out().bind(link_->a_in);
+  link_->a_out.bind(wire_in());
   peer_->mac().to_wire.bind(link_->b_in);
   link_->b_out.bind(peer_->mac().from_wire);
 }
@@ -895,7 +1032,7 @@ void Platform::build_topology() {
       add_client_load(hosts[h]);
       break;
     }
-  topology_->build(toe_->mac(), std::move(hosts));
+  topology_->build(wire_out(), wire_in(), std::move(hosts));
 }
 
 void Platform::enable_pcap(const std::string& dir) {

@@ -34,6 +34,7 @@
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
 #include "models/smmu/smmu.h"
+#include "models/stack/software_stack.h"
 #include "models/toe/toe.h"
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
@@ -83,6 +84,16 @@ class Platform {
   std::size_t core_count() const { return 1 + more_cores_.size(); }
   cpu::Core& core(std::size_t k) { return k == 0 ? *core_ : *more_cores_.at(k - 1); }
   toe::Toe& toe() { return *toe_; }
+  // Where the platform meets the wire: its TOE's MAC, or the software stack in front of it.
+  net::FramePort& wire_out() { return stack_ ? stack_->to_wire : toe_->mac().to_wire; }
+  net::FrameExport& wire_in() { return stack_ ? stack_->from_wire : toe_->mac().from_wire; }
+  // software_stack.mode other than none: the stack's lanes on the cores (nullptr: the TOE).
+  stack::SoftwareStack* software_stack() { return stack_.get(); }
+  const std::string& software_stack_mode() const { return stack_mode_; }
+  // The cores the software stack and virtual switch use on their own (tas_vm, tas_shared,
+  // vswitch), for results.
+  const std::vector<std::size_t>& stack_cores() const { return stack_cores_; }
+  bool stack_has_vswitch() const { return stack_vswitch_; }
   mem::Dram& dram() { return *dram_; }
   smmu::Smmu& smmu() { return *smmu_; }
   // The simulated far end (network.peer = sim), or the bridge to a real interface (netvp).
@@ -120,6 +131,8 @@ class Platform {
   void build_guests();
   void build_shared_memory();
   void check_path(std::size_t vm, const guest::Workload& w, int peer_vm) const;
+  void build_software_stack();
+  std::size_t irq_core() const;
   void build_network();
   void build_topology();
   net::PeerHostParams peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac, std::uint64_t buffer,
@@ -159,6 +172,10 @@ class Platform {
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
   std::unique_ptr<Topology> topology_;
+  std::unique_ptr<stack::SoftwareStack> stack_;
+  std::string stack_mode_ = "none";
+  std::vector<std::size_t> stack_cores_;  // dedicated stack cores, then the vswitch's
+  bool stack_vswitch_ = false;
   std::vector<Topology::Peer> vm_peer_;  // with a topology: whom each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;

@@ -516,7 +516,8 @@ Topology::Peer Topology::peer_of(std::size_t vm, const std::string& peer) const 
   return result;
 }
 
-void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params) {
+void Topology::build(net::FramePort& platform_out, net::FrameExport& platform_in,
+                     std::vector<net::PeerHostParams> host_params) {
   for (std::size_t h = 0; h < hosts_.size(); ++h) {
     Host& host = hosts_[h];
     net::PeerHostParams& hp = host_params.at(h);
@@ -543,10 +544,9 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
   auto to_wire = [&](const End& e) -> net::FramePort& {
     switch (e.kind) {
       case Kind::Platform:
-        return toe_mac.to_wire;
+        return platform_out;
       case Kind::Host:
-        if (hosts_[e.index].platform)
-          return hosts_[e.index].platform->platform->toe().mac().to_wire;
+        if (hosts_[e.index].platform) return hosts_[e.index].platform->platform->wire_out();
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .to_wire;
@@ -559,10 +559,9 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
   auto from_wire = [&](const End& e) -> net::FrameExport& {
     switch (e.kind) {
       case Kind::Platform:
-        return toe_mac.from_wire;
+        return platform_in;
       case Kind::Host:
-        if (hosts_[e.index].platform)
-          return hosts_[e.index].platform->platform->toe().mac().from_wire;
+        if (hosts_[e.index].platform) return hosts_[e.index].platform->platform->wire_in();
         if (hosts_[e.index].proxy)
           return (e.port == 0 ? hosts_[e.index].proxy->up() : hosts_[e.index].proxy->down())
               .from_wire;
@@ -582,7 +581,7 @@ void Topology::build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams>
   for (Switch& s : switches_)
     for (std::size_t p = 0; p < s.linked.size(); ++p)
       if (!s.linked[p]) s.module->out[p].bind(*unplugged_);
-  if (!platform_linked_) toe_mac.to_wire.bind(*unplugged_);  // a platform apart from the network
+  if (!platform_linked_) platform_out.bind(*unplugged_);  // a platform apart from the network
 }
 
 void Topology::enable_pcap(const std::string& dir) {

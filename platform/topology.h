@@ -76,7 +76,8 @@ class Topology {
   // Makes the modules and binds them to each other and to the TOE's MAC (left unplugged if no
   // link names the platform). `host_params[i]` is host i's configuration (address, stack,
   // applications); its rate is set here. A proxy takes its stacks' settings from it.
-  void build(net::EthernetMac& toe_mac, std::vector<net::PeerHostParams> host_params);
+  void build(net::FramePort& platform_out, net::FrameExport& platform_in,
+             std::vector<net::PeerHostParams> host_params);
 
   // A light host's model (nullptr for a proxy), a proxy's model (nullptr for a light host).
   net::PeerHost* light(std::size_t i) { return hosts_.at(i).module.get(); }

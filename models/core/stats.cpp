@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/core/sim_time.h"
+
 namespace vtoe::core {
 
 StatRegistry& StatRegistry::instance() {
@@ -18,6 +20,19 @@ void StatRegistry::remove(StatGroup* group) {
 
 void StatRegistry::mark_baseline(std::uint64_t now_ps) {
   for (auto* g : groups_) g->mark_baseline(now_ps);
+}
+
+void Counter::settle() const {
+  const std::uint64_t now = now_ps();
+  std::size_t kept = 0;
+  for (const Pending& p : pending_) {
+    if (p.due_ps <= now)
+      value_ += p.n;
+    else
+      pending_[kept++] = p;
+  }
+  pending_.resize(kept);
+  settle_at_ = std::max<std::size_t>(64, 2 * kept);
 }
 
 void Accumulator::level(double v, std::uint64_t now_ps) {

@@ -8,6 +8,7 @@
 // accessors, not from names.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -27,14 +28,34 @@ class Counter {
     value_ += n;
     return *this;
   }
-  std::uint64_t value() const { return value_; }
+  // Adds `n` at simulated time `due_ps` (now or later): a model that computes when something
+  // will happen (a frame's last bit leaving a MAC) counts it then without scheduling an event.
+  // Readers see it from that time on, as if it had been added then.
+  void add_at(std::uint64_t due_ps, std::uint64_t n = 1) {
+    pending_.push_back({due_ps, n});
+    if (pending_.size() >= settle_at_) settle();
+  }
+  std::uint64_t value() const {
+    if (!pending_.empty()) settle();
+    return value_;
+  }
   // Value since the last baseline (warm-up end).
-  std::uint64_t measured() const { return value_ - baseline_; }
-  void mark_baseline() { baseline_ = value_; }
+  std::uint64_t measured() const { return value() - baseline_; }
+  void mark_baseline() { baseline_ = value(); }
 
  private:
-  std::uint64_t value_ = 0;
+  struct Pending {
+    std::uint64_t due_ps;
+    std::uint64_t n;
+  };
+  // Adds the pending increments that are due by now (any order: a link's totals mix its two
+  // directions), and sets when to look again so that the scans cost O(1) per increment.
+  void settle() const;
+
+  mutable std::uint64_t value_ = 0;
   std::uint64_t baseline_ = 0;
+  mutable std::vector<Pending> pending_;
+  mutable std::size_t settle_at_ = 64;
 };
 
 // Sum/count/min/max of samples (e.g. a latency at each completion). A quantity that holds a value

@@ -348,12 +348,7 @@ void Dram::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) 
       waiting_.push_back(Waiting{&trans, core::now_ps()});
     }
   } else if (phase == tlm::END_REQ) {
-    tlm::tlm_phase p = tlm::END_REQ;
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    const tlm::tlm_sync_enum st = in->nb_transport_bw(trans, p, d);
-    if (st != tlm::TLM_ACCEPTED) {
-      SC_REPORT_ERROR(name(), "nb_transport_bw: END_REQ must be answered TLM_ACCEPTED");
-    }
+    end_request(trans);
   } else if (phase == tlm::BEGIN_RESP) {
     responses_.push_back(&trans);
     send_responses();
@@ -373,8 +368,21 @@ void Dram::accept(tlm::tlm_generic_payload& trans, core::TimePs arrival) {
   queue_depth_->sample(static_cast<double>(outstanding_));
   const core::TimePs now = core::now_ps();
   const DramTiming::Booking b = serve(trans, arrival, now);
-  peq_->notify(trans, tlm::END_REQ, core::ps(b.accept - now));
   peq_->notify(trans, tlm::BEGIN_RESP, core::ps(b.done - now));
+  if (b.accept == now) {
+    end_request(trans);  // accepted at this instant: no need to go round the queue
+  } else {
+    peq_->notify(trans, tlm::END_REQ, core::ps(b.accept - now));
+  }
+}
+
+void Dram::end_request(tlm::tlm_generic_payload& trans) {
+  tlm::tlm_phase p = tlm::END_REQ;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_sync_enum st = in->nb_transport_bw(trans, p, d);
+  if (st != tlm::TLM_ACCEPTED) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: END_REQ must be answered TLM_ACCEPTED");
+  }
 }
 
 void Dram::admit_waiting() {

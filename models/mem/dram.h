@@ -134,6 +134,7 @@ class Dram : public core::Module {
                                         sc_core::sc_time& delay);
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
   void accept(tlm::tlm_generic_payload& trans, core::TimePs arrival);
+  void end_request(tlm::tlm_generic_payload& trans);  // END_REQ on the backward path, now
   void admit_waiting();
   void send_responses();
   void finish(tlm::tlm_generic_payload& trans);

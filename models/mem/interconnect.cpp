@@ -246,7 +246,7 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw(int id, tlm::tlm_generic_payloa
     if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
       trans.set_address(addr);
     }
-    if (status != tlm::TLM_COMPLETED) pending_[&trans] = Pending{id, region.target, region.base};
+    if (status != tlm::TLM_COMPLETED) add_pending(trans, Pending{id, region.target, region.base});
     return status;
   }
   // Later phases (END_RESP) of a four-phase transaction go back to the target that owns it.
@@ -256,13 +256,13 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw(int id, tlm::tlm_generic_payloa
     return tlm::TLM_COMPLETED;
   }
   if (it->second.target_done) {  // AT: the target completed early, the response was ours
-    pending_.erase(it);
+    drop_pending(it);
     return tlm::TLM_COMPLETED;
   }
   const std::size_t target = it->second.target;
   const bool last = (phase == tlm::END_RESP);
   const tlm::tlm_sync_enum status = (*outs_[target])->nb_transport_fw(trans, phase, delay);
-  if (last || status == tlm::TLM_COMPLETED) pending_.erase(&trans);
+  if (last || status == tlm::TLM_COMPLETED) drop_pending(pending_.find(&trans));
   return status;
 }
 
@@ -277,8 +277,28 @@ tlm::tlm_sync_enum Interconnect::nb_transport_bw(int /*target*/, tlm::tlm_generi
   const Pending p = it->second;
   if (phase == tlm::BEGIN_RESP) trans.set_address(trans.get_address() + p.base);
   const tlm::tlm_sync_enum status = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-  if (status == tlm::TLM_COMPLETED) pending_.erase(&trans);
+  if (status == tlm::TLM_COMPLETED) drop_pending(pending_.find(&trans));
   return status;
+}
+
+// Pending entries are recycled (node handles): no allocation per transaction.
+Interconnect::Pending& Interconnect::add_pending(tlm::tlm_generic_payload& trans,
+                                                 const Pending& p) {
+  if (spare_pending_.empty()) return pending_[&trans] = p;
+  auto node = std::move(spare_pending_.back());
+  spare_pending_.pop_back();
+  node.key() = &trans;
+  node.mapped() = p;
+  auto result = pending_.insert(std::move(node));
+  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
+    result.position->second = p;
+    spare_pending_.push_back(std::move(result.node));
+  }
+  return result.position->second;
+}
+
+void Interconnect::drop_pending(PendingMap::iterator it) {
+  if (it != pending_.end()) spare_pending_.push_back(pending_.extract(it));
 }
 
 unsigned int Interconnect::transport_dbg(int /*id*/, tlm::tlm_generic_payload& trans) {
@@ -372,8 +392,12 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw_at(int id, tlm::tlm_generic_pay
   }
   const Region& region = regions_[static_cast<std::size_t>(r)];
   ++transactions_;
-  pending_[&trans] = Pending{id, region.target, region.base};
-  peq_->notify(trans, phase, delay);  // joins its port's queue at its annotated time
+  Pending& p = add_pending(trans, Pending{id, region.target, region.base});
+  if (delay == sc_core::SC_ZERO_TIME) {
+    enqueue(trans, p);
+  } else {
+    peq_->notify(trans, phase, delay);  // joins its port's queue at its annotated time
+  }
   return tlm::TLM_ACCEPTED;
 }
 
@@ -385,10 +409,7 @@ void Interconnect::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&
   }
   Pending& p = it->second;
   if (phase == tlm::BEGIN_REQ && p.state == Pending::State::Arriving) {
-    p.state = Pending::State::Queued;
-    p.queued_at = core::now_ps();
-    queues_[static_cast<std::size_t>(p.initiator)].push_back(&trans);
-    arbitrate_.notify(sc_core::SC_ZERO_TIME);
+    enqueue(trans, p);
   } else if (phase == tlm::BEGIN_REQ) {  // granted, through the fabric and the hop
     send_downstream(trans);
   } else if (phase == tlm::END_REQ) {  // the target's END_REQ, at its annotated time
@@ -396,6 +417,14 @@ void Interconnect::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase&
   } else if (phase == tlm::BEGIN_RESP) {  // the target completed early: respond in its place
     respond_for_target(trans);
   }
+}
+
+void Interconnect::enqueue(tlm::tlm_generic_payload& trans, Pending& p) {
+  p.state = Pending::State::Queued;
+  p.queued_at = core::now_ps();
+  queues_[static_cast<std::size_t>(p.initiator)].push_back(&trans);
+  ++queued_;
+  arbitrate_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // The arbiter decides at the end of a time step, once no other process is runnable at this
@@ -427,6 +456,7 @@ void Interconnect::arbitrate() {
       rr_credit_ = weight(port);
     }
     queues_[port].pop_front();
+    --queued_;
     p.state = Pending::State::Granted;
     target_busy_[p.target] = trans;
     ++*grants_[port];
@@ -438,7 +468,9 @@ void Interconnect::arbitrate() {
       rr_next_ = (port + 1) % n;
       rr_credit_ = weight(rr_next_);
     }
-    arbitrate_.notify(core::ps(occupancy));  // the next grant, if anything is left then
+    // The next grant, if anything is left then (a request arriving later notifies the arbiter
+    // itself, which then waits for the fabric).
+    if (queued_ != 0) arbitrate_.notify(core::ps(occupancy));
     return;
   }
 }
@@ -484,7 +516,7 @@ void Interconnect::send_downstream(tlm::tlm_generic_payload& trans) {
 void Interconnect::target_accepted(tlm::tlm_generic_payload& trans) {
   const Pending& p = pending_.at(&trans);
   if (target_busy_[p.target] == &trans) target_busy_[p.target] = nullptr;
-  arbitrate_.notify(sc_core::SC_ZERO_TIME);  // the target may take the next request
+  if (queued_ != 0) arbitrate_.notify(sc_core::SC_ZERO_TIME);  // the target may take the next
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   in[p.initiator]->nb_transport_bw(trans, phase, delay);
@@ -496,7 +528,7 @@ void Interconnect::respond_for_target(tlm::tlm_generic_payload& trans) {
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const tlm::tlm_sync_enum st = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-  if (st == tlm::TLM_COMPLETED || phase == tlm::END_RESP) pending_.erase(&trans);
+  if (st == tlm::TLM_COMPLETED || phase == tlm::END_RESP) drop_pending(pending_.find(&trans));
   // TLM_ACCEPTED: END_RESP comes on the forward path and is answered there.
 }
 
@@ -521,7 +553,7 @@ tlm::tlm_sync_enum Interconnect::nb_transport_bw_at(tlm::tlm_generic_payload& tr
     if (target_busy_[p.target] == &trans) target_accepted(trans);  // END_REQ implied
     trans.set_address(trans.get_address() + p.base);
     const tlm::tlm_sync_enum status = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-    if (status == tlm::TLM_COMPLETED || phase == tlm::END_RESP) pending_.erase(&trans);
+    if (status == tlm::TLM_COMPLETED || phase == tlm::END_RESP) drop_pending(pending_.find(&trans));
     return status;
   }
   SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase from a target");

@@ -134,6 +134,7 @@ class Interconnect : public core::Module {
   tlm::tlm_sync_enum nb_transport_bw_at(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                         sc_core::sc_time& delay);
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  void enqueue(tlm::tlm_generic_payload& trans, Pending& p);  // joins its port's queue now
   void arbitrate();  // SC_METHOD on arbitrate_
   void send_downstream(tlm::tlm_generic_payload& trans);
   void target_accepted(tlm::tlm_generic_payload& trans);     // END_REQ from the target
@@ -144,7 +145,12 @@ class Interconnect : public core::Module {
   std::vector<Region> regions_;  // sorted by base
   std::vector<std::unique_ptr<OutSocket>> outs_;
   std::vector<std::uint64_t> out_base_;  // base of the region each out socket serves
-  std::unordered_map<tlm::tlm_generic_payload*, Pending> pending_;  // 4-phase only
+  using PendingMap = std::unordered_map<tlm::tlm_generic_payload*, Pending>;
+  Pending& add_pending(tlm::tlm_generic_payload& trans, const Pending& p);
+  void drop_pending(PendingMap::iterator it);  // end() is ignored
+
+  PendingMap pending_;  // 4-phase only
+  std::vector<PendingMap::node_type> spare_pending_;
 
   core::Counter& transactions_;
   core::Counter& decode_errors_;
@@ -153,6 +159,7 @@ class Interconnect : public core::Module {
   std::unique_ptr<tlm_utils::peq_with_cb_and_phase<Interconnect>> peq_;
   sc_core::sc_event arbitrate_;
   std::vector<std::deque<tlm::tlm_generic_payload*>> queues_;  // per initiator port
+  std::size_t queued_ = 0;                                     // in all queues_
   std::vector<tlm::tlm_generic_payload*> target_busy_;         // per out socket: awaiting END_REQ
   core::TimePs fabric_free_ = 0;
   std::size_t rr_next_ = 0;      // port the arbiter looks at first

@@ -9,17 +9,19 @@ const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params() {
   using core::ParamKind;
   using P = EthernetLinkParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Time, "network.link_delay", "1us",
-                     "One-way propagation delay of the link",
-                     [](P& s) -> auto& { return s.delay_ps; }),
-      core::param<P>(ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
-                     [](P& s) -> auto& { return s.loss; })
+      core::param<P>(
+          ParamKind::Time, "network.link_delay", "1us", "One-way propagation delay of the link",
+          [](P & s) -> auto& { return s.delay_ps; }),
+      core::param<P>(
+          ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
+          [](P & s) -> auto& { return s.loss; })
           .range("0", "1"),
-      core::param<P>(ParamKind::Uint, "network.ecn_threshold", "0",
-                     "Frames queued in a MAC's transmit queue onto the link (the TOE's and the "
-                     "peer's) at or above which an ECT frame is marked CE (RFC 3168 threshold "
-                     "marking, as a switch port); 0 = no marking",
-                     [](P& s) -> auto& { return s.ecn_threshold; })
+      core::param<P>(
+          ParamKind::Uint, "network.ecn_threshold", "0",
+          "Frames queued in a MAC's transmit queue onto the link (the TOE's and the "
+          "peer's) at or above which an ECT frame is marked CE (RFC 3168 threshold "
+          "marking, as a switch port); 0 = no marking",
+          [](P & s) -> auto& { return s.ecn_threshold; })
           .range("0", "1000000"),
   };
   return params;
@@ -59,14 +61,22 @@ EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePor
 
 void EthernetLink::Direction::receive_frame(Frame&& frame) {
   const core::TimePs now = core::now_ps();
-  if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), now);
-  ++frames;
-  bytes += frame.size();
-  ++link_.frames_;
-  link_.bytes_ += frame.size();
+  enter(std::move(frame), now, now);
+}
+
+void EthernetLink::Direction::receive_frame_ahead(Frame&& frame, core::TimePs enters_ps) {
+  enter(std::move(frame), core::now_ps(), enters_ps);
+}
+
+void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps) {
+  if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), enters_ps);
+  frames.add_at(enters_ps);
+  bytes.add_at(enters_ps, frame.size());
+  link_.frames_.add_at(enters_ps);
+  link_.bytes_.add_at(enters_ps, frame.size());
   if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
-    ++drops;
-    ++link_.drops_;
+    drops.add_at(enters_ps);
+    link_.drops_.add_at(enters_ps);
     return;
   }
   if (count_ == ring_.size()) {  // grow, keeping the order
@@ -79,9 +89,10 @@ void EthernetLink::Direction::receive_frame(Frame&& frame) {
   }
   std::size_t tail = head_ + count_;
   if (tail >= ring_.size()) tail -= ring_.size();
-  ring_[tail].due = now + link_.params_.delay_ps;
+  const core::TimePs due = enters_ps + link_.params_.delay_ps;
+  ring_[tail].due = due;
   ring_[tail].frame = std::move(frame);
-  if (++count_ == 1) event.notify(core::ps(link_.params_.delay_ps));
+  if (++count_ == 1) event.notify(core::ps(due - now));
 }
 
 void EthernetLink::Direction::deliver() {

@@ -17,7 +17,11 @@
 //   a_out, b_out  sc_port<FrameSink>    frames delivered to endpoint A (B): bind to its MAC
 //
 // Events: one SC_METHOD and one sc_event per direction; a constant delay keeps each direction a
-// FIFO, so only the head frame is ever scheduled.
+// FIFO, so only the head frame is ever scheduled. Without a capture a link end takes frames
+// ahead of time (FrameSink::receive_frame_ahead): the sending MAC hands a frame over when it
+// queues it, with the time its last bit leaves, and the link counts it and draws its loss for
+// that time; its delivery stays the only event of the frame's hop. A capture is written in time
+// order as frames enter, so with one the MAC hands frames over as they leave.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +32,8 @@
 #include <systemc>
 #include <vector>
 
-#include "models/core/param.h"
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/net/frame.h"
 #include "models/net/pcap_writer.h"
 
@@ -37,8 +41,8 @@ namespace vtoe::net {
 
 struct EthernetLinkParams {
   core::TimePs delay_ps = 1'000'000;  ///< propagation delay, ps (1 us)
-  double loss = 0.0;          ///< probability that a frame is lost, 0..1
-  std::uint64_t seed = 1;     ///< seed of the loss model
+  double loss = 0.0;                  ///< probability that a frame is lost, 0..1
+  std::uint64_t seed = 1;             ///< seed of the loss model
   /// Frames in an end's transmit queue onto the link (its MAC's) at which ECT frames are
   /// marked CE (EthernetMac::ecn_mark_frames; the platform passes it to both MACs); 0 = never.
   std::uint32_t ecn_threshold = 0;
@@ -89,6 +93,8 @@ class EthernetLink : public core::Module {
    public:
     Direction(EthernetLink& link, const char* tag, FramePort& receiver);
     void receive_frame(Frame&& frame) override;
+    bool takes_frames_ahead() const override { return !link_.pcap_; }
+    void receive_frame_ahead(Frame&& frame, core::TimePs enters_ps) override;
     void deliver();
 
     FramePort& receiver;
@@ -98,6 +104,8 @@ class EthernetLink : public core::Module {
     core::Counter& drops;
 
    private:
+    void enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps);
+
     EthernetLink& link_;
     std::mt19937_64 rng_;
     // Growable ring of frames in flight, in delivery order.

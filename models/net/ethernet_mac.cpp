@@ -1,5 +1,6 @@
 #include "models/net/ethernet_mac.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -39,7 +40,66 @@ void EthernetMac::set_tx_ready_callback(std::function<void()> callback,
   tx_ready_threshold_ = threshold_frames;
 }
 
-bool EthernetMac::send(Frame&& frame) {
+void EthernetMac::start_of_simulation() {
+  // A ready callback needs the departures as events; a sink that is not a plain link end
+  // (NetVP, a switch, a link with a capture) takes frames as they leave.
+  ahead_ = !tx_ready_ && to_wire->takes_frames_ahead();
+}
+
+void EthernetMac::retire() const {
+  const core::TimePs now = core::now_ps();
+  while (!departures_.empty() && departures_.front().leaves <= now) departures_.pop_front();
+}
+
+std::size_t EthernetMac::tx_queue_frames() const {
+  if (!ahead_) return count_;
+  retire();
+  const core::TimePs now = core::now_ps();
+  std::size_t n = 0;
+  for (const Departure& d : departures_) n += d.ready <= now;
+  return n;
+}
+
+std::size_t EthernetMac::tx_queue_bytes() const {
+  if (!ahead_) return queued_bytes_;
+  retire();
+  const core::TimePs now = core::now_ps();
+  std::size_t n = 0;
+  for (const Departure& d : departures_) n += d.ready <= now ? d.bytes : 0;
+  return n;
+}
+
+bool EthernetMac::send_at(Frame&& frame, core::TimePs ready_ps) {
+  if (!ahead_) {
+    if (ready_ps != core::now_ps())
+      throw std::logic_error(std::string(name()) + ": send_at a later time needs sends_ahead()");
+    return send_now(std::move(frame));
+  }
+  retire();
+  // The frames still queued when this one is ready: those that have not left by then.
+  std::size_t queued = departures_.size();
+  for (const Departure& d : departures_) {
+    if (d.leaves > ready_ps) break;
+    --queued;
+  }
+  if (queued == params_.tx_queue_frames) {
+    tx_drops_.add_at(ready_ps);
+    VTOE_LOG(log_, Debug) << "tx queue full, dropped a frame of " << frame.size() << " bytes";
+    return false;
+  }
+  if (params_.pad_short_frames && frame.size() < kMinFrame) frame.resize(kMinFrame, 0);
+  if (params_.ecn_mark_frames != 0 && queued >= params_.ecn_mark_frames && mark_ce(frame))
+    ce_marks_.add_at(ready_ps);
+  const core::TimePs leaves = std::max(ready_ps, last_leaves_) + wire_time_ps(frame.size());
+  last_leaves_ = leaves;
+  departures_.push_back({ready_ps, leaves, frame.size()});
+  tx_frames_.add_at(leaves);
+  tx_bytes_.add_at(leaves, frame.size());
+  to_wire->receive_frame_ahead(std::move(frame), leaves);
+  return true;
+}
+
+bool EthernetMac::send_now(Frame&& frame) {
   if (count_ == ring_.size()) {
     ++tx_drops_;
     VTOE_LOG(log_, Debug) << "tx queue full, dropped a frame of " << frame.size() << " bytes";

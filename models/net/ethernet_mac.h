@@ -6,7 +6,13 @@
 // and is handed to `to_wire` (the link) at the end of that slot, i.e. the inter-frame gap is
 // accounted before the hand-off; the next frame starts right after. Frames shorter than 60 bytes
 // are timed as padded; their bytes are padded with zeros only if `pad_short_frames` is set.
-// One SC_METHOD and one sc_event: one kernel event per frame.
+// One SC_METHOD and one sc_event: one kernel event per frame. When the wire takes frames ahead
+// of time (a link end without a capture, FrameSink::takes_frames_ahead) the MAC needs no event
+// at all: it computes each frame's departure when the frame is queued, hands the frame to the
+// link with that time, and counts it (tx_frames, tx_bytes) for that time. The queue's length at
+// any instant follows from the departures, so drops and ECN marks are decided as before.
+// send_at() queues a frame that becomes ready later (a pipeline in front of the MAC that knows
+// when its frame comes out), again without an event of its own.
 //
 // ECN marking (RFC 3168 section 5, threshold marking as a switch port or DCTCP's K): with
 // `ecn_mark_frames` > 0, an IPv4 frame whose ECN field is ECT(0) or ECT(1), queued while the
@@ -27,6 +33,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <systemc>
@@ -66,16 +73,21 @@ class EthernetMac : public core::Module, private FrameSink {
   EthernetMac(const sc_core::sc_module_name& name, const EthernetMacParams& params = {});
 
   // Queues a frame for transmission; false (and tx_drops+1, frame discarded) if the queue is full.
-  bool send(Frame&& frame);
+  bool send(Frame&& frame) { return send_at(std::move(frame), core::now_ps()); }
+  // The same for a frame that reaches the MAC at `ready_ps` (>= now, non-decreasing from call
+  // to call); a time in the future only when sends_ahead().
+  bool send_at(Frame&& frame, core::TimePs ready_ps);
+  // Whether frames go to the wire ahead of time (known from the start of the simulation).
+  bool sends_ahead() const { return ahead_; }
 
   // Called (from the tx SC_METHOD) when, after a frame left, the queue holds fewer than
   // `threshold_frames` frames while it held at least that many before.
   void set_tx_ready_callback(std::function<void()> callback, std::size_t threshold_frames);
 
-  std::size_t tx_queue_frames() const { return count_; }
+  std::size_t tx_queue_frames() const;
   // Bytes of frames queued and not yet handed to the wire (the one being serialised included).
-  std::size_t tx_queue_bytes() const { return queued_bytes_; }
-  bool tx_busy() const { return count_ > 0; }
+  std::size_t tx_queue_bytes() const;
+  bool tx_busy() const { return tx_queue_frames() > 0; }
 
   // Wire occupancy of one frame of `len` bytes (without FCS), in bytes and in ps at this rate.
   static std::size_t wire_bytes(std::size_t len) {
@@ -102,7 +114,16 @@ class EthernetMac : public core::Module, private FrameSink {
   static bool mark_ce(Frame& frame);
 
  private:
-  void tx_done();  // SC_METHOD on tx_event_
+  void start_of_simulation() override;
+  void tx_done();                // SC_METHOD on tx_event_
+  bool send_now(Frame&& frame);  // the frame leaves through tx_event_
+  // Frames sent ahead of time: when each was ready and when its last bit leaves.
+  struct Departure {
+    core::TimePs ready;
+    core::TimePs leaves;
+    std::size_t bytes;
+  };
+  void retire() const;                         // forgets the departures that are past
   void receive_frame(Frame&& frame) override;  // from_wire
   bool accepts(const Frame& frame) const;
 
@@ -114,6 +135,10 @@ class EthernetMac : public core::Module, private FrameSink {
   std::size_t count_ = 0;
   std::size_t queued_bytes_ = 0;
   sc_core::sc_event tx_event_;
+
+  bool ahead_ = false;
+  mutable std::deque<Departure> departures_;  // in order; the past ones retire lazily
+  core::TimePs last_leaves_ = 0;
 
   std::function<void()> tx_ready_;
   std::size_t tx_ready_threshold_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/core/stream_pattern.h"
+#include "models/tcpip/frame_pool.h"
 
 namespace vtoe::net {
 
@@ -211,24 +212,29 @@ void PeerHost::client_ended(const PeerApp& app, bool ok) {
 
 void PeerHost::receive_frame(Frame&& frame) {
   stack_->receive_frame(frame, core::now_ps());
+  tcpip::FramePool::give(std::move(frame));
   rearm();
 }
 
 void PeerHost::transmit(tcpip::Frame&& frame) { mac_->send(std::move(frame)); }
 
+// The notification only ever moves earlier (see Ppm::stack_touched): a cancelled timed
+// notification would stay in the kernel's event queue until its time.
 void PeerHost::rearm() {
   const core::TimePs next = stack_->next_deadline();
-  if (next == timer_at_) return;
   timer_at_ = next;
-  timer_ev_.cancel();
   if (next == UINT64_MAX) return;
   const core::TimePs now = core::now_ps();
-  timer_ev_.notify(core::ps(next > now ? next - now : 0));
+  const core::TimePs at = std::min(next, now + kTimerHorizonPs);
+  if (at >= timer_armed_at_) return;
+  timer_armed_at_ = at;
+  timer_ev_.notify(core::ps(at > now ? at - now : 0));
 }
 
 void PeerHost::timer_expired() {
-  timer_at_ = UINT64_MAX;
-  stack_->poll(core::now_ps());
+  timer_armed_at_ = UINT64_MAX;
+  const core::TimePs now = core::now_ps();
+  if (timer_at_ <= now) stack_->poll(now);
   rearm();
 }
 

@@ -49,16 +49,16 @@ const std::vector<core::Param<PeerClients>>& peer_client_params();
 
 struct PeerApp {
   PeerAppType type = PeerAppType::Sink;
-  std::uint16_t port = 5001;           // listening port (sink, echo, rpc) or remote port (source)
-  std::uint32_t remote_ip = 0;         // source: whom to connect to
-  std::uint32_t request_size = 0;      // rpc: bytes per request
-  std::uint32_t response_size = 0;     // rpc: bytes per response
-  core::TimePs start_ps = 0;           // source, clients: first connection attempt
-  bool verify_pattern = true;          // sink: check the guest's byte pattern
-  bool reads = true;  // sink: false = an application that never reads (its window closes)
-  PeerClients clients;                 // clients: the load
-  std::uint64_t flows = 0;             // flow client: flows in all, one after another
-  core::TimePs gap_ps = 0;             // flow client: from a flow's last byte to the next connect
+  std::uint16_t port = 5001;        // listening port (sink, echo, rpc) or remote port (source)
+  std::uint32_t remote_ip = 0;      // source: whom to connect to
+  std::uint32_t request_size = 0;   // rpc: bytes per request
+  std::uint32_t response_size = 0;  // rpc: bytes per response
+  core::TimePs start_ps = 0;        // source, clients: first connection attempt
+  bool verify_pattern = true;       // sink: check the guest's byte pattern
+  bool reads = true;        // sink: false = an application that never reads (its window closes)
+  PeerClients clients;      // clients: the load
+  std::uint64_t flows = 0;  // flow client: flows in all, one after another
+  core::TimePs gap_ps = 0;  // flow client: from a flow's last byte to the next connect
   std::vector<std::uint32_t> sources;  // clients: local addresses used in turn (empty: primary)
 };
 
@@ -121,7 +121,9 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::vector<std::uint8_t> buf_;
   sc_core::sc_event timer_ev_;
   sc_core::sc_event retry_ev_;
-  core::TimePs timer_at_ = UINT64_MAX;
+  core::TimePs timer_at_ = UINT64_MAX;        // the stack's next deadline
+  core::TimePs timer_armed_at_ = UINT64_MAX;  // when timer_ev_ fires (UINT64_MAX: not pending)
+  static constexpr core::TimePs kTimerHorizonPs = 1'000'000'000;  // 1 ms: see stack_touched()
   core::Counter& rx_bytes_;
   core::Counter& tx_bytes_;
   core::Counter& pattern_errors_;

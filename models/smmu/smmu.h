@@ -181,7 +181,13 @@ class Smmu : public core::Module {
   std::uint64_t walk_base_ = 0, walk_size_ = 0;
   core::TimePs walk_offset_ps_ = 0;  // the annotated delay of the transaction being translated
   std::deque<Fault> faults_;
-  std::unordered_map<tlm::tlm_generic_payload*, std::uint64_t> in_flight_;  // 4-phase: its IPA
+  using InFlightMap = std::unordered_map<tlm::tlm_generic_payload*, std::uint64_t>;
+  void add_in_flight(tlm::tlm_generic_payload& trans, std::uint64_t ipa);
+  void drop_in_flight(InFlightMap::iterator it);  // end() is ignored
+
+  InFlightMap in_flight_;  // 4-phase: its IPA
+  std::vector<InFlightMap::node_type> spare_in_flight_;
+  std::vector<Piece> fw_pieces_;  // nb_transport_fw's pieces
   FaultCallback fault_callback_;
 
   core::Counter& transactions_;

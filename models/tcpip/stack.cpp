@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "models/tcpip/checksum.h"
+#include "models/tcpip/frame_pool.h"
 
 namespace vtoe::tcpip {
 
@@ -96,9 +97,7 @@ bool Stack::pick_source(Ipv4 local, Ipv4& out) const {
 // ------------------------------------------------------------------------------------ plumbing
 
 Frame Stack::new_frame(std::size_t len) const {
-  Frame f;
-  f.resize(cfg_.pad_short_frames ? std::max(len, kMinFrameLen) : len);
-  return f;
+  return FramePool::take(cfg_.pad_short_frames ? std::max(len, kMinFrameLen) : len);
 }
 
 void Stack::emit_frame(Frame&& f) {

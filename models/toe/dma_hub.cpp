@@ -28,8 +28,12 @@ unsigned int DmaHub::transport_dbg(int /*master*/, tlm::tlm_generic_payload& gp)
 tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload& gp,
                                            tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase == tlm::BEGIN_REQ) {
-    routes_[&gp] = Route{master, false};
-    request_peq_.notify(gp, phase, delay);
+    add_route(gp, Route{master, false});
+    if (delay == sc_core::SC_ZERO_TIME) {
+      request(gp, master);  // due now: no need to go round the queue
+    } else {
+      request_peq_.notify(gp, phase, delay);
+    }
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::END_RESP) {
@@ -39,7 +43,7 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
       return tlm::TLM_COMPLETED;
     }
     const bool target_done = it->second.target_done;
-    routes_.erase(it);
+    drop_route(it);
     if (!target_done) out->nb_transport_fw(gp, phase, delay);
     return tlm::TLM_COMPLETED;
   }
@@ -47,16 +51,46 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
   return tlm::TLM_COMPLETED;
 }
 
+// Route entries are recycled (node handles): no allocation per transaction.
+void DmaHub::add_route(tlm::tlm_generic_payload& gp, const Route& route) {
+  if (spare_routes_.empty()) {
+    routes_[&gp] = route;
+    return;
+  }
+  auto node = std::move(spare_routes_.back());
+  spare_routes_.pop_back();
+  node.key() = &gp;
+  node.mapped() = route;
+  auto result = routes_.insert(std::move(node));
+  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
+    result.position->second = route;
+    spare_routes_.push_back(std::move(result.node));
+  }
+}
+
+void DmaHub::drop_route(RouteMap::iterator it) { spare_routes_.push_back(routes_.extract(it)); }
+
 void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
-  const int master = routes_.at(&gp).master;
+  request(gp, routes_.at(&gp).master);
+}
+
+void DmaHub::request(tlm::tlm_generic_payload& gp, int master) {
   if (waiting_.size() <= static_cast<std::size_t>(master)) waiting_.resize(master + 1);
   if (on_hop_ != nullptr) ++held_;
+  if (on_hop_ == nullptr && waiting_count_ == 0) {
+    // The round robin would pick this request, the only one: it goes out at once.
+    next_master_ = (master + 1) % static_cast<int>(waiting_.size());
+    send_on_hop(&gp);
+    grant();  // the hop may already be free again (a request completed at once)
+    return;
+  }
   waiting_[static_cast<std::size_t>(master)].push_back(&gp);
+  ++waiting_count_;
   grant();
 }
 
 void DmaHub::grant() {
-  while (on_hop_ == nullptr) {
+  while (on_hop_ == nullptr && waiting_count_ != 0) {
     tlm::tlm_generic_payload* gp = nullptr;
     const int n = static_cast<int>(waiting_.size());
     for (int k = 0; k < n && gp == nullptr; ++k) {
@@ -65,30 +99,57 @@ void DmaHub::grant() {
       if (q.empty()) continue;
       gp = q.front();
       q.pop_front();
+      --waiting_count_;
       next_master_ = (m + 1) % n;
     }
     if (gp == nullptr) return;
-    on_hop_ = gp;
-    ++requests_;
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    const tlm::tlm_sync_enum status = out->nb_transport_fw(*gp, phase, delay);
-    if (status == tlm::TLM_COMPLETED) {
-      // Completed at once (a fault, or a target without the four phases): the hop is free now,
-      // the master hears at the annotated time.
-      on_hop_ = nullptr;
-      routes_.at(gp).target_done = true;
-      answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
-    } else if (status == tlm::TLM_UPDATED) {
-      answer_peq_.notify(*gp, phase, delay);
-    }
+    send_on_hop(gp);
+  }
+}
+
+void DmaHub::send_on_hop(tlm::tlm_generic_payload* gp) {
+  on_hop_ = gp;
+  ++requests_;
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_sync_enum status = out->nb_transport_fw(*gp, phase, delay);
+  if (status == tlm::TLM_COMPLETED) {
+    // Completed at once (a fault, or a target without the four phases): the hop is free now,
+    // the master hears at the annotated time.
+    on_hop_ = nullptr;
+    routes_.at(gp).target_done = true;
+    answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
+  } else if (status == tlm::TLM_UPDATED) {
+    answer_peq_.notify(*gp, phase, delay);
   }
 }
 
 tlm::tlm_sync_enum DmaHub::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                            sc_core::sc_time& delay) {
-  answer_peq_.notify(gp, phase, delay);
-  return tlm::TLM_ACCEPTED;
+  if (delay != sc_core::SC_ZERO_TIME) {
+    answer_peq_.notify(gp, phase, delay);
+    return tlm::TLM_ACCEPTED;
+  }
+  // Due now: routed at once. A response the master ends at once is ended here too (the return
+  // value carries it downstream instead of an END_RESP call).
+  if (phase == tlm::END_REQ) {
+    accepted(gp);
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase == tlm::BEGIN_RESP) {
+    if (on_hop_ == &gp) accepted(gp);  // END_REQ implied by the response
+    auto it = routes_.find(&gp);
+    if (it == routes_.end()) return tlm::TLM_COMPLETED;
+    const int master = it->second.master;
+    const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
+    if (status == tlm::TLM_COMPLETED) {
+      if (auto r = routes_.find(&gp); r != routes_.end()) drop_route(r);
+      phase = tlm::END_RESP;
+    }
+    return status;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
+  return tlm::TLM_COMPLETED;
 }
 
 void DmaHub::on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
@@ -124,7 +185,7 @@ void DmaHub::respond(tlm::tlm_generic_payload& gp) {
     auto r = routes_.find(&gp);
     if (r == routes_.end()) return;
     const bool target_done = r->second.target_done;
-    routes_.erase(r);
+    drop_route(r);
     if (!target_done) {
       tlm::tlm_phase end = tlm::END_RESP;
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;

@@ -55,12 +55,20 @@ class DmaHub : public core::Module {
   void on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   void on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   // Sends the next waiting request (round robin across masters) if the outgoing hop is free.
+  void request(tlm::tlm_generic_payload& gp, int master);  // a request arrives now
   void grant();
+  void send_on_hop(tlm::tlm_generic_payload* gp);  // BEGIN_REQ downstream
   void accepted(tlm::tlm_generic_payload& gp);  // END_REQ for the request on the hop
   void respond(tlm::tlm_generic_payload& gp);   // BEGIN_RESP to its master
 
-  std::unordered_map<tlm::tlm_generic_payload*, Route> routes_;
+  using RouteMap = std::unordered_map<tlm::tlm_generic_payload*, Route>;
+  void add_route(tlm::tlm_generic_payload& gp, const Route& route);
+  void drop_route(RouteMap::iterator it);
+
+  RouteMap routes_;
+  std::vector<RouteMap::node_type> spare_routes_;
   std::vector<std::deque<tlm::tlm_generic_payload*>> waiting_;  // per master
+  std::size_t waiting_count_ = 0;                               // in all of waiting_
   int next_master_ = 0;
   tlm::tlm_generic_payload* on_hop_ = nullptr;  // sent downstream, END_REQ not yet seen
   tlm_utils::peq_with_cb_and_phase<DmaHub> request_peq_;

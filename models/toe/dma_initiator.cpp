@@ -91,7 +91,7 @@ DmaResult DmaInitiator::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::
   if (!at_) return book(cmd, addr, data, len, sideband);
   Txn& t = acquire(cmd, addr, data, len, sideband);
   t.waited_for = true;
-  send(t);
+  send(t, false);  // the response implies END_REQ: one wake-up, not two
   while (!t.finished) sc_core::wait(t.response_ev);
   const bool ok = t.gp.is_response_ok();
   t.gp.release();
@@ -106,7 +106,7 @@ void DmaInitiator::issue(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t*
   send(t);
 }
 
-void DmaInitiator::send(Txn& t) {
+void DmaInitiator::send(Txn& t, bool until_accepted) {
   while (requesting_ != nullptr) sc_core::wait(request_free_ev_);
   requesting_ = &t.gp;
   ++in_flight_;
@@ -120,13 +120,33 @@ void DmaInitiator::send(Txn& t) {
     peq_.notify(t.gp, phase, delay);  // END_REQ, or BEGIN_RESP with END_REQ implied
   }
   // The request is accepted when END_REQ (or a response) has been seen.
-  while (requesting_ == &t.gp) sc_core::wait(request_free_ev_);
+  while (until_accepted && requesting_ == &t.gp) sc_core::wait(request_free_ev_);
 }
 
 tlm::tlm_sync_enum DmaInitiator::nb_transport_bw(tlm::tlm_generic_payload& gp,
                                                  tlm::tlm_phase& phase, sc_core::sc_time& delay) {
-  peq_.notify(gp, phase, delay);
-  return tlm::TLM_ACCEPTED;
+  if (delay != sc_core::SC_ZERO_TIME || (phase != tlm::END_REQ && phase != tlm::BEGIN_RESP)) {
+    peq_.notify(gp, phase, delay);
+    return tlm::TLM_ACCEPTED;
+  }
+  // Due now: handled here rather than one delta cycle later through the queue (nothing can
+  // happen to this transaction in between). A response is ended at once (TLM_COMPLETED:
+  // END_RESP implied), so the memory system's response channel frees without another call.
+  Txn* t = find(gp);
+  if (t == nullptr) return tlm::TLM_COMPLETED;
+  if (requesting_ == &gp) request_ended();  // END_REQ, or implied by the response
+  if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  phase = tlm::END_RESP;
+  finish(*t);
+  return tlm::TLM_COMPLETED;
+}
+
+DmaInitiator::Txn* DmaInitiator::find(tlm::tlm_generic_payload& gp) {
+  for (const auto& x : txns_) {
+    if (&x->gp == &gp && !x->finished) return x.get();
+  }
+  SC_REPORT_ERROR(name(), "phase for a transaction not in flight");
+  return nullptr;
 }
 
 void DmaInitiator::request_ended() {
@@ -135,14 +155,8 @@ void DmaInitiator::request_ended() {
 }
 
 void DmaInitiator::on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase) {
-  Txn* t = nullptr;
-  for (const auto& x : txns_) {
-    if (&x->gp == &gp) t = x.get();
-  }
-  if (t == nullptr || t->finished) {
-    SC_REPORT_ERROR(name(), "phase for a transaction not in flight");
-    return;
-  }
+  Txn* t = find(gp);
+  if (t == nullptr) return;
   if (phase == tlm::END_REQ) {
     if (requesting_ == &gp) request_ended();
     return;

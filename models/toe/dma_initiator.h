@@ -77,11 +77,12 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   Txn& acquire(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint32_t len,
                const core::SidebandExtension& sideband);
   void free(tlm::tlm_generic_payload* gp) override;
-  // Sends BEGIN_REQ (after the previous END_REQ) and waits for this request's END_REQ.
-  void send(Txn& t);
+  // Sends BEGIN_REQ (after the previous END_REQ) and, if asked, waits for this request's END_REQ.
+  void send(Txn& t, bool until_accepted = true);
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
+  Txn* find(tlm::tlm_generic_payload& gp);  // the transaction in flight, or null (reported)
   void request_ended();
   void finish(Txn& t);
 

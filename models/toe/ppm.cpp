@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/tcpip/frame_pool.h"
+
 namespace vtoe::toe {
 
 using core::TimePs;
@@ -84,6 +86,11 @@ TimePs Ppm::rx_frame_ps(std::size_t bytes) const {
 void Ppm::transmit(tcpip::Frame&& frame) {
   const TimePs now = core::now_ps();
   const TimePs out = tx_pipe_.admit(now, tx_frame_ps(frame.size()));
+  if (mac_.sends_ahead()) {  // the MAC queues it for when it comes out: no event of ours
+    mac_.send_at(std::move(frame), out);
+    frames_tx_.add_at(out);
+    return;
+  }
   const bool was_empty = tx_fifo_.empty();
   tx_fifo_.push_back({out, std::move(frame)});
   if (was_empty) tx_ev_.notify(core::ps(out - now));
@@ -158,6 +165,7 @@ void Ppm::rx_stage() {
     rx_fifo_used_ -= frame.size();
     ++frames_rx_;
     stack_->receive_frame(frame, now);
+    tcpip::FramePool::give(std::move(frame));
   }
   rx_start(now);
   rx_schedule(now);
@@ -166,19 +174,27 @@ void Ppm::rx_stage() {
 
 // ---- Protocol timers ----
 
+// The kernel's notification is moved only earlier: a deadline that moves later (the
+// retransmission timer restarted by each ACK) leaves it where it is, and when it fires early the
+// method only re-arms. It is never set further ahead than kTimerHorizonPs: a notification that
+// is overridden by an earlier one stays in SystemC's event queue until its time, and deadlines
+// that alternate between a near timer and a 200 ms retransmission timeout would otherwise leave
+// hundreds of such dead entries, which every other event's insertion pays for.
 void Ppm::stack_touched() {
   const TimePs next = stack_->next_deadline();
-  if (next == timer_at_) return;
   timer_at_ = next;
-  timer_ev_.cancel();
   if (next == UINT64_MAX) return;
   const TimePs now = core::now_ps();
-  timer_ev_.notify(core::ps(next > now ? next - now : 0));
+  const TimePs at = std::min(next, now + kTimerHorizonPs);
+  if (at >= timer_armed_at_) return;
+  timer_armed_at_ = at;
+  timer_ev_.notify(core::ps(at > now ? at - now : 0));  // overrides a later notification
 }
 
 void Ppm::timer_expired() {
-  timer_at_ = UINT64_MAX;
-  stack_->poll(core::now_ps());
+  timer_armed_at_ = UINT64_MAX;
+  const TimePs now = core::now_ps();
+  if (timer_at_ <= now) stack_->poll(now);
   stack_touched();
 }
 

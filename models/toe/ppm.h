@@ -13,10 +13,10 @@
 #include "models/core/module.h"
 #include "models/net/ethernet_mac.h"
 #include "models/net/frame.h"
+#include "models/tcpip/stack.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
 #include "models/toe/descriptors.h"
-#include "models/tcpip/stack.h"
 
 namespace vtoe::toe {
 
@@ -43,7 +43,7 @@ class PpmPipeline {
   explicit PpmPipeline(std::uint32_t engines) : free_at_(engines == 0 ? 1 : engines, 0) {}
   // A frame arriving at `now` that needs `cost` on an engine: the time it leaves the pipeline.
   core::TimePs admit(core::TimePs now, core::TimePs cost);
-  core::TimePs next_free() const;  // when the first engine is free
+  core::TimePs next_free() const;                    // when the first engine is free
   core::TimePs busy_ps() const { return busy_ps_; }  // engine time used, summed over engines
   std::size_t engines() const { return free_at_.size(); }
 
@@ -128,7 +128,9 @@ class Ppm : public core::Module, public tcpip::StackListener, public net::FrameS
   std::size_t rx_fifo_used_ = 0;
   PpmPipeline tx_pipe_, rx_pipe_;
   sc_core::sc_event tx_ev_, rx_ev_, timer_ev_;
-  core::TimePs timer_at_ = UINT64_MAX;
+  core::TimePs timer_at_ = UINT64_MAX;        // the stack's next deadline
+  core::TimePs timer_armed_at_ = UINT64_MAX;  // when timer_ev_ fires (UINT64_MAX: not pending)
+  static constexpr core::TimePs kTimerHorizonPs = 1'000'000'000;  // 1 ms: see stack_touched()
   std::function<void(tcpip::ConnId)> readable_;
   std::function<void()> writable_;
   std::function<void(int, std::uint16_t)> send_ended_;

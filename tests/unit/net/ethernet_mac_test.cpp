@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "models/net/ethernet_link.h"
@@ -236,6 +237,119 @@ TEST(EthernetMac, TwoMacsOverALink) {
   EXPECT_EQ(up_a.arrivals[0].time, b.wire_time_ps(64) + 500'000);
   EXPECT_EQ(link.frames(), 3u);
   EXPECT_EQ(link.bytes(), 2u * 1514 + 64);
+}
+
+// A link end without a capture takes frames ahead of time: the MAC hands each frame over when it
+// is queued, with the time its last bit leaves, and schedules no event of its own. Receivers see
+// the same frames at the same times as through a link that records a capture (which takes them
+// as they leave), and the counters move at the departures, not before.
+TEST(EthernetMac, FramesHandedAheadArriveAsIfTheyLeftOneByOne) {
+  struct Pair {
+    Pair(const char* tag)
+        : a((std::string(tag) + "_a").c_str(), params(kOwn)),
+          b((std::string(tag) + "_b").c_str(), params(kOther)),
+          link((std::string(tag) + "_link").c_str(), link_params()) {
+      a.to_wire.bind(link.a_in);
+      b.to_wire.bind(link.b_in);
+      link.a_out.bind(a.from_wire);
+      link.b_out.bind(b.from_wire);
+      a.upper.bind(up_a);
+      b.upper.bind(up_b);
+    }
+    static EthernetMacParams params(const vtoe::net::MacAddress& address) {
+      EthernetMacParams p;
+      p.address = address;
+      p.tx_queue_frames = 3;
+      return p;
+    }
+    static EthernetLinkParams link_params() {
+      EthernetLinkParams lp;
+      lp.delay_ps = 500'000;
+      return lp;
+    }
+    EthernetMac a, b;
+    EthernetLink link;
+    Collector up_a, up_b;
+  };
+  Pair ahead("ahead");
+  Pair leaving("leaving");
+  leaving.link.enable_pcap(::testing::TempDir() + "mac_ahead_test.pcap");
+  auto traffic = [](Pair& p, bool check) {
+    // Four full frames into a queue of three: the fourth is dropped, as the queue is full then.
+    for (std::uint32_t i = 0; i < 4; ++i) p.a.send(make_frame(kOther, 1514, i));
+    p.b.send(make_frame(kOwn, 64, 10));
+    if (check) {
+      EXPECT_EQ(p.a.tx_queue_frames(), 3u);
+      EXPECT_EQ(p.a.tx_drops(), 1u);
+      EXPECT_EQ(p.a.tx_frames(), 0u);  // nothing has left yet
+      EXPECT_EQ(p.link.frames(), 0u);
+    }
+    wait(sc_time::from_value(kFullSlot10G));
+    if (check) {
+      EXPECT_EQ(p.a.tx_frames(), 1u);
+      EXPECT_EQ(p.a.tx_queue_frames(), 2u);
+      EXPECT_EQ(p.link.frames(), 2u);  // a's first and b's short frame
+    }
+    // Once a slot is free again, a frame is taken; one sent later starts when it is sent.
+    EXPECT_TRUE(p.a.send(make_frame(kOther, 1514, 4)));
+    wait(sc_time::from_value(20'000'000));
+    p.a.send(make_frame(kOther, 100, 5));
+  };
+  Driver drv_ahead("drv_ahead", [&] { traffic(ahead, true); });
+  Driver drv_leaving("drv_leaving", [&] { traffic(leaving, false); });
+  sc_start();
+  EXPECT_TRUE(ahead.a.sends_ahead());
+  EXPECT_FALSE(leaving.a.sends_ahead());
+  ASSERT_EQ(ahead.up_b.arrivals.size(), 5u);
+  ASSERT_EQ(leaving.up_b.arrivals.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(ahead.up_b.arrivals[i].time, leaving.up_b.arrivals[i].time) << i;
+    EXPECT_EQ(tag_of(ahead.up_b.arrivals[i].frame), tag_of(leaving.up_b.arrivals[i].frame)) << i;
+  }
+  EXPECT_EQ(ahead.up_b.arrivals[0].time, kFullSlot10G + 500'000);
+  EXPECT_EQ(tag_of(ahead.up_b.arrivals[3].frame), 4u);
+  ASSERT_EQ(ahead.up_a.arrivals.size(), 1u);
+  EXPECT_EQ(ahead.up_a.arrivals[0].time, leaving.up_a.arrivals[0].time);
+  EXPECT_EQ(ahead.a.tx_frames(), 5u);
+  EXPECT_EQ(ahead.a.tx_drops(), 1u);
+  EXPECT_EQ(ahead.a.tx_bytes(), leaving.a.tx_bytes());
+  EXPECT_EQ(ahead.link.frames(), leaving.link.frames());
+  EXPECT_EQ(ahead.link.bytes(), leaving.link.bytes());
+  EXPECT_EQ(ahead.a.tx_queue_frames(), 0u);
+}
+
+// A frame queued for a later time (a pipeline in front of the MAC) leaves when it is ready or
+// when the frame before it has left, whichever is later; without a wire that takes frames ahead
+// a later time is refused.
+TEST(EthernetMac, SendAtALaterTimeNeedsAWireThatTakesFramesAhead) {
+  EthernetMac a("a");
+  EthernetMac b("b", [] {
+    EthernetMacParams p;
+    p.address = kOther;
+    return p;
+  }());
+  EthernetLink link("link");
+  a.to_wire.bind(link.a_in);
+  b.to_wire.bind(link.b_in);
+  link.a_out.bind(a.from_wire);
+  link.b_out.bind(b.from_wire);
+  Collector up_a, up_b;
+  a.upper.bind(up_a);
+  b.upper.bind(up_b);
+  EthernetMac lone("lone");
+  Collector wire, up;
+  lone.to_wire.bind(wire);
+  lone.upper.bind(up);
+  Driver drv("drv", [&] {
+    EXPECT_TRUE(a.send_at(make_frame(kOther, 1514, 1), 1'000'000));
+    EXPECT_TRUE(a.send_at(make_frame(kOther, 1514, 2), 1'500'000));  // waits for the first
+    EXPECT_EQ(a.tx_queue_frames(), 0u);                              // neither is ready yet
+    EXPECT_THROW(lone.send_at(make_frame(kOther, 64), 1'000), std::logic_error);
+  });
+  sc_start();
+  ASSERT_EQ(up_b.arrivals.size(), 2u);
+  EXPECT_EQ(up_b.arrivals[0].time, 1'000'000 + kFullSlot10G + 1'000'000);
+  EXPECT_EQ(up_b.arrivals[1].time, 1'000'000 + 2 * kFullSlot10G + 1'000'000);
 }
 
 // Wiring is checked by SystemC: a MAC whose wire port is left unbound does not start.

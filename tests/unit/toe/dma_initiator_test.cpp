@@ -45,8 +45,10 @@ class FourPhaseTarget : public sc_module {
   std::uint64_t accept_ps = 10 * kNs;
   std::uint64_t latency_ps = 100 * kNs;
   std::size_t depth = 4;
-  bool complete_early = false;   // answer BEGIN_REQ with TLM_COMPLETED (+latency)
-  int overlapping_requests = 0;  // BEGIN_REQ while another request had no END_REQ yet
+  bool complete_early = false;      // answer BEGIN_REQ with TLM_COMPLETED (+latency)
+  int overlapping_requests = 0;     // BEGIN_REQ while another request had no END_REQ yet
+  int end_resp_calls = 0;           // END_RESP on the forward path
+  int responses_ended_at_once = 0;  // BEGIN_RESP answered TLM_COMPLETED
 
   explicit FourPhaseTarget(const sc_module_name& name)
       : sc_module(name), in("in"), peq_(this, &FourPhaseTarget::on_phase) {
@@ -72,6 +74,7 @@ class FourPhaseTarget : public sc_module {
       return tlm::TLM_ACCEPTED;
     }
     if (phase == tlm::END_RESP) {
+      ++end_resp_calls;
       responding_ = false;
       send_next_response();
       return tlm::TLM_COMPLETED;
@@ -114,7 +117,10 @@ class FourPhaseTarget : public sc_module {
     responding_ = true;
     tlm::tlm_phase p = tlm::BEGIN_RESP;
     sc_time d = SC_ZERO_TIME;
-    if (in->nb_transport_bw(*gp, p, d) == tlm::TLM_COMPLETED) responding_ = false;
+    if (in->nb_transport_bw(*gp, p, d) == tlm::TLM_COMPLETED) {
+      ++responses_ended_at_once;
+      responding_ = false;
+    }
     try_accept();
     if (!responding_) send_next_response();
   }
@@ -272,6 +278,31 @@ class Parent : public sc_module {
     hub.out.bind(dma);
   }
 };
+
+// A response due now is ended in the call (TLM_COMPLETED, END_RESP implied), through the hub
+// too, so the target's response channel frees without an END_RESP call; the times are those of
+// the four phases all the same.
+TEST(DmaHub, AResponseDueNowIsEndedInTheCall) {
+  Parent parent("toe");
+  FourPhaseTarget target("target");
+  parent.dma.bind(target.in);
+  std::vector<std::uint64_t> done_at;
+  std::uint8_t buf[3][16] = {};
+  Master m("m", [&](Master& self) {
+    for (int i = 0; i < 3; ++i) {
+      const DmaResult r =
+          self.dma.transfer(tlm::TLM_READ_COMMAND, 0x100 * i, buf[i], 16, stream(2));
+      EXPECT_TRUE(r.ok);
+      done_at.push_back(now_ps());
+    }
+  });
+  m.dma.bind(parent.hub.in);
+  sc_start();
+  EXPECT_EQ(done_at, (std::vector<std::uint64_t>{110 * kNs, 220 * kNs, 330 * kNs}));
+  EXPECT_EQ(target.responses_ended_at_once, 3);
+  EXPECT_EQ(target.end_resp_calls, 0);
+  EXPECT_EQ(m.dma.in_flight(), 0u);
+}
 
 TEST(DmaHub, FourPhaseRequestsFromTwoMastersAreGrantedInTurn) {
   Parent parent("toe");
