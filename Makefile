@@ -91,6 +91,7 @@ study-toe: build venv
 studies: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_miniproxy.py --jobs $(JOBS)
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_haas.py --jobs $(JOBS)
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_socksdirect.py --jobs $(JOBS)
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_virttas.py --jobs $(JOBS)
 
 bench: build

@@ -159,7 +159,10 @@ Snapshot take_snapshot(Platform& p) {
   for (std::size_t i = 0; i < p.vm_count(); ++i) {
     const guest::AppCounters c = p.guest(i).counters();  // all its processes
     s.app_tx.push_back(c.tx_bytes);
-    s.acked.push_back(p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
+    // Over shared memory nothing reaches the TOE: what the application wrote into its ring.
+    const bool shm = p.guest(i).apps().front()->workload().path == guest::Path::Shm;
+    s.acked.push_back(shm ? c.tx_bytes
+                          : p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
@@ -225,11 +228,13 @@ ordered_json vms_section(Platform& p, const Window& w) {
         trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
               : 0.0;
     // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
-    if (const guest::WorkloadType t = app.workload().type;
-        t == guest::WorkloadType::Rpc || t == guest::WorkloadType::Flows)
-      v["latency"] = latency_distribution(
-          t == guest::WorkloadType::Rpc ? "request_response" : "flow_completion",
-          w.now.app_latency[i].since(w.base.app_latency[i]));
+    if (const guest::WorkloadType t = app.workload().type; t == guest::WorkloadType::Rpc ||
+                                                            t == guest::WorkloadType::Flows ||
+                                                            t == guest::WorkloadType::Connect)
+      v["latency"] = latency_distribution(t == guest::WorkloadType::Rpc     ? "request_response"
+                                          : t == guest::WorkloadType::Flows ? "flow_completion"
+                                                                            : "connection_setup",
+                                          w.now.app_latency[i].since(w.base.app_latency[i]));
     v["cpu"] = cpu_shares(p, static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);

@@ -11,7 +11,9 @@ using platform::Platform;
 
 namespace {
 
-constexpr const char* kExitCauses[] = {"data_abort", "irq", "wfi", "hvc", "timer"};
+// timer: the host's tick; vtimer: a guest tick that exited (docs/hypervisor.md).
+constexpr const char* kExitCauses[] = {"data_abort", "irq", "wfi", "hvc", "timer", "vtimer"};
+constexpr int kCauses = 6;
 constexpr cpu::CycleClass kClasses[] = {cpu::CycleClass::GuestUser, cpu::CycleClass::GuestKernel,
                                         cpu::CycleClass::Hypervisor};
 constexpr const char* kClassNames[] = {"guest_user", "guest_kernel", "hypervisor"};
@@ -71,7 +73,8 @@ TimeSeries::Totals TimeSeries::read() {
     t.rx.push_back(p_.guest(i).counters().rx_bytes);
     const hypervisor::ExitCounts e =
         p_.hypervisor() ? p_.hypervisor()->exits(static_cast<int>(i)) : hypervisor::ExitCounts{};
-    for (std::uint64_t n : {e.data_abort, e.irq, e.wfi, e.hvc, e.timer}) t.exits.push_back(n);
+    for (std::uint64_t n : {e.data_abort, e.irq, e.wfi, e.hvc, e.timer, e.vtimer})
+      t.exits.push_back(n);
     for (int c = 0; c < 3; ++c)
       t.busy.push_back(busy_carry_[i * 3 + c] + core.busy_ps(static_cast<int>(i), kClasses[c]));
   }
@@ -144,8 +147,8 @@ void TimeSeries::sample() {
     row.push_back(mbps(now.acked[i], a.acked[i]));
     row.push_back(mbps(now.rx[i], a.rx[i]));
     for (int c = 0; c < 3; ++c) row.push_back(share(now.busy[i * 3 + c], a.busy[i * 3 + c]));
-    for (int e = 0; e < 5; ++e)
-      row.push_back(static_cast<double>(now.exits[i * 5 + e] - a.exits[i * 5 + e]));
+    for (int e = 0; e < kCauses; ++e)
+      row.push_back(static_cast<double>(now.exits[i * kCauses + e] - a.exits[i * kCauses + e]));
     if (hypervisor::Hypervisor* h = p_.hypervisor())
       row.push_back(h->vm_credit(static_cast<int>(i)));
     if (p_.vtoe_manager()) row.push_back((now.vsendq_area[i] - a.vsendq_area[i]) / span_ps);

@@ -29,7 +29,7 @@ class TimeSeries {
   // Running totals (since the start of the run) the rows are differences of.
   struct Totals {
     std::uint64_t time_ps = 0;
-    std::vector<std::uint64_t> acked, rx, exits;  // exits: five causes per VM
+    std::vector<std::uint64_t> acked, rx, exits;  // exits: six causes per VM
     std::vector<std::uint64_t> busy;              // per VM: user, kernel, hypervisor
     std::uint64_t idle = 0, toe_tx = 0, toe_rx = 0, wire_tx = 0, wire_rx = 0, dram_busy = 0;
     std::uint64_t ppm_tx = 0, ppm_rx = 0, retransmits = 0, peer_retransmits = 0;

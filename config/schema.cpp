@@ -123,6 +123,28 @@ std::vector<Key> topology_keys() {
       K::string("switches[].table", "",
                 "Given forwarding entries, comma separated NAME=PORT, NAME a host, a VM (its "
                 "MAC) or a MAC address; also honoured, and never overwritten, when learning"),
+      K::list("shared_memory", 0, 0,
+              "Shared-memory regions a monitor sets up between two VMs (or two processes of a "
+              "native host): the hypervisor maps the same DRAM pages into both VMs' stage 2; "
+              "workload.path shm carries a workload over it (docs/guest.md)"),
+      K::string("shared_memory[].name", "shm{i}", "Name of the region in results")
+          .validate(require_node_name, "letters, digits, _ -"),
+      K::string("shared_memory[].vms", "",
+                "The two VMs (vms[].name, comma separated) whose address spaces hold the "
+                "region; the first writes the first half's ring, the second the other's"),
+      K::bytes("shared_memory[].size", "64KiB",
+               "Bytes of the region: two rings, one per direction")
+          .range("4KiB", "1GiB"),
+      K::bytes("shared_memory[].slot", "2KiB",
+               "Bytes of one ring slot (8 of them a header); larger messages take several")
+          .range("64B", "1MiB"),
+      K::bytes("shared_memory[].ipa", "0B",
+               "Where both VMs see the region (guest physical address, e.g. 2100MiB); 0 = "
+               "above their RAM (2GiB + platform.guest_memory, then the regions in order). "
+               "Natively the processes see it at its physical address (shared_memory[].pa)"),
+      K::bytes("shared_memory[].pa", "0B",
+               "Where the region lies in DRAM; 0 = after the last VM's RAM, the regions in "
+               "order. Must not overlap any VM's RAM, the hypervisor's or another region"),
       K::list("links", 0, 0,
               "Full-duplex links between the platform, hosts and switch ports; empty = one link "
               "from the platform to one simulated peer (network.*)"),

@@ -18,7 +18,27 @@ WorkloadType parse_workload_type(const std::string& text) {
   if (text == "echo") return WorkloadType::Echo;
   if (text == "iperf3") return WorkloadType::Iperf3;
   if (text == "flows") return WorkloadType::Flows;
+  if (text == "connect") return WorkloadType::Connect;
   throw std::invalid_argument("unknown workload type '" + text + "'");
+}
+
+Path parse_path(const std::string& text) {
+  if (text == "socket") return Path::Socket;
+  if (text == "shm") return Path::Shm;
+  if (text == "user") return Path::User;
+  throw std::invalid_argument("unknown path '" + text + "'");
+}
+
+const char* to_string(Path path) {
+  switch (path) {
+    case Path::Socket:
+      return "socket";
+    case Path::Shm:
+      return "shm";
+    case Path::User:
+      return "user";
+  }
+  return "?";
 }
 
 const std::vector<core::Param<Workload>>& workload_params() {
@@ -27,14 +47,16 @@ const std::vector<core::Param<Workload>>& workload_params() {
   static const std::vector<core::Param<W>> params = {
       core::enum_param<W>(
           "vms[].workload.type",
-          {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3", "flows"},
+          {"tcp_tx", "tcp_rx", "cpu", "rpc", "sink", "echo", "iperf3", "flows", "connect"},
           "tcp_tx",
           "Application: tcp_tx sends to the peer, tcp_rx receives from it, cpu only computes, rpc "
           "sends requests and waits for responses; sink and echo serve clients (e.g. real hosts "
           "through NetVP) on workload.port; iperf3 is an iperf3 server there (TCP tests, "
           "forward or reverse, parallel streams; transactions = tests completed); flows opens a "
           "connection per flow, sends message_size bytes, reads response_size bytes and closes "
-          "(transactions = flows, mean latency = time to completion)",
+          "(transactions = flows, mean latency = time to completion); connect opens a "
+          "connection and closes it at once, one after another (transactions = connections "
+          "set up, latency = connect() until established; a sink or the peer accepts them)",
           [](W& w) -> auto& { return w.type; }, parse_workload_type,
           [](WorkloadType t) { return to_string(t); }),
       core::param<W>(ParamKind::Bytes, "vms[].workload.message_size", "8000B",
@@ -86,6 +108,29 @@ const std::vector<core::Param<Workload>>& workload_params() {
       core::param<W>(ParamKind::Time, "vms[].workload.gap", "0s",
                      "flows: from a flow's close to the next flow's connect()",
                      [](W& w) -> auto& { return w.gap_ps; }),
+      core::enum_param<W>(
+          "vms[].workload.path", {"socket", "shm", "user"}, "socket",
+          "How messages travel: socket = kernel sockets over the TOE; shm = a polled ring "
+          "pair in the shared_memory[] region that names this VM (rpc, tcp_tx to the VM "
+          "workload.peer names, echo, sink serving it; no system call, interrupt or TOE); "
+          "user = the VM's TOE channel mapped into the process and polled, no system call or "
+          "interrupt (native and da only)",
+          [](W& w) -> auto& { return w.path; }, parse_path,
+          [](Path p) { return to_string(p); }),
+      core::param<W>(ParamKind::Bool, "vms[].workload.zero_copy", "false",
+                     "Messages of at least guest.costs.remap_threshold bytes move without a "
+                     "copy: shm remaps their pages, socket and user let the TOE's DMA read and "
+                     "write the pinned user pages (guest.costs.page_remap per 4 KiB page)",
+                     [](W& w) -> auto& { return w.zero_copy; }),
+      core::param<W>(ParamKind::Uint, "vms[].workload.active", "0",
+                     "rpc: processes that send requests; the others (index >= active) connect "
+                     "and wait for work that never comes, idle co-located workers. 0 = all",
+                     [](W& w) -> auto& { return w.active; }),
+      core::param<W>(ParamKind::Bool, "vms[].workload.cooperative", "false",
+                     "rpc, path user, processes on one core: user-level threads of one process "
+                     "that hand the core to each other when a poll finds nothing "
+                     "(guest.costs.coop_switch), instead of kernel processes",
+                     [](W& w) -> auto& { return w.cooperative; }),
       core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
@@ -112,23 +157,57 @@ const char* to_string(WorkloadType type) {
       return "iperf3";
     case WorkloadType::Flows:
       return "flows";
+    case WorkloadType::Connect:
+      return "connect";
   }
   return "?";
 }
 
+void CoopGroup::acquire() {
+  if (!held) {
+    held = true;
+    return;
+  }
+  sc_core::sc_event mine;
+  waiting.push_back(&mine);
+  sc_core::wait(mine);  // handed over by release(): held stays true
+}
+
+void CoopGroup::release() {
+  if (waiting.empty()) {
+    held = false;
+    return;
+  }
+  sc_core::sc_event* next = waiting.front();
+  waiting.pop_front();
+  next->notify(sc_core::SC_ZERO_TIME);
+}
+
 Application::Application(const sc_core::sc_module_name& name, const Workload& workload,
-                         SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs)
+                         SocketLayer& sockets, cpu::Core& core, int owner, const GuestCosts& costs,
+                         std::uint32_t index, CoopGroup* group)
     : core::Module(name),
       workload_(workload),
+      index_(index),
+      group_(group),
       sockets_(sockets),
       core_(core),
-      ctx_(core.add_context(std::string(this->name()), 2, owner)),
+      ctx_(group && group->ctx ? *group->ctx
+                               : core.add_context(std::string(this->name()), 2, owner)),
       costs_(costs),
       server_processes_(stats_.counter("server_processes",
                                        "sink, echo: server processes started (workload.workers "
                                        "bounds them)")),
       iperf3_(this->name(), workload_, sockets_, core_, ctx_, owner, costs_, counters_) {
+  if (group_ && !group_->ctx) group_->ctx = &ctx_;
   SC_THREAD(run);
+}
+
+void Application::yield() {
+  if (!group_ || group_->waiting.empty()) return;
+  group_->release();
+  group_->acquire();
+  core_.execute(ctx_, costs_.coop_switch, CycleClass::GuestUser);
 }
 
 bool Application::stopped() const {
@@ -144,8 +223,23 @@ void Application::fail(const std::string& why) {
   VTOE_LOG(log_, Warn) << why;
 }
 
+void Application::use_shared_memory(GuestMemory& view, std::uint64_t addr, std::uint64_t bytes,
+                                    std::uint64_t slot, bool first) {
+  const std::uint64_t half = bytes / 2;
+  core::Counter& garbage = stats_.counter(
+      "shm_garbage",
+      "workload.path shm: ring indices and lengths the other side wrote that failed their "
+      "checks (messages dropped)");
+  auto ring = [&](std::uint64_t at) {
+    return std::make_unique<ShmRing>(view, at, half, slot, core_, costs_, garbage);
+  };
+  shm_tx_ = ring(first ? addr : addr + half);
+  shm_rx_ = ring(first ? addr + half : addr);
+}
+
 void Application::run() {
   if (workload_.start_ps) sc_core::wait(core::ps(workload_.start_ps));
+  if (workload_.path == Path::Shm) return run_shm();
   switch (workload_.type) {
     case WorkloadType::TcpTx:
       run_tx();
@@ -170,6 +264,9 @@ void Application::run() {
       break;
     case WorkloadType::Flows:
       run_flows();
+      break;
+    case WorkloadType::Connect:
+      run_connect();
       break;
   }
 }
@@ -245,6 +342,9 @@ void Application::run_server(bool echo) {
     while (workload_.workers && idle_.empty() && workers_.size() >= workload_.workers)
       sc_core::wait(worker_idle_ev_);
     const int s = sockets_.accept(ctx_, ls);
+    // A client that reset its connection before it was accepted (a connection-rate client's
+    // abortive close) is no server failure.
+    if (s == static_cast<int>(SockError::Reset)) continue;
     if (s < 0) return fail("accept() failed with error " + std::to_string(s));
     ++counters_.transactions;  // connections served
     if (!idle_.empty()) {
@@ -301,6 +401,12 @@ void Application::serve(Worker& w) {
 }
 
 void Application::run_rpc() {
+  // A cooperative thread runs only while it holds its process's token; a poll that finds
+  // nothing hands it on (SocketLayer's idle hook, set for this thread's waits).
+  if (group_) {
+    group_->acquire();
+    sockets_.set_idle_hook([this] { yield(); });
+  }
   // All connections first (pre-established), then requests on each in turn.
   std::vector<int> conns;
   for (std::uint32_t i = 0; i < workload_.connections; ++i) {
@@ -311,6 +417,17 @@ void Application::run_rpc() {
       return fail("connect() failed with error " + std::to_string(static_cast<int>(e)) +
                   " on connection " + std::to_string(i + 1));
     conns.push_back(s);
+  }
+  if (workload_.active && index_ >= workload_.active) {
+    // An idle worker: connected, with nothing to do. A kernel process sleeps in recv(); a
+    // cooperative thread is parked without the token. Neither costs the core anything.
+    if (group_) {
+      group_->release();
+      sc_core::wait(worker_idle_ev_);  // never notified for an rpc process
+    }
+    std::uint8_t b = 0;
+    sockets_.recv(ctx_, conns.front(), &b, 1);
+    return;
   }
   std::vector<std::uint8_t>& req = buffer_;
   req.assign(workload_.message_size, 0x5a);
@@ -367,6 +484,81 @@ void Application::run_flows() {
     counters_.first_byte_sum_ps += first - t0;
     sockets_.close(ctx_, s);
     if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
+  }
+}
+
+// Connection setup as fast as one process can: socket, connect, close, again (SocksDirect's
+// connection-creation test). A process per core (workload.processes) measures the rate per core.
+void Application::run_connect() {
+  for (std::uint64_t done = 0; !stopped() && (workload_.flows == 0 || done < workload_.flows);
+       ++done) {
+    const core::TimePs t0 = core::now_ps();
+    const int s = sockets_.socket(ctx_);
+    if (s < 0) return fail("socket() failed");
+    if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
+        e != SockError::Ok) {
+      sockets_.close(ctx_, s);
+      return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+    }
+    ++counters_.transactions;
+    counters_.latency_sum_ps += core::now_ps() - t0;
+    counters_.latency.record(core::now_ps() - t0);
+    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+    sockets_.close(ctx_, s, /*abortive=*/true);  // no TIME_WAIT: the TOE's contexts stay free
+    if (workload_.gap_ps) sc_core::wait(core::ps(workload_.gap_ps));
+  }
+}
+
+// Shared memory: the application polls its ring for what it waits for; nothing crosses the kernel
+// or the TOE. rpc times each request/response as over sockets.
+void Application::run_shm() {
+  if (!shm_tx_ || !shm_rx_) return fail("workload.path shm without a shared_memory region");
+  const ShmRing::Stop stop = [this] { return stopped(); };
+  const bool zc = workload_.zero_copy;
+  std::vector<std::uint8_t>& msg = buffer_;
+  msg.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0x5a);
+  std::vector<std::uint8_t>& resp = reply_;
+  resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
+  switch (workload_.type) {
+    case WorkloadType::Rpc:
+      while (!stopped()) {
+        const core::TimePs t0 = core::now_ps();
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (!shm_tx_->send(ctx_, msg.data(), workload_.message_size, zc, stop)) return;
+        counters_.tx_bytes += workload_.message_size;
+        const long long n = shm_rx_->recv(ctx_, resp.data(), resp.size(), zc, stop);
+        if (n < 0) return;
+        counters_.rx_bytes += static_cast<std::uint64_t>(n);
+        ++counters_.transactions;
+        counters_.latency_sum_ps += core::now_ps() - t0;
+        counters_.latency.record(core::now_ps() - t0);
+      }
+      return;
+    case WorkloadType::TcpTx:
+      while (!stopped()) {
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (!shm_tx_->send(ctx_, msg.data(), workload_.message_size, zc, stop)) return;
+        counters_.tx_bytes += workload_.message_size;
+      }
+      return;
+    case WorkloadType::Echo:
+    case WorkloadType::Sink:
+      while (!stopped()) {
+        const long long n = shm_rx_->recv(ctx_, msg.data(), msg.size(), zc, stop);
+        if (n < 0) return;
+        counters_.rx_bytes += static_cast<std::uint64_t>(n);
+        ++counters_.transactions;
+        core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
+        if (workload_.type == WorkloadType::Echo) {
+          const std::size_t back = std::min<std::size_t>(static_cast<std::size_t>(n), msg.size());
+          if (!shm_tx_->send(ctx_, msg.data(), back, zc, stop)) return;
+          counters_.tx_bytes += back;
+        }
+      }
+      return;
+    default:
+      return fail(std::string("workload.path shm carries rpc, tcp_tx, echo and sink, not ") +
+                  to_string(workload_.type));
   }
 }
 

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
 
 #include "guest/iperf3_server.h"
+#include "guest/shm_ring.h"
 #include "guest/socket_api.h"
 #include "models/core/histogram.h"
 #include "models/core/module.h"
@@ -22,7 +24,15 @@ namespace vtoe::guest {
 // clients (guest/iperf3_server.h).
 // flows: short flows one after another, each a connection of its own (connect, request,
 // response, close), timed from connect() to the first and to the last response byte.
-enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows };
+// connect: connections set up and torn down one after another, nothing sent (the connection
+// setup rate; latency = connect() to established).
+enum class WorkloadType { TcpTx, TcpRx, Cpu, Rpc, Sink, Echo, Iperf3, Flows, Connect };
+// How a workload's messages travel (docs/guest.md, "Paths inside one host"): kernel sockets over
+// the TOE; a polled shared-memory ring pair (shared_memory[]); or the TOE channel mapped into
+// the process and polled, with no system call or interrupt (native and da).
+enum class Path { Socket, Shm, User };
+Path parse_path(const std::string& text);
+const char* to_string(Path path);
 WorkloadType parse_workload_type(const std::string& text);
 const char* to_string(WorkloadType type);
 
@@ -43,6 +53,24 @@ struct Workload {
   std::uint64_t flows = 0;        // flows: flows in all (0 = until the run ends)
   std::uint32_t processes = 1;    // tcp_tx, rpc, flows, cpu: processes running it
   core::TimePs gap_ps = 0;        // flows: from a flow's close to the next connect()
+  Path path = Path::Socket;
+  bool zero_copy = false;  // large messages by page remapping / DMA from pinned user pages
+  // rpc: processes with an index >= active connect and then wait for work that never comes
+  // (idle co-located workers); 0 = all active.
+  std::uint32_t active = 0;
+  // rpc, path user: the processes are user-level threads of one process that switch
+  // cooperatively (guest.costs.coop_switch) when a poll finds nothing, SocksDirect's co-located
+  // workers; idle ones are parked and cost nothing.
+  bool cooperative = false;
+};
+
+// The threads of a cooperative process: one runs at a time, holding the token.
+struct CoopGroup {
+  cpu::Core::Context* ctx = nullptr;  // the one process they all run as
+  bool held = false;
+  std::deque<sc_core::sc_event*> waiting;  // threads ready to run, first come first served
+  void acquire();
+  void release();
 };
 
 // The scenario keys of a VM's workload ("vms[].workload.*"), bound to Workload's members; peer_ip
@@ -65,8 +93,16 @@ struct AppCounters {
 class Application : public core::Module {
  public:
   SC_HAS_PROCESS(Application);
+  // `index`: which of the workload's processes it is; `group`: the cooperative process it is a
+  // thread of (null: a process of its own).
   Application(const sc_core::sc_module_name& name, const Workload& workload, SocketLayer& sockets,
-              cpu::Core& core, int owner, const GuestCosts& costs);
+              cpu::Core& core, int owner, const GuestCosts& costs, std::uint32_t index = 0,
+              CoopGroup* group = nullptr);
+
+  // workload.path shm: the region [addr, addr + bytes) of `view` (this VM's mapping of it); the
+  // first VM of shared_memory[].vms writes the first half's ring and reads the second's.
+  void use_shared_memory(GuestMemory& view, std::uint64_t addr, std::uint64_t bytes,
+                         std::uint64_t slot, bool first);
 
   const AppCounters& counters() const { return counters_; }
   const Workload& workload() const { return workload_; }
@@ -83,6 +119,8 @@ class Application : public core::Module {
   void run_server(bool echo);
   void run_iperf3();
   void run_flows();
+  void run_shm();
+  void run_connect();  // workload.path shm: rpc, tcp_tx, echo, sink over the shared rings
   int listen_on_port();  // a socket listening on workload.port, or -1 (the run failed)
   // A server's process that serves accepted connections one after another (a pre-forked worker):
   // as many exist as connections were ever open at once, so a server's footprint follows its
@@ -99,7 +137,11 @@ class Application : public core::Module {
   bool stopped() const;
   void fail(const std::string& why);
 
+  void yield();  // cooperative: let a ready thread run, then wait for the token again
+
   Workload workload_;
+  std::uint32_t index_ = 0;
+  CoopGroup* group_ = nullptr;
   SocketLayer& sockets_;
   cpu::Core& core_;
   std::vector<cpu::Core*> worker_cores_;
@@ -114,6 +156,7 @@ class Application : public core::Module {
   std::vector<Worker*> idle_;         // workers waiting for a connection
   sc_core::sc_event worker_idle_ev_;  // a worker became idle (workload.workers reached)
   core::Counter& server_processes_;
+  std::unique_ptr<ShmRing> shm_tx_, shm_rx_;
   Iperf3Server iperf3_;
 };
 

@@ -22,6 +22,15 @@ struct GuestCosts {
   double wakeup = 500;           // make a blocked process runnable
   double app_per_message = 300;  // application work per message (guest user)
   double context_switch = 1500;  // switch between processes
+  // Polled paths (shared-memory rings, the user-space TOE channel): one turn of a spin loop, a
+  // load of a line the other side owns (a cache miss when it changed).
+  double poll = 100;
+  // Zero copy: map (shared memory) or pin (the TOE's DMA from user pages) one 4 KiB page, for
+  // messages of at least remap_threshold bytes.
+  double page_remap = 1000;
+  double remap_threshold = 8192;
+  // A switch between two user-level threads of one process (cooperative workers).
+  double coop_switch = 200;
 };
 
 }  // namespace vtoe::guest

@@ -55,6 +55,27 @@ const std::vector<core::Param<GuestParams>>& guest_params() {
                      "CPU cycles of a switch between two processes",
                      [](P& s) -> auto& { return s.costs.context_switch; })
           .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.poll", "100",
+                     "CPU cycles of one turn of a polling loop (shared-memory rings, the "
+                     "user-space TOE channel): a load of a cache line the other side owns",
+                     [](P& s) -> auto& { return s.costs.poll; })
+          .range("1", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.page_remap", "1000",
+                     "Zero copy: CPU cycles to remap (shared memory) or pin (TOE DMA from user "
+                     "pages) one 4 KiB page of a message of at least guest.costs.remap_threshold "
+                     "bytes",
+                     [](P& s) -> auto& { return s.costs.page_remap; })
+          .range("0", "1e9"),
+      core::param<P>(ParamKind::Real, "guest.costs.remap_threshold", "8192",
+                     "Zero copy: messages of at least this many bytes move by page remapping or "
+                     "pinning instead of a copy (SocksDirect: 8 KiB)",
+                     [](P& s) -> auto& { return s.costs.remap_threshold; })
+          .range("0", "1e12"),
+      core::param<P>(ParamKind::Real, "guest.costs.coop_switch", "200",
+                     "CPU cycles of a switch between two user-level threads of one process "
+                     "(cooperative workers, vms[].workload.cooperative)",
+                     [](P& s) -> auto& { return s.costs.coop_switch; })
+          .range("0", "1e9"),
       core::param<P>(ParamKind::Frequency, "guest.tick", "0Hz",
                      "The guest kernel's periodic timer interrupt (HZ); 0Hz = none (tickless). "
                      "Virtualized, each tick is a virtual timer interrupt: an exit unless "
@@ -109,9 +130,11 @@ GuestOs::GuestOs(const sc_core::sc_module_name& name, cpu::Core& core, GuestMemo
                                            params.sockets);
   for (std::size_t i = 0; i < params.workloads.size(); ++i) {
     cpu::Core& on = i < app_cores.size() && app_cores[i] ? *app_cores[i] : core;
-    apps_.push_back(std::make_unique<Application>(("app" + std::to_string(i)).c_str(),
-                                                  params.workloads[i], *sockets_, on, params.owner,
-                                                  params.costs));
+    const bool coop = params.workloads[i].cooperative && params.workloads.size() > 1;
+    if (coop && !coop_) coop_ = std::make_unique<CoopGroup>();
+    apps_.push_back(std::make_unique<Application>(
+        ("app" + std::to_string(i)).c_str(), params.workloads[i], *sockets_, on, params.owner,
+        params.costs, static_cast<std::uint32_t>(i), coop ? coop_.get() : nullptr));
   }
 }
 

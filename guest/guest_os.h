@@ -55,6 +55,7 @@ class GuestOs : public core::Module {
   std::unique_ptr<TimerTick> tick_;
   std::unique_ptr<ToeDriver> driver_;
   std::unique_ptr<SocketLayer> sockets_;
+  std::unique_ptr<CoopGroup> coop_;  // its processes' threads, when they are cooperative
   std::vector<std::unique_ptr<Application>> apps_;
 };
 

@@ -40,9 +40,31 @@ SocketLayer::Socket& SocketLayer::create_socket() {
   return so;
 }
 
+void SocketLayer::enter(Ctx& ctx) {
+  if (!params_.user_space) core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+}
+
 void SocketLayer::block(Ctx& ctx, Socket& so) {
-  (void)ctx;
   ++blocked_;
+  if (params_.user_space) {
+    // No sleeping: one turn of the poll loop over the channel's completion queue; the caller
+    // looks at the socket again. A server's acceptor is not a hot loop: it looks every 20
+    // microseconds (or when another process's polling delivered its connection), not to take
+    // the core, and two process switches a turn, from the processes that serve connections.
+    if (so.accepting) {
+      ++so.waiters;
+      sc_core::wait(sc_core::sc_time(20, sc_core::SC_US), so.ev);
+      --so.waiters;
+    }
+    if (!idle_hooks_.empty()) {
+      const auto hook =
+          idle_hooks_.find(sc_core::sc_get_current_process_handle().get_process_object());
+      if (hook != idle_hooks_.end()) hook->second();
+    }
+    core_.execute(ctx, costs_.poll, CycleClass::GuestUser);
+    driver_.poll(ctx);
+    return;
+  }
   ++so.waiters;
   sc_core::wait(so.ev);
   --so.waiters;
@@ -57,6 +79,13 @@ void SocketLayer::wake(Socket& so) {
 
 void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
                             std::uint64_t addr) {
+  if (params_.zero_copy && static_cast<double>(bytes) >= costs_.remap_threshold) {
+    // The TOE's DMA uses the user pages themselves: pin them instead of copying.
+    const double pages = static_cast<double>((bytes + 4095) / 4096);
+    core_.execute(ctx, costs_.page_remap * pages,
+                  params_.user_space ? CycleClass::GuestUser : CycleClass::GuestKernel);
+    return;
+  }
   const double cycles = costs_.copy_fixed + per_byte * static_cast<double>(bytes);
   if (cpu::MemoryTraffic* traffic = mem_.traffic()) {
     traffic->work(ctx, cycles, CycleClass::GuestKernel, write, mem_.physical(addr), bytes);
@@ -66,7 +95,7 @@ void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool w
 }
 
 int SocketLayer::socket(Ctx& ctx) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   driver_.start(ctx);
   return create_socket().id;
 }
@@ -90,7 +119,7 @@ void SocketLayer::command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip,
 }
 
 SockError SocketLayer::connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t port) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so) return SockError::BadSocket;
   command(ctx, *so, toe::CmdOp::Connect, ip, port, 0, true);
@@ -99,7 +128,7 @@ SockError SocketLayer::connect(Ctx& ctx, int s, std::uint32_t ip, std::uint16_t 
 }
 
 SockError SocketLayer::listen(Ctx& ctx, int s, std::uint16_t port, int backlog) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so) return SockError::BadSocket;
   command(ctx, *so, toe::CmdOp::Listen, 0, port, static_cast<std::uint16_t>(backlog), false);
@@ -109,12 +138,14 @@ SockError SocketLayer::listen(Ctx& ctx, int s, std::uint16_t port, int backlog) 
 }
 
 int SocketLayer::accept(Ctx& ctx, int s) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* ls = get(s);
   if (!ls || !ls->listening) return static_cast<int>(SockError::BadSocket);
   Socket& so = create_socket();
+  so.accepting = true;
   command(ctx, so, toe::CmdOp::Accept, 0, 0, static_cast<std::uint16_t>(s), true);
   while (!so.connected && so.err == SockError::Ok) block(ctx, so);
+  so.accepting = false;
   if (so.err != SockError::Ok) {
     const int e = static_cast<int>(so.err);
     so.user_closed = so.closed = true;
@@ -126,7 +157,7 @@ int SocketLayer::accept(Ctx& ctx, int s) {
 
 std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len) {
   ++sends_;
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so || !so->connected) return 0;
   const std::uint32_t size = params_.send_buffer;
@@ -162,7 +193,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
 
 std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate) {
   ++recvs_;
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+  enter(ctx);
   Socket* so = get(s);
   if (!so || !so->connected) return 0;
   const std::uint32_t size = params_.recv_buffer;
@@ -209,8 +240,8 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   return n;
 }
 
-void SocketLayer::close(Ctx& ctx, int s) {
-  core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+void SocketLayer::close(Ctx& ctx, int s, bool abortive) {
+  enter(ctx);
   Socket* so = get(s);
   if (!so || so->user_closed) return;
   so->user_closed = true;
@@ -220,7 +251,8 @@ void SocketLayer::close(Ctx& ctx, int s) {
     // overtake them and their data would be refused after the FIN. Wait until the TOE has taken
     // every send context (their data is then in its send buffer, and goes out before the FIN).
     while (so->tx_done != so->tx_tail && so->err == SockError::Ok && !so->closed) block(ctx, *so);
-    if (!so->released) command(ctx, *so, toe::CmdOp::Close, 0, 0, 0, false);
+    if (!so->released)
+      command(ctx, *so, abortive ? toe::CmdOp::Abort : toe::CmdOp::Close, 0, 0, 0, false);
   }
   so->closed = true;
   --so->waiters;
@@ -280,7 +312,7 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
       wake_needed = false;
       break;
   }
-  if (wake_needed && so->waiters > 0) {
+  if (wake_needed && so->waiters > 0 && !params_.user_space) {
     core_.execute(driver_.kthread_context(), costs_.wakeup, CycleClass::GuestKernel);
   }
   wake(*so);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <systemc>
@@ -27,6 +28,12 @@ struct SocketParams {
   std::uint32_t max_context = 64 * 1024;   // largest payload of one SendQ context
   std::uint32_t release_batch = 4 * 1024;  // consumed receive-buffer bytes handed back at once
   std::uint32_t local_ip = 0;              // the guest's own address (0 = the TOE's primary)
+  // workload.path user: the library runs in the process (no system call) and polls the channel
+  // instead of sleeping until the kernel thread wakes it (the driver is polled, no interrupt).
+  bool user_space = false;
+  // workload.zero_copy: the TOE's DMA reads and writes pinned user pages; a call moving at least
+  // guest.costs.remap_threshold bytes pins its pages instead of copying them.
+  bool zero_copy = false;
 };
 
 enum class SockError : int {
@@ -56,10 +63,17 @@ class SocketLayer : public core::Module {
   // interrupt on the next packet (paper §2.2); otherwise the TOE tells the host when the kernel
   // buffer is full (or its notification timer expires), which costs far fewer interrupts.
   std::size_t recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t max, bool immediate = true);
-  void close(Ctx& ctx, int s);
+  // abortive: a reset instead of a FIN (SO_LINGER 0), so no TIME_WAIT holds the connection's
+  // context in the TOE (a connection-rate benchmark's client closes so).
+  void close(Ctx& ctx, int s, bool abortive = false);
   SockError error(int s) const;
 
   void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread
+  // User space: called by the calling thread before each poll turn of a wait (a cooperative
+  // thread hands the core on there). Set per thread.
+  void set_idle_hook(std::function<void()> hook) {
+    idle_hooks_[sc_core::sc_get_current_process_handle().get_process_object()] = std::move(hook);
+  }
 
  private:
   struct Socket {
@@ -80,12 +94,14 @@ class SocketLayer : public core::Module {
     std::uint32_t unreleased = 0;  // consumed bytes not yet handed back to the TOE
     std::deque<int> accepted;      // listener: sockets whose Accepted arrived
     bool cmd_done = false;
+    bool accepting = false;  // accept() waits for it: user space checks it now and then only
     int waiters = 0;
     sc_core::sc_event ev;
   };
   Socket* get(int s);
   Socket& create_socket();
-  void block(Ctx& ctx, Socket& so);  // sleep until the socket's event
+  void block(Ctx& ctx, Socket& so);  // sleep until the socket's event (user space: poll once)
+  void enter(Ctx& ctx);              // a socket call's entry: a system call, unless user space
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
   // One programmed-I/O copy of `bytes` to (write) or from the kernel buffer at `addr`.
@@ -99,6 +115,7 @@ class SocketLayer : public core::Module {
   GuestCosts costs_;
   SocketParams params_;
   std::map<int, Socket> sockets_;
+  std::map<const sc_core::sc_object*, std::function<void()>> idle_hooks_;
   int next_id_ = 1;
   std::uint32_t next_cookie_ = 1;
   std::vector<std::uint8_t> bounce_;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace vtoe::guest {
 
@@ -25,6 +26,8 @@ ToeDriver::ToeDriver(const sc_core::sc_module_name& name, cpu::Core& core, int o
       completions_(stats_.counter("completions", "ECQ entries consumed")),
       posted_(stats_.counter("contexts_posted", "CmdQ/SendQ/RecvQ contexts posted")),
       ring_full_(stats_.counter("ring_full_waits", "posts that found their ring full")) {
+  if (params.polled)
+    polls_ = &stats_.counter("polls", "user-space channel: looks at the ECQ (workload.path user)");
   SC_THREAD(isr_thread);
   SC_THREAD(kthread);
 }
@@ -61,6 +64,13 @@ class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
   }
   void wait_for_space() override {
     ++d_.ring_full_;
+    if (d_.params_.polled) {
+      // Nobody else drains a polled channel's ECQ (the TOE may wait for room there before it
+      // takes more contexts): one turn of the poll loop, then look at the head again.
+      d_.core_.execute(ctx_, d_.costs_.poll, CycleClass::GuestUser);
+      d_.drain(ctx_, *this);
+      return;
+    }
     sc_core::wait(d_.ring_space_ev_);
   }
   void posted() override { ++d_.posted_; }
@@ -93,6 +103,8 @@ void ToeDriver::start(cpu::Core::Context& ctx) {
       a = mem_.allocate(static_cast<std::uint64_t>(params_.ring_entries) * toe::kDescBytes, 4096);
     RingAccess access(*this, ctx);
     rings_.start(access, addr);
+    // A polled channel runs with its interrupt disabled: completions wait in the ECQ.
+    if (params_.polled) write_reg(ctx, toe::reg::kCtrl, toe::reg::kCtrlEnable);
   }
   unlock_rings();
 }
@@ -103,6 +115,31 @@ void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
   RingAccess access(*this, ctx);
   rings_.post(access, ring, desc);
   unlock_rings();
+}
+
+std::uint32_t ToeDriver::poll(cpu::Core::Context& ctx) {
+  if (!rings_.started()) return 0;
+  lock_rings();
+  RingAccess access(*this, ctx);
+  const std::uint32_t n = drain(ctx, access);
+  unlock_rings();
+  return n;
+}
+
+// The rings' lock is held (deliveries post nothing).
+std::uint32_t ToeDriver::drain(cpu::Core::Context& ctx, toe::HostRingDriver::Access& access) {
+  if (polls_) ++*polls_;
+  std::vector<toe::EcqDesc> taken;
+  toe::EcqDesc d;
+  while (rings_.next_completion(access, d)) taken.push_back(d);
+  if (!taken.empty()) rings_.release_completions(access);
+  if (taken.empty()) return 0;
+  completions_ += taken.size();
+  core_.execute(ctx, costs_.ecq_entry * static_cast<double>(taken.size()), CycleClass::GuestUser);
+  ring_space_ev_.notify(sc_core::SC_ZERO_TIME);
+  for (const toe::EcqDesc& e : taken)
+    if (deliver_) deliver_(e);
+  return static_cast<std::uint32_t>(taken.size());
 }
 
 void ToeDriver::isr_thread() {

@@ -22,6 +22,8 @@ namespace vtoe::guest {
 struct DriverParams {
   std::uint64_t regs_addr = 0;       // guest-physical address of the control channel's registers
   std::uint32_t ring_entries = 256;  // per ring, power of two
+  // The channel raises no interrupt: its user polls the ECQ (poll()), the user-space channel.
+  bool polled = false;
 };
 
 class ToeDriver : public core::Module {
@@ -35,6 +37,9 @@ class ToeDriver : public core::Module {
   void start(cpu::Core::Context& ctx);
   // Post one context on behalf of `ctx` (waits while the ring is full).
   void post(cpu::Core::Context& ctx, toe::Ring ring, const void* desc);
+  // Polled channel: drains the ECQ on behalf of `ctx` and delivers each completion at once (no
+  // interrupt, no kernel thread); returns how many it took.
+  std::uint32_t poll(cpu::Core::Context& ctx);
   // Where completions go (called in the kernel thread, after its per-event cost).
   void on_completion(std::function<void(const toe::EcqDesc&)> cb) { deliver_ = std::move(cb); }
 
@@ -52,6 +57,8 @@ class ToeDriver : public core::Module {
   // it costs no cycles here). Uncontended it takes no simulated time.
   void lock_rings();
   void unlock_rings();
+  // Polled channel: takes the ECQ's completions and delivers them (the rings' lock held).
+  std::uint32_t drain(cpu::Core::Context& ctx, toe::HostRingDriver::Access& access);
   void isr_thread();
   void kthread();
 
@@ -75,6 +82,7 @@ class ToeDriver : public core::Module {
   core::Counter& completions_;
   core::Counter& posted_;
   core::Counter& ring_full_;
+  core::Counter* polls_ = nullptr;  // registered only on a polled channel
 };
 
 }  // namespace vtoe::guest

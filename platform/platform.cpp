@@ -72,6 +72,9 @@ bool peer_app_for(const guest::Workload& w, tcpip::Ipv4 vm_address, net::PeerApp
       app.request_size = w.message_size;
       app.response_size = w.response_size;
       return true;
+    case guest::WorkloadType::Connect:  // connections accepted, nothing sent
+      app.type = net::PeerAppType::Sink;
+      return true;
     case guest::WorkloadType::Cpu:
     case guest::WorkloadType::Sink:  // servers for outside clients: nothing on the peer
     case guest::WorkloadType::Echo:
@@ -120,6 +123,7 @@ Platform::Platform(const Config& cfg, bool network_outside)
     topology_ = std::make_unique<Topology>(cfg_, end);
   }
   build_guests();
+  build_shared_memory();
   build_software_stack();
   build_network();
 }
@@ -500,7 +504,8 @@ void Platform::build_guests() {
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
                        w.type == guest::WorkloadType::TcpRx ||
-                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows;
+                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows ||
+                       w.type == guest::WorkloadType::Connect;
     // A peer that is another VM on this TOE: the connection stays inside it (toe.loopback).
     int peer_vm = -1;
     for (std::size_t j = 0; talks && !w.peer.empty() && j < vms_; ++j)
@@ -512,8 +517,9 @@ void Platform::build_guests() {
         throw ConfigError(cfg_.where(p + "workload.peer"), p + "workload.peer",
                           "names VM '" + w.peer + "': " + why);
       };
-      if (!cfg_.get_bool("toe.loopback"))
-        fail("a connection between two VMs on one TOE needs toe.loopback: true");
+      if (w.path != guest::Path::Shm && !cfg_.get_bool("toe.loopback"))
+        fail("a connection between two VMs on one TOE needs toe.loopback: true (or "
+             "workload.path shm over a shared_memory[] region)");
       if (peer_vm == static_cast<int>(i)) fail("a VM cannot be its own peer");
       if (w.type == guest::WorkloadType::TcpRx)
         fail("tcp_rx is served by the simulated peer; give the other VM a tcp_tx, rpc or flows "
@@ -545,10 +551,14 @@ void Platform::build_guests() {
                         std::to_string(w.connections) + " connections, but the TOE holds " +
                             std::to_string(ccb_quota_per_vm()) +
                             " for this VM (raise toe.ccb.connections or set toe.ccb.quota)");
+    check_path(i, w, peer_vm);
+    gp.sockets.user_space = w.path == guest::Path::User;
+    gp.driver.polled = w.path == guest::Path::User;
+    gp.sockets.zero_copy = w.zero_copy;
     // Its processes, and the cores they run on (round robin over vms[].pin, default all cores).
     if (w.processes > 1 && w.type != guest::WorkloadType::TcpTx &&
         w.type != guest::WorkloadType::Rpc && w.type != guest::WorkloadType::Flows &&
-        w.type != guest::WorkloadType::Cpu)
+        w.type != guest::WorkloadType::Connect && w.type != guest::WorkloadType::Cpu)
       throw ConfigError(cfg_.where(p + "workload.processes"), p + "workload.processes",
                         std::string("several processes run tcp_tx, rpc, flows or cpu; ") +
                             guest::to_string(w.type) +
@@ -584,6 +594,171 @@ void Platform::build_guests() {
       for (std::size_t k : pin) vcpu_cores.push_back(&core(k));
       guests_.back()->apps().front()->set_worker_cores(std::move(vcpu_cores));
     }
+  }
+}
+
+// vms[].workload.path: what each path needs of the scenario.
+void Platform::check_path(std::size_t i, const guest::Workload& w, int peer_vm) const {
+  const std::string p = "vms." + std::to_string(i) + ".workload.";
+  auto fail = [&](const std::string& key, const std::string& why) {
+    throw ConfigError(cfg_.where(p + key), p + key, why);
+  };
+  if (w.path == guest::Path::User) {
+    if (arch_ == Architecture::DeviceEmulation)
+      fail("path",
+           "a user-space TOE channel needs architecture da or native: under de the VM's "
+           "channel is the hypervisor's emulation, which traps every access");
+    if (!assignment_.at(i).direct)
+      fail("path", "a user-space TOE channel needs a channel of the VM's own (toe.channels: " +
+                       std::to_string(channels_) + " for " + std::to_string(vms_) + " VMs)");
+  }
+  using T = guest::WorkloadType;
+  if (w.cooperative && (w.type != T::Rpc || w.path != guest::Path::User))
+    fail("cooperative", "cooperative threads are rpc processes of path user (they hand the core "
+                        "on when a poll finds nothing)");
+  if (w.cooperative && cfg_.get_uint("vms." + std::to_string(i) + ".vcpus") > 1)
+    fail("cooperative", "cooperative threads share one core: give the VM one vCPU");
+  if (w.path != guest::Path::Shm) return;
+  if (w.type != T::Rpc && w.type != T::TcpTx && w.type != T::Echo && w.type != T::Sink)
+    fail("path", std::string("path shm carries rpc, tcp_tx, echo and sink, not ") +
+                     guest::to_string(w.type));
+  if ((w.type == T::Rpc || w.type == T::TcpTx) && peer_vm < 0)
+    fail("peer", "path shm: name the VM (vms[].name) at the other end of the shared memory");
+  if (w.processes > 1)
+    fail("processes", "path shm: one process per VM uses the region's ring pair");
+}
+
+// shared_memory[]: the monitor's regions. Each is placed in DRAM clear of every VM's RAM, the
+// hypervisor's and the other regions, and mapped into both VMs' stage 2 (natively the two
+// processes see it at its physical address); the VMs' shm workloads get their view of it.
+void Platform::build_shared_memory() {
+  const std::size_t regions = cfg_.list_size("shared_memory");
+  const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
+  const std::uint64_t dram = cfg_.get_bytes("platform.dram_size");
+  const bool native = arch_ == Architecture::Native;
+  struct Placed {
+    std::uint64_t pa, ipa, size;
+    std::size_t a, b;
+  };
+  std::vector<Placed> placed;
+  std::uint64_t next_pa = kGuestRamBase + vms_ * guest_mem;
+  std::uint64_t next_ipa = kGuestIpaBase + guest_mem;
+  auto overlaps = [](std::uint64_t a, std::uint64_t an, std::uint64_t b, std::uint64_t bn) {
+    return a < b + bn && b < a + an;
+  };
+  auto mib = [](std::uint64_t v) { return std::to_string(v >> 20) + "MiB"; };
+  std::vector<int> region_of(vms_, -1);
+  for (std::size_t r = 0; r < regions; ++r) {
+    const std::string k = "shared_memory." + std::to_string(r) + ".";
+    auto fail = [&](const std::string& key, const std::string& why) {
+      throw ConfigError(cfg_.where(k + key), k + key, why);
+    };
+    // Its two VMs.
+    std::vector<std::size_t> vms;
+    const std::string list = cfg_.get_string(k + "vms");
+    std::size_t from = 0;
+    while (from <= list.size()) {
+      std::size_t comma = list.find(',', from);
+      if (comma == std::string::npos) comma = list.size();
+      std::string name = list.substr(from, comma - from);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty()) {
+        const auto it = std::find(vm_names_.begin(), vm_names_.end(), name);
+        if (it == vm_names_.end()) fail("vms", "no VM is named '" + name + "' (vms[].name)");
+        vms.push_back(static_cast<std::size_t>(it - vm_names_.begin()));
+      }
+      from = comma + 1;
+    }
+    if (vms.size() != 2 || vms[0] == vms[1])
+      fail("vms", "names two different VMs (vms[].name, comma separated), not '" + list + "'");
+    const std::uint64_t size = cfg_.get_bytes(k + "size");
+    const std::uint64_t slot = cfg_.get_bytes(k + "slot");
+    if (size % 4096) fail("size", "a whole number of 4 KiB pages (the monitor maps pages)");
+    if ((size / 2 - guest::ShmRing::kHeaderBytes) / slot < 2)
+      fail("slot", "each half of the region (one ring) must hold two slots or more");
+    // Where it lies in DRAM.
+    std::uint64_t pa = cfg_.get_bytes(k + "pa");
+    if (pa == 0) pa = next_pa;
+    if (pa % 4096) fail("pa", "must be 4 KiB aligned (the monitor maps pages)");
+    if (overlaps(pa, size, 0, kGuestRamBase))
+      fail("pa", "[" + mib(pa) + ", +" + std::to_string(size) +
+                     "B) overlaps the hypervisor's memory below " + mib(kGuestRamBase));
+    for (std::size_t v = 0; v < vms_; ++v)
+      if (overlaps(pa, size, kGuestRamBase + v * guest_mem, guest_mem))
+        fail("pa", "overlaps VM '" + vm_names_[v] + "''s RAM [" +
+                       mib(kGuestRamBase + v * guest_mem) + ", " +
+                       mib(kGuestRamBase + (v + 1) * guest_mem) + ")");
+    for (std::size_t o = 0; o < placed.size(); ++o)
+      if (overlaps(pa, size, placed[o].pa, placed[o].size))
+        fail("pa", "overlaps shared_memory[" + std::to_string(o) + "]");
+    if (pa + size > dram || overlaps(pa, size, kToeRegBase, toe::reg::kRegionSize))
+      fail("pa", "beyond DRAM (platform.dram_size " + mib(dram) + ")");
+    // Where the VMs see it.
+    std::uint64_t ipa = cfg_.get_bytes(k + "ipa");
+    if (native) {
+      if (ipa != 0 && ipa != pa)
+        fail("ipa", "a native host's processes see the region at its physical address "
+                    "(shared_memory[].pa); drop ipa");
+      ipa = pa;
+    } else {
+      if (ipa == 0) ipa = next_ipa;
+      if (ipa % 4096) fail("ipa", "must be 4 KiB aligned (stage 2 maps pages)");
+      if (overlaps(ipa, size, kGuestIpaBase, guest_mem))
+        fail("ipa", "overlaps the VMs' own RAM, which they see at [" + mib(kGuestIpaBase) +
+                        ", " + mib(kGuestIpaBase + guest_mem) + ")");
+      if (overlaps(ipa, size, kToeRegBase, toe::reg::kRegionSize))
+        fail("ipa", "overlaps the TOE's registers at " + mib(kToeRegBase));
+      for (std::size_t o = 0; o < placed.size(); ++o) {
+        const bool shares_a_vm = placed[o].a == vms[0] || placed[o].a == vms[1] ||
+                                 placed[o].b == vms[0] || placed[o].b == vms[1];
+        if (shares_a_vm && overlaps(ipa, size, placed[o].ipa, placed[o].size))
+          fail("ipa", "overlaps shared_memory[" + std::to_string(o) + "] in a VM that has both");
+      }
+      for (std::size_t v : vms)
+        hyp_->stage2(static_cast<int>(v)).map(ipa, pa, size, smmu::Perm::rw());
+    }
+    placed.push_back({pa, ipa, size, vms[0], vms[1]});
+    next_pa = std::max(next_pa, (pa + size + 4095) / 4096 * 4096);
+    next_ipa = std::max(next_ipa, (ipa + size + 4095) / 4096 * 4096);
+    // Each VM's view, and its shm workload on it.
+    for (std::size_t side = 0; side < 2; ++side) {
+      const std::size_t v = vms[side];
+      shared_views_.push_back(
+          std::make_unique<guest::GuestMemory>(mem::DramWindow(*dram_, ipa, pa, size)));
+      if (cpu_traffic_) shared_views_.back()->set_traffic(cpu_traffic_.get());
+      for (const auto& app : guests_[v]->apps()) {
+        const guest::Workload& w = app->workload();
+        if (w.path != guest::Path::Shm) continue;
+        const bool client =
+            w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::TcpTx;
+        if (client && w.peer != vm_names_[vms[1 - side]]) continue;  // another region's
+        if (region_of[v] >= 0)
+          throw ConfigError(cfg_.where(k + "vms"), k + "vms",
+                            "VM '" + vm_names_[v] + "' already serves its shm workload over "
+                            "shared_memory[" + std::to_string(region_of[v]) + "]");
+        region_of[v] = static_cast<int>(r);
+        app->use_shared_memory(*shared_views_.back(), ipa, size, slot, side == 0);
+      }
+    }
+  }
+  for (std::size_t v = 0; v < vms_; ++v) {
+    const std::string p = "vms." + std::to_string(v) + ".workload.";
+    const guest::Workload& w = guests_[v]->apps().front()->workload();
+    if (w.path != guest::Path::Shm) continue;
+    if (region_of[v] < 0)
+      throw ConfigError(cfg_.where(p + "path"), p + "path",
+                        "path shm, but no shared_memory[] region names VM '" + vm_names_[v] +
+                            "' (and its peer)");
+    const auto peer = std::find(vm_names_.begin(), vm_names_.end(), w.peer);
+    if (peer == vm_names_.end()) continue;  // a server
+    const guest::Workload& pw =
+        guests_[static_cast<std::size_t>(peer - vm_names_.begin())]->apps().front()->workload();
+    if (pw.path != guest::Path::Shm ||
+        (pw.type != guest::WorkloadType::Echo && pw.type != guest::WorkloadType::Sink))
+      throw ConfigError(cfg_.where(p + "peer"), p + "peer",
+                        "path shm: VM '" + w.peer +
+                            "' must serve it with an echo or sink workload of path shm");
   }
 }
 

@@ -129,6 +129,8 @@ class Platform {
   std::vector<std::size_t> pin_of(std::size_t vm) const;
   bool migrates(std::size_t vm) const;
   void build_guests();
+  void build_shared_memory();
+  void check_path(std::size_t vm, const guest::Workload& w, int peer_vm) const;
   void build_software_stack();
   std::size_t irq_core() const;
   void build_network();
@@ -160,6 +162,7 @@ class Platform {
   std::unique_ptr<hypervisor::VirtualToeManager> vtoe_;
   std::unique_ptr<hypervisor::DirectAccessManager> direct_access_;
   std::vector<std::unique_ptr<guest::GuestMemory>> memories_;
+  std::vector<std::unique_ptr<guest::GuestMemory>> shared_views_;  // per region and VM
   std::vector<std::unique_ptr<guest::GuestOs>> guests_;
   std::vector<std::string> vm_names_;
   std::vector<std::uint32_t> vm_addresses_;

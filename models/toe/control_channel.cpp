@@ -181,7 +181,8 @@ void ControlChannel::completion_thread() {
       t.instant(t.lane("toe", std::string(name()) + " completions"),
                 desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
     }
-    if (completion_written_) completion_written_();
+    // A channel with its interrupt disabled (a polled, user-space channel) sets no bit either.
+    if (completion_written_ && (ctrl_ & reg::kCtrlIrqEnable)) completion_written_();
     update_irq();
   }
 }

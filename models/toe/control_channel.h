@@ -78,7 +78,8 @@ class ControlChannel : public core::Module {
   bool irq_pending() const { return irq_pending_; }
   // Called whenever irq_pending() may have changed.
   void on_irq_change(std::function<void()> cb) { irq_changed_ = std::move(cb); }
-  // Called after each completion is written to the ECQ (the interrupt bit vector's input).
+  // Called after each completion is written to the ECQ while the channel's interrupt is enabled
+  // (the interrupt bit vector's input).
   void on_completion_written(std::function<void()> cb) { completion_written_ = std::move(cb); }
   // Called when the host rings a doorbell of a host->TOE ring.
   void on_doorbell(std::function<void()> cb) { doorbell_ = std::move(cb); }

@@ -119,7 +119,8 @@ TEST(ScenarioSchema, EnumsAndReservedValues) {
   EXPECT_EQ(error_of(key("architecture"), "xen"), "expected one of native, de, da, got \"xen\"");
   EXPECT_EQ(parse_value(key("network.peer"), "netvp"), Value{std::string("netvp")});
   EXPECT_EQ(error_of(key("vms[].workload.type"), "udp"),
-            "expected one of tcp_tx, tcp_rx, cpu, rpc, sink, echo, iperf3, flows, got \"udp\"");
+            "expected one of tcp_tx, tcp_rx, cpu, rpc, sink, echo, iperf3, flows, connect, "
+            "got \"udp\"");
   // Reserved values (named, not built yet) get their own message.
   const Key reserved = Key::enumeration("x.mode", {"a"}, "a", "test").reserve({"b"});
   EXPECT_EQ(error_of(reserved, "b"), "\"b\" is not implemented yet (accepted: a)");

@@ -87,18 +87,19 @@ struct FakeIrq : cpu::InterruptPort {
 };
 
 struct Bench {
+  explicit Bench(bool polled = false) : polled_(polled) {
+    driver.on_completion([this](const toe::EcqDesc& d) { delivered.push_back(d); });
+  }
+  bool polled_;
   cpu::Core core{"core", cpu::CoreParams{}, 1};
   Ram ram;
   FakeChannel channel{core};
   FakeIrq irq;
   guest::GuestCosts costs;
   guest::ToeDriver driver{"driver", core, 0, ram.memory, costs,
-                          guest::DriverParams{kRegs, kEntries}, channel, irq};
+                          guest::DriverParams{kRegs, kEntries, polled_}, channel, irq};
   cpu::Core::Context& app = core.add_context("app", 2, 0);
   std::vector<toe::EcqDesc> delivered;
-  Bench() {
-    driver.on_completion([this](const toe::EcqDesc& d) { delivered.push_back(d); });
-  }
   // The TOE writes a completion into the ECQ the driver programmed.
   void complete(std::uint32_t slot, std::uint16_t sock) {
     toe::EcqDesc e{};
@@ -199,6 +200,34 @@ TEST(ToeDriver, TheIsrDrainsTheEcqHandsSlotsBackAndTheKernelThreadDelivers) {
   toe::EcqDesc slot{};
   b.ram.memory.read(b.channel.ring_lo[3], &slot, sizeof slot);
   EXPECT_EQ(slot.valid, 0) << "consumed entries are cleared";
+}
+
+TEST(ToeDriver, APolledChannelRunsWithoutItsInterruptAndItsUserDrainsTheEcq) {
+  Bench b(/*polled=*/true);
+  std::uint32_t first = 9, second = 0;
+  test::Proc p("p", [&] {
+    b.driver.start(b.app);
+    first = b.driver.poll(b.app);  // nothing yet
+    sc_core::wait(sc_core::sc_time(20, sc_core::SC_US));
+    second = b.driver.poll(b.app);
+  });
+  test::Proc toe("toe", [&] {
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_US));
+    b.complete(0, 5);
+    b.complete(1, 6);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  ASSERT_TRUE(p.done);
+  std::uint32_t ctrl = 0;
+  for (auto& [off, val] : b.channel.writes)
+    if (off == reg::kCtrl) ctrl = val;
+  EXPECT_EQ(ctrl, reg::kCtrlEnable) << "the channel's interrupt stays disabled";
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(second, 2u);
+  ASSERT_EQ(b.delivered.size(), 2u);
+  EXPECT_EQ(b.delivered[1].sock, 6);
+  EXPECT_EQ(b.driver.interrupts(), 0u);
+  EXPECT_EQ(b.irq.acks, 0);
 }
 
 VTOE_TEST_MAIN

@@ -1,0 +1,71 @@
+"""The SocksDirect study (scripts/study_socksdirect.py): a quick run passes every checked row and
+its report orders the paths by latency with p1 and p99; the verdicts fail when the runs disagree."""
+import copy
+import json
+import os
+import sys
+from pathlib import Path
+
+import study_socksdirect as s
+from scripts_paths import TIMEOUT_FACTOR, run_once
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    env = dict(os.environ)
+    if "VTOE_BIN" not in env:
+        env["VTOE_BIN"] = str(ROOT / "build" / env.get("VTOE_PRESET", "release") / "app" / "vtoe")
+    out, proc = run_once(tmp_path_factory, "socksdirect",
+                         [sys.executable, str(ROOT / "scripts" / "study_socksdirect.py"),
+                          "--quick", "--jobs", "2", "--out"], env=env,
+                         timeout=600 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def runs_of(study):
+    summary = json.loads((study / "summary.json").read_text())
+    point_keys = ("kind", "path", "size", "pairs", "share", "workers", "active")
+    return [({k: r[k] for k in point_keys if k in r},
+             {k: v for k, v in r.items() if k not in point_keys}) for r in summary["runs"]]
+
+
+def test_quick_study_passes_and_orders_the_paths_by_latency(study):
+    summary = json.loads((study / "summary.json").read_text())
+    checked = [r for r in summary["rows"] if r["class"] != "not checkable"]
+    assert checked and all(r["verdict"] == "pass" for r in checked), \
+        [(r["id"], r["vtoe"]) for r in checked if r["verdict"] != "pass"]
+    report = (study / "report.md").read_text()
+    for r in summary["rows"]:
+        assert f"| {r['id']} | {r['claim']} |" in report
+    # The round-trip table lists the paths fastest first, each cell p50 [p1, p99].
+    table = report.split("## Round trip against message size")[1].split("##")[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith("| Path")]
+    assert [p for p in rows if p in s.ORDER] == s.ORDER
+    assert "[" in table and "]" in table
+
+
+def test_verdicts_fail_when_the_runs_disagree(study):
+    runs = runs_of(study)
+    rows = {r["id"]: r["verdict"] for r in s.analyse(runs)}
+    assert rows["S1"] == rows["S3"] == rows["S5"] == "pass"
+    # Shared memory as slow as the kernel socket breaks the order and the gap.
+    slow = copy.deepcopy(runs)
+    for p, m in slow:
+        if p["kind"] == "rtt" and p["path"] == "S":
+            m["latency"] = {k: v * 30 if k.endswith("_us") else v
+                            for k, v in m["latency"].items()}
+    verdicts = {r["id"]: r["verdict"] for r in s.analyse(slow)}
+    assert verdicts["S1"] == "FAIL" and verdicts["S3"] == "FAIL"
+    # Zero copy that moves nothing faster fails S5.
+    flat = copy.deepcopy(runs)
+    k_rates = {(p["kind"], p.get("size")): m["msgs_per_s"] for p, m in runs if p["path"] == "K"}
+    for p, m in flat:
+        if p["path"] == "SZ":
+            m["msgs_per_s"] = k_rates[(p["kind"], p.get("size"))]
+    assert {r["id"]: r["verdict"] for r in s.analyse(flat)}["S5"] == "FAIL"
