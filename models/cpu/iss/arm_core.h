@@ -323,6 +323,23 @@ class ArmCore {
     else
       return mem_.read32(a);
   }
+  // Host memory for an access of T at `a` when the fast paths of rd and wr would serve it
+  // (null: they would not).
+  template <typename T, bool Write>
+  uint8_t* host_address(uint32_t a) {
+    const uint32_t off = a & (GuestMemory::kPageSize - 1);
+    if (off > GuestMemory::kPageSize - sizeof(T)) return nullptr;
+    const uint32_t page = a >> GuestMemory::kPageBits;
+    if (__builtin_expect(mmu_on_, 0)) {
+      const TlbEntry& e = cur_tlb_[page % kTlbSize];
+      if (e.va_page != page || !(e.perms & (Write ? perm_w_ : perm_r_))) return nullptr;
+      if (Write ? !e.host_writable : e.host == nullptr) return nullptr;
+      return e.host + off;
+    }
+    uint8_t* p = mem_.host_page(page);
+    if (!p || (Write && mem_.is_code(page))) return nullptr;
+    return p + off;
+  }
   template <typename T>
   void wr(uint32_t a, T v) {
     if (__builtin_expect(mmu_on_, 0)) {
@@ -430,7 +447,10 @@ class ArmCore {
 
   class GuestFpScope;
   uint64_t run_loop(uint64_t max);
-  void step_inner();
+  // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
+  uint32_t step_inner(uint32_t pc);
+  // Whether an instruction may go on at the next address unseen (Insn::seq).
+  static bool sequential(const Insn& in);
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);
@@ -505,13 +525,13 @@ class ArmCore {
   void cps(const Insn& in);
   void enter_guest_fp();
   void leave_guest_fp();
-  const Insn& fetch_decoded() {  // the common case: on the page of the last fetch, decoded
-    if ((pc_ >> GuestMemory::kPageBits) == fetch_vpage_) {
-      uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
+  const Insn& fetch_decoded(uint32_t pc) {  // the common case: on the last fetch's page, decoded
+    if ((pc >> GuestMemory::kPageBits) == fetch_vpage_) {
+      uint32_t off = pc & (GuestMemory::kPageSize - 1);
       const Insn& s = thumb_ ? fetch_page_->t32[off >> 1] : fetch_page_->a32[off >> 2];
       if (s.op != Op::None) return s;
     }
-    return lookup(pc_);
+    return lookup(pc);
   }
   // The decoded instruction at the PC if it is cached (the syndrome of a data abort).
   const Insn* current_insn() const;
@@ -558,6 +578,8 @@ class ArmCore {
   static void exec_dp(ArmCore& c, const Insn& in);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls(ArmCore& c, const Insn& in);
+  template <uint8_t Sub, bool RegOff>
+  static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
   static void exec_other(ArmCore& c, const Insn& in) { c.execute(in); }
   static ExecFn executor_for(const Insn& in);
