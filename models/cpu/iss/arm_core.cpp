@@ -486,7 +486,6 @@ const Insn& ArmCore::lookup(uint32_t pc) {
   if (slot.op == Op::None) {
     Insn in = decode(pc, (p->pa_page << GuestMemory::kPageBits) | off);
     in.fn = executor_for(in);
-    in.seq = sequential(in);
     // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
     // a write to either page is seen (the cache only tracks the page it starts on).
     if (thumb_ && in.len == 4 && off == GuestMemory::kPageSize - 2) {
@@ -532,9 +531,7 @@ uint64_t ArmCore::run(uint64_t max) {
   }
 }
 
-// The hot loop, kept apart from the exception handling around it. The PC stays in a register:
-// only an instruction that is not sequential hands it back through next_ (a store and a load
-// on the loop's critical path otherwise).
+// The hot loop, kept apart from the exception handling around it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
   uint32_t pc = pc_;
@@ -594,7 +591,7 @@ __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) 
     if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
   }
   ++retired_[static_cast<int>(in.cls)];
-  pc = in.seq ? next : next_;
+  pc = next_;
   pc_ = pc;
   return pc;
 }
@@ -974,18 +971,6 @@ void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
 template <uint8_t Kind, size_t... S>
 constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
   return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
-}
-
-bool ArmCore::sequential(const Insn& in) {
-  switch (in.op) {
-    case Op::DataProc:
-      // exec_dp writes rd (15: the PC) unless the operation only sets flags
-      return in.rd < 15 || in.sub == kTst || in.sub == kTeq || in.sub == kCmp || in.sub == kCmn;
-    case Op::LoadStore:
-      return in.sub < kLdr || in.rd < 15;  // a load to the PC branches
-    default:
-      return false;
-  }
 }
 
 ExecFn ArmCore::executor_for(const Insn& in) {

@@ -449,8 +449,6 @@ class ArmCore {
   uint64_t run_loop(uint64_t max);
   // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
   uint32_t step_inner(uint32_t pc);
-  // Whether an instruction may go on at the next address unseen (Insn::seq).
-  static bool sequential(const Insn& in);
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);

@@ -182,9 +182,6 @@ struct Insn {
   uint8_t flags = 0;
   uint8_t imm_carry = 2;  // carry out of an immediate operand: 0, 1, or 2 = unchanged
   InsnClass cls = InsnClass::Alu;
-  // The executor neither reads nor writes the next PC, the state or the mode (data processing
-  // and loads not to the PC, stores): the run loop goes on at the next address without looking.
-  bool seq = false;
   uint32_t imm = 0;
   uint32_t raw = 0;  // the encoding (T32: first halfword in the upper 16 bits)
 };
