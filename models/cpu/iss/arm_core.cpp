@@ -625,12 +625,9 @@ void ArmCore::execute(const Insn& in) {
     case Op::Branch:
       executor_for(in)(*this, in);
       return;
-    case Op::BranchReg: {
-      uint32_t target = r_[in.rm];
-      if (in.sub) r_[14] = thumb_ ? next_ | 1 : next_;
-      bx_write_pc(target);
+    case Op::BranchReg:
+      exec_branch_reg(*this, in);
       return;
-    }
     case Op::Cbz:
       if ((r_[in.rn] == 0) != (in.sub != 0)) next_ = in.imm;
       return;
@@ -968,6 +965,12 @@ void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
   c.next_ = in.imm & ~1u;
 }
 
+void ArmCore::exec_branch_reg(ArmCore& c, const Insn& in) {
+  uint32_t target = c.r_[in.rm];
+  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
+  c.bx_write_pc(target);
+}
+
 template <uint8_t Kind, size_t... S>
 constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
   return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
@@ -1008,6 +1011,24 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     }
     case Op::Branch:
       return &exec_branch;
+    case Op::BranchReg:
+      return &exec_branch_reg;
+    case Op::LoadStoreMulti:
+      return in.rs ? &exec_other : &exec_multi;  // the S-bit forms are rare
+    case Op::Mul:
+    case Op::MulLong:
+    case Op::MulHalf:
+    case Op::MulMost:
+    case Op::MulDual:
+    case Op::Div:
+      return &exec_multiply;
+    case Op::Movw:
+      return &exec_movw;
+    case Op::Clz:
+    case Op::Rev:
+    case Op::Extend:
+    case Op::BitField:
+      return &exec_media;
     default:
       return &exec_other;
   }

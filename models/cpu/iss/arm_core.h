@@ -580,6 +580,12 @@ class ArmCore {
   static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
   static void exec_other(ArmCore& c, const Insn& in) { c.execute(in); }
+  // Frequent operations without execute()'s switch.
+  static void exec_multi(ArmCore& c, const Insn& in) { c.load_store_multi(in); }
+  static void exec_multiply(ArmCore& c, const Insn& in) { c.multiply(in); }
+  static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
+  static void exec_branch_reg(ArmCore& c, const Insn& in);
+  static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
   static ExecFn executor_for(const Insn& in);
   template <uint8_t Kind, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
