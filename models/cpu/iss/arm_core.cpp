@@ -812,6 +812,8 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     if (in.imm_carry != 2) carry = in.imm_carry;
   } else if constexpr (Kind == kOpRegImm) {
     b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else if constexpr (Kind >= kRegImmShift) {  // the shift type known: no switch
+    b = shift_c(c.r_[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
   } else {
     b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
   }
@@ -980,10 +982,18 @@ ExecFn ArmCore::executor_for(const Insn& in) {
   static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
   static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
   static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
+  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
+      dp_table<kRegImmShift + kLsl>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kLsr>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kAsr>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kRor>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kRrx>(std::make_index_sequence<kOrn + 1>())};
   switch (in.op) {
     case Op::DataProc:
       if (in.opnd == kOpImm) return kImm[in.sub];
-      return in.opnd == kOpRegImm ? kRegImm[in.sub] : kRegReg[in.sub];
+      if (in.opnd == kOpRegImm)
+        return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
+      return kRegReg[in.sub];
     case Op::LoadStore: {
       bool reg = in.flags & kFlagRegOff;
       switch (in.sub) {

@@ -572,6 +572,8 @@ class ArmCore {
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().
+  // Kind: an Opnd, or kRegImmShift + a Shift (a register shifted by an immediate of that type).
+  static constexpr uint8_t kRegImmShift = 8;
   template <uint8_t Sub, uint8_t Kind>
   static void exec_dp(ArmCore& c, const Insn& in);
   template <uint8_t Sub, bool RegOff>
