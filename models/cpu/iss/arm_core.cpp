@@ -1,8 +1,6 @@
 // Integer execution, the run loop and the decoded-instruction cache. VFP is in arm_core_vfp.cpp.
 #include "models/cpu/iss/arm_core.h"
 
-#include <type_traits>
-
 #include <algorithm>
 #include <cstdio>
 #include <limits>
