@@ -466,10 +466,18 @@ const Insn& ArmCore::lookup(uint32_t pc) {
       throw GuestFault(pc, false, true);
     }
     const uint32_t pa_page = pa >> GuestMemory::kPageBits;
+    const uint32_t va_page = pc >> GuestMemory::kPageBits;
     std::unique_ptr<DecodedPage>& owned = pages_[pa_page];
+    if (owned && owned->va_page != va_page) {
+      // Decoded at another virtual address: its absolute targets are that address's. Every
+      // virtual page that runs it looks up again (a new generation).
+      dropped_.push_back(std::move(owned));
+      new_code_generation();
+    }
     if (!owned) {
       owned = std::make_unique<DecodedPage>();
       owned->pa_page = pa_page;
+      owned->va_page = va_page;
       mem_.mark_code(pa_page);  // a store to it now drops it (and bumps the generation)
       tlb_protect_code(pa_page);
     }

@@ -364,8 +364,12 @@ class ArmCore {
  private:
   // The decoded instructions of one physical page: code is decoded once whatever virtual
   // addresses it runs at, and a change of mapping (a TLB flush) does not discard it.
+  // Decoding resolves branch targets and ADR results to absolute addresses, so a page is valid
+  // for the virtual page it was decoded at (va_page); run at another (an alias of the same
+  // physical page: a process's vDSO, a kernel's identity map), it is decoded again.
   struct DecodedPage {
     uint32_t pa_page = 0;
+    uint32_t va_page = 0;
     Insn a32[GuestMemory::kPageSize / 4];
     Insn t32[GuestMemory::kPageSize / 2];
   };
