@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace vtoe::cpu::iss {
@@ -465,10 +466,18 @@ const Insn& ArmCore::lookup(uint32_t pc) {
       throw GuestFault(pc, false, true);
     }
     const uint32_t pa_page = pa >> GuestMemory::kPageBits;
+    const uint32_t va_page = pc >> GuestMemory::kPageBits;
     std::unique_ptr<DecodedPage>& owned = pages_[pa_page];
+    if (owned && owned->va_page != va_page) {
+      // Decoded at another virtual address: its absolute targets are that address's. Every
+      // virtual page that runs it looks up again (a new generation).
+      dropped_.push_back(std::move(owned));
+      new_code_generation();
+    }
     if (!owned) {
       owned = std::make_unique<DecodedPage>();
       owned->pa_page = pa_page;
+      owned->va_page = va_page;
       mem_.mark_code(pa_page);  // a store to it now drops it (and bumps the generation)
       tlb_protect_code(pa_page);
     }
@@ -531,24 +540,31 @@ uint64_t ArmCore::run(uint64_t max) {
 // The hot loop, kept apart from the exception handling around it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
+  uint32_t pc = pc_;
   if (breakpoints_.empty()) {
     while (n < max) {
-      if (attention_ && !service_attention()) break;
-      step_inner();
+      if (attention_) {
+        if (!service_attention()) break;
+        pc = pc_;
+      }
+      pc = step_inner(pc);
       ++n;
     }
     return n;
   }
   // With breakpoints: a look at a byte per instruction, the list only on a page that has one.
   while (n < max) {
-    if (attention_ && !service_attention()) break;
-    if (bp_pages_[pc_ >> GuestMemory::kPageBits] && !bp_skip_ &&
-        std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end()) {
+    if (attention_) {
+      if (!service_attention()) break;
+      pc = pc_;
+    }
+    if (bp_pages_[pc >> GuestMemory::kPageBits] && !bp_skip_ &&
+        std::find(breakpoints_.begin(), breakpoints_.end(), pc) != breakpoints_.end()) {
       bp_hit_ = true;
       break;
     }
     bp_skip_ = false;
-    step_inner();
+    pc = step_inner(pc);
     ++n;
   }
   return n;
@@ -561,13 +577,14 @@ void ArmCore::step() {
     if (halted_ || wfi_ || take_pending_interrupt()) return;
     update_attention();
   }
-  guarded([&] { step_inner(); });
+  guarded([&] { step_inner(pc_); });
 }
 
-__attribute__((always_inline)) inline void ArmCore::step_inner() {
-  const Insn& in = fetch_decoded();
-  r_[15] = pc_ + (thumb_ ? 4 : 8);
-  next_ = pc_ + in.len;
+__attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) {
+  const Insn& in = fetch_decoded(pc);
+  r_[15] = pc + (thumb_ ? 4 : 8);
+  const uint32_t next = pc + in.len;
+  next_ = next;
   if (itstate_ == 0) {
     in_it_ = false;
     if (in.cond >= 14 || cond_pass(in.cond)) in.fn(*this, in);
@@ -580,7 +597,9 @@ __attribute__((always_inline)) inline void ArmCore::step_inner() {
     if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
   }
   ++retired_[static_cast<int>(in.cls)];
-  pc_ = next_;
+  pc = next_;
+  pc_ = pc;
+  return pc;
 }
 
 void ArmCore::alu_write_pc(uint32_t v) {
@@ -612,12 +631,9 @@ void ArmCore::execute(const Insn& in) {
     case Op::Branch:
       executor_for(in)(*this, in);
       return;
-    case Op::BranchReg: {
-      uint32_t target = r_[in.rm];
-      if (in.sub) r_[14] = thumb_ ? next_ | 1 : next_;
-      bx_write_pc(target);
+    case Op::BranchReg:
+      exec_branch_reg(*this, in);
       return;
-    }
     case Op::Cbz:
       if ((r_[in.rn] == 0) != (in.sub != 0)) next_ = in.imm;
       return;
@@ -802,6 +818,8 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     if (in.imm_carry != 2) carry = in.imm_carry;
   } else if constexpr (Kind == kOpRegImm) {
     b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else if constexpr (Kind >= kRegImmShift) {  // the shift type known: no switch
+    b = shift_c(c.r_[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
   } else {
     b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
   }
@@ -858,6 +876,51 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
 
 template <uint8_t Sub, bool RegOff>
 void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
+  // The fast path, without a call (so without the register saves a call needs): one access to
+  // host memory, found in the software TLB (or, with the MMU off, in the guest memory's pages).
+  // Everything else (a TLB miss, a permission to check, a device, a page crossing, a code page,
+  // the double forms) is exec_ls_slow, which starts again from the beginning.
+  if constexpr (Sub != kStrd && Sub != kLdrd) {
+    uint32_t base = c.r_[in.rn];
+    if (in.rn == 15) base &= ~3u;
+    uint32_t off = in.imm;
+    if constexpr (RegOff) {
+      uint32_t carry = c.c_;
+      off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+    }
+    const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
+    const uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+    constexpr bool kStore = Sub < kLdr;
+    using T = std::conditional_t<
+        Sub == kStr || Sub == kLdr, uint32_t,
+        std::conditional_t<Sub == kStrh || Sub == kLdrh || Sub == kLdrsh, uint16_t, uint8_t>>;
+    if (uint8_t* h = c.host_address<T, kStore>(a)) {
+      if constexpr (kStore) {
+        const T v = static_cast<T>(c.r_[in.rd]);
+        std::memcpy(h, &v, sizeof(T));
+        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+      } else {
+        T t;
+        std::memcpy(&t, h, sizeof(T));
+        uint32_t v = t;
+        if constexpr (Sub == kLdrsb)
+          v = static_cast<uint32_t>(static_cast<int8_t>(t));
+        else if constexpr (Sub == kLdrsh)
+          v = static_cast<uint32_t>(static_cast<int16_t>(t));
+        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+        if (in.rd == 15)
+          c.bx_write_pc(v);
+        else
+          c.r_[in.rd] = v;
+      }
+      return;
+    }
+  }
+  exec_ls_slow<Sub, RegOff>(c, in);
+}
+
+template <uint8_t Sub, bool RegOff>
+__attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in) {
   uint32_t base = c.r_[in.rn];
   if (in.rn == 15) base &= ~3u;
   uint32_t off = in.imm;
@@ -910,6 +973,12 @@ void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
   c.next_ = in.imm & ~1u;
 }
 
+void ArmCore::exec_branch_reg(ArmCore& c, const Insn& in) {
+  uint32_t target = c.r_[in.rm];
+  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
+  c.bx_write_pc(target);
+}
+
 template <uint8_t Kind, size_t... S>
 constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
   return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
@@ -919,10 +988,18 @@ ExecFn ArmCore::executor_for(const Insn& in) {
   static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
   static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
   static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
+  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
+      dp_table<kRegImmShift + kLsl>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kLsr>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kAsr>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kRor>(std::make_index_sequence<kOrn + 1>()),
+      dp_table<kRegImmShift + kRrx>(std::make_index_sequence<kOrn + 1>())};
   switch (in.op) {
     case Op::DataProc:
       if (in.opnd == kOpImm) return kImm[in.sub];
-      return in.opnd == kOpRegImm ? kRegImm[in.sub] : kRegReg[in.sub];
+      if (in.opnd == kOpRegImm)
+        return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
+      return kRegReg[in.sub];
     case Op::LoadStore: {
       bool reg = in.flags & kFlagRegOff;
       switch (in.sub) {
@@ -950,6 +1027,24 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     }
     case Op::Branch:
       return &exec_branch;
+    case Op::BranchReg:
+      return &exec_branch_reg;
+    case Op::LoadStoreMulti:
+      return in.rs ? &exec_other : &exec_multi;  // the S-bit forms are rare
+    case Op::Mul:
+    case Op::MulLong:
+    case Op::MulHalf:
+    case Op::MulMost:
+    case Op::MulDual:
+    case Op::Div:
+      return &exec_multiply;
+    case Op::Movw:
+      return &exec_movw;
+    case Op::Clz:
+    case Op::Rev:
+    case Op::Extend:
+    case Op::BitField:
+      return &exec_media;
     default:
       return &exec_other;
   }
@@ -991,12 +1086,21 @@ uint32_t multi_start_address(const Insn& in, uint32_t base, uint32_t n) {
   if (in.flags & kFlagU) return (in.flags & kFlagP) ? base + 4 : base;
   return (in.flags & kFlagP) ? base - 4 * n : base - 4 * n + 4;
 }
+
+// The number of registers in a 16-bit list (inline: without -mpopcnt, __builtin_popcount is a
+// library call).
+uint32_t register_count(uint32_t list) {
+  uint32_t v = list - ((list >> 1) & 0x5555u);
+  v = (v & 0x3333u) + ((v >> 2) & 0x3333u);
+  v = (v + (v >> 4)) & 0x0f0fu;
+  return (v + (v >> 8)) & 0x1fu;
+}
 }  // namespace
 
 void ArmCore::load_store_multi_user(const Insn& in) {
   if (bank_of(mode_) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
   uint32_t list = in.imm;
-  uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
+  uint32_t n = register_count(list);
   uint32_t base = r_[in.rn];
   uint32_t a = multi_start_address(in, base, n);
   check_aligned(a, 4);
@@ -1036,11 +1140,38 @@ void ArmCore::load_store_multi(const Insn& in) {
     return;
   }
   uint32_t list = in.imm;
-  uint32_t n = static_cast<uint32_t>(__builtin_popcount(list));
+  uint32_t n = register_count(list);
   uint32_t base = r_[in.rn];
   uint32_t a = multi_start_address(in, base, n);
   uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
   check_aligned(a, 4);
+  // The fast path: the registers' words on one page of host memory (as rd and wr would find it).
+  if ((a & (GuestMemory::kPageSize - 1)) + 4 * n <= GuestMemory::kPageSize) {
+    uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
+    if (h) {
+      if (in.sub == 0) {
+        for (int i = 0; i < 16; ++i) {
+          if (list & (1u << i)) {
+            std::memcpy(h, &r_[i], 4);
+            h += 4;
+          }
+        }
+        if (in.flags & kFlagW) r_[in.rn] = wb;
+        return;
+      }
+      uint32_t pc_value = 0;
+      if (list & 0x8000) std::memcpy(&pc_value, h + 4 * (n - 1), 4);
+      if (in.flags & kFlagW) r_[in.rn] = wb;
+      for (int i = 0; i < 15; ++i) {
+        if (list & (1u << i)) {
+          std::memcpy(&r_[i], h, 4);
+          h += 4;
+        }
+      }
+      if (list & 0x8000) bx_write_pc(pc_value);
+      return;
+    }
+  }
   if (in.sub == 0) {
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {

@@ -323,6 +323,23 @@ class ArmCore {
     else
       return mem_.read32(a);
   }
+  // Host memory for an access of T at `a` when the fast paths of rd and wr would serve it
+  // (null: they would not).
+  template <typename T, bool Write>
+  uint8_t* host_address(uint32_t a) {
+    const uint32_t off = a & (GuestMemory::kPageSize - 1);
+    if (off > GuestMemory::kPageSize - sizeof(T)) return nullptr;
+    const uint32_t page = a >> GuestMemory::kPageBits;
+    if (__builtin_expect(mmu_on_, 0)) {
+      const TlbEntry& e = cur_tlb_[page % kTlbSize];
+      if (e.va_page != page || !(e.perms & (Write ? perm_w_ : perm_r_))) return nullptr;
+      if (Write ? !e.host_writable : e.host == nullptr) return nullptr;
+      return e.host + off;
+    }
+    uint8_t* p = mem_.host_page(page);
+    if (!p || (Write && mem_.is_code(page))) return nullptr;
+    return p + off;
+  }
   template <typename T>
   void wr(uint32_t a, T v) {
     if (__builtin_expect(mmu_on_, 0)) {
@@ -347,8 +364,12 @@ class ArmCore {
  private:
   // The decoded instructions of one physical page: code is decoded once whatever virtual
   // addresses it runs at, and a change of mapping (a TLB flush) does not discard it.
+  // Decoding resolves branch targets and ADR results to absolute addresses, so a page is valid
+  // for the virtual page it was decoded at (va_page); run at another (an alias of the same
+  // physical page: a process's vDSO, a kernel's identity map), it is decoded again.
   struct DecodedPage {
     uint32_t pa_page = 0;
+    uint32_t va_page = 0;
     Insn a32[GuestMemory::kPageSize / 4];
     Insn t32[GuestMemory::kPageSize / 2];
   };
@@ -430,7 +451,8 @@ class ArmCore {
 
   class GuestFpScope;
   uint64_t run_loop(uint64_t max);
-  void step_inner();
+  // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
+  uint32_t step_inner(uint32_t pc);
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);
@@ -505,13 +527,13 @@ class ArmCore {
   void cps(const Insn& in);
   void enter_guest_fp();
   void leave_guest_fp();
-  const Insn& fetch_decoded() {  // the common case: on the page of the last fetch, decoded
-    if ((pc_ >> GuestMemory::kPageBits) == fetch_vpage_) {
-      uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
+  const Insn& fetch_decoded(uint32_t pc) {  // the common case: on the last fetch's page, decoded
+    if ((pc >> GuestMemory::kPageBits) == fetch_vpage_) {
+      uint32_t off = pc & (GuestMemory::kPageSize - 1);
       const Insn& s = thumb_ ? fetch_page_->t32[off >> 1] : fetch_page_->a32[off >> 2];
       if (s.op != Op::None) return s;
     }
-    return lookup(pc_);
+    return lookup(pc);
   }
   // The decoded instruction at the PC if it is cached (the syndrome of a data abort).
   const Insn* current_insn() const;
@@ -554,12 +576,22 @@ class ArmCore {
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().
+  // Kind: an Opnd, or kRegImmShift + a Shift (a register shifted by an immediate of that type).
+  static constexpr uint8_t kRegImmShift = 8;
   template <uint8_t Sub, uint8_t Kind>
   static void exec_dp(ArmCore& c, const Insn& in);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls(ArmCore& c, const Insn& in);
+  template <uint8_t Sub, bool RegOff>
+  static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
   static void exec_other(ArmCore& c, const Insn& in) { c.execute(in); }
+  // Frequent operations without execute()'s switch.
+  static void exec_multi(ArmCore& c, const Insn& in) { c.load_store_multi(in); }
+  static void exec_multiply(ArmCore& c, const Insn& in) { c.multiply(in); }
+  static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
+  static void exec_branch_reg(ArmCore& c, const Insn& in);
+  static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
   static ExecFn executor_for(const Insn& in);
   template <uint8_t Kind, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);

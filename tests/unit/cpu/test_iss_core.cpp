@@ -323,6 +323,31 @@ TEST_F(Iss, UnalignedAccessAcrossPages) {
   EXPECT_EQ(r(2), 0xdeadbeefu);
 }
 
+TEST_F(Iss, MultipleAcrossAPageAndIntoDecodedCode) {
+  // Words on two pages: not for the one-page fast path of LDM/STM.
+  regs(kData + 0xff8, 0x11111111, 0x22222222, 0x33333333);
+  core.set_reg(4, 0x44444444);
+  a32({0xe880001e,    // stm r0, {r1-r4}
+       0xe89001e0});  // ldm r0, {r5-r8}
+  EXPECT_EQ(mem.read32(kData + 0xffc), 0x22222222u);
+  EXPECT_EQ(mem.read32(kData + 0x1000), 0x33333333u);
+  EXPECT_EQ(r(5), 0x11111111u);
+  EXPECT_EQ(r(6), 0x22222222u);
+  EXPECT_EQ(r(7), 0x33333333u);
+  EXPECT_EQ(r(8), 0x44444444u);
+  // An STM over an instruction already decoded: the new one runs, not the decoded one.
+  mem.write32(kCode, 0xe8800002);      // stm r0, {r1}
+  mem.write32(kCode + 4, 0xe3a09001);  // mov r9, #1
+  regs(kCode + 4, 0xe3a09007);         // mov r9, #7
+  core.set_pc(kCode + 4);
+  core.step();
+  EXPECT_EQ(r(9), 1u);
+  core.set_pc(kCode);
+  core.step();
+  core.step();
+  EXPECT_EQ(r(9), 7u);
+}
+
 TEST_F(Iss, AlignmentFaults) {
   regs(kData + 2, 0);
   a32({0xe5902000});  // ldr r2, [r0]: unaligned LDR is allowed
