@@ -37,6 +37,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import study_common
+from study_common import verdict, vtoe_bin
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "scenarios" / "study" / "haas"
 HOST_HZ = 250.0  # hypervisor.scheduler.tick = 4ms in the scenarios
@@ -63,10 +66,6 @@ QUICK = ["duration=90ms", "warmup=30ms"]
 
 
 # ------------------------------------------------------------------------------------------ runs
-
-def vtoe_bin():
-    return os.environ.get("VTOE_BIN") or str(ROOT / "build" / "release" / "app" / "vtoe")
-
 
 def run_point(point, quick=False):
     """One vtoe run: (point, measured dict). Raises on a failed run."""
@@ -125,10 +124,6 @@ def timer_exits(m):
 
 
 # ---------------------------------------------------------------------------------------- checks
-
-def verdict(ok):
-    return "pass" if ok else "FAIL"
-
 
 def row(rid, claim, paper, vtoe, test, cls, ok):
     return {"id": rid, "claim": claim, "paper": paper, "vtoe": vtoe, "test": test, "class": cls,
@@ -322,17 +317,7 @@ def report(rows, runs, quick, out, drew):
              "guest ticks not synchronised; the round trip is 64-byte rpc. " +
              ("Quick run (60 ms windows). " if quick else "") +
              "Mapping and departures: docs/studies-haas.md.", ""]
-    classes = {}
-    for x in rows:
-        classes.setdefault(x["class"], []).append(x["verdict"])
-    lines.append("Summary: " + "; ".join(
-        f"{c}: {v.count('pass')} of {len(v)} pass" if c != "not checkable" else
-        f"{len(v)} not checkable" for c, v in classes.items()) + ".")
-    lines += ["", "| # | claim | paper | vtoe | test | class | verdict |",
-              "|---|---|---|---|---|---|---|"]
-    for x in rows:
-        lines.append("| " + " | ".join(x[k] for k in ("id", "claim", "paper", "vtoe", "test",
-                                                       "class", "verdict")) + " |")
+    lines += study_common.claims_table(rows)
     lines += ["", "## Table 1: throughput and round-trip delay", ""] + table1(r)
     lines += ["", "## Table 2: VM exits per second while transmitting", ""] + table2(r)
     lines += ["", "## Table 3: CPU while transmitting, host and guest views (% of one core)", "",

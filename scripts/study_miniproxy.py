@@ -32,6 +32,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import study_common
+from study_common import verdict, vtoe_bin
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "scenarios" / "study" / "miniproxy"
 D_MS = 50.0  # one-way end-to-end delay (RTT 100 ms)
@@ -76,10 +79,6 @@ def serialised(hops_ms, size, esf=True):
 
 
 # ------------------------------------------------------------------------------------------ runs
-
-def vtoe_bin():
-    return os.environ.get("VTOE_BIN") or str(ROOT / "build" / "release" / "app" / "vtoe")
-
 
 def run_point(point):
     """One vtoe run: (point, measured dict). Raises on a failed run."""
@@ -133,10 +132,6 @@ def grid(quick):
 def pct(a, b):
     """Reduction of a against b, in percent."""
     return 100.0 * (1 - a / b)
-
-
-def verdict(ok):
-    return "pass" if ok else "FAIL"
 
 
 def analyse(runs, quick):
@@ -301,18 +296,8 @@ def report(rows, runs, quick, out, drew):
              "start, no loss; light hosts without a CPU model. " +
              ("Quick run (10 and 25 kB). " if quick else "") +
              "How the model was reconstructed and where vtoe departs: docs/miniproxy.md.", ""]
-    classes = {}
-    for r in rows:
-        classes.setdefault(r["class"], []).append(r["verdict"])
-    lines.append("Summary: " + "; ".join(
-        f"{c}: {v.count('pass')} of {len(v)} pass" if c != "not checkable" else
-        f"{len(v)} not checkable" for c, v in classes.items()) + ".")
-    lines.append("")
-    lines += ["| # | claim | paper | model | vtoe | test | class | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append("| " + " | ".join(r[k] for k in ("id", "claim", "paper", "model", "vtoe",
-                                                       "test", "class", "verdict")) + " |")
+    lines += study_common.claims_table(
+        rows, ("id", "claim", "paper", "model", "vtoe", "test", "class", "verdict"))
     lines += ["", "## Every run", "",
               "| set | N | hops (ms) | size (kB) | rounds | ESF | TTFB (ms) | model | TTC (ms) | "
               "model | + serialisation |",

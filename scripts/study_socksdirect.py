@@ -34,6 +34,9 @@ from pathlib import Path
 
 import yaml
 
+import study_common
+from study_common import verdict, vtoe_bin
+
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = ROOT / "scenarios" / "study" / "socksdirect" / "pair.yaml"
 SYSCALL_US = 1000 / 2e9 * 1e6  # guest.costs.syscall at 2 GHz: one kernel crossing
@@ -65,10 +68,6 @@ def window(size, quick):
 
 
 # ------------------------------------------------------------------------------------------ runs
-
-def vtoe_bin():
-    return os.environ.get("VTOE_BIN") or str(ROOT / "build" / "release" / "app" / "vtoe")
-
 
 def scenario(point, quick):
     """The scenario of one point, as a dict (the pair, or several pairs side by side)."""
@@ -329,17 +328,7 @@ def report(rows, runs, quick, out, drew):
              "shared-memory ring pair set up by the monitor (polled), Z zero copy. " +
              ("Quick run (fewer sizes, shorter windows). " if quick else "") +
              "Mapping and departures: docs/studies-socksdirect.md.", ""]
-    classes = {}
-    for x in rows:
-        classes.setdefault(x["class"], []).append(x["verdict"])
-    lines.append("Summary: " + "; ".join(
-        f"{c}: {v.count('pass')} of {len(v)} pass" if c != "not checkable" else
-        f"{len(v)} not checkable" for c, v in classes.items()) + ".")
-    lines += ["", "| # | claim | paper | vtoe | test | class | verdict |",
-              "|---|---|---|---|---|---|---|"]
-    for x in rows:
-        lines.append("| " + " | ".join(x[k] for k in ("id", "claim", "paper", "vtoe", "test",
-                                                       "class", "verdict")) + " |")
+    lines += study_common.claims_table(rows)
     lines += [""] + tables(runs)
     if drew:
         lines += ["", "![8 B round-trip CDF](rtt_cdf.png)"]

@@ -33,6 +33,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import study_common
+from study_common import verdict, vtoe_bin
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "scenarios" / "study" / "virttas"
 CONFIGS = ["vk", "vi", "vs", "vtda", "vtde"]
@@ -45,10 +48,6 @@ PAIRS = 4
 # SocksDirect (shared/papers/socksdirect-evaluation.tex:117): 8-byte inter-host round trip 1.7 us,
 # "17x lower than Linux": Linux's is 28.9 us (bare metal, two Xeon servers, 100 GbE).
 LINUX_RTT_US = 1.7 * 17
-
-
-def vtoe_bin():
-    return os.environ.get("VTOE_BIN") or str(ROOT / "build" / "release" / "app" / "vtoe")
 
 
 def run_point(point, duration="20ms"):
@@ -93,10 +92,6 @@ def run_point(point, duration="20ms"):
 def grid(quick):
     return ([{"config": c, "size": m} for c in CONFIGS for m in (QUICK_SIZES if quick else SIZES)] +
             [{"config": "nk", "size": 16}])
-
-
-def verdict(ok):
-    return "pass" if ok else "FAIL"
 
 
 def per_core(m):
@@ -226,16 +221,7 @@ def report(rows, runs, quick, out, drew):
              "stacks are assumed, not measured (docs/software-stack.md, "
              "scenarios/paper/calibration.yaml `assumed`). " +
              ("Quick run (16 and 4096 B, 10 ms). " if quick else ""), ""]
-    classes = {}
-    for r in rows:
-        classes.setdefault(r["class"], []).append(r["verdict"])
-    lines.append("Summary: " + "; ".join(
-        f"{c}: {v.count('pass')} of {len(v)} pass" for c, v in classes.items()) + ".")
-    lines += ["", "| # | claim | paper | vtoe | test | class | verdict |",
-              "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append("| " + " | ".join(r[k] for k in ("id", "claim", "paper", "vtoe", "test",
-                                                       "class", "verdict")) + " |")
+    lines += study_common.claims_table(rows)
     lines += ["", "## Every run", "",
               "Cores busy count a polling stack's dedicated cores whole (they spin); "
               "'work' is the time the cores did modelled work.", "",
