@@ -443,6 +443,11 @@ void Core::reschedule() {
   // Most decisions leave the next one where it was: keep the pending notification then (a
   // cancelled timed notification stays in SystemC's event queue until its time).
   if (tick_due == tick_due_) return;
+  // A pending tick that comes no later than needed stays: a tick that finds nothing due changes
+  // nothing (it accounts and decides again), while a cancelled timed notification would stay in
+  // SystemC's queue until its time. An idle core's tick at the VM scheduler's next event thus
+  // survives the busy spells in between instead of being cancelled and set again for each.
+  if (tick_due_ != cpu::kNoEvent && (tick_due == cpu::kNoEvent || tick_due > tick_due_)) return;
   tick_.cancel();
   tick_due_ = tick_due;
   if (tick_due != cpu::kNoEvent) tick_.notify(core::ps(until));
