@@ -12,14 +12,13 @@ const std::vector<core::Param<CoreParams>>& core_params() {
   using core::ParamKind;
   using P = CoreParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Frequency, "platform.cpu_freq", "2GHz", "Clock of each CPU core",
-                     [](P& s) -> auto& { return s.freq_hz; })
+      core::param<P>(
+          ParamKind::Frequency, "platform.cpu_freq", "2GHz", "Clock of each CPU core",
+          [](P & s) -> auto& { return s.freq_hz; })
           .above("0Hz"),
   };
   return params;
 }
-
-
 
 const char* to_string(CycleClass cls) {
   switch (cls) {
@@ -47,8 +46,8 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
       vm_switches_(stats_.counter("vm_switches", "the VM on the core changed")),
       halt_poll_hits_(stats_.counter(
           "halt_poll_hits", "halt polling: work arrived while the hypervisor polled a WFI")),
-      halt_poll_misses_(stats_.counter(
-          "halt_poll_misses", "halt polling: the poll ran out and the vCPU was blocked")) {
+      halt_poll_misses_(stats_.counter("halt_poll_misses",
+                                       "halt polling: the poll ran out and the vCPU was blocked")) {
   if (params_.freq_hz <= 0)
     throw std::invalid_argument(std::string(this->name()) + ": frequency must be > 0");
   for (auto& b : busy_) b.fill(0);
@@ -117,8 +116,7 @@ void Core::flush_trace() {
   if (current_) trace_run(*current_, now);
   if (vm_sched_ && running_vm_ >= 0) {
     auto& t = core::Tracer::instance();
-    t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now,
-           "vm");
+    t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now, "vm");
   }
 }
 
@@ -133,7 +131,7 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
   ctx.seq_ = next_seq_++;
-  ready_.insert(ready_key(ctx));
+  make_ready(ready_, ctx);
   if (ctx.domain_ != kHypervisorDomain) {
     const int vm = ctx.domain_;
     if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
@@ -182,11 +180,11 @@ void Core::hand_over(int vm, Core& to) {
         c->done_.cancel();
         c->done_due_ = cpu::kNoEvent;
       }
-      ready_.erase(ready_key(*c));
+      make_unready(ready_, *c);
       --vm_ready_[vm];
       c->seq_ = to.next_seq_++;
       c->slice_used_ps_ = 0;
-      to.ready_.insert(ready_key(*c));
+      make_ready(to.ready_, *c);
       ++to.vm_ready_[vm];
     }
     if (last_ran_ == c) last_ran_ = nullptr;
@@ -264,7 +262,27 @@ Core::Context* Core::pick() const {
   return best;
 }
 
+void Core::make_ready(ReadySet& set, Context& c) {
+  if (c.ready_node_.empty()) {
+    c.ready_it_ = set.insert(ready_key(c)).first;
+    return;
+  }
+  c.ready_node_.value() = ready_key(c);
+  c.ready_it_ = set.insert(std::move(c.ready_node_)).position;
+}
+
+void Core::make_unready(ReadySet& set, Context& c) { c.ready_node_ = set.extract(c.ready_it_); }
+
 bool Core::has_queue_peer(const Context& c) const {
+  const auto same_queue = [&c](ReadySet::const_iterator it) {
+    const Context* o = std::get<4>(*it);
+    return o->domain_ == c.domain_ && o->priority_ == c.priority_;
+  };
+  if (c.pending_ && c.core_ == this) {  // in the set: its queue's others are its neighbours
+    const auto it = ReadySet::const_iterator(c.ready_it_);
+    if (std::next(it) != ready_.end() && same_queue(std::next(it))) return true;
+    return it != ready_.begin() && same_queue(std::prev(it));
+  }
   auto it = ready_.lower_bound(
       ReadyKey{c.domain_ != kHypervisorDomain, c.domain_, c.priority_, 0, nullptr});
   if (it != ready_.end() && std::get<4>(*it) == &c) ++it;
@@ -297,8 +315,7 @@ void Core::decide_vm() {
   }
   if (wfi_due_) {
     wfi_due_ = false;
-    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] &&
-        !polling_) {
+    if (running_vm_ >= 0 && vm_ready_[running_vm_] == 0 && !vm_blocked_[running_vm_] && !polling_) {
       if (hooks_.on_wfi) hooks_.on_wfi(running_vm_);
       add_overhead(hooks_.wfi_cycles, CycleClass::Hypervisor, running_vm_, "WFI trap");
       if (hooks_.halt_poll_ps > 0) {
@@ -336,8 +353,7 @@ void Core::decide_vm() {
     if (next >= 0) loaded_vm_ = next;
     if (core::Tracer::on() && running_vm_ >= 0) {
       auto& t = core::Tracer::instance();
-      t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now,
-             "vm");
+      t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now, "vm");
     }
     vm_since_ = now;
     if (running_vm_ >= 0) vcpu_ps_[running_vm_] += now - vcpu_since_;
@@ -350,17 +366,18 @@ void Core::decide_vm() {
 }
 
 void Core::reschedule() {
+  const TimePs now = core::now_ps();  // read once: it is needed often below
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
     done->pending_ = false;
-    ready_.erase(ready_key(*done));
+    make_unready(ready_, *done);
     if (done->domain_ != kHypervisorDomain) --vm_ready_[done->domain_];
     current_ = nullptr;
     if (armed_ == done) armed_ = nullptr;
     // Its thread returns from execute(): it is making this decision itself, or its timed done_
     // woke it at this instant already; otherwise wake it now.
-    if (done != deciding_ && done->done_due_ != core::now_ps()) {
+    if (done != deciding_ && done->done_due_ != now) {
       if (done->done_due_ != cpu::kNoEvent) done->done_.cancel();
       done->done_.notify(sc_core::SC_ZERO_TIME);
     }
@@ -369,15 +386,15 @@ void Core::reschedule() {
   if (vm_sched_) decide_vm();
   // Time slice over and someone of the same priority and VM waits: go to the back of the line.
   if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps && has_queue_peer(*current_)) {
-    ready_.erase(ready_key(*current_));
+    make_unready(ready_, *current_);
     current_->seq_ = next_seq_++;
-    ready_.insert(ready_key(*current_));
+    make_ready(ready_, *current_);
   }
   Context* next = pick();
   if (next != current_) {
     if (core::Tracer::on()) {
-      if (current_) trace_run(*current_, core::now_ps());
-      if (next) next->run_start_ = core::now_ps();
+      if (current_) trace_run(*current_, now);
+      if (next) next->run_start_ = now;
     }
     if (current_) {
       ++preemptions_;
@@ -417,14 +434,11 @@ void Core::reschedule() {
     until = busy_ahead;
   }
   if (vm_sched_ && vm_next_event_ != cpu::kNoEvent) {
-    const TimePs now = core::now_ps();
     until = std::min(until, vm_next_event_ > now ? vm_next_event_ - now : 1);
   }
   if (polling_) {
-    const TimePs now = core::now_ps();
     until = std::min(until, poll_until_ > now ? poll_until_ - now : 1);
   }
-  const TimePs now = core::now_ps();
   const TimePs due = until == cpu::kNoEvent ? cpu::kNoEvent : now + until;
   // The next decision is the running request's end: its thread wakes then and decides (execute()),
   // which saves the tick method and a delta cycle per request.

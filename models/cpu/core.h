@@ -25,9 +25,9 @@
 #include <tuple>
 #include <vector>
 
+#include "models/core/module.h"
 #include "models/core/param.h"
 #include "models/cpu/vm_scheduler.h"
-#include "models/core/module.h"
 
 namespace vtoe::cpu {
 
@@ -73,6 +73,16 @@ const std::vector<core::Param<CoreParams>>& core_params();
 
 class Core : public core::Module {
  public:
+  class Context;
+
+ private:
+  // The ready set's order: hypervisor contexts first, then by VM, priority and FIFO sequence, so
+  // that picking, and finding another context of the running one's queue, take O(log n) with
+  // thousands of ready server processes (a context's key fields never change while it is in it).
+  using ReadyKey = std::tuple<bool, int, int, std::uint64_t, Context*>;
+  using ReadySet = std::set<ReadyKey>;
+
+ public:
   class Context {
    public:
     const std::string& name() const { return name_; }
@@ -98,6 +108,10 @@ class Core : public core::Module {
     sc_core::sc_event done_;
     // When done_ is timed to wake the thread at its request's end (kNoEvent: not so armed).
     core::TimePs done_due_ = kNoEvent;
+    // Its entry in the ready set while pending; its node otherwise, kept for the next request
+    // (no allocation per request).
+    ReadySet::iterator ready_it_;
+    ReadySet::node_type ready_node_;
   };
 
   SC_HAS_PROCESS(Core);
@@ -114,8 +128,9 @@ class Core : public core::Module {
 
   // Spend `cycles` on the core as `cls`; returns when they have been executed. Call only from
   // the SystemC thread that stands for `ctx`. A context of another core (a process of a
-  // multi-core host calling a kernel layer built with core 0) runs on its own core. `charge_to` is the owner (VM) the time is charged
-  // to; by default the context's VM (hypervisor contexts: the VM on the core).
+  // multi-core host calling a kernel layer built with core 0) runs on its own core. `charge_to` is
+  // the owner (VM) the time is charged to; by default the context's VM (hypervisor contexts: the VM
+  // on the core).
   void execute(Context& ctx, double cycles, CycleClass cls, int charge_to = -1);
 
   double freq_hz() const { return params_.freq_hz; }
@@ -163,13 +178,12 @@ class Core : public core::Module {
   void reschedule();
   void decide_vm();
   Context* pick() const;
-  // The ready set's order: hypervisor contexts first, then by VM, priority and FIFO sequence, so
-  // that picking, and finding another context of the running one's queue, take O(log n) with
-  // thousands of ready server processes (a context's key fields never change while it is in it).
-  using ReadyKey = std::tuple<bool, int, int, std::uint64_t, Context*>;
   static ReadyKey ready_key(Context& c) {
     return {c.domain_ != kHypervisorDomain, c.domain_, c.priority_, c.seq_, &c};
   }
+  // Enter and leave the ready set (by iterator, reusing the context's node).
+  static void make_ready(ReadySet& set, Context& c);
+  static void make_unready(ReadySet& set, Context& c);
   bool has_queue_peer(const Context& c) const;  // another ready context of c's VM and priority
   void add_overhead(double cycles, CycleClass cls, int owner, const char* what);
   void trace_run(const Context& c, core::TimePs end);
@@ -178,7 +192,7 @@ class Core : public core::Module {
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
   std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
-  std::set<ReadyKey> ready_;
+  ReadySet ready_;
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
   std::vector<Context*> last_process_;  // per VM: last context of process priority (switch costs)
