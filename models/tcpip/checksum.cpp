@@ -2,8 +2,42 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define VTOE_CHECKSUM_AVX2 1
+#endif
+
 namespace vtoe::tcpip {
 namespace {
+
+#ifdef VTOE_CHECKSUM_AVX2
+// The sum of the 32-bit little-endian words of `blocks` 32-byte blocks (copied to `dst` when
+// Copy), exact in 64 bits. Congruent modulo 0xffff to the 16-bit ones-complement sum, so the
+// callers fold it like their own. A third of the instructions per byte of the 64-bit loop below;
+// chosen at run time (the build targets baseline x86-64).
+template <bool Copy>
+__attribute__((target("avx2"))) std::uint64_t sum_blocks_avx2(std::uint8_t* dst,
+                                                              const std::uint8_t* src,
+                                                              std::size_t blocks) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i lo = zero;
+  __m256i hi = zero;
+  for (std::size_t i = 0; i < blocks; ++i) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * i));
+    if (Copy) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32 * i), x);
+    lo = _mm256_add_epi64(lo, _mm256_unpacklo_epi32(x, zero));
+    hi = _mm256_add_epi64(hi, _mm256_unpackhi_epi32(x, zero));
+  }
+  alignas(32) std::uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_add_epi64(lo, hi));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
 
 inline std::uint32_t fold(std::uint64_t acc) {
   while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
@@ -22,6 +56,14 @@ std::uint16_t ones_sum(const std::uint8_t* data, std::size_t len, std::uint32_t 
   // (RFC 1071 §2(B)), so one swap at the end gives the big-endian sum.
   std::uint64_t acc = 0;
   const std::uint8_t* p = data;
+#ifdef VTOE_CHECKSUM_AVX2
+  if (len >= 64 && have_avx2()) {
+    const std::size_t blocks = len / 32;
+    add64(acc, sum_blocks_avx2<false>(nullptr, p, blocks));
+    p += 32 * blocks;
+    len -= 32 * blocks;
+  }
+#endif
   while (len >= 32) {
     std::uint64_t v0, v1, v2, v3;
     std::memcpy(&v0, p, 8);
@@ -57,6 +99,15 @@ std::uint16_t ones_sum(const std::uint8_t* data, std::size_t len, std::uint32_t 
 std::uint16_t ones_sum_copy(std::uint8_t* dst, const std::uint8_t* src, std::size_t len,
                             std::uint32_t init) {
   std::uint64_t acc = 0;
+#ifdef VTOE_CHECKSUM_AVX2
+  if (len >= 64 && have_avx2()) {
+    const std::size_t blocks = len / 32;
+    add64(acc, sum_blocks_avx2<true>(dst, src, blocks));
+    src += 32 * blocks;
+    dst += 32 * blocks;
+    len -= 32 * blocks;
+  }
+#endif
   while (len >= 32) {
     std::uint64_t v0, v1, v2, v3;
     std::memcpy(&v0, src, 8);
