@@ -2,11 +2,13 @@
 // bus, interrupts come from the physical GIC CPU interface.
 #pragma once
 
+#include <memory>
 #include <systemc>
 #include <tlm>
+#include <vector>
 
-#include "models/cpu/hardware_ports.h"
 #include "models/cpu/core.h"
+#include "models/cpu/hardware_ports.h"
 #include "models/gic/gic.h"
 
 namespace vtoe::cpu {
@@ -28,6 +30,8 @@ class BusRegisterPort : public RegisterPort {
   cpu::Core& core_;
   double stall_cycles_;
   std::uint64_t errors_ = 0;
+  // Payloads reused across accesses (one per access in flight: a target may wait).
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> free_payloads_;
 };
 
 // The CPU interface of a native platform: the GIC's IRQ output arrives on the port `irq` (unbound

@@ -97,6 +97,10 @@ bool Dispatcher::serve_send() {
 }
 
 void Dispatcher::run() {
+  // One list for every wait: a temporary `a | b` is allocated and freed per wait.
+  sc_core::sc_event_or_list wake;
+  wake |= work_ev_;
+  wake |= tx_.dequeued_event();
   for (;;) {
     bool progress = false;
     for (ControlChannel* ch : channels_) {
@@ -106,7 +110,7 @@ void Dispatcher::run() {
     }
     progress |= prefetch_send_heads();
     if (tx_.active() < params_.tx_outstanding) progress |= serve_send();
-    if (!progress) sc_core::wait(work_ev_ | tx_.dequeued_event());
+    if (!progress) sc_core::wait(wake);
   }
 }
 
