@@ -125,7 +125,7 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
   if (cycles <= 0) return;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
-  account();
+  const TimePs now = account();
   ctx.remaining_ps_ = cycles_ps(cycles);
   ctx.cls_ = cls;
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
@@ -136,13 +136,13 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
     const int vm = ctx.domain_;
     if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
       vm_blocked_[vm] = false;
-      const bool preempt = vm_sched_->wake(vm, ctx.io_wake_, core::now_ps());
+      const bool preempt = vm_sched_->wake(vm, ctx.io_wake_, now);
       VTOE_LOG(log_, Debug) << "vm" << vm << " wakes" << (ctx.io_wake_ ? " (I/O)" : "")
                             << (preempt ? ", preempts" : "");
       if (preempt || running_vm_ < 0) vm_decision_due_ = true;
     }
   }
-  reschedule();
+  reschedule(now);
   for (;;) {
     sc_core::wait(ctx.done_);
     if (!ctx.pending_) return;  // retired by a decision made elsewhere (the tick, another thread)
@@ -151,9 +151,9 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
     Core& c = *ctx.core_;
     ctx.done_due_ = cpu::kNoEvent;
     if (c.armed_ == &ctx) c.armed_ = nullptr;
-    c.account();
+    const TimePs woken = c.account();
     c.deciding_ = &ctx;
-    c.reschedule();
+    c.reschedule(woken);
     c.deciding_ = nullptr;
     if (!ctx.pending_) return;
   }
@@ -208,7 +208,7 @@ void Core::decide_soon() {
 }
 
 // Charges the time since the last decision: pending overheads first, then the running context.
-void Core::account() {
+TimePs Core::account() {
   const TimePs now = core::now_ps();
   TimePs elapsed = now - seg_start_;
   TimePs at = seg_start_;
@@ -239,6 +239,7 @@ void Core::account() {
     busy_[running_vm_][static_cast<int>(CycleClass::Hypervisor)] += elapsed;
   else
     idle_ += elapsed;
+  return now;
 }
 
 Core::Context* Core::pick() const {
@@ -291,8 +292,7 @@ bool Core::has_queue_peer(const Context& c) const {
 }
 
 // Asks the VM scheduler which VM's vCPU runs, when a decision is due.
-void Core::decide_vm() {
-  const TimePs now = core::now_ps();
+void Core::decide_vm(TimePs now) {
   // The running vCPU has nothing to do. Its threads may just be between two requests in this
   // same instant, so only once the instant has settled does the guest execute WFI.
   if (polling_ && running_vm_ >= 0 && vm_ready_[running_vm_] > 0) {
@@ -365,8 +365,7 @@ void Core::decide_vm() {
   vm_next_event_ = vm_sched_->next_event(now);
 }
 
-void Core::reschedule() {
-  const TimePs now = core::now_ps();  // read once: it is needed often below
+void Core::reschedule(TimePs now) {
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
@@ -383,7 +382,7 @@ void Core::reschedule() {
     }
     done->done_due_ = cpu::kNoEvent;
   }
-  if (vm_sched_) decide_vm();
+  if (vm_sched_) decide_vm(now);
   // Time slice over and someone of the same priority and VM waits: go to the back of the line.
   if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps && has_queue_peer(*current_)) {
     make_unready(ready_, *current_);
@@ -469,15 +468,13 @@ void Core::reschedule() {
 
 void Core::on_tick() {
   tick_due_ = cpu::kNoEvent;  // the notification that ran this is used up
-  account();
-  reschedule();
+  reschedule(account());
 }
 
 void Core::on_wfi_check() {
   wfi_check_armed_ = false;
   wfi_due_ = true;
-  account();
-  reschedule();
+  reschedule(account());
 }
 
 TimePs Core::busy_ps(int owner, CycleClass cls) {

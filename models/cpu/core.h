@@ -174,9 +174,9 @@ class Core : public core::Module {
   void on_tick();
   void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
-  void account();
-  void reschedule();
-  void decide_vm();
+  core::TimePs account();  // returns now
+  void reschedule(core::TimePs now);
+  void decide_vm(core::TimePs now);
   Context* pick() const;
   static ReadyKey ready_key(Context& c) {
     return {c.domain_ != kHypervisorDomain, c.domain_, c.priority_, c.seq_, &c};
