@@ -15,6 +15,13 @@ using TimePs = std::uint64_t;
 namespace detail {
 // Picoseconds per kernel time unit; 1 (SystemC's default resolution) keeps the fast path exact.
 inline TimePs g_resolution_ps = 1;
+// The simulation context, looked up once: sc_time_stamp() is two calls into the kernel, and the
+// models read the time hundreds of thousands of times per simulated millisecond.
+inline sc_core::sc_simcontext* g_simcontext = nullptr;
+inline const sc_core::sc_time& time_stamp() {
+  if (g_simcontext == nullptr) g_simcontext = sc_core::sc_get_curr_simcontext();
+  return g_simcontext->time_stamp();
+}
 }  // namespace detail
 
 // Reads and checks the kernel's time resolution; called by every core::Module's constructor.
@@ -26,7 +33,7 @@ inline TimePs to_ps(const sc_core::sc_time& t) {
   const TimePs r = detail::g_resolution_ps;
   return r == 1 ? t.value() : t.value() * r;
 }
-inline TimePs now_ps() { return to_ps(sc_core::sc_time_stamp()); }
+inline TimePs now_ps() { return to_ps(detail::time_stamp()); }
 // Picoseconds to an sc_time, rounded to the nearest kernel time unit.
 inline sc_core::sc_time ps(TimePs v) {
   const TimePs r = detail::g_resolution_ps;
