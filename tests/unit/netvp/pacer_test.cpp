@@ -72,11 +72,14 @@ TEST(Pacer, AWaitEndsNoLaterThanTheNextEvent) {
   sc_start(sc_time(6, SC_MS));
   ASSERT_TRUE(model.done);
   ASSERT_GE(waits.size(), 1u);
-  // The first wait, a tick in (at time 0 the model's thread starts), asks for no more than the
-  // time left to the model's event.
-  EXPECT_LE(waits.front().sim_ms, 0.05);
-  EXPECT_GT(waits.front().requested_ms, 0.0);
-  EXPECT_LE(waits.front().requested_ms, 5.0 - waits.front().sim_ms);
+  // Every wait before the model's event asks for no more than the time left to it. On a quiet
+  // machine the first comes a tick in; on a loaded one the run can start so far behind the wall
+  // clock that the pacer has nothing to wait for until after the event.
+  for (const Wait& w : waits) {
+    if (w.sim_ms >= 5.0) continue;
+    EXPECT_GT(w.requested_ms, 0.0) << "at " << w.sim_ms << " ms";
+    EXPECT_LE(w.requested_ms, 5.0 - w.sim_ms) << "at " << w.sim_ms << " ms";
+  }
   EXPECT_GE(event_wall_ms, 5.0);  // the event came when wall time had reached it
 }
 
