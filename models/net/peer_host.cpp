@@ -242,13 +242,20 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
   const core::TimePs now = core::now_ps();
   if (conn.app->type == PeerAppType::Sink && !conn.app->reads) return;  // a stuck reader
   for (;;) {
-    const std::size_t n = stack_->recv(c, buf_.data(), buf_.size(), now);
-    if (n == 0) break;
-    rx_bytes_ += n;
+    // The bytes are looked at where the stack holds them and then dropped: no copy.
     const PeerApp& app = *conn.app;
+    const std::uint8_t* p1;
+    const std::uint8_t* p2;
+    std::size_t n1, n2;
+    const std::size_t seen = stack_->view(c, buf_.size(), p1, n1, p2, n2);
+    if (seen == 0) break;
     if (app.type == PeerAppType::Sink && app.verify_pattern) {
-      pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset, buf_.data(), n);
-    } else if (app.type == PeerAppType::Echo) {
+      pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset, p1, n1);
+      if (n2) pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset + n1, p2, n2);
+    }
+    const std::size_t n = stack_->recv(c, nullptr, seen, now);
+    rx_bytes_ += n;
+    if (app.type == PeerAppType::Echo) {
       conn.owed += n;
     } else if (app.type == PeerAppType::FlowClient) {
       FlowRecord& f = flows_[conn.flow];

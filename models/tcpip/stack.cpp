@@ -845,6 +845,14 @@ std::size_t Stack::peek(ConnId id, std::size_t offset, std::uint8_t* out, std::s
   return c && out ? c->peek(offset, out, max) : 0;
 }
 
+std::size_t Stack::view(ConnId id, std::size_t max, const std::uint8_t*& p1, std::size_t& n1,
+                        const std::uint8_t*& p2, std::size_t& n2) const {
+  p1 = p2 = nullptr;
+  n1 = n2 = 0;
+  const TcpConnection* c = find(id);
+  return c ? c->view(max, p1, n1, p2, n2) : 0;
+}
+
 void Stack::close(ConnId id, TimePs now) {
   now_ = std::max(now_, now);
   if (id & kListenerBit) {

@@ -128,6 +128,11 @@ class Stack final : private TcpHost {
   std::size_t readable(ConnId c) const;
   /// Copies readable bytes at `offset` without consuming them.
   std::size_t peek(ConnId c, std::size_t offset, std::uint8_t* out, std::size_t max) const;
+  /// The first min(max, readable) bytes in place, as up to two contiguous pieces (valid until the
+  /// connection is next used); returns their length. For a reader that looks at the bytes and
+  /// then drops them with recv(c, nullptr, n), without a copy.
+  std::size_t view(ConnId c, std::size_t max, const std::uint8_t*& p1, std::size_t& n1,
+                   const std::uint8_t*& p2, std::size_t& n2) const;
   /// Graceful close: FIN after the queued data. On a listener: stops listening (its half-open
   /// connections are dropped) and reports Closed for the listener id.
   void close(ConnId c, TimePs now);

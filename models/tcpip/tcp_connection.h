@@ -113,6 +113,12 @@ class TcpConnection {
   std::size_t peek(std::size_t offset, std::uint8_t* out, std::size_t max) const {
     return rcvbuf_.peek(offset, out, max);
   }
+  std::size_t view(std::size_t max, const std::uint8_t*& p1, std::size_t& n1,
+                   const std::uint8_t*& p2, std::size_t& n2) const {
+    const std::size_t n = max < rcvbuf_.size() ? max : rcvbuf_.size();
+    rcvbuf_.spans(0, n, p1, n1, p2, n2);
+    return n;
+  }
   void close(TimePs now);
   void abort(TimePs now);
   // Cork (Linux TCP_CORK): while on, a segment shorter than the MSS is held back because the
@@ -349,8 +355,8 @@ class TcpConnection {
   BufferPool* pool_ = nullptr;
   std::size_t pool_held_ = 0;      // data: queued to send, received unread
   std::size_t pool_promised_ = 0;  // receive window promised and not yet filled
-  bool pool_starved_rx_ = false;  // a window was held back for want of pool space
-  bool pool_starved_tx_ = false;  // a send was cut short for want of pool space
+  bool pool_starved_rx_ = false;   // a window was held back for want of pool space
+  bool pool_starved_tx_ = false;   // a send was cut short for want of pool space
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ooo_;  // [start, end) seq, sorted
   bool rcv_fin_pending_ = false;
   std::uint32_t rcv_fin_seq_ = 0;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "models/tcpip/checksum.h"
 #include "tests/unit/tcpip/harness.h"
@@ -360,6 +361,42 @@ TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
   EXPECT_EQ(net.a.stack->connection_count(), 0u);
   EXPECT_EQ(net.b.stack->connection_count(), 0u);
   EXPECT_EQ(net.a.stack->next_deadline(), kNever);
+}
+
+TEST(Tcp, ViewShowsReadableBytesInPlaceAndRecvWithoutABufferDropsThem) {
+  Net net(config_a(), config_b());
+  Pair p = connect_pair(net);
+  std::vector<std::uint8_t> data(300000);  // several receive buffers: the ring wraps
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  std::size_t sent = 0, got = 0, wrapped = 0;
+  ASSERT_TRUE(net.run_until(
+      [&] {
+        sent += net.a.stack->send(p.a, data.data() + sent, data.size() - sent, net.now);
+        const std::uint8_t* p1;
+        const std::uint8_t* p2;
+        std::size_t n1, n2;
+        const std::size_t n = net.b.stack->view(p.b, 1000, p1, n1, p2,
+                                                n2);  // less than a segment: the head moves round
+        if (n == 0) return false;
+        EXPECT_EQ(n1 + n2, n);
+        EXPECT_EQ(std::memcmp(p1, data.data() + got, n1), 0) << "at " << got;
+        if (n2) {
+          ++wrapped;
+          EXPECT_EQ(std::memcmp(p2, data.data() + got + n1, n2), 0) << "at " << got + n1;
+        }
+        const std::size_t readable = net.b.stack->readable(p.b);
+        EXPECT_EQ(net.b.stack->recv(p.b, nullptr, n, net.now), n);
+        EXPECT_EQ(net.b.stack->readable(p.b), readable - n);
+        got += n;
+        return got == data.size();
+      },
+      10 * kSec));
+  EXPECT_GT(wrapped, 0u);
+  const std::uint8_t* p1;
+  const std::uint8_t* p2;
+  std::size_t n1, n2;
+  EXPECT_EQ(net.b.stack->view(p.b, 1500, p1, n1, p2, n2), 0u);    // all consumed
+  EXPECT_EQ(net.b.stack->view(12345, 1500, p1, n1, p2, n2), 0u);  // no such connection
 }
 
 TEST(Tcp, PassiveCloseByClient) {
