@@ -41,29 +41,33 @@ const std::vector<core::Param<InterconnectParams>>& interconnect_params() {
   using core::ParamKind;
   using P = InterconnectParams;
   static const std::vector<core::Param<P>> params = {
-      core::param<P>(ParamKind::Time, "platform.bus_latency", "10ns",
-                     "Latency the interconnect adds to each transaction",
-                     [](P& s) -> auto& { return s.hop_latency_ps; }),
+      core::param<P>(
+          ParamKind::Time, "platform.bus_latency", "10ns",
+          "Latency the interconnect adds to each transaction",
+          [](P & s) -> auto& { return s.hop_latency_ps; }),
       // Approximately-timed mode only (platform.timing = at).
-      core::param<P>(ParamKind::Bytes, "platform.bus_width", "16B",
-                     "AT timing: bytes the interconnect's fabric moves per clock cycle (a request "
-                     "of N bytes holds it ceil(N / width) cycles)",
-                     [](P& s) -> auto& { return s.width_bytes; })
+      core::param<P>(
+          ParamKind::Bytes, "platform.bus_width", "16B",
+          "AT timing: bytes the interconnect's fabric moves per clock cycle (a request "
+          "of N bytes holds it ceil(N / width) cycles)",
+          [](P & s) -> auto& { return s.width_bytes; })
           .range("1B", "4KiB"),
-      core::param<P>(ParamKind::Frequency, "platform.bus_clock", "1GHz",
-                     "AT timing: clock of the interconnect's fabric",
-                     [](P& s) -> auto& { return s.clock_hz; })
+      core::param<P>(
+          ParamKind::Frequency, "platform.bus_clock", "1GHz",
+          "AT timing: clock of the interconnect's fabric",
+          [](P & s) -> auto& { return s.clock_hz; })
           .above("0Hz"),
       core::enum_param<P>(
           "platform.bus_arbitration", {"round_robin", "weighted"}, "round_robin",
           "AT timing: arbitration between the interconnect's initiators: round robin, or "
           "weighted round robin by platform.bus_weights",
-          [](P& s) -> auto& { return s.arbitration; }, parse_arbitration,
+          [](P & s) -> auto& { return s.arbitration; }, parse_arbitration,
           [](Arbitration a) { return to_string(a); }),
-      core::param<P>(ParamKind::String, "platform.bus_weights", "",
-                     "AT timing, weighted arbitration: grants per round of each initiator port, "
-                     "comma separated in port order (e.g. 3,1); ports without an entry get 1",
-                     [](P& s) -> auto& { return s.weights; })
+      core::param<P>(
+          ParamKind::String, "platform.bus_weights", "",
+          "AT timing, weighted arbitration: grants per round of each initiator port, "
+          "comma separated in port order (e.g. 3,1); ports without an entry get 1",
+          [](P & s) -> auto& { return s.weights; })
           .validate([](const core::ParamValue& v) { parse_weights(std::get<std::string>(v)); },
                     "comma-separated positive integers"),
   };
@@ -246,59 +250,40 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw(int id, tlm::tlm_generic_payloa
     if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
       trans.set_address(addr);
     }
-    if (status != tlm::TLM_COMPLETED) add_pending(trans, Pending{id, region.target, region.base});
+    if (status != tlm::TLM_COMPLETED)
+      pending_.insert(&trans, Pending{id, region.target, region.base});
     return status;
   }
   // Later phases (END_RESP) of a four-phase transaction go back to the target that owns it.
-  auto it = pending_.find(&trans);
-  if (it == pending_.end()) {
+  const Pending* it = pending_.find(&trans);
+  if (it == nullptr) {
     SC_REPORT_ERROR(name(), "nb_transport_fw: phase for a transaction not in flight");
     return tlm::TLM_COMPLETED;
   }
-  if (it->second.target_done) {  // AT: the target completed early, the response was ours
-    drop_pending(it);
+  if (it->target_done) {  // AT: the target completed early, the response was ours
+    pending_.erase(&trans);
     return tlm::TLM_COMPLETED;
   }
-  const std::size_t target = it->second.target;
+  const std::size_t target = it->target;
   const bool last = (phase == tlm::END_RESP);
   const tlm::tlm_sync_enum status = (*outs_[target])->nb_transport_fw(trans, phase, delay);
-  if (last || status == tlm::TLM_COMPLETED) drop_pending(pending_.find(&trans));
+  if (last || status == tlm::TLM_COMPLETED) pending_.erase(&trans);
   return status;
 }
 
 tlm::tlm_sync_enum Interconnect::nb_transport_bw(int /*target*/, tlm::tlm_generic_payload& trans,
                                                  tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (params_.at) return nb_transport_bw_at(trans, phase, delay);
-  auto it = pending_.find(&trans);
-  if (it == pending_.end()) {
+  const Pending* it = pending_.find(&trans);
+  if (it == nullptr) {
     SC_REPORT_ERROR(name(), "nb_transport_bw: transaction not in flight");
     return tlm::TLM_COMPLETED;
   }
-  const Pending p = it->second;
+  const Pending p = *it;
   if (phase == tlm::BEGIN_RESP) trans.set_address(trans.get_address() + p.base);
   const tlm::tlm_sync_enum status = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-  if (status == tlm::TLM_COMPLETED) drop_pending(pending_.find(&trans));
+  if (status == tlm::TLM_COMPLETED) pending_.erase(&trans);
   return status;
-}
-
-// Pending entries are recycled (node handles): no allocation per transaction.
-Interconnect::Pending& Interconnect::add_pending(tlm::tlm_generic_payload& trans,
-                                                 const Pending& p) {
-  if (spare_pending_.empty()) return pending_[&trans] = p;
-  auto node = std::move(spare_pending_.back());
-  spare_pending_.pop_back();
-  node.key() = &trans;
-  node.mapped() = p;
-  auto result = pending_.insert(std::move(node));
-  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
-    result.position->second = p;
-    spare_pending_.push_back(std::move(result.node));
-  }
-  return result.position->second;
-}
-
-void Interconnect::drop_pending(PendingMap::iterator it) {
-  if (it != pending_.end()) spare_pending_.push_back(pending_.extract(it));
 }
 
 unsigned int Interconnect::transport_dbg(int /*id*/, tlm::tlm_generic_payload& trans) {
@@ -392,7 +377,7 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw_at(int id, tlm::tlm_generic_pay
   }
   const Region& region = regions_[static_cast<std::size_t>(r)];
   ++transactions_;
-  Pending& p = add_pending(trans, Pending{id, region.target, region.base});
+  Pending& p = pending_.insert(&trans, Pending{id, region.target, region.base});
   if (delay == sc_core::SC_ZERO_TIME) {
     enqueue(trans, p);
   } else {
@@ -402,12 +387,12 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw_at(int id, tlm::tlm_generic_pay
 }
 
 void Interconnect::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) {
-  auto it = pending_.find(&trans);
-  if (it == pending_.end()) {
+  Pending* it = pending_.find(&trans);
+  if (it == nullptr) {
     SC_REPORT_ERROR(name(), "internal: event for a transaction not in flight");
     return;
   }
-  Pending& p = it->second;
+  Pending& p = *it;
   if (phase == tlm::BEGIN_REQ && p.state == Pending::State::Arriving) {
     enqueue(trans, p);
   } else if (phase == tlm::BEGIN_REQ) {  // granted, through the fabric and the hop
@@ -449,7 +434,7 @@ void Interconnect::arbitrate() {
     const std::size_t port = (rr_next_ + k) % n;
     if (queues_[port].empty()) continue;
     tlm::tlm_generic_payload* trans = queues_[port].front();
-    Pending& p = pending_.at(trans);
+    Pending& p = pending_.at(trans, name());
     if (target_busy_[p.target] != nullptr) continue;  // its target still owes an END_REQ
     if (port != rr_next_) {  // the port whose turn it was had nothing to send: next round
       rr_next_ = port;
@@ -476,7 +461,7 @@ void Interconnect::arbitrate() {
 }
 
 void Interconnect::send_downstream(tlm::tlm_generic_payload& trans) {
-  Pending& p = pending_.at(&trans);
+  Pending& p = pending_.at(&trans, name());
   p.state = Pending::State::Downstream;
   const std::uint64_t addr = trans.get_address();
   trans.set_address(addr - p.base);
@@ -514,7 +499,7 @@ void Interconnect::send_downstream(tlm::tlm_generic_payload& trans) {
 }
 
 void Interconnect::target_accepted(tlm::tlm_generic_payload& trans) {
-  const Pending& p = pending_.at(&trans);
+  const Pending& p = pending_.at(&trans, name());
   if (target_busy_[p.target] == &trans) target_busy_[p.target] = nullptr;
   if (queued_ != 0) arbitrate_.notify(sc_core::SC_ZERO_TIME);  // the target may take the next
   tlm::tlm_phase phase = tlm::END_REQ;
@@ -523,20 +508,20 @@ void Interconnect::target_accepted(tlm::tlm_generic_payload& trans) {
 }
 
 void Interconnect::respond_for_target(tlm::tlm_generic_payload& trans) {
-  Pending& p = pending_.at(&trans);
+  Pending& p = pending_.at(&trans, name());
   p.state = Pending::State::Responding;
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const tlm::tlm_sync_enum st = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-  if (st == tlm::TLM_COMPLETED || phase == tlm::END_RESP) drop_pending(pending_.find(&trans));
+  if (st == tlm::TLM_COMPLETED || phase == tlm::END_RESP) pending_.erase(&trans);
   // TLM_ACCEPTED: END_RESP comes on the forward path and is answered there.
 }
 
 tlm::tlm_sync_enum Interconnect::nb_transport_bw_at(tlm::tlm_generic_payload& trans,
                                                     tlm::tlm_phase& phase,
                                                     sc_core::sc_time& delay) {
-  auto it = pending_.find(&trans);
-  if (it == pending_.end()) {
+  const Pending* it = pending_.find(&trans);
+  if (it == nullptr) {
     SC_REPORT_ERROR(name(), "nb_transport_bw: transaction not in flight");
     return tlm::TLM_COMPLETED;
   }
@@ -549,11 +534,11 @@ tlm::tlm_sync_enum Interconnect::nb_transport_bw_at(tlm::tlm_generic_payload& tr
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::BEGIN_RESP) {
-    const Pending p = it->second;
+    const Pending p = *it;
     if (target_busy_[p.target] == &trans) target_accepted(trans);  // END_REQ implied
     trans.set_address(trans.get_address() + p.base);
     const tlm::tlm_sync_enum status = in[p.initiator]->nb_transport_bw(trans, phase, delay);
-    if (status == tlm::TLM_COMPLETED || phase == tlm::END_RESP) drop_pending(pending_.find(&trans));
+    if (status == tlm::TLM_COMPLETED || phase == tlm::END_RESP) pending_.erase(&trans);
     return status;
   }
   SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase from a target");

@@ -45,11 +45,11 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <unordered_map>
 #include <vector>
 
 #include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/payload_map.h"
 
 namespace vtoe::mem {
 
@@ -135,7 +135,7 @@ class Interconnect : public core::Module {
                                         sc_core::sc_time& delay);
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
   void enqueue(tlm::tlm_generic_payload& trans, Pending& p);  // joins its port's queue now
-  void arbitrate();  // SC_METHOD on arbitrate_
+  void arbitrate();                                           // SC_METHOD on arbitrate_
   void send_downstream(tlm::tlm_generic_payload& trans);
   void target_accepted(tlm::tlm_generic_payload& trans);     // END_REQ from the target
   void respond_for_target(tlm::tlm_generic_payload& trans);  // the target completed early
@@ -145,12 +145,7 @@ class Interconnect : public core::Module {
   std::vector<Region> regions_;  // sorted by base
   std::vector<std::unique_ptr<OutSocket>> outs_;
   std::vector<std::uint64_t> out_base_;  // base of the region each out socket serves
-  using PendingMap = std::unordered_map<tlm::tlm_generic_payload*, Pending>;
-  Pending& add_pending(tlm::tlm_generic_payload& trans, const Pending& p);
-  void drop_pending(PendingMap::iterator it);  // end() is ignored
-
-  PendingMap pending_;  // 4-phase only
-  std::vector<PendingMap::node_type> spare_pending_;
+  core::PayloadMap<Pending> pending_;    // 4-phase only
 
   core::Counter& transactions_;
   core::Counter& decode_errors_;

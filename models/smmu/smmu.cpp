@@ -293,7 +293,7 @@ void Smmu::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
 tlm::tlm_sync_enum Smmu::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                          sc_core::sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) {  // END_RESP: the transaction is over downstream too
-    drop_in_flight(in_flight_.find(&trans));
+    in_flight_.erase(&trans);
     return downstream->nb_transport_fw(trans, phase, delay);
   }
   const std::uint64_t addr = trans.get_address();
@@ -315,10 +315,10 @@ tlm::tlm_sync_enum Smmu::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::t
     return tlm::TLM_COMPLETED;
   }
   trans.set_address(pieces.front().pa);
-  add_in_flight(trans, addr);
+  in_flight_.insert(&trans, addr);
   const tlm::tlm_sync_enum status = downstream->nb_transport_fw(trans, phase, delay);
   if (status == tlm::TLM_COMPLETED) {
-    drop_in_flight(in_flight_.find(&trans));
+    in_flight_.erase(&trans);
     trans.set_address(addr);
   } else if (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {
     trans.set_address(addr);
@@ -328,36 +328,15 @@ tlm::tlm_sync_enum Smmu::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::t
 
 tlm::tlm_sync_enum Smmu::nb_transport_bw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
                                          sc_core::sc_time& delay) {
-  auto it = in_flight_.find(&trans);
-  if (it == in_flight_.end()) {
+  const std::uint64_t* ipa = in_flight_.find(&trans);
+  if (ipa == nullptr) {
     SC_REPORT_ERROR(name(), "nb_transport_bw: transaction not in flight");
     return tlm::TLM_COMPLETED;
   }
-  if (phase == tlm::BEGIN_RESP) trans.set_address(it->second);  // the initiator's IPA again
+  if (phase == tlm::BEGIN_RESP) trans.set_address(*ipa);  // the initiator's IPA again
   const tlm::tlm_sync_enum status = upstream->nb_transport_bw(trans, phase, delay);
-  if (status == tlm::TLM_COMPLETED) drop_in_flight(in_flight_.find(&trans));
+  if (status == tlm::TLM_COMPLETED) in_flight_.erase(&trans);
   return status;
-}
-
-// In-flight entries are recycled (node handles): no allocation per transaction.
-void Smmu::add_in_flight(tlm::tlm_generic_payload& trans, std::uint64_t ipa) {
-  if (spare_in_flight_.empty()) {
-    in_flight_[&trans] = ipa;
-    return;
-  }
-  auto node = std::move(spare_in_flight_.back());
-  spare_in_flight_.pop_back();
-  node.key() = &trans;
-  node.mapped() = ipa;
-  auto result = in_flight_.insert(std::move(node));
-  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
-    result.position->second = ipa;
-    spare_in_flight_.push_back(std::move(result.node));
-  }
-}
-
-void Smmu::drop_in_flight(InFlightMap::iterator it) {
-  if (it != in_flight_.end()) spare_in_flight_.push_back(in_flight_.extract(it));
 }
 
 bool Smmu::prepare(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay,

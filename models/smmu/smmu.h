@@ -53,11 +53,11 @@
 #include <optional>
 #include <systemc>
 #include <tlm>
-#include <unordered_map>
 #include <vector>
 
 #include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/payload_map.h"
 #include "models/core/sideband.h"
 #include "models/smmu/stage2_table.h"
 
@@ -181,13 +181,8 @@ class Smmu : public core::Module {
   std::uint64_t walk_base_ = 0, walk_size_ = 0;
   core::TimePs walk_offset_ps_ = 0;  // the annotated delay of the transaction being translated
   std::deque<Fault> faults_;
-  using InFlightMap = std::unordered_map<tlm::tlm_generic_payload*, std::uint64_t>;
-  void add_in_flight(tlm::tlm_generic_payload& trans, std::uint64_t ipa);
-  void drop_in_flight(InFlightMap::iterator it);  // end() is ignored
-
-  InFlightMap in_flight_;  // 4-phase: its IPA
-  std::vector<InFlightMap::node_type> spare_in_flight_;
-  std::vector<Piece> fw_pieces_;  // nb_transport_fw's pieces
+  core::PayloadMap<std::uint64_t> in_flight_;  // 4-phase: its IPA
+  std::vector<Piece> fw_pieces_;               // nb_transport_fw's pieces
   FaultCallback fault_callback_;
 
   core::Counter& transactions_;

@@ -28,7 +28,7 @@ unsigned int DmaHub::transport_dbg(int /*master*/, tlm::tlm_generic_payload& gp)
 tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload& gp,
                                            tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (phase == tlm::BEGIN_REQ) {
-    add_route(gp, Route{master, false});
+    routes_.insert(&gp, Route{master, false});
     if (delay == sc_core::SC_ZERO_TIME) {
       request(gp, master);  // due now: no need to go round the queue
     } else {
@@ -37,13 +37,13 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
     return tlm::TLM_ACCEPTED;
   }
   if (phase == tlm::END_RESP) {
-    auto it = routes_.find(&gp);
-    if (it == routes_.end()) {
+    const Route* route = routes_.find(&gp);
+    if (route == nullptr) {
       SC_REPORT_ERROR(name(), "END_RESP for a transaction not in flight");
       return tlm::TLM_COMPLETED;
     }
-    const bool target_done = it->second.target_done;
-    drop_route(it);
+    const bool target_done = route->target_done;
+    routes_.erase(&gp);
     if (!target_done) out->nb_transport_fw(gp, phase, delay);
     return tlm::TLM_COMPLETED;
   }
@@ -51,27 +51,8 @@ tlm::tlm_sync_enum DmaHub::nb_transport_fw(int master, tlm::tlm_generic_payload&
   return tlm::TLM_COMPLETED;
 }
 
-// Route entries are recycled (node handles): no allocation per transaction.
-void DmaHub::add_route(tlm::tlm_generic_payload& gp, const Route& route) {
-  if (spare_routes_.empty()) {
-    routes_[&gp] = route;
-    return;
-  }
-  auto node = std::move(spare_routes_.back());
-  spare_routes_.pop_back();
-  node.key() = &gp;
-  node.mapped() = route;
-  auto result = routes_.insert(std::move(node));
-  if (!result.inserted) {  // a payload reused before its end: the entry is overwritten
-    result.position->second = route;
-    spare_routes_.push_back(std::move(result.node));
-  }
-}
-
-void DmaHub::drop_route(RouteMap::iterator it) { spare_routes_.push_back(routes_.extract(it)); }
-
 void DmaHub::on_request(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& /*phase*/) {
-  request(gp, routes_.at(&gp).master);
+  request(gp, routes_.at(&gp, name()).master);
 }
 
 void DmaHub::request(tlm::tlm_generic_payload& gp, int master) {
@@ -117,7 +98,7 @@ void DmaHub::send_on_hop(tlm::tlm_generic_payload* gp) {
     // Completed at once (a fault, or a target without the four phases): the hop is free now,
     // the master hears at the annotated time.
     on_hop_ = nullptr;
-    routes_.at(gp).target_done = true;
+    routes_.at(gp, name()).target_done = true;
     answer_peq_.notify(*gp, tlm::BEGIN_RESP, delay);
   } else if (status == tlm::TLM_UPDATED) {
     answer_peq_.notify(*gp, phase, delay);
@@ -138,12 +119,12 @@ tlm::tlm_sync_enum DmaHub::nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tl
   }
   if (phase == tlm::BEGIN_RESP) {
     if (on_hop_ == &gp) accepted(gp);  // END_REQ implied by the response
-    auto it = routes_.find(&gp);
-    if (it == routes_.end()) return tlm::TLM_COMPLETED;
-    const int master = it->second.master;
+    const Route* route = routes_.find(&gp);
+    if (route == nullptr) return tlm::TLM_COMPLETED;
+    const int master = route->master;
     const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
     if (status == tlm::TLM_COMPLETED) {
-      if (auto r = routes_.find(&gp); r != routes_.end()) drop_route(r);
+      routes_.erase(&gp);
       phase = tlm::END_RESP;
     }
     return status;
@@ -166,7 +147,7 @@ void DmaHub::on_answer(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase
 void DmaHub::accepted(tlm::tlm_generic_payload& gp) {
   if (on_hop_ != &gp) return;
   on_hop_ = nullptr;
-  const int master = routes_.at(&gp).master;
+  const int master = routes_.at(&gp, name()).master;
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   in[master]->nb_transport_bw(gp, phase, delay);
@@ -174,18 +155,18 @@ void DmaHub::accepted(tlm::tlm_generic_payload& gp) {
 }
 
 void DmaHub::respond(tlm::tlm_generic_payload& gp) {
-  auto it = routes_.find(&gp);
-  if (it == routes_.end()) return;
-  const int master = it->second.master;
+  const Route* route = routes_.find(&gp);
+  if (route == nullptr) return;
+  const int master = route->master;
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const tlm::tlm_sync_enum status = in[master]->nb_transport_bw(gp, phase, delay);
   if (status == tlm::TLM_COMPLETED) {
     // The master ended the response itself: end it downstream unless the target already had.
-    auto r = routes_.find(&gp);
-    if (r == routes_.end()) return;
-    const bool target_done = r->second.target_done;
-    drop_route(r);
+    const Route* r = routes_.find(&gp);
+    if (r == nullptr) return;
+    const bool target_done = r->target_done;
+    routes_.erase(&gp);
     if (!target_done) {
       tlm::tlm_phase end = tlm::END_RESP;
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;

@@ -25,10 +25,10 @@
 #include <deque>
 #include <systemc>
 #include <tlm>
-#include <unordered_map>
 #include <vector>
 
 #include "models/core/module.h"
+#include "models/core/payload_map.h"
 
 namespace vtoe::toe {
 
@@ -58,15 +58,10 @@ class DmaHub : public core::Module {
   void request(tlm::tlm_generic_payload& gp, int master);  // a request arrives now
   void grant();
   void send_on_hop(tlm::tlm_generic_payload* gp);  // BEGIN_REQ downstream
-  void accepted(tlm::tlm_generic_payload& gp);  // END_REQ for the request on the hop
-  void respond(tlm::tlm_generic_payload& gp);   // BEGIN_RESP to its master
+  void accepted(tlm::tlm_generic_payload& gp);     // END_REQ for the request on the hop
+  void respond(tlm::tlm_generic_payload& gp);      // BEGIN_RESP to its master
 
-  using RouteMap = std::unordered_map<tlm::tlm_generic_payload*, Route>;
-  void add_route(tlm::tlm_generic_payload& gp, const Route& route);
-  void drop_route(RouteMap::iterator it);
-
-  RouteMap routes_;
-  std::vector<RouteMap::node_type> spare_routes_;
+  core::PayloadMap<Route> routes_;
   std::vector<std::deque<tlm::tlm_generic_payload*>> waiting_;  // per master
   std::size_t waiting_count_ = 0;                               // in all of waiting_
   int next_master_ = 0;

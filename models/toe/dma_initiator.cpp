@@ -16,7 +16,8 @@ struct DmaInitiator::Txn {
   core::SidebandExtension ext;
   Done done;
   bool finished = false;
-  bool waited_for = false;  // transfer(): the thread frees it after reading the status
+  bool waited_for = false;       // transfer(): the thread frees it after reading the status
+  bool accept_unwaited = false;  // issue(until_accepted = false)
   sc_core::sc_event response_ev;
 
   explicit Txn(tlm::tlm_mm_interface* mm) : gp(mm) { gp.set_extension(&ext); }
@@ -72,6 +73,7 @@ DmaInitiator::Txn& DmaInitiator::acquire(tlm::tlm_command cmd, std::uint64_t add
   t.done = nullptr;
   t.finished = false;
   t.waited_for = false;
+  t.accept_unwaited = false;
   t.gp.acquire();
   return t;
 }
@@ -99,11 +101,13 @@ DmaResult DmaInitiator::transfer(tlm::tlm_command cmd, std::uint64_t addr, std::
 }
 
 void DmaInitiator::issue(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-                         std::uint32_t len, const core::SidebandExtension& sideband, Done done) {
+                         std::uint32_t len, const core::SidebandExtension& sideband, Done done,
+                         bool until_accepted) {
   if (!at_) throw std::logic_error(std::string(name()) + ": issue() needs platform.timing: at");
   Txn& t = acquire(cmd, addr, data, len, sideband);
   t.done = std::move(done);
-  send(t);
+  t.accept_unwaited = !until_accepted;
+  send(t, until_accepted);
 }
 
 void DmaInitiator::send(Txn& t, bool until_accepted) {
@@ -134,10 +138,11 @@ tlm::tlm_sync_enum DmaInitiator::nb_transport_bw(tlm::tlm_generic_payload& gp,
   // END_RESP implied), so the memory system's response channel frees without another call.
   Txn* t = find(gp);
   if (t == nullptr) return tlm::TLM_COMPLETED;
-  if (requesting_ == &gp) request_ended();  // END_REQ, or implied by the response
+  const bool ended_request = requesting_ == &gp;  // END_REQ, or implied by the response
+  if (ended_request) request_ended();
   if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
   phase = tlm::END_RESP;
-  finish(*t);
+  finish(*t, ended_request);
   return tlm::TLM_COMPLETED;
 }
 
@@ -162,11 +167,12 @@ void DmaInitiator::on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& 
     return;
   }
   if (phase == tlm::BEGIN_RESP) {
-    if (requesting_ == &gp) request_ended();  // END_REQ implied by the response
+    const bool ended_request = requesting_ == &gp;  // END_REQ implied by the response
+    if (ended_request) request_ended();
     tlm::tlm_phase end = tlm::END_RESP;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     socket->nb_transport_fw(gp, end, delay);
-    finish(*t);
+    finish(*t, ended_request);
     return;
   }
   if (phase == completed_early) {
@@ -176,7 +182,7 @@ void DmaInitiator::on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& 
   SC_REPORT_ERROR(name(), "unexpected phase on the backward path");
 }
 
-void DmaInitiator::finish(Txn& t) {
+void DmaInitiator::finish(Txn& t, bool ended_request) {
   t.finished = true;
   --in_flight_;
   const bool ok = t.gp.is_response_ok();
@@ -185,8 +191,11 @@ void DmaInitiator::finish(Txn& t) {
     return;  // the waiting thread releases it
   }
   Done done = std::move(t.done);
+  const bool unwaited = ended_request && t.accept_unwaited;
   t.gp.release();
+  answer_ends_unwaited_request_ = unwaited;
   if (done) done(ok);
+  answer_ends_unwaited_request_ = false;
 }
 
 }  // namespace vtoe::toe

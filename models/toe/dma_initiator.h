@@ -64,12 +64,23 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
 
   // Thread context, at only: sends BEGIN_REQ once the previous request has been accepted and
   // returns when this one has been (END_REQ); `done(ok)` runs when its response arrives (from a
-  // method: it must not wait). `data` must stay valid until then.
+  // method: it must not wait). `data` must stay valid until then. A caller that will wait for
+  // the response anyway (nothing else to issue) passes until_accepted = false: issue() returns
+  // once BEGIN_REQ is sent, which saves the thread a wake-up at END_REQ.
   void issue(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::uint32_t len,
-             const core::SidebandExtension& sideband, Done done);
+             const core::SidebandExtension& sideband, Done done, bool until_accepted = true);
 
   // Transactions sent and not yet answered (at).
   std::size_t in_flight() const { return in_flight_; }
+  // A request was sent and has not been accepted yet (END_REQ, or a response implying it).
+  bool request_pending() const { return requesting_ != nullptr; }
+
+  // True while the `done` of a request issued with until_accepted = false runs, if its response
+  // also ended the request (END_REQ implied): a thread waiting in issue() for END_REQ would
+  // resume at this very point, so a caller that wakes its thread with an immediate notification
+  // here keeps the timing it had when it waited (a delta notification would wake it one delta
+  // cycle later).
+  bool answer_ends_unwaited_request() const { return answer_ends_unwaited_request_; }
 
  private:
   struct Txn;
@@ -84,7 +95,7 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   void on_phase(tlm::tlm_generic_payload& gp, const tlm::tlm_phase& phase);
   Txn* find(tlm::tlm_generic_payload& gp);  // the transaction in flight, or null (reported)
   void request_ended();
-  void finish(Txn& t);
+  void finish(Txn& t, bool ended_request = false);
 
   bool at_ = false;
   std::vector<std::unique_ptr<Txn>> txns_;  // every payload ever made (owned)
@@ -92,6 +103,7 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   tlm::tlm_generic_payload* requesting_ = nullptr;  // sent BEGIN_REQ, END_REQ not yet seen
   sc_core::sc_event request_free_ev_;
   std::size_t in_flight_ = 0;
+  bool answer_ends_unwaited_request_ = false;
   tlm_utils::peq_with_cb_and_phase<DmaInitiator> peq_;
 };
 

@@ -172,8 +172,11 @@ void RxDma::drain(tcpip::ConnId conn, CcbEntry* e) {
         b.done_at = kAwaiting;
         const std::uint64_t id = b.id;
         inflight_.push_back(std::move(b));
-        dma.issue(tlm::TLM_WRITE_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
-                  [this, id, record](bool ok) { answered(id, ok, record); });
+        // With one burst in flight at most, this thread only waits for the answer next.
+        dma.issue(
+            tlm::TLM_WRITE_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+            [this, id, record](bool ok) { answered(id, ok, record); },
+            /*until_accepted=*/outstanding_ > 1);
       }
       if (dma.approximately_timed()) e = ccb_.by_conn(conn);  // issue() may have waited
     }
@@ -221,7 +224,12 @@ void RxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
     if (b.id != id) continue;
     b.ok = ok;
     b.done_at = core::now_ps() + record;
-    answered_ev_.notify(sc_core::SC_ZERO_TIME);
+    // A request issued without waiting for END_REQ whose answer implied it: the thread would
+    // have resumed now from issue(), so it is woken now.
+    if (dma.answer_ends_unwaited_request())
+      answered_ev_.notify();
+    else
+      answered_ev_.notify(sc_core::SC_ZERO_TIME);
     return;
   }
 }

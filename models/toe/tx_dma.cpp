@@ -1,6 +1,7 @@
 #include "models/toe/tx_dma.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "models/core/tracer.h"
 #include "models/toe/dma_initiator.h"
@@ -33,7 +34,14 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
 void TxDma::enqueue(const TxJob& job) {
   const ConnKey key{job.channel, job.desc.sock};
   auto& q = queues_[key];
-  if (q.empty()) turn_.push_back(key);
+  if (q.empty()) {
+    // The thread rejoins the connection it served last to the rotation when it issues a burst;
+    // it used to do so only once the burst was accepted, so a connection arriving before that
+    // still goes ahead of it (the rotation, and the results, stay as they were).
+    const bool before_issuer = outstanding_ == 1 && dma.approximately_timed() &&
+                               dma.request_pending() && !turn_.empty() && turn_.back() == issuer_;
+    turn_.insert(before_issuer ? std::prev(turn_.end()) : turn_.end(), key);
+  }
   q.push_back(job);
   q.back().seq = next_seq_++;
   ++queued_;
@@ -149,8 +157,12 @@ bool TxDma::serve(const ConnKey& key) {
   const std::uint64_t id = b.id;
   inflight_.push_back(std::move(b));
   in_flight_.sample(static_cast<double>(inflight_.size()));
-  dma.issue(tlm::TLM_READ_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
-            [this, id, record](bool ok) { answered(id, ok, record); });
+  // With one burst in flight at most, this thread only waits for the answer next: END_REQ would
+  // wake it for nothing.
+  dma.issue(
+      tlm::TLM_READ_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+      [this, id, record](bool ok) { answered(id, ok, record); },
+      /*until_accepted=*/outstanding_ > 1);
   return true;
 }
 
@@ -159,7 +171,12 @@ void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
     if (b.id != id) continue;
     b.ok = ok;
     b.done_at = core::now_ps() + record;
-    answered_ev_.notify(sc_core::SC_ZERO_TIME);
+    // A request issued without waiting for END_REQ whose answer implied it: the thread would
+    // have resumed now from issue(), so it is woken now.
+    if (dma.answer_ends_unwaited_request())
+      answered_ev_.notify();
+    else
+      answered_ev_.notify(sc_core::SC_ZERO_TIME);
     return;
   }
 }
@@ -221,6 +238,7 @@ void TxDma::run() {
         turn_.pop_front();
         progress = serve(key);
         if (queues_.count(key)) turn_.push_back(key);
+        issuer_ = key;
         if (!progress) ++tried;
       }
     }

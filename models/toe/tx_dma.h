@@ -102,6 +102,7 @@ class TxDma : public core::Module {
   std::vector<std::vector<std::uint8_t>> spare_;                     // burst buffers to reuse
   std::uint64_t next_seq_ = 1;
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
+  ConnKey issuer_{-1, 0};     // the connection served last (see enqueue())
   std::size_t queued_ = 0;
   std::size_t parked_ = 0;  // of queued_, on connections whose peer window is closed
   std::vector<std::uint64_t> bytes_per_channel_;

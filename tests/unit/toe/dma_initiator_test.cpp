@@ -216,6 +216,34 @@ TEST(DmaInitiator, IssueKeepsSeveralInFlightOneRequestAtATime) {
   EXPECT_EQ(answered_at, (std::vector<std::uint64_t>{110 * kNs, 120 * kNs, 130 * kNs, 140 * kNs}));
 }
 
+// issue(until_accepted = false): the caller's thread goes on once BEGIN_REQ is out; the answer
+// comes at the same time as before. END_REQ came on its own here, so the answer does not say it
+// ended the request.
+TEST(DmaInitiator, IssueWithoutWaitingForEndReqReturnsAtOnce) {
+  FourPhaseTarget target("target");
+  std::uint64_t returned_at = 1, answered_at = 0;
+  bool ended_request = true;
+  std::uint8_t buf[16] = {};
+  Master m("m", [&](Master& self) {
+    self.dma.issue(
+        tlm::TLM_READ_COMMAND, 0x40, buf, 16, stream(1),
+        [&](bool ok) {
+          EXPECT_TRUE(ok);
+          answered_at = now_ps();
+          ended_request = self.dma.answer_ends_unwaited_request();
+        },
+        /*until_accepted=*/false);
+    returned_at = now_ps();
+    EXPECT_TRUE(self.dma.request_pending());  // END_REQ is still to come
+  });
+  m.dma.bind(target.in);
+  sc_start();
+  EXPECT_EQ(returned_at, 0u);
+  EXPECT_EQ(answered_at, 110 * kNs);
+  EXPECT_FALSE(ended_request);
+  EXPECT_FALSE(m.dma.answer_ends_unwaited_request());  // only while `done` runs
+}
+
 TEST(DmaInitiator, BackPressureHoldsTheMasterUntilTheTargetHasRoom) {
   FourPhaseTarget target("target");
   target.depth = 2;
@@ -302,6 +330,39 @@ TEST(DmaHub, AResponseDueNowIsEndedInTheCall) {
   EXPECT_EQ(target.responses_ended_at_once, 3);
   EXPECT_EQ(target.end_resp_calls, 0);
   EXPECT_EQ(m.dma.in_flight(), 0u);
+}
+
+// A target that completes at once behind the hub: the master hears nothing until the response,
+// which implies END_REQ. A thread that waited in issue() resumes with that answer; one that did
+// not wait is told so (answer_ends_unwaited_request()), to be woken in the same delta cycle.
+TEST(DmaHub, AnAnswerThatImpliesEndReqSaysSoOnlyToAnUnwaitedRequest) {
+  Parent parent("toe");
+  FourPhaseTarget target("target");
+  target.complete_early = true;
+  parent.dma.bind(target.in);
+  std::vector<std::uint64_t> returned_at, answered_at;
+  std::vector<bool> said;
+  std::uint8_t buf[2][16] = {};
+  Master m("m", [&](Master& self) {
+    for (int i = 0; i < 2; ++i) {
+      const bool wait_for_accept = i == 0;
+      self.dma.issue(
+          tlm::TLM_READ_COMMAND, 0x100 * i, buf[i], 16, stream(2),
+          [&](bool ok) {
+            EXPECT_TRUE(ok);
+            answered_at.push_back(now_ps());
+            said.push_back(self.dma.answer_ends_unwaited_request());
+          },
+          wait_for_accept);
+      returned_at.push_back(now_ps());
+      if (!wait_for_accept) wait(sc_time::from_value(200 * kNs));
+    }
+  });
+  m.dma.bind(parent.hub.in);
+  sc_start();
+  EXPECT_EQ(returned_at, (std::vector<std::uint64_t>{100 * kNs, 100 * kNs}));
+  EXPECT_EQ(answered_at, (std::vector<std::uint64_t>{100 * kNs, 200 * kNs}));
+  EXPECT_EQ(said, (std::vector<bool>{false, true}));
 }
 
 TEST(DmaHub, FourPhaseRequestsFromTwoMastersAreGrantedInTurn) {
