@@ -35,7 +35,16 @@ DmaInitiator::~DmaInitiator() = default;
 
 DmaResult DmaInitiator::book(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                              std::uint32_t len, const core::SidebandExtension& sideband) {
-  tlm::tlm_generic_payload gp;
+  // A payload from the spares (one per booking in progress: a target may call back into this
+  // initiator); a payload's construction and its extension array cost more than the booking.
+  std::unique_ptr<tlm::tlm_generic_payload> held;
+  if (book_spare_.empty()) {
+    held = std::make_unique<tlm::tlm_generic_payload>();
+  } else {
+    held = std::move(book_spare_.back());
+    book_spare_.pop_back();
+  }
+  tlm::tlm_generic_payload& gp = *held;
   core::SidebandExtension ext = sideband;
   gp.set_command(cmd);
   gp.set_address(addr);
@@ -49,7 +58,9 @@ DmaResult DmaInitiator::book(tlm::tlm_command cmd, std::uint64_t addr, std::uint
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(gp, delay);
   gp.clear_extension(&ext);
-  return {gp.is_response_ok(), core::to_ps(delay)};
+  const DmaResult result{gp.is_response_ok(), core::to_ps(delay)};
+  book_spare_.push_back(std::move(held));
+  return result;
 }
 
 DmaInitiator::Txn& DmaInitiator::acquire(tlm::tlm_command cmd, std::uint64_t addr,

@@ -100,6 +100,7 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   bool at_ = false;
   std::vector<std::unique_ptr<Txn>> txns_;  // every payload ever made (owned)
   std::vector<Txn*> spare_;
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> book_spare_;  // book()'s payloads
   tlm::tlm_generic_payload* requesting_ = nullptr;  // sent BEGIN_REQ, END_REQ not yet seen
   sc_core::sc_event request_free_ev_;
   std::size_t in_flight_ = 0;
