@@ -609,6 +609,27 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
   return n;
 }
 
+// Runs up to `len` instructions of the basic block at `pc`, `in`, one after the other; returns how
+// many ran (fewer when an instruction asked for attention). Per state, so that the PC offset and
+// the slot stride are constants.
+template <bool Thumb>
+__attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
+                                                                  uint32_t len) {
+  uint32_t left = len;
+  for (;;) {
+    const uint32_t size = in->len;
+    pc_ = pc;
+    r_[15] = pc + (Thumb ? 4 : 8);
+    next_ = pc + size;
+    if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
+    ++retired_[static_cast<int>(in->cls)];
+    if (--left == 0 || attention_) break;
+    pc += size;
+    in += size >> (Thumb ? 1 : 2);
+  }
+  return len - left;
+}
+
 // The hot loop, kept apart from the exception handling around it. Without breakpoints and outside
 // IT blocks it runs basic blocks: one fetch check, then the block's instructions one after the
 // other (each sets pc_, r15 and next_ as a fault or an exception entry inside it needs them).
@@ -633,21 +654,8 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
       if (__builtin_expect(len == 0, 0)) len = form_block(pc, *in);
       if (__builtin_expect(len > max - n, 0)) len = static_cast<uint32_t>(max - n);
       in_it_ = false;
-      const uint32_t pc_read = thumb_ ? 4 : 8;
-      const uint32_t shift = thumb_ ? 1 : 2;
-      uint32_t left = len;
-      for (;;) {
-        const uint32_t size = in->len;
-        pc_ = pc;
-        r_[15] = pc + pc_read;
-        next_ = pc + size;
-        if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
-        ++retired_[static_cast<int>(in->cls)];
-        if (--left == 0 || attention_) break;
-        pc += size;
-        in += size >> shift;
-      }
-      n += len - left;
+      const uint32_t done = thumb_ ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
+      n += done;
       pc = next_;
       pc_ = pc;
     }

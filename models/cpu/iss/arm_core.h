@@ -480,6 +480,8 @@ class ArmCore {
   // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
   uint32_t step_inner(uint32_t pc);
   uint32_t form_block(uint32_t pc, const Insn& first);
+  template <bool Thumb>
+  uint32_t run_block(uint32_t pc, const Insn* in, uint32_t len);
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);
