@@ -59,17 +59,9 @@ constexpr std::array<uint16_t, 16> cond_table() {
   for (uint32_t cond = 0; cond < 16; ++cond) {
     for (uint32_t f = 0; f < 16; ++f) {
       const bool n = f & 8, z = f & 4, c = f & 2, v = f & 1;
-      bool r = true;
-      switch (cond >> 1) {
-        case 0: r = z; break;
-        case 1: r = c; break;
-        case 2: r = n; break;
-        case 3: r = v; break;
-        case 4: r = c && !z; break;
-        case 5: r = n == v; break;
-        case 6: r = !z && n == v; break;
-        default: break;
-      }
+      // EQ, CS, MI, VS, HI, GE, GT, AL; odd conditions are their negations (but 15: always).
+      const bool holds[8] = {z, c, n, v, c && !z, n == v, !z && n == v, true};
+      bool r = holds[cond >> 1];
       if ((cond & 1) && cond != 15) r = !r;
       if (r) t[cond] = static_cast<uint16_t>(t[cond] | (1u << f));
     }
@@ -491,9 +483,7 @@ class ArmCore {
   void switch_mode(uint8_t mode);
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
-  void update_attention() {
-    attention_ = halted_ || wfi_ || code_changed_ || interrupt_takeable();
-  }
+  void update_attention() { attention_ = halted_ || wfi_ || code_changed_ || interrupt_takeable(); }
   bool interrupt_takeable() const {
     if (!(sys_.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && mode_ != kHyp) {  // the common case
       return (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
