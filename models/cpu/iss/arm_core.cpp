@@ -330,6 +330,7 @@ void ArmCore::exception_return(uint32_t target) {
 }
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
+  code_changed_ = false;
   if (halted_ || wfi_) return false;
   if (!take_pending_interrupt()) update_attention();
   return true;
@@ -438,6 +439,7 @@ void ArmCore::drop_page(uint32_t page) {
 }
 
 void ArmCore::new_code_generation() {
+  code_changed_ = attention_ = true;  // a basic block running may be on a page that went away
   if (++generation_ >= (1u << 30)) {  // ctx_ would wrap: forget every entry instead
     std::fill(code_map_.begin(), code_map_.end(), CodeMapEntry{});
     generation_ = 1;
@@ -537,7 +539,102 @@ uint64_t ArmCore::run(uint64_t max) {
   }
 }
 
-// The hot loop, kept apart from the exception handling around it.
+// Whether a basic block ends with this instruction: it may branch (write the PC), change the
+// mode, the CPSR's IT, A, I or F bits, the MMU or the exception state, or it is rare enough not to
+// be worth proving otherwise. Everything else runs straight on to the next address.
+static bool ends_block(const Insn& in) {
+  const bool writes_pc = in.rd == 15 || in.ra == 15;
+  switch (in.op) {
+    case Op::DataProc:
+    case Op::Movw:
+    case Op::Movt:
+    case Op::Mul:
+    case Op::MulLong:
+    case Op::MulHalf:
+    case Op::MulMost:
+    case Op::MulDual:
+    case Op::Div:
+    case Op::Clz:
+    case Op::Rev:
+    case Op::Extend:
+    case Op::BitField:
+    case Op::Sat:
+    case Op::SatArith:
+    case Op::Parallel:
+    case Op::Sel:
+    case Op::Pkh:
+    case Op::Usad8:
+      return writes_pc;
+    case Op::LoadStore:
+      return (in.sub >= kLdr && writes_pc) || ((in.flags & kFlagW) && in.rn == 15);
+    case Op::LoadStoreMulti:
+      return in.rs != 0 || (in.sub == 1 && (in.imm & 0x8000)) ||
+             ((in.flags & kFlagW) && in.rn == 15);
+    case Op::Nop:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Forms the basic block that starts at `first` (the decoded instruction at `pc`, on the page of
+// the last fetch): decodes ahead to its end and records every instruction's distance from it in
+// Insn::blk. Returns the block's length.
+__attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& first) {
+  DecodedPage* p = fetch_page_;
+  Insn* const slots = thumb_ ? p->t32 : p->a32;
+  const uint32_t shift = thumb_ ? 1 : 2;
+  const uint32_t mask = GuestMemory::kPageSize - 1;
+  Insn* const start = &slots[(pc & mask) >> shift];
+  // The 32-bit Thumb instruction across a page end is decoded apart each time (see lookup).
+  if (&first != start || !mem_.mapped(p->pa_page << GuestMemory::kPageBits)) return 1;
+  Insn* walk[256];
+  uint32_t n = 0;
+  uint32_t a = pc;
+  for (;;) {
+    Insn& slot = slots[(a & mask) >> shift];
+    if (slot.op == Op::None) {
+      const uint32_t off = a & mask;
+      // Decode ahead, but never a Thumb instruction that may continue on the next page.
+      if (thumb_ && off == GuestMemory::kPageSize - 2) break;
+      Insn in = decode(a, (p->pa_page << GuestMemory::kPageBits) | off);
+      in.fn = executor_for(in);
+      slot = in;
+    }
+    walk[n++] = &slot;
+    a += slot.len;
+    if (ends_block(slot) || n == 255 || (a & mask) == 0) break;
+  }
+  for (uint32_t i = 0; i < n; ++i) walk[i]->blk = static_cast<uint8_t>(n - i);
+  return n;
+}
+
+// Runs up to `len` instructions of the basic block at `pc`, `in`, one after the other; returns how
+// many ran (fewer when an instruction asked for attention). Per state, so that the PC offset and
+// the slot stride are constants.
+template <bool Thumb>
+__attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
+                                                                  uint32_t len) {
+  uint32_t left = len;
+  for (;;) {
+    const uint32_t size = in->len;
+    pc_ = pc;
+    r_[15] = pc + (Thumb ? 4 : 8);
+    next_ = pc + size;
+    if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
+    ++retired_[static_cast<int>(in->cls)];
+    if (--left == 0 || attention_) break;
+    pc += size;
+    in += size >> (Thumb ? 1 : 2);
+  }
+  return len - left;
+}
+
+// The hot loop, kept apart from the exception handling around it. Without breakpoints and outside
+// IT blocks it runs basic blocks: one fetch check, then the block's instructions one after the
+// other (each sets pc_, r15 and next_ as a fault or an exception entry inside it needs them).
+// `attention_` is still looked at after every instruction: a device access may raise an interrupt
+// (taken at the next instruction, as before) and a store into the block's page drops it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
   uint32_t pc = pc_;
@@ -547,8 +644,20 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
         if (!service_attention()) break;
         pc = pc_;
       }
-      pc = step_inner(pc);
-      ++n;
+      if (__builtin_expect(itstate_ != 0, 0)) {
+        pc = step_inner(pc);
+        ++n;
+        continue;
+      }
+      const Insn* in = &fetch_decoded(pc);
+      uint32_t len = in->blk;
+      if (__builtin_expect(len == 0, 0)) len = form_block(pc, *in);
+      if (__builtin_expect(len > max - n, 0)) len = static_cast<uint32_t>(max - n);
+      in_it_ = false;
+      const uint32_t done = thumb_ ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
+      n += done;
+      pc = next_;
+      pc_ = pc;
     }
     return n;
   }
@@ -574,6 +683,7 @@ void ArmCore::step() {
   GuestFpScope fp(*this);
   bp_hit_ = false;
   if (attention_) {
+    code_changed_ = false;
     if (halted_ || wfi_ || take_pending_interrupt()) return;
     update_attention();
   }

@@ -52,6 +52,24 @@ class AlignmentFault : public std::runtime_error {
 
 class ArmCore;
 
+// Bit NZCV of kCondPass[cond]: whether condition `cond` holds for those flags (a table: the
+// switch it replaces was an unpredictable indirect jump, and the compiler did not inline it).
+constexpr std::array<uint16_t, 16> cond_table() {
+  std::array<uint16_t, 16> t{};
+  for (uint32_t cond = 0; cond < 16; ++cond) {
+    for (uint32_t f = 0; f < 16; ++f) {
+      const bool n = f & 8, z = f & 4, c = f & 2, v = f & 1;
+      // EQ, CS, MI, VS, HI, GE, GT, AL; odd conditions are their negations (but 15: always).
+      const bool holds[8] = {z, c, n, v, c && !z, n == v, !z && n == v, true};
+      bool r = holds[cond >> 1];
+      if ((cond & 1) && cond != 15) r = !r;
+      if (r) t[cond] = static_cast<uint16_t>(t[cond] | (1u << f));
+    }
+  }
+  return t;
+}
+constexpr std::array<uint16_t, 16> kCondPass = cond_table();
+
 // A translation fault, access-flag, domain or permission fault, or an external abort on a
 // table walk, found by the MMU (system mode): taken as a data or prefetch abort to PL1 (stage 1)
 // or to Hyp mode (stage 2, or Hyp's own stage 1).
@@ -453,6 +471,9 @@ class ArmCore {
   uint64_t run_loop(uint64_t max);
   // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
   uint32_t step_inner(uint32_t pc);
+  uint32_t form_block(uint32_t pc, const Insn& first);
+  template <bool Thumb>
+  uint32_t run_block(uint32_t pc, const Insn* in, uint32_t len);
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);
@@ -462,7 +483,7 @@ class ArmCore {
   void switch_mode(uint8_t mode);
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
-  void update_attention() { attention_ = halted_ || wfi_ || interrupt_takeable(); }
+  void update_attention() { attention_ = halted_ || wfi_ || code_changed_ || interrupt_takeable(); }
   bool interrupt_takeable() const {
     if (!(sys_.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && mode_ != kHyp) {  // the common case
       return (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
@@ -541,33 +562,8 @@ class ArmCore {
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
   bool cond_pass(uint32_t cond) const {
-    bool r;
-    switch (cond >> 1) {
-      case 0:
-        r = z_;
-        break;
-      case 1:
-        r = c_;
-        break;
-      case 2:
-        r = n_;
-        break;
-      case 3:
-        r = v_;
-        break;
-      case 4:
-        r = c_ && !z_;
-        break;
-      case 5:
-        r = n_ == v_;
-        break;
-      case 6:
-        r = !z_ && n_ == v_;
-        break;
-      default:
-        return true;
-    }
-    return (cond & 1) ? !r : r;
+    const uint32_t f = (n_ << 3) | (z_ << 2) | (c_ << 1) | v_;
+    return (kCondPass[cond & 15] >> f) & 1;
   }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
@@ -630,6 +626,7 @@ class ArmCore {
   bool in_it_ = false;
   bool halted_ = false;
   bool attention_ = false;  // halted, asleep, or an unmasked interrupt: run() looks before a step
+  bool code_changed_ = false;  // decoded code was dropped: a basic block in flight must end
   bool system_ = false;
   bool irq_ = false, fiq_ = false, wfi_ = false;
   uint8_t mode_ = static_cast<uint8_t>(Mode::Usr);

@@ -182,9 +182,15 @@ struct Insn {
   uint8_t flags = 0;
   uint8_t imm_carry = 2;  // carry out of an immediate operand: 0, 1, or 2 = unchanged
   InsnClass cls = InsnClass::Alu;
+  // The basic block from here (ArmCore's run loop): how many instructions, this one included,
+  // run straight on in this page before one that may branch or change the core's state
+  // (0: not formed yet).
+  uint8_t blk = 0;
   uint32_t imm = 0;
   uint32_t raw = 0;  // the encoding (T32: first halfword in the upper 16 bits)
 };
+
+static_assert(sizeof(Insn) == 32, "a decoded instruction fills half a cache line");
 
 // Decoders: addr is the instruction's address (targets and PC-relative constants are resolved).
 Insn decode_a32(uint32_t raw, uint32_t addr);

@@ -696,6 +696,37 @@ TEST_F(Iss, WritesToCodeDropDecodedInstructions) {
   EXPECT_EQ(r(0), 2u);
 }
 
+// The run loop runs basic blocks (decoded once, then the instructions one after the other): a
+// store into the block it is running ends the block, and the rest is decoded again.
+TEST_F(Iss, StoreIntoTheRunningBlockIsSeenByItsNextInstruction) {
+  // str r1, [r0]; mov r2, #1; mov r2, #7 (the second run stores over it); add r3, r2, #0
+  const uint32_t code[] = {0xe5801000u, 0xe3a02001u, 0xe3a02007u, 0xe2823000u};
+  for (uint32_t i = 0; i < 4; ++i) mem.write32(kCode + 4 * i, code[i]);
+  regs(kData, 0);
+  core.set_pc(kCode);
+  EXPECT_EQ(core.run(4), 4u);  // the block is formed with mov r2, #7 in it
+  EXPECT_EQ(r(3), 7u);
+  regs(kCode + 8, 0xe3a02002);  // mov r2, #2, stored over mov r2, #7
+  core.set_pc(kCode);
+  EXPECT_EQ(core.run(4), 4u);
+  EXPECT_EQ(r(2), 2u);
+  EXPECT_EQ(r(3), 2u);
+}
+
+// --max-instructions stops inside a block at exactly N, and the next run goes on from there.
+TEST_F(Iss, RunStopsInsideABlockAtExactlyTheLimit) {
+  const uint32_t code[] = {0xe3a00001u, 0xe3a01002u, 0xe3a02003u, 0xe3a03004u, 0xe3a04005u};
+  for (uint32_t i = 0; i < 5; ++i) mem.write32(kCode + 4 * i, code[i]);  // mov r0..r4, #1..#5
+  core.set_pc(kCode);
+  EXPECT_EQ(core.run(3), 3u);
+  EXPECT_EQ(core.pc(), kCode + 12);
+  EXPECT_EQ(r(2), 3u);
+  EXPECT_EQ(r(3), 0u);
+  EXPECT_EQ(core.run(2), 2u);
+  EXPECT_EQ(r(4), 5u);
+  EXPECT_EQ(core.retired(InsnClass::Alu), 5u);
+}
+
 class RecordingSvc : public SupervisorCall {
  public:
   void svc(ArmCore& core, uint32_t imm) override {
