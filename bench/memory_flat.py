@@ -59,7 +59,10 @@ def main() -> int:
     print(f"scenario {args.scenario}, {run['sim_s']:.1f} s simulated in {run['wall_s']:.1f} s wall")
     for t, kib in samples:
         print(f"  {t:7.1f} s wall  {kib / 1024:8.1f} MiB")
-    early = samples[len(samples) // 10][1]
+    # The first sample at or after 10 % of the run's wall time (the one at 0 s is the process
+    # still starting: its RSS is that of exec, not of the simulation).
+    tenth = samples[-1][0] / 10
+    early = next(k for t, k in samples if t >= tenth)
     last = samples[-1][1]
     peak = max(k for _, k in samples)
     print(f"RSS at 10 % of the run {early / 1024:.1f} MiB, at the end {last / 1024:.1f} MiB, "
