@@ -49,10 +49,10 @@ ifeq ($(PRESET),asan)
 	@# Sanitized: the scenario runs, the ISS and the system platform under ASan/UBSan/LSan; the
 	@# scripts' tests (sweeps, plots, the paper's report) drive the same simulations and run in the
 	@# normal build only (docs/fuzzing.md, "What runs under the sanitizers").
-	@$(PHASE) "pytest (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/iss tests/system
+	@$(PHASE) "pytest (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/iss tests/system
 	@$(PHASE) "pytest netvp (asan)" env VTOE_PRESET=asan $(VENV)/bin/pytest -q tests/netvp
 else
-	@$(PHASE) "pytest ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q -n $(JOBS) --durations=15 tests/integration tests/scripts tests/iss tests/system
+	@$(PHASE) "pytest ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q -n $(JOBS) --durations=25 tests/integration tests/scripts tests/iss tests/system
 	@$(PHASE) "pytest netvp ($(PRESET))" env VTOE_PRESET=$(PRESET) $(VENV)/bin/pytest -q tests/netvp
 	@# The harnesses have their own sanitized build (build/fuzz): one smoke run serves both presets.
 	@$(MAKE) fuzz-smoke
