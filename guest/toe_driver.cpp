@@ -81,17 +81,23 @@ class ToeDriver::RingAccess : public toe::HostRingDriver::Access {
 };
 
 void ToeDriver::lock_rings() {
-  while (ring_locked_) {
-    ++ring_lock_waiters_;
-    sc_core::wait(ring_unlocked_ev_);
-    --ring_lock_waiters_;
+  if (!ring_locked_) {
+    ring_locked_ = true;
+    return;
   }
-  ring_locked_ = true;
+  sc_core::sc_event handed_over;  // notified by the holder, who leaves the lock taken for us
+  ring_lock_queue_.push_back(&handed_over);
+  sc_core::wait(handed_over);
 }
 
 void ToeDriver::unlock_rings() {
-  ring_locked_ = false;
-  if (ring_lock_waiters_ > 0) ring_unlocked_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (ring_lock_queue_.empty()) {
+    ring_locked_ = false;
+    return;
+  }
+  sc_core::sc_event* next = ring_lock_queue_.front();
+  ring_lock_queue_.pop_front();
+  next->notify(sc_core::SC_ZERO_TIME);
 }
 
 void ToeDriver::start(cpu::Core::Context& ctx) {

@@ -11,9 +11,9 @@
 
 #include "guest/costs.h"
 #include "guest/guest_memory.h"
-#include "models/cpu/hardware_ports.h"
 #include "models/core/module.h"
 #include "models/cpu/core.h"
+#include "models/cpu/hardware_ports.h"
 #include "models/toe/descriptors.h"
 #include "models/toe/host_ring_driver.h"
 
@@ -76,8 +76,10 @@ class ToeDriver : public core::Module {
   sc_core::sc_event events_ev_;
   sc_core::sc_event ring_space_ev_;
   bool ring_locked_ = false;
-  int ring_lock_waiters_ = 0;
-  sc_core::sc_event ring_unlocked_ev_;
+  // Processes waiting for the rings' lock, first come first served: the holder hands the lock to
+  // the first (waking all of them to race for it cost N thread switches per hand-over, N^2 with
+  // thousands of server processes).
+  std::deque<sc_core::sc_event*> ring_lock_queue_;
   core::Counter& interrupts_;
   core::Counter& completions_;
   core::Counter& posted_;
