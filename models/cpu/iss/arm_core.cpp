@@ -307,7 +307,6 @@ void ArmCore::take_exception(Exception e, uint32_t lr, uint32_t spsr) {
                                      {Mode::Abt, 0x0C, kA | kI}, {Mode::Abt, 0x10, kA | kI},
                                      {Mode::Irq, 0x18, kA | kI}, {Mode::Fiq, 0x1C, kA | kI | kF}};
   const Entry& k = kEntry[static_cast<int>(e)];
-  settle_block();
   switch_mode(static_cast<uint8_t>(k.mode));
   spsr_[bank_of(mode_)] = spsr;
   r_[14] = lr;
@@ -343,20 +342,13 @@ bool ArmCore::guarded(F&& body) {
     body();
     return true;
   } catch (const GuestFault& f) {
-    end_block_at_fault();
     take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write, false);
   } catch (const AlignmentFault& f) {
-    end_block_at_fault();
     take_fault(Exception::DataAbort, f.addr, false, true);
   } catch (const UndefinedInstruction&) {
-    end_block_at_fault();
     take_fault(Exception::Undefined, 0, false, false);
   } catch (const MmuAbort& a) {
-    end_block_at_fault();
     take_mmu_fault(a);
-  } catch (...) {
-    end_block_at_fault();  // ends the run: nothing more retires in the block
-    throw;
   }
   return false;
 }
@@ -421,67 +413,10 @@ void ArmCore::set_dreg(int n, uint64_t v) {
   s_[2 * n + 1] = static_cast<uint32_t>(v >> 32);
 }
 
-// Calls f for each instruction of the running block that retired before the one at pc_.
-template <typename F>
-uint32_t ArmCore::walk_block_before_pc(F&& f) const {
-  const Insn* in = block_.in;
-  if (!in) return 0;
-  uint32_t a = block_.pc, k = 0;
-  for (; k < block_.len && a != pc_; ++k) {
-    f(*in);
-    a += in->len;
-    in += block_.thumb ? in->len >> 1 : 1;
-  }
-  return k;
-}
-
 uint64_t ArmCore::retired() const {
-  uint64_t n = walk_block_before_pc([](const Insn&) {});
+  uint64_t n = 0;
   for (uint64_t c : retired_) n += c;
   return n;
-}
-
-uint64_t ArmCore::retired(InsnClass c) const {
-  uint64_t n = retired_[static_cast<int>(c)];
-  walk_block_before_pc([&](const Insn& in) { n += in.cls == c; });
-  return n;
-}
-
-std::array<uint64_t, ArmCore::kClasses> ArmCore::retired_by_class() const {
-  std::array<uint64_t, kClasses> r = retired_;
-  walk_block_before_pc([&](const Insn& in) { ++r[static_cast<int>(in.cls)]; });
-  return r;
-}
-
-// The block ended after `done` instructions of its run: the ones not yet counted retire.
-void ArmCore::retire_block(uint32_t done) {
-  const Insn* in = block_.in;
-  for (uint32_t i = block_.done; i < done; ++i) {
-    ++retired_[static_cast<int>(in->cls)];
-    in += block_.thumb ? in->len >> 1 : 1;
-  }
-  block_.in = nullptr;
-}
-
-// An exception entry from inside an instruction (it changes pc_): the instructions before it
-// retire now, and nothing more does until the block ends (the entry ends it).
-void ArmCore::settle_block() {
-  if (!block_.in) return;
-  const Insn* in = block_.in;
-  const uint32_t k = walk_block_before_pc([&](const Insn& i) {
-    ++retired_[static_cast<int>(i.cls)];
-    in += block_.thumb ? i.len >> 1 : 1;
-  });
-  block_.in = in;
-  block_.pc = pc_;
-  block_.done += k;
-  block_.len = 0;
-}
-
-// A synchronous exception left the block: the instructions before the faulting one retired.
-void ArmCore::end_block_at_fault() {
-  settle_block();
-  block_.in = nullptr;
 }
 
 Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
@@ -680,12 +615,6 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
 template <bool Thumb>
 __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
                                                                   uint32_t len) {
-  // Counted when the block ends (see block_), not per instruction.
-  block_.in = in;
-  block_.pc = pc;
-  block_.len = len;
-  block_.done = 0;
-  block_.thumb = Thumb;
   uint32_t left = len;
   for (;;) {
     const uint32_t size = in->len;
@@ -693,11 +622,11 @@ __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, c
     r_[15] = pc + (Thumb ? 4 : 8);
     next_ = pc + size;
     if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
+    ++retired_[static_cast<int>(in->cls)];
     if (--left == 0 || attention_) break;
     pc += size;
     in += size >> (Thumb ? 1 : 2);
   }
-  retire_block(len - left);
   return len - left;
 }
 

@@ -307,10 +307,8 @@ class ArmCore {
   }
   bool halted() const { return halted_; }
 
-  // Exact at any point, also from inside an instruction (the one running has not retired yet).
   uint64_t retired() const;
-  uint64_t retired(InsnClass c) const;
-  std::array<uint64_t, kClasses> retired_by_class() const;
+  uint64_t retired(InsnClass c) const { return retired_[static_cast<int>(c)]; }
   uint64_t decoded() const { return decoded_; }
   // Software TLB statistics (system mode with translation on).
   uint64_t tlb_misses() const { return tlb_misses_; }
@@ -476,13 +474,6 @@ class ArmCore {
   uint32_t form_block(uint32_t pc, const Insn& first);
   template <bool Thumb>
   uint32_t run_block(uint32_t pc, const Insn* in, uint32_t len);
-  // The running basic block's retired instructions (see block_): counted once it ends, before
-  // it at a fault or an exception entry, and on the fly for a reader inside it.
-  template <typename F>
-  uint32_t walk_block_before_pc(F&& f) const;
-  void retire_block(uint32_t done);
-  void settle_block();
-  void end_block_at_fault();
   // Banks of SP, LR and SPSR: 0 USR/SYS, 1 SVC, 2 ABT, 3 UND, 4 IRQ, 5 FIQ, 6 HYP (SP and SPSR
   // only: Hyp mode uses LR_usr) (-1: no such mode).
   static int bank_of(uint8_t mode);
@@ -699,17 +690,6 @@ class ArmCore {
   // the next decode.
   std::vector<std::unique_ptr<DecodedPage>> dropped_;
   std::array<uint64_t, kClasses> retired_ = {};
-  // The basic block run_block is in (in: its first instruction not yet in retired_, at pc; len:
-  // how many of them may retire before the one at pc_, 0 once settled by an exception entry;
-  // done: how many of the run are already in retired_). in is null outside run_block.
-  struct RunningBlock {
-    const Insn* in = nullptr;
-    uint32_t pc = 0;
-    uint32_t len = 0;
-    uint32_t done = 0;
-    bool thumb = false;
-  };
-  RunningBlock block_;
   uint64_t decoded_ = 0;
 };
 

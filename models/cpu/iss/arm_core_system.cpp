@@ -56,7 +56,6 @@ void ArmCore::reset_system(bool hyp) {
 }
 
 void ArmCore::enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t spsr) {
-  settle_block();
   switch_mode(kHyp);
   spsr_[bank_of(kHyp)] = spsr;
   elr_hyp_ = return_addr;

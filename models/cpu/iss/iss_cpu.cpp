@@ -140,9 +140,8 @@ uint64_t IssCpu::batch() const {
 
 void IssCpu::account() {
   uint64_t cycles = 0;
-  const std::array<uint64_t, ArmCore::kClasses> retired = core_.retired_by_class();
   for (int c = 0; c < ArmCore::kClasses; ++c) {
-    const uint64_t now = retired[c];
+    const uint64_t now = core_.retired(static_cast<InsnClass>(c));
     const uint64_t d = now - accounted_[c];
     if (d == 0) continue;
     accounted_[c] = now;
