@@ -14,6 +14,7 @@ using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::Exception;
 using vtoe::cpu::iss::GuestFault;
 using vtoe::cpu::iss::GuestMemory;
+using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::Mode;
 using vtoe::cpu::iss::UndefinedInstruction;
 
@@ -165,6 +166,55 @@ TEST_F(IssSystem, AbortsRecordTheAddress) {
   EXPECT_EQ(core.pc(), 0x0cu);
   EXPECT_EQ(core.reg(14), 0x30000004u);
   EXPECT_EQ(core.exceptions(Exception::PrefetchAbort), 1u);
+}
+
+// The run loop counts a basic block's instructions when it ends: whatever reads the count from
+// inside one (the counter, mode statistics at an exception entry, a fault) sees each instruction
+// before the current one, and none after.
+TEST_F(IssSystem, ReadersInsideABasicBlockSeeTheExactRetiredCount) {
+  // The counter (CNTVCT = retired() without a counter source) read by the 4th instruction.
+  a32_at(kCode, {0xe3a00001,    // mov r0, #1
+                 0xe2800001,    // add r0, r0, #1
+                 0xe5840000,    // str r0, [r4]
+                 0xec532f1e});  // mrrc p15, 1, r2, r3, c14 (CNTVCT)
+  core.set_reg(4, kStack);
+  core.set_pc(kCode);
+  EXPECT_EQ(core.run(4), 4u);
+  EXPECT_EQ(core.reg(2), 3u);
+  EXPECT_EQ(core.retired(InsnClass::Alu), 2u);
+  EXPECT_EQ(core.retired(InsnClass::Store), 1u);
+  // Thumb, 16- and 32-bit instructions: the same at the 4th.
+  t32_at(kCode + 0x100, {0x2001,            // movs r0, #1
+                         0xf100, 0x0001,    // add.w r0, r0, #1
+                         0x3001,            // adds r0, #1
+                         0xec53, 0x2f1e});  // mrrc p15, 1, r2, r3, c14 (CNTVCT)
+  core.set_pc((kCode + 0x100) | 1);
+  EXPECT_EQ(core.run(4), 4u);
+  EXPECT_EQ(core.reg(2), 7u);
+  EXPECT_EQ(core.retired(), 8u);
+  // A fault in the middle of a block: the two before it retired, in SVC mode; it did not.
+  a32_at(kCode + 0x200, {0xe2800001,    // add r0, r0, #1
+                         0xe2800001,    // add r0, r0, #1
+                         0xe5910000});  // ldr r0, [r1] (nowhere: data abort)
+  core.set_reg(1, 0x0badc0de);
+  core.set_pc(kCode + 0x200);
+  EXPECT_EQ(core.run(3), 2u);  // the entry uses one of the 3
+  EXPECT_EQ(mode(), kAbt);
+  EXPECT_EQ(core.retired(), 10u);
+  EXPECT_EQ(core.retired_in_mode(Mode::Svc), 10u);
+  EXPECT_EQ(core.retired(InsnClass::Load), 0u);
+  // An exception entry by the block's last instruction (SVC from user mode): the instructions
+  // before it count in user mode, the SVC itself in SVC mode (as when counted one by one).
+  a32_at(kCode + 0x300, {0xe2800001,    // add r0, r0, #1
+                         0xe2800001,    // add r0, r0, #1
+                         0xef000005});  // svc #5
+  core.set_cpsr(kUsr);
+  core.set_pc(kCode + 0x300);
+  EXPECT_EQ(core.run(3), 3u);
+  EXPECT_EQ(mode(), kSvc);
+  EXPECT_EQ(core.retired_in_mode(Mode::Usr), 2u);
+  EXPECT_EQ(core.retired_in_mode(Mode::Svc), 11u);
+  EXPECT_EQ(core.retired(InsnClass::System), 3u);  // the two MRRCs and the SVC
 }
 
 TEST_F(IssSystem, IrqAtInstructionBoundaryWhenUnmasked) {
