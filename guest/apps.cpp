@@ -296,8 +296,8 @@ void Application::run_tx() {
   std::uint64_t offset = 0;
   while (!stopped()) {
     core::StreamPattern::fill(offset, msg.data(), msg.size());
-    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
-    const std::size_t n = sockets_.send(ctx_, s, msg.data(), msg.size());
+    const std::size_t n = sockets_.send(ctx_, s, msg.data(), msg.size(),
+                                        {costs_.app_per_message, CycleClass::GuestUser});
     counters_.tx_bytes += n;
     offset += n;
     if (n < msg.size()) return fail("send() stopped early: connection lost");
@@ -391,9 +391,10 @@ void Application::serve(Worker& w) {
         sockets_.recv(*w.ctx, w.sock, w.buf.data(), w.buf.size(), /*immediate=*/w.echo);
     if (n == 0) break;  // the client closed
     counters_.rx_bytes += n;
-    core_.execute(*w.ctx, costs_.app_per_message, CycleClass::GuestUser);
+    const cpu::Core::Work handling{costs_.app_per_message, CycleClass::GuestUser};
+    if (!w.echo) core_.execute(*w.ctx, handling.cycles, handling.cls);
     if (w.echo) {
-      if (sockets_.send(*w.ctx, w.sock, w.buf.data(), n) < n) break;
+      if (sockets_.send(*w.ctx, w.sock, w.buf.data(), n, handling) < n) break;
       counters_.tx_bytes += n;
     }
   }
@@ -436,8 +437,9 @@ void Application::run_rpc() {
   for (std::size_t next = 0; !stopped(); next = (next + 1) % conns.size()) {
     const int s = conns[next];
     const core::TimePs t0 = core::now_ps();
-    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
-    if (sockets_.send(ctx_, s, req.data(), req.size()) < req.size()) return fail("send() failed");
+    if (sockets_.send(ctx_, s, req.data(), req.size(),
+                      {costs_.app_per_message, CycleClass::GuestUser}) < req.size())
+      return fail("send() failed");
     counters_.tx_bytes += req.size();
     std::size_t got = 0;
     while (got < workload_.response_size) {
@@ -466,8 +468,9 @@ void Application::run_flows() {
     if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
         e != SockError::Ok)
       return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
-    core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
-    if (sockets_.send(ctx_, s, req.data(), req.size()) < req.size()) return fail("send() failed");
+    if (sockets_.send(ctx_, s, req.data(), req.size(),
+                      {costs_.app_per_message, CycleClass::GuestUser}) < req.size())
+      return fail("send() failed");
     counters_.tx_bytes += req.size();
     std::size_t got = 0;
     core::TimePs first = 0;

@@ -113,8 +113,8 @@ void Iperf3Server::stream_loop(Stream& st) {
     if (st.sender) {
       // Reverse test: send blocks until TEST_END (the client keeps reading until then).
       while (st.counting) {
-        core_.execute(*st.ctx, costs_.app_per_message, CycleClass::GuestUser);
-        const std::size_t n = sockets_.send(*st.ctx, st.sock, st.buf.data(), st.buf.size());
+        const std::size_t n = sockets_.send(*st.ctx, st.sock, st.buf.data(), st.buf.size(),
+                                            {costs_.app_per_message, CycleClass::GuestUser});
         counters_.tx_bytes += n;
         st.counted += n;
         if (n < st.buf.size()) break;

@@ -40,8 +40,11 @@ SocketLayer::Socket& SocketLayer::create_socket() {
   return so;
 }
 
-void SocketLayer::enter(Ctx& ctx) {
-  if (!params_.user_space) core_.execute(ctx, costs_.syscall, CycleClass::GuestKernel);
+void SocketLayer::enter(Ctx& ctx, cpu::Core::Work before) {
+  if (!params_.user_space)
+    core_.execute(ctx, before, costs_.syscall, CycleClass::GuestKernel);
+  else if (before.cycles > 0)
+    core_.execute(ctx, before.cycles, before.cls);
 }
 
 void SocketLayer::block(Ctx& ctx, Socket& so) {
@@ -79,19 +82,24 @@ void SocketLayer::wake(Socket& so) {
 
 void SocketLayer::copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
                             std::uint64_t addr) {
+  const cpu::Core::Work w = copy_work(ctx, bytes, per_byte, write, addr);
+  if (w.cycles > 0) core_.execute(ctx, w.cycles, w.cls);
+}
+
+cpu::Core::Work SocketLayer::copy_work(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
+                                       std::uint64_t addr) {
   if (params_.zero_copy && static_cast<double>(bytes) >= costs_.remap_threshold) {
     // The TOE's DMA uses the user pages themselves: pin them instead of copying.
     const double pages = static_cast<double>((bytes + 4095) / 4096);
-    core_.execute(ctx, costs_.page_remap * pages,
-                  params_.user_space ? CycleClass::GuestUser : CycleClass::GuestKernel);
-    return;
+    return {costs_.page_remap * pages,
+            params_.user_space ? CycleClass::GuestUser : CycleClass::GuestKernel};
   }
   const double cycles = costs_.copy_fixed + per_byte * static_cast<double>(bytes);
   if (cpu::MemoryTraffic* traffic = mem_.traffic()) {
     traffic->work(ctx, cycles, CycleClass::GuestKernel, write, mem_.physical(addr), bytes);
-    return;
+    return {};
   }
-  core_.execute(ctx, cycles, CycleClass::GuestKernel);
+  return {cycles, CycleClass::GuestKernel};
 }
 
 int SocketLayer::socket(Ctx& ctx) {
@@ -155,9 +163,10 @@ int SocketLayer::accept(Ctx& ctx, int s) {
   return so.id;
 }
 
-std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len) {
+std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len,
+                              cpu::Core::Work before) {
   ++sends_;
-  enter(ctx);
+  enter(ctx, before);
   Socket* so = get(s);
   if (!so || !so->connected) return 0;
   const std::uint32_t size = params_.send_buffer;
@@ -176,7 +185,10 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     const std::uint32_t pos = static_cast<std::uint32_t>(so->tx_tail % size);
     const std::size_t n =
         std::min<std::size_t>({len - done, size - used, size - pos, params_.max_context});
-    copy_cost(ctx, n, costs_.copy_per_byte, /*write=*/true, so->tx_addr + pos);
+    // The copy and the post are one request: the buffer's free part is this process's alone
+    // until the context that covers it is posted.
+    const cpu::Core::Work copy =
+        copy_work(ctx, n, costs_.copy_per_byte, /*write=*/true, so->tx_addr + pos);
     mem_.write(so->tx_addr + pos, data + done, n);
     toe::SendDesc desc{};
     desc.sock = static_cast<std::uint16_t>(so->id);
@@ -186,7 +198,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     so->send_cookies.insert(desc.cookie);
     so->tx_tail += n;
     done += n;
-    driver_.post(ctx, toe::Ring::Send, &desc);
+    driver_.post(ctx, toe::Ring::Send, &desc, copy);
   }
   return done;
 }
@@ -218,8 +230,16 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   std::size_t n = std::min(avail, max);
   // The kernel buffer's lines were written by the TOE: they come from DRAM (wrapping: the
   // first piece's address stands for the whole; only the timing uses it).
-  copy_cost(ctx, n, costs_.copy_per_byte_rx, /*write=*/false,
-            so->rx_addr + static_cast<std::uint32_t>(so->rx_read % size));
+  // Space goes back to the TOE in batches: one RecvQ context per release_batch bytes. When this
+  // copy completes a batch, the copy and the post are one request (the unreleased part of the
+  // buffer is this process's alone).
+  const bool release = so->unreleased + n >= std::min(params_.release_batch, size);
+  cpu::Core::Work copy{};
+  const std::uint64_t from = so->rx_addr + static_cast<std::uint32_t>(so->rx_read % size);
+  if (release)
+    copy = copy_work(ctx, n, costs_.copy_per_byte_rx, /*write=*/false, from);
+  else
+    copy_cost(ctx, n, costs_.copy_per_byte_rx, /*write=*/false, from);
   std::size_t copied = 0;
   while (copied < n) {  // the data may wrap around the ring's end
     const std::uint32_t pos = static_cast<std::uint32_t>((so->rx_read + copied) % size);
@@ -229,13 +249,12 @@ std::size_t SocketLayer::recv(Ctx& ctx, int s, std::uint8_t* out, std::size_t ma
   }
   so->rx_read += n;
   so->unreleased += static_cast<std::uint32_t>(n);
-  // Space goes back to the TOE in batches: one RecvQ context per release_batch bytes.
-  if (so->unreleased >= std::min(params_.release_batch, size)) {
+  if (release) {
     toe::RecvDesc desc{};
     desc.sock = static_cast<std::uint16_t>(so->id);
     desc.release = so->unreleased;
     so->unreleased = 0;
-    driver_.post(ctx, toe::Ring::Recv, &desc);
+    driver_.post(ctx, toe::Ring::Recv, &desc, copy);
   }
   return n;
 }

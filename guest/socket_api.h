@@ -57,7 +57,11 @@ class SocketLayer : public core::Module {
   SockError listen(Ctx& ctx, int s, std::uint16_t port, int backlog);
   int accept(Ctx& ctx, int s);  // new socket id or <0
   // Blocks until all `len` bytes are in kernel buffers; returns bytes taken (< len on error).
-  std::size_t send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len);
+  // `before`: the caller's own work just before the call (an application's per-message
+  // processing), run with the call's entry as one CPU request, as nothing between them is seen
+  // by anyone else.
+  std::size_t send(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len,
+                   cpu::Core::Work before = {});
   // Blocks until at least one byte is there; returns bytes copied, 0 at end of stream or error.
   // `immediate`: the caller needs data as soon as it arrives, so an empty buffer asks the TOE to
   // interrupt on the next packet (paper §2.2); otherwise the TOE tells the host when the kernel
@@ -101,11 +105,18 @@ class SocketLayer : public core::Module {
   Socket* get(int s);
   Socket& create_socket();
   void block(Ctx& ctx, Socket& so);  // sleep until the socket's event (user space: poll once)
-  void enter(Ctx& ctx);              // a socket call's entry: a system call, unless user space
+  // A socket call's entry: a system call, unless user space; `before` runs first, in the same
+  // request.
+  void enter(Ctx& ctx, cpu::Core::Work before = {});
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
   // One programmed-I/O copy of `bytes` to (write) or from the kernel buffer at `addr`.
   void copy_cost(Ctx& ctx, std::size_t bytes, double per_byte, bool write, std::uint64_t addr);
+  // The same copy as work still to run, for a request that goes on with a post: only when it is
+  // plain CPU work (with the memory traffic model the copy's DRAM traffic runs here, now, and
+  // nothing is left to run).
+  cpu::Core::Work copy_work(Ctx& ctx, std::size_t bytes, double per_byte, bool write,
+                            std::uint64_t addr);
   void wake(Socket& so);
   void free_if_done(Socket& so);
 

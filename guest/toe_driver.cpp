@@ -115,8 +115,8 @@ void ToeDriver::start(cpu::Core::Context& ctx) {
   unlock_rings();
 }
 
-void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc) {
-  core_.execute(ctx, costs_.post_context, CycleClass::GuestKernel);
+void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc, cpu::Core::Work before) {
+  core_.execute(ctx, before, costs_.post_context, CycleClass::GuestKernel);
   lock_rings();
   RingAccess access(*this, ctx);
   rings_.post(access, ring, desc);

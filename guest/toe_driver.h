@@ -35,8 +35,10 @@ class ToeDriver : public core::Module {
 
   // Allocates the rings and programs the channel. Call once from a thread before any post.
   void start(cpu::Core::Context& ctx);
-  // Post one context on behalf of `ctx` (waits while the ring is full).
-  void post(cpu::Core::Context& ctx, toe::Ring ring, const void* desc);
+  // Post one context on behalf of `ctx` (waits while the ring is full). `before`: the caller's
+  // work just before it (a copy into the buffer the context covers), run with the post's own
+  // cost as one request.
+  void post(cpu::Core::Context& ctx, toe::Ring ring, const void* desc, cpu::Core::Work before = {});
   // Polled channel: drains the ECQ on behalf of `ctx` and delivers each completion at once (no
   // interrupt, no kernel thread); returns how many it took.
   std::uint32_t poll(cpu::Core::Context& ctx);

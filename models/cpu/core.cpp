@@ -121,12 +121,20 @@ void Core::flush_trace() {
 }
 
 void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
-  if (ctx.core_ != this) return ctx.core_->execute(ctx, cycles, cls, charge_to);
-  if (cycles <= 0) return;
+  execute(ctx, Work{}, cycles, cls, charge_to);
+}
+
+void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to) {
+  if (ctx.core_ != this) return ctx.core_->execute(ctx, first, cycles, cls, charge_to);
+  const TimePs lead = first.cycles > 0 ? cycles_ps(first.cycles) : 0;
+  const TimePs rest = cycles > 0 ? cycles_ps(cycles) : 0;
+  if (first.cycles <= 0 && cycles <= 0) return;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
   const TimePs now = account();
-  ctx.remaining_ps_ = cycles_ps(cycles);
+  ctx.remaining_ps_ = lead + rest;
+  ctx.lead_ps_ = lead;
+  ctx.lead_cls_ = first.cls;
   ctx.cls_ = cls;
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
@@ -231,7 +239,14 @@ TimePs Core::account() {
     const TimePs work = std::min(elapsed, c.remaining_ps_);
     c.remaining_ps_ -= work;
     c.slice_used_ps_ += work;
-    busy_[c.charge_][static_cast<int>(c.cls_)] += work;
+    TimePs rest = work;
+    if (c.lead_ps_ > 0) {  // a two-piece request: its first piece first
+      const TimePs take = std::min(rest, c.lead_ps_);
+      busy_[c.charge_][static_cast<int>(c.lead_cls_)] += take;
+      c.lead_ps_ -= take;
+      rest -= take;
+    }
+    busy_[c.charge_][static_cast<int>(c.cls_)] += rest;
     elapsed -= work;
   }
   // Halt polling: the hypervisor spins on the VM's behalf instead of idling.

@@ -101,6 +101,10 @@ class Core : public core::Module {
     bool pending_ = false;
     core::TimePs remaining_ps_ = 0;  // work left in the current request
     CycleClass cls_ = CycleClass::GuestKernel;
+    // A request of two pieces (execute with a Work first): what is left of the first piece,
+    // charged as lead_cls_ before the rest is charged as cls_.
+    core::TimePs lead_ps_ = 0;
+    CycleClass lead_cls_ = CycleClass::GuestKernel;
     int charge_ = 0;         // owner the current request is charged to
     std::uint64_t seq_ = 0;  // FIFO order among equal priorities
     core::TimePs slice_used_ps_ = 0;
@@ -132,6 +136,17 @@ class Core : public core::Module {
   // the owner (VM) the time is charged to; by default the context's VM (hypervisor contexts: the VM
   // on the core).
   void execute(Context& ctx, double cycles, CycleClass cls, int charge_to = -1);
+
+  // Cycles of one class (e.g. an application's per-message work before its system call).
+  struct Work {
+    double cycles = 0;
+    CycleClass cls = CycleClass::GuestKernel;
+  };
+  // Two pieces of work that the software does back to back, with nothing between them that
+  // another process or a device could see (no shared state read or written, no wait): one
+  // request, so one decision and one timed wake-up instead of two. Each piece is rounded to
+  // picoseconds as it would be alone, and charged to its own class, `first` before the rest.
+  void execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to = -1);
 
   double freq_hz() const { return params_.freq_hz; }
   core::TimePs cycles_ps(double cycles) const {

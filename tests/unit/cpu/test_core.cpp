@@ -67,6 +67,35 @@ TEST(CpuCore, HigherPriorityPreemptsAndLowerResumes) {
   EXPECT_GE(core.stats().counter("preemptions").value(), 1u);
 }
 
+TEST(CpuCore, TwoPieceRequestEndsAsTwoRequestsWouldAndChargesEachPieceToItsClass) {
+  Core core("core", CoreParams{});  // 2 GHz
+  auto& low = core.add_context("app", 2);
+  auto& high = core.add_context("isr", 0);
+  TimePs low_done = 0, high_done = 0, idle_done = 0;
+  Proc a("a", [&] {
+    // 1 us of user work then 0.5 us of kernel work, as one request.
+    core.execute(low, Core::Work{2000, CycleClass::GuestUser}, 1000, CycleClass::GuestKernel);
+    low_done = now();
+    // An empty first piece is a plain request; nothing at all is no request.
+    core.execute(low, Core::Work{}, 0, CycleClass::GuestKernel);
+    idle_done = now();
+  });
+  Proc b("b", [&] {
+    // Arrives inside the first piece: 0.4 us of kernel work.
+    sc_core::wait(sc_core::sc_time(600, sc_core::SC_NS));
+    core.execute(high, 800, CycleClass::GuestKernel);
+    high_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(high_done, 1000 * kNs);
+  EXPECT_EQ(low_done, 1900 * kNs);  // 1.5 us of its own plus 0.4 us taken by the handler
+  EXPECT_EQ(idle_done, low_done);
+  // The first piece is user time, whatever interrupted it; the second and the handler kernel.
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestUser), 1 * kUs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestKernel), 900 * kNs);
+  EXPECT_EQ(core.accounted_ps(), 10 * kUs);
+}
+
 TEST(CpuCore, EqualPrioritiesShareByTimeSlice) {
   CoreParams p;
   p.timeslice_ps = 1 * kMs;
