@@ -198,7 +198,7 @@ void Platform::build_memory_and_bus() {
   gic_->maintenance(gic_maint_);
   for (int i = 0; i < kSpis; ++i) {
     spi_lines_.push_back(
-        std::make_unique<sc_core::sc_signal<bool>>(("spi" + std::to_string(i)).c_str()));
+        std::make_unique<toe::Toe::IrqLine>(("spi" + std::to_string(i)).c_str()));
     gic_->spi[static_cast<std::size_t>(i)](*spi_lines_.back());
   }
   smmu::SmmuParams sp;

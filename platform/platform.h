@@ -73,7 +73,7 @@ class Platform {
   const sc_core::sc_signal<bool>& gic_irq() const { return gic_irq_; }
   const sc_core::sc_signal<bool>& gic_virq() const { return gic_virq_; }
   const sc_core::sc_signal<bool>& gic_maintenance() const { return gic_maint_; }
-  const std::vector<std::unique_ptr<sc_core::sc_signal<bool>>>& spi_lines() const {
+  const std::vector<std::unique_ptr<toe::Toe::IrqLine>>& spi_lines() const {
     return spi_lines_;
   }
 
@@ -149,7 +149,7 @@ class Platform {
   std::vector<std::unique_ptr<cpu::Core>> more_cores_;  // cpu1, cpu2, ...
   std::unique_ptr<gic::Gic> gic_;
   sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
-  std::vector<std::unique_ptr<sc_core::sc_signal<bool>>> spi_lines_;
+  std::vector<std::unique_ptr<toe::Toe::IrqLine>> spi_lines_;  // devices write them directly
   std::unique_ptr<smmu::Smmu> smmu_;
   toe::ToeParams toe_params_;  // as built; the simulated peer shares its protocol settings
   std::vector<bool> vm_peer_is_vm_;  // per VM: its workload talks to another VM (loopback)

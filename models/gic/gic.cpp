@@ -115,9 +115,8 @@ Gic::Gic(const sc_core::sc_module_name& name, int num_spis)
   }
   irqs_.resize(static_cast<std::size_t>(num_ids()));
 
-  SC_METHOD(sample_inputs_);
+  SC_METHOD(update_);
   for (auto& p : spi) sensitive << p;
-  SC_METHOD(drive_outputs_);
   sensitive << changed_ev_;
 }
 
@@ -144,7 +143,7 @@ void Gic::changed_() {
   if (st == sc_core::SC_RUNNING || st == sc_core::SC_PAUSED) {
     changed_ev_.notify(sc_core::SC_ZERO_TIME);
   }
-  // Before simulation starts, drive_outputs_ runs in the initialization phase anyway.
+  // Before simulation starts, update_ runs in the initialization phase anyway.
 }
 
 bool Gic::pending_(int id) const {
@@ -180,6 +179,11 @@ int Gic::best_virtual_pending_() const { return best_virtual_pending(cur_); }
 // ---------------------------------------------------------------------------------------------
 // Processes
 
+void Gic::update_() {
+  sample_inputs_();
+  drive_outputs_();
+}
+
 void Gic::sample_inputs_() {
   for (int i = 0; i < num_spis_; ++i) {
     Irq& q = irqs_[static_cast<std::size_t>(kFirstSpi + i)];
@@ -187,7 +191,6 @@ void Gic::sample_inputs_() {
     if (q.edge && v && !q.level) q.latched = true;
     q.level = v;
   }
-  changed_();
 }
 
 void Gic::drive_outputs_() {

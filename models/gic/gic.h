@@ -226,9 +226,13 @@ class Gic : public core::Module {
   int best_virtual_pending_() const;
   bool virtual_group_enabled_(const ListRegister& lr) const;
   void deactivate_(int id, const char* who);
-  void changed_();        // state changed: re-evaluate outputs in the next delta
-  void sample_inputs_();  // SC_METHOD on the SPI lines
-  void drive_outputs_();  // SC_METHOD: the only writer of irq/virq/maintenance
+  void changed_();  // state changed: re-evaluate outputs in the next delta
+  // SC_METHOD on the SPI lines and changed_ev_, the only writer of irq/virq/maintenance: samples
+  // the lines (nothing changes for a line that did not move), then drives the outputs, so an SPI
+  // reaches the outputs in the delta after it moved.
+  void update_();
+  void sample_inputs_();
+  void drive_outputs_();
 
   int num_spis_;
   std::vector<Irq> irqs_;

@@ -350,7 +350,12 @@ void Toe::update_irq() {
   }
   if (level != irq_level_) {
     irq_level_ = level;
-    irq_ev_.notify(sc_core::SC_ZERO_TIME);
+    // Written at once: the signal's update at the end of this delta is what a driver process
+    // would have written one delta later.
+    if (sc_core::sc_is_running())
+      irq.write(irq_level_);
+    else
+      irq_ev_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 

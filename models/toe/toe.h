@@ -65,7 +65,10 @@ class Toe : public core::Module {
  public:
   tlm_utils::simple_target_socket<Toe> in;
   tlm::tlm_initiator_socket<> dma;  // the DMA masters' transactions, through dma_hub_
+  // The interrupt line. Whichever process changes the level writes it (no driver process and
+  // no delta cycle in between), so bind it to a signal that takes writes from any process.
   sc_core::sc_out<bool> irq;
+  using IrqLine = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
 
   SC_HAS_PROCESS(Toe);
   Toe(const sc_core::sc_module_name& name, const ToeParams& params);
@@ -86,7 +89,7 @@ class Toe : public core::Module {
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void update_irq();
   void control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset);
-  void drive_irq();
+  void drive_irq();  // at initialization only
 
   ToeParams params_;
   DmaHub dma_hub_;

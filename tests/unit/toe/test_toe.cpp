@@ -137,7 +137,7 @@ struct Bench {
   mem::Dram dram{"dram", mem::DramParams{512ull << 20, 6.4e9, 50'000, 0}};
   mem::Interconnect bus{"bus", 10'000};
   std::unique_ptr<toe::Toe> toe_;
-  sc_core::sc_signal<bool> irq{"irq"};
+  toe::Toe::IrqLine irq{"irq"};
   net::EthernetLink link{"link", net::EthernetLinkParams{1'000'000, 0.0, 1}};
   std::unique_ptr<net::PeerHost> peer;
   Host host{"host", dram};
