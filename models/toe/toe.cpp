@@ -352,7 +352,7 @@ void Toe::update_irq() {
     irq_level_ = level;
     // Written at once: the signal's update at the end of this delta is what a driver process
     // would have written one delta later.
-    if (sc_core::sc_is_running())
+    if (irq_direct_ && sc_core::sc_is_running())
       irq.write(irq_level_);
     else
       irq_ev_.notify(sc_core::SC_ZERO_TIME);
@@ -360,6 +360,11 @@ void Toe::update_irq() {
 }
 
 void Toe::drive_irq() { irq.write(irq_level_); }
+
+void Toe::end_of_elaboration() {
+  core::Module::end_of_elaboration();
+  irq_direct_ = dynamic_cast<IrqLine*>(irq.get_interface()) != nullptr;
+}
 
 void Toe::control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset) {
   std::uint32_t value = 0;

@@ -65,8 +65,9 @@ class Toe : public core::Module {
  public:
   tlm_utils::simple_target_socket<Toe> in;
   tlm::tlm_initiator_socket<> dma;  // the DMA masters' transactions, through dma_hub_
-  // The interrupt line. Whichever process changes the level writes it (no driver process and
-  // no delta cycle in between), so bind it to a signal that takes writes from any process.
+  // The interrupt line. Bound to an IrqLine (a signal that takes writes from any process),
+  // whichever process changes the level writes it, with no driver process and no delta cycle
+  // in between; bound to a plain sc_signal<bool>, a driver method writes it one delta later.
   sc_core::sc_out<bool> irq;
   using IrqLine = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
 
@@ -89,7 +90,8 @@ class Toe : public core::Module {
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void update_irq();
   void control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset);
-  void drive_irq();  // at initialization only
+  void drive_irq();
+  void end_of_elaboration() override;
 
   ToeParams params_;
   DmaHub dma_hub_;
@@ -101,6 +103,7 @@ class Toe : public core::Module {
   std::unique_ptr<RxDma> rx_dma_;
   std::unique_ptr<Dispatcher> dispatcher_;
   bool irq_level_ = false;
+  bool irq_direct_ = false;  // irq is bound to an IrqLine
   std::uint32_t irq_vector_ = 0;  // multi-channel control unit (IrqMode::BitVector)
   sc_core::sc_event irq_ev_;
   core::TimePs reg_latency_ps_;
