@@ -611,19 +611,26 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
 
 // Runs up to `len` instructions of the basic block at `pc`, `in`, one after the other; returns how
 // many ran (fewer when an instruction asked for attention). Per state, so that the PC offset and
-// the slot stride are constants.
+// the slot stride are constants. Only the block's last instruction may branch, so in A32 (every
+// instruction 4 bytes) `next_` is set once, before the block, to the address after it; Thumb sets
+// it per instruction. An early end (attention) sets it to the instruction after the one that ran.
 template <bool Thumb>
 __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
                                                                   uint32_t len) {
   uint32_t left = len;
+  if (!Thumb) next_ = pc + 4 * len;
   for (;;) {
-    const uint32_t size = in->len;
+    const uint32_t size = Thumb ? in->len : 4;
     pc_ = pc;
     r_[15] = pc + (Thumb ? 4 : 8);
-    next_ = pc + size;
+    if (Thumb) next_ = pc + size;
     if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
     ++retired_[static_cast<int>(in->cls)];
-    if (--left == 0 || attention_) break;
+    if (--left == 0) break;
+    if (attention_) {
+      next_ = pc + size;
+      break;
+    }
     pc += size;
     in += size >> (Thumb ? 1 : 2);
   }

@@ -629,6 +629,7 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
     // Stage 2: to Hyp mode at the Hyp trap vector, with the IPA in HPFAR.
     uint32_t iss = fault_status(f, false) & 0x3f;
     if (f.s1ptw) iss |= 1u << 7;
+    bool il32 = false;  // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts)
     if (!fetch) {
       if (a.write && !f.s1ptw) iss |= 1u << 6;
       // ISV and the register for single loads and stores without write-back (the emulation a
@@ -658,10 +659,10 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
             break;
         }
         iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
+        // From the instruction, not next_: inside a basic block next_ is not kept per instruction.
+        il32 = in->len == 4;
       }
     }
-    // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts).
-    const bool il32 = (iss & (1u << 24)) && (!thumb_ || next_ - pc_ != 2);
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
     sys_.hsr = hsr_value(ec, iss, il32);
     if (fetch)
