@@ -191,7 +191,7 @@ void ArmCore::set_pc(uint32_t addr) {
 }
 
 uint32_t ArmCore::cpsr() const {
-  return (n_ << 31) | (z_ << 30) | (c_ << 29) | (v_ << 28) | (q_ << 27) |
+  return (nzcv_ << 28) | (q_ << 27) |
          (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) | ((uint32_t{itstate_} >> 2) << 10) | aif_ |
          (thumb_ ? 0x20u : 0u) | mode_;
 }
@@ -402,10 +402,7 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
 }
 
 void ArmCore::set_nzcv(uint32_t v) {
-  n_ = v >> 31;
-  z_ = (v >> 30) & 1;
-  c_ = (v >> 29) & 1;
-  v_ = (v >> 28) & 1;
+  nzcv_ = v >> 28;
 }
 
 void ArmCore::set_dreg(int n, uint64_t v) {
@@ -928,7 +925,7 @@ void ArmCore::execute(const Insn& in) {
 
 template <uint8_t Sub, uint8_t Kind>
 void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
-  uint32_t carry = c.c_;
+  uint32_t carry = c.flag_c();
   uint32_t b;
   if constexpr (Kind == kOpImm) {
     b = in.imm;
@@ -961,10 +958,7 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
       res = a & ~b;
     else
       res = ~b;
-    if (s) {
-      c.set_nz(res);
-      c.c_ = carry;
-    }
+    if (s) c.set_nzc(res, carry);
     if constexpr (!kNoWrite) c.write_reg(in.rd, res);
   } else {
     uint32_t x, y, cin;  // an addition: x + y + cin
@@ -975,18 +969,14 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     else if constexpr (Sub == kAdd || Sub == kCmn)
       x = a, y = b, cin = 0;
     else if constexpr (Sub == kAdc)
-      x = a, y = b, cin = c.c_;
+      x = a, y = b, cin = c.flag_c();
     else if constexpr (Sub == kSbc)
-      x = a, y = ~b, cin = c.c_;
+      x = a, y = ~b, cin = c.flag_c();
     else
-      x = b, y = ~a, cin = c.c_;  // RSC
+      x = b, y = ~a, cin = c.flag_c();  // RSC
     uint64_t u = uint64_t{x} + y + cin;
     uint32_t res = static_cast<uint32_t>(u);
-    if (s) {
-      c.set_nz(res);
-      c.c_ = static_cast<uint32_t>(u >> 32);
-      c.v_ = ((x ^ res) & (y ^ res)) >> 31;
-    }
+    if (s) c.set_nzcv_bits(res, static_cast<uint32_t>(u >> 32), ((x ^ res) & (y ^ res)) >> 31);
     if constexpr (!kNoWrite) c.write_reg(in.rd, res);
   }
 }
@@ -1002,7 +992,7 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
     if (in.rn == 15) base &= ~3u;
     uint32_t off = in.imm;
     if constexpr (RegOff) {
-      uint32_t carry = c.c_;
+      uint32_t carry = c.flag_c();
       off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
     }
     const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
@@ -1042,7 +1032,7 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
   if (in.rn == 15) base &= ~3u;
   uint32_t off = in.imm;
   if constexpr (RegOff) {
-    uint32_t carry = c.c_;
+    uint32_t carry = c.flag_c();
     off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
@@ -1349,8 +1339,7 @@ void ArmCore::multiply(const Insn& in) {
       r_[in.rd] = static_cast<uint32_t>(res);
       r_[in.ra] = static_cast<uint32_t>(res >> 32);
       if (s) {
-        n_ = static_cast<uint32_t>(res >> 63);
-        z_ = res == 0;
+        nzcv_ = (nzcv_ & 3u) | (static_cast<uint32_t>(res >> 63) << 3) | (uint32_t{res == 0} << 2);
       }
       return;
     }
@@ -1489,7 +1478,7 @@ void ArmCore::media(const Insn& in) {
     case Op::Sat: {
       bool sat = false;
       if (in.sub < 2) {
-        uint32_t c = c_;
+        uint32_t c = flag_c();
         int32_t v = static_cast<int32_t>(shift_c(m, in.shift_type, in.shift_amt, c));
         r_[in.rd] = static_cast<uint32_t>(in.sub ? usat(v, in.imm, sat) : ssat(v, in.imm, sat));
       } else {
@@ -1528,7 +1517,7 @@ void ArmCore::media(const Insn& in) {
       return;
     }
     case Op::Pkh: {
-      uint32_t c = c_;
+      uint32_t c = flag_c();
       uint32_t v = shift_c(m, in.shift_type, in.shift_amt, c), n = r_[in.rn];
       r_[in.rd] = in.sub ? (n & 0xffff0000u) | (v & 0xffff) : (n & 0xffff) | (v & 0xffff0000u);
       return;

@@ -562,8 +562,7 @@ class ArmCore {
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
   bool cond_pass(uint32_t cond) const {
-    const uint32_t f = (n_ << 3) | (z_ << 2) | (c_ << 1) | v_;
-    return (kCondPass[cond & 15] >> f) & 1;
+    return (kCondPass[cond & 15] >> nzcv_) & 1;
   }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
@@ -604,9 +603,15 @@ class ArmCore {
   }
   void alu_write_pc(uint32_t v);  // A32: interworking; T32: stays in Thumb
   void bx_write_pc(uint32_t v);   // interworking branch
-  void set_nz(uint32_t v) {
-    n_ = v >> 31;
-    z_ = v == 0;
+  // The flags live packed (N Z C V in bits 3..0, the condition table's index): a condition check
+  // is one load, and an instruction that sets them all one store.
+  uint32_t flag_c() const { return (nzcv_ >> 1) & 1; }
+  void set_nz(uint32_t v) { nzcv_ = (nzcv_ & 3u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2); }
+  void set_nzc(uint32_t v, uint32_t carry) {
+    nzcv_ = (nzcv_ & 1u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1);
+  }
+  void set_nzcv_bits(uint32_t v, uint32_t carry, uint32_t overflow) {
+    nzcv_ = ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1) | overflow;
   }
   [[noreturn]] void undefined(const Insn& in) const;
   static void check_aligned(uint32_t addr, uint32_t size) {
@@ -621,7 +626,8 @@ class ArmCore {
   uint32_t pc_ = 0;    // address of the current instruction
   uint32_t next_ = 0;  // address of the next one (branches write it)
   bool thumb_ = false;
-  uint32_t n_ = 0, z_ = 0, c_ = 0, v_ = 0, q_ = 0, ge_ = 0;
+  uint32_t nzcv_ = 0;  // CPSR.NZCV >> 28 (see set_nz)
+  uint32_t q_ = 0, ge_ = 0;
   uint8_t itstate_ = 0;
   bool in_it_ = false;
   bool halted_ = false;
