@@ -622,7 +622,7 @@ __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, c
     r_[15] = pc + (Thumb ? 4 : 8);
     if (Thumb) next_ = pc + size;
     if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
-    ++retired_[static_cast<int>(in->cls)];
+    count_retired(*in, left);
     if (--left == 0) break;
     if (attention_) {
       next_ = pc + size;
@@ -710,7 +710,7 @@ __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) 
     itstate_ = it_advance(itstate_);
     if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
   }
-  ++retired_[static_cast<int>(in.cls)];
+  count_retired(in, 0);
   pc = next_;
   pc_ = pc;
   return pc;
@@ -923,7 +923,7 @@ void ArmCore::execute(const Insn& in) {
   }
 }
 
-template <uint8_t Sub, uint8_t Kind>
+template <uint8_t Sub, uint8_t Kind, uint8_t Flags>
 void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
   uint32_t carry = c.flag_c();
   uint32_t b;
@@ -938,7 +938,20 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
   }
   uint32_t a = c.r_[in.rn];
-  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  bool s;
+  if constexpr (Flags == kDpFlagsNever)
+    s = false;
+  else if constexpr (Flags == kDpFlagsAlways)
+    s = true;
+  else
+    s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  // Not the PC (decided when decoded): the result goes straight to the register.
+  const auto write = [&](uint32_t res) {
+    if constexpr (Flags == kDpFlagsGeneral)
+      c.write_reg(in.rd, res);
+    else
+      c.r_[in.rd] = res;
+  };
   constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
                             Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic || Sub == kMvn;
   constexpr bool kNoWrite = Sub == kTst || Sub == kTeq || Sub == kCmp || Sub == kCmn;
@@ -959,7 +972,7 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     else
       res = ~b;
     if (s) c.set_nzc(res, carry);
-    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+    if constexpr (!kNoWrite) write(res);
   } else {
     uint32_t x, y, cin;  // an addition: x + y + cin
     if constexpr (Sub == kSub || Sub == kCmp)
@@ -977,7 +990,7 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     uint64_t u = uint64_t{x} + y + cin;
     uint32_t res = static_cast<uint32_t>(u);
     if (s) c.set_nzcv_bits(res, static_cast<uint32_t>(u >> 32), ((x ^ res) & (y ^ res)) >> 31);
-    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+    if constexpr (!kNoWrite) write(res);
   }
 }
 
@@ -1086,27 +1099,39 @@ void ArmCore::exec_branch_reg(ArmCore& c, const Insn& in) {
   c.bx_write_pc(target);
 }
 
-template <uint8_t Kind, size_t... S>
+template <uint8_t Kind, uint8_t Flags, size_t... S>
 constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
-  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
+  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind, Flags>...};
+}
+
+template <uint8_t Flags>
+ExecFn ArmCore::dp_executor(const Insn& in) {
+  using Ops = std::make_index_sequence<kOrn + 1>;
+  static constexpr auto kImm = dp_table<kOpImm, Flags>(Ops());
+  static constexpr auto kRegImm = dp_table<kOpRegImm, Flags>(Ops());
+  static constexpr auto kRegReg = dp_table<kOpRegReg, Flags>(Ops());
+  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
+      dp_table<kRegImmShift + kLsl, Flags>(Ops()), dp_table<kRegImmShift + kLsr, Flags>(Ops()),
+      dp_table<kRegImmShift + kAsr, Flags>(Ops()), dp_table<kRegImmShift + kRor, Flags>(Ops()),
+      dp_table<kRegImmShift + kRrx, Flags>(Ops())};
+  if (in.opnd == kOpImm) return kImm[in.sub];
+  if (in.opnd == kOpRegImm)
+    return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
+  return kRegReg[in.sub];
 }
 
 ExecFn ArmCore::executor_for(const Insn& in) {
-  static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
-  static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
-  static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
-  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
-      dp_table<kRegImmShift + kLsl>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kLsr>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kAsr>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kRor>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kRrx>(std::make_index_sequence<kOrn + 1>())};
   switch (in.op) {
-    case Op::DataProc:
-      if (in.opnd == kOpImm) return kImm[in.sub];
-      if (in.opnd == kOpRegImm)
-        return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
-      return kRegReg[in.sub];
+    case Op::DataProc: {
+      // Whether it sets the flags and whether it writes the PC are known now: the common forms
+      // get an executor without those checks.
+      const bool writes_pc = in.rd == 15 && in.sub != kTst && in.sub != kTeq && in.sub != kCmp &&
+                             in.sub != kCmn;
+      if (writes_pc) return dp_executor<kDpFlagsGeneral>(in);
+      if (in.flags & kFlagS) return dp_executor<kDpFlagsAlways>(in);
+      if (in.flags & kFlagSNotIt) return dp_executor<kDpFlagsGeneral>(in);
+      return dp_executor<kDpFlagsNever>(in);
+    }
     case Op::LoadStore: {
       bool reg = in.flags & kFlagRegOff;
       switch (in.sub) {

@@ -308,7 +308,11 @@ class ArmCore {
   bool halted() const { return halted_; }
 
   uint64_t retired() const;
-  uint64_t retired(InsnClass c) const { return retired_[static_cast<int>(c)]; }
+  uint64_t retired(InsnClass c) const {
+    uint64_t n = 0;
+    for (int b = 0; b < kRetiredBanks; ++b) n += retired_[static_cast<int>(c) * kRetiredBanks + b];
+    return n;
+  }
   uint64_t decoded() const { return decoded_; }
   // Software TLB statistics (system mode with translation on).
   uint64_t tlb_misses() const { return tlb_misses_; }
@@ -573,8 +577,13 @@ class ArmCore {
   // stores per size and offset kind, branches, and everything else through execute().
   // Kind: an Opnd, or kRegImmShift + a Shift (a register shifted by an immediate of that type).
   static constexpr uint8_t kRegImmShift = 8;
-  template <uint8_t Sub, uint8_t Kind>
+  // Flags: whether a data-processing executor sets the flags (never, always) or asks the
+  // instruction (S, or S outside an IT block) and may write the PC.
+  static constexpr uint8_t kDpFlagsNever = 0, kDpFlagsAlways = 1, kDpFlagsGeneral = 2;
+  template <uint8_t Sub, uint8_t Kind, uint8_t Flags>
   static void exec_dp(ArmCore& c, const Insn& in);
+  template <uint8_t Flags>
+  static ExecFn dp_executor(const Insn& in);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls(ArmCore& c, const Insn& in);
   template <uint8_t Sub, bool RegOff>
@@ -588,7 +597,7 @@ class ArmCore {
   static void exec_branch_reg(ArmCore& c, const Insn& in);
   static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
   static ExecFn executor_for(const Insn& in);
-  template <uint8_t Kind, size_t... S>
+  template <uint8_t Kind, uint8_t Flags, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
   void load_store_multi_user(const Insn& in);  // the S-bit forms (system mode)
@@ -695,7 +704,15 @@ class ArmCore {
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.
   std::vector<std::unique_ptr<DecodedPage>> dropped_;
-  std::array<uint64_t, kClasses> retired_ = {};
+  // Retired instructions by class, in kRetiredBanks counters per class that consecutive
+  // instructions of a block take in turn: one counter incremented by every instruction of a run
+  // of ALU instructions was a chain of read-modify-writes through memory (a store forwarded to
+  // the next load, several cycles each) that the executors could not overlap.
+  static constexpr int kRetiredBanks = 4;
+  std::array<uint64_t, kClasses * kRetiredBanks> retired_ = {};
+  void count_retired(const Insn& in, uint32_t bank) {
+    ++retired_[static_cast<int>(in.cls) * kRetiredBanks + (bank & (kRetiredBanks - 1))];
+  }
   uint64_t decoded_ = 0;
 };
 
