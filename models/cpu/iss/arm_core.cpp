@@ -994,22 +994,26 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
   }
 }
 
-template <uint8_t Sub, bool RegOff>
+template <uint8_t Sub, bool RegOff, uint8_t Form>
 void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   // The fast path, without a call (so without the register saves a call needs): one access to
   // host memory, found in the software TLB (or, with the MMU off, in the guest memory's pages).
   // Everything else (a TLB miss, a permission to check, a device, a page crossing, a code page,
   // the double forms) is exec_ls_slow, which starts again from the beginning.
   if constexpr (Sub != kStrd && Sub != kLdrd) {
+    constexpr bool kGeneral = Form == kLsGeneral;
     uint32_t base = c.r_[in.rn];
-    if (in.rn == 15) base &= ~3u;
+    if (kGeneral && in.rn == 15) base &= ~3u;
     uint32_t off = in.imm;
     if constexpr (RegOff) {
       uint32_t carry = c.flag_c();
       off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
     }
-    const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
-    const uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+    const bool add = kGeneral ? (in.flags & kFlagU) != 0 : Form != kLsOffsetSub;
+    const bool pre = kGeneral ? (in.flags & kFlagP) != 0 : Form != kLsPostAdd;
+    const bool wback = kGeneral ? (in.flags & kFlagW) != 0 : Form == kLsPostAdd || Form == kLsPreAdd;
+    const uint32_t offaddr = add ? base + off : base - off;
+    const uint32_t a = pre ? offaddr : base;
     constexpr bool kStore = Sub < kLdr;
     using T = std::conditional_t<
         Sub == kStr || Sub == kLdr, uint32_t,
@@ -1018,7 +1022,7 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
       if constexpr (kStore) {
         const T v = static_cast<T>(c.r_[in.rd]);
         std::memcpy(h, &v, sizeof(T));
-        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+        if (wback) c.r_[in.rn] = offaddr;
       } else {
         T t;
         std::memcpy(&t, h, sizeof(T));
@@ -1027,8 +1031,8 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
           v = static_cast<uint32_t>(static_cast<int8_t>(t));
         else if constexpr (Sub == kLdrsh)
           v = static_cast<uint32_t>(static_cast<int16_t>(t));
-        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
-        if (in.rd == 15)
+        if (wback) c.r_[in.rn] = offaddr;
+        if (kGeneral && in.rd == 15)
           c.bx_write_pc(v);
         else
           c.r_[in.rd] = v;
@@ -1104,6 +1108,19 @@ constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence
   return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind, Flags>...};
 }
 
+template <uint8_t Sub>
+ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
+  static constexpr ExecFn kImm[] = {
+      &exec_ls<Sub, false, kLsGeneral>, &exec_ls<Sub, false, kLsOffsetAdd>,
+      &exec_ls<Sub, false, kLsOffsetSub>, &exec_ls<Sub, false, kLsPreAdd>,
+      &exec_ls<Sub, false, kLsPostAdd>};
+  static constexpr ExecFn kReg[] = {
+      &exec_ls<Sub, true, kLsGeneral>, &exec_ls<Sub, true, kLsOffsetAdd>,
+      &exec_ls<Sub, true, kLsOffsetSub>, &exec_ls<Sub, true, kLsPreAdd>,
+      &exec_ls<Sub, true, kLsPostAdd>};
+  return reg ? kReg[form] : kImm[form];
+}
+
 template <uint8_t Flags>
 ExecFn ArmCore::dp_executor(const Insn& in) {
   using Ops = std::make_index_sequence<kOrn + 1>;
@@ -1133,28 +1150,38 @@ ExecFn ArmCore::executor_for(const Insn& in) {
       return dp_executor<kDpFlagsNever>(in);
     }
     case Op::LoadStore: {
-      bool reg = in.flags & kFlagRegOff;
+      // The addressing mode is known now: the common ones get an executor without its checks
+      // (neither the base nor a loaded register is the PC).
+      const bool reg = in.flags & kFlagRegOff;
+      const bool p = in.flags & kFlagP, u = in.flags & kFlagU, w = in.flags & kFlagW;
+      uint8_t form = kLsGeneral;
+      if (in.rn != 15 && (in.sub < kLdr || in.rd != 15) && in.sub != kStrd && in.sub != kLdrd) {
+        if (p && !w)
+          form = u ? kLsOffsetAdd : kLsOffsetSub;
+        else if (u && w)
+          form = p ? kLsPreAdd : kLsPostAdd;
+      }
       switch (in.sub) {
         case kStr:
-          return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
+          return ls_executor<kStr>(reg, form);
         case kStrb:
-          return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
+          return ls_executor<kStrb>(reg, form);
         case kStrh:
-          return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
+          return ls_executor<kStrh>(reg, form);
         case kStrd:
-          return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
+          return reg ? &exec_ls<kStrd, true, kLsGeneral> : &exec_ls<kStrd, false, kLsGeneral>;
         case kLdr:
-          return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
+          return ls_executor<kLdr>(reg, form);
         case kLdrb:
-          return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
+          return ls_executor<kLdrb>(reg, form);
         case kLdrh:
-          return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
+          return ls_executor<kLdrh>(reg, form);
         case kLdrsb:
-          return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
+          return ls_executor<kLdrsb>(reg, form);
         case kLdrsh:
-          return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
+          return ls_executor<kLdrsh>(reg, form);
         default:
-          return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
+          return reg ? &exec_ls<kLdrd, true, kLsGeneral> : &exec_ls<kLdrd, false, kLsGeneral>;
       }
     }
     case Op::Branch:

@@ -584,8 +584,14 @@ class ArmCore {
   static void exec_dp(ArmCore& c, const Insn& in);
   template <uint8_t Flags>
   static ExecFn dp_executor(const Insn& in);
-  template <uint8_t Sub, bool RegOff>
+  // Form: the addressing mode as decoded (kLsGeneral: from the instruction's flags; the others
+  // also promise that neither the base nor a loaded register is the PC).
+  static constexpr uint8_t kLsGeneral = 0, kLsOffsetAdd = 1, kLsOffsetSub = 2, kLsPreAdd = 3,
+                           kLsPostAdd = 4;
+  template <uint8_t Sub, bool RegOff, uint8_t Form>
   static void exec_ls(ArmCore& c, const Insn& in);
+  template <uint8_t Sub>
+  static ExecFn ls_executor(bool reg, uint8_t form);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
