@@ -1091,6 +1091,26 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
   }
 }
 
+template <bool Acc>
+void ArmCore::exec_mul(ArmCore& c, const Insn& in) {
+  uint32_t p = c.r_[in.rn] * c.r_[in.rm];
+  if constexpr (Acc) p = in.sub ? c.r_[in.ra] - p : c.r_[in.ra] + p;
+  c.r_[in.rd] = p;
+}
+
+template <uint8_t Sub>
+void ArmCore::exec_mul_long(ArmCore& c, const Insn& in) {
+  const uint32_t a = c.r_[in.rn], b = c.r_[in.rm];
+  uint64_t res;
+  if constexpr (Sub == 0 || Sub == 1)
+    res = uint64_t{a} * b;
+  else
+    res = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
+  if constexpr (Sub == 1 || Sub == 3) res += (uint64_t{c.r_[in.ra]} << 32) | c.r_[in.rd];
+  c.r_[in.rd] = static_cast<uint32_t>(res);
+  c.r_[in.ra] = static_cast<uint32_t>(res >> 32);
+}
+
 void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
   if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
   if (in.sub == 2) c.thumb_ = !c.thumb_;
@@ -1191,7 +1211,14 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     case Op::LoadStoreMulti:
       return in.rs ? &exec_other : &exec_multi;  // the S-bit forms are rare
     case Op::Mul:
-    case Op::MulLong:
+      if (in.flags & (kFlagS | kFlagSNotIt)) return &exec_multiply;
+      return in.ra == 15 ? &exec_mul<false> : &exec_mul<true>;
+    case Op::MulLong: {
+      static constexpr ExecFn kLong[] = {&exec_mul_long<0>, &exec_mul_long<1>,
+                                         &exec_mul_long<2>, &exec_mul_long<3>};
+      if ((in.flags & (kFlagS | kFlagSNotIt)) || in.sub > 3) return &exec_multiply;
+      return kLong[in.sub];
+    }
     case Op::MulHalf:
     case Op::MulMost:
     case Op::MulDual:

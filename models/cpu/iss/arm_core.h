@@ -599,6 +599,11 @@ class ArmCore {
   // Frequent operations without execute()'s switch.
   static void exec_multi(ArmCore& c, const Insn& in) { c.load_store_multi(in); }
   static void exec_multiply(ArmCore& c, const Insn& in) { c.multiply(in); }
+  // MUL/MLA/MLS (Acc: ra is not 15) and UMULL/UMLAL/SMULL/SMLAL (Sub 0-3), without S.
+  template <bool Acc>
+  static void exec_mul(ArmCore& c, const Insn& in);
+  template <uint8_t Sub>
+  static void exec_mul_long(ArmCore& c, const Insn& in);
   static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
   static void exec_branch_reg(ArmCore& c, const Insn& in);
   static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
