@@ -322,15 +322,16 @@ class ArmCore {
 
   // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
   // else straight to GuestMemory (syscall emulation, MMU off: the fast path).
-  // With the MMU on, a software-TLB hit on a page of host memory is served here; everything
-  // else (a miss, a permission to check, a device, a page crossing) goes to mmu_read/mmu_write.
+  // With the MMU on, a software-TLB hit on a page of host memory is served here (the current
+  // privilege's FastTlbEntry); everything else (a miss, a permission to check, a device, a page
+  // crossing) goes to mmu_read/mmu_write.
   template <typename T>
   T rd(uint32_t a) {
     if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
       const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host &&
-                               (e.perms & perm_r_) && off <= GuestMemory::kPageSize - sizeof(T),
+      if (__builtin_expect(e.read_va == (a >> GuestMemory::kPageBits) &&
+                               off <= GuestMemory::kPageSize - sizeof(T),
                            1)) {
         T v;
         std::memcpy(&v, e.host + off, sizeof(T));
@@ -352,11 +353,9 @@ class ArmCore {
     const uint32_t off = a & (GuestMemory::kPageSize - 1);
     if (off > GuestMemory::kPageSize - sizeof(T)) return nullptr;
     const uint32_t page = a >> GuestMemory::kPageBits;
-    if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[page % kTlbSize];
-      if (e.va_page != page || !(e.perms & (Write ? perm_w_ : perm_r_))) return nullptr;
-      if (Write ? !e.host_writable : e.host == nullptr) return nullptr;
-      return e.host + off;
+    if (mmu_on_) {
+      const FastTlbEntry& e = cur_fast_[page % kTlbSize];
+      return (Write ? e.write_va : e.read_va) == page ? e.host + off : nullptr;
     }
     uint8_t* p = mem_.host_page(page);
     if (!p || (Write && mem_.is_code(page))) return nullptr;
@@ -365,10 +364,10 @@ class ArmCore {
   template <typename T>
   void wr(uint32_t a, T v) {
     if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
       const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host_writable &&
-                               (e.perms & perm_w_) && off <= GuestMemory::kPageSize - sizeof(T),
+      if (__builtin_expect(e.write_va == (a >> GuestMemory::kPageBits) &&
+                               off <= GuestMemory::kPageSize - sizeof(T),
                            1)) {
         std::memcpy(e.host + off, &v, sizeof(T));
         return;
@@ -401,16 +400,22 @@ class ArmCore {
     DecodedPage* page = nullptr;
   };
   // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
-  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift). `host` is the
-  // page's host memory (null: a device or the bus), writable unless the page holds decoded code;
-  // `block` says the stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
+  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift); `block` says the
+  // stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
   struct TlbEntry {
     uint32_t va_page = ~0u;
     uint32_t pa_page = 0;
-    uint8_t* host = nullptr;
     uint8_t perms = 0;
-    bool host_writable = false;
     bool block = false;
+  };
+  // What the loads and stores look at first, one per TlbEntry and privilege: the virtual page
+  // when a read (a write) at that privilege is served from `host`, the page's host memory (a
+  // RAM page the privilege may read; a write also needs it not to hold decoded code), else ~0u.
+  // One compare instead of the page, the permissions and the host pointer; 16 bytes.
+  struct FastTlbEntry {
+    uint32_t read_va = ~0u;
+    uint32_t write_va = ~0u;
+    uint8_t* host = nullptr;
   };
   static constexpr uint32_t kTlbSize = 1024;
   static constexpr uint8_t kPermR = 1, kPermW = 2, kPermX = 4;
@@ -709,8 +714,18 @@ class ArmCore {
   std::vector<TlbEntry> tlb_storage_ = std::vector<TlbEntry>(2 * kTlbSize);
   TlbEntry* const tlb_ = tlb_storage_.data();
   TlbEntry* const tlb_hyp_ = tlb_ + kTlbSize;
-  TlbEntry* cur_tlb_ = tlb_;                   // the current regime's
-  uint8_t perm_r_ = kPermR, perm_w_ = kPermW;  // the current privilege's bits in TlbEntry::perms
+  // The fast entries of tlb_ at PL1 and at PL0, then of tlb_hyp_ (index i mirrors tlb_[i]).
+  std::vector<FastTlbEntry> fast_storage_ = std::vector<FastTlbEntry>(3 * kTlbSize);
+  FastTlbEntry* cur_fast_ = fast_storage_.data();  // the current privilege's
+  // The fast entries that mirror tlb_storage_[i] (one for Hyp's, two for PL1&0's).
+  void fast_invalidate(size_t i) {
+    if (i < kTlbSize) {
+      fast_storage_[i] = FastTlbEntry{};
+      fast_storage_[kTlbSize + i] = FastTlbEntry{};
+    } else {
+      fast_storage_[kTlbSize + i] = FastTlbEntry{};
+    }
+  }
   uint64_t tlb_misses_ = 0, tlb_flushes_ = 0;
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.
