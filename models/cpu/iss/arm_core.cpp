@@ -932,6 +932,10 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     if (in.imm_carry != 2) carry = in.imm_carry;
   } else if constexpr (Kind == kOpRegImm) {
     b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else if constexpr (Kind == kRegPlain) {  // LSL #0: the register itself, carry unchanged
+    b = c.r_[in.rm];
+  } else if constexpr (Kind == kRegImmShift + kLsl) {  // LSL #1-31: no case for 32 or more
+    b = shift_c(c.r_[in.rm], kLsl, in.shift_amt & 31u, carry);
   } else if constexpr (Kind >= kRegImmShift) {  // the shift type known: no switch
     b = shift_c(c.r_[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
   } else {
@@ -1151,7 +1155,9 @@ ExecFn ArmCore::dp_executor(const Insn& in) {
       dp_table<kRegImmShift + kLsl, Flags>(Ops()), dp_table<kRegImmShift + kLsr, Flags>(Ops()),
       dp_table<kRegImmShift + kAsr, Flags>(Ops()), dp_table<kRegImmShift + kRor, Flags>(Ops()),
       dp_table<kRegImmShift + kRrx, Flags>(Ops())};
+  static constexpr auto kReg = dp_table<kRegPlain, Flags>(Ops());
   if (in.opnd == kOpImm) return kImm[in.sub];
+  if (in.opnd == kOpRegImm && in.shift_type == kLsl && in.shift_amt == 0) return kReg[in.sub];
   if (in.opnd == kOpRegImm)
     return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
   return kRegReg[in.sub];

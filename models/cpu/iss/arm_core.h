@@ -580,8 +580,10 @@ class ArmCore {
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().
-  // Kind: an Opnd, or kRegImmShift + a Shift (a register shifted by an immediate of that type).
+  // Kind: an Opnd, kRegImmShift + a Shift (a register shifted by an immediate of that type) or
+  // kRegPlain.
   static constexpr uint8_t kRegImmShift = 8;
+  static constexpr uint8_t kRegPlain = kRegImmShift + kRrx + 1;  // a register, not shifted
   // Flags: whether a data-processing executor sets the flags (never, always) or asks the
   // instruction (S, or S outside an IT block) and may write the PC.
   static constexpr uint8_t kDpFlagsNever = 0, kDpFlagsAlways = 1, kDpFlagsGeneral = 2;
