@@ -62,7 +62,7 @@ void ArmCore::tlb_flush_va(uint32_t va) {
   const uint32_t page = va >> GuestMemory::kPageBits;
   for (size_t i = 0; i < tlb_storage_.size(); ++i) {
     TlbEntry& e = tlb_storage_[i];
-    if (e.va_page == page || e.block) {
+    if (e.va_page != ~0u && (e.va_page == page || e.block)) {  // valid, and the page or a block
       e.va_page = ~0u;
       fast_invalidate(i);
     }
