@@ -947,6 +947,8 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     s = false;
   else if constexpr (Flags == kDpFlagsAlways)
     s = true;
+  else if constexpr (Flags == kDpFlagsOutsideIt)
+    s = !c.in_it_;
   else
     s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
   // Not the PC (decided when decoded): the result goes straight to the register.
@@ -1172,7 +1174,7 @@ ExecFn ArmCore::executor_for(const Insn& in) {
                              in.sub != kCmn;
       if (writes_pc) return dp_executor<kDpFlagsGeneral>(in);
       if (in.flags & kFlagS) return dp_executor<kDpFlagsAlways>(in);
-      if (in.flags & kFlagSNotIt) return dp_executor<kDpFlagsGeneral>(in);
+      if (in.flags & kFlagSNotIt) return dp_executor<kDpFlagsOutsideIt>(in);
       return dp_executor<kDpFlagsNever>(in);
     }
     case Op::LoadStore: {

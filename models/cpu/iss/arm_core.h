@@ -584,9 +584,11 @@ class ArmCore {
   // kRegPlain.
   static constexpr uint8_t kRegImmShift = 8;
   static constexpr uint8_t kRegPlain = kRegImmShift + kRrx + 1;  // a register, not shifted
-  // Flags: whether a data-processing executor sets the flags (never, always) or asks the
-  // instruction (S, or S outside an IT block) and may write the PC.
-  static constexpr uint8_t kDpFlagsNever = 0, kDpFlagsAlways = 1, kDpFlagsGeneral = 2;
+  // Flags: whether a data-processing executor sets the flags (never, always, outside an IT block:
+  // the 16-bit Thumb forms) or asks the instruction (S, or S outside an IT block) and may write
+  // the PC (only the last kind).
+  static constexpr uint8_t kDpFlagsNever = 0, kDpFlagsAlways = 1, kDpFlagsOutsideIt = 2,
+                           kDpFlagsGeneral = 3;
   template <uint8_t Sub, uint8_t Kind, uint8_t Flags>
   static void exec_dp(ArmCore& c, const Insn& in);
   template <uint8_t Flags>
