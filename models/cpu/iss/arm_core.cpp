@@ -191,9 +191,8 @@ void ArmCore::set_pc(uint32_t addr) {
 }
 
 uint32_t ArmCore::cpsr() const {
-  return (nzcv_ << 28) | (q_ << 27) |
-         (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) | ((uint32_t{itstate_} >> 2) << 10) | aif_ |
-         (thumb_ ? 0x20u : 0u) | mode_;
+  return (nzcv_ << 28) | (q_ << 27) | (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) |
+         ((uint32_t{itstate_} >> 2) << 10) | aif_ | (thumb_ ? 0x20u : 0u) | mode_;
 }
 
 void ArmCore::write_cpsr(uint32_t v, uint32_t mask) {
@@ -401,9 +400,7 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
   take_exception(e, lr, cpsr());
 }
 
-void ArmCore::set_nzcv(uint32_t v) {
-  nzcv_ = v >> 28;
-}
+void ArmCore::set_nzcv(uint32_t v) { nzcv_ = v >> 28; }
 
 void ArmCore::set_dreg(int n, uint64_t v) {
   s_[2 * n] = static_cast<uint32_t>(v);
@@ -1017,7 +1014,8 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
     }
     const bool add = kGeneral ? (in.flags & kFlagU) != 0 : Form != kLsOffsetSub;
     const bool pre = kGeneral ? (in.flags & kFlagP) != 0 : Form != kLsPostAdd;
-    const bool wback = kGeneral ? (in.flags & kFlagW) != 0 : Form == kLsPostAdd || Form == kLsPreAdd;
+    const bool wback =
+        kGeneral ? (in.flags & kFlagW) != 0 : Form == kLsPostAdd || Form == kLsPreAdd;
     const uint32_t offaddr = add ? base + off : base - off;
     const uint32_t a = pre ? offaddr : base;
     constexpr bool kStore = Sub < kLdr;
@@ -1170,8 +1168,8 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     case Op::DataProc: {
       // Whether it sets the flags and whether it writes the PC are known now: the common forms
       // get an executor without those checks.
-      const bool writes_pc = in.rd == 15 && in.sub != kTst && in.sub != kTeq && in.sub != kCmp &&
-                             in.sub != kCmn;
+      const bool writes_pc =
+          in.rd == 15 && in.sub != kTst && in.sub != kTeq && in.sub != kCmp && in.sub != kCmn;
       if (writes_pc) return dp_executor<kDpFlagsGeneral>(in);
       if (in.flags & kFlagS) return dp_executor<kDpFlagsAlways>(in);
       if (in.flags & kFlagSNotIt) return dp_executor<kDpFlagsOutsideIt>(in);
@@ -1222,8 +1220,8 @@ ExecFn ArmCore::executor_for(const Insn& in) {
       if (in.flags & (kFlagS | kFlagSNotIt)) return &exec_multiply;
       return in.ra == 15 ? &exec_mul<false> : &exec_mul<true>;
     case Op::MulLong: {
-      static constexpr ExecFn kLong[] = {&exec_mul_long<0>, &exec_mul_long<1>,
-                                         &exec_mul_long<2>, &exec_mul_long<3>};
+      static constexpr ExecFn kLong[] = {&exec_mul_long<0>, &exec_mul_long<1>, &exec_mul_long<2>,
+                                         &exec_mul_long<3>};
       if ((in.flags & (kFlagS | kFlagSNotIt)) || in.sub > 3) return &exec_multiply;
       return kLong[in.sub];
     }

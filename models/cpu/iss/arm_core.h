@@ -570,9 +570,7 @@ class ArmCore {
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
-  bool cond_pass(uint32_t cond) const {
-    return (kCondPass[cond & 15] >> nzcv_) & 1;
-  }
+  bool cond_pass(uint32_t cond) const { return (kCondPass[cond & 15] >> nzcv_) & 1; }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
   bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
@@ -739,7 +737,7 @@ class ArmCore {
   // of ALU instructions was a chain of read-modify-writes through memory (a store forwarded to
   // the next load, several cycles each) that the executors could not overlap.
   static constexpr int kRetiredBanks = 4;
-  std::array<uint64_t, kClasses * kRetiredBanks> retired_ = {};
+  std::array<uint64_t, kClasses* kRetiredBanks> retired_ = {};
   void count_retired(const Insn& in, uint32_t bank) {
     ++retired_[static_cast<int>(in.cls) * kRetiredBanks + (bank & (kRetiredBanks - 1))];
   }
