@@ -191,9 +191,8 @@ void ArmCore::set_pc(uint32_t addr) {
 }
 
 uint32_t ArmCore::cpsr() const {
-  return (n_ << 31) | (z_ << 30) | (c_ << 29) | (v_ << 28) | (q_ << 27) |
-         (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) | ((uint32_t{itstate_} >> 2) << 10) | aif_ |
-         (thumb_ ? 0x20u : 0u) | mode_;
+  return (nzcv_ << 28) | (q_ << 27) | (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) |
+         ((uint32_t{itstate_} >> 2) << 10) | aif_ | (thumb_ ? 0x20u : 0u) | mode_;
 }
 
 void ArmCore::write_cpsr(uint32_t v, uint32_t mask) {
@@ -401,12 +400,7 @@ void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment)
   take_exception(e, lr, cpsr());
 }
 
-void ArmCore::set_nzcv(uint32_t v) {
-  n_ = v >> 31;
-  z_ = (v >> 30) & 1;
-  c_ = (v >> 29) & 1;
-  v_ = (v >> 28) & 1;
-}
+void ArmCore::set_nzcv(uint32_t v) { nzcv_ = v >> 28; }
 
 void ArmCore::set_dreg(int n, uint64_t v) {
   s_[2 * n] = static_cast<uint32_t>(v);
@@ -611,19 +605,26 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
 
 // Runs up to `len` instructions of the basic block at `pc`, `in`, one after the other; returns how
 // many ran (fewer when an instruction asked for attention). Per state, so that the PC offset and
-// the slot stride are constants.
+// the slot stride are constants. Only the block's last instruction may branch, so in A32 (every
+// instruction 4 bytes) `next_` is set once, before the block, to the address after it; Thumb sets
+// it per instruction. An early end (attention) sets it to the instruction after the one that ran.
 template <bool Thumb>
 __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
                                                                   uint32_t len) {
   uint32_t left = len;
+  if (!Thumb) next_ = pc + 4 * len;
   for (;;) {
-    const uint32_t size = in->len;
+    const uint32_t size = Thumb ? in->len : 4;
     pc_ = pc;
     r_[15] = pc + (Thumb ? 4 : 8);
-    next_ = pc + size;
+    if (Thumb) next_ = pc + size;
     if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
-    ++retired_[static_cast<int>(in->cls)];
-    if (--left == 0 || attention_) break;
+    count_retired(*in, left);
+    if (--left == 0) break;
+    if (attention_) {
+      next_ = pc + size;
+      break;
+    }
     pc += size;
     in += size >> (Thumb ? 1 : 2);
   }
@@ -706,7 +707,7 @@ __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) 
     itstate_ = it_advance(itstate_);
     if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
   }
-  ++retired_[static_cast<int>(in.cls)];
+  count_retired(in, 0);
   pc = next_;
   pc_ = pc;
   return pc;
@@ -919,22 +920,41 @@ void ArmCore::execute(const Insn& in) {
   }
 }
 
-template <uint8_t Sub, uint8_t Kind>
+template <uint8_t Sub, uint8_t Kind, uint8_t Flags>
 void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
-  uint32_t carry = c.c_;
+  uint32_t carry = c.flag_c();
   uint32_t b;
   if constexpr (Kind == kOpImm) {
     b = in.imm;
     if (in.imm_carry != 2) carry = in.imm_carry;
   } else if constexpr (Kind == kOpRegImm) {
     b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+  } else if constexpr (Kind == kRegPlain) {  // LSL #0: the register itself, carry unchanged
+    b = c.r_[in.rm];
+  } else if constexpr (Kind == kRegImmShift + kLsl) {  // LSL #1-31: no case for 32 or more
+    b = shift_c(c.r_[in.rm], kLsl, in.shift_amt & 31u, carry);
   } else if constexpr (Kind >= kRegImmShift) {  // the shift type known: no switch
     b = shift_c(c.r_[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
   } else {
     b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
   }
   uint32_t a = c.r_[in.rn];
-  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  bool s;
+  if constexpr (Flags == kDpFlagsNever)
+    s = false;
+  else if constexpr (Flags == kDpFlagsAlways)
+    s = true;
+  else if constexpr (Flags == kDpFlagsOutsideIt)
+    s = !c.in_it_;
+  else
+    s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+  // Not the PC (decided when decoded): the result goes straight to the register.
+  const auto write = [&](uint32_t res) {
+    if constexpr (Flags == kDpFlagsGeneral)
+      c.write_reg(in.rd, res);
+    else
+      c.r_[in.rd] = res;
+  };
   constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
                             Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic || Sub == kMvn;
   constexpr bool kNoWrite = Sub == kTst || Sub == kTeq || Sub == kCmp || Sub == kCmn;
@@ -954,11 +974,8 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
       res = a & ~b;
     else
       res = ~b;
-    if (s) {
-      c.set_nz(res);
-      c.c_ = carry;
-    }
-    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+    if (s) c.set_nzc(res, carry);
+    if constexpr (!kNoWrite) write(res);
   } else {
     uint32_t x, y, cin;  // an addition: x + y + cin
     if constexpr (Sub == kSub || Sub == kCmp)
@@ -968,38 +985,39 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     else if constexpr (Sub == kAdd || Sub == kCmn)
       x = a, y = b, cin = 0;
     else if constexpr (Sub == kAdc)
-      x = a, y = b, cin = c.c_;
+      x = a, y = b, cin = c.flag_c();
     else if constexpr (Sub == kSbc)
-      x = a, y = ~b, cin = c.c_;
+      x = a, y = ~b, cin = c.flag_c();
     else
-      x = b, y = ~a, cin = c.c_;  // RSC
+      x = b, y = ~a, cin = c.flag_c();  // RSC
     uint64_t u = uint64_t{x} + y + cin;
     uint32_t res = static_cast<uint32_t>(u);
-    if (s) {
-      c.set_nz(res);
-      c.c_ = static_cast<uint32_t>(u >> 32);
-      c.v_ = ((x ^ res) & (y ^ res)) >> 31;
-    }
-    if constexpr (!kNoWrite) c.write_reg(in.rd, res);
+    if (s) c.set_nzcv_bits(res, static_cast<uint32_t>(u >> 32), ((x ^ res) & (y ^ res)) >> 31);
+    if constexpr (!kNoWrite) write(res);
   }
 }
 
-template <uint8_t Sub, bool RegOff>
+template <uint8_t Sub, bool RegOff, uint8_t Form>
 void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   // The fast path, without a call (so without the register saves a call needs): one access to
   // host memory, found in the software TLB (or, with the MMU off, in the guest memory's pages).
   // Everything else (a TLB miss, a permission to check, a device, a page crossing, a code page,
   // the double forms) is exec_ls_slow, which starts again from the beginning.
   if constexpr (Sub != kStrd && Sub != kLdrd) {
+    constexpr bool kGeneral = Form == kLsGeneral;
     uint32_t base = c.r_[in.rn];
-    if (in.rn == 15) base &= ~3u;
+    if (kGeneral && in.rn == 15) base &= ~3u;
     uint32_t off = in.imm;
     if constexpr (RegOff) {
-      uint32_t carry = c.c_;
+      uint32_t carry = c.flag_c();
       off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
     }
-    const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
-    const uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+    const bool add = kGeneral ? (in.flags & kFlagU) != 0 : Form != kLsOffsetSub;
+    const bool pre = kGeneral ? (in.flags & kFlagP) != 0 : Form != kLsPostAdd;
+    const bool wback =
+        kGeneral ? (in.flags & kFlagW) != 0 : Form == kLsPostAdd || Form == kLsPreAdd;
+    const uint32_t offaddr = add ? base + off : base - off;
+    const uint32_t a = pre ? offaddr : base;
     constexpr bool kStore = Sub < kLdr;
     using T = std::conditional_t<
         Sub == kStr || Sub == kLdr, uint32_t,
@@ -1008,7 +1026,7 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
       if constexpr (kStore) {
         const T v = static_cast<T>(c.r_[in.rd]);
         std::memcpy(h, &v, sizeof(T));
-        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+        if (wback) c.r_[in.rn] = offaddr;
       } else {
         T t;
         std::memcpy(&t, h, sizeof(T));
@@ -1017,8 +1035,8 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
           v = static_cast<uint32_t>(static_cast<int8_t>(t));
         else if constexpr (Sub == kLdrsh)
           v = static_cast<uint32_t>(static_cast<int16_t>(t));
-        if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
-        if (in.rd == 15)
+        if (wback) c.r_[in.rn] = offaddr;
+        if (kGeneral && in.rd == 15)
           c.bx_write_pc(v);
         else
           c.r_[in.rd] = v;
@@ -1035,7 +1053,7 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
   if (in.rn == 15) base &= ~3u;
   uint32_t off = in.imm;
   if constexpr (RegOff) {
-    uint32_t carry = c.c_;
+    uint32_t carry = c.flag_c();
     off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
@@ -1077,6 +1095,26 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
   }
 }
 
+template <bool Acc>
+void ArmCore::exec_mul(ArmCore& c, const Insn& in) {
+  uint32_t p = c.r_[in.rn] * c.r_[in.rm];
+  if constexpr (Acc) p = in.sub ? c.r_[in.ra] - p : c.r_[in.ra] + p;
+  c.r_[in.rd] = p;
+}
+
+template <uint8_t Sub>
+void ArmCore::exec_mul_long(ArmCore& c, const Insn& in) {
+  const uint32_t a = c.r_[in.rn], b = c.r_[in.rm];
+  uint64_t res;
+  if constexpr (Sub == 0 || Sub == 1)
+    res = uint64_t{a} * b;
+  else
+    res = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
+  if constexpr (Sub == 1 || Sub == 3) res += (uint64_t{c.r_[in.ra]} << 32) | c.r_[in.rd];
+  c.r_[in.rd] = static_cast<uint32_t>(res);
+  c.r_[in.ra] = static_cast<uint32_t>(res >> 32);
+}
+
 void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
   if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
   if (in.sub == 2) c.thumb_ = !c.thumb_;
@@ -1089,50 +1127,87 @@ void ArmCore::exec_branch_reg(ArmCore& c, const Insn& in) {
   c.bx_write_pc(target);
 }
 
-template <uint8_t Kind, size_t... S>
+template <uint8_t Kind, uint8_t Flags, size_t... S>
 constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence<S...>) {
-  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind>...};
+  return {&ArmCore::exec_dp<static_cast<uint8_t>(S), Kind, Flags>...};
+}
+
+template <uint8_t Sub>
+ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
+  static constexpr ExecFn kImm[] = {
+      &exec_ls<Sub, false, kLsGeneral>, &exec_ls<Sub, false, kLsOffsetAdd>,
+      &exec_ls<Sub, false, kLsOffsetSub>, &exec_ls<Sub, false, kLsPreAdd>,
+      &exec_ls<Sub, false, kLsPostAdd>};
+  static constexpr ExecFn kReg[] = {
+      &exec_ls<Sub, true, kLsGeneral>, &exec_ls<Sub, true, kLsOffsetAdd>,
+      &exec_ls<Sub, true, kLsOffsetSub>, &exec_ls<Sub, true, kLsPreAdd>,
+      &exec_ls<Sub, true, kLsPostAdd>};
+  return reg ? kReg[form] : kImm[form];
+}
+
+template <uint8_t Flags>
+ExecFn ArmCore::dp_executor(const Insn& in) {
+  using Ops = std::make_index_sequence<kOrn + 1>;
+  static constexpr auto kImm = dp_table<kOpImm, Flags>(Ops());
+  static constexpr auto kRegImm = dp_table<kOpRegImm, Flags>(Ops());
+  static constexpr auto kRegReg = dp_table<kOpRegReg, Flags>(Ops());
+  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
+      dp_table<kRegImmShift + kLsl, Flags>(Ops()), dp_table<kRegImmShift + kLsr, Flags>(Ops()),
+      dp_table<kRegImmShift + kAsr, Flags>(Ops()), dp_table<kRegImmShift + kRor, Flags>(Ops()),
+      dp_table<kRegImmShift + kRrx, Flags>(Ops())};
+  static constexpr auto kReg = dp_table<kRegPlain, Flags>(Ops());
+  if (in.opnd == kOpImm) return kImm[in.sub];
+  if (in.opnd == kOpRegImm && in.shift_type == kLsl && in.shift_amt == 0) return kReg[in.sub];
+  if (in.opnd == kOpRegImm)
+    return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
+  return kRegReg[in.sub];
 }
 
 ExecFn ArmCore::executor_for(const Insn& in) {
-  static constexpr auto kImm = dp_table<kOpImm>(std::make_index_sequence<kOrn + 1>());
-  static constexpr auto kRegImm = dp_table<kOpRegImm>(std::make_index_sequence<kOrn + 1>());
-  static constexpr auto kRegReg = dp_table<kOpRegReg>(std::make_index_sequence<kOrn + 1>());
-  static constexpr std::array<std::array<ExecFn, kOrn + 1>, kRrx + 1> kRegShift = {
-      dp_table<kRegImmShift + kLsl>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kLsr>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kAsr>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kRor>(std::make_index_sequence<kOrn + 1>()),
-      dp_table<kRegImmShift + kRrx>(std::make_index_sequence<kOrn + 1>())};
   switch (in.op) {
-    case Op::DataProc:
-      if (in.opnd == kOpImm) return kImm[in.sub];
-      if (in.opnd == kOpRegImm)
-        return in.shift_type <= kRrx ? kRegShift[in.shift_type][in.sub] : kRegImm[in.sub];
-      return kRegReg[in.sub];
+    case Op::DataProc: {
+      // Whether it sets the flags and whether it writes the PC are known now: the common forms
+      // get an executor without those checks.
+      const bool writes_pc =
+          in.rd == 15 && in.sub != kTst && in.sub != kTeq && in.sub != kCmp && in.sub != kCmn;
+      if (writes_pc) return dp_executor<kDpFlagsGeneral>(in);
+      if (in.flags & kFlagS) return dp_executor<kDpFlagsAlways>(in);
+      if (in.flags & kFlagSNotIt) return dp_executor<kDpFlagsOutsideIt>(in);
+      return dp_executor<kDpFlagsNever>(in);
+    }
     case Op::LoadStore: {
-      bool reg = in.flags & kFlagRegOff;
+      // The addressing mode is known now: the common ones get an executor without its checks
+      // (neither the base nor a loaded register is the PC).
+      const bool reg = in.flags & kFlagRegOff;
+      const bool p = in.flags & kFlagP, u = in.flags & kFlagU, w = in.flags & kFlagW;
+      uint8_t form = kLsGeneral;
+      if (in.rn != 15 && (in.sub < kLdr || in.rd != 15) && in.sub != kStrd && in.sub != kLdrd) {
+        if (p && !w)
+          form = u ? kLsOffsetAdd : kLsOffsetSub;
+        else if (u && w)
+          form = p ? kLsPreAdd : kLsPostAdd;
+      }
       switch (in.sub) {
         case kStr:
-          return reg ? &exec_ls<kStr, true> : &exec_ls<kStr, false>;
+          return ls_executor<kStr>(reg, form);
         case kStrb:
-          return reg ? &exec_ls<kStrb, true> : &exec_ls<kStrb, false>;
+          return ls_executor<kStrb>(reg, form);
         case kStrh:
-          return reg ? &exec_ls<kStrh, true> : &exec_ls<kStrh, false>;
+          return ls_executor<kStrh>(reg, form);
         case kStrd:
-          return reg ? &exec_ls<kStrd, true> : &exec_ls<kStrd, false>;
+          return reg ? &exec_ls<kStrd, true, kLsGeneral> : &exec_ls<kStrd, false, kLsGeneral>;
         case kLdr:
-          return reg ? &exec_ls<kLdr, true> : &exec_ls<kLdr, false>;
+          return ls_executor<kLdr>(reg, form);
         case kLdrb:
-          return reg ? &exec_ls<kLdrb, true> : &exec_ls<kLdrb, false>;
+          return ls_executor<kLdrb>(reg, form);
         case kLdrh:
-          return reg ? &exec_ls<kLdrh, true> : &exec_ls<kLdrh, false>;
+          return ls_executor<kLdrh>(reg, form);
         case kLdrsb:
-          return reg ? &exec_ls<kLdrsb, true> : &exec_ls<kLdrsb, false>;
+          return ls_executor<kLdrsb>(reg, form);
         case kLdrsh:
-          return reg ? &exec_ls<kLdrsh, true> : &exec_ls<kLdrsh, false>;
+          return ls_executor<kLdrsh>(reg, form);
         default:
-          return reg ? &exec_ls<kLdrd, true> : &exec_ls<kLdrd, false>;
+          return reg ? &exec_ls<kLdrd, true, kLsGeneral> : &exec_ls<kLdrd, false, kLsGeneral>;
       }
     }
     case Op::Branch:
@@ -1142,7 +1217,14 @@ ExecFn ArmCore::executor_for(const Insn& in) {
     case Op::LoadStoreMulti:
       return in.rs ? &exec_other : &exec_multi;  // the S-bit forms are rare
     case Op::Mul:
-    case Op::MulLong:
+      if (in.flags & (kFlagS | kFlagSNotIt)) return &exec_multiply;
+      return in.ra == 15 ? &exec_mul<false> : &exec_mul<true>;
+    case Op::MulLong: {
+      static constexpr ExecFn kLong[] = {&exec_mul_long<0>, &exec_mul_long<1>, &exec_mul_long<2>,
+                                         &exec_mul_long<3>};
+      if ((in.flags & (kFlagS | kFlagSNotIt)) || in.sub > 3) return &exec_multiply;
+      return kLong[in.sub];
+    }
     case Op::MulHalf:
     case Op::MulMost:
     case Op::MulDual:
@@ -1259,12 +1341,11 @@ void ArmCore::load_store_multi(const Insn& in) {
   if ((a & (GuestMemory::kPageSize - 1)) + 4 * n <= GuestMemory::kPageSize) {
     uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
     if (h) {
+      // Over the list's set bits (lowest first), not all 16: fewer branches, and predictable.
       if (in.sub == 0) {
-        for (int i = 0; i < 16; ++i) {
-          if (list & (1u << i)) {
-            std::memcpy(h, &r_[i], 4);
-            h += 4;
-          }
+        for (uint32_t rest = list; rest; rest &= rest - 1) {
+          std::memcpy(h, &r_[__builtin_ctz(rest)], 4);
+          h += 4;
         }
         if (in.flags & kFlagW) r_[in.rn] = wb;
         return;
@@ -1272,11 +1353,9 @@ void ArmCore::load_store_multi(const Insn& in) {
       uint32_t pc_value = 0;
       if (list & 0x8000) std::memcpy(&pc_value, h + 4 * (n - 1), 4);
       if (in.flags & kFlagW) r_[in.rn] = wb;
-      for (int i = 0; i < 15; ++i) {
-        if (list & (1u << i)) {
-          std::memcpy(&r_[i], h, 4);
-          h += 4;
-        }
+      for (uint32_t rest = list & 0x7fff; rest; rest &= rest - 1) {
+        std::memcpy(&r_[__builtin_ctz(rest)], h, 4);
+        h += 4;
       }
       if (list & 0x8000) bx_write_pc(pc_value);
       return;
@@ -1342,8 +1421,7 @@ void ArmCore::multiply(const Insn& in) {
       r_[in.rd] = static_cast<uint32_t>(res);
       r_[in.ra] = static_cast<uint32_t>(res >> 32);
       if (s) {
-        n_ = static_cast<uint32_t>(res >> 63);
-        z_ = res == 0;
+        nzcv_ = (nzcv_ & 3u) | (static_cast<uint32_t>(res >> 63) << 3) | (uint32_t{res == 0} << 2);
       }
       return;
     }
@@ -1482,7 +1560,7 @@ void ArmCore::media(const Insn& in) {
     case Op::Sat: {
       bool sat = false;
       if (in.sub < 2) {
-        uint32_t c = c_;
+        uint32_t c = flag_c();
         int32_t v = static_cast<int32_t>(shift_c(m, in.shift_type, in.shift_amt, c));
         r_[in.rd] = static_cast<uint32_t>(in.sub ? usat(v, in.imm, sat) : ssat(v, in.imm, sat));
       } else {
@@ -1521,7 +1599,7 @@ void ArmCore::media(const Insn& in) {
       return;
     }
     case Op::Pkh: {
-      uint32_t c = c_;
+      uint32_t c = flag_c();
       uint32_t v = shift_c(m, in.shift_type, in.shift_amt, c), n = r_[in.rn];
       r_[in.rd] = in.sub ? (n & 0xffff0000u) | (v & 0xffff) : (n & 0xffff) | (v & 0xffff0000u);
       return;

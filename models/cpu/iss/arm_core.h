@@ -308,7 +308,11 @@ class ArmCore {
   bool halted() const { return halted_; }
 
   uint64_t retired() const;
-  uint64_t retired(InsnClass c) const { return retired_[static_cast<int>(c)]; }
+  uint64_t retired(InsnClass c) const {
+    uint64_t n = 0;
+    for (int b = 0; b < kRetiredBanks; ++b) n += retired_[static_cast<int>(c) * kRetiredBanks + b];
+    return n;
+  }
   uint64_t decoded() const { return decoded_; }
   // Software TLB statistics (system mode with translation on).
   uint64_t tlb_misses() const { return tlb_misses_; }
@@ -318,15 +322,16 @@ class ArmCore {
 
   // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
   // else straight to GuestMemory (syscall emulation, MMU off: the fast path).
-  // With the MMU on, a software-TLB hit on a page of host memory is served here; everything
-  // else (a miss, a permission to check, a device, a page crossing) goes to mmu_read/mmu_write.
+  // With the MMU on, a software-TLB hit on a page of host memory is served here (the current
+  // privilege's FastTlbEntry); everything else (a miss, a permission to check, a device, a page
+  // crossing) goes to mmu_read/mmu_write.
   template <typename T>
   T rd(uint32_t a) {
     if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
       const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host &&
-                               (e.perms & perm_r_) && off <= GuestMemory::kPageSize - sizeof(T),
+      if (__builtin_expect(e.read_va == (a >> GuestMemory::kPageBits) &&
+                               off <= GuestMemory::kPageSize - sizeof(T),
                            1)) {
         T v;
         std::memcpy(&v, e.host + off, sizeof(T));
@@ -348,11 +353,9 @@ class ArmCore {
     const uint32_t off = a & (GuestMemory::kPageSize - 1);
     if (off > GuestMemory::kPageSize - sizeof(T)) return nullptr;
     const uint32_t page = a >> GuestMemory::kPageBits;
-    if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[page % kTlbSize];
-      if (e.va_page != page || !(e.perms & (Write ? perm_w_ : perm_r_))) return nullptr;
-      if (Write ? !e.host_writable : e.host == nullptr) return nullptr;
-      return e.host + off;
+    if (mmu_on_) {
+      const FastTlbEntry& e = cur_fast_[page % kTlbSize];
+      return (Write ? e.write_va : e.read_va) == page ? e.host + off : nullptr;
     }
     uint8_t* p = mem_.host_page(page);
     if (!p || (Write && mem_.is_code(page))) return nullptr;
@@ -361,10 +364,10 @@ class ArmCore {
   template <typename T>
   void wr(uint32_t a, T v) {
     if (__builtin_expect(mmu_on_, 0)) {
-      const TlbEntry& e = cur_tlb_[(a >> GuestMemory::kPageBits) % kTlbSize];
+      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
       const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.va_page == (a >> GuestMemory::kPageBits) && e.host_writable &&
-                               (e.perms & perm_w_) && off <= GuestMemory::kPageSize - sizeof(T),
+      if (__builtin_expect(e.write_va == (a >> GuestMemory::kPageBits) &&
+                               off <= GuestMemory::kPageSize - sizeof(T),
                            1)) {
         std::memcpy(e.host + off, &v, sizeof(T));
         return;
@@ -397,16 +400,22 @@ class ArmCore {
     DecodedPage* page = nullptr;
   };
   // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
-  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift). `host` is the
-  // page's host memory (null: a device or the bus), writable unless the page holds decoded code;
-  // `block` says the stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
+  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift); `block` says the
+  // stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
   struct TlbEntry {
     uint32_t va_page = ~0u;
     uint32_t pa_page = 0;
-    uint8_t* host = nullptr;
     uint8_t perms = 0;
-    bool host_writable = false;
     bool block = false;
+  };
+  // What the loads and stores look at first, one per TlbEntry and privilege: the virtual page
+  // when a read (a write) at that privilege is served from `host`, the page's host memory (a
+  // RAM page the privilege may read; a write also needs it not to hold decoded code), else ~0u.
+  // One compare instead of the page, the permissions and the host pointer; 16 bytes.
+  struct FastTlbEntry {
+    uint32_t read_va = ~0u;
+    uint32_t write_va = ~0u;
+    uint8_t* host = nullptr;
   };
   static constexpr uint32_t kTlbSize = 1024;
   static constexpr uint8_t kPermR = 1, kPermW = 2, kPermX = 4;
@@ -561,10 +570,7 @@ class ArmCore {
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
-  bool cond_pass(uint32_t cond) const {
-    const uint32_t f = (n_ << 3) | (z_ << 2) | (c_ << 1) | v_;
-    return (kCondPass[cond & 15] >> f) & 1;
-  }
+  bool cond_pass(uint32_t cond) const { return (kCondPass[cond & 15] >> nzcv_) & 1; }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
   bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
@@ -572,12 +578,27 @@ class ArmCore {
   void execute_vfp_op(const Insn& in, bool dbl);
   // Executors stored in Insn::fn: data processing per operation and operand kind, loads and
   // stores per size and offset kind, branches, and everything else through execute().
-  // Kind: an Opnd, or kRegImmShift + a Shift (a register shifted by an immediate of that type).
+  // Kind: an Opnd, kRegImmShift + a Shift (a register shifted by an immediate of that type) or
+  // kRegPlain.
   static constexpr uint8_t kRegImmShift = 8;
-  template <uint8_t Sub, uint8_t Kind>
+  static constexpr uint8_t kRegPlain = kRegImmShift + kRrx + 1;  // a register, not shifted
+  // Flags: whether a data-processing executor sets the flags (never, always, outside an IT block:
+  // the 16-bit Thumb forms) or asks the instruction (S, or S outside an IT block) and may write
+  // the PC (only the last kind).
+  static constexpr uint8_t kDpFlagsNever = 0, kDpFlagsAlways = 1, kDpFlagsOutsideIt = 2,
+                           kDpFlagsGeneral = 3;
+  template <uint8_t Sub, uint8_t Kind, uint8_t Flags>
   static void exec_dp(ArmCore& c, const Insn& in);
-  template <uint8_t Sub, bool RegOff>
+  template <uint8_t Flags>
+  static ExecFn dp_executor(const Insn& in);
+  // Form: the addressing mode as decoded (kLsGeneral: from the instruction's flags; the others
+  // also promise that neither the base nor a loaded register is the PC).
+  static constexpr uint8_t kLsGeneral = 0, kLsOffsetAdd = 1, kLsOffsetSub = 2, kLsPreAdd = 3,
+                           kLsPostAdd = 4;
+  template <uint8_t Sub, bool RegOff, uint8_t Form>
   static void exec_ls(ArmCore& c, const Insn& in);
+  template <uint8_t Sub>
+  static ExecFn ls_executor(bool reg, uint8_t form);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
@@ -585,11 +606,16 @@ class ArmCore {
   // Frequent operations without execute()'s switch.
   static void exec_multi(ArmCore& c, const Insn& in) { c.load_store_multi(in); }
   static void exec_multiply(ArmCore& c, const Insn& in) { c.multiply(in); }
+  // MUL/MLA/MLS (Acc: ra is not 15) and UMULL/UMLAL/SMULL/SMLAL (Sub 0-3), without S.
+  template <bool Acc>
+  static void exec_mul(ArmCore& c, const Insn& in);
+  template <uint8_t Sub>
+  static void exec_mul_long(ArmCore& c, const Insn& in);
   static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
   static void exec_branch_reg(ArmCore& c, const Insn& in);
   static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
   static ExecFn executor_for(const Insn& in);
-  template <uint8_t Kind, size_t... S>
+  template <uint8_t Kind, uint8_t Flags, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
   void load_store_multi_user(const Insn& in);  // the S-bit forms (system mode)
@@ -604,9 +630,15 @@ class ArmCore {
   }
   void alu_write_pc(uint32_t v);  // A32: interworking; T32: stays in Thumb
   void bx_write_pc(uint32_t v);   // interworking branch
-  void set_nz(uint32_t v) {
-    n_ = v >> 31;
-    z_ = v == 0;
+  // The flags live packed (N Z C V in bits 3..0, the condition table's index): a condition check
+  // is one load, and an instruction that sets them all one store.
+  uint32_t flag_c() const { return (nzcv_ >> 1) & 1; }
+  void set_nz(uint32_t v) { nzcv_ = (nzcv_ & 3u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2); }
+  void set_nzc(uint32_t v, uint32_t carry) {
+    nzcv_ = (nzcv_ & 1u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1);
+  }
+  void set_nzcv_bits(uint32_t v, uint32_t carry, uint32_t overflow) {
+    nzcv_ = ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1) | overflow;
   }
   [[noreturn]] void undefined(const Insn& in) const;
   static void check_aligned(uint32_t addr, uint32_t size) {
@@ -621,7 +653,8 @@ class ArmCore {
   uint32_t pc_ = 0;    // address of the current instruction
   uint32_t next_ = 0;  // address of the next one (branches write it)
   bool thumb_ = false;
-  uint32_t n_ = 0, z_ = 0, c_ = 0, v_ = 0, q_ = 0, ge_ = 0;
+  uint32_t nzcv_ = 0;  // CPSR.NZCV >> 28 (see set_nz)
+  uint32_t q_ = 0, ge_ = 0;
   uint8_t itstate_ = 0;
   bool in_it_ = false;
   bool halted_ = false;
@@ -683,13 +716,31 @@ class ArmCore {
   std::vector<TlbEntry> tlb_storage_ = std::vector<TlbEntry>(2 * kTlbSize);
   TlbEntry* const tlb_ = tlb_storage_.data();
   TlbEntry* const tlb_hyp_ = tlb_ + kTlbSize;
-  TlbEntry* cur_tlb_ = tlb_;                   // the current regime's
-  uint8_t perm_r_ = kPermR, perm_w_ = kPermW;  // the current privilege's bits in TlbEntry::perms
+  // The fast entries of tlb_ at PL1 and at PL0, then of tlb_hyp_ (index i mirrors tlb_[i]).
+  std::vector<FastTlbEntry> fast_storage_ = std::vector<FastTlbEntry>(3 * kTlbSize);
+  FastTlbEntry* cur_fast_ = fast_storage_.data();  // the current privilege's
+  // The fast entries that mirror tlb_storage_[i] (one for Hyp's, two for PL1&0's).
+  void fast_invalidate(size_t i) {
+    if (i < kTlbSize) {
+      fast_storage_[i] = FastTlbEntry{};
+      fast_storage_[kTlbSize + i] = FastTlbEntry{};
+    } else {
+      fast_storage_[kTlbSize + i] = FastTlbEntry{};
+    }
+  }
   uint64_t tlb_misses_ = 0, tlb_flushes_ = 0;
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.
   std::vector<std::unique_ptr<DecodedPage>> dropped_;
-  std::array<uint64_t, kClasses> retired_ = {};
+  // Retired instructions by class, in kRetiredBanks counters per class that consecutive
+  // instructions of a block take in turn: one counter incremented by every instruction of a run
+  // of ALU instructions was a chain of read-modify-writes through memory (a store forwarded to
+  // the next load, several cycles each) that the executors could not overlap.
+  static constexpr int kRetiredBanks = 4;
+  std::array<uint64_t, kClasses* kRetiredBanks> retired_ = {};
+  void count_retired(const Insn& in, uint32_t bank) {
+    ++retired_[static_cast<int>(in.cls) * kRetiredBanks + (bank & (kRetiredBanks - 1))];
+  }
   uint64_t decoded_ = 0;
 };
 

@@ -45,14 +45,12 @@ void ArmCore::update_mmu() {
   const uint32_t regime = hyp ? 2 : mode_ == static_cast<uint8_t>(Mode::Usr) ? 1 : 0;
   ctx_ = (generation_ << 2) | regime;
   fetch_vpage_ = ~0u;
-  cur_tlb_ = hyp ? tlb_hyp_ : tlb_;
-  const uint8_t shift = regime == 1 ? 3 : 0;
-  perm_r_ = static_cast<uint8_t>(kPermR << shift);
-  perm_w_ = static_cast<uint8_t>(kPermW << shift);
+  cur_fast_ = fast_storage_.data() + regime * kTlbSize;  // PL1, PL0, Hyp
 }
 
 void ArmCore::tlb_flush() {
   for (TlbEntry& e : tlb_storage_) e.va_page = ~0u;
+  std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{});
   ++tlb_flushes_;
   new_code_generation();  // virtual pages find their decoded code through the new mappings
 }
@@ -62,23 +60,30 @@ void ArmCore::tlb_flush_va(uint32_t va) {
   // 4 KiB page it is used at, and the block may cover `va`): the architecture allows
   // invalidating more than asked. No ASIDs are kept, so every ASID's entry goes.
   const uint32_t page = va >> GuestMemory::kPageBits;
-  for (TlbEntry& e : tlb_storage_) {
-    if (e.va_page == page || e.block) e.va_page = ~0u;
+  for (size_t i = 0; i < tlb_storage_.size(); ++i) {
+    TlbEntry& e = tlb_storage_[i];
+    if (e.va_page != ~0u && (e.va_page == page || e.block)) {  // valid, and the page or a block
+      e.va_page = ~0u;
+      fast_invalidate(i);
+    }
   }
   ++tlb_flushes_;
   new_code_generation();
 }
 
 void ArmCore::tlb_forget_host() {
-  for (TlbEntry& e : tlb_storage_) {
-    e.host = nullptr;
-    e.host_writable = false;
-  }
+  std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{});
 }
 
 void ArmCore::tlb_protect_code(uint32_t pa_page) {
-  for (TlbEntry& e : tlb_storage_) {
-    if (e.pa_page == pa_page) e.host_writable = false;
+  for (size_t i = 0; i < tlb_storage_.size(); ++i) {
+    if (tlb_storage_[i].pa_page != pa_page) continue;
+    if (i < kTlbSize) {
+      fast_storage_[i].write_va = ~0u;
+      fast_storage_[kTlbSize + i].write_va = ~0u;
+    } else {
+      fast_storage_[kTlbSize + i].write_va = ~0u;
+    }
   }
 }
 
@@ -492,8 +497,21 @@ uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
   e.pa_page = static_cast<uint32_t>(w.pa >> GuestMemory::kPageBits);
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
   e.block = w.block;
-  e.host = mem_.host_page(e.pa_page);
-  e.host_writable = e.host && !mem_.is_code(e.pa_page);
+  // Its fast entries: Hyp's regime has one (PL2 uses the PL1 bits), PL1&0's one per privilege.
+  uint8_t* const host = mem_.host_page(e.pa_page);
+  const bool writable = host && !mem_.is_code(e.pa_page);
+  const size_t i = static_cast<size_t>(&e - tlb_storage_.data());
+  const auto fill = [&](FastTlbEntry& f, uint8_t p) {
+    f.read_va = host && (p & kPermR) ? page : ~0u;
+    f.write_va = writable && (p & kPermW) ? page : ~0u;
+    f.host = host;
+  };
+  if (hyp) {
+    fill(fast_storage_[kTlbSize + i], e.perms);
+  } else {
+    fill(fast_storage_[i], e.perms);
+    fill(fast_storage_[kTlbSize + i], static_cast<uint8_t>(e.perms >> 3));
+  }
   return static_cast<uint32_t>(w.pa);
 }
 
@@ -629,6 +647,7 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
     // Stage 2: to Hyp mode at the Hyp trap vector, with the IPA in HPFAR.
     uint32_t iss = fault_status(f, false) & 0x3f;
     if (f.s1ptw) iss |= 1u << 7;
+    bool il32 = false;  // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts)
     if (!fetch) {
       if (a.write && !f.s1ptw) iss |= 1u << 6;
       // ISV and the register for single loads and stores without write-back (the emulation a
@@ -658,10 +677,10 @@ void ArmCore::take_mmu_fault(const MmuAbort& a) {
             break;
         }
         iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
+        // From the instruction, not next_: inside a basic block next_ is not kept per instruction.
+        il32 = in->len == 4;
       }
     }
-    // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts).
-    const bool il32 = (iss & (1u << 24)) && (!thumb_ || next_ - pc_ != 2);
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
     sys_.hsr = hsr_value(ec, iss, il32);
     if (fetch)

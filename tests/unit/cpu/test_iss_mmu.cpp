@@ -283,6 +283,60 @@ TEST_F(IssMmu, Stage2FaultsGoToHypWithSyndromeAndHpfar) {
   EXPECT_EQ(core.hyp_entries(hsr_ec::kDataAbortLower), 2u);
 }
 
+TEST_F(IssMmu, Stage2FaultInsideABasicBlockNamesItsInstruction) {
+  // run() executes straight-line code as a basic block, which keeps no next_ per instruction: a
+  // stage-2 fault on its second instruction still returns to that instruction, with IL from its
+  // own length (A32 and a 16-bit T32 STRH), after the first one retired.
+  constexpr uint32_t s2l1 = 0x60000, s2l2 = 0x61000;
+  auto wr64 = [&](uint32_t a, uint64_t v) {
+    mem.write32(a, static_cast<uint32_t>(v));
+    mem.write32(a + 4, static_cast<uint32_t>(v >> 32));
+  };
+  const uint64_t af = 1u << 10;
+  wr64(s2l1 + 0, s2l2 | 3);
+  wr64(s2l2 + 0 * 8, 0x000000 | af | (3u << 6) | 1);  // IPA 0-2 MiB -> PA 0, RW
+  wr64(s2l2 + 1 * 8, 0x000000 | af | (1u << 6) | 1);  // IPA 2-4 MiB -> PA 0, read-only
+  core.set_cp15(2, 4, 1, 2, 1u << 6);                 // VTCR: SL0 = 1
+  core.set_cp15_64(6, 2, s2l1);                       // VTTBR
+  core.set_cp15(1, 4, 1, 0, 1);                       // HCR.VM
+  // ISV, SAS = halfword, SRT = r3, WnR, DFSC = permission level 2 (EC 0x24).
+  const uint32_t syndrome = (uint32_t{hsr_ec::kDataAbortLower} << 26) | (1u << 24) | (1u << 22) |
+                            (3u << 16) | (1u << 6) | 0x0eu;
+  struct Case {
+    bool thumb;
+    uint32_t at;
+    std::initializer_list<uint16_t> halfwords;  // little-endian order
+    uint32_t il;
+  };
+  const Case cases[] = {
+      // mov r1, #7; strh r3, [r0, #4]; b .
+      {false, kCode, {0x1007, 0xe3a0, 0x30b4, 0xe1c0, 0xfffe, 0xeaff}, 1u << 25},
+      // movs r1, #7; strh r3, [r0, #4]; b .
+      {true, kCode + 0x100, {0x2107, 0x8083, 0xe7fe}, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.thumb ? "T32" : "A32");
+    uint32_t a = c.at;
+    for (uint16_t h : c.halfwords) {
+      mem.write16(a, h);
+      a += 2;
+    }
+    core.set_cpsr(kSvc | kAif);
+    core.set_reg(0, 0x201000);
+    core.set_reg(1, 0);
+    core.set_pc(c.at | (c.thumb ? 1u : 0u));
+    const uint64_t before = core.retired();
+    core.run(2);  // the first instruction, then the fault's entry
+    EXPECT_EQ(core.retired() - before, 1u);
+    EXPECT_EQ(core.reg(1), 7u);
+    EXPECT_EQ(core.mode(), Mode::Hyp);
+    EXPECT_EQ(core.pc(), kHvbar + 0x14);
+    EXPECT_EQ(core.elr_hyp(), c.at + (c.thumb ? 2u : 4u));
+    EXPECT_EQ(core.hsr(), syndrome | c.il);
+    EXPECT_EQ(core.hdfar(), 0x201004u);
+  }
+}
+
 }  // namespace
 
 // The ISS is plain C++: no SystemC kernel, so GoogleTest's own main.
