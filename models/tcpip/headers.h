@@ -90,8 +90,10 @@ struct Ipv4Header {
 };
 enum class IpParse { Ok, Truncated, BadHeader, BadChecksum };
 /// Validates version 4, IHL >= 5, IHL*4 <= total_len <= len (bytes after it are link padding),
-/// and the header checksum. Options are skipped.
-IpParse parse_ipv4_header(const std::uint8_t* p, std::size_t len, Ipv4Header& h);
+/// and the header checksum (not when `verify_checksum` is false: a frame whose sender vouches for
+/// its checksums). Options are skipped.
+IpParse parse_ipv4_header(const std::uint8_t* p, std::size_t len, Ipv4Header& h,
+                          bool verify_checksum = true);
 /// Writes a 20-byte header (options are never emitted) with a correct checksum.
 void write_ipv4_header(std::uint8_t* p, const Ipv4Header& h);
 

@@ -148,9 +148,12 @@ void Stack::route_and_send(Frame&& f, Ipv4 src, Ipv4 dst) {
     ++stats_.drop_no_route;
     return;
   }
-  auto it = arp_cache_.find(hop);
-  if (it != arp_cache_.end()) {
-    std::memcpy(f.data(), it->second.b.data(), 6);
+  if (last_arp_ == nullptr || last_arp_->first != hop) {
+    const auto it = arp_cache_.find(hop);
+    last_arp_ = it == arp_cache_.end() ? nullptr : &*it;
+  }
+  if (last_arp_ != nullptr && last_arp_->first == hop) {
+    std::memcpy(f.data(), last_arp_->second.b.data(), 6);
     emit_frame(std::move(f));
     return;
   }
@@ -264,7 +267,17 @@ TcpConnection* Stack::create_conn(const TupleKey& k) {
   return slots_[slot].get();
 }
 
+ConnId Stack::lookup_tuple(const TupleKey& k) const {
+  if (last_id_ != 0 && last_key_ == k) return last_id_;
+  const auto it = by_tuple_.find(k);
+  if (it == by_tuple_.end()) return 0;
+  last_key_ = k;
+  last_id_ = it->second;
+  return last_id_;
+}
+
 void Stack::tuple_insert(const TupleKey& k, ConnId id) {
+  last_id_ = 0;
   const auto [it, fresh] = by_tuple_.insert_or_assign(k, id);
   (void)it;
   if (fresh && k.lport >= cfg_.ephemeral_port_base)
@@ -273,6 +286,7 @@ void Stack::tuple_insert(const TupleKey& k, ConnId id) {
 
 void Stack::tuple_erase(std::unordered_map<TupleKey, ConnId, TupleHash>::iterator it) {
   const TupleKey k = it->first;
+  last_id_ = 0;
   by_tuple_.erase(it);
   if (k.lport < cfg_.ephemeral_port_base) return;
   auto used = ephemeral_used_.find(ephemeral_key(k.lip, k.rip, k.rport));
@@ -441,20 +455,20 @@ void Stack::poll(TimePs now) {
 
 // ------------------------------------------------------------------------------------ input
 
-ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len) const {
+ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len,
+                                  bool checksums_valid) const {
   EthHeader eth;
   if (data == nullptr || !parse_eth(data, len, eth) || eth.ethertype != kEtherTypeIpv4) return 0;
   Ipv4Header ip;
   const std::uint8_t* p = data + kEthHeaderLen;
   const std::size_t n = len - kEthHeaderLen;
-  if (parse_ipv4_header(p, n, ip) != IpParse::Ok || ip.proto != kIpProtoTcp ||
-      ip.total_len < ip.header_len + kTcpMinHeaderLen)
+  if (parse_ipv4_header(p, n, ip, verify_ip_checksum(checksums_valid)) != IpParse::Ok ||
+      ip.proto != kIpProtoTcp || ip.total_len < ip.header_len + kTcpMinHeaderLen)
     return 0;
   const std::uint8_t* tcp = p + ip.header_len;  // ports: the first four bytes
   const std::uint16_t src_port = static_cast<std::uint16_t>((tcp[0] << 8) | tcp[1]);
   const std::uint16_t dst_port = static_cast<std::uint16_t>((tcp[2] << 8) | tcp[3]);
-  const auto it = by_tuple_.find(TupleKey{ip.dst, ip.src, dst_port, src_port});
-  return it == by_tuple_.end() ? 0 : it->second;
+  return lookup_tuple(TupleKey{ip.dst, ip.src, dst_port, src_port});
 }
 
 void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now,
@@ -508,7 +522,7 @@ void Stack::handle_arp(const EthHeader& eth, const std::uint8_t* p, std::size_t 
 
 void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
   Ipv4Header ip;
-  switch (parse_ipv4_header(p, n, ip)) {
+  switch (parse_ipv4_header(p, n, ip, verify_ip_checksum(rx_checksums_valid_))) {
     case IpParse::Ok:
       break;
     case IpParse::Truncated:
@@ -518,6 +532,7 @@ void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
       ++stats_.drop_bad_ip_header;
       return;
     case IpParse::BadChecksum:
+      assert(!rx_checksums_valid_);  // a vouched-for frame is never bad
       ++stats_.drop_bad_ip_checksum;
       return;
   }
@@ -696,9 +711,8 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   const std::size_t plen = n - h.header_len;
 
   const TupleKey key{ip.dst, ip.src, h.dst_port, h.src_port};
-  auto it = by_tuple_.find(key);
-  if (it != by_tuple_.end()) {
-    if (TcpConnection* c = find(it->second)) {
+  if (const ConnId id = lookup_tuple(key)) {
+    if (TcpConnection* c = find(id)) {
       c->on_segment(h, o, payload, plen, now, ip.tos & ecn::kMask);
       after_op(*c);
       return;

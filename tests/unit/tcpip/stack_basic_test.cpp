@@ -326,6 +326,37 @@ TEST(Tcp, AbortResetsPeer) {
   EXPECT_EQ(net.a.stack->stats().rst_sent, 1u);
 }
 
+TEST(Tcp, ASecondConnectionOnTheSameFourTupleGetsItsSegments) {
+  // The stack keeps the last 4-tuple lookup in front of its hash; the entry must not outlive the
+  // connection it names.
+  Net net;
+  Pair p = connect_pair(net);
+  const std::uint16_t port = net.a.stack->info(p.a).local_port;
+  const std::uint8_t msg[] = {1, 2, 3, 4, 5};
+  ASSERT_EQ(net.a.stack->send(p.a, msg, sizeof msg, net.now), sizeof msg);
+  net.run_for(10 * kMs);
+  EXPECT_EQ(net.b.stack->readable(p.b), sizeof msg);
+  net.a.stack->abort(p.a, net.now);
+  net.run_for(10 * kMs);
+  ASSERT_EQ(net.b.count(Event::Reset, p.b), 1);
+  ASSERT_EQ(net.b.stack->connection_count(), 0u);
+  // The same 4-tuple again: both ends have a new connection id for it.
+  const ConnId a2 = net.a.stack->connect(kIpB, 5000, port, net.now);
+  ASSERT_NE(a2, 0u);
+  ASSERT_NE(a2, p.a);
+  ASSERT_TRUE(net.run_until([&] { return net.b.count(Event::Accepted) == 2; }, kSec));
+  ConnId b2 = 0;
+  for (auto& ev : net.b.events)
+    if (ev.first == Event::Accepted) b2 = ev.second.conn;
+  ASSERT_NE(b2, p.b);
+  ASSERT_EQ(net.a.stack->send(a2, msg, 3, net.now), 3u);
+  ASSERT_EQ(net.b.stack->send(b2, msg, 2, net.now), 2u);
+  net.run_for(10 * kMs);
+  EXPECT_EQ(net.b.stack->readable(b2), 3u);
+  EXPECT_EQ(net.a.stack->readable(a2), 2u);
+  EXPECT_EQ(net.a.stack->stats().rst_sent + net.b.stack->stats().rst_sent, 1u);  // the abort's
+}
+
 TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
   StackConfig ca = config_a();
   ca.time_wait = 3 * kSec;
