@@ -100,6 +100,13 @@ Frame Stack::new_frame(std::size_t len) const {
   return FramePool::take(cfg_.pad_short_frames ? std::max(len, kMinFrameLen) : len);
 }
 
+Frame Stack::new_frame_for_overwrite(std::size_t len) const {
+  if (!cfg_.pad_short_frames || len >= kMinFrameLen) return FramePool::take_for_overwrite(len);
+  Frame f = FramePool::take_for_overwrite(kMinFrameLen);
+  std::memset(f.data() + len, 0, kMinFrameLen - len);
+  return f;
+}
+
 void Stack::emit_frame(Frame&& f) {
   f.checksums_valid = true;  // every frame built here had its checksums computed over its bytes
   ++stats_.frames_out;
@@ -348,7 +355,9 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   const std::size_t optlen = tcp_options_len(seg.opts);
   const std::size_t payload = seg.n1 + seg.n2;
   const std::size_t tcp_len = kTcpMinHeaderLen + optlen + payload;
-  Frame f = new_frame(kL4Off + tcp_len);
+  // Every byte is written below: Ethernet (the destination by route_and_send), IPv4, TCP header,
+  // options, payload.
+  Frame f = new_frame_for_overwrite(kL4Off + tcp_len);
   std::uint8_t* t = f.data() + kL4Off;
   TcpHeader h;
   h.src_port = c.local_port();

@@ -291,6 +291,9 @@ class Stack final : private TcpHost {
   }
   bool is_martian(Ipv4 src) const;
   Frame new_frame(std::size_t len) const;
+  // A frame of `len` bytes (padded) for a builder that writes the first `len` bytes itself; the
+  // padding is zero.
+  Frame new_frame_for_overwrite(std::size_t len) const;
 
   StackConfig cfg_;
   StackListener& listener_;

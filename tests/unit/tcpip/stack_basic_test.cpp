@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/tcpip/checksum.h"
+#include "models/tcpip/frame_pool.h"
 #include "tests/unit/tcpip/harness.h"
 
 namespace vtoe::tcpip::test {
@@ -355,6 +356,32 @@ TEST(Tcp, ASecondConnectionOnTheSameFourTupleGetsItsSegments) {
   EXPECT_EQ(net.b.stack->readable(b2), 3u);
   EXPECT_EQ(net.a.stack->readable(a2), 2u);
   EXPECT_EQ(net.a.stack->stats().rst_sent + net.b.stack->stats().rst_sent, 1u);  // the abort's
+}
+
+TEST(Tcp, SegmentsBuiltInRecycledBuffersCarryNoOldBytes) {
+  // TCP segments are built in pooled buffers without zero-filling them first: every byte must be
+  // written. The same exchange, once with the pool full of zero buffers and once full of 0xff
+  // buffers, must put the same bytes on the wire (short frames padded with zeros).
+  auto run = [](std::uint8_t fill) {
+    for (int i = 0; i < 300; ++i) FramePool::give(Frame(1600, fill));
+    StackConfig ca = config_a(), cb = config_b();
+    ca.timestamps = cb.timestamps = false;  // pure ACKs of 54 bytes, padded to 60
+    Net net(ca, cb);
+    Pair p = connect_pair(net);
+    std::vector<std::uint8_t> data(5000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+    EXPECT_EQ(net.a.stack->send(p.a, data.data(), data.size(), net.now), data.size());
+    EXPECT_EQ(net.b.stack->send(p.b, data.data(), 1, net.now), 1u);  // a 1-byte segment
+    net.run_for(10 * kMs);
+    net.a.stack->close(p.a, net.now);
+    net.b.stack->close(p.b, net.now);
+    net.run_for(10 * kMs);
+    EXPECT_EQ(read_all(net.b, p.b), data.size());
+    EXPECT_GT(net.sent[0] + net.sent[1], 8u);
+    EXPECT_LT(net.sent[0] + net.sent[1], 300u);  // every frame came from the given buffers
+    return net.hash;
+  };
+  EXPECT_EQ(run(0x00), run(0xff));
 }
 
 TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
