@@ -116,17 +116,28 @@ void Stack::emit_frame(Frame&& f) {
 
 void Stack::send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df,
                       std::size_t l4_len, std::uint8_t tos) {
-  write_eth(f.data(), EthHeader{MacAddr{}, mac_of(src), kEtherTypeIpv4});
-  Ipv4Header ip;
-  ip.tos = tos;
-  ip.total_len = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
-  ip.id = ip_id_++;
-  ip.df = df;
-  ip.ttl = cfg_.ttl;
-  ip.proto = proto;
-  ip.src = src;
-  ip.dst = dst;
-  write_ipv4_header(f.data() + kIpOff, ip);
+  std::uint8_t* e = f.data();
+  std::memset(e, 0, 6);  // the destination: route_and_send
+  std::memcpy(e + 6, mac_of(src).b.data(), 6);
+  store_be16(e + 12, kEtherTypeIpv4);
+  // The 20-byte header written field by field, its checksum summed from the fields.
+  std::uint8_t* p = e + kIpOff;
+  const std::uint16_t ver_tos = static_cast<std::uint16_t>(0x4500 | tos);
+  const auto total = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
+  const std::uint16_t id = ip_id_++;
+  const std::uint16_t frag = df ? 0x4000 : 0;
+  const auto ttl_proto = static_cast<std::uint16_t>((cfg_.ttl << 8) | proto);
+  store_be16(p, ver_tos);
+  store_be16(p + 2, total);
+  store_be16(p + 4, id);
+  store_be16(p + 6, frag);
+  store_be16(p + 8, ttl_proto);
+  store_be32(p + 12, src);
+  store_be32(p + 16, dst);
+  std::uint64_t sum = static_cast<std::uint64_t>(ver_tos) + total + id + frag + ttl_proto +
+                      (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  store_be16(p + 10, static_cast<std::uint16_t>(~sum & 0xffff));
   ++stats_.ip_out;
   route_and_send(std::move(f), src, dst);
 }
@@ -359,22 +370,37 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   // options, payload.
   Frame f = new_frame_for_overwrite(kL4Off + tcp_len);
   std::uint8_t* t = f.data() + kL4Off;
-  TcpHeader h;
-  h.src_port = c.local_port();
-  h.dst_port = c.remote_port();
-  h.seq = seg.seq;
-  h.ack = seg.ack;
-  h.header_len = static_cast<std::uint8_t>(kTcpMinHeaderLen + optlen);
-  h.flags = seg.flags;
-  h.window = seg.window;
-  write_tcp_header(t, h);
-  if (optlen) write_tcp_options(t + kTcpMinHeaderLen, seg.opts);
-  // The checksum field is 0 here; the payload is summed while it is copied in (the header's
-  // length is a multiple of 4, so the payload starts on an even offset).
-  std::uint8_t* d = t + h.header_len;
-  const std::uint32_t head = ones_sum(t, h.header_len,
-                                      pseudo_header_sum(c.local_ip(), c.remote_ip(), kIpProtoTcp,
-                                                        static_cast<std::uint16_t>(tcp_len)));
+  const std::size_t header_len = kTcpMinHeaderLen + optlen;
+  const std::uint16_t sport = c.local_port(), dport = c.remote_port();
+  const std::uint16_t offset_flags =
+      static_cast<std::uint16_t>(((header_len / 4) << 12) | seg.flags);
+  store_be16(t, sport);
+  store_be16(t + 2, dport);
+  store_be32(t + 4, seg.seq);
+  store_be32(t + 8, seg.ack);
+  store_be16(t + 12, offset_flags);
+  store_be16(t + 14, seg.window);
+  store_be32(t + 16, 0);  // the checksum (below) and the urgent pointer
+  // The header's sum from its fields rather than its bytes (the same 16-bit words), with the
+  // pseudo-header's; the options' (timestamps, on nearly every segment) likewise.
+  std::uint64_t hs = pseudo_header_sum(c.local_ip(), c.remote_ip(), kIpProtoTcp,
+                                       static_cast<std::uint16_t>(tcp_len));
+  hs += static_cast<std::uint64_t>(sport) + dport + (seg.seq >> 16) + (seg.seq & 0xffff) +
+        (seg.ack >> 16) + (seg.ack & 0xffff) + offset_flags + seg.window;
+  if (optlen) {
+    const TcpOptions& o = seg.opts;
+    write_tcp_options(t + kTcpMinHeaderLen, o);
+    if (optlen == 12 && o.has_timestamps)  // timestamps alone: NOP NOP 8 10 val ecr
+      hs += 0x0101u + 0x080au + (o.ts_val >> 16) + (o.ts_val & 0xffff) + (o.ts_ecr >> 16) +
+            (o.ts_ecr & 0xffff);
+    else
+      hs += ones_sum(t + kTcpMinHeaderLen, optlen);
+  }
+  while (hs >> 16) hs = (hs & 0xffff) + (hs >> 16);
+  // The payload is summed while it is copied in (the header's length is a multiple of 4, so the
+  // payload starts on an even offset).
+  std::uint8_t* d = t + header_len;
+  const std::uint32_t head = static_cast<std::uint32_t>(hs);
   std::uint32_t sum = head;
   if (seg.n1 % 2 == 0) {
     if (seg.n1) sum = ones_sum_copy(d, seg.p1, seg.n1, sum);
