@@ -276,6 +276,7 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
       }
     }
     conn.rx_offset += n;
+    if (seen < buf_.size()) break;  // it saw all there was; reading brings nothing new
   }
   if (conn.owed) fill(c, conn);
 }

@@ -38,12 +38,20 @@ Frame FramePool::take(std::size_t len) {
   return f;
 }
 
+Frame FramePool::take_for_overwrite(std::size_t len) {
+  auto& frames = pool();
+  if (!kPooling || frames.empty()) return Frame(len, 0);
+  Frame f = std::move(frames.back());
+  frames.pop_back();
+  f.resize(len);  // zero-fills only what the buffer held no bytes for before
+  return f;
+}
+
 void FramePool::give(Frame&& frame) {
   if (!kPooling || frame.capacity() < kMinCapacity) return;
   auto& frames = pool();
   if (frames.size() >= kMaxPooled) return;
-  frame.clear();
-  frame.checksums_valid = false;
+  frame.checksums_valid = false;  // its bytes stay: take() fills them, take_for_overwrite() not
   frames.push_back(std::move(frame));
 }
 

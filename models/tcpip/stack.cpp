@@ -100,6 +100,13 @@ Frame Stack::new_frame(std::size_t len) const {
   return FramePool::take(cfg_.pad_short_frames ? std::max(len, kMinFrameLen) : len);
 }
 
+Frame Stack::new_frame_for_overwrite(std::size_t len) const {
+  if (!cfg_.pad_short_frames || len >= kMinFrameLen) return FramePool::take_for_overwrite(len);
+  Frame f = FramePool::take_for_overwrite(kMinFrameLen);
+  std::memset(f.data() + len, 0, kMinFrameLen - len);
+  return f;
+}
+
 void Stack::emit_frame(Frame&& f) {
   f.checksums_valid = true;  // every frame built here had its checksums computed over its bytes
   ++stats_.frames_out;
@@ -109,17 +116,28 @@ void Stack::emit_frame(Frame&& f) {
 
 void Stack::send_ipv4(Frame&& f, Ipv4 src, Ipv4 dst, std::uint8_t proto, bool df,
                       std::size_t l4_len, std::uint8_t tos) {
-  write_eth(f.data(), EthHeader{MacAddr{}, mac_of(src), kEtherTypeIpv4});
-  Ipv4Header ip;
-  ip.tos = tos;
-  ip.total_len = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
-  ip.id = ip_id_++;
-  ip.df = df;
-  ip.ttl = cfg_.ttl;
-  ip.proto = proto;
-  ip.src = src;
-  ip.dst = dst;
-  write_ipv4_header(f.data() + kIpOff, ip);
+  std::uint8_t* e = f.data();
+  std::memset(e, 0, 6);  // the destination: route_and_send
+  std::memcpy(e + 6, mac_of(src).b.data(), 6);
+  store_be16(e + 12, kEtherTypeIpv4);
+  // The 20-byte header written field by field, its checksum summed from the fields.
+  std::uint8_t* p = e + kIpOff;
+  const std::uint16_t ver_tos = static_cast<std::uint16_t>(0x4500 | tos);
+  const auto total = static_cast<std::uint16_t>(kIpv4MinHeaderLen + l4_len);
+  const std::uint16_t id = ip_id_++;
+  const std::uint16_t frag = df ? 0x4000 : 0;
+  const auto ttl_proto = static_cast<std::uint16_t>((cfg_.ttl << 8) | proto);
+  store_be16(p, ver_tos);
+  store_be16(p + 2, total);
+  store_be16(p + 4, id);
+  store_be16(p + 6, frag);
+  store_be16(p + 8, ttl_proto);
+  store_be32(p + 12, src);
+  store_be32(p + 16, dst);
+  std::uint64_t sum = static_cast<std::uint64_t>(ver_tos) + total + id + frag + ttl_proto +
+                      (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  store_be16(p + 10, static_cast<std::uint16_t>(~sum & 0xffff));
   ++stats_.ip_out;
   route_and_send(std::move(f), src, dst);
 }
@@ -148,9 +166,12 @@ void Stack::route_and_send(Frame&& f, Ipv4 src, Ipv4 dst) {
     ++stats_.drop_no_route;
     return;
   }
-  auto it = arp_cache_.find(hop);
-  if (it != arp_cache_.end()) {
-    std::memcpy(f.data(), it->second.b.data(), 6);
+  if (last_arp_ == nullptr || last_arp_->first != hop) {
+    const auto it = arp_cache_.find(hop);
+    last_arp_ = it == arp_cache_.end() ? nullptr : &*it;
+  }
+  if (last_arp_ != nullptr && last_arp_->first == hop) {
+    std::memcpy(f.data(), last_arp_->second.b.data(), 6);
     emit_frame(std::move(f));
     return;
   }
@@ -264,7 +285,17 @@ TcpConnection* Stack::create_conn(const TupleKey& k) {
   return slots_[slot].get();
 }
 
+ConnId Stack::lookup_tuple(const TupleKey& k) const {
+  if (last_id_ != 0 && last_key_ == k) return last_id_;
+  const auto it = by_tuple_.find(k);
+  if (it == by_tuple_.end()) return 0;
+  last_key_ = k;
+  last_id_ = it->second;
+  return last_id_;
+}
+
 void Stack::tuple_insert(const TupleKey& k, ConnId id) {
+  last_id_ = 0;
   const auto [it, fresh] = by_tuple_.insert_or_assign(k, id);
   (void)it;
   if (fresh && k.lport >= cfg_.ephemeral_port_base)
@@ -273,6 +304,7 @@ void Stack::tuple_insert(const TupleKey& k, ConnId id) {
 
 void Stack::tuple_erase(std::unordered_map<TupleKey, ConnId, TupleHash>::iterator it) {
   const TupleKey k = it->first;
+  last_id_ = 0;
   by_tuple_.erase(it);
   if (k.lport < cfg_.ephemeral_port_base) return;
   auto used = ephemeral_used_.find(ephemeral_key(k.lip, k.rip, k.rport));
@@ -334,24 +366,41 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
   const std::size_t optlen = tcp_options_len(seg.opts);
   const std::size_t payload = seg.n1 + seg.n2;
   const std::size_t tcp_len = kTcpMinHeaderLen + optlen + payload;
-  Frame f = new_frame(kL4Off + tcp_len);
+  // Every byte is written below: Ethernet (the destination by route_and_send), IPv4, TCP header,
+  // options, payload.
+  Frame f = new_frame_for_overwrite(kL4Off + tcp_len);
   std::uint8_t* t = f.data() + kL4Off;
-  TcpHeader h;
-  h.src_port = c.local_port();
-  h.dst_port = c.remote_port();
-  h.seq = seg.seq;
-  h.ack = seg.ack;
-  h.header_len = static_cast<std::uint8_t>(kTcpMinHeaderLen + optlen);
-  h.flags = seg.flags;
-  h.window = seg.window;
-  write_tcp_header(t, h);
-  if (optlen) write_tcp_options(t + kTcpMinHeaderLen, seg.opts);
-  // The checksum field is 0 here; the payload is summed while it is copied in (the header's
-  // length is a multiple of 4, so the payload starts on an even offset).
-  std::uint8_t* d = t + h.header_len;
-  const std::uint32_t head = ones_sum(t, h.header_len,
-                                      pseudo_header_sum(c.local_ip(), c.remote_ip(), kIpProtoTcp,
-                                                        static_cast<std::uint16_t>(tcp_len)));
+  const std::size_t header_len = kTcpMinHeaderLen + optlen;
+  const std::uint16_t sport = c.local_port(), dport = c.remote_port();
+  const std::uint16_t offset_flags =
+      static_cast<std::uint16_t>(((header_len / 4) << 12) | seg.flags);
+  store_be16(t, sport);
+  store_be16(t + 2, dport);
+  store_be32(t + 4, seg.seq);
+  store_be32(t + 8, seg.ack);
+  store_be16(t + 12, offset_flags);
+  store_be16(t + 14, seg.window);
+  store_be32(t + 16, 0);  // the checksum (below) and the urgent pointer
+  // The header's sum from its fields rather than its bytes (the same 16-bit words), with the
+  // pseudo-header's; the options' (timestamps, on nearly every segment) likewise.
+  std::uint64_t hs = pseudo_header_sum(c.local_ip(), c.remote_ip(), kIpProtoTcp,
+                                       static_cast<std::uint16_t>(tcp_len));
+  hs += static_cast<std::uint64_t>(sport) + dport + (seg.seq >> 16) + (seg.seq & 0xffff) +
+        (seg.ack >> 16) + (seg.ack & 0xffff) + offset_flags + seg.window;
+  if (optlen) {
+    const TcpOptions& o = seg.opts;
+    write_tcp_options(t + kTcpMinHeaderLen, o);
+    if (optlen == 12 && o.has_timestamps)  // timestamps alone: NOP NOP 8 10 val ecr
+      hs += 0x0101u + 0x080au + (o.ts_val >> 16) + (o.ts_val & 0xffff) + (o.ts_ecr >> 16) +
+            (o.ts_ecr & 0xffff);
+    else
+      hs += ones_sum(t + kTcpMinHeaderLen, optlen);
+  }
+  while (hs >> 16) hs = (hs & 0xffff) + (hs >> 16);
+  // The payload is summed while it is copied in (the header's length is a multiple of 4, so the
+  // payload starts on an even offset).
+  std::uint8_t* d = t + header_len;
+  const std::uint32_t head = static_cast<std::uint32_t>(hs);
   std::uint32_t sum = head;
   if (seg.n1 % 2 == 0) {
     if (seg.n1) sum = ones_sum_copy(d, seg.p1, seg.n1, sum);
@@ -441,20 +490,20 @@ void Stack::poll(TimePs now) {
 
 // ------------------------------------------------------------------------------------ input
 
-ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len) const {
+ConnId Stack::connection_of_frame(const std::uint8_t* data, std::size_t len,
+                                  bool checksums_valid) const {
   EthHeader eth;
   if (data == nullptr || !parse_eth(data, len, eth) || eth.ethertype != kEtherTypeIpv4) return 0;
   Ipv4Header ip;
   const std::uint8_t* p = data + kEthHeaderLen;
   const std::size_t n = len - kEthHeaderLen;
-  if (parse_ipv4_header(p, n, ip) != IpParse::Ok || ip.proto != kIpProtoTcp ||
-      ip.total_len < ip.header_len + kTcpMinHeaderLen)
+  if (parse_ipv4_header(p, n, ip, verify_ip_checksum(checksums_valid)) != IpParse::Ok ||
+      ip.proto != kIpProtoTcp || ip.total_len < ip.header_len + kTcpMinHeaderLen)
     return 0;
   const std::uint8_t* tcp = p + ip.header_len;  // ports: the first four bytes
   const std::uint16_t src_port = static_cast<std::uint16_t>((tcp[0] << 8) | tcp[1]);
   const std::uint16_t dst_port = static_cast<std::uint16_t>((tcp[2] << 8) | tcp[3]);
-  const auto it = by_tuple_.find(TupleKey{ip.dst, ip.src, dst_port, src_port});
-  return it == by_tuple_.end() ? 0 : it->second;
+  return lookup_tuple(TupleKey{ip.dst, ip.src, dst_port, src_port});
 }
 
 void Stack::receive_frame(const std::uint8_t* data, std::size_t len, TimePs now,
@@ -508,7 +557,7 @@ void Stack::handle_arp(const EthHeader& eth, const std::uint8_t* p, std::size_t 
 
 void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
   Ipv4Header ip;
-  switch (parse_ipv4_header(p, n, ip)) {
+  switch (parse_ipv4_header(p, n, ip, verify_ip_checksum(rx_checksums_valid_))) {
     case IpParse::Ok:
       break;
     case IpParse::Truncated:
@@ -518,6 +567,7 @@ void Stack::handle_ipv4(const std::uint8_t* p, std::size_t n, TimePs now) {
       ++stats_.drop_bad_ip_header;
       return;
     case IpParse::BadChecksum:
+      assert(!rx_checksums_valid_);  // a vouched-for frame is never bad
       ++stats_.drop_bad_ip_checksum;
       return;
   }
@@ -696,9 +746,8 @@ void Stack::handle_tcp(const Ipv4Header& ip, const std::uint8_t* p, std::size_t 
   const std::size_t plen = n - h.header_len;
 
   const TupleKey key{ip.dst, ip.src, h.dst_port, h.src_port};
-  auto it = by_tuple_.find(key);
-  if (it != by_tuple_.end()) {
-    if (TcpConnection* c = find(it->second)) {
+  if (const ConnId id = lookup_tuple(key)) {
+    if (TcpConnection* c = find(id)) {
       c->on_segment(h, o, payload, plen, now, ip.tos & ecn::kMask);
       after_op(*c);
       return;

@@ -80,8 +80,8 @@ class Stack final : private TcpHost {
 
   /// A received Ethernet frame at time `now`. Malformed or hostile frames are counted and
   /// dropped, or answered as RFC 9293 / RFC 5961 require; never undefined behaviour.
-  /// `checksums_valid`: the sender vouches for the transport checksum (Frame::checksums_valid);
-  /// it is then not recomputed.
+  /// `checksums_valid`: the sender vouches for the IPv4 header's and the transport checksum
+  /// (Frame::checksums_valid); they are then not recomputed.
   void receive_frame(const std::uint8_t* data, std::size_t len, TimePs now,
                      bool checksums_valid = false);
   void receive_frame(const Frame& frame, TimePs now) {
@@ -145,7 +145,9 @@ class Stack final : private TcpHost {
   /// The established or connecting connection an incoming frame's TCP segment belongs to, or 0
   /// (not TCP, malformed, a listener's or nobody's): a header lookup that changes nothing, for
   /// a hardware model that must fetch the connection's record before the segment is processed.
-  ConnId connection_of_frame(const std::uint8_t* data, std::size_t len) const;
+  /// `checksums_valid` as for receive_frame().
+  ConnId connection_of_frame(const std::uint8_t* data, std::size_t len,
+                             bool checksums_valid = false) const;
   /// The local buffer memory all connections share (StackConfig::shared_buffer), or nullptr.
   const BufferPool* buffer_pool() const { return pool_.get(); }
   /// Connection details; local_ip is the connection's own local address. For a listener:
@@ -277,8 +279,21 @@ class Stack final : private TcpHost {
     return ok;
 #endif
   }
+  // Whether to verify the IPv4 header checksum of a frame whose sender does (`vouched`) or does
+  // not vouch for its checksums; builds with assertions always verify (and check the flag).
+  static bool verify_ip_checksum(bool vouched) {
+#ifdef NDEBUG
+    return !vouched;
+#else
+    (void)vouched;
+    return true;
+#endif
+  }
   bool is_martian(Ipv4 src) const;
   Frame new_frame(std::size_t len) const;
+  // A frame of `len` bytes (padded) for a builder that writes the first `len` bytes itself; the
+  // padding is zero.
+  Frame new_frame_for_overwrite(std::size_t len) const;
 
   StackConfig cfg_;
   StackListener& listener_;
@@ -307,6 +322,12 @@ class Stack final : private TcpHost {
   }
   void tuple_insert(const TupleKey& k, ConnId id);
   void tuple_erase(std::unordered_map<TupleKey, ConnId, TupleHash>::iterator it);
+  /// by_tuple_'s entry for `k`, 0 if none. A bulk transfer's segments all belong to one or two
+  /// connections, so the last answer is kept in front of the hash (cleared whenever by_tuple_
+  /// changes).
+  ConnId lookup_tuple(const TupleKey& k) const;
+  mutable TupleKey last_key_;
+  mutable ConnId last_id_ = 0;                                 // 0: nothing cached
   std::map<ConnId, Listener> listeners_;                       // ordered: deterministic iteration
   std::unordered_map<std::uint64_t, ConnId> listener_by_key_;  // listen_key(ip or 0, port)
 
@@ -325,7 +346,9 @@ class Stack final : private TcpHost {
   bool dispatching_ = false;
 
   // ARP
-  std::unordered_map<Ipv4, MacAddr> arp_cache_;
+  std::unordered_map<Ipv4, MacAddr> arp_cache_;  // entries are updated, never erased
+  // The entry of the last next hop (a node of arp_cache_: stays valid), or nullptr.
+  const std::pair<const Ipv4, MacAddr>* last_arp_ = nullptr;
   std::vector<ArpPending> arp_pending_;  // few entries; ordered by creation
 
   // UDP

@@ -162,9 +162,9 @@ struct ConnectionInfo {
   bool ecn_ok = false;             ///< ECN negotiated (RFC 3168)
   bool ecn_echo = false;           ///< a CE arrived: ACKs carry ECE until a CWR
   // BBR (congestion control bbr); zero / empty otherwise.
-  double pacing_rate = 0;          ///< bytes per second
-  double bottleneck_bw = 0;        ///< BBR's bandwidth estimate, bytes per second
-  const char* bbr_mode = "";       ///< startup, drain, probe_bw, probe_rtt
+  double pacing_rate = 0;     ///< bytes per second
+  double bottleneck_bw = 0;   ///< BBR's bandwidth estimate, bytes per second
+  const char* bbr_mode = "";  ///< startup, drain, probe_bw, probe_rtt
 };
 
 }  // namespace vtoe::tcpip

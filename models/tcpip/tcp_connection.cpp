@@ -338,10 +338,6 @@ void TcpConnection::arm_persist(TimePs now) {
   rtx_deadline_ = now + persist_backoff_;
 }
 
-TimePs TcpConnection::next_deadline() const {
-  return std::min({rtx_deadline_, delack_deadline_, tw_deadline_, rack_deadline_, pace_deadline_});
-}
-
 void TcpConnection::die(Event ev) {
   if (dead_) return;
   dead_ = true;

@@ -8,6 +8,7 @@
 // Framing and demultiplexing live in Stack.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -96,7 +97,10 @@ class TcpConnection {
   /// Fires every timer whose deadline is <= now.
   void on_timer(TimePs now);
   /// Earliest pending timer deadline, kNever if none.
-  TimePs next_deadline() const;
+  TimePs next_deadline() const {  // inline: the stack asks after every operation
+    return std::min(
+        {rtx_deadline_, delack_deadline_, tw_deadline_, rack_deadline_, pace_deadline_});
+  }
 
   // --- user calls
   std::size_t send(const std::uint8_t* data, std::size_t len, TimePs now);

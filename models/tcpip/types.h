@@ -47,11 +47,12 @@ using ConnId = std::uint32_t;
 /// A whole Ethernet II frame (destination MAC first), without preamble and FCS: its bytes, plus
 /// one fact the bytes cannot carry. `checksums_valid` is set by a vtoe Stack on every frame it
 /// sends: it computed the IPv4 header's and the transport's checksums over exactly these bytes,
-/// so the receiving stack skips recomputing the transport checksum (each segment's checksum is
-/// computed once, as with a NIC's receive checksum offload). Frames from anywhere else (NetVP's
-/// raw socket, fuzzers, tests, a copy from a plain byte vector) start with it false and are
-/// verified. Whoever changes a frame's bytes after it was built must clear it (ECN marking keeps
-/// both checksums valid and keeps it). Builds with assertions verify anyway and check the flag.
+/// so the receiving stack skips recomputing the IPv4 header's and the transport checksum (each
+/// checksum is computed once, as with a NIC's receive checksum offload). Frames from anywhere else
+/// (NetVP's raw socket, fuzzers, tests, a copy from a plain byte vector) start with it false and
+/// are verified. Whoever changes a frame's bytes after it was built must clear it (ECN marking
+/// keeps both checksums valid and keeps it). Builds with assertions verify anyway and check the
+/// flag.
 class Frame : public std::vector<std::uint8_t> {
  public:
   using std::vector<std::uint8_t>::vector;

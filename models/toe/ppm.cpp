@@ -141,7 +141,8 @@ void Ppm::rx_start(TimePs now) {
     net::Frame frame = std::move(rx_waiting_.front());
     rx_waiting_.pop_front();
     TimePs record = ccb_.access_latency_ps();
-    if (const tcpip::ConnId c = stack_->connection_of_frame(frame.data(), frame.size()))
+    if (const tcpip::ConnId c =
+            stack_->connection_of_frame(frame.data(), frame.size(), frame.checksums_valid))
       if (const CcbEntry* e = ccb_.by_conn(c)) record = ccb_.touch(*e);
     const TimePs out = rx_pipe_.admit(now, rx_frame_ps(frame.size()) + record);
     rx_fifo_.push_back({out, std::move(frame)});

@@ -166,6 +166,10 @@ TEST(Headers, Ipv4Validation) {
   std::memcpy(f.data(), keep.data(), f.size());
   ip[8] ^= 1;  // TTL changed without checksum update
   EXPECT_EQ(parse_ipv4_header(ip, n, h), IpParse::BadChecksum);
+  // A frame whose sender vouches for its checksums: the sum is not looked at, the rest is.
+  EXPECT_EQ(parse_ipv4_header(ip, n, h, false), IpParse::Ok);
+  EXPECT_EQ(h.ttl, keep[kEthHeaderLen + 8] ^ 1);
+  EXPECT_EQ(parse_ipv4_header(ip, 27, h, false), IpParse::Truncated);
 }
 
 TEST(TcpOptions, RobustParsing) {
@@ -206,6 +210,28 @@ TEST(TcpOptions, RobustParsing) {
     TcpOptions p;
     parse_tcp_options(v.data(), v.size(), p);
   }
+}
+
+TEST(TcpOptions, TheTimestampLayoutIsReadAtOnceAndWhatFollowsAsUsual) {
+  const std::uint8_t ts[] = {1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 1, 2};
+  TcpOptions o;
+  ASSERT_TRUE(parse_tcp_options(ts, sizeof ts, o));
+  EXPECT_TRUE(o.has_timestamps);
+  EXPECT_EQ(o.ts_val, 7u);
+  EXPECT_EQ(o.ts_ecr, 0x102u);
+  EXPECT_EQ(o.sack_blocks, 0);
+  std::vector<std::uint8_t> v(ts, ts + sizeof ts);
+  v.insert(v.end(), {2, 4, 0x05, 0xb4});  // an MSS after it
+  TcpOptions m;
+  ASSERT_TRUE(parse_tcp_options(v.data(), v.size(), m));
+  EXPECT_TRUE(m.has_timestamps);
+  EXPECT_EQ(m.mss, 1460);
+  v.resize(sizeof ts);
+  v.push_back(2);  // a kind without its length after it
+  TcpOptions bad;
+  EXPECT_FALSE(parse_tcp_options(v.data(), v.size(), bad));
+  TcpOptions short_ts;  // the layout's first bytes, but the option runs past the end
+  EXPECT_FALSE(parse_tcp_options(ts, 11, short_ts));
 }
 
 TEST(TcpOptions, SackBlocksRoundTrip) {
