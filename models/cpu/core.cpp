@@ -268,7 +268,9 @@ Core::Context* Core::pick() const {
     if (it == ready_.end() || std::get<1>(*it) != running_vm_) return nullptr;
     return std::get<4>(*it);
   }
-  // Natively all VMs' contexts compete: the best head of each VM's part of the set.
+  // Natively all VMs' contexts compete: the best head of each VM's part of the set (with one VM,
+  // the set's first).
+  if (busy_.size() == 1) return first;
   Context* best = nullptr;
   for (auto it = ready_.begin(); it != ready_.end();) {
     Context* c = std::get<4>(*it);
