@@ -28,12 +28,26 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
                                    "connection's peer closed its window")),
       in_flight_(stats_.accumulator("bursts_in_flight",
                                     "burst reads in flight, sampled as each is issued")) {
+  space_or_job_ |= space_ev_;
+  space_or_job_ |= job_ev_;
+  answer_space_or_job_ |= answered_ev_;
+  answer_space_or_job_ |= space_ev_;
+  answer_space_or_job_ |= job_ev_;
   SC_THREAD(run);
 }
 
 void TxDma::enqueue(const TxJob& job) {
   const ConnKey key{job.channel, job.desc.sock};
-  auto& q = queues_[key];
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (spare_queue_) {
+      spare_queue_.key() = key;
+      it = queues_.insert(std::move(spare_queue_)).position;
+    } else {
+      it = queues_.emplace(key, std::deque<TxJob>{}).first;
+    }
+  }
+  auto& q = it->second;
   if (q.empty()) {
     // The thread rejoins the connection it served last to the rotation when it issues a burst;
     // it used to do so only once the burst was accepted, so a connection arriving before that
@@ -81,7 +95,8 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
   --queued_;
   update_parked();
   if (q.empty()) {
-    queues_.erase(key);
+    auto node = queues_.extract(key);
+    if (!spare_queue_) spare_queue_ = std::move(node);
     // A job failed as its burst completed: its connection leaves the rotation now.
     turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
   }
@@ -121,7 +136,8 @@ bool TxDma::serve(const ConnKey& key) {
   const tcpip::ConnId conn = e->conn;
   // Send-buffer space not yet spoken for by bursts in flight.
   std::size_t space = stack.send_space(conn);
-  const auto held = inflight_bytes_.find(conn);
+  auto held = std::find_if(inflight_bytes_.begin(), inflight_bytes_.end(),
+                           [conn](const auto& e) { return e.first == conn; });
   const std::size_t reserved = held == inflight_bytes_.end() ? 0 : held->second;
   if (space <= reserved) return false;
   space -= reserved;
@@ -141,7 +157,10 @@ bool TxDma::serve(const ConnKey& key) {
   b.data.resize(burst_);
   const std::uint64_t addr = job.desc.addr + job.issued;
   job.issued += n;
-  inflight_bytes_[conn] += n;
+  if (held == inflight_bytes_.end())
+    inflight_bytes_.emplace_back(conn, n);
+  else
+    held->second += n;
   if (!dma.approximately_timed()) {
     const DmaResult res = dma.book(tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband());
     b.ok = res.ok;
@@ -182,8 +201,12 @@ void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
 }
 
 void TxDma::deliver(Burst& b) {
-  auto held = inflight_bytes_.find(b.conn);
-  if (held != inflight_bytes_.end() && (held->second -= b.n) == 0) inflight_bytes_.erase(held);
+  auto held = std::find_if(inflight_bytes_.begin(), inflight_bytes_.end(),
+                           [&b](const auto& e) { return e.first == b.conn; });
+  if (held != inflight_bytes_.end() && (held->second -= b.n) == 0) {
+    *held = inflight_bytes_.back();
+    inflight_bytes_.pop_back();
+  }
   auto recycle = [&]() { spare_.push_back(std::move(b.data)); };
   auto qit = queues_.find(b.key);
   if (qit == queues_.end() || qit->second.empty() || qit->second.front().seq != b.seq)
@@ -247,19 +270,19 @@ void TxDma::run() {
       if (inflight_.size() >= outstanding_)
         sc_core::wait(answered_ev_);
       else
-        sc_core::wait(answered_ev_ | space_ev_ | job_ev_);
+        sc_core::wait(answer_space_or_job_);
     } else if (!inflight_.empty()) {
       const sc_core::sc_time until_oldest = core::ps(inflight_.front().done_at - now);
       if (inflight_.size() >= outstanding_)
         sc_core::wait(until_oldest);
       else
-        sc_core::wait(until_oldest, space_ev_ | job_ev_);
+        sc_core::wait(until_oldest, space_or_job_);
     } else if (turn_.empty()) {
       sc_core::wait(job_ev_);
     } else {
       ++stalls_;
       update_parked();
-      sc_core::wait(space_ev_ | job_ev_);
+      sc_core::wait(space_or_job_);
       update_parked();
     }
   }
