@@ -36,8 +36,15 @@ class Counter {
     if (pending_.size() >= settle_at_) settle();
   }
   std::uint64_t value() const {
+    if (sum_of_[0]) return sum_of_[0]->value() + sum_of_[1]->value();
     if (!pending_.empty()) settle();
     return value_;
+  }
+  // Makes this counter the sum of `a` and `b` from now on (a total over parts that are counted
+  // anyway: one increment per event instead of two). It must not be added to itself.
+  void sum_of(const Counter& a, const Counter& b) {
+    sum_of_[0] = &a;
+    sum_of_[1] = &b;
   }
   // Value since the last baseline (warm-up end).
   std::uint64_t measured() const { return value() - baseline_; }
@@ -56,6 +63,7 @@ class Counter {
   std::uint64_t baseline_ = 0;
   mutable std::vector<Pending> pending_;
   mutable std::size_t settle_at_ = 64;
+  const Counter* sum_of_[2] = {nullptr, nullptr};
 };
 
 // Sum/count/min/max of samples (e.g. a latency at each completion). A quantity that holds a value

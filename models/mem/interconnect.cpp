@@ -186,14 +186,21 @@ void Interconnect::map(std::uint64_t base, std::uint64_t size, tlm::tlm_target_s
 }
 
 long Interconnect::decode(std::uint64_t addr, std::uint64_t len) const {
+  if (len == 0) len = 1;
+  if (last_region_ < regions_.size()) {
+    const Region& last = regions_[last_region_];
+    const std::uint64_t off = addr - last.base;
+    if (addr >= last.base && off < last.size && len <= last.size - off)
+      return static_cast<long>(last_region_);
+  }
   auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
                              [](std::uint64_t a, const Region& r) { return a < r.base; });
   if (it == regions_.begin()) return -1;
   --it;
   const std::uint64_t off = addr - it->base;
-  if (len == 0) len = 1;
   if (off >= it->size || len > it->size - off) return -1;
-  return it - regions_.begin();
+  last_region_ = static_cast<std::size_t>(it - regions_.begin());
+  return static_cast<long>(last_region_);
 }
 
 long Interconnect::decode_or_fail(tlm::tlm_generic_payload& trans) {

@@ -143,6 +143,9 @@ class Interconnect : public core::Module {
   InterconnectParams params_;
   core::TimePs hop_latency_ps_;
   std::vector<Region> regions_;  // sorted by base
+  // The region of the last decode, tried first (DMA streams and register accesses hit one region
+  // in a row; regions do not overlap, so a hit is the binary search's answer).
+  mutable std::size_t last_region_ = 0;
   std::vector<std::unique_ptr<OutSocket>> outs_;
   std::vector<std::uint64_t> out_base_;  // base of the region each out socket serves
   core::PayloadMap<Pending> pending_;    // 4-phase only

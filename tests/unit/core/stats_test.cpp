@@ -69,6 +69,20 @@ TEST(Accumulator, LevelIsTimeWeightedAndSurvivesTheBaseline) {
 
 // An increment booked for a later time (a frame's departure computed when it is queued) shows
 // from that time on, whatever order the times come in, and the baseline sees only what is due.
+TEST(Counter, ASumOfTwoCountersReadsTheirTotalAndTakesItsOwnBaseline) {
+  vtoe::core::Counter a, b, total;
+  a += 3;
+  total.sum_of(a, b);
+  EXPECT_EQ(total.value(), 3u);
+  b += 5;
+  EXPECT_EQ(total.value(), 8u);
+  total.mark_baseline();
+  a += 1;
+  EXPECT_EQ(total.value(), 9u);
+  EXPECT_EQ(total.measured(), 1u);
+  EXPECT_EQ(a.measured(), 4u);  // the parts' baselines are their own
+}
+
 TEST(Counter, AddAtCountsFromItsDueTimeInAnyOrder) {
   vtoe::core::Counter c;
   vtoe::test::Proc drv("drv", [&] {
