@@ -312,8 +312,7 @@ unsigned int Interconnect::transport_dbg(int id, tlm::tlm_generic_payload& trans
   return n;
 }
 
-bool Interconnect::get_direct_mem_ptr(int id, tlm::tlm_generic_payload& trans,
-                                      tlm::tlm_dmi& dmi) {
+bool Interconnect::get_direct_mem_ptr(int id, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   const std::uint64_t addr = trans.get_address();
   const long r = decode(addr, 1, last_region(id));
   if (r < 0) {
