@@ -56,6 +56,7 @@ EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePor
       link_(link),
       rng_(
           splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))) {
+  frames.count_of_timed(bytes);  // one add_at() to `bytes` per frame
   ring_.resize(16);
 }
 
@@ -70,8 +71,7 @@ void EthernetLink::Direction::receive_frame_ahead(Frame&& frame, core::TimePs en
 
 void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps) {
   if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), enters_ps);
-  frames.add_at(enters_ps);
-  bytes.add_at(enters_ps, frame.size());
+  bytes.add_at(enters_ps, frame.size());  // and `frames` with it
   if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
     drops.add_at(enters_ps);
     return;
