@@ -28,6 +28,8 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
                                    "connection's peer closed its window")),
       in_flight_(stats_.accumulator("bursts_in_flight",
                                     "burst reads in flight, sampled as each is issued")) {
+  slots_.resize(outstanding_);
+  for (Burst& b : slots_) b.data.resize(burst_);
   space_or_job_ |= space_ev_;
   space_or_job_ |= job_ev_;
   answer_space_or_job_ |= answered_ev_;
@@ -145,16 +147,13 @@ bool TxDma::serve(const ConnKey& key) {
       std::min<std::size_t>({job.desc.length - job.issued, space, burst_}));
   ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
   const core::TimePs record = ccb_.touch(*e);  // the connection's send state, per burst
-  Burst b;
+  // The next free slot; it joins the bursts in flight when counted.
+  Burst& b = in_flight_at(in_flight_n_);
   b.key = key;
   b.seq = job.seq;
   b.conn = conn;
   b.n = n;
-  if (!spare_.empty()) {
-    b.data = std::move(spare_.back());
-    spare_.pop_back();
-  }
-  b.data.resize(burst_);
+  b.id = 0;
   const std::uint64_t addr = job.desc.addr + job.issued;
   job.issued += n;
   if (held == inflight_bytes_.end())
@@ -165,28 +164,30 @@ bool TxDma::serve(const ConnKey& key) {
     const DmaResult res = dma.book(tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband());
     b.ok = res.ok;
     b.done_at = core::now_ps() + record + res.delay_ps;
-    inflight_.push_back(std::move(b));
-    in_flight_.sample(static_cast<double>(inflight_.size()));
+    ++in_flight_n_;
+    in_flight_.sample(static_cast<double>(in_flight_n_));
     return true;
   }
   // Four phases: the burst joins the in-flight list first (its answer may come while this
   // thread waits for the memory system to accept the request), then the request goes out.
   b.id = ++burst_ids_;
   b.done_at = kAwaiting;
+  b.ok = true;
   const std::uint64_t id = b.id;
-  inflight_.push_back(std::move(b));
-  in_flight_.sample(static_cast<double>(inflight_.size()));
+  ++in_flight_n_;
+  in_flight_.sample(static_cast<double>(in_flight_n_));
   // With one burst in flight at most, this thread only waits for the answer next: END_REQ would
   // wake it for nothing.
   dma.issue(
-      tlm::TLM_READ_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+      tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband(),
       [this, id, record](bool ok) { answered(id, ok, record); },
       /*until_accepted=*/outstanding_ > 1);
   return true;
 }
 
 void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
-  for (Burst& b : inflight_) {
+  for (std::size_t i = 0; i < in_flight_n_; ++i) {
+    Burst& b = in_flight_at(i);
     if (b.id != id) continue;
     b.ok = ok;
     b.done_at = core::now_ps() + record;
@@ -207,10 +208,9 @@ void TxDma::deliver(Burst& b) {
     *held = inflight_bytes_.back();
     inflight_bytes_.pop_back();
   }
-  auto recycle = [&]() { spare_.push_back(std::move(b.data)); };
   auto qit = queues_.find(b.key);
   if (qit == queues_.end() || qit->second.empty() || qit->second.front().seq != b.seq)
-    return recycle();  // its job has already completed or failed
+    return;  // its job has already completed or failed
   std::deque<TxJob>& q = qit->second;
   TxJob& job = q.front();
   // Orphans the job's other bursts in flight: the bytes from `done` on are read again.
@@ -221,12 +221,12 @@ void TxDma::deliver(Burst& b) {
   if (!b.ok) {
     restart();
     finish(b.key, EventType::Error, Status::DmaFault);
-    return recycle();
+    return;
   }
   // The connection may have gone while the DMA ran: serve() fails the job.
   if (!ccb_.by_conn(b.conn)) {
     restart();
-    return recycle();
+    return;
   }
   tcpip::Stack& stack = ppm_.stack();
   // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
@@ -241,21 +241,22 @@ void TxDma::deliver(Burst& b) {
   bytes_ += accepted;
   bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
   if (accepted < b.n) restart();  // the buffer took less than it had room for: read the rest again
-  recycle();
 }
 
 void TxDma::run() {
   for (;;) {
     const core::TimePs now = core::now_ps();
-    while (!inflight_.empty() && inflight_.front().done_at <= now) {
-      Burst b = std::move(inflight_.front());
-      inflight_.pop_front();
+    while (in_flight_n_ > 0 && in_flight_at(0).done_at <= now) {
+      // Leaves the ring first; its slot is reused only by serve(), never during deliver().
+      Burst& b = in_flight_at(0);
+      if (++oldest_ == slots_.size()) oldest_ = 0;
+      --in_flight_n_;
       deliver(b);
     }
     // Give each connection in turn one step; a connection whose buffer is full keeps its place
     // and the next one is tried.
     bool progress = false;
-    if (inflight_.size() < outstanding_) {
+    if (in_flight_n_ < outstanding_) {
       for (std::size_t tried = 0; tried < turn_.size() && !progress;) {
         const ConnKey key = turn_.front();
         turn_.pop_front();
@@ -266,14 +267,14 @@ void TxDma::run() {
       }
     }
     if (progress) continue;
-    if (!inflight_.empty() && inflight_.front().done_at == kAwaiting) {
-      if (inflight_.size() >= outstanding_)
+    if (in_flight_n_ > 0 && in_flight_at(0).done_at == kAwaiting) {
+      if (in_flight_n_ >= outstanding_)
         sc_core::wait(answered_ev_);
       else
         sc_core::wait(answer_space_or_job_);
-    } else if (!inflight_.empty()) {
-      const sc_core::sc_time until_oldest = core::ps(inflight_.front().done_at - now);
-      if (inflight_.size() >= outstanding_)
+    } else if (in_flight_n_ > 0) {
+      const sc_core::sc_time until_oldest = core::ps(in_flight_at(0).done_at - now);
+      if (in_flight_n_ >= outstanding_)
         sc_core::wait(until_oldest);
       else
         sc_core::wait(until_oldest, space_or_job_);

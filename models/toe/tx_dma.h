@@ -100,11 +100,19 @@ class TxDma : public core::Module {
   // A queue that emptied, kept with its node and deque to be the next new one (no allocation
   // per context when connections take turns one context at a time).
   Queues::node_type spare_queue_;
-  std::deque<Burst> inflight_;  // issue order
+  // The bursts in flight, in issue order: a ring of `outstanding` slots that keep their data
+  // buffers (no allocation, no move of a burst per issue).
+  std::vector<Burst> slots_;
+  std::size_t oldest_ = 0;       // slot of the oldest burst in flight
+  std::size_t in_flight_n_ = 0;  // bursts in flight
+  Burst& in_flight_at(std::size_t i) {
+    std::size_t s = oldest_ + i;
+    if (s >= slots_.size()) s -= slots_.size();
+    return slots_[s];
+  }
   // Send space the bursts in flight will use, per connection: at most `outstanding` entries,
   // searched in place.
   std::vector<std::pair<tcpip::ConnId, std::uint32_t>> inflight_bytes_;
-  std::vector<std::vector<std::uint8_t>> spare_;  // burst buffers to reuse
   std::uint64_t next_seq_ = 1;
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
   ConnKey issuer_{-1, 0};     // the connection served last (see enqueue())
