@@ -26,9 +26,10 @@ void Counter::settle() const {
   const std::uint64_t now = now_ps();
   std::size_t kept = 0;
   for (const Pending& p : pending_) {
-    if (p.due_ps <= now)
+    if (p.due_ps <= now) {
       value_ += p.n;
-    else
+      ++timed_adds_;
+    } else
       pending_[kept++] = p;
   }
   pending_.resize(kept);

@@ -36,12 +36,35 @@ class Counter {
     if (pending_.size() >= settle_at_) settle();
   }
   std::uint64_t value() const {
+    if (derived_) return derived_value();
     if (!pending_.empty()) settle();
     return value_;
+  }
+  // How many add_at() additions are due by now, whatever their amounts (the others are not
+  // counted: they would cost every counter an instruction).
+  std::uint64_t timed_adds() const {
+    if (!pending_.empty()) settle();
+    return timed_adds_;
   }
   // Value since the last baseline (warm-up end).
   std::uint64_t measured() const { return value() - baseline_; }
   void mark_baseline() { baseline_ = value(); }
+
+  // Derived counters, for a statistic that follows from others a model counts anyway (one
+  // timed increment per event instead of two); they must not be added to themselves.
+  // This counter is the sum of `a` and `b` from now on (a total over parts).
+  void sum_of(const Counter& a, const Counter& b) {
+    derived_ = true;
+    parts_[0] = &a;
+    parts_[1] = &b;
+  }
+  // This counter is amounts.timed_adds() (frames, for a counter of bytes that takes one add_at()
+  // per frame and no other additions).
+  void count_of_timed(const Counter& amounts) {
+    derived_ = true;
+    parts_[0] = &amounts;
+    parts_[1] = nullptr;
+  }
 
  private:
   struct Pending {
@@ -51,11 +74,17 @@ class Counter {
   // Adds the pending increments that are due by now (any order: a link's totals mix its two
   // directions), and sets when to look again so that the scans cost O(1) per increment.
   void settle() const;
+  std::uint64_t derived_value() const {
+    return parts_[1] ? parts_[0]->value() + parts_[1]->value() : parts_[0]->timed_adds();
+  }
 
   mutable std::uint64_t value_ = 0;
+  mutable std::uint64_t timed_adds_ = 0;
   std::uint64_t baseline_ = 0;
   mutable std::vector<Pending> pending_;
   mutable std::size_t settle_at_ = 64;
+  bool derived_ = false;
+  const Counter* parts_[2] = {nullptr, nullptr};
 };
 
 // Sum/count/min/max of samples (e.g. a latency at each completion). A quantity that holds a value

@@ -121,6 +121,7 @@ Interconnect::Interconnect(const sc_core::sc_module_name& name, const Interconne
       hop_latency_ps_(params.hop_latency_ps),
       transactions_(stats_.counter("transactions", "transactions routed (b_transport, BEGIN_REQ)")),
       decode_errors_(stats_.counter("decode_errors", "transactions to no mapped region")) {
+  hop_latency_ = core::ps(hop_latency_ps_);  // the time resolution is checked by now
   in.register_b_transport(this, &Interconnect::b_transport);
   in.register_nb_transport_fw(this, &Interconnect::nb_transport_fw);
   in.register_transport_dbg(this, &Interconnect::transport_dbg);
@@ -185,22 +186,29 @@ void Interconnect::map(std::uint64_t base, std::uint64_t size, tlm::tlm_target_s
       std::move(region));
 }
 
-long Interconnect::decode(std::uint64_t addr, std::uint64_t len) const {
+long Interconnect::decode(std::uint64_t addr, std::uint64_t len, std::size_t& hint) const {
+  if (len == 0) len = 1;
+  if (hint < regions_.size()) {
+    const Region& last = regions_[hint];
+    const std::uint64_t off = addr - last.base;
+    if (addr >= last.base && off < last.size && len <= last.size - off)
+      return static_cast<long>(hint);
+  }
   auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
                              [](std::uint64_t a, const Region& r) { return a < r.base; });
   if (it == regions_.begin()) return -1;
   --it;
   const std::uint64_t off = addr - it->base;
-  if (len == 0) len = 1;
   if (off >= it->size || len > it->size - off) return -1;
-  return it - regions_.begin();
+  hint = static_cast<std::size_t>(it - regions_.begin());
+  return static_cast<long>(hint);
 }
 
-long Interconnect::decode_or_fail(tlm::tlm_generic_payload& trans) {
+long Interconnect::decode_or_fail(int id, tlm::tlm_generic_payload& trans) {
   const std::uint64_t len = trans.get_data_length();
   const std::uint64_t width = trans.get_streaming_width();
   const std::uint64_t span = (width != 0 && width < len) ? width : len;
-  const long r = decode(trans.get_address(), span);
+  const long r = decode(trans.get_address(), span, last_region(id));
   if (r < 0) {
     ++decode_errors_;
     VTOE_LOG(log_, Debug) << "decode error at " << hex(trans.get_address()) << " len " << len;
@@ -210,7 +218,7 @@ long Interconnect::decode_or_fail(tlm::tlm_generic_payload& trans) {
 }
 
 void Interconnect::b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const long r = decode_or_fail(trans);
+  const long r = decode_or_fail(id, trans);
   if (r < 0) return;
   const Region& region = regions_[static_cast<std::size_t>(r)];
   ++transactions_;
@@ -226,7 +234,7 @@ void Interconnect::b_transport(int id, tlm::tlm_generic_payload& trans, sc_core:
     arbitration_wait_->sample(static_cast<double>(grant - arrival));
     delay += core::ps(grant - arrival + occupancy + hop_latency_ps_);
   } else {
-    delay += core::ps(hop_latency_ps_);
+    delay += hop_latency_;
   }
   (*outs_[region.target])->b_transport(trans, delay);
   trans.set_address(addr);
@@ -236,16 +244,16 @@ tlm::tlm_sync_enum Interconnect::nb_transport_fw(int id, tlm::tlm_generic_payloa
                                                  tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   if (params_.at && phase == tlm::BEGIN_REQ) return nb_transport_fw_at(id, trans, phase, delay);
   if (phase == tlm::BEGIN_REQ) {
-    const long r = decode_or_fail(trans);
+    const long r = decode_or_fail(id, trans);
     if (r < 0) {
-      delay += core::ps(hop_latency_ps_);
+      delay += hop_latency_;
       return tlm::TLM_COMPLETED;
     }
     const Region& region = regions_[static_cast<std::size_t>(r)];
     ++transactions_;
     const std::uint64_t addr = trans.get_address();
     trans.set_address(addr - region.base);
-    delay += core::ps(hop_latency_ps_);
+    delay += hop_latency_;
     const tlm::tlm_sync_enum status = (*outs_[region.target])->nb_transport_fw(trans, phase, delay);
     if (status == tlm::TLM_COMPLETED || (status == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP)) {
       trans.set_address(addr);
@@ -286,9 +294,9 @@ tlm::tlm_sync_enum Interconnect::nb_transport_bw(int /*target*/, tlm::tlm_generi
   return status;
 }
 
-unsigned int Interconnect::transport_dbg(int /*id*/, tlm::tlm_generic_payload& trans) {
+unsigned int Interconnect::transport_dbg(int id, tlm::tlm_generic_payload& trans) {
   const std::uint64_t addr = trans.get_address();
-  const long r = decode(addr, 1);
+  const long r = decode(addr, 1, last_region(id));
   if (r < 0) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return 0;
@@ -304,10 +312,9 @@ unsigned int Interconnect::transport_dbg(int /*id*/, tlm::tlm_generic_payload& t
   return n;
 }
 
-bool Interconnect::get_direct_mem_ptr(int /*id*/, tlm::tlm_generic_payload& trans,
-                                      tlm::tlm_dmi& dmi) {
+bool Interconnect::get_direct_mem_ptr(int id, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   const std::uint64_t addr = trans.get_address();
-  const long r = decode(addr, 1);
+  const long r = decode(addr, 1, last_region(id));
   if (r < 0) {
     dmi.allow_none();
     dmi.set_start_address(addr);
@@ -369,7 +376,7 @@ std::uint32_t Interconnect::weight(std::size_t port) const {
 tlm::tlm_sync_enum Interconnect::nb_transport_fw_at(int id, tlm::tlm_generic_payload& trans,
                                                     tlm::tlm_phase& phase,
                                                     sc_core::sc_time& delay) {
-  const long r = decode_or_fail(trans);
+  const long r = decode_or_fail(id, trans);
   if (r < 0) {
     delay += core::ps(hop_latency_ps_);
     phase = tlm::END_RESP;

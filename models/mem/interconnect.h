@@ -39,6 +39,8 @@
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -113,8 +115,9 @@ class Interconnect : public core::Module {
   };
 
   // Index into regions_ of the region containing [addr, addr + len), or -1.
-  long decode(std::uint64_t addr, std::uint64_t len) const;
-  long decode_or_fail(tlm::tlm_generic_payload& trans);
+  // `hint`: the region to try first, set to the one found.
+  long decode(std::uint64_t addr, std::uint64_t len, std::size_t& hint) const;
+  long decode_or_fail(int id, tlm::tlm_generic_payload& trans);
 
   void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
@@ -143,6 +146,14 @@ class Interconnect : public core::Module {
   InterconnectParams params_;
   core::TimePs hop_latency_ps_;
   std::vector<Region> regions_;  // sorted by base
+  // The region each initiator port decoded last, tried first (a DMA engine streams into one
+  // region, a CPU's register accesses hit one device; regions do not overlap, so a hit is the
+  // binary search's answer). Ports past the array share the last entry.
+  mutable std::array<std::size_t, 8> last_region_{};
+  std::size_t& last_region(int id) const {
+    return last_region_[std::min<std::size_t>(static_cast<std::size_t>(id), 7)];
+  }
+  sc_core::sc_time hop_latency_;  // hop_latency_ps_ as a kernel time, made once
   std::vector<std::unique_ptr<OutSocket>> outs_;
   std::vector<std::uint64_t> out_base_;  // base of the region each out socket serves
   core::PayloadMap<Pending> pending_;    // 4-phase only

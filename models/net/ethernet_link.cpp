@@ -56,6 +56,7 @@ EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePor
       link_(link),
       rng_(
           splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))) {
+  frames.count_of_timed(bytes);  // one add_at() to `bytes` per frame
   ring_.resize(16);
 }
 
@@ -70,13 +71,9 @@ void EthernetLink::Direction::receive_frame_ahead(Frame&& frame, core::TimePs en
 
 void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps) {
   if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), enters_ps);
-  frames.add_at(enters_ps);
-  bytes.add_at(enters_ps, frame.size());
-  link_.frames_.add_at(enters_ps);
-  link_.bytes_.add_at(enters_ps, frame.size());
+  bytes.add_at(enters_ps, frame.size());  // and `frames` with it
   if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
     drops.add_at(enters_ps);
-    link_.drops_.add_at(enters_ps);
     return;
   }
   if (count_ == ring_.size()) {  // grow, keeping the order
@@ -118,6 +115,10 @@ EthernetLink::EthernetLink(const sc_core::sc_module_name& name, const EthernetLi
       drops_(stats_.counter("drops", "frames lost, both directions")),
       a_to_b_(*this, "a_to_b", b_out),
       b_to_a_(*this, "b_to_a", a_out) {
+  // The totals are the two directions' sums (each frame is counted once, in its direction).
+  frames_.sum_of(a_to_b_.frames, b_to_a_.frames);
+  bytes_.sum_of(a_to_b_.bytes, b_to_a_.bytes);
+  drops_.sum_of(a_to_b_.drops, b_to_a_.drops);
   a_in.bind(a_to_b_);
   b_in.bind(b_to_a_);
   if (!(params_.loss >= 0.0 && params_.loss <= 1.0)) {

@@ -27,6 +27,7 @@ EthernetMac::EthernetMac(const sc_core::sc_module_name& name, const EthernetMacP
   if (params_.tx_queue_frames == 0) {
     throw std::invalid_argument(std::string(this->name()) + ": tx queue capacity is 0");
   }
+  tx_frames_.count_of_timed(tx_bytes_);  // one add_at() to tx_bytes_ per frame
   ring_.resize(params_.tx_queue_frames);
   from_wire.bind(*this);
   SC_METHOD(tx_done);
@@ -93,8 +94,7 @@ bool EthernetMac::send_at(Frame&& frame, core::TimePs ready_ps) {
   const core::TimePs leaves = std::max(ready_ps, last_leaves_) + wire_time_ps(frame.size());
   last_leaves_ = leaves;
   departures_.push_back({ready_ps, leaves, frame.size()});
-  tx_frames_.add_at(leaves);
-  tx_bytes_.add_at(leaves, frame.size());
+  tx_bytes_.add_at(leaves, frame.size());  // tx_frames_ counts these additions
   to_wire->receive_frame_ahead(std::move(frame), leaves);
   return true;
 }
@@ -123,8 +123,7 @@ void EthernetMac::tx_done() {
   queued_bytes_ -= frame.size();
   if (count_ > 0) tx_event_.notify(core::ps(wire_time_ps(ring_[head_].size())));
 
-  ++tx_frames_;
-  tx_bytes_ += frame.size();
+  tx_bytes_.add_at(core::now_ps(), frame.size());  // and tx_frames_ with it
   to_wire->receive_frame(std::move(frame));
 
   if (tx_ready_ && before >= tx_ready_threshold_ && count_ < tx_ready_threshold_) tx_ready_();

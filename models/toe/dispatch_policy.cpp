@@ -63,10 +63,11 @@ RoundRobinPolicy::RoundRobinPolicy(std::size_t queues) : queues_(queues) {}
 
 int RoundRobinPolicy::pick(const std::vector<QueueHead>& heads) {
   check_heads(heads, queues_, "rr");
-  for (std::size_t i = 0; i < queues_; ++i) {
-    const std::size_t q = (ptr_ + i) % queues_;
+  // From ptr_ round to ptr_ - 1, wrapping without a division per step.
+  for (std::size_t q = ptr_; q < queues_; ++q)
     if (!heads[q].empty) return static_cast<int>(q);
-  }
+  for (std::size_t q = 0; q < ptr_ && q < queues_; ++q)
+    if (!heads[q].empty) return static_cast<int>(q);
   return -1;
 }
 

@@ -61,7 +61,7 @@ bool Dispatcher::prefetch_send_heads() {
   bool progress = false;
   for (std::size_t c = 0; c < channels_.size(); ++c) {
     ControlChannel& ch = *channels_[c];
-    if (qos_.has_head(c) || !ch.pending(Ring::Send) || ch.backlogged()) continue;
+    if (!ch.enabled() || qos_.has_head(c) || !ch.pending(Ring::Send) || ch.backlogged()) continue;
     std::uint8_t raw[kDescBytes];
     if (ch.fetch(Ring::Send, raw, 1) != 1) continue;
     sc_core::wait(core::ps(context_cost_ps_));
@@ -104,6 +104,8 @@ void Dispatcher::run() {
   for (;;) {
     bool progress = false;
     for (ControlChannel* ch : channels_) {
+      // A disabled channel has nothing pending (most of a native TOE's eight): skipped first.
+      if (!ch->enabled()) continue;
       if (ch->backlogged()) continue;  // its host is not reading completions: fetch nothing
       progress |= serve_commands(*ch);
       progress |= serve_recv(*ch);

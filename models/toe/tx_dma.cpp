@@ -28,12 +28,28 @@ TxDma::TxDma(const sc_core::sc_module_name& name, Ppm& ppm, Ccb& ccb,
                                    "connection's peer closed its window")),
       in_flight_(stats_.accumulator("bursts_in_flight",
                                     "burst reads in flight, sampled as each is issued")) {
+  slots_.resize(outstanding_);
+  for (Burst& b : slots_) b.data.resize(burst_);
+  space_or_job_ |= space_ev_;
+  space_or_job_ |= job_ev_;
+  answer_space_or_job_ |= answered_ev_;
+  answer_space_or_job_ |= space_ev_;
+  answer_space_or_job_ |= job_ev_;
   SC_THREAD(run);
 }
 
 void TxDma::enqueue(const TxJob& job) {
   const ConnKey key{job.channel, job.desc.sock};
-  auto& q = queues_[key];
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (spare_queue_) {
+      spare_queue_.key() = key;
+      it = queues_.insert(std::move(spare_queue_)).position;
+    } else {
+      it = queues_.emplace(key, std::deque<TxJob>{}).first;
+    }
+  }
+  auto& q = it->second;
   if (q.empty()) {
     // The thread rejoins the connection it served last to the rotation when it issues a burst;
     // it used to do so only once the burst was accepted, so a connection arriving before that
@@ -81,7 +97,8 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
   --queued_;
   update_parked();
   if (q.empty()) {
-    queues_.erase(key);
+    auto node = queues_.extract(key);
+    if (!spare_queue_) spare_queue_ = std::move(node);
     // A job failed as its burst completed: its connection leaves the rotation now.
     turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
   }
@@ -121,7 +138,8 @@ bool TxDma::serve(const ConnKey& key) {
   const tcpip::ConnId conn = e->conn;
   // Send-buffer space not yet spoken for by bursts in flight.
   std::size_t space = stack.send_space(conn);
-  const auto held = inflight_bytes_.find(conn);
+  auto held = std::find_if(inflight_bytes_.begin(), inflight_bytes_.end(),
+                           [conn](const auto& e) { return e.first == conn; });
   const std::size_t reserved = held == inflight_bytes_.end() ? 0 : held->second;
   if (space <= reserved) return false;
   space -= reserved;
@@ -129,45 +147,47 @@ bool TxDma::serve(const ConnKey& key) {
       std::min<std::size_t>({job.desc.length - job.issued, space, burst_}));
   ControlChannel& ch = *channels_[static_cast<std::size_t>(job.channel)];
   const core::TimePs record = ccb_.touch(*e);  // the connection's send state, per burst
-  Burst b;
+  // The next free slot; it joins the bursts in flight when counted.
+  Burst& b = in_flight_at(in_flight_n_);
   b.key = key;
   b.seq = job.seq;
   b.conn = conn;
   b.n = n;
-  if (!spare_.empty()) {
-    b.data = std::move(spare_.back());
-    spare_.pop_back();
-  }
-  b.data.resize(burst_);
+  b.id = 0;
   const std::uint64_t addr = job.desc.addr + job.issued;
   job.issued += n;
-  inflight_bytes_[conn] += n;
+  if (held == inflight_bytes_.end())
+    inflight_bytes_.emplace_back(conn, n);
+  else
+    held->second += n;
   if (!dma.approximately_timed()) {
     const DmaResult res = dma.book(tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband());
     b.ok = res.ok;
     b.done_at = core::now_ps() + record + res.delay_ps;
-    inflight_.push_back(std::move(b));
-    in_flight_.sample(static_cast<double>(inflight_.size()));
+    ++in_flight_n_;
+    in_flight_.sample(static_cast<double>(in_flight_n_));
     return true;
   }
   // Four phases: the burst joins the in-flight list first (its answer may come while this
   // thread waits for the memory system to accept the request), then the request goes out.
   b.id = ++burst_ids_;
   b.done_at = kAwaiting;
+  b.ok = true;
   const std::uint64_t id = b.id;
-  inflight_.push_back(std::move(b));
-  in_flight_.sample(static_cast<double>(inflight_.size()));
+  ++in_flight_n_;
+  in_flight_.sample(static_cast<double>(in_flight_n_));
   // With one burst in flight at most, this thread only waits for the answer next: END_REQ would
   // wake it for nothing.
   dma.issue(
-      tlm::TLM_READ_COMMAND, addr, inflight_.back().data.data(), n, ch.sideband(),
+      tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband(),
       [this, id, record](bool ok) { answered(id, ok, record); },
       /*until_accepted=*/outstanding_ > 1);
   return true;
 }
 
 void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
-  for (Burst& b : inflight_) {
+  for (std::size_t i = 0; i < in_flight_n_; ++i) {
+    Burst& b = in_flight_at(i);
     if (b.id != id) continue;
     b.ok = ok;
     b.done_at = core::now_ps() + record;
@@ -182,12 +202,15 @@ void TxDma::answered(std::uint64_t id, bool ok, core::TimePs record) {
 }
 
 void TxDma::deliver(Burst& b) {
-  auto held = inflight_bytes_.find(b.conn);
-  if (held != inflight_bytes_.end() && (held->second -= b.n) == 0) inflight_bytes_.erase(held);
-  auto recycle = [&]() { spare_.push_back(std::move(b.data)); };
+  auto held = std::find_if(inflight_bytes_.begin(), inflight_bytes_.end(),
+                           [&b](const auto& e) { return e.first == b.conn; });
+  if (held != inflight_bytes_.end() && (held->second -= b.n) == 0) {
+    *held = inflight_bytes_.back();
+    inflight_bytes_.pop_back();
+  }
   auto qit = queues_.find(b.key);
   if (qit == queues_.end() || qit->second.empty() || qit->second.front().seq != b.seq)
-    return recycle();  // its job has already completed or failed
+    return;  // its job has already completed or failed
   std::deque<TxJob>& q = qit->second;
   TxJob& job = q.front();
   // Orphans the job's other bursts in flight: the bytes from `done` on are read again.
@@ -198,12 +221,12 @@ void TxDma::deliver(Burst& b) {
   if (!b.ok) {
     restart();
     finish(b.key, EventType::Error, Status::DmaFault);
-    return recycle();
+    return;
   }
   // The connection may have gone while the DMA ran: serve() fails the job.
   if (!ccb_.by_conn(b.conn)) {
     restart();
-    return recycle();
+    return;
   }
   tcpip::Stack& stack = ppm_.stack();
   // Cork while more of this connection's data is known to follow, so DMA burst boundaries do
@@ -218,21 +241,22 @@ void TxDma::deliver(Burst& b) {
   bytes_ += accepted;
   bytes_per_channel_[static_cast<std::size_t>(job.channel)] += accepted;
   if (accepted < b.n) restart();  // the buffer took less than it had room for: read the rest again
-  recycle();
 }
 
 void TxDma::run() {
   for (;;) {
     const core::TimePs now = core::now_ps();
-    while (!inflight_.empty() && inflight_.front().done_at <= now) {
-      Burst b = std::move(inflight_.front());
-      inflight_.pop_front();
+    while (in_flight_n_ > 0 && in_flight_at(0).done_at <= now) {
+      // Leaves the ring first; its slot is reused only by serve(), never during deliver().
+      Burst& b = in_flight_at(0);
+      if (++oldest_ == slots_.size()) oldest_ = 0;
+      --in_flight_n_;
       deliver(b);
     }
     // Give each connection in turn one step; a connection whose buffer is full keeps its place
     // and the next one is tried.
     bool progress = false;
-    if (inflight_.size() < outstanding_) {
+    if (in_flight_n_ < outstanding_) {
       for (std::size_t tried = 0; tried < turn_.size() && !progress;) {
         const ConnKey key = turn_.front();
         turn_.pop_front();
@@ -243,23 +267,23 @@ void TxDma::run() {
       }
     }
     if (progress) continue;
-    if (!inflight_.empty() && inflight_.front().done_at == kAwaiting) {
-      if (inflight_.size() >= outstanding_)
+    if (in_flight_n_ > 0 && in_flight_at(0).done_at == kAwaiting) {
+      if (in_flight_n_ >= outstanding_)
         sc_core::wait(answered_ev_);
       else
-        sc_core::wait(answered_ev_ | space_ev_ | job_ev_);
-    } else if (!inflight_.empty()) {
-      const sc_core::sc_time until_oldest = core::ps(inflight_.front().done_at - now);
-      if (inflight_.size() >= outstanding_)
+        sc_core::wait(answer_space_or_job_);
+    } else if (in_flight_n_ > 0) {
+      const sc_core::sc_time until_oldest = core::ps(in_flight_at(0).done_at - now);
+      if (in_flight_n_ >= outstanding_)
         sc_core::wait(until_oldest);
       else
-        sc_core::wait(until_oldest, space_ev_ | job_ev_);
+        sc_core::wait(until_oldest, space_or_job_);
     } else if (turn_.empty()) {
       sc_core::wait(job_ev_);
     } else {
       ++stalls_;
       update_parked();
-      sc_core::wait(space_ev_ | job_ev_);
+      sc_core::wait(space_or_job_);
       update_parked();
     }
   }

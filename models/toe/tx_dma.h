@@ -17,7 +17,6 @@
 #include <map>
 #include <systemc>
 #include <tlm>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -96,10 +95,24 @@ class TxDma : public core::Module {
   std::vector<ControlChannel*> channels_;
   std::uint32_t burst_;
   std::uint32_t outstanding_;
-  std::map<ConnKey, std::deque<TxJob>> queues_;
-  std::deque<Burst> inflight_;                                       // issue order
-  std::unordered_map<tcpip::ConnId, std::uint32_t> inflight_bytes_;  // send space they will use
-  std::vector<std::vector<std::uint8_t>> spare_;                     // burst buffers to reuse
+  using Queues = std::map<ConnKey, std::deque<TxJob>>;
+  Queues queues_;
+  // A queue that emptied, kept with its node and deque to be the next new one (no allocation
+  // per context when connections take turns one context at a time).
+  Queues::node_type spare_queue_;
+  // The bursts in flight, in issue order: a ring of `outstanding` slots that keep their data
+  // buffers (no allocation, no move of a burst per issue).
+  std::vector<Burst> slots_;
+  std::size_t oldest_ = 0;       // slot of the oldest burst in flight
+  std::size_t in_flight_n_ = 0;  // bursts in flight
+  Burst& in_flight_at(std::size_t i) {
+    std::size_t s = oldest_ + i;
+    if (s >= slots_.size()) s -= slots_.size();
+    return slots_[s];
+  }
+  // Send space the bursts in flight will use, per connection: at most `outstanding` entries,
+  // searched in place.
+  std::vector<std::pair<tcpip::ConnId, std::uint32_t>> inflight_bytes_;
   std::uint64_t next_seq_ = 1;
   std::deque<ConnKey> turn_;  // connections with queued contexts, next to serve first
   ConnKey issuer_{-1, 0};     // the connection served last (see enqueue())
@@ -107,6 +120,8 @@ class TxDma : public core::Module {
   std::size_t parked_ = 0;  // of queued_, on connections whose peer window is closed
   std::vector<std::uint64_t> bytes_per_channel_;
   sc_core::sc_event job_ev_, space_ev_, dequeued_ev_, answered_ev_;
+  // The thread's waits on several events, built once (a temporary `a | b` allocates per wait).
+  sc_core::sc_event_or_list space_or_job_, answer_space_or_job_;
   std::uint64_t burst_ids_ = 0;
   core::Counter& bytes_;
   core::Counter& contexts_;

@@ -69,6 +69,39 @@ TEST(Accumulator, LevelIsTimeWeightedAndSurvivesTheBaseline) {
 
 // An increment booked for a later time (a frame's departure computed when it is queued) shows
 // from that time on, whatever order the times come in, and the baseline sees only what is due.
+TEST(Counter, ASumOfTwoCountersReadsTheirTotalAndTakesItsOwnBaseline) {
+  vtoe::core::Counter a, b, total;
+  a += 3;
+  total.sum_of(a, b);
+  EXPECT_EQ(total.value(), 3u);
+  b += 5;
+  EXPECT_EQ(total.value(), 8u);
+  total.mark_baseline();
+  a += 1;
+  EXPECT_EQ(total.value(), 9u);
+  EXPECT_EQ(total.measured(), 1u);
+  EXPECT_EQ(a.measured(), 4u);  // the parts' baselines are their own
+}
+
+TEST(Counter, ACountOfTimedAdditionsCountsEachWhenDue) {
+  vtoe::core::Counter bytes, frames;
+  frames.count_of_timed(bytes);
+  vtoe::test::Proc drv("count_drv", [&] {
+    bytes.add_at(0, 1500);
+    bytes.add_at(0, 60);
+    bytes.add_at(100, 60);
+    EXPECT_EQ(frames.value(), 2u);
+    EXPECT_EQ(bytes.value(), 1560u);
+    frames.mark_baseline();
+    sc_core::wait(sc_core::sc_time::from_value(100));
+    EXPECT_EQ(frames.value(), 3u);
+    EXPECT_EQ(frames.measured(), 1u);
+    EXPECT_EQ(bytes.value(), 1620u);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(frames.value(), 3u);
+}
+
 TEST(Counter, AddAtCountsFromItsDueTimeInAnyOrder) {
   vtoe::core::Counter c;
   vtoe::test::Proc drv("drv", [&] {
