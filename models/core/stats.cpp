@@ -24,17 +24,26 @@ void StatRegistry::mark_baseline(std::uint64_t now_ps) {
 
 void Counter::settle() const {
   const std::uint64_t now = now_ps();
+  // The sums in locals: the stores into pending_ might alias the members, which kept them in
+  // memory, a store and a load per increment.
+  std::uint64_t value = value_;
+  std::uint64_t adds = timed_adds_;
   std::size_t kept = 0;
-  for (const Pending& p : pending_) {
+  for (std::size_t i = 0; i < pending_count_; ++i) {
+    const Pending p = pending_[i];
     if (p.due_ps <= now) {
-      value_ += p.n;
-      ++timed_adds_;
+      value += p.n;
+      ++adds;
     } else
       pending_[kept++] = p;
   }
-  pending_.resize(kept);
+  value_ = value;
+  timed_adds_ = adds;
+  pending_count_ = kept;
   settle_at_ = std::max<std::size_t>(64, 2 * kept);
 }
+
+void Counter::grow_pending() { pending_.resize(std::max<std::size_t>(64, 2 * pending_.size())); }
 
 void Accumulator::level(double v, std::uint64_t now_ps) {
   if (!weighted_) {

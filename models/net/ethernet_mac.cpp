@@ -49,7 +49,28 @@ void EthernetMac::start_of_simulation() {
 
 void EthernetMac::retire() const {
   const core::TimePs now = core::now_ps();
-  while (!departures_.empty() && departures_.front().leaves <= now) departures_.pop_front();
+  while (dep_count_ > 0 && departure(0).leaves <= now) {
+    dep_head_ = (dep_head_ + 1) & (departures_.size() - 1);
+    --dep_count_;
+  }
+}
+
+// The fields stored one by one into the ring: a pushed `{ready, leaves, bytes}` temporary was
+// built on the stack and copied with a 16-byte load of two 8-byte stores, which the CPU cannot
+// forward (a stall per frame).
+void EthernetMac::push_departure(core::TimePs ready, core::TimePs leaves, std::size_t bytes) {
+  if (dep_count_ == departures_.size()) grow_departures();
+  Departure& d = departures_[(dep_head_ + dep_count_++) & (departures_.size() - 1)];
+  d.ready = ready;
+  d.leaves = leaves;
+  d.bytes = bytes;
+}
+
+void EthernetMac::grow_departures() {
+  std::vector<Departure> bigger(departures_.empty() ? 64 : 2 * departures_.size());
+  for (std::size_t i = 0; i < dep_count_; ++i) bigger[i] = departure(i);
+  departures_ = std::move(bigger);
+  dep_head_ = 0;
 }
 
 std::size_t EthernetMac::tx_queue_frames() const {
@@ -57,7 +78,7 @@ std::size_t EthernetMac::tx_queue_frames() const {
   retire();
   const core::TimePs now = core::now_ps();
   std::size_t n = 0;
-  for (const Departure& d : departures_) n += d.ready <= now;
+  for (std::size_t i = 0; i < dep_count_; ++i) n += departure(i).ready <= now;
   return n;
 }
 
@@ -66,7 +87,10 @@ std::size_t EthernetMac::tx_queue_bytes() const {
   retire();
   const core::TimePs now = core::now_ps();
   std::size_t n = 0;
-  for (const Departure& d : departures_) n += d.ready <= now ? d.bytes : 0;
+  for (std::size_t i = 0; i < dep_count_; ++i) {
+    const Departure& d = departure(i);
+    n += d.ready <= now ? d.bytes : 0;
+  }
   return n;
 }
 
@@ -78,9 +102,9 @@ bool EthernetMac::send_at(Frame&& frame, core::TimePs ready_ps) {
   }
   retire();
   // The frames still queued when this one is ready: those that have not left by then.
-  std::size_t queued = departures_.size();
-  for (const Departure& d : departures_) {
-    if (d.leaves > ready_ps) break;
+  std::size_t queued = dep_count_;
+  for (std::size_t i = 0; i < dep_count_; ++i) {
+    if (departure(i).leaves > ready_ps) break;
     --queued;
   }
   if (queued == params_.tx_queue_frames) {
@@ -93,7 +117,7 @@ bool EthernetMac::send_at(Frame&& frame, core::TimePs ready_ps) {
     ce_marks_.add_at(ready_ps);
   const core::TimePs leaves = std::max(ready_ps, last_leaves_) + wire_time_ps(frame.size());
   last_leaves_ = leaves;
-  departures_.push_back({ready_ps, leaves, frame.size()});
+  push_departure(ready_ps, leaves, frame.size());
   tx_bytes_.add_at(leaves, frame.size());  // tx_frames_ counts these additions
   to_wire->receive_frame_ahead(std::move(frame), leaves);
   return true;

@@ -33,7 +33,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <systemc>
@@ -94,7 +93,13 @@ class EthernetMac : public core::Module, private FrameSink {
     return (len < kMinFrame ? kMinFrame : len) + kOverhead;
   }
   core::TimePs wire_time_ps(std::size_t len) const {
-    return core::transfer_time_ps(wire_bytes(len), params_.rate_bps);
+    // The last length's time kept: a division per frame otherwise, and most frames of a flow
+    // have the length of the one before.
+    if (len != last_wire_len_) {
+      last_wire_len_ = len;
+      last_wire_ps_ = core::transfer_time_ps(wire_bytes(len), params_.rate_bps);
+    }
+    return last_wire_ps_;
   }
 
   const EthernetMacParams& params() const { return params_; }
@@ -123,11 +128,18 @@ class EthernetMac : public core::Module, private FrameSink {
     core::TimePs leaves;
     std::size_t bytes;
   };
-  void retire() const;                         // forgets the departures that are past
+  void retire() const;                               // forgets the departures that are past
+  const Departure& departure(std::size_t i) const {  // the i-th oldest not yet retired
+    return departures_[(dep_head_ + i) & (departures_.size() - 1)];
+  }
+  void push_departure(core::TimePs ready, core::TimePs leaves, std::size_t bytes);
+  void grow_departures();
   void receive_frame(Frame&& frame) override;  // from_wire
   bool accepts(const Frame& frame) const;
 
   EthernetMacParams params_;
+  mutable std::size_t last_wire_len_ = ~std::size_t{0};  // wire_time_ps()'s last length
+  mutable core::TimePs last_wire_ps_ = 0;
 
   // Ring buffer of tx frames; the head is on the wire while count_ > 0.
   std::vector<Frame> ring_;
@@ -137,7 +149,10 @@ class EthernetMac : public core::Module, private FrameSink {
   sc_core::sc_event tx_event_;
 
   bool ahead_ = false;
-  mutable std::deque<Departure> departures_;  // in order; the past ones retire lazily
+  // Ring of departures in order (a power of two long); the past ones retire lazily.
+  mutable std::vector<Departure> departures_;
+  mutable std::size_t dep_head_ = 0;
+  mutable std::size_t dep_count_ = 0;
   core::TimePs last_leaves_ = 0;
 
   std::function<void()> tx_ready_;
