@@ -179,6 +179,12 @@ int Gic::best_virtual_pending_() const { return best_virtual_pending(cur_); }
 // ---------------------------------------------------------------------------------------------
 // Processes
 
+void Gic::start_of_simulation() {
+  irq_driven_ = irq.read();
+  virq_driven_ = virq.read();
+  maintenance_driven_ = maintenance.read();
+}
+
 void Gic::update_() {
   sample_inputs_();
   drive_outputs_();
@@ -194,10 +200,14 @@ void Gic::sample_inputs_() {
 }
 
 void Gic::drive_outputs_() {
-  irq.write(irq_asserted());
-  virq.write(virq_asserted());
+  // Only this method writes the outputs, so a level equal to the one written last is already
+  // the signal's value: writing it again would change nothing (and cost a virtual call each).
+  const bool i = irq_asserted();
+  if (i != irq_driven_) irq.write(irq_driven_ = i);
+  const bool v = virq_asserted();
+  if (v != virq_driven_) virq.write(virq_driven_ = v);
   const bool m = maintenance_asserted();
-  maintenance.write(m);
+  if (m != maintenance_driven_) maintenance.write(maintenance_driven_ = m);
   const bool rising = m && !maintenance_was_;
   maintenance_was_ = m;
   if (rising) {

@@ -231,6 +231,7 @@ class Gic : public core::Module {
   // the lines (nothing changes for a line that did not move), then drives the outputs, so an SPI
   // reaches the outputs in the delta after it moved.
   void update_();
+  void start_of_simulation() override;
   void sample_inputs_();
   void drive_outputs_();
 
@@ -246,6 +247,11 @@ class Gic : public core::Module {
   VgicState cur_;  // the GICH contents: the switched-in VM's
   std::function<void()> maintenance_handler_;
   bool maintenance_was_ = false;
+  // The levels of irq, virq and maintenance: read when the simulation starts, then the ones
+  // update_ wrote last.
+  bool irq_driven_ = false;
+  bool virq_driven_ = false;
+  bool maintenance_driven_ = false;
   sc_core::sc_event changed_ev_;
 
   core::Counter& acks_;
