@@ -19,10 +19,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <set>
 #include <string>
 #include <systemc>
-#include <tuple>
 #include <vector>
 
 #include "models/core/module.h"
@@ -76,11 +74,20 @@ class Core : public core::Module {
   class Context;
 
  private:
-  // The ready set's order: hypervisor contexts first, then by VM, priority and FIFO sequence, so
-  // that picking, and finding another context of the running one's queue, take O(log n) with
-  // thousands of ready server processes (a context's key fields never change while it is in it).
-  using ReadyKey = std::tuple<bool, int, int, std::uint64_t, Context*>;
-  using ReadySet = std::set<ReadyKey>;
+  // The ready contexts, in queues of one scheduling domain and priority each: a doubly linked
+  // FIFO through the contexts themselves (a context joins at the back with the core's next
+  // sequence number, so each queue is in sequence order). The queues are kept in the order
+  // hypervisor first, then by VM and priority, so the best ready context is the head of the first
+  // queue that has one; joining, leaving and finding a queue peer take no search and no
+  // allocation, with thousands of ready server processes as with three contexts.
+  struct ReadyQueue {
+    bool guest = true;  // false: hypervisor contexts, ahead of every guest queue
+    int domain = 0;
+    int priority = 0;
+    Context* head = nullptr;
+    Context* tail = nullptr;
+    std::size_t size = 0;
+  };
 
  public:
   class Context {
@@ -112,10 +119,10 @@ class Core : public core::Module {
     sc_core::sc_event done_;
     // When done_ is timed to wake the thread at its request's end (kNoEvent: not so armed).
     core::TimePs done_due_ = kNoEvent;
-    // Its entry in the ready set while pending; its node otherwise, kept for the next request
-    // (no allocation per request).
-    ReadySet::iterator ready_it_;
-    ReadySet::node_type ready_node_;
+    // Its ready queue on the core it runs on, and its neighbours there while pending.
+    ReadyQueue* queue_ = nullptr;
+    Context* queue_prev_ = nullptr;
+    Context* queue_next_ = nullptr;
   };
 
   SC_HAS_PROCESS(Core);
@@ -193,12 +200,11 @@ class Core : public core::Module {
   void reschedule(core::TimePs now);
   void decide_vm(core::TimePs now);
   Context* pick() const;
-  static ReadyKey ready_key(Context& c) {
-    return {c.domain_ != kHypervisorDomain, c.domain_, c.priority_, c.seq_, &c};
-  }
-  // Enter and leave the ready set (by iterator, reusing the context's node).
-  static void make_ready(ReadySet& set, Context& c);
-  static void make_unready(ReadySet& set, Context& c);
+  // The queue of c's domain and priority on this core (made on first use, outside the hot path).
+  ReadyQueue& queue_for(const Context& c);
+  // Join the back of its queue (with a fresh sequence number from this core) and leave it.
+  void make_ready(Context& c);
+  void make_unready(Context& c);
   bool has_queue_peer(const Context& c) const;  // another ready context of c's VM and priority
   void add_overhead(double cycles, CycleClass cls, int owner, const char* what);
   void trace_run(const Context& c, core::TimePs end);
@@ -207,7 +213,9 @@ class Core : public core::Module {
   CoreParams params_;
   std::deque<Context> contexts_;  // deque: stable addresses
   std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
-  ReadySet ready_;
+  std::deque<ReadyQueue> queues_;        // deque: stable addresses
+  std::vector<ReadyQueue*> queue_order_;  // hypervisor first, then by VM and priority
+  std::size_t ready_count_ = 0;           // contexts in all queues
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
   std::vector<Context*> last_process_;  // per VM: last context of process priority (switch costs)
