@@ -57,6 +57,9 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
   SC_METHOD(on_wfi_check);
   sensitive << wfi_check_;
   dont_initialize();
+  SC_METHOD(on_deferred_wake);
+  sensitive << deferred_wake_;
+  dont_initialize();
 }
 
 Core::Context& Core::add_context(const std::string& name, int priority, int vm, bool io_wake) {
@@ -128,6 +131,8 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
 
 void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to) {
   if (ctx.core_ != this) return ctx.core_->execute(ctx, first, cycles, cls, charge_to);
+  const bool more = ctx.more_;  // for this request only
+  ctx.more_ = false;
   const TimePs lead = first.cycles > 0 ? cycles_ps(first.cycles) : 0;
   const TimePs rest = cycles > 0 ? cycles_ps(cycles) : 0;
   if (first.cycles <= 0 && cycles <= 0) return;
@@ -163,8 +168,10 @@ void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int 
     if (c.armed_ == &ctx) c.armed_ = nullptr;
     const TimePs woken = c.account();
     c.deciding_ = &ctx;
+    c.defer_wake_ = more;
     c.reschedule(woken);
     c.deciding_ = nullptr;
+    c.defer_wake_ = false;
     if (!ctx.pending_) return;
   }
 }
@@ -405,6 +412,10 @@ void Core::decide_vm(TimePs now) {
 }
 
 void Core::reschedule(TimePs now) {
+  if (wake_deferred_) {  // this decision times what the last one left
+    wake_deferred_ = false;
+    deferred_wake_.cancel();
+  }
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
@@ -487,9 +498,15 @@ void Core::reschedule(TimePs now) {
     armed_ = nullptr;
   }
   if (direct && !armed_) {
-    armed_ = current_;
-    armed_->done_due_ = due;
-    armed_->done_.notify(core::ps(until));
+    if (defer_wake_ && current_ != deciding_) {
+      wake_deferred_ = true;
+      deferred_due_ = due;
+      deferred_wake_.notify(sc_core::SC_ZERO_TIME);
+    } else {
+      armed_ = current_;
+      armed_->done_due_ = due;
+      armed_->done_.notify(core::ps(until));
+    }
   }
   const TimePs tick_due = direct ? cpu::kNoEvent : due;
   // Most decisions leave the next one where it was: keep the pending notification then (a
@@ -508,6 +525,15 @@ void Core::reschedule(TimePs now) {
 void Core::on_tick() {
   tick_due_ = cpu::kNoEvent;  // the notification that ran this is used up
   reschedule(account());
+}
+
+void Core::on_deferred_wake() {
+  if (!wake_deferred_) return;
+  wake_deferred_ = false;
+  // Nothing decided since (a decision would have cancelled this): current_ still runs to due.
+  armed_ = current_;
+  armed_->done_due_ = deferred_due_;
+  armed_->done_.notify(core::ps(deferred_due_ - core::now_ps()));
 }
 
 void Core::on_wfi_check() {

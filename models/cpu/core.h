@@ -106,6 +106,7 @@ class Core : public core::Module {
     int domain_ = 0;        // VM index, or kHypervisorDomain
     bool io_wake_ = false;  // its becoming ready is an I/O event for its VM (interrupt handler)
     bool pending_ = false;
+    bool more_ = false;  // its thread makes another request as soon as this one ends (then_more)
     core::TimePs remaining_ps_ = 0;  // work left in the current request
     CycleClass cls_ = CycleClass::GuestKernel;
     // A request of two pieces (execute with a Work first): what is left of the first piece,
@@ -186,6 +187,14 @@ class Core : public core::Module {
   // Closes the spans still open in a timeline trace (call at the end of a run).
   void flush_trace();
 
+  // The next request of `ctx` ends with its thread going on, in the same instant, to another
+  // request (only zero-time work between them, such as an interrupt handler's acknowledge and
+  // its ECQ reads). The decision made at that end then does not time the wake-up of the context
+  // it picks, which the next request would cancel at once (a cancelled timed notification stays
+  // in the kernel's queue until its time); should the thread wait instead, the wake-up is timed
+  // a delta cycle later, for the same time. Decisions and accounts are the same either way.
+  void then_more(Context& ctx) { ctx.more_ = true; }
+
  private:
   struct Overhead {
     core::TimePs ps;
@@ -196,6 +205,7 @@ class Core : public core::Module {
   void on_tick();
   void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
+  void on_deferred_wake();  // times the wake-up a then_more decision left (its thread waited)
   core::TimePs account();  // returns now
   void reschedule(core::TimePs now);
   void decide_vm(core::TimePs now);
@@ -230,6 +240,13 @@ class Core : public core::Module {
   // the thread is woken then and makes the decision itself (no tick method, no delta cycle).
   Context* armed_ = nullptr;
   Context* deciding_ = nullptr;  // the context whose own thread is running reschedule()
+  // A then_more decision left current_'s wake-up untimed: due at deferred_due_ unless the next
+  // decision (normally the thread's next request, in this same instant) times it; otherwise
+  // deferred_wake_ (a delta notification) does.
+  bool defer_wake_ = false;  // the decision being made is one whose thread goes on
+  bool wake_deferred_ = false;
+  core::TimePs deferred_due_ = 0;
+  sc_core::sc_event deferred_wake_;
 
   // VM scheduling (virtualized platforms).
   cpu::VmScheduler* vm_sched_ = nullptr;
