@@ -229,21 +229,10 @@ void Core::decide_soon() {
 TimePs Core::account() {
   const TimePs now = core::now_ps();
   TimePs elapsed = now - seg_start_;
-  TimePs at = seg_start_;
+  const TimePs at = seg_start_;
   seg_start_ = now;
-  while (elapsed > 0 && !overheads_.empty()) {
-    Overhead& o = overheads_.front();
-    const TimePs take = std::min(elapsed, o.ps);
-    busy_[o.owner][static_cast<int>(o.cls)] += take;
-    if (core::Tracer::on()) {
-      auto& t = core::Tracer::instance();
-      t.span(t.lane(name(), "overheads"), o.what, at, at + take, "cpu");
-    }
-    at += take;
-    o.ps -= take;
-    elapsed -= take;
-    if (o.ps == 0) overheads_.pop_front();
-  }
+  if (elapsed == 0) return now;  // most calls: a second look in the same instant
+  if (!overheads_.empty()) elapsed = burn_overheads(at, elapsed);
   if (current_ && elapsed > 0) {
     Context& c = *current_;
     const TimePs work = std::min(elapsed, c.remaining_ps_);
@@ -265,6 +254,23 @@ TimePs Core::account() {
   else
     idle_ += elapsed;
   return now;
+}
+
+TimePs Core::burn_overheads(TimePs at, TimePs elapsed) {
+  while (elapsed > 0 && !overheads_.empty()) {
+    Overhead& o = overheads_.front();
+    const TimePs take = std::min(elapsed, o.ps);
+    busy_[o.owner][static_cast<int>(o.cls)] += take;
+    if (core::Tracer::on()) {
+      auto& t = core::Tracer::instance();
+      t.span(t.lane(name(), "overheads"), o.what, at, at + take, "cpu");
+    }
+    at += take;
+    o.ps -= take;
+    elapsed -= take;
+    if (o.ps == 0) overheads_.pop_front();
+  }
+  return elapsed;
 }
 
 Core::Context* Core::pick() const {
@@ -299,7 +305,8 @@ Core::ReadyQueue& Core::queue_for(const Context& c) {
   };
   const auto key = std::make_tuple(guest, c.domain_, c.priority_);
   auto at = std::lower_bound(queue_order_.begin(), queue_order_.end(), key, before);
-  if (at != queue_order_.end() && std::make_tuple((*at)->guest, (*at)->domain, (*at)->priority) == key)
+  if (at != queue_order_.end() &&
+      std::make_tuple((*at)->guest, (*at)->domain, (*at)->priority) == key)
     return **at;
   ReadyQueue& q = queues_.emplace_back();
   q.guest = guest;

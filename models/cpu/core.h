@@ -206,7 +206,9 @@ class Core : public core::Module {
   void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
   void on_deferred_wake();  // times the wake-up a then_more decision left (its thread waited)
-  core::TimePs account();  // returns now
+  core::TimePs account();   // returns now
+  // The queued overheads take the first `elapsed` ps from `at`; returns what is left of it.
+  core::TimePs burn_overheads(core::TimePs at, core::TimePs elapsed);
   void reschedule(core::TimePs now);
   void decide_vm(core::TimePs now);
   Context* pick() const;
@@ -221,9 +223,9 @@ class Core : public core::Module {
   int charge_owner(int wanted) const;
 
   CoreParams params_;
-  std::deque<Context> contexts_;  // deque: stable addresses
-  std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
-  std::deque<ReadyQueue> queues_;        // deque: stable addresses
+  std::deque<Context> contexts_;          // deque: stable addresses
+  std::vector<Context*> hosted_;          // the contexts that run here (its own, and handed over)
+  std::deque<ReadyQueue> queues_;         // deque: stable addresses
   std::vector<ReadyQueue*> queue_order_;  // hypervisor first, then by VM and priority
   std::size_t ready_count_ = 0;           // contexts in all queues
   Context* current_ = nullptr;
