@@ -291,16 +291,24 @@ void Application::run_tx() {
   if (SockError e = sockets_.connect(ctx_, s, workload_.peer_ip, workload_.port);
       e != SockError::Ok)
     return fail("connect() failed with error " + std::to_string(static_cast<int>(e)));
+  const std::size_t size = workload_.message_size;
+  // The message is the stream's next bytes: sent from where the pattern is kept, or (a message
+  // longer than its period) from a buffer filled with them.
+  const bool in_place = core::StreamPattern::view(0, size) != nullptr;
   std::vector<std::uint8_t>& msg = buffer_;
-  msg.assign(workload_.message_size, 0);
+  if (!in_place) msg.assign(size, 0);
   std::uint64_t offset = 0;
   while (!stopped()) {
-    core::StreamPattern::fill(offset, msg.data(), msg.size());
-    const std::size_t n = sockets_.send(ctx_, s, msg.data(), msg.size(),
-                                        {costs_.app_per_message, CycleClass::GuestUser});
+    const std::uint8_t* data = core::StreamPattern::view(offset, size);
+    if (!in_place) {
+      core::StreamPattern::fill(offset, msg.data(), size);
+      data = msg.data();
+    }
+    const std::size_t n =
+        sockets_.send(ctx_, s, data, size, {costs_.app_per_message, CycleClass::GuestUser});
     counters_.tx_bytes += n;
     offset += n;
-    if (n < msg.size()) return fail("send() stopped early: connection lost");
+    if (n < size) return fail("send() stopped early: connection lost");
   }
   sockets_.close(ctx_, s);
 }

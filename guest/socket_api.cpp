@@ -195,7 +195,7 @@ std::size_t SocketLayer::send(Ctx& ctx, int s, const std::uint8_t* data, std::si
     desc.length = static_cast<std::uint32_t>(n);
     desc.addr = so->tx_addr + pos;
     desc.cookie = next_cookie_++;
-    so->send_cookies.insert(desc.cookie);
+    so->send_cookies.push_back(desc.cookie);
     so->tx_tail += n;
     done += n;
     driver_.post(ctx, toe::Ring::Send, &desc, copy);
@@ -297,7 +297,8 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
   bool wake_needed = true;
   if (d.flags & toe::kEcqSocketReleased) so->released = true;
   // SendDone, or Error for a send context: the TOE is done with that part of the buffer.
-  so->send_cookies.erase(d.cookie);
+  const auto cookie = std::find(so->send_cookies.begin(), so->send_cookies.end(), d.cookie);
+  if (cookie != so->send_cookies.end()) so->send_cookies.erase(cookie);
   switch (static_cast<EventType>(d.type)) {
     case EventType::CmdDone:
       so->cmd_done = true;

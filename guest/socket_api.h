@@ -9,7 +9,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <systemc>
 #include <vector>
 
@@ -86,7 +85,9 @@ class SocketLayer : public core::Module {
     // A socket goes away (id and buffers back to the kernel) once the application has closed it,
     // the TOE has released it (kEcqSocketReleased) and every send context of it has completed.
     bool user_closed = false, released = false;
-    std::set<std::uint32_t> send_cookies;  // send contexts the TOE has not completed
+    // Send contexts the TOE has not completed, oldest first (a handful: no node to allocate per
+    // context, as a set would).
+    std::vector<std::uint32_t> send_cookies;
     SockError err = SockError::Ok;
     // Kernel send buffer: a byte ring; [tx_done, tx_tail) is owned by the TOE until SendDone.
     std::uint64_t tx_addr = 0;

@@ -152,7 +152,9 @@ void ToeDriver::isr_thread() {
   RingAccess access(*this, isr_ctx_);
   for (;;) {
     while (!irq_.pending()) sc_core::wait(irq_.pending_event());
-    // Interrupt entry; under a hypervisor this waits until the VM's vCPU is on the core.
+    // Interrupt entry; under a hypervisor this waits until the VM's vCPU is on the core. The
+    // handler goes on at once (acknowledge, ECQ reads) to its next request.
+    core_.then_more(isr_ctx_);
     core_.execute(isr_ctx_, costs_.isr, CycleClass::GuestKernel);
     const int id = irq_.acknowledge();
     if (id == 1023) continue;  // spurious: taken by an earlier pass
@@ -167,6 +169,7 @@ void ToeDriver::isr_thread() {
     }
     if (taken) {
       completions_ += taken;
+      core_.then_more(isr_ctx_);  // the ECQ head register's write follows
       core_.execute(isr_ctx_, costs_.ecq_entry * taken, CycleClass::GuestKernel);
       events_ev_.notify(sc_core::SC_ZERO_TIME);
     }

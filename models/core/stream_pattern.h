@@ -1,6 +1,7 @@
 // The byte pattern every simulated application sends, so that receivers can check each byte end
 // to end: byte i of a stream is (7 i + i / 256) mod 256. It repeats every 64 KiB, so it is served
-// from one precomputed period with memcpy / memcmp instead of a loop per byte.
+// from precomputed bytes with memcpy / memcmp instead of a loop per byte (two periods back to back,
+// so that any run of up to a period is there in one piece: view()).
 #pragma once
 
 #include <array>
@@ -16,6 +17,12 @@ class StreamPattern {
 
   static std::uint8_t at(std::uint64_t i) {
     return static_cast<std::uint8_t>((i * 7 + (i >> 8)) & 0xff);
+  }
+
+  // Bytes [offset, offset + n) of the stream, where they are kept (n <= kPeriod): a sender hands
+  // them on as they are instead of copying them into a buffer first (null when n > kPeriod).
+  static const std::uint8_t* view(std::uint64_t offset, std::size_t n) {
+    return n <= kPeriod ? table() + offset % kPeriod : nullptr;
   }
 
   // Writes bytes [offset, offset + n) of the stream to dst.
@@ -49,12 +56,12 @@ class StreamPattern {
 
  private:
   static const std::uint8_t* table() {
-    static const auto period = [] {
-      std::array<std::uint8_t, kPeriod> p{};
-      for (std::size_t i = 0; i < kPeriod; ++i) p[i] = at(i);
+    static const auto periods = [] {
+      std::array<std::uint8_t, 2 * kPeriod> p{};
+      for (std::size_t i = 0; i < p.size(); ++i) p[i] = at(i % kPeriod);
       return p;
     }();
-    return period.data();
+    return periods.data();
   }
 };
 

@@ -1,8 +1,8 @@
 #include "models/cpu/core.h"
 
 #include <algorithm>
-#include <climits>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/core/tracer.h"
 
@@ -57,6 +57,9 @@ Core::Core(const sc_core::sc_module_name& name, const CoreParams& params, int ow
   SC_METHOD(on_wfi_check);
   sensitive << wfi_check_;
   dont_initialize();
+  SC_METHOD(on_deferred_wake);
+  sensitive << deferred_wake_;
+  dont_initialize();
 }
 
 Core::Context& Core::add_context(const std::string& name, int priority, int vm, bool io_wake) {
@@ -69,6 +72,7 @@ Core::Context& Core::add_context(const std::string& name, int priority, int vm, 
   c.priority_ = priority;
   c.domain_ = vm;
   c.io_wake_ = io_wake;
+  c.queue_ = &queue_for(c);
   return c;
 }
 
@@ -80,6 +84,7 @@ Core::Context& Core::add_hypervisor_context(const std::string& name, int priorit
   c.name_ = name;
   c.priority_ = priority;
   c.domain_ = kHypervisorDomain;
+  c.queue_ = &queue_for(c);
   return c;
 }
 
@@ -126,6 +131,8 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
 
 void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to) {
   if (ctx.core_ != this) return ctx.core_->execute(ctx, first, cycles, cls, charge_to);
+  const bool more = ctx.more_;  // for this request only
+  ctx.more_ = false;
   const TimePs lead = first.cycles > 0 ? cycles_ps(first.cycles) : 0;
   const TimePs rest = cycles > 0 ? cycles_ps(cycles) : 0;
   if (first.cycles <= 0 && cycles <= 0) return;
@@ -139,7 +146,7 @@ void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int 
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
   ctx.seq_ = next_seq_++;
-  make_ready(ready_, ctx);
+  make_ready(ctx);
   if (ctx.domain_ != kHypervisorDomain) {
     const int vm = ctx.domain_;
     if (vm_ready_[vm]++ == 0 && vm_sched_ && vm_blocked_[vm]) {
@@ -161,8 +168,10 @@ void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int 
     if (c.armed_ == &ctx) c.armed_ = nullptr;
     const TimePs woken = c.account();
     c.deciding_ = &ctx;
+    c.defer_wake_ = more;
     c.reschedule(woken);
     c.deciding_ = nullptr;
+    c.defer_wake_ = false;
     if (!ctx.pending_) return;
   }
 }
@@ -180,7 +189,9 @@ void Core::hand_over(int vm, Core& to) {
       continue;
     }
     if (c == current_) throw std::logic_error("Core::hand_over: " + c->name_ + " is running");
+    if (c->pending_) make_unready(*c);
     c->core_ = &to;
+    c->queue_ = &to.queue_for(*c);
     to.hosted_.push_back(c);
     if (c->pending_) {
       if (armed_ == c) armed_ = nullptr;
@@ -188,11 +199,10 @@ void Core::hand_over(int vm, Core& to) {
         c->done_.cancel();
         c->done_due_ = cpu::kNoEvent;
       }
-      make_unready(ready_, *c);
       --vm_ready_[vm];
       c->seq_ = to.next_seq_++;
       c->slice_used_ps_ = 0;
-      make_ready(to.ready_, *c);
+      to.make_ready(*c);
       ++to.vm_ready_[vm];
     }
     if (last_ran_ == c) last_ran_ = nullptr;
@@ -219,21 +229,10 @@ void Core::decide_soon() {
 TimePs Core::account() {
   const TimePs now = core::now_ps();
   TimePs elapsed = now - seg_start_;
-  TimePs at = seg_start_;
+  const TimePs at = seg_start_;
   seg_start_ = now;
-  while (elapsed > 0 && !overheads_.empty()) {
-    Overhead& o = overheads_.front();
-    const TimePs take = std::min(elapsed, o.ps);
-    busy_[o.owner][static_cast<int>(o.cls)] += take;
-    if (core::Tracer::on()) {
-      auto& t = core::Tracer::instance();
-      t.span(t.lane(name(), "overheads"), o.what, at, at + take, "cpu");
-    }
-    at += take;
-    o.ps -= take;
-    elapsed -= take;
-    if (o.ps == 0) overheads_.pop_front();
-  }
+  if (elapsed == 0) return now;  // most calls: a second look in the same instant
+  if (!overheads_.empty()) elapsed = burn_overheads(at, elapsed);
   if (current_ && elapsed > 0) {
     Context& c = *current_;
     const TimePs work = std::min(elapsed, c.remaining_ps_);
@@ -257,55 +256,92 @@ TimePs Core::account() {
   return now;
 }
 
+TimePs Core::burn_overheads(TimePs at, TimePs elapsed) {
+  while (elapsed > 0 && !overheads_.empty()) {
+    Overhead& o = overheads_.front();
+    const TimePs take = std::min(elapsed, o.ps);
+    busy_[o.owner][static_cast<int>(o.cls)] += take;
+    if (core::Tracer::on()) {
+      auto& t = core::Tracer::instance();
+      t.span(t.lane(name(), "overheads"), o.what, at, at + take, "cpu");
+    }
+    at += take;
+    o.ps -= take;
+    elapsed -= take;
+    if (o.ps == 0) overheads_.pop_front();
+  }
+  return elapsed;
+}
+
 Core::Context* Core::pick() const {
-  // Hypervisor contexts before guest ones; then priority; then FIFO (the set's order).
-  if (ready_.empty()) return nullptr;
-  Context* first = std::get<4>(*ready_.begin());
-  if (first->domain_ == kHypervisorDomain) return first;
+  // Hypervisor contexts before guest ones; then priority; then FIFO (the queues' order).
+  if (ready_count_ == 0) return nullptr;
+  auto q = queue_order_.begin();
+  while ((*q)->size == 0) ++q;  // some queue holds the ready contexts
+  if (!(*q)->guest) return (*q)->head;
   if (vm_sched_) {  // only the VM on the core runs
     if (running_vm_ < 0) return nullptr;
-    auto it = ready_.lower_bound(ReadyKey{true, running_vm_, INT_MIN, 0, nullptr});
-    if (it == ready_.end() || std::get<1>(*it) != running_vm_) return nullptr;
-    return std::get<4>(*it);
+    for (; q != queue_order_.end() && (*q)->domain <= running_vm_; ++q)
+      if ((*q)->domain == running_vm_ && (*q)->size > 0) return (*q)->head;
+    return nullptr;
   }
-  // Natively all VMs' contexts compete: the best head of each VM's part of the set (with one VM,
-  // the set's first).
-  if (busy_.size() == 1) return first;
+  // Natively all VMs' contexts compete: the best head of each VM's queues (with one VM, the
+  // first).
+  if (busy_.size() == 1) return (*q)->head;
   Context* best = nullptr;
-  for (auto it = ready_.begin(); it != ready_.end();) {
-    Context* c = std::get<4>(*it);
-    if (!best || std::tie(c->priority_, c->seq_) < std::tie(best->priority_, best->seq_)) best = c;
-    it = ready_.lower_bound(ReadyKey{true, c->domain_ + 1, INT_MIN, 0, nullptr});
+  for (; q != queue_order_.end(); ++q) {
+    const Context* c = (*q)->head;
+    if (c && (!best || c->priority_ < best->priority_ ||
+              (c->priority_ == best->priority_ && c->seq_ < best->seq_)))
+      best = (*q)->head;
   }
   return best;
 }
 
-void Core::make_ready(ReadySet& set, Context& c) {
-  if (c.ready_node_.empty()) {
-    c.ready_it_ = set.insert(ready_key(c)).first;
-    return;
-  }
-  c.ready_node_.value() = ready_key(c);
-  c.ready_it_ = set.insert(std::move(c.ready_node_)).position;
+Core::ReadyQueue& Core::queue_for(const Context& c) {
+  const bool guest = c.domain_ != kHypervisorDomain;
+  const auto before = [](const ReadyQueue* q, const std::tuple<bool, int, int>& key) {
+    return std::make_tuple(q->guest, q->domain, q->priority) < key;
+  };
+  const auto key = std::make_tuple(guest, c.domain_, c.priority_);
+  auto at = std::lower_bound(queue_order_.begin(), queue_order_.end(), key, before);
+  if (at != queue_order_.end() &&
+      std::make_tuple((*at)->guest, (*at)->domain, (*at)->priority) == key)
+    return **at;
+  ReadyQueue& q = queues_.emplace_back();
+  q.guest = guest;
+  q.domain = c.domain_;
+  q.priority = c.priority_;
+  queue_order_.insert(at, &q);
+  return q;
 }
 
-void Core::make_unready(ReadySet& set, Context& c) { c.ready_node_ = set.extract(c.ready_it_); }
+void Core::make_ready(Context& c) {
+  ReadyQueue& q = *c.queue_;
+  c.queue_prev_ = q.tail;
+  c.queue_next_ = nullptr;
+  (q.tail ? q.tail->queue_next_ : q.head) = &c;
+  q.tail = &c;
+  ++q.size;
+  ++ready_count_;
+}
+
+void Core::make_unready(Context& c) {
+  ReadyQueue& q = *c.queue_;
+  (c.queue_prev_ ? c.queue_prev_->queue_next_ : q.head) = c.queue_next_;
+  (c.queue_next_ ? c.queue_next_->queue_prev_ : q.tail) = c.queue_prev_;
+  c.queue_prev_ = c.queue_next_ = nullptr;
+  --q.size;
+  --ready_count_;
+}
 
 bool Core::has_queue_peer(const Context& c) const {
-  const auto same_queue = [&c](ReadySet::const_iterator it) {
-    const Context* o = std::get<4>(*it);
-    return o->domain_ == c.domain_ && o->priority_ == c.priority_;
-  };
-  if (c.pending_ && c.core_ == this) {  // in the set: its queue's others are its neighbours
-    const auto it = ReadySet::const_iterator(c.ready_it_);
-    if (std::next(it) != ready_.end() && same_queue(std::next(it))) return true;
-    return it != ready_.begin() && same_queue(std::prev(it));
-  }
-  auto it = ready_.lower_bound(
-      ReadyKey{c.domain_ != kHypervisorDomain, c.domain_, c.priority_, 0, nullptr});
-  if (it != ready_.end() && std::get<4>(*it) == &c) ++it;
-  return it != ready_.end() && std::get<4>(*it)->domain_ == c.domain_ &&
-         std::get<4>(*it)->priority_ == c.priority_;
+  if (c.core_ == this) return c.queue_->size > (c.pending_ ? 1u : 0u);
+  for (const ReadyQueue* q : queue_order_)
+    if (q->guest == (c.domain_ != kHypervisorDomain) && q->domain == c.domain_ &&
+        q->priority == c.priority_)
+      return q->size > 0;
+  return false;
 }
 
 // Asks the VM scheduler which VM's vCPU runs, when a decision is due.
@@ -383,11 +419,15 @@ void Core::decide_vm(TimePs now) {
 }
 
 void Core::reschedule(TimePs now) {
+  if (wake_deferred_) {  // this decision times what the last one left
+    wake_deferred_ = false;
+    deferred_wake_.cancel();
+  }
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
     done->pending_ = false;
-    make_unready(ready_, *done);
+    make_unready(*done);
     if (done->domain_ != kHypervisorDomain) --vm_ready_[done->domain_];
     current_ = nullptr;
     if (armed_ == done) armed_ = nullptr;
@@ -402,9 +442,9 @@ void Core::reschedule(TimePs now) {
   if (vm_sched_) decide_vm(now);
   // Time slice over and someone of the same priority and VM waits: go to the back of the line.
   if (current_ && current_->slice_used_ps_ >= params_.timeslice_ps && has_queue_peer(*current_)) {
-    make_unready(ready_, *current_);
+    make_unready(*current_);
     current_->seq_ = next_seq_++;
-    make_ready(ready_, *current_);
+    make_ready(*current_);
   }
   Context* next = pick();
   if (next != current_) {
@@ -465,9 +505,15 @@ void Core::reschedule(TimePs now) {
     armed_ = nullptr;
   }
   if (direct && !armed_) {
-    armed_ = current_;
-    armed_->done_due_ = due;
-    armed_->done_.notify(core::ps(until));
+    if (defer_wake_ && current_ != deciding_) {
+      wake_deferred_ = true;
+      deferred_due_ = due;
+      deferred_wake_.notify(sc_core::SC_ZERO_TIME);
+    } else {
+      armed_ = current_;
+      armed_->done_due_ = due;
+      armed_->done_.notify(core::ps(until));
+    }
   }
   const TimePs tick_due = direct ? cpu::kNoEvent : due;
   // Most decisions leave the next one where it was: keep the pending notification then (a
@@ -486,6 +532,15 @@ void Core::reschedule(TimePs now) {
 void Core::on_tick() {
   tick_due_ = cpu::kNoEvent;  // the notification that ran this is used up
   reschedule(account());
+}
+
+void Core::on_deferred_wake() {
+  if (!wake_deferred_) return;
+  wake_deferred_ = false;
+  // Nothing decided since (a decision would have cancelled this): current_ still runs to due.
+  armed_ = current_;
+  armed_->done_due_ = deferred_due_;
+  armed_->done_.notify(core::ps(deferred_due_ - core::now_ps()));
 }
 
 void Core::on_wfi_check() {

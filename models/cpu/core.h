@@ -19,10 +19,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <set>
 #include <string>
 #include <systemc>
-#include <tuple>
 #include <vector>
 
 #include "models/core/module.h"
@@ -76,11 +74,20 @@ class Core : public core::Module {
   class Context;
 
  private:
-  // The ready set's order: hypervisor contexts first, then by VM, priority and FIFO sequence, so
-  // that picking, and finding another context of the running one's queue, take O(log n) with
-  // thousands of ready server processes (a context's key fields never change while it is in it).
-  using ReadyKey = std::tuple<bool, int, int, std::uint64_t, Context*>;
-  using ReadySet = std::set<ReadyKey>;
+  // The ready contexts, in queues of one scheduling domain and priority each: a doubly linked
+  // FIFO through the contexts themselves (a context joins at the back with the core's next
+  // sequence number, so each queue is in sequence order). The queues are kept in the order
+  // hypervisor first, then by VM and priority, so the best ready context is the head of the first
+  // queue that has one; joining, leaving and finding a queue peer take no search and no
+  // allocation, with thousands of ready server processes as with three contexts.
+  struct ReadyQueue {
+    bool guest = true;  // false: hypervisor contexts, ahead of every guest queue
+    int domain = 0;
+    int priority = 0;
+    Context* head = nullptr;
+    Context* tail = nullptr;
+    std::size_t size = 0;
+  };
 
  public:
   class Context {
@@ -99,6 +106,7 @@ class Core : public core::Module {
     int domain_ = 0;        // VM index, or kHypervisorDomain
     bool io_wake_ = false;  // its becoming ready is an I/O event for its VM (interrupt handler)
     bool pending_ = false;
+    bool more_ = false;  // its thread makes another request as soon as this one ends (then_more)
     core::TimePs remaining_ps_ = 0;  // work left in the current request
     CycleClass cls_ = CycleClass::GuestKernel;
     // A request of two pieces (execute with a Work first): what is left of the first piece,
@@ -112,10 +120,10 @@ class Core : public core::Module {
     sc_core::sc_event done_;
     // When done_ is timed to wake the thread at its request's end (kNoEvent: not so armed).
     core::TimePs done_due_ = kNoEvent;
-    // Its entry in the ready set while pending; its node otherwise, kept for the next request
-    // (no allocation per request).
-    ReadySet::iterator ready_it_;
-    ReadySet::node_type ready_node_;
+    // Its ready queue on the core it runs on, and its neighbours there while pending.
+    ReadyQueue* queue_ = nullptr;
+    Context* queue_prev_ = nullptr;
+    Context* queue_next_ = nullptr;
   };
 
   SC_HAS_PROCESS(Core);
@@ -179,6 +187,14 @@ class Core : public core::Module {
   // Closes the spans still open in a timeline trace (call at the end of a run).
   void flush_trace();
 
+  // The next request of `ctx` ends with its thread going on, in the same instant, to another
+  // request (only zero-time work between them, such as an interrupt handler's acknowledge and
+  // its ECQ reads). The decision made at that end then does not time the wake-up of the context
+  // it picks, which the next request would cancel at once (a cancelled timed notification stays
+  // in the kernel's queue until its time); should the thread wait instead, the wake-up is timed
+  // a delta cycle later, for the same time. Decisions and accounts are the same either way.
+  void then_more(Context& ctx) { ctx.more_ = true; }
+
  private:
   struct Overhead {
     core::TimePs ps;
@@ -189,25 +205,29 @@ class Core : public core::Module {
   void on_tick();
   void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
-  core::TimePs account();  // returns now
+  void on_deferred_wake();  // times the wake-up a then_more decision left (its thread waited)
+  core::TimePs account();   // returns now
+  // The queued overheads take the first `elapsed` ps from `at`; returns what is left of it.
+  core::TimePs burn_overheads(core::TimePs at, core::TimePs elapsed);
   void reschedule(core::TimePs now);
   void decide_vm(core::TimePs now);
   Context* pick() const;
-  static ReadyKey ready_key(Context& c) {
-    return {c.domain_ != kHypervisorDomain, c.domain_, c.priority_, c.seq_, &c};
-  }
-  // Enter and leave the ready set (by iterator, reusing the context's node).
-  static void make_ready(ReadySet& set, Context& c);
-  static void make_unready(ReadySet& set, Context& c);
+  // The queue of c's domain and priority on this core (made on first use, outside the hot path).
+  ReadyQueue& queue_for(const Context& c);
+  // Join the back of its queue (with a fresh sequence number from this core) and leave it.
+  void make_ready(Context& c);
+  void make_unready(Context& c);
   bool has_queue_peer(const Context& c) const;  // another ready context of c's VM and priority
   void add_overhead(double cycles, CycleClass cls, int owner, const char* what);
   void trace_run(const Context& c, core::TimePs end);
   int charge_owner(int wanted) const;
 
   CoreParams params_;
-  std::deque<Context> contexts_;  // deque: stable addresses
-  std::vector<Context*> hosted_;  // the contexts that run here (its own, and handed over)
-  ReadySet ready_;
+  std::deque<Context> contexts_;          // deque: stable addresses
+  std::vector<Context*> hosted_;          // the contexts that run here (its own, and handed over)
+  std::deque<ReadyQueue> queues_;         // deque: stable addresses
+  std::vector<ReadyQueue*> queue_order_;  // hypervisor first, then by VM and priority
+  std::size_t ready_count_ = 0;           // contexts in all queues
   Context* current_ = nullptr;
   Context* last_ran_ = nullptr;
   std::vector<Context*> last_process_;  // per VM: last context of process priority (switch costs)
@@ -222,6 +242,13 @@ class Core : public core::Module {
   // the thread is woken then and makes the decision itself (no tick method, no delta cycle).
   Context* armed_ = nullptr;
   Context* deciding_ = nullptr;  // the context whose own thread is running reschedule()
+  // A then_more decision left current_'s wake-up untimed: due at deferred_due_ unless the next
+  // decision (normally the thread's next request, in this same instant) times it; otherwise
+  // deferred_wake_ (a delta notification) does.
+  bool defer_wake_ = false;  // the decision being made is one whose thread goes on
+  bool wake_deferred_ = false;
+  core::TimePs deferred_due_ = 0;
+  sc_core::sc_event deferred_wake_;
 
   // VM scheduling (virtualized platforms).
   cpu::VmScheduler* vm_sched_ = nullptr;

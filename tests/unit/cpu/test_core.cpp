@@ -96,6 +96,40 @@ TEST(CpuCore, TwoPieceRequestEndsAsTwoRequestsWouldAndChargesEachPieceToItsClass
   EXPECT_EQ(core.accounted_ps(), 10 * kUs);
 }
 
+TEST(CpuCore, ThenMoreLeavesDecisionsAndTimesAsTheyWereWhetherTheThreadGoesOnOrWaits) {
+  Core core("core", CoreParams{});  // 2 GHz
+  auto& low = core.add_context("app", 2);
+  auto& high = core.add_context("isr", 0);
+  TimePs low_done = 0, first_done = 0, second_done = 0, third_done = 0;
+  Proc a("a", [&] {
+    core.execute(low, 8000, CycleClass::GuestUser);  // 4 us of work
+    low_done = now();
+  });
+  Proc b("b", [&] {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+    // Goes on at once: the app is picked at 1.5 us and preempted again in the same instant.
+    core.then_more(high);
+    core.execute(high, 1000, CycleClass::GuestKernel);  // 0.5 us
+    first_done = now();
+    core.then_more(high);
+    core.execute(high, 1000, CycleClass::GuestKernel);
+    second_done = now();
+    // Said it would go on but waits: the app's wake-up is timed a delta cycle later.
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_NS));
+    core.execute(high, 1000, CycleClass::GuestKernel);  // at 2 us + 1 ns
+    third_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_EQ(first_done, 1500 * kNs);
+  EXPECT_EQ(second_done, 2 * kUs);
+  EXPECT_EQ(third_done, 2501 * kNs);
+  EXPECT_EQ(low_done, 5500 * kNs);  // 4 us of its own plus 1.5 us taken by the handler
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestUser), 4 * kUs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestKernel), 1500 * kNs);
+  EXPECT_EQ(core.accounted_ps(), 10 * kUs);
+  EXPECT_EQ(core.stats().counter("preemptions").value(), 3u);
+}
+
 TEST(CpuCore, EqualPrioritiesShareByTimeSlice) {
   CoreParams p;
   p.timeslice_ps = 1 * kMs;
