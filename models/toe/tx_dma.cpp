@@ -127,7 +127,7 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
     // A job failed as its burst completed: its connection leaves the rotation now.
     turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
   }
-  dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (dequeued_) dequeued_();
 }
 
 void TxDma::update_parked() {
@@ -138,7 +138,7 @@ void TxDma::update_parked() {
   }
   if (parked > parked_) ++window_parks_;
   // Fewer contexts count against the pool: the dispatcher may pass more in.
-  if (parked > parked_) dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (parked > parked_ && dequeued_) dequeued_();
   parked_ = parked;
 }
 

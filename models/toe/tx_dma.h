@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <systemc>
 #include <tlm>
@@ -53,8 +54,9 @@ class TxDma : public core::Module {
   // which may never read; counted, a few such peers would hold every slot and stop every other
   // connection's and VM's sends behind them.
   std::size_t active() const { return queued_ - parked_; }
-  // Something left the queue (the dispatcher may fetch more).
-  const sc_core::sc_event& dequeued_event() const { return dequeued_ev_; }
+  // Called when something left the queue or fewer contexts count against the pool (the
+  // dispatcher may pass more in).
+  void on_dequeued(std::function<void()> cb) { dequeued_ = std::move(cb); }
   // Send-buffer space may have been freed (every acknowledgment): wakes the thread if it waits
   // for space.
   void space_freed();
@@ -125,7 +127,8 @@ class TxDma : public core::Module {
   std::size_t queued_ = 0;
   std::size_t parked_ = 0;  // of queued_, on connections whose peer window is closed
   std::vector<std::uint64_t> bytes_per_channel_;
-  sc_core::sc_event job_ev_, space_ev_, dequeued_ev_, answered_ev_;
+  sc_core::sc_event job_ev_, space_ev_, answered_ev_;
+  std::function<void()> dequeued_;
   // The thread's waits on several events, built once (a temporary `a | b` allocates per wait).
   sc_core::sc_event_or_list space_or_job_, answer_space_or_job_;
   std::uint64_t burst_ids_ = 0;
