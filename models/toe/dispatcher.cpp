@@ -43,9 +43,10 @@ void Dispatcher::doorbell() {
 bool Dispatcher::has_work() const {
   for (std::size_t c = 0; c < channels_.size(); ++c) {
     const ControlChannel& ch = *channels_[c];
-    if (!ch.enabled() || ch.backlogged()) continue;
-    if (ch.pending(Ring::Cmd) || ch.pending(Ring::Recv)) return true;
-    if (!qos_.has_head(c) && ch.pending(Ring::Send)) return true;
+    if (!ch.enabled()) continue;
+    const bool pending = ch.pending(Ring::Cmd) || ch.pending(Ring::Recv) ||
+                         (!qos_.has_head(c) && ch.pending(Ring::Send));
+    if (pending && !ch.backlogged()) return true;
   }
   if (tx_.active() >= params_.tx_outstanding) return false;
   for (std::size_t c = 0; c < channels_.size(); ++c)
