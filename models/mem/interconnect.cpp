@@ -204,7 +204,8 @@ long Interconnect::decode(std::uint64_t addr, std::uint64_t len, std::size_t& hi
   return static_cast<long>(hint);
 }
 
-long Interconnect::decode_or_fail(int id, tlm::tlm_generic_payload& trans) {
+// decode_or_fail() past the port's last region: the search, or the error.
+long Interconnect::decode_elsewhere(int id, tlm::tlm_generic_payload& trans) {
   const std::uint64_t len = trans.get_data_length();
   const std::uint64_t width = trans.get_streaming_width();
   const std::uint64_t span = (width != 0 && width < len) ? width : len;

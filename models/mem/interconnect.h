@@ -117,7 +117,24 @@ class Interconnect : public core::Module {
   // Index into regions_ of the region containing [addr, addr + len), or -1.
   // `hint`: the region to try first, set to the one found.
   long decode(std::uint64_t addr, std::uint64_t len, std::size_t& hint) const;
-  long decode_or_fail(int id, tlm::tlm_generic_payload& trans);
+  long decode_or_fail(int id, tlm::tlm_generic_payload& trans) {
+    // Inline: the port's last region, which nearly every transaction hits; the rest (a search
+    // of the map, or a decode error and its report) out of line.
+    const std::uint64_t len = trans.get_data_length();
+    const std::uint64_t width = trans.get_streaming_width();
+    std::uint64_t span = (width != 0 && width < len) ? width : len;
+    if (span == 0) span = 1;
+    const std::size_t hint = last_region(id);
+    if (hint < regions_.size()) {
+      const Region& last = regions_[hint];
+      const std::uint64_t addr = trans.get_address();
+      const std::uint64_t off = addr - last.base;
+      if (addr >= last.base && off < last.size && span <= last.size - off)
+        return static_cast<long>(hint);
+    }
+    return decode_elsewhere(id, trans);
+  }
+  long decode_elsewhere(int id, tlm::tlm_generic_payload& trans);
 
   void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,

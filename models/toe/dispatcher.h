@@ -35,7 +35,9 @@ class Dispatcher : public core::Module {
   Dispatcher(const sc_core::sc_module_name& name, const DispatcherParams& params,
              std::vector<ControlChannel*> channels, Ppm& ppm, TxDma& tx, RxDma& rx);
 
-  void doorbell() { work_ev_.notify(sc_core::SC_ZERO_TIME); }
+  // A host rang a doorbell, or the Tx DMA took a context off its queue: the dispatcher looks
+  // again in the next delta cycle, unless it waits and a pass would find nothing to do.
+  void doorbell();
 
  private:
   void run();
@@ -43,6 +45,8 @@ class Dispatcher : public core::Module {
   bool serve_recv(ControlChannel& ch);
   bool prefetch_send_heads();
   bool serve_send();
+  // Whether a pass would serve something (the conditions run() checks, in its order).
+  bool has_work() const;
 
   DispatcherParams params_;
   std::vector<ControlChannel*> channels_;
@@ -54,6 +58,7 @@ class Dispatcher : public core::Module {
   core::TimePs context_cost_ps_;
   std::vector<std::uint8_t> buf_;
   sc_core::sc_event work_ev_;
+  bool idle_ = false;  // the thread waits for work_ev_ after a pass that did nothing
   core::Counter& cmd_contexts_;
   core::Counter& send_contexts_;
   core::Counter& recv_contexts_;

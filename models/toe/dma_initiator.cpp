@@ -26,6 +26,16 @@ struct DmaInitiator::Txn {
   Txn& operator=(const Txn&) = delete;
 };
 
+struct DmaInitiator::Booking {
+  tlm::tlm_generic_payload gp;
+  core::SidebandExtension ext;
+
+  Booking() { gp.set_extension(&ext); }
+  ~Booking() { gp.clear_extension(&ext); }  // the member is not the payload's to delete
+  Booking(const Booking&) = delete;
+  Booking& operator=(const Booking&) = delete;
+};
+
 DmaInitiator::DmaInitiator(const sc_core::sc_module_name& name)
     : sc_core::sc_module(name), socket("socket"), peq_(this, &DmaInitiator::on_phase) {
   socket.register_nb_transport_bw(this, &DmaInitiator::nb_transport_bw);
@@ -35,17 +45,11 @@ DmaInitiator::~DmaInitiator() = default;
 
 DmaResult DmaInitiator::book(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                              std::uint32_t len, const core::SidebandExtension& sideband) {
-  // A payload from the spares (one per booking in progress: a target may call back into this
-  // initiator); a payload's construction and its extension array cost more than the booking.
-  std::unique_ptr<tlm::tlm_generic_payload> held;
-  if (book_spare_.empty()) {
-    held = std::make_unique<tlm::tlm_generic_payload>();
-  } else {
-    held = std::move(book_spare_.back());
-    book_spare_.pop_back();
-  }
-  tlm::tlm_generic_payload& gp = *held;
-  core::SidebandExtension ext = sideband;
+  // A payload's construction and its extension array cost more than the booking: kept.
+  if (book_depth_ == book_slots_.size()) book_slots_.push_back(std::make_unique<Booking>());
+  Booking& slot = *book_slots_[book_depth_++];
+  tlm::tlm_generic_payload& gp = slot.gp;
+  slot.ext = sideband;
   gp.set_command(cmd);
   gp.set_address(addr);
   gp.set_data_ptr(data);
@@ -54,13 +58,10 @@ DmaResult DmaInitiator::book(tlm::tlm_command cmd, std::uint64_t addr, std::uint
   gp.set_byte_enable_ptr(nullptr);
   gp.set_dmi_allowed(false);
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  gp.set_extension(&ext);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(gp, delay);
-  gp.clear_extension(&ext);
-  const DmaResult result{gp.is_response_ok(), core::to_ps(delay)};
-  book_spare_.push_back(std::move(held));
-  return result;
+  --book_depth_;
+  return DmaResult{gp.is_response_ok(), core::to_ps(delay)};
 }
 
 DmaInitiator::Txn& DmaInitiator::acquire(tlm::tlm_command cmd, std::uint64_t addr,

@@ -100,7 +100,12 @@ class DmaInitiator : public sc_core::sc_module, private tlm::tlm_mm_interface {
   bool at_ = false;
   std::vector<std::unique_ptr<Txn>> txns_;  // every payload ever made (owned)
   std::vector<Txn*> spare_;
-  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> book_spare_;  // book()'s payloads
+  // book()'s payloads, one per booking in progress (a target may call back into this
+  // initiator), each with its sideband extension set once: the deepest in use is
+  // book_slots_[book_depth_ - 1].
+  struct Booking;
+  std::vector<std::unique_ptr<Booking>> book_slots_;
+  std::size_t book_depth_ = 0;
   tlm::tlm_generic_payload* requesting_ = nullptr;  // sent BEGIN_REQ, END_REQ not yet seen
   sc_core::sc_event request_free_ev_;
   std::size_t in_flight_ = 0;

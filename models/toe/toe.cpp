@@ -316,7 +316,11 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
   ppm_->on_send_ended([this](int ch, std::uint16_t sock) { tx_dma_->send_ended(ch, sock); });
   for (auto& ch : channels_) {
     ch->on_doorbell([this]() { dispatcher_->doorbell(); });
-    ch->on_irq_change([this]() { update_irq(); });
+    ControlChannel* channel = ch.get();
+    ch->on_irq_change([this, channel]() {
+      irq_pending_channels_ += channel->irq_pending() ? 1 : -1;  // called on each change only
+      update_irq();
+    });
     const int index = ch->index();
     ch->on_completion_written([this, index]() {
       irq_vector_ |= 1u << index;
@@ -346,7 +350,7 @@ void Toe::update_irq() {
   if (params_.irq_mode == IrqMode::BitVector) {
     level = irq_vector_ != 0;
   } else {
-    for (auto& ch : channels_) level |= ch->irq_pending();
+    level = irq_pending_channels_ != 0;
   }
   if (level != irq_level_) {
     irq_level_ = level;

@@ -105,6 +105,7 @@ class Toe : public core::Module {
   bool irq_level_ = false;
   bool irq_direct_ = false;  // irq is bound to an IrqLine
   std::uint32_t irq_vector_ = 0;  // multi-channel control unit (IrqMode::BitVector)
+  int irq_pending_channels_ = 0;  // channels whose irq_pending() holds (IrqMode::Level)
   sc_core::sc_event irq_ev_;
   core::TimePs reg_latency_ps_;
   core::Counter& reg_accesses_;

@@ -64,6 +64,31 @@ void TxDma::enqueue(const TxJob& job) {
   job_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void TxDma::space_freed() {
+  if (waits_for_space_)
+    space_ev_.notify(sc_core::SC_ZERO_TIME);
+  else
+    space_freed_delta_ = sc_core::sc_delta_count();
+}
+
+void TxDma::before_space_wait() {
+  if (space_freed_delta_ == sc_core::sc_delta_count()) space_ev_.notify(sc_core::SC_ZERO_TIME);
+  waits_for_space_ = true;
+}
+
+void TxDma::wait_for_space(const sc_core::sc_event_or_list& events) {
+  before_space_wait();
+  sc_core::wait(events);
+  waits_for_space_ = false;
+}
+
+void TxDma::wait_for_space(const sc_core::sc_time& timeout,
+                           const sc_core::sc_event_or_list& events) {
+  before_space_wait();
+  sc_core::wait(timeout, events);
+  waits_for_space_ = false;
+}
+
 void TxDma::send_ended(int channel, std::uint16_t sock) {
   if (queues_.count(ConnKey{channel, sock})) job_ev_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -102,7 +127,7 @@ void TxDma::finish(const ConnKey& key, EventType type, Status status) {
     // A job failed as its burst completed: its connection leaves the rotation now.
     turn_.erase(std::remove(turn_.begin(), turn_.end(), key), turn_.end());
   }
-  dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (dequeued_) dequeued_();
 }
 
 void TxDma::update_parked() {
@@ -113,7 +138,7 @@ void TxDma::update_parked() {
   }
   if (parked > parked_) ++window_parks_;
   // Fewer contexts count against the pool: the dispatcher may pass more in.
-  if (parked > parked_) dequeued_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (parked > parked_ && dequeued_) dequeued_();
   parked_ = parked;
 }
 
@@ -271,19 +296,19 @@ void TxDma::run() {
       if (in_flight_n_ >= outstanding_)
         sc_core::wait(answered_ev_);
       else
-        sc_core::wait(answer_space_or_job_);
+        wait_for_space(answer_space_or_job_);
     } else if (in_flight_n_ > 0) {
       const sc_core::sc_time until_oldest = core::ps(in_flight_at(0).done_at - now);
       if (in_flight_n_ >= outstanding_)
         sc_core::wait(until_oldest);
       else
-        sc_core::wait(until_oldest, space_or_job_);
+        wait_for_space(until_oldest, space_or_job_);
     } else if (turn_.empty()) {
       sc_core::wait(job_ev_);
     } else {
       ++stalls_;
       update_parked();
-      sc_core::wait(space_or_job_);
+      wait_for_space(space_or_job_);
       update_parked();
     }
   }

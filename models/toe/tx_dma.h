@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <systemc>
 #include <tlm>
@@ -53,9 +54,12 @@ class TxDma : public core::Module {
   // which may never read; counted, a few such peers would hold every slot and stop every other
   // connection's and VM's sends behind them.
   std::size_t active() const { return queued_ - parked_; }
-  // Something left the queue (the dispatcher may fetch more).
-  const sc_core::sc_event& dequeued_event() const { return dequeued_ev_; }
-  void space_freed() { space_ev_.notify(sc_core::SC_ZERO_TIME); }
+  // Called when something left the queue or fewer contexts count against the pool (the
+  // dispatcher may pass more in).
+  void on_dequeued(std::function<void()> cb) { dequeued_ = std::move(cb); }
+  // Send-buffer space may have been freed (every acknowledgment): wakes the thread if it waits
+  // for space.
+  void space_freed();
   // The socket's connection is closing or gone: its queued contexts fail (a context waiting
   // for send space would otherwise wait for an acknowledgment that never comes).
   void send_ended(int channel, std::uint16_t sock);
@@ -87,6 +91,10 @@ class TxDma : public core::Module {
   void update_parked();
   // The memory system's answer to burst `id` (at): it completes `record` later (the CCB access).
   void answered(std::uint64_t id, bool ok, core::TimePs record);
+  // The thread's waits that space_ev_ ends.
+  void wait_for_space(const sc_core::sc_event_or_list& events);
+  void wait_for_space(const sc_core::sc_time& timeout, const sc_core::sc_event_or_list& events);
+  void before_space_wait();
 
   static constexpr core::TimePs kAwaiting = ~core::TimePs{0};
 
@@ -119,10 +127,17 @@ class TxDma : public core::Module {
   std::size_t queued_ = 0;
   std::size_t parked_ = 0;  // of queued_, on connections whose peer window is closed
   std::vector<std::uint64_t> bytes_per_channel_;
-  sc_core::sc_event job_ev_, space_ev_, dequeued_ev_, answered_ev_;
+  sc_core::sc_event job_ev_, space_ev_, answered_ev_;
+  std::function<void()> dequeued_;
   // The thread's waits on several events, built once (a temporary `a | b` allocates per wait).
   sc_core::sc_event_or_list space_or_job_, answer_space_or_job_;
   std::uint64_t burst_ids_ = 0;
+  // A delta notification of space_ev_ wakes only a thread that waits for it then: while the
+  // thread waits for something else, space_freed() notifies nothing (one per acknowledgment,
+  // nearly always in vain) but remembers the delta cycle, so that a thread which starts waiting
+  // for space in that same delta cycle is still woken in the next one.
+  bool waits_for_space_ = false;
+  std::uint64_t space_freed_delta_ = ~std::uint64_t{0};
   core::Counter& bytes_;
   core::Counter& contexts_;
   core::Counter& faults_;
