@@ -25,6 +25,10 @@ void ByteRing::ensure(std::size_t extent) {
 void ByteRing::write_at(std::size_t offset, const std::uint8_t* data, std::size_t n) {
   if (n == 0) return;
   const std::size_t end = offset + n;
+  if (counting_only_) {
+    extent_ = std::max(extent_, end);
+    return;
+  }
   ensure(end);
   const std::size_t pos = (head_ + offset) & mask_;
   const std::size_t first = std::min(n, buf_.size() - pos);
@@ -49,6 +53,10 @@ void ByteRing::commit(std::size_t n) {
 std::size_t ByteRing::peek(std::size_t offset, std::uint8_t* out, std::size_t n) const {
   if (offset >= size_) return 0;
   n = std::min(n, size_ - offset);
+  if (counting_only_) {
+    std::memset(out, 0, n);
+    return n;
+  }
   const std::size_t pos = (head_ + offset) & mask_;
   const std::size_t first = std::min(n, buf_.size() - pos);
   std::memcpy(out, buf_.data() + pos, first);
@@ -75,7 +83,7 @@ void ByteRing::spans(std::size_t offset, std::size_t n, const std::uint8_t*& p1,
                      const std::uint8_t*& p2, std::size_t& n2) const {
   p1 = p2 = nullptr;
   n1 = n2 = 0;
-  if (n == 0) return;
+  if (n == 0 || counting_only_) return;
   const std::size_t pos = (head_ + offset) & mask_;
   n1 = std::min(n, buf_.size() - pos);
   p1 = buf_.data() + pos;

@@ -17,6 +17,15 @@ class ByteRing {
   std::size_t free() const { return cap_ - size_; }
   bool empty() const { return size_ == 0; }
 
+  /// Counts bytes without keeping them (a receiver that looks at each byte as it arrives and
+  /// then only discards): write_at() and push() store nothing, peek() and pop() give zeros and
+  /// spans() nothing; sizes, offsets and capacity behave as before. For an empty ring.
+  void set_counting_only() {
+    counting_only_ = true;
+    release();
+  }
+  bool counting_only() const { return counting_only_; }
+
   /// Appends up to free() bytes; returns the number appended.
   std::size_t push(const std::uint8_t* data, std::size_t n);
   /// Writes bytes at `offset` from the head without changing size() (out-of-order data).
@@ -45,6 +54,7 @@ class ByteRing {
   std::size_t head_ = 0;
   std::size_t size_ = 0;
   std::size_t extent_ = 0;  // bytes from head that hold data (>= size_, includes write_at data)
+  bool counting_only_ = false;
 };
 
 }  // namespace vtoe::tcpip

@@ -51,6 +51,14 @@ class StackListener {
   /// A SYN created connection info.conn on listener info.listener (Stack::report_syns); it is
   /// in SYN_RECEIVED, and Accepted (or a terminal event) follows.
   virtual void syn_received(const EventInfo& info) { (void)info; }
+  /// StackConfig::keep_rx_payload off: `len` payload bytes of connection `conn` (created by
+  /// `listener`, 0 if by connect()) enter its receive buffer `offset` bytes after the next byte
+  /// recv() gives, in the order segments arrive (out-of-order data included, and retransmitted
+  /// bytes again). Called while the segment is processed, before its events.
+  virtual void tcp_payload(ConnId conn, ConnId listener, std::size_t offset,
+                           const std::uint8_t* data, std::size_t len) {
+    (void)conn, (void)listener, (void)offset, (void)data, (void)len;
+  }
   /// ICMP echo reply to a ping().
   virtual void icmp_echo_reply(Ipv4 src, std::uint16_t id, std::uint16_t seq,
                                const std::uint8_t* data, std::size_t len) {
@@ -211,6 +219,10 @@ class Stack final : private TcpHost {
   // TcpHost
   void tcp_output(TcpConnection& c, const TcpSegmentOut& seg) override;
   void tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) override;
+  void tcp_payload(TcpConnection& c, std::size_t offset, const std::uint8_t* data,
+                   std::size_t len) override {
+    listener_.tcp_payload(c.id(), c.listener(), offset, data, len);
+  }
 
   TcpConnection* find(ConnId id) const;
   /// A connection's 4-tuple.

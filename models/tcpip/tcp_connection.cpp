@@ -55,6 +55,7 @@ TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& 
       ts_offset_(iss * 2654435761u),
       rcvbuf_(cfg.recv_buffer) {
   ecn_high_ = iss;  // the first ECE is answered
+  if (!cfg.keep_rx_payload) rcvbuf_.set_counting_only();
 }
 
 TcpConnection::~TcpConnection() {
@@ -921,7 +922,10 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
   }
   if (off == 0) {
     const bool had_ooo = !ooo_.empty();
-    if (len) rcvbuf_.write_at(rcvbuf_.size(), d, len);
+    if (len) {
+      if (rcvbuf_.counting_only()) host_.tcp_payload(*this, rcvbuf_.size(), d, len);
+      rcvbuf_.write_at(rcvbuf_.size(), d, len);
+    }
     std::uint32_t new_nxt = seq + len;
     while (!ooo_.empty() && seq_le(ooo_.front().first, new_nxt)) {
       if (seq_gt(ooo_.front().second, new_nxt)) new_nxt = ooo_.front().second;
@@ -966,6 +970,7 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
         send_ack_now();
         return;
       }
+      if (rcvbuf_.counting_only()) host_.tcp_payload(*this, rcvbuf_.size() + off, d, len);
       rcvbuf_.write_at(rcvbuf_.size() + off, d, len);
     }
     if (fin) {

@@ -59,6 +59,10 @@ class TcpHost {
   virtual void tcp_output(TcpConnection& c, const TcpSegmentOut& seg) = 0;
   /// Terminal events mark the connection dead (dead() is true before the call).
   virtual void tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) = 0;
+  /// StackConfig::keep_rx_payload off: `len` bytes of payload enter the receive buffer `offset`
+  /// bytes after its head (the next byte recv() gives), where they are counted, not kept.
+  virtual void tcp_payload(TcpConnection& c, std::size_t offset, const std::uint8_t* data,
+                           std::size_t len) = 0;
 
  protected:
   ~TcpHost() = default;
@@ -119,7 +123,7 @@ class TcpConnection {
   }
   std::size_t view(std::size_t max, const std::uint8_t*& p1, std::size_t& n1,
                    const std::uint8_t*& p2, std::size_t& n2) const {
-    const std::size_t n = max < rcvbuf_.size() ? max : rcvbuf_.size();
+    const std::size_t n = rcvbuf_.counting_only() ? 0 : max < rcvbuf_.size() ? max : rcvbuf_.size();
     rcvbuf_.spans(0, n, p1, n1, p2, n2);
     return n;
   }

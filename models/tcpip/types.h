@@ -202,6 +202,11 @@ struct StackConfig {
   /// Largest received frame accepted (bytes, without FCS); 0 = 14 + mtu. Raise it when frames
   /// come from a Linux interface with GRO/LRO on (coalesced segments exceed the MTU).
   std::uint32_t max_rx_frame = 0;
+  /// false: received TCP payload is counted in the receive buffers but not kept (a receiver
+  /// that never reads the bytes, or checks them as they arrive): StackListener::tcp_payload
+  /// shows each segment's bytes as they enter, recv() and peek() give zeros, view() nothing.
+  /// The protocol (windows, ACKs, events) is exactly as with the bytes kept.
+  bool keep_rx_payload = true;
 };
 
 }  // namespace vtoe::tcpip
