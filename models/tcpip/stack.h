@@ -127,6 +127,16 @@ class Stack final : private TcpHost {
   /// Queues bytes (may be called from SYN_SENT on); returns bytes accepted (<= send_space()).
   std::size_t send(ConnId c, const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space(ConnId c) const;
+  /// In-place sending, for a DMA engine that reads straight into the send buffer: the storage
+  /// for `n` bytes that follow the buffer's contents after `skip` more (bytes placed so and
+  /// not yet queued), to be written now; null when they would not be in one piece or the
+  /// connection has no room for them (write elsewhere and use send()). `mark` records where
+  /// they are in the stream.
+  std::uint8_t* send_place(ConnId c, std::size_t skip, std::size_t n, SendMark& mark);
+  /// Queues up to `len` bytes written at `mark` exactly as send() queues a copy of them; 0 when
+  /// they are not the next bytes of the connection's stream (the bytes before them were never
+  /// queued) or the connection is gone.
+  std::size_t send_written(ConnId c, const SendMark& mark, std::size_t len, TimePs now);
   /// True while an established connection has data to send, nothing unacknowledged, and a peer
   /// window of less than one segment (the peer's application has stopped reading).
   bool peer_window_closed(ConnId c) const;

@@ -109,6 +109,11 @@ class TcpConnection {
   // --- user calls
   std::size_t send(const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space() const;
+  // In-place sending (Stack::send_place / send_written): the storage for `n` bytes `skip` bytes
+  // after the send buffer's contents (null if not in one piece), and where they are in the
+  // stream; then those bytes queued as send() queues a copy (0 if they are not the next ones).
+  std::uint8_t* send_place(std::size_t skip, std::size_t n, SendMark& mark);
+  std::size_t send_written(const SendMark& mark, std::size_t len, TimePs now);
   // Data waits to be sent, everything sent is acknowledged and the peer's window leaves less
   // than a segment: only the peer's application reading can let it go on (a zero window, or
   // the small one receiver-side silly-window avoidance leaves).
@@ -173,6 +178,9 @@ class TcpConnection {
   std::uint16_t window_field(bool syn);
   void emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off, std::size_t len);
   void send_syn(bool with_ack);
+  // send() and send_written() once there is room: queues up to `len` bytes (copied from `data`,
+  // or already written at the buffer's end when it is null) and sends what may go.
+  std::size_t append(const std::uint8_t* data, std::size_t len, TimePs now);
   void send_ack_now();
   // An ACK in reply to an unacceptable segment, unless one went out less than
   // cfg_.invalid_ratelimit ago and the segment carries no data (data without SYN is not part

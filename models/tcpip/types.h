@@ -63,6 +63,13 @@ class Frame : public std::vector<std::uint8_t> {
   bool checksums_valid = false;
 };
 
+/// Where bytes written in place into a connection's send buffer are in its stream
+/// (Stack::send_place).
+struct SendMark {
+  std::uint64_t buffer = 0;  // ByteRing::id()
+  std::uint64_t pos = 0;     // stream position of the first byte
+};
+
 enum class TcpState {
   Closed,
   Listen,
