@@ -73,7 +73,11 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
   mp.max_frame = params.stack.mtu + 18;
   mac_ = std::make_unique<EthernetMac>("mac", mp);
   mac_->upper.bind(*this);
-  stack_ = std::make_unique<tcpip::Stack>(params_.stack, *this);
+  // No application here keeps what it receives: a sink checks each byte against the pattern as
+  // it arrives (tcp_payload), the others only count them. The stack need not store them.
+  tcpip::StackConfig stack_config = params_.stack;
+  stack_config.keep_rx_payload = false;
+  stack_ = std::make_unique<tcpip::Stack>(stack_config, *this);
   for (const PeerApp& app : params_.apps) {
     if (app.type == PeerAppType::Source || app.type == PeerAppType::Clients ||
         app.type == PeerAppType::FlowClient)
@@ -242,17 +246,10 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
   const core::TimePs now = core::now_ps();
   if (conn.app->type == PeerAppType::Sink && !conn.app->reads) return;  // a stuck reader
   for (;;) {
-    // The bytes are looked at where the stack holds them and then dropped: no copy.
+    // The bytes were looked at as they arrived (tcp_payload): they are only dropped here.
     const PeerApp& app = *conn.app;
-    const std::uint8_t* p1;
-    const std::uint8_t* p2;
-    std::size_t n1, n2;
-    const std::size_t seen = stack_->view(c, buf_.size(), p1, n1, p2, n2);
+    const std::size_t seen = std::min(stack_->readable(c), buf_.size());
     if (seen == 0) break;
-    if (app.type == PeerAppType::Sink && app.verify_pattern) {
-      pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset, p1, n1);
-      if (n2) pattern_errors_ += core::StreamPattern::mismatches(conn.rx_offset + n1, p2, n2);
-    }
     const std::size_t n = stack_->recv(c, nullptr, seen, now);
     rx_bytes_ += n;
     if (app.type == PeerAppType::Echo) {
@@ -279,6 +276,22 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
     if (seen < buf_.size()) break;  // it saw all there was; reading brings nothing new
   }
   if (conn.owed) fill(c, conn);
+}
+
+void PeerHost::tcp_payload(tcpip::ConnId conn, tcpip::ConnId listener, std::size_t offset,
+                           const std::uint8_t* data, std::size_t len) {
+  // The application whose stream this is; before its Accepted event, its listener's.
+  const PeerApp* app = nullptr;
+  std::uint64_t read = 0;  // bytes the application has read from the stream
+  if (auto it = conns_.find(conn); it != conns_.end() && it->second.app) {
+    app = it->second.app;
+    read = it->second.rx_offset;
+  } else if (auto l = listeners_.find(listener); l != listeners_.end()) {
+    app = l->second;
+  }
+  // A stuck reader (reads off) never looks at its bytes.
+  if (!app || app->type != PeerAppType::Sink || !app->verify_pattern || !app->reads) return;
+  pattern_errors_ += core::StreamPattern::mismatches(read + offset, data, len);
 }
 
 void PeerHost::fill(tcpip::ConnId c, Conn& conn) {

@@ -91,6 +91,8 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   void receive_frame(Frame&& frame) override;
   void transmit(tcpip::Frame&& frame) override;
   void tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) override;
+  void tcp_payload(tcpip::ConnId conn, tcpip::ConnId listener, std::size_t offset,
+                   const std::uint8_t* data, std::size_t len) override;
 
  private:
   struct Conn {

@@ -1,6 +1,7 @@
 #include "models/tcpip/byte_ring.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace vtoe::tcpip {
@@ -25,6 +26,10 @@ void ByteRing::ensure(std::size_t extent) {
 void ByteRing::write_at(std::size_t offset, const std::uint8_t* data, std::size_t n) {
   if (n == 0) return;
   const std::size_t end = offset + n;
+  if (counting_only_) {
+    extent_ = std::max(extent_, end);
+    return;
+  }
   ensure(end);
   const std::size_t pos = (head_ + offset) & mask_;
   const std::size_t first = std::min(n, buf_.size() - pos);
@@ -49,6 +54,20 @@ void ByteRing::commit(std::size_t n) {
 std::size_t ByteRing::peek(std::size_t offset, std::uint8_t* out, std::size_t n) const {
   if (offset >= size_) return 0;
   n = std::min(n, size_ - offset);
+  if (counting_only_) {
+    std::memset(out, 0, n);
+    return n;
+  }
+  const std::size_t pos = (head_ + offset) & mask_;
+  const std::size_t first = std::min(n, buf_.size() - pos);
+  std::memcpy(out, buf_.data() + pos, first);
+  if (n > first) std::memcpy(out + first, buf_.data(), n - first);
+  return n;
+}
+
+std::size_t ByteRing::peek_written(std::size_t offset, std::uint8_t* out, std::size_t n) const {
+  if (offset >= extent_ || counting_only_) return 0;
+  n = std::min(n, extent_ - offset);
   const std::size_t pos = (head_ + offset) & mask_;
   const std::size_t first = std::min(n, buf_.size() - pos);
   std::memcpy(out, buf_.data() + pos, first);
@@ -67,6 +86,7 @@ void ByteRing::consume(std::size_t n) {
   if (n == 0) return;
   head_ = (head_ + n) & mask_;
   size_ -= n;
+  consumed_ += n;
   extent_ -= n;
   if (extent_ == 0) head_ = 0;
 }
@@ -75,7 +95,7 @@ void ByteRing::spans(std::size_t offset, std::size_t n, const std::uint8_t*& p1,
                      const std::uint8_t*& p2, std::size_t& n2) const {
   p1 = p2 = nullptr;
   n1 = n2 = 0;
-  if (n == 0) return;
+  if (n == 0 || counting_only_) return;
   const std::size_t pos = (head_ + offset) & mask_;
   n1 = std::min(n, buf_.size() - pos);
   p1 = buf_.data() + pos;
@@ -85,9 +105,32 @@ void ByteRing::spans(std::size_t offset, std::size_t n, const std::uint8_t*& p1,
   }
 }
 
+std::uint64_t ByteRing::next_id() {
+  static std::atomic<std::uint64_t> ids{0};
+  return ++ids;
+}
+
+std::uint8_t* ByteRing::tail_space(std::size_t skip, std::size_t n) {
+  const std::size_t end = size_ + skip + n;
+  if (n == 0 || counting_only_ || end > cap_) return nullptr;
+  ensure(end);
+  const std::size_t pos = (head_ + size_ + skip) & mask_;
+  if (pos + n > buf_.size()) return nullptr;
+  extent_ = std::max(extent_, end);  // kept in place if the storage grows before the commit
+  return buf_.data() + pos;
+}
+
+std::size_t ByteRing::commit_written(std::size_t n) {
+  n = std::min(n, free());
+  commit(n);
+  return n;
+}
+
 void ByteRing::release() {
   std::vector<std::uint8_t>().swap(buf_);
   mask_ = head_ = size_ = extent_ = 0;
+  consumed_ = 0;
+  id_ = next_id();
 }
 
 }  // namespace vtoe::tcpip

@@ -864,6 +864,21 @@ std::size_t Stack::send(ConnId id, const std::uint8_t* data, std::size_t len, Ti
   return n;
 }
 
+std::uint8_t* Stack::send_place(ConnId id, std::size_t skip, std::size_t n, SendMark& mark) {
+  TcpConnection* c = find(id);
+  return c ? c->send_place(skip, n, mark) : nullptr;
+}
+
+std::size_t Stack::send_written(ConnId id, const SendMark& mark, std::size_t len, TimePs now) {
+  now_ = std::max(now_, now);
+  TcpConnection* c = find(id);
+  if (!c) return 0;
+  const std::size_t n = c->send_written(mark, len, now);
+  after_op(*c);
+  flush_events();
+  return n;
+}
+
 bool Stack::peer_window_closed(ConnId id) const {
   const TcpConnection* c = find(id);
   return c && c->peer_window_closed();

@@ -51,6 +51,14 @@ class StackListener {
   /// A SYN created connection info.conn on listener info.listener (Stack::report_syns); it is
   /// in SYN_RECEIVED, and Accepted (or a terminal event) follows.
   virtual void syn_received(const EventInfo& info) { (void)info; }
+  /// StackConfig::keep_rx_payload off: `len` payload bytes of connection `conn` (created by
+  /// `listener`, 0 if by connect()) enter its receive buffer `offset` bytes after the next byte
+  /// recv() gives, in the order segments arrive (out-of-order data included, and retransmitted
+  /// bytes again). Called while the segment is processed, before its events.
+  virtual void tcp_payload(ConnId conn, ConnId listener, std::size_t offset,
+                           const std::uint8_t* data, std::size_t len) {
+    (void)conn, (void)listener, (void)offset, (void)data, (void)len;
+  }
   /// ICMP echo reply to a ping().
   virtual void icmp_echo_reply(Ipv4 src, std::uint16_t id, std::uint16_t seq,
                                const std::uint8_t* data, std::size_t len) {
@@ -119,6 +127,16 @@ class Stack final : private TcpHost {
   /// Queues bytes (may be called from SYN_SENT on); returns bytes accepted (<= send_space()).
   std::size_t send(ConnId c, const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space(ConnId c) const;
+  /// In-place sending, for a DMA engine that reads straight into the send buffer: the storage
+  /// for `n` bytes that follow the buffer's contents after `skip` more (bytes placed so and
+  /// not yet queued), to be written now; null when they would not be in one piece or the
+  /// connection has no room for them (write elsewhere and use send()). `mark` records where
+  /// they are in the stream.
+  std::uint8_t* send_place(ConnId c, std::size_t skip, std::size_t n, SendMark& mark);
+  /// Queues up to `len` bytes written at `mark` exactly as send() queues a copy of them; 0 when
+  /// they are not the next bytes of the connection's stream (the bytes before them were never
+  /// queued) or the connection is gone.
+  std::size_t send_written(ConnId c, const SendMark& mark, std::size_t len, TimePs now);
   /// True while an established connection has data to send, nothing unacknowledged, and a peer
   /// window of less than one segment (the peer's application has stopped reading).
   bool peer_window_closed(ConnId c) const;
@@ -211,6 +229,10 @@ class Stack final : private TcpHost {
   // TcpHost
   void tcp_output(TcpConnection& c, const TcpSegmentOut& seg) override;
   void tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) override;
+  void tcp_payload(TcpConnection& c, std::size_t offset, const std::uint8_t* data,
+                   std::size_t len) override {
+    listener_.tcp_payload(c.id(), c.listener(), offset, data, len);
+  }
 
   TcpConnection* find(ConnId id) const;
   /// A connection's 4-tuple.

@@ -55,6 +55,7 @@ TcpConnection::TcpConnection(TcpHost& host, const StackConfig& cfg, StackStats& 
       ts_offset_(iss * 2654435761u),
       rcvbuf_(cfg.recv_buffer) {
   ecn_high_ = iss;  // the first ECE is answered
+  if (!cfg.keep_rx_payload) rcvbuf_.set_counting_only();
 }
 
 TcpConnection::~TcpConnection() {
@@ -921,7 +922,10 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
   }
   if (off == 0) {
     const bool had_ooo = !ooo_.empty();
-    if (len) rcvbuf_.write_at(rcvbuf_.size(), d, len);
+    if (len) {
+      if (rcvbuf_.counting_only()) host_.tcp_payload(*this, rcvbuf_.size(), d, len);
+      rcvbuf_.write_at(rcvbuf_.size(), d, len);
+    }
     std::uint32_t new_nxt = seq + len;
     while (!ooo_.empty() && seq_le(ooo_.front().first, new_nxt)) {
       if (seq_gt(ooo_.front().second, new_nxt)) new_nxt = ooo_.front().second;
@@ -966,6 +970,7 @@ void TcpConnection::process_data(const TcpHeader& h, const std::uint8_t* p, std:
         send_ack_now();
         return;
       }
+      if (rcvbuf_.counting_only()) host_.tcp_payload(*this, rcvbuf_.size() + off, d, len);
       rcvbuf_.write_at(rcvbuf_.size() + off, d, len);
     }
     if (fin) {
@@ -1920,12 +1925,42 @@ std::size_t TcpConnection::send(const std::uint8_t* data, std::size_t len, TimeP
     if (len && pool_ && sndbuf_.free() > 0 && pool_->free() == 0) pool_starved_tx_ = true;
     return 0;
   }
+  return append(data, len, now);
+}
+
+std::uint8_t* TcpConnection::send_place(std::size_t skip, std::size_t n, SendMark& mark) {
+  mark.buffer = sndbuf_.id();
+  mark.pos = sndbuf_.position() + sndbuf_.size() + skip;
+  return sndbuf_.tail_space(skip, n);
+}
+
+std::size_t TcpConnection::send_written(const SendMark& mark, std::size_t len, TimePs now) {
+  now_ = std::max(now_, now);
+  const std::uint64_t end = sndbuf_.position() + sndbuf_.size();
+  if (mark.buffer != sndbuf_.id() || mark.pos < end) return 0;
+  if (mark.pos > end) {
+    // Bytes placed before them were never queued (their read was dropped): these move to the
+    // end, as a copy of them from elsewhere would.
+    std::vector<std::uint8_t> bytes(len);
+    bytes.resize(sndbuf_.peek_written(static_cast<std::size_t>(mark.pos - sndbuf_.position()),
+                                      bytes.data(), len));
+    return bytes.size() < len ? 0 : send(bytes.data(), len, now);
+  }
+  if (send_space() == 0) {
+    if (len) want_writable_ = true;
+    if (len && pool_ && sndbuf_.free() > 0 && pool_->free() == 0) pool_starved_tx_ = true;
+    return 0;
+  }
+  return append(nullptr, len, now);
+}
+
+std::size_t TcpConnection::append(const std::uint8_t* data, std::size_t len, TimePs now) {
   std::size_t take = len;
   if (pool_ && pool_->free() < take) {
     take = pool_->free();
     pool_starved_tx_ = true;
   }
-  const std::size_t n = sndbuf_.push(data, take);
+  const std::size_t n = data ? sndbuf_.push(data, take) : sndbuf_.commit_written(take);
   sync_pool();
   bytes_sent_ += n;
   if (n < len) want_writable_ = true;

@@ -59,6 +59,10 @@ class TcpHost {
   virtual void tcp_output(TcpConnection& c, const TcpSegmentOut& seg) = 0;
   /// Terminal events mark the connection dead (dead() is true before the call).
   virtual void tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) = 0;
+  /// StackConfig::keep_rx_payload off: `len` bytes of payload enter the receive buffer `offset`
+  /// bytes after its head (the next byte recv() gives), where they are counted, not kept.
+  virtual void tcp_payload(TcpConnection& c, std::size_t offset, const std::uint8_t* data,
+                           std::size_t len) = 0;
 
  protected:
   ~TcpHost() = default;
@@ -105,6 +109,11 @@ class TcpConnection {
   // --- user calls
   std::size_t send(const std::uint8_t* data, std::size_t len, TimePs now);
   std::size_t send_space() const;
+  // In-place sending (Stack::send_place / send_written): the storage for `n` bytes `skip` bytes
+  // after the send buffer's contents (null if not in one piece), and where they are in the
+  // stream; then those bytes queued as send() queues a copy (0 if they are not the next ones).
+  std::uint8_t* send_place(std::size_t skip, std::size_t n, SendMark& mark);
+  std::size_t send_written(const SendMark& mark, std::size_t len, TimePs now);
   // Data waits to be sent, everything sent is acknowledged and the peer's window leaves less
   // than a segment: only the peer's application reading can let it go on (a zero window, or
   // the small one receiver-side silly-window avoidance leaves).
@@ -119,7 +128,7 @@ class TcpConnection {
   }
   std::size_t view(std::size_t max, const std::uint8_t*& p1, std::size_t& n1,
                    const std::uint8_t*& p2, std::size_t& n2) const {
-    const std::size_t n = max < rcvbuf_.size() ? max : rcvbuf_.size();
+    const std::size_t n = rcvbuf_.counting_only() ? 0 : max < rcvbuf_.size() ? max : rcvbuf_.size();
     rcvbuf_.spans(0, n, p1, n1, p2, n2);
     return n;
   }
@@ -169,6 +178,9 @@ class TcpConnection {
   std::uint16_t window_field(bool syn);
   void emit(std::uint32_t seq, std::uint8_t flags, std::size_t data_off, std::size_t len);
   void send_syn(bool with_ack);
+  // send() and send_written() once there is room: queues up to `len` bytes (copied from `data`,
+  // or already written at the buffer's end when it is null) and sends what may go.
+  std::size_t append(const std::uint8_t* data, std::size_t len, TimePs now);
   void send_ack_now();
   // An ACK in reply to an unacceptable segment, unless one went out less than
   // cfg_.invalid_ratelimit ago and the segment carries no data (data without SYN is not part

@@ -63,6 +63,13 @@ class Frame : public std::vector<std::uint8_t> {
   bool checksums_valid = false;
 };
 
+/// Where bytes written in place into a connection's send buffer are in its stream
+/// (Stack::send_place).
+struct SendMark {
+  std::uint64_t buffer = 0;  // ByteRing::id()
+  std::uint64_t pos = 0;     // stream position of the first byte
+};
+
 enum class TcpState {
   Closed,
   Listen,
@@ -202,6 +209,11 @@ struct StackConfig {
   /// Largest received frame accepted (bytes, without FCS); 0 = 14 + mtu. Raise it when frames
   /// come from a Linux interface with GRO/LRO on (coalesced segments exceed the MTU).
   std::uint32_t max_rx_frame = 0;
+  /// false: received TCP payload is counted in the receive buffers but not kept (a receiver
+  /// that never reads the bytes, or checks them as they arrive): StackListener::tcp_payload
+  /// shows each segment's bytes as they enter, recv() and peek() give zeros, view() nothing.
+  /// The protocol (windows, ACKs, events) is exactly as with the bytes kept.
+  bool keep_rx_payload = true;
 };
 
 }  // namespace vtoe::tcpip

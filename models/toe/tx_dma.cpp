@@ -179,6 +179,7 @@ bool TxDma::serve(const ConnKey& key) {
   b.conn = conn;
   b.n = n;
   b.id = 0;
+  b.in_place = false;
   const std::uint64_t addr = job.desc.addr + job.issued;
   job.issued += n;
   if (held == inflight_bytes_.end())
@@ -186,7 +187,13 @@ bool TxDma::serve(const ConnKey& key) {
   else
     held->second += n;
   if (!dma.approximately_timed()) {
-    const DmaResult res = dma.book(tlm::TLM_READ_COMMAND, addr, b.data.data(), n, ch.sideband());
+    // The read lands where the bytes will be queued, after those of the connection's bursts in
+    // flight, when the send buffer has them in one piece (one copy fewer); else in the burst's
+    // buffer.
+    std::uint8_t* dst = stack.send_place(conn, reserved, n, b.mark);
+    b.in_place = dst != nullptr;
+    const DmaResult res =
+        dma.book(tlm::TLM_READ_COMMAND, addr, dst ? dst : b.data.data(), n, ch.sideband());
     b.ok = res.ok;
     b.done_at = core::now_ps() + record + res.delay_ps;
     ++in_flight_n_;
@@ -259,7 +266,8 @@ void TxDma::deliver(Burst& b) {
   const bool more = job.done + b.n < job.desc.length || q.size() > 1;
   const core::TimePs now = core::now_ps();
   if (more) stack.set_cork(b.conn, true, now);
-  const std::size_t accepted = stack.send(b.conn, b.data.data(), b.n, now);
+  const std::size_t accepted = b.in_place ? stack.send_written(b.conn, b.mark, b.n, now)
+                                          : stack.send(b.conn, b.data.data(), b.n, now);
   if (!more) stack.set_cork(b.conn, false, now);
   ppm_.stack_touched();
   job.done += static_cast<std::uint32_t>(accepted);

@@ -77,6 +77,10 @@ class TxDma : public core::Module {
     bool ok = true;
     std::uint32_t n = 0;
     std::vector<std::uint8_t> data;
+    // LT: read straight into the connection's send buffer (queued as written on completion)
+    // rather than into `data`.
+    bool in_place = false;
+    tcpip::SendMark mark;
   };
 
   void run();

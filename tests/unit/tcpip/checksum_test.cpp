@@ -57,6 +57,16 @@ TEST(Checksum, MatchesReferenceForAllLengthsAndAlignments) {
   std::vector<std::uint8_t> ff(4096, 0xff);
   for (std::size_t len : {7u, 8u, 9u, 31u, 32u, 33u, 4095u, 4096u})
     EXPECT_EQ(ones_sum(ff.data(), len), ones_sum_reference(ff.data(), len)) << len;
+  // Long buffers: the vector loop's 32-bit lanes are emptied every 16,384 blocks of 32 bytes.
+  std::vector<std::uint8_t> big(16384 * 32 * 2 + 100, 0xff);
+  std::vector<std::uint8_t> copy(big.size());
+  for (std::size_t len : {16384u * 32, 16384u * 32 + 32, 16384u * 64 + 100}) {
+    EXPECT_EQ(ones_sum(big.data(), len), ones_sum_reference(big.data(), len)) << len;
+    EXPECT_EQ(ones_sum_copy(copy.data(), big.data(), len), ones_sum_reference(big.data(), len));
+  }
+  for (auto& b : big) b = static_cast<std::uint8_t>(rng());
+  EXPECT_EQ(ones_sum(big.data() + 1, big.size() - 1),
+            ones_sum_reference(big.data() + 1, big.size() - 1));
 }
 
 TEST(Checksum, CopyAndSumMatchesSumOfTheCopy) {

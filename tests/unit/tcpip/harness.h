@@ -98,6 +98,10 @@ class Host : public StackListener {
     udp_local_ip.push_back(local_ip);
     StackListener::udp_received_at(local_ip, port, src, sport, d, n);  // -> udp_received
   }
+  void tcp_payload(ConnId conn, ConnId listener, std::size_t offset, const std::uint8_t* data,
+                   std::size_t len) override {
+    if (on_payload) on_payload(conn, listener, offset, data, len);
+  }
   void icmp_echo_reply(Ipv4 src, std::uint16_t id, std::uint16_t seq, const std::uint8_t* d,
                        std::size_t n) override {
     echo_replies.emplace_back(src, id, seq, std::vector<std::uint8_t>(d, d + n));
@@ -117,9 +121,11 @@ class Host : public StackListener {
 
   std::unique_ptr<Stack> stack;
   std::vector<std::pair<Event, EventInfo>> events;
-  std::vector<EventInfo> syns;         ///< StackListener::syn_received (Stack::report_syns)
-  std::vector<TcpState> syn_states;    ///< each reported connection's state then
+  std::vector<EventInfo> syns;       ///< StackListener::syn_received (Stack::report_syns)
+  std::vector<TcpState> syn_states;  ///< each reported connection's state then
   std::function<void(Event, const EventInfo&)> on_event;
+  /// StackConfig::keep_rx_payload off: payload entering a receive buffer.
+  std::function<void(ConnId, ConnId, std::size_t, const std::uint8_t*, std::size_t)> on_payload;
   std::function<void(std::uint16_t, Ipv4, std::uint16_t, const std::uint8_t*, std::size_t)> on_udp;
   std::vector<std::tuple<std::uint16_t, Ipv4, std::uint16_t, std::vector<std::uint8_t>>> udp;
   std::vector<Ipv4> udp_local_ip;  ///< destination address of each datagram in `udp`

@@ -384,6 +384,49 @@ TEST(Tcp, SegmentsBuiltInRecycledBuffersCarryNoOldBytes) {
   EXPECT_EQ(run(0x00), run(0xff));
 }
 
+TEST(Tcp, BytesWrittenInPlaceGoOutAsCopiesWould) {
+  // Stack::send_place / send_written (a DMA engine reading straight into the send buffer): bytes
+  // queued in the order they were placed stay where they were written, also when the buffer's
+  // storage grows in between; bytes whose predecessors were dropped move to the end; bytes
+  // behind the end are refused. The frames are those of send() with copies.
+  std::vector<std::uint8_t> data(30000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(i);
+  auto run = [&](bool in_place) {
+    Net net;
+    Pair p = connect_pair(net);
+    Stack& a = *net.a.stack;
+    if (!in_place) {
+      EXPECT_EQ(a.send(p.a, data.data(), 10000, net.now), 10000u);
+      EXPECT_EQ(a.send(p.a, data.data() + 10000, 10000, net.now), 10000u);
+      EXPECT_EQ(a.send(p.a, data.data() + 20000, 10000, net.now), 10000u);
+    } else {
+      SendMark m1, m2, dropped, m3;
+      std::uint8_t* d1 = a.send_place(p.a, 0, 10000, m1);
+      EXPECT_NE(d1, nullptr);
+      if (d1) std::memcpy(d1, data.data(), 10000);
+      std::uint8_t* d2 = a.send_place(p.a, 10000, 10000, m2);  // the storage grows
+      EXPECT_NE(d2, nullptr);
+      if (d2) std::memcpy(d2, data.data() + 10000, 10000);
+      EXPECT_EQ(a.send_written(p.a, m1, 10000, net.now), 10000u);
+      EXPECT_EQ(a.send_written(p.a, m2, 10000, net.now), 10000u);
+      std::uint8_t* dd = a.send_place(p.a, 0, 3000, dropped);  // never queued
+      if (dd) std::memset(dd, 0xee, 3000);
+      std::uint8_t* d3 = a.send_place(p.a, 3000, 10000, m3);
+      EXPECT_NE(d3, nullptr);
+      if (d3) std::memcpy(d3, data.data() + 20000, 10000);
+      EXPECT_EQ(a.send_written(p.a, m3, 10000, net.now), 10000u);  // moved to the end
+      EXPECT_EQ(a.send_written(p.a, dropped, 3000, net.now), 0u);  // behind the end now
+    }
+    net.run_for(1 * kSec);
+    std::string got;
+    EXPECT_EQ(read_all(net.b, p.b, &got), data.size());
+    EXPECT_EQ(got.size() == data.size() && std::memcmp(got.data(), data.data(), data.size()) == 0,
+              true);
+    return net.hash;
+  };
+  EXPECT_EQ(run(false), run(true));
+}
+
 TEST(Tcp, ActiveCloseGoesThroughTimeWait) {
   StackConfig ca = config_a();
   ca.time_wait = 3 * kSec;

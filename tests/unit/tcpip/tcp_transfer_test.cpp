@@ -2,6 +2,7 @@
 // reordering, duplication, zero window + persist, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -10,7 +11,6 @@
 
 namespace vtoe::tcpip::test {
 namespace {
-
 
 /// Index of A's first-transmission data segments (by sequence number), for loss hooks.
 struct DataSegIndex {
@@ -51,6 +51,64 @@ TEST(Transfer, CleanBulkTransferIsExact) {
   const std::uint64_t acks = net.b.stack->stats().tcp_segs_out;
   EXPECT_GE(acks, (8u << 20) / 2920 - 5);
   EXPECT_LE(acks, sa.tcp_data_segs_out / 2 + 50);
+}
+
+TEST(Transfer, ReceiverThatKeepsNoBytesSeesEachAsItArrivesAndRunsTheSameProtocol) {
+  // StackConfig::keep_rx_payload off: the receiver's buffer counts bytes without storing them,
+  // StackListener::tcp_payload shows every segment's bytes at their place in the stream (the
+  // application's read position + offset), out-of-order and retransmitted ones included, and
+  // the connection sends exactly the frames, at the same times, as one that keeps them.
+  constexpr std::uint64_t kBytes = 1 << 20;
+  struct Seen {
+    std::vector<bool> covered = std::vector<bool>(kBytes);
+    std::uint64_t calls = 0, wrong = 0, out_of_stream = 0;
+  };
+  auto run = [&](bool keep, Seen& seen) {
+    StackConfig cb = config_b();
+    cb.keep_rx_payload = keep;
+    Net net(config_a(), cb);
+    net.ps_per_byte = kGbit;
+    net.queue_limit_bytes = 64 * 1024;
+    std::mt19937_64 rng(5);
+    net.filter = [&](int from, const Frame&, std::uint64_t) {
+      Verdict v;
+      v.drop = from == 0 && rng() % 100 < 2;
+      v.extra_delay = from == 0 && rng() % 50 == 0 ? 30 * kUs : 0;  // some reordering
+      return v;
+    };
+    Transfer t(net, kBytes, 0);
+    t.sa.close_after_send = true;
+    net.b.on_payload = [&](ConnId, ConnId, std::size_t offset, const std::uint8_t* d,
+                           std::size_t n) {
+      const std::uint64_t at = t.sb.received + offset;  // Transfer reads all it can each time
+      ++seen.calls;
+      if (at + n > kBytes) {
+        ++seen.out_of_stream;
+        return;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        seen.wrong += d[i] != pattern(at + i, 1);
+        seen.covered[at + i] = true;
+      }
+    };
+    t.start();
+    net.run_for(30 * kSec);
+    EXPECT_EQ(t.sb.received, kBytes);
+    EXPECT_TRUE(t.sb.peer_closed);
+    EXPECT_GT(net.b.stack->stats().ooo_segments, 0u);
+    EXPECT_GT(net.a.stack->stats().retransmits, 0u);
+    return net.hash;
+  };
+  Seen kept_seen, counted;
+  const std::uint64_t kept = run(true, kept_seen);
+  const std::uint64_t counting = run(false, counted);
+  EXPECT_EQ(kept, counting);
+  EXPECT_EQ(kept_seen.calls, 0u);  // only for a receiver that does not keep the bytes
+  EXPECT_GT(counted.calls, kBytes / 1448);
+  EXPECT_EQ(counted.wrong, 0u);
+  EXPECT_EQ(counted.out_of_stream, 0u);
+  EXPECT_EQ(std::count(counted.covered.begin(), counted.covered.end(), true),
+            static_cast<std::ptrdiff_t>(kBytes));
 }
 
 TEST(Transfer, BidirectionalWithCongestionAndRandomLoss) {
