@@ -357,7 +357,9 @@ void Stack::schedule(TcpConnection& c) {
   const TimePs d = c.next_deadline();
   if (d < c.scheduled_at) {
     c.scheduled_at = d;
-    heap_.push_back(TimerEntry{d, c.id()});
+    TimerEntry& e = heap_.emplace_back();  // field by field: see tcp_notify
+    e.t = d;
+    e.id = c.id();
     std::push_heap(heap_.begin(), heap_.end(), std::greater<TimerEntry>());
   }
 }
@@ -421,7 +423,6 @@ void Stack::tcp_output(TcpConnection& c, const TcpSegmentOut& seg) {
 }
 
 void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
-  EventInfo info{c.id(), c.listener(), bytes};
   if (ev == Event::SendAcked) acked_by_local_[c.local_ip()] += bytes;
   if (ev == Event::Accepted || ev == Event::Connected) c.user_visible = true;
   if (is_terminal(ev)) {
@@ -433,7 +434,15 @@ void Stack::tcp_notify(TcpConnection& c, Event ev, std::uint64_t bytes) {
     auto lit = listeners_.find(c.listener());
     if (lit != listeners_.end() && lit->second.half_open > 0) --lit->second.half_open;
   }
-  events_.push_back(PendingEvent{ev, info, c.user_visible});
+  // Stored field by field into the new slot: a pushed temporary is built with narrow stores and
+  // copied with wide loads, which stalls store-to-load forwarding on every segment.
+  PendingEvent& e = events_.emplace_back();
+  e.ev = ev;
+  e.info.conn = c.id();
+  e.info.listener = c.listener();
+  e.info.bytes = bytes;
+  e.deliver = c.user_visible;
+  e.syn = false;
 }
 
 void Stack::flush_events() {

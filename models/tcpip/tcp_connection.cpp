@@ -1202,11 +1202,21 @@ std::uint32_t TcpConnection::pipe() const {
   return out > gone ? out - gone : 0;
 }
 
+// Stored field by field into the new slot: a pushed temporary is built with narrow stores and
+// copied with wide loads, which stalls store-to-load forwarding on every segment.
+TcpConnection::TxSeg& TcpConnection::push_seg(std::uint32_t seq, std::uint32_t end, TimePs now) {
+  TxSeg& g = segs_.emplace_back();
+  g.seq = seq;
+  g.end = end;
+  g.xmit = now;
+  g.order = ++tx_order_;
+  return g;
+}
+
 void TcpConnection::record_transmit(std::uint32_t seq, std::uint32_t end, TimePs now) {
   if (seq_ge(seq, snd_max_)) {
     if (!segs_.empty() && segs_.back().end != seq) return;  // never: output is contiguous
-    segs_.push_back(TxSeg{seq, end, now, ++tx_order_});
-    rate_on_send(segs_.back(), now);
+    rate_on_send(push_seg(seq, end, now), now);
     return;
   }
   const std::uint32_t mid = seq_lt(end, snd_max_) ? end : snd_max_;
@@ -1221,8 +1231,7 @@ void TcpConnection::record_transmit(std::uint32_t seq, std::uint32_t end, TimePs
     rate_on_send(g, now);
   }
   if (seq_gt(end, snd_max_)) {
-    segs_.push_back(TxSeg{snd_max_, end, now, ++tx_order_});
-    rate_on_send(segs_.back(), now);
+    rate_on_send(push_seg(snd_max_, end, now), now);
   }
 }
 

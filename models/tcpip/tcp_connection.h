@@ -171,6 +171,7 @@ class TcpConnection {
     std::uint64_t delivered = 0;
     TimePs delivered_time = 0, first_tx = 0;
   };
+  TxSeg& push_seg(std::uint32_t seq, std::uint32_t end, TimePs now);
 
   bool synchronized() const;
   bool can_send_data_state() const;

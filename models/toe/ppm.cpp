@@ -71,6 +71,16 @@ namespace {
 double cycles_for(double per_frame, std::size_t bytes, std::uint32_t datapath) {
   return per_frame + static_cast<double>((bytes + datapath - 1) / datapath);
 }
+
+// Stored field by field into the new slot: a pushed temporary is built with narrow stores and
+// copied with wide loads, which stalls store-to-load forwarding on every frame.
+template <class Fifo>
+void push_timed(Fifo& fifo, TimePs at, tcpip::Frame&& frame, bool looped) {
+  auto& t = fifo.emplace_back();
+  t.at = at;
+  t.frame = std::move(frame);
+  t.looped = looped;
+}
 }  // namespace
 
 TimePs Ppm::tx_frame_ps(std::size_t bytes) const {
@@ -92,7 +102,7 @@ void Ppm::transmit(tcpip::Frame&& frame) {
     return;
   }
   const bool was_empty = tx_fifo_.empty();
-  tx_fifo_.push_back({out, std::move(frame)});
+  push_timed(tx_fifo_, out, std::move(frame), false);
   if (was_empty) tx_ev_.notify(core::ps(out - now));
 }
 
@@ -100,7 +110,7 @@ void Ppm::loop_back(tcpip::Frame&& frame) {
   const TimePs now = core::now_ps();
   const TimePs out = tx_pipe_.admit(now, tx_frame_ps(frame.size()));
   const bool was_empty = tx_fifo_.empty();
-  tx_fifo_.push_back({out, std::move(frame), true});
+  push_timed(tx_fifo_, out, std::move(frame), true);
   if (was_empty) tx_ev_.notify(core::ps(out - now));
 }
 
@@ -145,7 +155,7 @@ void Ppm::rx_start(TimePs now) {
             stack_->connection_of_frame(frame.data(), frame.size(), frame.checksums_valid))
       if (const CcbEntry* e = ccb_.by_conn(c)) record = ccb_.touch(*e);
     const TimePs out = rx_pipe_.admit(now, rx_frame_ps(frame.size()) + record);
-    rx_fifo_.push_back({out, std::move(frame)});
+    push_timed(rx_fifo_, out, std::move(frame), false);
   }
 }
 
