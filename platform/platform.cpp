@@ -907,7 +907,11 @@ void Platform::build_network() {
     netvp::RawSocket* socket = raw_socket_.get();
     pacer_->wait_for_wire([socket](auto until) { socket->wait_readable(until); });
     toe_->mac().to_wire.bind(netvp_port_->in);
-    netvp_port_->out.bind(toe_->mac().from_wire);
+    // Frames from the wire reach the MAC no faster than its line rate (a tick's batch at once
+    // would overflow the PPM's receive FIFO).
+    netvp_wire_ = std::make_unique<netvp::IngressWire>("netvp_wire", toe_->mac().params().rate_bps);
+    netvp_port_->out.bind(netvp_wire_->in);
+    netvp_wire_->out.bind(toe_->mac().from_wire);
     return;
   }
   if (topology_) {

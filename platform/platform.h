@@ -36,6 +36,7 @@
 #include "models/smmu/smmu.h"
 #include "models/stack/software_stack.h"
 #include "models/toe/toe.h"
+#include "netvp/ingress_wire.h"
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
@@ -179,6 +180,7 @@ class Platform {
   std::vector<Topology::Peer> vm_peer_;  // with a topology: whom each VM's workload talks to
   std::unique_ptr<netvp::RawSocket> raw_socket_;
   std::unique_ptr<netvp::NetvpPort> netvp_port_;
+  std::unique_ptr<netvp::IngressWire> netvp_wire_;  // port -> MAC at the line rate
   std::unique_ptr<netvp::Pacer> pacer_;
 };
 

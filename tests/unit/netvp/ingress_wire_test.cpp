@@ -1,0 +1,61 @@
+// netvp::IngressWire: frames handed over in one batch (as the port drains a tick's worth from the
+// real interface) reach the MAC one after another at the line rate, in order, each when its last
+// bit arrives; a frame handed over while the wire is idle takes only its own time.
+#include "netvp/ingress_wire.h"
+
+#include <gtest/gtest.h>
+
+#include "models/net/ethernet_mac.h"
+#include "tests/support/sc_test_main.h"
+#include "tests/unit/net/net_bench.h"
+
+using vtoe::core::TimePs;
+using vtoe::core::transfer_time_ps;
+using vtoe::net::EthernetMac;
+using vtoe::test::Collector;
+using vtoe::test::Driver;
+using vtoe::test::make_frame;
+using vtoe::test::tag_of;
+
+namespace {
+const vtoe::test::Mac kDst{0x02, 0, 0, 0, 0, 0x01};
+constexpr double kRate = 10e9;
+}  // namespace
+
+TEST(IngressWire, ABatchArrivesAtTheLineRateInOrder) {
+  vtoe::netvp::IngressWire wire("wire", kRate);
+  Collector sink;
+  wire.out.bind(sink);
+  constexpr int kFrames = 1000;  // more than a 256 KiB FIFO holds (about 170 of 1514 bytes)
+  Driver driver("driver", [&] {
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+    for (int i = 0; i < kFrames; ++i) wire.in->receive_frame(make_frame(kDst, 1514, i));
+    EXPECT_EQ(wire.queued(), static_cast<std::size_t>(kFrames));
+  });
+  sc_core::sc_start();
+  const TimePs each = transfer_time_ps(EthernetMac::wire_bytes(1514), kRate);  // 1230.4 ns
+  ASSERT_EQ(sink.arrivals.size(), static_cast<std::size_t>(kFrames));
+  for (int i = 0; i < kFrames; ++i) {
+    const auto& a = sink.arrivals[static_cast<std::size_t>(i)];
+    EXPECT_EQ(tag_of(a.frame), static_cast<std::uint32_t>(i));
+    EXPECT_EQ(a.time, 1'000'000 + static_cast<TimePs>(i + 1) * each) << "frame " << i;
+  }
+  EXPECT_EQ(wire.queued(), 0u);
+}
+
+TEST(IngressWire, AFrameOnAnIdleWireTakesOnlyItsOwnTime) {
+  vtoe::netvp::IngressWire wire("wire", kRate);
+  Collector sink;
+  wire.out.bind(sink);
+  Driver driver("driver", [&] {
+    wire.in->receive_frame(make_frame(kDst, 60, 1));  // the wire is busy 67.2 ns
+    sc_core::wait(sc_core::sc_time(10, sc_core::SC_US));
+    wire.in->receive_frame(make_frame(kDst, 1514, 2));
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(sink.arrivals.size(), 2u);
+  EXPECT_EQ(sink.arrivals[0].time, transfer_time_ps(EthernetMac::wire_bytes(60), kRate));
+  EXPECT_EQ(sink.arrivals[1].time,
+            10'000'000 + transfer_time_ps(EthernetMac::wire_bytes(1514), kRate));
+}
+VTOE_TEST_MAIN
