@@ -33,6 +33,12 @@ const std::vector<core::Param<NetvpParams>>& netvp_params() {
                      "kernel; more are dropped and counted",
                      [](P& s) -> auto& { return s.queue_frames; })
           .range("16", "65536"),
+      core::param<P>(ParamKind::Bytes, "network.netvp.wire_buffer", "256MiB",
+                     "NetVP: frames from the wire waiting to reach the TOE's MAC at its line rate "
+                     "(the sending hosts' queues: a veth has no rate, so a burst arrives at "
+                     "once); more are dropped and counted (stats netvp_wire.drops)",
+                     [](P& s) -> auto& { return s.wire_buffer_bytes; })
+          .range("64KiB", "4GiB"),
   };
   return params;
 }

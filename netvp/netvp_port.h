@@ -22,6 +22,7 @@ namespace vtoe::netvp {
 struct NetvpParams {
   std::string interface = "vtoe0";
   std::uint64_t queue_frames = 4096;
+  std::uint64_t wire_buffer_bytes = 256ull << 20;  // frames waiting for the inbound wire
   PacerParams pacer;
 };
 

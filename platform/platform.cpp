@@ -909,7 +909,8 @@ void Platform::build_network() {
     toe_->mac().to_wire.bind(netvp_port_->in);
     // Frames from the wire reach the MAC no faster than its line rate (a tick's batch at once
     // would overflow the PPM's receive FIFO).
-    netvp_wire_ = std::make_unique<netvp::IngressWire>("netvp_wire", toe_->mac().params().rate_bps);
+    netvp_wire_ = std::make_unique<netvp::IngressWire>("netvp_wire", toe_->mac().params().rate_bps,
+                                                       np.wire_buffer_bytes);
     netvp_port_->out.bind(netvp_wire_->in);
     netvp_wire_->out.bind(toe_->mac().from_wire);
     return;

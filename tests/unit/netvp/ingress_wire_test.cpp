@@ -1,6 +1,7 @@
 // netvp::IngressWire: frames handed over in one batch (as the port drains a tick's worth from the
 // real interface) reach the MAC one after another at the line rate, in order, each when its last
-// bit arrives; a frame handed over while the wire is idle takes only its own time.
+// bit arrives; a frame handed over while the wire is idle takes only its own time; beyond its
+// bound the wire drops and counts.
 #include "netvp/ingress_wire.h"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ constexpr double kRate = 10e9;
 }  // namespace
 
 TEST(IngressWire, ABatchArrivesAtTheLineRateInOrder) {
-  vtoe::netvp::IngressWire wire("wire", kRate);
+  vtoe::netvp::IngressWire wire("wire", kRate, 16u << 20);
   Collector sink;
   wire.out.bind(sink);
   constexpr int kFrames = 1000;  // more than a 256 KiB FIFO holds (about 170 of 1514 bytes)
@@ -44,7 +45,7 @@ TEST(IngressWire, ABatchArrivesAtTheLineRateInOrder) {
 }
 
 TEST(IngressWire, AFrameOnAnIdleWireTakesOnlyItsOwnTime) {
-  vtoe::netvp::IngressWire wire("wire", kRate);
+  vtoe::netvp::IngressWire wire("wire", kRate, 16u << 20);
   Collector sink;
   wire.out.bind(sink);
   Driver driver("driver", [&] {
@@ -58,4 +59,17 @@ TEST(IngressWire, AFrameOnAnIdleWireTakesOnlyItsOwnTime) {
   EXPECT_EQ(sink.arrivals[1].time,
             10'000'000 + transfer_time_ps(EthernetMac::wire_bytes(1514), kRate));
 }
+TEST(IngressWire, BeyondItsBoundTheWireDropsAndCounts) {
+  vtoe::netvp::IngressWire wire("wire", kRate, 100 * 1514);
+  Collector sink;
+  wire.out.bind(sink);
+  Driver driver("driver", [&] {
+    for (int i = 0; i < 150; ++i) wire.in->receive_frame(make_frame(kDst, 1514, i));
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(sink.arrivals.size(), 100u);
+  EXPECT_EQ(tag_of(sink.arrivals.back().frame), 99u);  // the first 100 kept, in order
+  EXPECT_EQ(wire.drops(), 50u);
+}
+
 VTOE_TEST_MAIN
