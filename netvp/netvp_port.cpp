@@ -11,34 +11,45 @@ const std::vector<core::Param<NetvpParams>>& netvp_params() {
       core::param<P>(
           ParamKind::String, "network.netvp.interface", "vtoe0",
           "NetVP: the real interface the TOE's MAC is bridged to (see scripts/netvp-lab.sh)",
-          [](P& s) -> auto& { return s.interface; }),
+          [](P & s) -> auto& { return s.interface; }),
       core::enum_param<P>(
           "network.netvp.pacing", {"best_effort", "strict"}, "best_effort",
           "NetVP: simulated time never runs ahead of wall time; when it falls behind, best_effort "
           "reports the lag, strict stops once it exceeds max_lag",
-          [](P& s) -> auto& { return s.pacer.pacing; },
+          [](P & s) -> auto& { return s.pacer.pacing; },
           [](const std::string& t) { return t == "strict" ? Pacing::Strict : Pacing::BestEffort; },
           [](Pacing p) { return p == Pacing::Strict ? "strict" : "best_effort"; }),
-      core::param<P>(ParamKind::Time, "network.netvp.max_lag", "100ms",
-                     "NetVP: largest lag strict pacing accepts",
-                     [](P& s) -> auto& { return s.pacer.max_lag_ps; })
+      core::param<P>(
+          ParamKind::Time, "network.netvp.max_lag", "100ms",
+          "NetVP: largest lag strict pacing accepts",
+          [](P & s) -> auto& { return s.pacer.max_lag_ps; })
           .above("0s"),
-      core::param<P>(ParamKind::Time, "network.netvp.tick", "50us",
-                     "NetVP: how often the simulation meets wall time and polls the interface",
-                     [](P& s) -> auto& { return s.pacer.tick_ps; })
+      core::param<P>(
+          ParamKind::Time, "network.netvp.tick", "50us",
+          "NetVP: how often the simulation meets wall time and polls the interface",
+          [](P & s) -> auto& { return s.pacer.tick_ps; })
           .above("0s"),
-      core::param<P>(ParamKind::Uint, "network.netvp.queue", "4096",
-                     "NetVP: frames from the wire held for the simulation (a receive ring of "
-                     "2 KiB slots, allocated at the start), and frames for the wire held for the "
-                     "kernel; more are dropped and counted",
-                     [](P& s) -> auto& { return s.queue_frames; })
+      core::param<P>(
+          ParamKind::Uint, "network.netvp.queue", "4096",
+          "NetVP: frames from the wire held for the simulation (a receive ring of "
+          "2 KiB slots, allocated at the start), and frames for the wire held for the "
+          "kernel; more are dropped and counted",
+          [](P & s) -> auto& { return s.queue_frames; })
           .range("16", "65536"),
-      core::param<P>(ParamKind::Bytes, "network.netvp.wire_buffer", "256MiB",
-                     "NetVP: frames from the wire waiting to reach the TOE's MAC at its line rate "
-                     "(the sending hosts' queues: a veth has no rate, so a burst arrives at "
-                     "once); more are dropped and counted (stats netvp_wire.drops)",
-                     [](P& s) -> auto& { return s.wire_buffer_bytes; })
+      core::param<P>(
+          ParamKind::Bytes, "network.netvp.wire_buffer", "256MiB",
+          "NetVP: frames from the wire waiting to reach the TOE's MAC at its line rate "
+          "(the sending hosts' queues: a veth has no rate, so a burst arrives at "
+          "once); more are dropped and counted (stats netvp_wire.drops)",
+          [](P & s) -> auto& { return s.wire_buffer_bytes; })
           .range("64KiB", "4GiB"),
+      core::param<P>(
+          ParamKind::Time, "network.netvp.wire_max_wait", "0s",
+          "NetVP: a frame from the wire that has waited longer than this (wall-clock "
+          "time) when its turn on the inbound wire comes is dropped and counted (stats "
+          "netvp_wire.stale_drops): the real host has retransmitted it by then; 0s: "
+          "no limit",
+          [](P & s) -> auto& { return s.wire_max_wait_ps; }),
   };
   return params;
 }

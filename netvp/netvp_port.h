@@ -23,6 +23,7 @@ struct NetvpParams {
   std::string interface = "vtoe0";
   std::uint64_t queue_frames = 4096;
   std::uint64_t wire_buffer_bytes = 256ull << 20;  // frames waiting for the inbound wire
+  core::TimePs wire_max_wait_ps = 0;               // wall-clock wait before they are stale
   PacerParams pacer;
 };
 

@@ -197,8 +197,7 @@ void Platform::build_memory_and_bus() {
   gic_->virq(gic_virq_);
   gic_->maintenance(gic_maint_);
   for (int i = 0; i < kSpis; ++i) {
-    spi_lines_.push_back(
-        std::make_unique<toe::Toe::IrqLine>(("spi" + std::to_string(i)).c_str()));
+    spi_lines_.push_back(std::make_unique<toe::Toe::IrqLine>(("spi" + std::to_string(i)).c_str()));
     gic_->spi[static_cast<std::size_t>(i)](*spi_lines_.back());
   }
   smmu::SmmuParams sp;
@@ -293,8 +292,7 @@ void Platform::check_timer_keys(const hypervisor::HypervisorParams& hp) const {
          "a halt poll longer than the scheduler's slice (hypervisor.scheduler.timeslice) would "
          "hold the core past it");
   if (hp.scheduler.tick_phase >= hp.scheduler.tick)
-    fail("hypervisor.scheduler.tick_phase",
-         "must be below the tick (hypervisor.scheduler.tick)");
+    fail("hypervisor.scheduler.tick_phase", "must be below the tick (hypervisor.scheduler.tick)");
   if (hp.direct_irq && arch_ != Architecture::DirectAccess)
     fail("hypervisor.direct_irq",
          "direct device interrupts need architecture da: under de no device interrupt belongs "
@@ -434,17 +432,16 @@ std::vector<std::size_t> Platform::pin_of(std::size_t i) const {
   for (std::uint64_t k : config::parse_index_list(cfg_.get_string(key))) {
     if (k >= core_count())
       throw ConfigError(cfg_.where(key), key,
-                        "core " + std::to_string(k) + " does not exist (platform.cores: " +
-                            std::to_string(core_count()) + ", cores 0.." +
-                            std::to_string(core_count() - 1) + ")");
+                        "core " + std::to_string(k) +
+                            " does not exist (platform.cores: " + std::to_string(core_count()) +
+                            ", cores 0.." + std::to_string(core_count() - 1) + ")");
     pin.push_back(static_cast<std::size_t>(k));
   }
   if (arch_ != Architecture::Native) {
     if (!pin.empty() && pin.size() != vcpus)
       throw ConfigError(cfg_.where(key), key,
                         std::to_string(pin.size()) + " cores pinned for a VM with " +
-                            std::to_string(vcpus) +
-                            " vCPU(s): one core per vCPU (vms[].vcpus)");
+                            std::to_string(vcpus) + " vCPU(s): one core per vCPU (vms[].vcpus)");
     for (std::size_t a = 0; a < pin.size(); ++a)
       for (std::size_t b = a + 1; b < pin.size(); ++b)
         if (pin[a] == pin[b])
@@ -503,8 +500,8 @@ void Platform::build_guests() {
     config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
-                       w.type == guest::WorkloadType::TcpRx ||
-                       w.type == guest::WorkloadType::Rpc || w.type == guest::WorkloadType::Flows ||
+                       w.type == guest::WorkloadType::TcpRx || w.type == guest::WorkloadType::Rpc ||
+                       w.type == guest::WorkloadType::Flows ||
                        w.type == guest::WorkloadType::Connect;
     // A peer that is another VM on this TOE: the connection stays inside it (toe.loopback).
     int peer_vm = -1;
@@ -518,12 +515,14 @@ void Platform::build_guests() {
                           "names VM '" + w.peer + "': " + why);
       };
       if (w.path != guest::Path::Shm && !cfg_.get_bool("toe.loopback"))
-        fail("a connection between two VMs on one TOE needs toe.loopback: true (or "
-             "workload.path shm over a shared_memory[] region)");
+        fail(
+            "a connection between two VMs on one TOE needs toe.loopback: true (or "
+            "workload.path shm over a shared_memory[] region)");
       if (peer_vm == static_cast<int>(i)) fail("a VM cannot be its own peer");
       if (w.type == guest::WorkloadType::TcpRx)
-        fail("tcp_rx is served by the simulated peer; give the other VM a tcp_tx, rpc or flows "
-             "workload that names this one, and this one a sink or echo");
+        fail(
+            "tcp_rx is served by the simulated peer; give the other VM a tcp_tx, rpc or flows "
+            "workload that names this one, and this one a sink or echo");
       if (topology_) fail("VM peers are not supported with links: yet");
       w.peer_ip = vm_ip(cfg_, static_cast<std::size_t>(peer_vm));
     } else if (topology_) {
@@ -569,9 +568,9 @@ void Platform::build_guests() {
     // a VM.
     const bool moving = migrates(i);  // (natively an error)
     const std::vector<std::size_t> pin =
-        moving ? std::vector<std::size_t>{static_cast<std::size_t>(
-                     hyp_->host_of(static_cast<int>(i)))}
-               : pin_of(i);
+        moving
+            ? std::vector<std::size_t>{static_cast<std::size_t>(hyp_->host_of(static_cast<int>(i)))}
+            : pin_of(i);
     std::vector<cpu::Core*> app_cores;
     for (std::uint32_t n = 0; n < w.processes; ++n) {
       gp.workloads.push_back(w);
@@ -585,8 +584,8 @@ void Platform::build_guests() {
     cpu::InterruptPort& irq = hyp_ ? hyp_->interrupt_port(static_cast<int>(i))
                                    : static_cast<cpu::InterruptPort&>(*native_irq_);
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
-    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(),
-                                                       gp, regs, irq, timer, app_cores));
+    guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(), gp,
+                                                       regs, irq, timer, app_cores));
     // A server VM with several vCPUs serves its connections on all of them, round robin.
     if (arch_ != Architecture::Native && !moving && pin.size() > 1 &&
         (w.type == guest::WorkloadType::Sink || w.type == guest::WorkloadType::Echo)) {
@@ -614,8 +613,9 @@ void Platform::check_path(std::size_t i, const guest::Workload& w, int peer_vm) 
   }
   using T = guest::WorkloadType;
   if (w.cooperative && (w.type != T::Rpc || w.path != guest::Path::User))
-    fail("cooperative", "cooperative threads are rpc processes of path user (they hand the core "
-                        "on when a poll finds nothing)");
+    fail("cooperative",
+         "cooperative threads are rpc processes of path user (they hand the core "
+         "on when a poll finds nothing)");
   if (w.cooperative && cfg_.get_uint("vms." + std::to_string(i) + ".vcpus") > 1)
     fail("cooperative", "cooperative threads share one core: give the VM one vCPU");
   if (w.path != guest::Path::Shm) return;
@@ -698,15 +698,16 @@ void Platform::build_shared_memory() {
     std::uint64_t ipa = cfg_.get_bytes(k + "ipa");
     if (native) {
       if (ipa != 0 && ipa != pa)
-        fail("ipa", "a native host's processes see the region at its physical address "
-                    "(shared_memory[].pa); drop ipa");
+        fail("ipa",
+             "a native host's processes see the region at its physical address "
+             "(shared_memory[].pa); drop ipa");
       ipa = pa;
     } else {
       if (ipa == 0) ipa = next_ipa;
       if (ipa % 4096) fail("ipa", "must be 4 KiB aligned (stage 2 maps pages)");
       if (overlaps(ipa, size, kGuestIpaBase, guest_mem))
-        fail("ipa", "overlaps the VMs' own RAM, which they see at [" + mib(kGuestIpaBase) +
-                        ", " + mib(kGuestIpaBase + guest_mem) + ")");
+        fail("ipa", "overlaps the VMs' own RAM, which they see at [" + mib(kGuestIpaBase) + ", " +
+                        mib(kGuestIpaBase + guest_mem) + ")");
       if (overlaps(ipa, size, kToeRegBase, toe::reg::kRegionSize))
         fail("ipa", "overlaps the TOE's registers at " + mib(kToeRegBase));
       for (std::size_t o = 0; o < placed.size(); ++o) {
@@ -735,8 +736,10 @@ void Platform::build_shared_memory() {
         if (client && w.peer != vm_names_[vms[1 - side]]) continue;  // another region's
         if (region_of[v] >= 0)
           throw ConfigError(cfg_.where(k + "vms"), k + "vms",
-                            "VM '" + vm_names_[v] + "' already serves its shm workload over "
-                            "shared_memory[" + std::to_string(region_of[v]) + "]");
+                            "VM '" + vm_names_[v] +
+                                "' already serves its shm workload over "
+                                "shared_memory[" +
+                                std::to_string(region_of[v]) + "]");
         region_of[v] = static_cast<int>(r);
         app->use_shared_memory(*shared_views_.back(), ipa, size, slot, side == 0);
       }
@@ -747,18 +750,18 @@ void Platform::build_shared_memory() {
     const guest::Workload& w = guests_[v]->apps().front()->workload();
     if (w.path != guest::Path::Shm) continue;
     if (region_of[v] < 0)
-      throw ConfigError(cfg_.where(p + "path"), p + "path",
-                        "path shm, but no shared_memory[] region names VM '" + vm_names_[v] +
-                            "' (and its peer)");
+      throw ConfigError(
+          cfg_.where(p + "path"), p + "path",
+          "path shm, but no shared_memory[] region names VM '" + vm_names_[v] + "' (and its peer)");
     const auto peer = std::find(vm_names_.begin(), vm_names_.end(), w.peer);
     if (peer == vm_names_.end()) continue;  // a server
     const guest::Workload& pw =
         guests_[static_cast<std::size_t>(peer - vm_names_.begin())]->apps().front()->workload();
     if (pw.path != guest::Path::Shm ||
         (pw.type != guest::WorkloadType::Echo && pw.type != guest::WorkloadType::Sink))
-      throw ConfigError(cfg_.where(p + "peer"), p + "peer",
-                        "path shm: VM '" + w.peer +
-                            "' must serve it with an echo or sink workload of path shm");
+      throw ConfigError(
+          cfg_.where(p + "peer"), p + "peer",
+          "path shm: VM '" + w.peer + "' must serve it with an echo or sink workload of path shm");
   }
 }
 
@@ -909,8 +912,9 @@ void Platform::build_network() {
     toe_->mac().to_wire.bind(netvp_port_->in);
     // Frames from the wire reach the MAC no faster than its line rate (a tick's batch at once
     // would overflow the PPM's receive FIFO).
-    netvp_wire_ = std::make_unique<netvp::IngressWire>("netvp_wire", toe_->mac().params().rate_bps,
-                                                       np.wire_buffer_bytes);
+    netvp_wire_ = std::make_unique<netvp::IngressWire>(
+        "netvp_wire", toe_->mac().params().rate_bps, np.wire_buffer_bytes,
+        std::chrono::nanoseconds(np.wire_max_wait_ps / 1000));
     netvp_port_->out.bind(netvp_wire_->in);
     netvp_wire_->out.bind(toe_->mac().from_wire);
     return;

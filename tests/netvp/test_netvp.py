@@ -432,5 +432,9 @@ def test_costar_echoes_through_ten_thousand_connections_at_once(lab, tmp_path):
     assert stats["host.sockets"]["sockets_freed"] == n  # every socket went back to the kernel
     assert stats["toe.ppm.tcpip"]["drop_listen_overflow"] == 0
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    wire = stats["netvp_wire"]
     print(f"{n} echo connections in {total['seconds']:.1f} s; simulation lag up to "
-          f"{run['pacing']['max_lag_us'] / 1e6:.1f} s; largest child process {peak_mib:.0f} MiB")
+          f"{run['pacing']['max_lag_us'] / 1e6:.1f} s; largest child process {peak_mib:.0f} MiB; "
+          f"inbound wire: {wire['frames']} frames, {wire['drops']} dropped full, "
+          f"{wire['stale_drops']} stale, wall wait up to {wire['wall_wait_us']['max'] / 1e3:.0f} "
+          f"ms; PPM receive FIFO drops {stats['toe.ppm']['rx_fifo_drops']}")
