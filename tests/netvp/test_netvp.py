@@ -406,12 +406,11 @@ def test_costar_echoes_through_ten_thousand_connections_at_once(lab, tmp_path):
     # docs/user-guide.md gives for 10,000 clients. (Before the core model's ready set was
     # ordered, picking among thousands of ready server processes was linear: the simulation fell
     # 30 s behind the wire and 9,832 of 10,000 connections failed.)
-    # 4,000 by default: at 10,000, in about one run in five (2026-11-27, on 63b27a0 as well),
-    # a few hundred connections get no echo at all and Costar gives up after 60 s without
-    # progress: an open defect (docs/netvp.md); VTOE_NETVP_CONNECTIONS=10000 runs that case.
-    # Under ASan the simulation lags the wire far more, the same defect (a port batch
-    # overflowing the receive FIFO) struck at 1,000 (257 and 541 of 1,000 failed on
-    # 2026-11-27), so the sanitized run opens 500.
+    # 4,000 by default (500 under ASan, where the simulation runs many times slower than the
+    # wire); VTOE_NETVP_CONNECTIONS=10000 runs the full case. Before the inbound wire carried a
+    # poll's frames at the line rate, they entered the MAC at one instant, the PPM's receive
+    # FIFO dropped ~40 % of them, and a few hundred connections got no echo at all (one run in
+    # five at 10,000; 53 of 4,000 in one CI run): docs/netvp.md, "Fixed".
     n = int(os.environ.get("VTOE_NETVP_CONNECTIONS") or scaled(4000, 500))
     lab.start("scenarios/netvp/echo.yaml", "duration=120s", "toe.ccb.connections=16384",
               "vms.0.workload.backlog=16384", "guest.socket.send_buffer=4KiB",
