@@ -97,7 +97,8 @@ std::uint32_t ControlChannel::reg_read(std::uint64_t offset) const {
   return 0;
 }
 
-std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max) {
+std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max,
+                                     core::TimePs per_context_ps) {
   RingEngine& ring = this->ring(r);
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
@@ -105,6 +106,15 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   fetch_generation_[static_cast<int>(r)] = ring.generation();
   const DmaResult res = dma.transfer(tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
                                      n * kDescBytes, sideband_);
+  const core::TimePs decode_ps = per_context_ps * n;
+  if (res.ok && res.delay_ps > 0 && decode_ps > 0) {
+    // lt: nothing but the count changes between the DMA's completion and the end of the decode
+    // (the ring's head moves after it), so the thread waits once, and the contexts count from
+    // their arrival on.
+    fetched_.add_at(core::now_ps() + res.delay_ps, n);
+    sc_core::wait(core::ps(res.delay_ps + decode_ps));
+    return n;
+  }
   sc_core::wait(core::ps(res.delay_ps));
   if (!res.ok) {
     latch_error("DMA fault fetching ring " + std::to_string(static_cast<int>(r)));
@@ -112,6 +122,7 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
     return 0;
   }
   fetched_ += n;
+  if (decode_ps > 0) sc_core::wait(core::ps(decode_ps));
   return n;
 }
 

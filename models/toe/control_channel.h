@@ -50,8 +50,11 @@ class ControlChannel : public core::Module {
   }
 
   // Reads up to `max` contiguous pending contexts of a host->TOE ring into `out` (kDescBytes
-  // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA.
-  std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max);
+  // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA, then
+  // `per_context_ps` for each context read (the caller's time to decode them, which follows at
+  // once: under lt both are one wait).
+  std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max,
+                      core::TimePs per_context_ps = 0);
   // Moves the ring's head past `n` contexts the last fetch() of it returned. If the host
   // reprogrammed the ring since (or rewound its tail below them), the ring's indices no longer
   // describe those contexts: none (or only those still pending) are consumed and an error is
