@@ -28,6 +28,9 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
   SC_THREAD(completion_thread);
+  SC_METHOD(completion_method);
+  sensitive << outbox_ev_;
+  dont_initialize();
 }
 
 void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
@@ -154,7 +157,62 @@ void ControlChannel::update_irq() {
   }
 }
 
+void ControlChannel::completion_method() {
+  if (dma.approximately_timed()) return;  // the thread writes (its DMA waits for the phases)
+  if (writing_) {
+    writing_ = false;
+    if (!write_ok_)
+      latch_error("DMA fault writing the ECQ");
+    else
+      completion_written(written_);
+  }
+  for (;;) {
+    if (outbox_.empty()) return;  // until outbox_ev_
+    RingEngine& ecq = ring(Ring::Ecq);
+    if (!enabled() || !ecq.configured()) {
+      const bool was_backlogged = backlogged();
+      outbox_.clear();
+      if (was_backlogged && doorbell_) doorbell_();
+      continue;
+    }
+    if (ecq.space() == 0) {
+      ++ecq_full_waits_;
+      next_trigger(ecq_space_ev_);
+      return;
+    }
+    written_ = outbox_.front();
+    outbox_.pop_front();
+    if (outbox_.size() + 1 == outbox_limit_ && doorbell_) doorbell_();
+    written_.valid = 1;
+    const DmaResult res =
+        dma.transfer(tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+                     reinterpret_cast<std::uint8_t*>(&written_), kDescBytes, sideband_);
+    writing_ = true;
+    write_ok_ = res.ok;
+    next_trigger(core::ps(res.delay_ps));
+    return;
+  }
+}
+
+void ControlChannel::completion_written(const EcqDesc& desc) {
+  RingEngine& ecq = ring(Ring::Ecq);
+  ecq.produce();
+  ++completions_;
+  if (core::Tracer::on()) {
+    static const char* const kEvents[] = {"?",          "CmdDone",  "Connected",
+                                          "Accepted",   "SendDone", "RxData",
+                                          "PeerClosed", "Closed",   "Error"};
+    auto& t = core::Tracer::instance();
+    t.instant(t.lane("toe", std::string(name()) + " completions"),
+              desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
+  }
+  // A channel with its interrupt disabled (a polled, user-space channel) sets no bit either.
+  if (completion_written_ && (ctrl_ & reg::kCtrlIrqEnable)) completion_written_();
+  update_irq();
+}
+
 void ControlChannel::completion_thread() {
+  if (!dma.approximately_timed()) return;  // lt: completion_method() writes
   for (;;) {
     while (outbox_.empty()) sc_core::wait(outbox_ev_);
     RingEngine& ecq = ring(Ring::Ecq);
@@ -182,19 +240,7 @@ void ControlChannel::completion_thread() {
       latch_error("DMA fault writing the ECQ");
       continue;
     }
-    ecq.produce();
-    ++completions_;
-    if (core::Tracer::on()) {
-      static const char* const kEvents[] = {"?",          "CmdDone",  "Connected",
-                                            "Accepted",   "SendDone", "RxData",
-                                            "PeerClosed", "Closed",   "Error"};
-      auto& t = core::Tracer::instance();
-      t.instant(t.lane("toe", std::string(name()) + " completions"),
-                desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
-    }
-    // A channel with its interrupt disabled (a polled, user-space channel) sets no bit either.
-    if (completion_written_ && (ctrl_ & reg::kCtrlIrqEnable)) completion_written_();
-    update_irq();
+    completion_written(desc);
   }
 }
 

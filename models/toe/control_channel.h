@@ -89,6 +89,10 @@ class ControlChannel : public core::Module {
 
  private:
   void completion_thread();
+  // lt: the same writer as a method (one DMA booking, then a timed trigger; no thread switch).
+  void completion_method();
+  // After an ECQ write's delay: the entry counts, the host is told.
+  void completion_written(const EcqDesc& desc);
   void update_irq();
   void latch_error(const std::string& what);
 
@@ -103,6 +107,9 @@ class ControlChannel : public core::Module {
   std::size_t outbox_limit_;
   bool irq_pending_ = false;
   sc_core::sc_event outbox_ev_;
+  bool writing_ = false;  // completion_method(): an ECQ write's delay runs
+  bool write_ok_ = true;
+  EcqDesc written_{};
   sc_core::sc_event ecq_space_ev_;
   std::function<void()> irq_changed_;
   std::function<void()> doorbell_;
