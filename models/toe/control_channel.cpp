@@ -101,7 +101,7 @@ std::uint32_t ControlChannel::reg_read(std::uint64_t offset) const {
 }
 
 std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max,
-                                     core::TimePs per_context_ps) {
+                                    core::TimePs per_context_ps) {
   RingEngine& ring = this->ring(r);
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
