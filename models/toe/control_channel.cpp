@@ -28,9 +28,7 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
   SC_THREAD(completion_thread);
-  SC_METHOD(completion_method);
-  sensitive << outbox_ev_;
-  dont_initialize();
+  SC_METHOD(completion_method);  // runs once at the start, then as it asks (never under at)
 }
 
 void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
@@ -158,7 +156,8 @@ void ControlChannel::update_irq() {
 }
 
 void ControlChannel::completion_method() {
-  if (dma.approximately_timed()) return;  // the thread writes (its DMA waits for the phases)
+  // at: the thread writes (its DMA waits for the phases); the method is not run again.
+  if (dma.approximately_timed()) return;
   if (writing_) {
     writing_ = false;
     if (!write_ok_)
@@ -167,7 +166,10 @@ void ControlChannel::completion_method() {
       completion_written(written_);
   }
   for (;;) {
-    if (outbox_.empty()) return;  // until outbox_ev_
+    if (outbox_.empty()) {
+      next_trigger(outbox_ev_);
+      return;
+    }
     RingEngine& ecq = ring(Ring::Ecq);
     if (!enabled() || !ecq.configured()) {
       const bool was_backlogged = backlogged();
