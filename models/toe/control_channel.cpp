@@ -28,7 +28,9 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
   SC_THREAD(completion_thread);
-  SC_METHOD(completion_method);  // runs once at the start, then as it asks (never under at)
+  SC_METHOD(completion_method);
+  sensitive << posted_lt_ev_;
+  dont_initialize();
 }
 
 void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
@@ -142,7 +144,8 @@ void ControlChannel::post(const EcqDesc& event) {
   outbox_.push_back(event);
   outbox_depth_.sample(static_cast<double>(outbox_.size()));
   if (outbox_.size() == outbox_limit_) ++backlogged_;
-  outbox_ev_.notify(sc_core::SC_ZERO_TIME);
+  // The writer of the platform's timing mode (the other one never runs).
+  (dma.approximately_timed() ? outbox_ev_ : posted_lt_ev_).notify(sc_core::SC_ZERO_TIME);
 }
 
 void ControlChannel::update_irq() {
@@ -156,8 +159,6 @@ void ControlChannel::update_irq() {
 }
 
 void ControlChannel::completion_method() {
-  // at: the thread writes (its DMA waits for the phases); the method is not run again.
-  if (dma.approximately_timed()) return;
   if (writing_) {
     writing_ = false;
     if (!write_ok_)
@@ -166,10 +167,7 @@ void ControlChannel::completion_method() {
       completion_written(written_);
   }
   for (;;) {
-    if (outbox_.empty()) {
-      next_trigger(outbox_ev_);
-      return;
-    }
+    if (outbox_.empty()) return;  // until posted_lt_ev_
     RingEngine& ecq = ring(Ring::Ecq);
     if (!enabled() || !ecq.configured()) {
       const bool was_backlogged = backlogged();

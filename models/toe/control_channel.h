@@ -106,8 +106,9 @@ class ControlChannel : public core::Module {
   std::deque<EcqDesc> outbox_;
   std::size_t outbox_limit_;
   bool irq_pending_ = false;
-  sc_core::sc_event outbox_ev_;
-  bool writing_ = false;  // completion_method(): an ECQ write's delay runs
+  sc_core::sc_event outbox_ev_;     // at: a completion was posted (the thread writes)
+  sc_core::sc_event posted_lt_ev_;  // lt: the same for completion_method()
+  bool writing_ = false;            // completion_method(): an ECQ write's delay runs
   bool write_ok_ = true;
   EcqDesc written_{};
   sc_core::sc_event ecq_space_ev_;
