@@ -476,9 +476,8 @@ void Core::reschedule(TimePs now) {
   // ended at the cut, another ready context would have had a turn there (or a VM decision been
   // made), or changed what its thread looks at. (A WFI check finds its VM with a ready context:
   // it changes nothing, as after the first part's end, where it would have been armed.)
-  if (uncut_ &&
-      (ready_count_ > 1 || (current_ && current_ != uncut_) ||
-       (vm_sched_ && (vm_decision_due_ || polling_ || now >= vm_next_event_))))
+  if (uncut_ && (ready_count_ > 1 || (current_ && current_ != uncut_) ||
+                 (vm_sched_ && (vm_decision_due_ || polling_ || now >= vm_next_event_))))
     end_at_cut(*uncut_);
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
