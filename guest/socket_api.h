@@ -109,6 +109,14 @@ class SocketLayer : public core::Module {
   // A socket call's entry: a system call, unless user space; `before` runs first, in the same
   // request.
   void enter(Ctx& ctx, cpu::Core::Work before = {});
+  // send(): the call's entry and its first context's copy and post as one request that ends at
+  // the kernel's look at the socket if anything could have happened meanwhile. Returns the bytes
+  // it posted (0: it did not, or ended at the look; `entered` says whether the entry ran).
+  std::size_t send_at_once(Ctx& ctx, int s, const std::uint8_t* data, std::size_t len,
+                           cpu::Core::Work before, bool& entered);
+  // One context of send() covering `n` bytes at the buffer's tail, its copy and post spent
+  // (`spent`) or as one request of its own.
+  void post_send(Ctx& ctx, Socket& so, const std::uint8_t* data, std::size_t n, bool spent);
   void command(Ctx& ctx, Socket& so, toe::CmdOp op, std::uint32_t ip, std::uint16_t port,
                std::uint16_t arg, bool with_rx_buffer);
   // One programmed-I/O copy of `bytes` to (write) or from the kernel buffer at `addr`.

@@ -117,6 +117,10 @@ void ToeDriver::start(cpu::Core::Context& ctx) {
 
 void ToeDriver::post(cpu::Core::Context& ctx, Ring ring, const void* desc, cpu::Core::Work before) {
   core_.execute(ctx, before, costs_.post_context, CycleClass::GuestKernel);
+  post_spent(ctx, ring, desc);
+}
+
+void ToeDriver::post_spent(cpu::Core::Context& ctx, Ring ring, const void* desc) {
   lock_rings();
   RingAccess access(*this, ctx);
   rings_.post(access, ring, desc);

@@ -39,6 +39,10 @@ class ToeDriver : public core::Module {
   // work just before it (a copy into the buffer the context covers), run with the post's own
   // cost as one request.
   void post(cpu::Core::Context& ctx, toe::Ring ring, const void* desc, cpu::Core::Work before = {});
+  // The post's own cycles, and a post whose caller has spent them already (in a request of its
+  // own that ran through to here).
+  double post_cycles() const { return costs_.post_context; }
+  void post_spent(cpu::Core::Context& ctx, toe::Ring ring, const void* desc);
   // Polled channel: drains the ECQ on behalf of `ctx` and delivers each completion at once (no
   // interrupt, no kernel thread); returns how many it took.
   std::uint32_t poll(cpu::Core::Context& ctx);

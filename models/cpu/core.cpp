@@ -131,18 +131,48 @@ void Core::execute(Context& ctx, double cycles, CycleClass cls, int charge_to) {
 
 void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to) {
   if (ctx.core_ != this) return ctx.core_->execute(ctx, first, cycles, cls, charge_to);
-  const bool more = ctx.more_;  // for this request only
-  ctx.more_ = false;
   const TimePs lead = first.cycles > 0 ? cycles_ps(first.cycles) : 0;
   const TimePs rest = cycles > 0 ? cycles_ps(cycles) : 0;
-  if (first.cycles <= 0 && cycles <= 0) return;
+  if (first.cycles <= 0 && cycles <= 0) {
+    ctx.more_ = false;
+    return;
+  }
+  request(ctx, lead, first.cls, rest, cls, 0, charge_to);
+}
+
+bool Core::execute_past_cut(Context& ctx, Work first, double cycles, CycleClass cls,
+                            std::initializer_list<double> later, int charge_to) {
+  if (ctx.core_ != this)
+    return ctx.core_->execute_past_cut(ctx, first, cycles, cls, later, charge_to);
+  const TimePs lead = first.cycles > 0 ? cycles_ps(first.cycles) : 0;
+  const TimePs rest = cycles > 0 ? cycles_ps(cycles) : 0;
+  TimePs after = 0;
+  for (double c : later)
+    if (c > 0) after += cycles_ps(c);
+  if (lead + rest == 0) {  // nothing before the cut: the look is now
+    ctx.more_ = false;
+    return false;
+  }
+  request(ctx, lead, first.cls, rest, cls, after, charge_to);
+  return !ctx.ended_at_cut_;
+}
+
+void Core::request(Context& ctx, TimePs lead, CycleClass lead_cls, TimePs rest, CycleClass cls,
+                   TimePs after_cut, int charge_to) {
+  const bool more = ctx.more_;  // for this request only
+  ctx.more_ = false;
   if (ctx.pending_)
     throw std::logic_error("Core::execute: context " + ctx.name_ + " is already running");
   const TimePs now = account();
-  ctx.remaining_ps_ = lead + rest;
+  ctx.remaining_ps_ = lead + rest + after_cut;
   ctx.lead_ps_ = lead;
-  ctx.lead_cls_ = first.cls;
+  ctx.lead_cls_ = lead_cls;
   ctx.cls_ = cls;
+  ctx.to_cut_ps_ = after_cut > 0 ? lead + rest : 0;
+  ctx.after_cut_ps_ = after_cut;
+  ctx.ended_at_cut_ = false;
+  if (uncut_) end_at_cut(*uncut_);  // another context's request: it no longer runs alone
+  if (after_cut > 0) uncut_ = &ctx;
   ctx.charge_ = charge_owner(charge_to >= 0 ? charge_to : ctx.domain_);
   ctx.pending_ = true;
   ctx.seq_ = next_seq_++;
@@ -176,6 +206,14 @@ void Core::execute(Context& ctx, Work first, double cycles, CycleClass cls, int 
   }
 }
 
+void Core::end_at_cut(Context& c) {
+  c.remaining_ps_ -= c.after_cut_ps_;
+  c.after_cut_ps_ = 0;
+  c.to_cut_ps_ = 0;
+  c.ended_at_cut_ = true;
+  uncut_ = nullptr;
+}
+
 void Core::hand_over(int vm, Core& to) {
   if (&to == this) return;
   if (vm < 0 || vm >= owners() || vm >= to.owners())
@@ -190,6 +228,7 @@ void Core::hand_over(int vm, Core& to) {
     }
     if (c == current_) throw std::logic_error("Core::hand_over: " + c->name_ + " is running");
     if (c->pending_) make_unready(*c);
+    if (uncut_ == c) end_at_cut(*c);
     c->core_ = &to;
     c->queue_ = &to.queue_for(*c);
     to.hosted_.push_back(c);
@@ -238,6 +277,16 @@ TimePs Core::account() {
     const TimePs work = std::min(elapsed, c.remaining_ps_);
     c.remaining_ps_ -= work;
     c.slice_used_ps_ += work;
+    if (&c == uncut_) {
+      // Past its cut, the request is the separate one it stands for: a fresh time slice.
+      const TimePs before_cut = std::min(work, c.to_cut_ps_);
+      c.to_cut_ps_ -= before_cut;
+      if (work > before_cut) {
+        c.slice_used_ps_ = work - before_cut;
+        c.after_cut_ps_ = 0;
+        uncut_ = nullptr;
+      }
+    }
     TimePs rest = work;
     if (c.lead_ps_ > 0) {  // a two-piece request: its first piece first
       const TimePs take = std::min(rest, c.lead_ps_);
@@ -423,6 +472,13 @@ void Core::reschedule(TimePs now) {
     wake_deferred_ = false;
     deferred_wake_.cancel();
   }
+  // A request before (or at) its cut goes on past it only while it has the core alone: had it
+  // ended at the cut, another ready context would have had a turn there (or a VM decision been
+  // made), or changed what its thread looks at. (A WFI check finds its VM with a ready context:
+  // it changes nothing, as after the first part's end, where it would have been armed.)
+  if (uncut_ && (ready_count_ > 1 || (current_ && current_ != uncut_) ||
+                 (vm_sched_ && (vm_decision_due_ || polling_ || now >= vm_next_event_))))
+    end_at_cut(*uncut_);
   // Retire a finished request.
   if (current_ && current_->remaining_ps_ == 0) {
     Context* done = current_;
@@ -471,6 +527,7 @@ void Core::reschedule(TimePs now) {
       }
     }
     current_ = next;
+    if (uncut_ && uncut_ != next) end_at_cut(*uncut_);  // it does not get the core now
     VTOE_LOG(log_, Trace) << "runs " << (next ? next->name_ : std::string("nothing"))
                           << (next ? " (" + std::to_string(next->remaining_ps_) + " ps left)" : "");
   }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -113,6 +114,11 @@ class Core : public core::Module {
     // charged as lead_cls_ before the rest is charged as cls_.
     core::TimePs lead_ps_ = 0;
     CycleClass lead_cls_ = CycleClass::GuestKernel;
+    // A request with a cut (execute_past_cut): the work left until the cut, the work after it
+    // (dropped if the request ends there), and whether it did.
+    core::TimePs to_cut_ps_ = 0;
+    core::TimePs after_cut_ps_ = 0;
+    bool ended_at_cut_ = false;
     int charge_ = 0;         // owner the current request is charged to
     std::uint64_t seq_ = 0;  // FIFO order among equal priorities
     core::TimePs slice_used_ps_ = 0;
@@ -155,6 +161,18 @@ class Core : public core::Module {
   // request, so one decision and one timed wake-up instead of two. Each piece is rounded to
   // picoseconds as it would be alone, and charged to its own class, `first` before the rest.
   void execute(Context& ctx, Work first, double cycles, CycleClass cls, int charge_to = -1);
+
+  // A request whose software, after `first` and `cycles` (the cut), looks at state other
+  // contexts may change and, finding it as it was, goes on with `later` (cycles charged as `cls`,
+  // each element rounded on its own, as the separate request they would be). The request goes on
+  // past the cut only if nothing could have happened there: no other context became ready or had
+  // the core from the request's start to the cut (it would have run, or changed what the software
+  // looks at, at the end of a separate request). Otherwise it ends at the cut, as a request of
+  // `first` and `cycles` alone would have. Returns true if it ran through (the caller does what
+  // it would have done after the look, with the state it saw before the request), false if it
+  // ended at the cut (the caller looks, and makes its next request as usual).
+  bool execute_past_cut(Context& ctx, Work first, double cycles, CycleClass cls,
+                        std::initializer_list<double> later, int charge_to = -1);
 
   double freq_hz() const { return params_.freq_hz; }
   core::TimePs cycles_ps(double cycles) const {
@@ -202,6 +220,11 @@ class Core : public core::Module {
     int owner;
     const char* what;  // for traces
   };
+  // Both execute()s: a request of `lead` then `rest` ps, then `after_cut` ps past a cut.
+  void request(Context& ctx, TimePs lead, CycleClass lead_cls, TimePs rest, CycleClass cls,
+               TimePs after_cut, int charge_to);
+  // The request of `c` ends at its cut (something could have happened there).
+  void end_at_cut(Context& c);
   void on_tick();
   void decide_soon();  // a decision in a zero-time notification (another core's doing)
   void on_wfi_check();
@@ -242,6 +265,9 @@ class Core : public core::Module {
   // the thread is woken then and makes the decision itself (no tick method, no delta cycle).
   Context* armed_ = nullptr;
   Context* deciding_ = nullptr;  // the context whose own thread is running reschedule()
+  // The context whose request has not passed its cut yet and may still go on past it: it runs
+  // alone on the core since its request began (at most one; cleared once past the cut).
+  Context* uncut_ = nullptr;
   // A then_more decision left current_'s wake-up untimed: due at deferred_due_ unless the next
   // decision (normally the thread's next request, in this same instant) times it; otherwise
   // deferred_wake_ (a delta notification) does.

@@ -28,6 +28,9 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
   SC_THREAD(completion_thread);
+  SC_METHOD(completion_method);
+  sensitive << posted_lt_ev_;
+  dont_initialize();
 }
 
 void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
@@ -97,7 +100,8 @@ std::uint32_t ControlChannel::reg_read(std::uint64_t offset) const {
   return 0;
 }
 
-std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max) {
+std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max,
+                                    core::TimePs per_context_ps) {
   RingEngine& ring = this->ring(r);
   std::uint32_t n = ring.pending_contiguous();
   if (n > max) n = max;
@@ -105,6 +109,15 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   fetch_generation_[static_cast<int>(r)] = ring.generation();
   const DmaResult res = dma.transfer(tlm::TLM_READ_COMMAND, ring.entry_addr(ring.head()), out,
                                      n * kDescBytes, sideband_);
+  const core::TimePs decode_ps = per_context_ps * n;
+  if (res.ok && res.delay_ps > 0 && decode_ps > 0) {
+    // lt: nothing but the count changes between the DMA's completion and the end of the decode
+    // (the ring's head moves after it), so the thread waits once, and the contexts count from
+    // their arrival on.
+    fetched_.add_at(core::now_ps() + res.delay_ps, n);
+    sc_core::wait(core::ps(res.delay_ps + decode_ps));
+    return n;
+  }
   sc_core::wait(core::ps(res.delay_ps));
   if (!res.ok) {
     latch_error("DMA fault fetching ring " + std::to_string(static_cast<int>(r)));
@@ -112,6 +125,7 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
     return 0;
   }
   fetched_ += n;
+  if (decode_ps > 0) sc_core::wait(core::ps(decode_ps));
   return n;
 }
 
@@ -130,7 +144,8 @@ void ControlChannel::post(const EcqDesc& event) {
   outbox_.push_back(event);
   outbox_depth_.sample(static_cast<double>(outbox_.size()));
   if (outbox_.size() == outbox_limit_) ++backlogged_;
-  outbox_ev_.notify(sc_core::SC_ZERO_TIME);
+  // The writer of the platform's timing mode (the other one never runs).
+  (dma.approximately_timed() ? outbox_ev_ : posted_lt_ev_).notify(sc_core::SC_ZERO_TIME);
 }
 
 void ControlChannel::update_irq() {
@@ -143,7 +158,61 @@ void ControlChannel::update_irq() {
   }
 }
 
+void ControlChannel::completion_method() {
+  if (writing_) {
+    writing_ = false;
+    if (!write_ok_)
+      latch_error("DMA fault writing the ECQ");
+    else
+      completion_written(written_);
+  }
+  for (;;) {
+    if (outbox_.empty()) return;  // until posted_lt_ev_
+    RingEngine& ecq = ring(Ring::Ecq);
+    if (!enabled() || !ecq.configured()) {
+      const bool was_backlogged = backlogged();
+      outbox_.clear();
+      if (was_backlogged && doorbell_) doorbell_();
+      continue;
+    }
+    if (ecq.space() == 0) {
+      ++ecq_full_waits_;
+      next_trigger(ecq_space_ev_);
+      return;
+    }
+    written_ = outbox_.front();
+    outbox_.pop_front();
+    if (outbox_.size() + 1 == outbox_limit_ && doorbell_) doorbell_();
+    written_.valid = 1;
+    const DmaResult res =
+        dma.transfer(tlm::TLM_WRITE_COMMAND, ecq.entry_addr(ecq.produce_index()),
+                     reinterpret_cast<std::uint8_t*>(&written_), kDescBytes, sideband_);
+    writing_ = true;
+    write_ok_ = res.ok;
+    next_trigger(core::ps(res.delay_ps));
+    return;
+  }
+}
+
+void ControlChannel::completion_written(const EcqDesc& desc) {
+  RingEngine& ecq = ring(Ring::Ecq);
+  ecq.produce();
+  ++completions_;
+  if (core::Tracer::on()) {
+    static const char* const kEvents[] = {"?",          "CmdDone",  "Connected",
+                                          "Accepted",   "SendDone", "RxData",
+                                          "PeerClosed", "Closed",   "Error"};
+    auto& t = core::Tracer::instance();
+    t.instant(t.lane("toe", std::string(name()) + " completions"),
+              desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
+  }
+  // A channel with its interrupt disabled (a polled, user-space channel) sets no bit either.
+  if (completion_written_ && (ctrl_ & reg::kCtrlIrqEnable)) completion_written_();
+  update_irq();
+}
+
 void ControlChannel::completion_thread() {
+  if (!dma.approximately_timed()) return;  // lt: completion_method() writes
   for (;;) {
     while (outbox_.empty()) sc_core::wait(outbox_ev_);
     RingEngine& ecq = ring(Ring::Ecq);
@@ -171,19 +240,7 @@ void ControlChannel::completion_thread() {
       latch_error("DMA fault writing the ECQ");
       continue;
     }
-    ecq.produce();
-    ++completions_;
-    if (core::Tracer::on()) {
-      static const char* const kEvents[] = {"?",          "CmdDone",  "Connected",
-                                            "Accepted",   "SendDone", "RxData",
-                                            "PeerClosed", "Closed",   "Error"};
-      auto& t = core::Tracer::instance();
-      t.instant(t.lane("toe", std::string(name()) + " completions"),
-                desc.type < 9 ? kEvents[desc.type] : "?", core::now_ps(), "toe");
-    }
-    // A channel with its interrupt disabled (a polled, user-space channel) sets no bit either.
-    if (completion_written_ && (ctrl_ & reg::kCtrlIrqEnable)) completion_written_();
-    update_irq();
+    completion_written(desc);
   }
 }
 

@@ -50,8 +50,11 @@ class ControlChannel : public core::Module {
   }
 
   // Reads up to `max` contiguous pending contexts of a host->TOE ring into `out` (kDescBytes
-  // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA.
-  std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max);
+  // each); returns how many, 0 on a DMA fault (which latches an error). Waits for the DMA, then
+  // `per_context_ps` for each context read (the caller's time to decode them, which follows at
+  // once: under lt both are one wait).
+  std::uint32_t fetch(Ring r, std::uint8_t* out, std::uint32_t max,
+                      core::TimePs per_context_ps = 0);
   // Moves the ring's head past `n` contexts the last fetch() of it returned. If the host
   // reprogrammed the ring since (or rewound its tail below them), the ring's indices no longer
   // describe those contexts: none (or only those still pending) are consumed and an error is
@@ -86,6 +89,10 @@ class ControlChannel : public core::Module {
 
  private:
   void completion_thread();
+  // lt: the same writer as a method (one DMA booking, then a timed trigger; no thread switch).
+  void completion_method();
+  // After an ECQ write's delay: the entry counts, the host is told.
+  void completion_written(const EcqDesc& desc);
   void update_irq();
   void latch_error(const std::string& what);
 
@@ -99,7 +106,11 @@ class ControlChannel : public core::Module {
   std::deque<EcqDesc> outbox_;
   std::size_t outbox_limit_;
   bool irq_pending_ = false;
-  sc_core::sc_event outbox_ev_;
+  sc_core::sc_event outbox_ev_;     // at: a completion was posted (the thread writes)
+  sc_core::sc_event posted_lt_ev_;  // lt: the same for completion_method()
+  bool writing_ = false;            // completion_method(): an ECQ write's delay runs
+  bool write_ok_ = true;
+  EcqDesc written_{};
   sc_core::sc_event ecq_space_ev_;
   std::function<void()> irq_changed_;
   std::function<void()> doorbell_;

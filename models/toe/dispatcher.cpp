@@ -69,8 +69,7 @@ bool Dispatcher::serve_commands(ControlChannel& ch) {
 
 bool Dispatcher::serve_recv(ControlChannel& ch) {
   if (!ch.pending(Ring::Recv)) return false;
-  const std::uint32_t n = ch.fetch(Ring::Recv, buf_.data(), params_.fetch_batch);
-  if (n) sc_core::wait(core::ps(context_cost_ps_ * n));
+  const std::uint32_t n = ch.fetch(Ring::Recv, buf_.data(), params_.fetch_batch, context_cost_ps_);
   for (std::uint32_t i = 0; i < n; ++i) {
     RecvDesc desc;
     std::memcpy(&desc, buf_.data() + i * kDescBytes, kDescBytes);
@@ -89,8 +88,7 @@ bool Dispatcher::prefetch_send_heads() {
     ControlChannel& ch = *channels_[c];
     if (!ch.enabled() || qos_.has_head(c) || !ch.pending(Ring::Send) || ch.backlogged()) continue;
     std::uint8_t raw[kDescBytes];
-    if (ch.fetch(Ring::Send, raw, 1) != 1) continue;
-    sc_core::wait(core::ps(context_cost_ps_));
+    if (ch.fetch(Ring::Send, raw, 1, context_cost_ps_) != 1) continue;
     ch.consume(Ring::Send, 1);
     progress = true;
     SendDesc desc;

@@ -96,6 +96,60 @@ TEST(CpuCore, TwoPieceRequestEndsAsTwoRequestsWouldAndChargesEachPieceToItsClass
   EXPECT_EQ(core.accounted_ps(), 10 * kUs);
 }
 
+TEST(CpuCore, RequestGoesOnPastItsCutOnlyIfItHadTheCoreAlone) {
+  Core core("core", CoreParams{});  // 2 GHz
+  auto& app = core.add_context("app", 2);
+  auto& isr = core.add_context("isr", 0);
+  bool through[3] = {};
+  TimePs end[3] = {};
+  Proc a("a", [&] {
+    // Alone: 0.5 us user, 0.5 us kernel to the cut, then 0.25 + 0.25 us kernel.
+    through[0] = core.execute_past_cut(app, Core::Work{1000, CycleClass::GuestUser}, 1000,
+                                       CycleClass::GuestKernel, {500, 500});
+    end[0] = now();
+    // An interrupt handler takes the core before the cut: the request ends there.
+    through[1] = core.execute_past_cut(app, Core::Work{}, 2000, CycleClass::GuestKernel, {2000});
+    end[1] = now();
+    // Alone again: through.
+    through[2] = core.execute_past_cut(app, Core::Work{}, 2000, CycleClass::GuestKernel, {2000});
+    end[2] = now();
+  });
+  Proc b("b", [&] {
+    sc_core::wait(sc_core::sc_time(2000, sc_core::SC_NS));
+    core.execute(isr, 400, CycleClass::GuestKernel);  // 0.2 us from 2 us
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_TRUE(through[0]);
+  EXPECT_EQ(end[0], 1500 * kNs);
+  EXPECT_FALSE(through[1]);
+  EXPECT_EQ(end[1], 2700 * kNs);  // its 1 us to the cut and the handler's 0.2 us, no more
+  EXPECT_TRUE(through[2]);
+  EXPECT_EQ(end[2], 4700 * kNs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestUser), 500 * kNs);
+  EXPECT_EQ(core.busy_ps(0, CycleClass::GuestKernel), 4200 * kNs);
+}
+
+TEST(CpuCore, RequestEndsAtItsCutWhenAnEqualPriorityContextWaitsForItsTurn) {
+  Core core("core", CoreParams{});
+  auto& app = core.add_context("app", 2);
+  auto& other = core.add_context("other", 2);
+  bool through = true;
+  TimePs app_done = 0, other_done = 0;
+  Proc a("a", [&] {
+    through = core.execute_past_cut(app, Core::Work{}, 2000, CycleClass::GuestKernel, {2000});
+    app_done = now();
+  });
+  Proc b("b", [&] {
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_NS));
+    core.execute(other, 200, CycleClass::GuestUser);  // ready behind it, runs at the cut
+    other_done = now();
+  });
+  sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+  EXPECT_FALSE(through);
+  EXPECT_EQ(app_done, 1000 * kNs);
+  EXPECT_EQ(other_done, 1100 * kNs);
+}
+
 TEST(CpuCore, ThenMoreLeavesDecisionsAndTimesAsTheyWereWhetherTheThreadGoesOnOrWaits) {
   Core core("core", CoreParams{});  // 2 GHz
   auto& low = core.add_context("app", 2);
