@@ -15,7 +15,7 @@ export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
 FUZZ_SECONDS ?= 600
 
 # The main job: vtoe built with a profile of its own runs (`make pgo`, below; the same results as
-# build/release, about 8 % less CPU time), then the quickstart scenario.
+# build/release, 11-19 % less CPU time), then the quickstart scenario.
 quickstart: pgo
 	build/pgo/app/vtoe run scenarios/quickstart.yaml --out out/quickstart
 
@@ -29,7 +29,7 @@ build: deps
 	@$(PHASE) "build ($(PRESET))" cmake --build $(BUILD) -j $(JOBS)
 
 # vtoe optimised with a profile of its own runs (GCC PGO): an instrumented build, a training set of
-# short scenario runs, the optimised build -> build/pgo/app/vtoe (scripts/pgo-build.sh; about 8 %
+# short scenario runs, the optimised build -> build/pgo/app/vtoe (scripts/pgo-build.sh; 11-19 %
 # less CPU time than build/release, the same results: docs/performance.md, "Session 9").
 pgo: deps
 	@$(PHASE) "build (pgo: instrumented, training, optimised)" env JOBS=$(JOBS) scripts/pgo-build.sh
