@@ -4,10 +4,10 @@
 #   1. build/pgo/instrumented: vtoe alone (no tests), instrumented (CMake preset pgo-instrumented);
 #   2. scripts/pgo-train.sh runs it on the training set; the counts go to build/pgo/profile;
 #   3. build/pgo: vtoe alone built with that profile (preset pgo).
-# A profile belongs to one instrumented binary and one training set: when either changes (a
-# source, a flag, the commit it was built at, the training script), the profile is made anew and
-# the optimised build starts over, so a stale profile is never used. Otherwise steps 2 and 3
-# cost nothing. JOBS sets the parallel compiles (default: the number of cores).
+# A profile belongs to one instrumented build and one training set: when either changes (a
+# source, a flag, the training script), the profile is made anew and the optimised build starts
+# over, so a stale profile is never used. Otherwise steps 2 and 3 cost nothing but the relink of
+# a new `git describe`. JOBS sets the parallel compiles (default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -17,7 +17,11 @@ profile=$top/profile
 
 cmake --preset pgo-instrumented >/dev/null
 cmake --build "$instrumented" -j "$jobs" --target vtoe
-id=$(cat "$instrumented/app/vtoe" scripts/pgo-train.sh | sha256sum | cut -c1-16)
+# The profile's id: the instrumented objects and the training script. Not the binary: it embeds
+# `git describe` (app's generated git_describe.cpp, not profiled), which changes at every commit
+# and with every edit anywhere in the tree (-dirty) without changing a profiled function.
+id=$( (find "$instrumented" -name '*.o' ! -name git_describe.cpp.o -print0 | sort -z | xargs -0 cat
+       cat scripts/pgo-train.sh) | sha256sum | cut -c1-16)
 if [ "$(cat "$profile/.trained" 2>/dev/null)" != "$id" ]; then
   echo "pgo-build: training the instrumented vtoe (profile $id)"
   rm -rf "$profile"
