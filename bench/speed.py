@@ -9,9 +9,11 @@ ratio of the medians is what this benchmark reports. Both binaries run the same 
     bench/speed.py --ref 63b27a0                    # builds the reference, 5 runs of each scenario
     bench/speed.py --ref 63b27a0 --runs 7 --only native,de
     bench/speed.py --ref 63b27a0 --ns3              # and ns-3 3.37 on a comparable transfer
+    bench/speed.py --ref 63b27a0 --current build/pgo/app/vtoe   # the profile-guided build
+    bench/speed.py --ref build/release/app/vtoe --current build/pgo/app/vtoe  # two builds of one tree
 
 The reference is built from `git archive REF` under build/bench/ref-<sha>/ (Release, the same
-compiler), once. With --ns3 the script installs Debian's libns3-dev if it is missing and builds
+compiler), once; a REF that is an executable file is used as the reference binary as it is. With --ns3 the script installs Debian's libns3-dev if it is missing and builds
 bench/ns3/bulk_10g.cc, a 10 Gbit/s bulk TCP transfer over a point-to-point link.
 """
 import argparse
@@ -44,6 +46,8 @@ def sh(args, **kw):
 
 
 def build_reference(ref):
+    if os.path.isfile(ref) and os.access(ref, os.X_OK):  # a binary, e.g. build/release/app/vtoe
+        return os.path.abspath(ref), os.path.abspath(ref)
     sha = sh(["git", "-C", HERE, "rev-parse", "--verify", f"{ref}^{{commit}}"],
              capture_output=True, text=True).stdout.strip()
     top = os.path.join(HERE, "build", "bench", f"ref-{sha[:12]}")
@@ -122,7 +126,7 @@ def seconds_of(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ref", required=True, help="commit of the reference build (e.g. 63b27a0)")
+    ap.add_argument("--ref", required=True, help="commit of the reference build (e.g. 63b27a0), or a vtoe binary")
     ap.add_argument("--current", default=os.path.join(HERE, "build", "release", "app", "vtoe"),
                     help="the binary under test (default build/release/app/vtoe)")
     ap.add_argument("--runs", type=int, default=5, help="runs per binary and scenario (odd)")
@@ -147,7 +151,7 @@ def main():
 
     record = {"ref": sha, "current": a.current, "runs": a.runs, "duration": a.duration,
               "load_before": os.getloadavg()[0], "cases": {}}
-    print(f"reference {sha[:12]} against {a.current}; {a.runs} runs each, alternating; "
+    print(f"reference {sha if os.sep in sha else sha[:12]} against {a.current}; {a.runs} runs each, alternating; "
           f"{a.duration} simulated (100 ms of it warm-up); load average {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, scenario, sets in cases:
