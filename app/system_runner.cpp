@@ -187,6 +187,18 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     j["tlb_flushes"] = core.tlb_flushes();
     j["decoded"] = core.decoded();
     j["uart_chars"] = platform->uart().transmitted();
+    if (toe::Toe* toe = platform->toe()) {  // the TOE in the platform-bus window, and its peer
+      nlohmann::ordered_json t;
+      t["tx_bytes"] = toe->tx_bytes();
+      t["rx_bytes"] = toe->rx_bytes();
+      t["register_accesses"] = toe->stats().counter("register_accesses").value();
+      t["bad_register_accesses"] = toe->bad_accesses();
+      t["link_frames"] = platform->link()->frames();
+      t["peer_bytes_received"] = platform->peer()->bytes_received();
+      t["peer_bytes_sent"] = platform->peer()->bytes_sent();
+      t["peer_pattern_errors"] = platform->peer()->pattern_errors();
+      j["toe"] = t;
+    }
     j["psci_calls"] = platform->psci().calls();
     j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();
     j["wall_seconds"] = seconds;

@@ -40,6 +40,7 @@
 #include "netvp/netvp_port.h"
 #include "netvp/pacer.h"
 #include "netvp/raw_socket.h"
+#include "platform/toe_slot.h"
 #include "platform/topology.h"
 
 namespace vtoe::platform {
@@ -74,9 +75,7 @@ class Platform {
   const sc_core::sc_signal<bool>& gic_irq() const { return gic_irq_; }
   const sc_core::sc_signal<bool>& gic_virq() const { return gic_virq_; }
   const sc_core::sc_signal<bool>& gic_maintenance() const { return gic_maint_; }
-  const std::vector<std::unique_ptr<toe::Toe::IrqLine>>& spi_lines() const {
-    return spi_lines_;
-  }
+  const std::vector<std::unique_ptr<toe::Toe::IrqLine>>& spi_lines() const { return spi_lines_; }
 
   const Config& config() const { return cfg_; }
   Architecture architecture() const { return arch_; }
@@ -152,7 +151,7 @@ class Platform {
   sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
   std::vector<std::unique_ptr<toe::Toe::IrqLine>> spi_lines_;  // devices write them directly
   std::unique_ptr<smmu::Smmu> smmu_;
-  toe::ToeParams toe_params_;  // as built; the simulated peer shares its protocol settings
+  toe::ToeParams toe_params_;        // as built; the simulated peer shares its protocol settings
   std::vector<bool> vm_peer_is_vm_;  // per VM: its workload talks to another VM (loopback)
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<cpu::BusPort> cpu_port_;

@@ -1,34 +1,20 @@
 #include "models/gic/gic_registers.h"
 
-#include <cstring>
-#include <sstream>
+#include <algorithm>
+#include <iterator>
 
 namespace vtoe::gic {
 
 namespace {
 
-// GICD offsets (GICv2 architecture specification, 4.1.2).
-constexpr std::uint32_t kCtlr = 0x000, kTyper = 0x004, kIidr = 0x008;
-constexpr std::uint32_t kIgroupr = 0x080, kIsenabler = 0x100, kIcenabler = 0x180;
-constexpr std::uint32_t kIspendr = 0x200, kIcpendr = 0x280, kIsactiver = 0x300, kIcactiver = 0x380;
-constexpr std::uint32_t kIpriorityr = 0x400, kItargetsr = 0x800, kIcfgr = 0xC00, kSgir = 0xF00;
-constexpr std::uint32_t kPidr = 0xFD0;  // ID registers 0xFD0-0xFFC
 // The ID registers QEMU's GICv2 returns (hw/intc/arm_gic.c, gic_id_gicv2), read as bytes at
 // 0xFD0 + 4 * i.
 constexpr std::uint8_t kGicv2Id[12] = {0x04, 0x00, 0x00, 0x00, 0x90, 0xb4,
                                        0x2b, 0x00, 0x0d, 0xf0, 0x05, 0xb1};
 constexpr std::uint32_t kImplementer = 0x43b;  // ARM (JEP106 0x43b)
-
-// GICC/GICV offsets (4.1.3, 5.3).
-constexpr std::uint32_t kCCtlr = 0x00, kPmr = 0x04, kBpr = 0x08, kIar = 0x0C, kEoir = 0x10,
-                        kRpr = 0x14, kHppir = 0x18, kAbpr = 0x1C, kAiar = 0x20, kAeoir = 0x24,
-                        kAhppir = 0x28, kApr0 = 0xD0, kNsapr0 = 0xE0, kCIidr = 0xFC, kDir = 0x1000;
 constexpr std::uint32_t kCtlrEoiMode = 1u << 9;
 constexpr std::uint32_t kCtlrMask = 0x21F;  // EnableGrp0/1, AckCtl, FIQEn, CBPR, EOImode
 
-// GICH offsets (5.3).
-constexpr std::uint32_t kHcr = 0x00, kVtr = 0x04, kVmcr = 0x08, kMisr = 0x10, kEisr0 = 0x20,
-                        kEisr1 = 0x24, kElrsr0 = 0x30, kElrsr1 = 0x34, kHApr = 0xF0, kLr0 = 0x100;
 // ListRegs - 1, PREbits - 1 = 4, PRIbits - 1 = 4 (five bits of priority, as the list registers).
 constexpr std::uint32_t kVtrValue = (kListRegisters - 1) | (4u << 26) | (4u << 29);
 constexpr int kVmcrVmbpShift = 21, kVmcrVmabpShift = 18;
@@ -36,20 +22,92 @@ constexpr int kVmcrVmbpShift = 21, kVmcrVmabpShift = 18;
 }  // namespace
 
 GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
-    : core::Module(name),
+    : core::Peripheral(name, core::PeripheralParams{}),
       distributor("distributor"),
       cpu("cpu"),
       hyp("hyp"),
       vcpu("vcpu"),
       gic_(gic),
       group_(static_cast<std::size_t>(gic.num_ids()), 0),
-      bad_accesses_(stats_.counter("bad_accesses",
-                                   "GIC register accesses to no register or of the wrong size")) {
-  distributor.register_b_transport(this, &GicRegisters::distributor_transport);
-  cpu.register_b_transport(this, &GicRegisters::cpu_transport);
-  hyp.register_b_transport(this, &GicRegisters::hyp_transport);
-  vcpu.register_b_transport(this, &GicRegisters::vcpu_transport);
+      gicd_bank_(std::string(this->name()) + ".gicd"),
+      gicc_bank_(std::string(this->name()) + ".gicc"),
+      gich_bank_(std::string(this->name()) + ".gich"),
+      gicv_bank_(std::string(this->name()) + ".gicv"),
+      gicd_ctlr_(gicd_bank_, reg_info::kGicdCtlr),
+      gicd_typer_(gicd_bank_, reg_info::kGicdTyper),
+      gicd_iidr_(gicd_bank_, reg_info::kGicdIidr),
+      gicd_igroupr_(gicd_bank_, reg_info::kGicdIgroupr),
+      gicd_isenabler_(gicd_bank_, reg_info::kGicdIsenabler),
+      gicd_icenabler_(gicd_bank_, reg_info::kGicdIcenabler),
+      gicd_ispendr_(gicd_bank_, reg_info::kGicdIspendr),
+      gicd_icpendr_(gicd_bank_, reg_info::kGicdIcpendr),
+      gicd_isactiver_(gicd_bank_, reg_info::kGicdIsactiver),
+      gicd_icactiver_(gicd_bank_, reg_info::kGicdIcactiver),
+      gicd_ipriorityr_(gicd_bank_, reg_info::kGicdIpriorityr),
+      gicd_itargetsr_(gicd_bank_, reg_info::kGicdItargetsr),
+      gicd_icfgr_(gicd_bank_, reg_info::kGicdIcfgr),
+      gicd_sgir_(gicd_bank_, reg_info::kGicdSgir),
+      gicd_id_(gicd_bank_, reg_info::kGicdId),
+      gicc_ctlr_(gicc_bank_, reg_info::kGiccCtlr),
+      gicc_pmr_(gicc_bank_, reg_info::kGiccPmr),
+      gicc_bpr_(gicc_bank_, reg_info::kGiccBpr),
+      gicc_iar_(gicc_bank_, reg_info::kGiccIar),
+      gicc_eoir_(gicc_bank_, reg_info::kGiccEoir),
+      gicc_rpr_(gicc_bank_, reg_info::kGiccRpr),
+      gicc_hppir_(gicc_bank_, reg_info::kGiccHppir),
+      gicc_abpr_(gicc_bank_, reg_info::kGiccAbpr),
+      gicc_aiar_(gicc_bank_, reg_info::kGiccAiar),
+      gicc_aeoir_(gicc_bank_, reg_info::kGiccAeoir),
+      gicc_ahppir_(gicc_bank_, reg_info::kGiccAhppir),
+      gicc_apr_(gicc_bank_, reg_info::kGiccApr),
+      gicc_nsapr_(gicc_bank_, reg_info::kGiccNsapr),
+      gicc_iidr_(gicc_bank_, reg_info::kGiccIidr),
+      gicc_dir_(gicc_bank_, reg_info::kGiccDir),
+      gich_hcr_(gich_bank_, reg_info::kGichHcr),
+      gich_vtr_(gich_bank_, reg_info::kGichVtr),
+      gich_vmcr_(gich_bank_, reg_info::kGichVmcr),
+      gich_misr_(gich_bank_, reg_info::kGichMisr),
+      gich_eisr0_(gich_bank_, reg_info::kGichEisr0),
+      gich_eisr1_(gich_bank_, reg_info::kGichEisr1),
+      gich_elrsr0_(gich_bank_, reg_info::kGichElrsr0),
+      gich_elrsr1_(gich_bank_, reg_info::kGichElrsr1),
+      gich_apr_(gich_bank_, reg_info::kGichApr),
+      gich_lr_(gich_bank_, reg_info::kGichLr),
+      gicv_ctlr_(gicv_bank_, reg_info::kGicvCtlr),
+      gicv_pmr_(gicv_bank_, reg_info::kGicvPmr),
+      gicv_bpr_(gicv_bank_, reg_info::kGicvBpr),
+      gicv_iar_(gicv_bank_, reg_info::kGicvIar),
+      gicv_eoir_(gicv_bank_, reg_info::kGicvEoir),
+      gicv_rpr_(gicv_bank_, reg_info::kGicvRpr),
+      gicv_hppir_(gicv_bank_, reg_info::kGicvHppir),
+      gicv_abpr_(gicv_bank_, reg_info::kGicvAbpr),
+      gicv_aiar_(gicv_bank_, reg_info::kGicvAiar),
+      gicv_aeoir_(gicv_bank_, reg_info::kGicvAeoir),
+      gicv_ahppir_(gicv_bank_, reg_info::kGicvAhppir),
+      gicv_apr_(gicv_bank_, reg_info::kGicvApr),
+      gicv_iidr_(gicv_bank_, reg_info::kGicvIidr) {
+  serve(distributor);
+  serve(cpu);
+  serve(hyp);
+  serve(vcpu);
+  map(distributor, gicd_bank_, 0, reg::kDistributorSize);
+  map(cpu, gicc_bank_, 0, reg::kCpuSize);
+  map(hyp, gich_bank_, 0, reg::kHypSize);
+  map(vcpu, gicv_bank_, 0, reg::kVcpuSize);
+  gicd_bank_.expect_all(reg_info::kDistributorBank, std::size(reg_info::kDistributorBank));
+  gicc_bank_.expect_all(reg_info::kCpuBank, std::size(reg_info::kCpuBank));
+  gich_bank_.expect_all(reg_info::kHypBank, std::size(reg_info::kHypBank));
+  gicv_bank_.expect_all(reg_info::kVcpuBank, std::size(reg_info::kVcpuBank));
+  decode_distributor();
+  decode_cpu();
+  decode_hyp();
+  decode_vcpu();
+  reset_state();
+}
+
+void GicRegisters::reset_state() {
   // The architecture's reset state.
+  std::fill(group_.begin(), group_.end(), 0);
   gic_.set_distributor_enabled(false);
   gic_.set_cpu_interface_enabled(false);
   gic_.set_priority_mask(0);
@@ -64,6 +122,31 @@ GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
   gic_.write_hcr(0);
   for (int i = 0; i < kListRegisters; ++i) gic_.write_lr(i, decode_lr(0));  // GICH_LRn = 0
   gic_.write_vmcr((2u << kVmcrVmbpShift) | (3u << kVmcrVmabpShift));
+}
+
+std::uint32_t GicRegisters::bus_read(Socket& s, std::uint32_t offset, unsigned size) {
+  std::uint64_t v = 0;
+  read(s, offset, v, size);
+  return static_cast<std::uint32_t>(v);
+}
+
+std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size) {
+  return bus_read(distributor, offset, size);
+}
+void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size) {
+  write(distributor, offset, value, size);
+}
+std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) { return bus_read(cpu, offset, 4); }
+void GicRegisters::write_cpu(std::uint32_t offset, std::uint32_t value) {
+  write(cpu, offset, value, 4);
+}
+std::uint32_t GicRegisters::read_hyp(std::uint32_t offset) { return bus_read(hyp, offset, 4); }
+void GicRegisters::write_hyp(std::uint32_t offset, std::uint32_t value) {
+  write(hyp, offset, value, 4);
+}
+std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset) { return bus_read(vcpu, offset, 4); }
+void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value) {
+  write(vcpu, offset, value, 4);
 }
 
 int GicRegisters::physical_hppir() const {
@@ -117,85 +200,27 @@ std::uint32_t GicRegisters::eoi_lrs() const {
   return v;
 }
 
-void GicRegisters::bad_access(const char* region, std::uint32_t offset, const char* why) {
-  ++bad_accesses_;
-  std::ostringstream s;
-  s << region << " offset 0x" << std::hex << offset << ": " << why;
-  log_.write(core::LogLevel::Warn, s.str());
-}
-
-void GicRegisters::transport(Region r, tlm::tlm_generic_payload& t) {
-  static const char* const names[] = {"GICD", "GICC", "GICH", "GICV"};
-  const auto offset = static_cast<std::uint32_t>(t.get_address());
-  const unsigned len = t.get_data_length();
-  unsigned char* data = t.get_data_ptr();
-  t.set_response_status(tlm::TLM_OK_RESPONSE);
-  if (t.get_byte_enable_ptr() || t.get_streaming_width() != len) {
-    t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return;
-  }
-  // Byte access is architected for IPRIORITYR and ITARGETSR only; anything else is a word.
-  const bool byte_ok = r == Region::Distributor && offset >= kIpriorityr && offset < kIcfgr;
-  const bool word = len == 4 && (offset & 3) == 0;
-  if (!word && !(byte_ok && (len == 1 || len == 2 || len == 4))) {
-    bad_access(names[static_cast<int>(r)], offset, "not a 32-bit aligned access (ignored)");
-    if (t.is_read()) std::memset(data, 0, len);
-    return;
-  }
-  std::uint32_t v = 0;
-  if (t.is_write()) std::memcpy(&v, data, len);
-  switch (r) {
-    case Region::Distributor:
-      if (t.is_read())
-        v = read_distributor(offset, len);
-      else
-        write_distributor(offset, v, len);
-      break;
-    case Region::Cpu:
-      if (t.is_read())
-        v = read_cpu(offset);
-      else
-        write_cpu(offset, v);
-      break;
-    case Region::Hyp:
-      if (t.is_read())
-        v = read_hyp(offset);
-      else
-        write_hyp(offset, v);
-      break;
-    case Region::Vcpu:
-      if (t.is_read())
-        v = read_vcpu(offset);
-      else
-        write_vcpu(offset, v);
-      break;
-  }
-  if (t.is_read()) std::memcpy(data, &v, len);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Distributor
 
-std::uint32_t GicRegisters::bits_of(std::uint32_t offset, std::uint32_t base,
-                                    bool (Gic::*test)(int) const) {
+std::uint32_t GicRegisters::bits_of(unsigned index, bool (Gic::*test)(int) const) const {
   std::uint32_t v = 0;
-  const int first = static_cast<int>((offset - base) * 8);
+  const int first = static_cast<int>(index * 32);
   for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i) {
     if ((gic_.*test)(first + i)) v |= 1u << i;
   }
   return v;
 }
 
-void GicRegisters::set_bits(std::uint32_t offset, std::uint32_t base, std::uint32_t value,
-                            bool on) {
-  const int first = static_cast<int>((offset - base) * 8);
+void GicRegisters::set_bits(unsigned index, std::uint64_t array, std::uint32_t value, bool on) {
+  const int first = static_cast<int>(index * 32);
   for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i) {
     if (!(value & (1u << i))) continue;
     const int id = first + i;
-    if (base == kIsenabler || base == kIcenabler) {
+    if (array == reg::kGicdIsenabler || array == reg::kGicdIcenabler) {
       if (id < kFirstPpi) continue;  // SGIs are always enabled (IMPLEMENTATION DEFINED; QEMU too)
       gic_.enable(id, on);
-    } else if (base == kIspendr || base == kIcpendr) {
+    } else if (array == reg::kGicdIspendr || array == reg::kGicdIcpendr) {
       if (id < kFirstPpi) continue;  // SGIs: GICD_SPENDSGIR/CPENDSGIR, ignored here (as QEMU)
       if (on)
         gic_.set_pending(id);
@@ -207,191 +232,122 @@ void GicRegisters::set_bits(std::uint32_t offset, std::uint32_t base, std::uint3
   }
 }
 
-std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size) {
-  const int ids = gic_.num_ids();
-  auto in_ids = [&](std::uint32_t base, int per_byte) {
-    return static_cast<int>((offset - base) * per_byte) < ids;
-  };
-  if (offset == kCtlr) return gic_.distributor_enabled() ? 1u : 0u;
-  if (offset == kTyper) return static_cast<std::uint32_t>(ids / 32 - 1);
-  if (offset == kIidr) return kImplementer;
-  if (offset >= kIgroupr && offset < kIsenabler) {
-    if (!in_ids(kIgroupr, 8)) return 0;
+void GicRegisters::decode_distributor() {
+  gicd_ctlr_.on_read([this](unsigned) { return gic_.distributor_enabled() ? 1u : 0u; });
+  gicd_ctlr_.on_write(
+      [this](unsigned, std::uint32_t v, std::uint32_t) { gic_.set_distributor_enabled(v & 1u); });
+  gicd_typer_.on_read(
+      [this](unsigned) { return static_cast<std::uint32_t>(gic_.num_ids() / 32 - 1); });
+  gicd_iidr_.on_read([](unsigned) { return kImplementer; });
+  gicd_igroupr_.on_read([this](unsigned index) {
     std::uint32_t v = 0;
-    const int first = static_cast<int>((offset - kIgroupr) * 8);
-    for (int i = 0; i < 32 && first + i < ids; ++i) {
+    const int first = static_cast<int>(index * 32);
+    for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i)
       if (group_[static_cast<std::size_t>(first + i)]) v |= 1u << i;
+    return v;
+  });
+  gicd_igroupr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t) {
+    const int first = static_cast<int>(index * 32);
+    for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i)
+      group_[static_cast<std::size_t>(first + i)] = (v >> i) & 1u;
+  });
+  // The one-bit-per-ID arrays: a set register and a clear register read the same state.
+  struct BitArray {
+    R* reg;
+    std::uint64_t offset;
+    bool (Gic::*test)(int) const;
+    bool on;
+  };
+  for (const BitArray& a :
+       {BitArray{&gicd_isenabler_, reg::kGicdIsenabler, &Gic::is_enabled, true},
+        BitArray{&gicd_icenabler_, reg::kGicdIcenabler, &Gic::is_enabled, false},
+        BitArray{&gicd_ispendr_, reg::kGicdIspendr, &Gic::is_pending, true},
+        BitArray{&gicd_icpendr_, reg::kGicdIcpendr, &Gic::is_pending, false},
+        BitArray{&gicd_isactiver_, reg::kGicdIsactiver, &Gic::is_active, true},
+        BitArray{&gicd_icactiver_, reg::kGicdIcactiver, &Gic::is_active, false}}) {
+    const auto test = a.test;
+    const std::uint64_t array = a.offset;
+    const bool on = a.on;
+    a.reg->on_read([this, test](unsigned index) { return bits_of(index, test); });
+    a.reg->on_write([this, array, on](unsigned index, std::uint32_t v, std::uint32_t) {
+      set_bits(index, array, v, on);
+    });
+  }
+  // One byte per ID; a narrower access touches only its bytes.
+  gicd_ipriorityr_.on_read([this](unsigned index) {
+    std::uint32_t v = 0;
+    for (int b = 0; b < 4; ++b) {
+      const int id = static_cast<int>(index * 4) + b;
+      if (id < gic_.num_ids()) v |= static_cast<std::uint32_t>(gic_.priority(id)) << (8 * b);
     }
     return v;
-  }
-  if (offset >= kIsenabler && offset < kIspendr) {
-    const std::uint32_t base = offset < kIcenabler ? kIsenabler : kIcenabler;
-    return in_ids(base, 8) ? bits_of(offset, base, &Gic::is_enabled) : 0;
-  }
-  if (offset >= kIspendr && offset < kIsactiver) {
-    const std::uint32_t base = offset < kIcpendr ? kIspendr : kIcpendr;
-    return in_ids(base, 8) ? bits_of(offset, base, &Gic::is_pending) : 0;
-  }
-  if (offset >= kIsactiver && offset < kIpriorityr) {
-    const std::uint32_t base = offset < kIcactiver ? kIsactiver : kIcactiver;
-    return in_ids(base, 8) ? bits_of(offset, base, &Gic::is_active) : 0;
-  }
-  if (offset >= kIpriorityr && offset < kIcfgr) {
-    const bool prio = offset < kItargetsr;
-    std::uint32_t v = 0;
-    for (unsigned b = 0; b < size; ++b) {
-      const int id = static_cast<int>(offset - (prio ? kIpriorityr : kItargetsr) + b);
-      if (id >= ids) continue;
-      std::uint32_t byte;
-      if (prio)
-        byte = gic_.priority(id);
-      else
-        byte = 0;  // one CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU)
-      v |= byte << (8 * b);
+  });
+  gicd_ipriorityr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t mask) {
+    for (int b = 0; b < 4; ++b) {
+      const int id = static_cast<int>(index * 4) + b;
+      if (id < gic_.num_ids() && ((mask >> (8 * b)) & 0xFFu))
+        gic_.set_priority(id, static_cast<std::uint8_t>(v >> (8 * b)));
     }
-    return v;
-  }
-  if (offset >= kIcfgr && offset < 0xD00) {
-    if (!in_ids(kIcfgr, 4)) return 0;
+  });
+  // One CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU).
+  gicd_itargetsr_.on_read([](unsigned) { return 0u; });
+  gicd_itargetsr_.on_write([](unsigned, std::uint32_t, std::uint32_t) {});
+  gicd_icfgr_.on_read([this](unsigned index) {
     std::uint32_t v = 0;
-    const int first = static_cast<int>((offset - kIcfgr) * 4);
-    for (int i = 0; i < 16 && first + i < ids; ++i) {
+    const int first = static_cast<int>(index * 16);
+    for (int i = 0; i < 16 && first + i < gic_.num_ids(); ++i)
       if (gic_.is_edge_triggered(first + i)) v |= 2u << (2 * i);
-    }
     return v;
-  }
-  if (offset == kSgir) {
-    bad_access("GICD", offset, "read of the write-only GICD_SGIR (reads as zero)");
-    return 0;
-  }
-  if (offset >= kPidr && offset < 0x1000) return kGicv2Id[(offset - kPidr) / 4];
-  bad_access("GICD", offset, "read of no register (reads as zero)");
-  return 0;
-}
-
-void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size) {
-  const int ids = gic_.num_ids();
-  if (offset == kCtlr) {
-    gic_.set_distributor_enabled(value & 1u);
-    return;
-  }
-  if (offset >= kIgroupr && offset < kIsenabler) {
-    const int first = static_cast<int>((offset - kIgroupr) * 8);
-    for (int i = 0; i < 32 && first + i < ids; ++i) {
-      group_[static_cast<std::size_t>(first + i)] = (value >> i) & 1u;
-    }
-    return;
-  }
-  if (offset >= kIsenabler && offset < kIpriorityr) {
-    const std::uint32_t bases[] = {kIsenabler, kIcenabler, kIspendr,
-                                   kIcpendr,   kIsactiver, kIcactiver};
-    const std::uint32_t base = bases[(offset - kIsenabler) / 0x80];
-    if (static_cast<int>((offset - base) * 8) < ids) {
-      set_bits(offset, base, value, base == kIsenabler || base == kIspendr || base == kIsactiver);
-    }
-    return;
-  }
-  if (offset >= kIpriorityr && offset < kIcfgr) {
-    const bool prio = offset < kItargetsr;
-    for (unsigned b = 0; b < size; ++b) {
-      const int id = static_cast<int>(offset - (prio ? kIpriorityr : kItargetsr) + b);
-      if (id >= ids) continue;
-      const auto byte = static_cast<std::uint8_t>(value >> (8 * b));
-      if (prio) gic_.set_priority(id, byte);
-    }
-    return;
-  }
-  if (offset >= kIcfgr && offset < 0xD00) {
-    const int first = static_cast<int>((offset - kIcfgr) * 4);
-    for (int i = 0; i < 16 && first + i < ids; ++i) {
+  });
+  gicd_icfgr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t) {
+    const int first = static_cast<int>(index * 16);
+    for (int i = 0; i < 16 && first + i < gic_.num_ids(); ++i) {
       // SGIs are always edge-triggered; PPIs and SPIs take Int_config[1].
-      if (first + i >= kFirstPpi) gic_.set_edge_triggered(first + i, (value >> (2 * i + 1)) & 1u);
+      if (first + i >= kFirstPpi) gic_.set_edge_triggered(first + i, (v >> (2 * i + 1)) & 1u);
     }
-    return;
-  }
-  if (offset == kSgir) {
-    const std::uint32_t filter = (value >> 24) & 3u, list = (value >> 16) & 0xFFu;
-    const int id = static_cast<int>(value & 0xFu);
+  });
+  gicd_sgir_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    const std::uint32_t filter = (v >> 24) & 3u, list = (v >> 16) & 0xFFu;
+    const int id = static_cast<int>(v & 0xFu);
     // One CPU interface (number 0): a list naming it, or "this CPU only", reaches it;
     // "all others" reaches nobody.
     if ((filter == 0 && (list & 1u)) || filter == 2) gic_.set_pending(id);
-    return;
-  }
-  if (offset == kTyper || offset == kIidr || (offset >= kPidr && offset < 0x1000)) {
-    bad_access("GICD", offset, "write to a read-only register (ignored)");
-    return;
-  }
-  bad_access("GICD", offset, "write to no register (ignored)");
+  });
+  gicd_id_.on_read([](unsigned index) -> std::uint32_t { return kGicv2Id[index]; });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Physical CPU interface
-
-std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) {
+void GicRegisters::decode_cpu() {
+  gicc_ctlr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t mask) {
+    gicc_ctlr_.store(0, v, mask);
+    gic_.set_cpu_interface_enabled(gicc_ctlr_ & 3u);
+    gic_.set_split_eoi(gicc_ctlr_ & kCtlrEoiMode);
+  });
+  gicc_pmr_.on_read([this](unsigned) -> std::uint32_t { return gic_.priority_mask(); });
+  gicc_pmr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.set_priority_mask(static_cast<std::uint8_t>(v));
+  });
+  // SGI source CPU 0: IAR bits [12:10] are 0. A debugger's look at IAR acknowledges nothing.
+  for (R* iar : {&gicc_iar_, &gicc_aiar_}) {
+    iar->on_read([this](unsigned) { return static_cast<std::uint32_t>(gic_.acknowledge()); });
+    iar->on_peek([this](unsigned) { return static_cast<std::uint32_t>(physical_hppir()); });
+  }
+  for (R* eoir : {&gicc_eoir_, &gicc_aeoir_})
+    eoir->on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+      gic_.end_of_interrupt(static_cast<int>(v & 0x3FFu));
+    });
+  gicc_rpr_.on_read([this](unsigned) -> std::uint32_t { return gic_.running_priority(); });
+  for (R* hppir : {&gicc_hppir_, &gicc_ahppir_})
+    hppir->on_read([this](unsigned) { return static_cast<std::uint32_t>(physical_hppir()); });
   // GICC_APR0-3 and NSAPR0-3: read as zero, writes ignored (Linux clears them at start-up).
-  if (offset >= kApr0 && offset < kCIidr - 0xC) return 0;
-  switch (offset) {
-    case kCCtlr:
-      return gicc_ctlr_;
-    case kPmr:
-      return gic_.priority_mask();
-    case kBpr:
-      return gicc_bpr_;
-    case kIar:
-    case kAiar:
-      return static_cast<std::uint32_t>(gic_.acknowledge());  // SGI source CPU 0: bits [12:10] 0
-    case kRpr:
-      return gic_.running_priority();
-    case kHppir:
-    case kAhppir:
-      return static_cast<std::uint32_t>(physical_hppir());
-    case kAbpr:
-      return gicc_abpr_;
-    case kApr0:
-    case kNsapr0:
-      return 0;
-    case kCIidr:
-      return (2u << 16) | kImplementer;  // architecture version 2
-    default:
-      break;
+  for (R* apr : {&gicc_apr_, &gicc_nsapr_}) {
+    apr->on_read([](unsigned) { return 0u; });
+    apr->on_write([](unsigned, std::uint32_t, std::uint32_t) {});
   }
-  bad_access("GICC", offset, "read of no register or of a write-only one (reads as zero)");
-  return 0;
-}
-
-void GicRegisters::write_cpu(std::uint32_t offset, std::uint32_t value) {
-  if (offset >= kApr0 && offset < kCIidr - 0xC) return;  // APR0-3, NSAPR0-3
-  switch (offset) {
-    case kCCtlr:
-      gicc_ctlr_ = value & kCtlrMask;
-      gic_.set_cpu_interface_enabled(value & 3u);
-      gic_.set_split_eoi(value & kCtlrEoiMode);
-      return;
-    case kPmr:
-      gic_.set_priority_mask(static_cast<std::uint8_t>(value));
-      return;
-    case kBpr:
-      gicc_bpr_ = value & 7u;
-      return;
-    case kEoir:
-    case kAeoir:
-      gic_.end_of_interrupt(static_cast<int>(value & 0x3FFu));
-      return;
-    case kAbpr:
-      gicc_abpr_ = value & 7u;
-      return;
-    case kApr0:
-    case kNsapr0:
-      return;
-    case kDir: {
-      const int id = static_cast<int>(value & 0x3FFu);
-      if (id < gic_.num_ids()) gic_.deactivate(id);
-      return;
-    }
-    default:
-      break;
-  }
-  bad_access("GICC", offset, "write to no register or to a read-only one (ignored)");
+  gicc_iidr_.on_read([](unsigned) { return (2u << 16) | kImplementer; });  // version 2
+  gicc_dir_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    const int id = static_cast<int>(v & 0x3FFu);
+    if (id < gic_.num_ids()) gic_.deactivate(id);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,112 +379,59 @@ ListRegister GicRegisters::decode_lr(std::uint32_t v) {
   return lr;
 }
 
-std::uint32_t GicRegisters::read_hyp(std::uint32_t offset) {
-  if (offset >= kLr0 && offset < kLr0 + 4 * kListRegisters) {
-    return encode_lr(gic_.read_lr(static_cast<int>((offset - kLr0) / 4)));
-  }
-  switch (offset) {
-    case kHcr:
-      return gic_.hcr();
-    case kVtr:
-      return kVtrValue;
-    case kVmcr:
-      return gic_.vmcr();
-    case kMisr:
-      return gic_.misr();
-    case kEisr0:
-      return eoi_lrs();
-    case kElrsr0:
-      return empty_lrs();
-    case kEisr1:
-    case kElrsr1:
-      return 0;
-    case kHApr:
-      return gic_.apr();
-    default:
-      break;
-  }
-  bad_access("GICH", offset, "read of no register (reads as zero)");
-  return 0;
+void GicRegisters::decode_hyp() {
+  gich_lr_.on_read([this](unsigned i) { return encode_lr(gic_.read_lr(static_cast<int>(i))); });
+  gich_lr_.on_write([this](unsigned i, std::uint32_t v, std::uint32_t) {
+    gic_.write_lr(static_cast<int>(i), decode_lr(v));
+  });
+  gich_hcr_.on_read([this](unsigned) { return gic_.hcr(); });
+  gich_hcr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.write_hcr(v & (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie | hcr::kEoiCountMask));
+  });
+  gich_vtr_.on_read([](unsigned) { return kVtrValue; });
+  gich_vmcr_.on_read([this](unsigned) { return gic_.vmcr(); });
+  gich_vmcr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_vmcr(v); });
+  gich_misr_.on_read([this](unsigned) { return gic_.misr(); });
+  gich_eisr0_.on_read([this](unsigned) { return eoi_lrs(); });
+  gich_elrsr0_.on_read([this](unsigned) { return empty_lrs(); });
+  gich_eisr1_.on_read([](unsigned) { return 0u; });
+  gich_elrsr1_.on_read([](unsigned) { return 0u; });
+  gich_apr_.on_read([this](unsigned) { return gic_.apr(); });
+  gich_apr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_apr(v); });
 }
 
-void GicRegisters::write_hyp(std::uint32_t offset, std::uint32_t value) {
-  if (offset >= kLr0 && offset < kLr0 + 4 * kListRegisters) {
-    gic_.write_lr(static_cast<int>((offset - kLr0) / 4), decode_lr(value));
-    return;
+void GicRegisters::decode_vcpu() {
+  // GICV_CTLR is GICH_VMCR's low bits (EnableGrp0/1, AckCtl, FIQEn, CBPR) and VEM (bit 9).
+  gicv_ctlr_.on_read([this](unsigned) { return gic_.vmcr() & kCtlrMask; });
+  gicv_ctlr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.write_vmcr((gic_.vmcr() & ~kCtlrMask) | (v & kCtlrMask));
+  });
+  gicv_pmr_.on_read([this](unsigned) { return (gic_.vmcr() >> vmcr::kPriMaskShift) << 3; });
+  gicv_pmr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.virtual_set_priority_mask(static_cast<std::uint8_t>(v));
+  });
+  gicv_bpr_.on_read([this](unsigned) { return (gic_.vmcr() >> kVmcrVmbpShift) & 7u; });
+  gicv_bpr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmbpShift)) | ((v & 7u) << kVmcrVmbpShift));
+  });
+  gicv_abpr_.on_read([this](unsigned) { return (gic_.vmcr() >> kVmcrVmabpShift) & 7u; });
+  gicv_abpr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+    gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) | ((v & 7u) << kVmcrVmabpShift));
+  });
+  for (R* iar : {&gicv_iar_, &gicv_aiar_}) {
+    iar->on_read(
+        [this](unsigned) { return static_cast<std::uint32_t>(gic_.virtual_acknowledge()); });
+    iar->on_peek([this](unsigned) { return static_cast<std::uint32_t>(virtual_hppir()); });
   }
-  switch (offset) {
-    case kHcr:
-      gic_.write_hcr(value &
-                     (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie | hcr::kEoiCountMask));
-      return;
-    case kVmcr:
-      gic_.write_vmcr(value);
-      return;
-    case kHApr:
-      gic_.write_apr(value);
-      return;
-    default:
-      break;
-  }
-  bad_access("GICH", offset, "write to no register or to a read-only one (ignored)");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Virtual CPU interface
-
-std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset) {
-  switch (offset) {
-    case kCCtlr:
-      // GICV_CTLR is GICH_VMCR's low bits (EnableGrp0/1, AckCtl, FIQEn, CBPR) and VEM (bit 9).
-      return gic_.vmcr() & kCtlrMask;
-    case kPmr:
-      return (gic_.vmcr() >> vmcr::kPriMaskShift) << 3;
-    case kBpr:
-      return (gic_.vmcr() >> kVmcrVmbpShift) & 7u;
-    case kAbpr:
-      return (gic_.vmcr() >> kVmcrVmabpShift) & 7u;
-    case kIar:
-    case kAiar:
-      return static_cast<std::uint32_t>(gic_.virtual_acknowledge());
-    case kRpr:
-      return gic_.virtual_running_priority();
-    case kHppir:
-    case kAhppir:
-      return static_cast<std::uint32_t>(virtual_hppir());
-    case kApr0:
-      return gic_.apr();
-    case kCIidr:
-      return (2u << 16) | kImplementer;
-    default:
-      break;
-  }
-  bad_access("GICV", offset, "read of no register or of a write-only one (reads as zero)");
-  return 0;
-}
-
-void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value) {
-  switch (offset) {
-    case kCCtlr:
-      gic_.write_vmcr((gic_.vmcr() & ~kCtlrMask) | (value & kCtlrMask));
-      return;
-    case kPmr:
-      gic_.virtual_set_priority_mask(static_cast<std::uint8_t>(value));
-      return;
-    case kBpr:
-      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmbpShift)) | ((value & 7u) << kVmcrVmbpShift));
-      return;
-    case kAbpr:
-      gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) | ((value & 7u) << kVmcrVmabpShift));
-      return;
-    case kEoir:
-    case kAeoir:
-      gic_.virtual_end_of_interrupt(static_cast<int>(value & 0x3FFu));
-      return;
-    default:
-      break;
-  }
-  bad_access("GICV", offset, "write to no register or to a read-only one (ignored)");
+  for (R* eoir : {&gicv_eoir_, &gicv_aeoir_})
+    eoir->on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
+      gic_.virtual_end_of_interrupt(static_cast<int>(v & 0x3FFu));
+    });
+  gicv_rpr_.on_read([this](unsigned) -> std::uint32_t { return gic_.virtual_running_priority(); });
+  for (R* hppir : {&gicv_hppir_, &gicv_ahppir_})
+    hppir->on_read([this](unsigned) { return static_cast<std::uint32_t>(virtual_hppir()); });
+  gicv_apr_.on_read([this](unsigned) { return gic_.apr(); });
+  gicv_iidr_.on_read([](unsigned) { return (2u << 16) | kImplementer; });
 }
 
 }  // namespace vtoe::gic

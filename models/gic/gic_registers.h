@@ -16,14 +16,14 @@
 // always enabled, as QEMU's GIC),
 // which differs from the Gic's own model-friendly defaults used by the behavioural platform.
 //
-// Bad accesses (an offset with no register, a wrong size, a write to a read-only register) are
-// ignored or read as zero, as the GIC architecture and QEMU do, and are counted and logged
-// (Warn) with the region and offset; a guest never stops the simulator here. Interrupt groups
-// are stored and read back but do not change signalling (both groups go to IRQ; FIQ is not
-// modelled). The registers take no simulated time (annotated delay unchanged).
+// The registers are described once (gic.regs.yaml -> docs/registers.md, the C header ARM code
+// includes, gic_regs.h) and decoded by core::Peripheral: bad accesses (an offset with no
+// register, a wrong size, a write to a read-only register) are ignored or read as zero, as the
+// GIC architecture and QEMU do, and are counted and warned with the region and offset; a guest
+// never stops the simulator here. Interrupt groups are stored and read back but do not change
+// signalling (both groups go to IRQ; FIQ is not modelled). The registers take no simulated time
+// (annotated delay unchanged).
 #pragma once
-
-#include <tlm_utils/simple_target_socket.h>
 
 #include <array>
 #include <cstdint>
@@ -32,8 +32,9 @@
 #include <tlm>
 #include <vector>
 
-#include "models/core/module.h"
+#include "models/core/peripheral.h"
 #include "models/gic/gic.h"
+#include "models/gic/gic_regs.h"
 
 namespace vtoe::gic {
 
@@ -43,16 +44,17 @@ constexpr std::uint64_t kCpuInterfaceSize = 0x10000;  // GICC_DIR is at 0x1000
 constexpr std::uint64_t kHypInterfaceSize = 0x10000;
 constexpr std::uint64_t kVirtualCpuInterfaceSize = 0x10000;
 
-class GicRegisters : public core::Module {
+class GicRegisters : public core::Peripheral {
  public:
-  tlm_utils::simple_target_socket<GicRegisters> distributor;
-  tlm_utils::simple_target_socket<GicRegisters> cpu;
-  tlm_utils::simple_target_socket<GicRegisters> hyp;
-  tlm_utils::simple_target_socket<GicRegisters> vcpu;
+  Socket distributor;
+  Socket cpu;
+  Socket hyp;
+  Socket vcpu;
 
   GicRegisters(const sc_core::sc_module_name& name, Gic& gic);
 
-  // The register accesses themselves (offset into the region), for tests and debuggers.
+  // The register accesses themselves (offset into the region), for tests and debuggers: as a
+  // bus access of `size` bytes (side effects and bad-access counting included).
   std::uint32_t read_distributor(std::uint32_t offset, unsigned size = 4);
   void write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size = 4);
   std::uint32_t read_cpu(std::uint32_t offset);
@@ -67,17 +69,13 @@ class GicRegisters : public core::Module {
   static ListRegister decode_lr(std::uint32_t v);
 
  private:
-  enum class Region { Distributor, Cpu, Hyp, Vcpu };
-  void transport(Region r, tlm::tlm_generic_payload& t);
-  void distributor_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-    transport(Region::Distributor, t);
-  }
-  void cpu_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) { transport(Region::Cpu, t); }
-  void hyp_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) { transport(Region::Hyp, t); }
-  void vcpu_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-    transport(Region::Vcpu, t);
-  }
-  void bad_access(const char* region, std::uint32_t offset, const char* why);
+  using R = core::Reg<std::uint32_t>;
+  std::uint32_t bus_read(Socket& s, std::uint32_t offset, unsigned size);
+  void reset_state() override;
+  void decode_distributor();
+  void decode_cpu();
+  void decode_hyp();
+  void decode_vcpu();
   // GICC_HPPIR / GICV_HPPIR: the highest-priority pending interrupt the priority mask lets
   // through, whatever the running priority (as GICv2 and QEMU define it; the Gic's own
   // highest_pending() also applies the running priority).
@@ -88,13 +86,22 @@ class GicRegisters : public core::Module {
   // in EISR until the hypervisor rewrites it.
   std::uint32_t empty_lrs() const;
   std::uint32_t eoi_lrs() const;
-  std::uint32_t bits_of(std::uint32_t offset, std::uint32_t base, bool (Gic::*test)(int) const);
-  void set_bits(std::uint32_t offset, std::uint32_t base, std::uint32_t value, bool on);
+  // One bit per ID of the 32 IDs of register `index` of a one-bit-per-ID array.
+  std::uint32_t bits_of(unsigned index, bool (Gic::*test)(int) const) const;
+  void set_bits(unsigned index, std::uint64_t array, std::uint32_t value, bool on);
 
   Gic& gic_;
-  std::vector<std::uint8_t> group_;                             // GICD_IGROUPR, one entry per ID
-  std::uint32_t gicc_ctlr_ = 0, gicc_bpr_ = 0, gicc_abpr_ = 1;  // QEMU's reset values
-  core::Counter& bad_accesses_;
+  std::vector<std::uint8_t> group_;  // GICD_IGROUPR, one entry per ID
+  core::RegisterBank gicd_bank_, gicc_bank_, gich_bank_, gicv_bank_;
+  R gicd_ctlr_, gicd_typer_, gicd_iidr_, gicd_igroupr_, gicd_isenabler_, gicd_icenabler_,
+      gicd_ispendr_, gicd_icpendr_, gicd_isactiver_, gicd_icactiver_, gicd_ipriorityr_,
+      gicd_itargetsr_, gicd_icfgr_, gicd_sgir_, gicd_id_;
+  R gicc_ctlr_, gicc_pmr_, gicc_bpr_, gicc_iar_, gicc_eoir_, gicc_rpr_, gicc_hppir_, gicc_abpr_,
+      gicc_aiar_, gicc_aeoir_, gicc_ahppir_, gicc_apr_, gicc_nsapr_, gicc_iidr_, gicc_dir_;
+  R gich_hcr_, gich_vtr_, gich_vmcr_, gich_misr_, gich_eisr0_, gich_eisr1_, gich_elrsr0_,
+      gich_elrsr1_, gich_apr_, gich_lr_;
+  R gicv_ctlr_, gicv_pmr_, gicv_bpr_, gicv_iar_, gicv_eoir_, gicv_rpr_, gicv_hppir_, gicv_abpr_,
+      gicv_aiar_, gicv_aeoir_, gicv_ahppir_, gicv_apr_, gicv_iidr_;
 };
 
 }  // namespace vtoe::gic

@@ -12,6 +12,14 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
     : core::Module(name),
       dma("dma"),
       index_(index),
+      regs_(std::string(this->name()) + ".registers"),
+      ctrl_(regs_, reg_info::kCtrl),
+      status_(regs_, reg_info::kStatus),
+      ring_addr_lo_(regs_, reg_info::kRingAddrLo),
+      ring_addr_hi_(regs_, reg_info::kRingAddrHi),
+      ring_size_(regs_, reg_info::kRingSize),
+      ring_head_(regs_, reg_info::kRingHead),
+      ring_tail_(regs_, reg_info::kRingTail),
       outbox_limit_(std::max<std::size_t>(outbox_limit, 1)),
       doorbells_(stats_.counter("doorbells", "host writes to a CmdQ/SendQ/RecvQ tail")),
       fetched_(stats_.counter("contexts_fetched", "contexts read from host rings")),
@@ -24,6 +32,27 @@ ControlChannel::ControlChannel(const sc_core::sc_module_name& name, int index,
                                        "completions waiting for ECQ space, sampled at each post")),
       sendq_occupancy_(
           stats_.accumulator("sendq_occupancy", "SendQ contexts waiting, mean over time")) {
+  regs_.expect_all(reg_info::kChannelBank, std::size(reg_info::kChannelBank));
+  ctrl_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
+    ctrl_.store(0, value, mask);
+    update_irq();
+  });
+  struct RingView {
+    core::Reg<std::uint32_t>* reg;
+    std::uint64_t sub;
+  };
+  for (const RingView& v :
+       {RingView{&ring_addr_lo_, reg::kRingAddrLo}, RingView{&ring_addr_hi_, reg::kRingAddrHi},
+        RingView{&ring_size_, reg::kRingSize}, RingView{&ring_head_, reg::kRingHead},
+        RingView{&ring_tail_, reg::kRingTail}}) {
+    const std::uint64_t sub = v.sub;
+    core::Reg<std::uint32_t>* r = v.reg;
+    r->on_read([this, sub](unsigned ring) { return rings_[ring].read_register(sub); });
+    r->on_write([this, sub](unsigned ring, std::uint32_t value, std::uint32_t mask) {
+      const std::uint32_t old = rings_[ring].read_register(sub);
+      ring_write(ring, sub, (old & ~mask) | (value & mask));
+    });
+  }
   sideband_.vm_id = 0;
   sideband_.channel = static_cast<std::uint16_t>(index);
   sideband_.stream_id = static_cast<std::uint32_t>(index);
@@ -39,65 +68,40 @@ void ControlChannel::set_owner(std::uint16_t vm_id, std::uint32_t stream_id) {
 }
 
 void ControlChannel::latch_error(const std::string& what) {
-  status_ |= 1;
+  status_.set(status_ | reg::kStatusError);
   ++errors_;
   VTOE_LOG(log_, Warn) << what;
 }
 
-void ControlChannel::reg_write(std::uint64_t offset, std::uint32_t value) {
-  if (offset == reg::kCtrl) {
-    ctrl_ = value;
+void ControlChannel::ring_write(unsigned r, std::uint64_t sub, std::uint32_t value) {
+  const bool ecq = r == static_cast<unsigned>(Ring::Ecq);
+  // The host owns the tail of host->TOE rings and the head of the ECQ; the rest is read-only
+  // once the ring runs.
+  if ((sub == reg::kRingHead && !ecq) || (sub == reg::kRingTail && ecq)) {
+    latch_error("write to a TOE-owned ring index ignored");
+    return;
+  }
+  std::string error;
+  if (!rings_[r].write_register(sub, value, &error)) {
+    latch_error("ring " + std::to_string(r) + ": " + error);
+    return;
+  }
+  if (sub == reg::kRingTail) {
+    ++doorbells_;
+    if (core::Tracer::on()) {
+      static const char* const kNames[] = {"CmdQ doorbell", "SendQ doorbell", "RecvQ doorbell",
+                                           "ECQ"};
+      auto& t = core::Tracer::instance();
+      t.instant(t.lane("toe", std::string(name()) + " doorbells"), kNames[r], core::now_ps(),
+                "toe");
+    }
+    if (r == static_cast<unsigned>(Ring::Send))
+      sendq_occupancy_.level(rings_[r].pending(), core::now_ps());
+    if (doorbell_) doorbell_();
+  } else if (ecq && sub == reg::kRingHead) {
+    ecq_space_ev_.notify(sc_core::SC_ZERO_TIME);
     update_irq();
-    return;
   }
-  if (offset == reg::kStatus) {  // write 1 to clear
-    status_ &= ~value;
-    return;
-  }
-  if (offset >= reg::kRingBase && offset < reg::kRingBase + kRings * reg::kRingStride) {
-    const int r = static_cast<int>((offset - reg::kRingBase) / reg::kRingStride);
-    const std::uint64_t sub = (offset - reg::kRingBase) % reg::kRingStride;
-    const bool ecq = r == static_cast<int>(Ring::Ecq);
-    // The host owns the tail of host->TOE rings and the head of the ECQ; the rest is read-only
-    // once the ring runs.
-    if ((sub == reg::kRingHead && !ecq) || (sub == reg::kRingTail && ecq)) {
-      latch_error("write to a TOE-owned ring index ignored");
-      return;
-    }
-    std::string error;
-    if (!rings_[r].write_register(sub, value, &error)) {
-      latch_error("ring " + std::to_string(r) + ": " + error);
-      return;
-    }
-    if (sub == reg::kRingTail) {
-      ++doorbells_;
-      if (core::Tracer::on()) {
-        static const char* const kNames[] = {"CmdQ doorbell", "SendQ doorbell", "RecvQ doorbell",
-                                             "ECQ"};
-        auto& t = core::Tracer::instance();
-        t.instant(t.lane("toe", std::string(name()) + " doorbells"), kNames[r], core::now_ps(),
-                  "toe");
-      }
-      if (r == static_cast<int>(Ring::Send))
-        sendq_occupancy_.level(rings_[r].pending(), core::now_ps());
-      if (doorbell_) doorbell_();
-    } else if (ecq && sub == reg::kRingHead) {
-      ecq_space_ev_.notify(sc_core::SC_ZERO_TIME);
-      update_irq();
-    }
-    return;
-  }
-  latch_error("write to unknown register offset " + std::to_string(offset));
-}
-
-std::uint32_t ControlChannel::reg_read(std::uint64_t offset) const {
-  if (offset == reg::kCtrl) return ctrl_;
-  if (offset == reg::kStatus) return status_;
-  if (offset >= reg::kRingBase && offset < reg::kRingBase + kRings * reg::kRingStride) {
-    const int r = static_cast<int>((offset - reg::kRingBase) / reg::kRingStride);
-    return rings_[r].read_register((offset - reg::kRingBase) % reg::kRingStride);
-  }
-  return 0;
 }
 
 std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max,
@@ -121,7 +125,8 @@ std::uint32_t ControlChannel::fetch(Ring r, std::uint8_t* out, std::uint32_t max
   sc_core::wait(core::ps(res.delay_ps));
   if (!res.ok) {
     latch_error("DMA fault fetching ring " + std::to_string(static_cast<int>(r)));
-    ctrl_ &= ~reg::kCtrlEnable;  // a channel whose rings point nowhere stops instead of spinning
+    ctrl_.set(ctrl_ &
+              ~reg::kCtrlEnable);  // a channel whose rings point nowhere stops instead of spinning
     return 0;
   }
   fetched_ += n;

@@ -15,6 +15,7 @@
 #include <tlm>
 
 #include "models/core/module.h"
+#include "models/core/register.h"
 #include "models/core/sideband.h"
 #include "models/toe/descriptors.h"
 #include "models/toe/dma_initiator.h"
@@ -39,9 +40,12 @@ class ControlChannel : public core::Module {
   void set_address(std::uint32_t ip) { address_ = ip; }
   std::uint32_t address() const { return address_; }
 
-  // Register access from the host; never fails loudly: bad programming latches an error status.
-  void reg_write(std::uint64_t offset, std::uint32_t value);
-  std::uint32_t reg_read(std::uint64_t offset) const;
+  // The channel's register page (docs/registers.md), which the TOE maps at its channel's
+  // offset. Bad programming of a register it has (a ring size that is not a power of two, a
+  // write of a TOE-owned index) latches STATUS.ERROR; an access to no register is the TOE's bad
+  // access.
+  core::RegisterBank& registers() { return regs_; }
+  std::uint32_t status() const { return status_; }
 
   bool enabled() const { return ctrl_ & reg::kCtrlEnable; }
   RingEngine& ring(Ring r) { return rings_[static_cast<int>(r)]; }
@@ -99,9 +103,14 @@ class ControlChannel : public core::Module {
   int index_;
   core::SidebandExtension sideband_;
   std::uint32_t address_ = 0;
-  std::uint32_t ctrl_ = 0;
-  std::uint32_t status_ = 0;
+  void ring_write(unsigned ring, std::uint64_t sub, std::uint32_t value);
+
   std::array<RingEngine, kRings> rings_;
+  core::RegisterBank regs_;
+  core::Reg<std::uint32_t> ctrl_;
+  core::Reg<std::uint32_t> status_;
+  // The ring registers are views of the ring engines' state.
+  core::Reg<std::uint32_t> ring_addr_lo_, ring_addr_hi_, ring_size_, ring_head_, ring_tail_;
   std::array<std::uint32_t, kRings> fetch_generation_{};  // each ring's generation at fetch()
   std::deque<EcqDesc> outbox_;
   std::size_t outbox_limit_;

@@ -211,12 +211,13 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
           "HyStart++ (RFC 9406) in TCP's initial slow start: a growing RTT leaves slow "
           "start for Conservative Slow Start, then congestion avoidance, before any loss",
           [](P & s) -> auto& { return s.stack.hystart; }),
-      core::param<P>(ParamKind::Bool, "toe.loopback", "false",
-                     "Connections between two of the TOE's own addresses (two VMs, or a VM "
-                     "and itself) are carried inside the TOE: frames go from the transmit "
-                     "engines to the receive path, never to the MAC. Off: such a connect() "
-                     "fails (the engine drops frames from its own addresses)",
-                     [](P & s) -> auto& { return s.stack.loopback; }),
+      core::param<P>(
+          ParamKind::Bool, "toe.loopback", "false",
+          "Connections between two of the TOE's own addresses (two VMs, or a VM "
+          "and itself) are carried inside the TOE: frames go from the transmit "
+          "engines to the receive path, never to the MAC. Off: such a connect() "
+          "fails (the engine drops frames from its own addresses)",
+          [](P & s) -> auto& { return s.stack.loopback; }),
       core::param<P>(
           ParamKind::Bool, "toe.tcp.linux_slow_start", "false",
           "Slow start grows cwnd by all the bytes each ACK acknowledges, as Linux does (cwnd "
@@ -254,18 +255,37 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
   return params;
 }
 
+namespace {
+core::PeripheralParams register_policy(const ToeParams& params) {
+  core::PeripheralParams p;
+  p.bad_response = core::BadAccessResponse::AddressError;
+  p.access_latency_ps = core::cycles_to_ps(params.reg_access_cycles, params.device_freq_hz);
+  p.access_stat = "register_accesses";
+  p.bad_access_stat = "bad_register_accesses";
+  return p;
+}
+}  // namespace
+
 Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
-    : core::Module(name),
+    : core::Peripheral(name, register_policy(params)),
       in("in"),
       dma("dma"),
       irq("irq"),
       params_(params),
       dma_hub_("dma_hub"),
-      reg_latency_ps_(core::cycles_to_ps(params.reg_access_cycles, params.device_freq_hz)),
-      reg_accesses_(stats_.counter("register_accesses", "host reads and writes of TOE registers")),
-      bad_accesses_(
-          stats_.counter("bad_register_accesses", "accesses outside the channels or not 32-bit")) {
-  in.register_b_transport(this, &Toe::b_transport);
+      control_unit_(std::string(this->name()) + ".control_unit"),
+      irq_vector_reg_(control_unit_, reg_info::kIrqVector),
+      channel_count_reg_(control_unit_, reg_info::kChannelCount) {
+  serve(in);
+  control_unit_.expect_all(reg_info::kControlUnitBank, std::size(reg_info::kControlUnitBank));
+  // The vector is the model's irq_vector_ (set by completions, cleared by 1s the host writes).
+  irq_vector_reg_.on_read([this](unsigned) { return irq_vector_; });
+  irq_vector_reg_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
+    irq_vector_ &= ~(value & mask);
+    update_irq();
+  });
+  channel_count_reg_.on_read(
+      [this](unsigned) { return static_cast<std::uint32_t>(channels_.size()); });
   dma_hub_.out.bind(dma);  // hierarchical: the hub's transactions leave through `dma`
   std::vector<ControlChannel*> chans;
   if (params.channels < 1 || params.channels > reg::kMaxChannels)
@@ -276,7 +296,10 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
                                                          params.completion_queue));
     channels_.back()->dma.bind(dma_hub_.in);
     chans.push_back(channels_.back().get());
+    map(in, channels_.back()->registers(),
+        reg::kChannelBase + static_cast<std::uint64_t>(i) * reg::kChannelStride, reg::kChannelSize);
   }
+  map(in, control_unit_, reg::kControlUnitBase, reg::kControlUnitSize);
   CcbParams cp;
   cp.capacity = params.ccb_capacity;
   cp.access_latency_ps = params.ccb_access_ps;
@@ -368,49 +391,6 @@ void Toe::drive_irq() { irq.write(irq_level_); }
 void Toe::end_of_elaboration() {
   core::Module::end_of_elaboration();
   irq_direct_ = dynamic_cast<IrqLine*>(irq.get_interface()) != nullptr;
-}
-
-void Toe::control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset) {
-  std::uint32_t value = 0;
-  if (gp.is_write()) {
-    std::memcpy(&value, gp.get_data_ptr(), 4);
-    if (offset == reg::kIrqVector) {
-      irq_vector_ &= ~value;
-      update_irq();
-    }
-  } else {
-    if (offset == reg::kIrqVector) value = irq_vector_;
-    if (offset == reg::kChannelCount) value = static_cast<std::uint32_t>(channels_.size());
-    std::memcpy(gp.get_data_ptr(), &value, 4);
-  }
-  gp.set_response_status(tlm::TLM_OK_RESPONSE);
-}
-
-void Toe::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-  ++reg_accesses_;
-  delay += core::ps(reg_latency_ps_);
-  const std::uint64_t addr = gp.get_address();
-  const std::size_t ch = addr / reg::kChannelStride;
-  if (gp.get_data_length() == 4 && (addr & 3) == 0 && addr >= reg::kControlUnitBase &&
-      addr < reg::kRegionSize) {
-    control_unit_access(gp, addr - reg::kControlUnitBase);
-    return;
-  }
-  if (gp.get_data_length() != 4 || ch >= channels_.size() || (addr & 3) != 0) {
-    ++bad_accesses_;
-    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
-  const std::uint64_t offset = addr % reg::kChannelStride;
-  std::uint32_t value = 0;
-  if (gp.is_write()) {
-    std::memcpy(&value, gp.get_data_ptr(), 4);
-    channels_[ch]->reg_write(offset, value);
-  } else if (gp.is_read()) {
-    value = channels_[ch]->reg_read(offset);
-    std::memcpy(gp.get_data_ptr(), &value, 4);
-  }
-  gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 }  // namespace vtoe::toe

@@ -14,15 +14,15 @@
 #include <vector>
 
 #include "models/core/param.h"
-#include "models/core/module.h"
+#include "models/core/peripheral.h"
 #include "models/net/ethernet_mac.h"
+#include "models/tcpip/stack.h"
 #include "models/toe/ccb.h"
 #include "models/toe/control_channel.h"
-#include "models/toe/dma_hub.h"
 #include "models/toe/dispatcher.h"
+#include "models/toe/dma_hub.h"
 #include "models/toe/ppm.h"
 #include "models/toe/rx_dma.h"
-#include "models/tcpip/stack.h"
 #include "models/toe/tx_dma.h"
 
 namespace vtoe::toe {
@@ -41,8 +41,8 @@ struct ToeParams {
   std::uint32_t ccb_capacity = 256;
   std::uint32_t ccb_quota = 0;  // per VM; 0 = the capacity shared evenly (the platform applies it)
   core::TimePs ccb_access_ps = 10'000;  // 10 ns
-  std::uint32_t ccb_cache = 256;    // records on chip (the rest in host memory)
-  std::uint32_t ccb_record = 128;   // bytes of one record in host memory
+  std::uint32_t ccb_cache = 256;        // records on chip (the rest in host memory)
+  std::uint32_t ccb_record = 128;       // bytes of one record in host memory
   std::uint32_t dma_burst = 4096;       // bytes per DMA transaction
   std::uint32_t dma_outstanding = 1;    // Tx DMA burst reads in flight at once
   double reg_access_cycles = 4;         // register read/write latency on the device clock
@@ -52,7 +52,7 @@ struct ToeParams {
   std::uint32_t mac_queue_frames = 1024;
   std::size_t mac_ecn_frames = 0;  // CE-mark ECT frames at this queue depth (network.ecn_threshold)
   std::uint32_t completion_queue = 1024;  // per channel, beyond the ECQ ring (back-pressure)
-  bool mac_promiscuous = false;  // the engine owns several MACs (one per guest address)
+  bool mac_promiscuous = false;           // the engine owns several MACs (one per guest address)
   core::TimePs rx_notify_timeout_ps = 1'000'000'000;  // 1 ms; 0 = notify only when full/asked
   bool approximately_timed = false;  // DMA in four phases (platform.timing: at; the platform's)
 };
@@ -61,9 +61,11 @@ struct ToeParams {
 // the interrupt mode and the DWRR quanta are the platform builder's).
 const std::vector<core::Param<ToeParams>>& toe_params();
 
-class Toe : public core::Module {
+// Registers (docs/registers.md): the channels' pages, then the multi-channel control unit's;
+// 32-bit accesses only; a bad access is counted and answered with an address error.
+class Toe : public core::Peripheral {
  public:
-  tlm_utils::simple_target_socket<Toe> in;
+  Socket in;
   tlm::tlm_initiator_socket<> dma;  // the DMA masters' transactions, through dma_hub_
   // The interrupt line. Bound to an IrqLine (a signal that takes writes from any process),
   // whichever process changes the level writes it, with no driver process and no delta cycle
@@ -87,9 +89,7 @@ class Toe : public core::Module {
   RxDma& rx_dma() { return *rx_dma_; }
 
  private:
-  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void update_irq();
-  void control_unit_access(tlm::tlm_generic_payload& gp, std::uint64_t offset);
   void drive_irq();
   void end_of_elaboration() override;
 
@@ -103,13 +103,13 @@ class Toe : public core::Module {
   std::unique_ptr<RxDma> rx_dma_;
   std::unique_ptr<Dispatcher> dispatcher_;
   bool irq_level_ = false;
-  bool irq_direct_ = false;  // irq is bound to an IrqLine
+  bool irq_direct_ = false;       // irq is bound to an IrqLine
   std::uint32_t irq_vector_ = 0;  // multi-channel control unit (IrqMode::BitVector)
   int irq_pending_channels_ = 0;  // channels whose irq_pending() holds (IrqMode::Level)
   sc_core::sc_event irq_ev_;
-  core::TimePs reg_latency_ps_;
-  core::Counter& reg_accesses_;
-  core::Counter& bad_accesses_;
+  core::RegisterBank control_unit_;
+  core::Reg<std::uint32_t> irq_vector_reg_;
+  core::Reg<std::uint32_t> channel_count_reg_;
 };
 
 }  // namespace vtoe::toe

@@ -30,6 +30,7 @@ struct BootFiles {
   std::string append;  // kernel command line -> /chosen/bootargs
   std::string dtb;     // optional: this blob instead of the generated one (/chosen updated)
   bool virtualization = false;
+  int toe_channels = 0;  // the TOE's node in the device tree (0: no TOE)
 };
 
 struct BootInfo {

@@ -6,6 +6,7 @@ extern "C" {
 
 #include <cstdio>
 
+#include "models/toe/descriptors.h"
 #include "platform/system/memory_map.h"
 
 namespace vtoe::platform::system {
@@ -137,6 +138,16 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
   w.reg2({{kUartBase, 0x1000}});
   w.strings("compatible", {"arm,pl011", "arm,primecell"});
   w.end();
+
+  if (c.toe_channels > 0) {
+    w.begin(("toe@" + hex(kToeBase)).c_str());
+    w.strings("compatible", {"vtoe,toe"});
+    w.reg2({{kToeBase, toe::reg::kRegionSize}});
+    w.cells("interrupts", {kSpi, static_cast<std::uint32_t>(kToeSpi), kLevelHigh});
+    w.u32("vtoe,channels", static_cast<std::uint32_t>(c.toe_channels));
+    w.empty("dma-coherent");
+    w.end();
+  }
 
   w.begin(("intc@" + hex(kGicDistributorBase)).c_str());
   w.u32("phandle", kGicPhandle);

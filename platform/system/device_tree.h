@@ -20,6 +20,9 @@ struct DeviceTreeConfig {
   bool virtualization = false;  // GICH/GICV and the maintenance interrupt; PSCI over SMC
   std::string bootargs;         // /chosen/bootargs (omitted when empty)
   std::uint64_t initrd_start = 0, initrd_end = 0;  // /chosen/linux,initrd-* (when end > start)
+  // The TOE's node (compatible "vtoe,toe"; 0: none): its register window at kToeBase, SPI
+  // kToeSpi, coherent DMA, and `vtoe,channels`.
+  int toe_channels = 0;
 };
 
 // A DTB (big-endian blob). Throws DeviceTreeError if libfdt fails.

@@ -5,7 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "config/params.h"
+#include "guest/apps.h"
 #include "platform/system/memory_map.h"
+#include "platform/toe_slot.h"
 
 namespace vtoe::platform::system {
 
@@ -80,10 +83,12 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       gic_regs_("gic_registers", gic_),
       uart_("uart", std::move(console)),
       cpu_("cpu", cpu_params(c)),
-      watch_("bus_error_watch", 64, [this](std::uint64_t addr) {
-        if (stop_ == StopReason::Running) error_address_ = addr;
-        end(StopReason::BusErrorLoop);
-      }) {
+      watch_("bus_error_watch", 64,
+             [this](std::uint64_t addr) {
+               if (stop_ == StopReason::Running) error_address_ = addr;
+               end(StopReason::BusErrorLoop);
+             }),
+      toe_irq_("toe_irq") {
   config_.memory = ram_.size();
   tlm::tlm_global_quantum::instance().set(c.quantum);
   bus_.map(kRamBase, ram_.size(), ram_.in, "ram");
@@ -95,8 +100,22 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   cpu_.socket.bind(watch_.in);
   watch_.out.bind(bus_.in);
 
+  if (c.toe) {
+    if (c.scenario) {
+      build_toe(*c.scenario);
+    } else {
+      const config::Config defaults = config::Config::defaults();
+      build_toe(defaults);
+    }
+  }
   for (int i = 0; i < kSpiCount; ++i) {
-    gic_.spi[static_cast<std::size_t>(i)].bind(i == kUartSpi ? uart_irq_ : idle_line_);
+    auto& spi = gic_.spi[static_cast<std::size_t>(i)];
+    if (i == kUartSpi)
+      spi.bind(uart_irq_);
+    else if (i == kToeSpi && toe_)
+      spi.bind(toe_irq_);
+    else
+      spi.bind(idle_line_);
   }
   uart_.irq.bind(uart_irq_);
   gic_.irq.bind(irq_);
@@ -123,6 +142,43 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
 
 SystemPlatform::~SystemPlatform() = default;
 
+void SystemPlatform::build_toe(const config::Config& scenario) {
+  // The scenario's first guest is the one Linux runs: its address is the TOE's, its workload
+  // says what the peer runs.
+  toe::ToeParams tp = scenario_toe_params(scenario, 1, toe::IrqMode::Level);
+  smmu::SmmuParams sp;
+  config::fill(scenario, smmu::smmu_params(), sp);
+  smmu_ = std::make_unique<smmu::Smmu>("smmu", sp);
+  smmu_->set_bypass(true);  // native: the driver gives the TOE physical addresses
+  toe_ = std::make_unique<toe::Toe>("toe", tp);
+  if (toe_->ccb().cache_entries() < tp.ccb_capacity)
+    throw config::ConfigError(scenario.where("toe.ccb.cache"), "toe.ccb.cache",
+                              "the system platform keeps every connection record on chip: give "
+                              "toe.ccb.cache at least toe.ccb.connections (or 0)");
+  toe_->irq(toe_irq_);
+  toe_->dma.bind(smmu_->upstream);
+  smmu_->downstream.bind(bus_.in);
+  bus_.map(kToeBase, toe::reg::kRegionSize, toe_->in, "toe");
+
+  net::EthernetLinkParams lp;
+  config::fill(scenario, net::ethernet_link_params(), lp);
+  lp.seed = scenario.get_uint("seed");
+  link_ = std::make_unique<net::EthernetLink>("link0", lp);
+  net::PeerHostParams pp = peer_host_params(
+      tp, ip_of(scenario, "network.peer_ip"), mac_of(2), scenario.get_bytes("network.peer_buffer"),
+      static_cast<std::uint32_t>(scenario.get_uint("seed")) + 7919);
+  pp.ecn_mark_frames = lp.ecn_threshold;
+  guest::Workload w;
+  config::fill_item(scenario, guest::workload_params(), 0, w);
+  net::PeerApp app;
+  if (peer_app_for(w, tp.stack.ip, app)) pp.apps.push_back(app);
+  peer_ = std::make_unique<net::PeerHost>("peer", pp);
+  toe_->mac().to_wire.bind(link_->a_in);
+  link_->a_out.bind(toe_->mac().from_wire);
+  peer_->mac().to_wire.bind(link_->b_in);
+  link_->b_out.bind(peer_->mac().from_wire);
+}
+
 void SystemPlatform::follow_virq() { cpu_.set_virq(virq_.read()); }
 
 void SystemPlatform::end(StopReason r) {
@@ -134,6 +190,7 @@ void SystemPlatform::end(StopReason r) {
 BootInfo SystemPlatform::boot(const BootFiles& files) {
   BootFiles f = files;
   f.virtualization = config_.virtualization;
+  f.toe_channels = toe_ ? toe_->channel_count() : 0;
   const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
                                      [this](std::uint64_t addr, const void* data, std::size_t len) {
                                        std::memcpy(ram_.host(addr - kRamBase, len), data, len);

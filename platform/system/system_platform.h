@@ -4,9 +4,15 @@
 //     ^ irq_in                        +-- GicRegisters   GICD 0x0800_0000, GICC 0x0801_0000,
 //     |                               |                  GICH 0x0803_0000, GICV 0x0804_0000
 //     +------ Gic.irq <-- spi[1] <----+-- Pl011          0x0900_0000 (SPI 1 = ID 33)
+//                   <-- spi[112] <--+-- Toe            0x0c00_0000 (SPI 112 = ID 144)
+//                                   |     dma -> Smmu (bypass) -> Interconnect -> Ram
+//                                   |     mac <-> link0 <-> peer (a simulated host)
 //
-// Built from SystemConfig (no scenario file: `vtoe system run` options). Beside the TOE
-// platform (platform/platform.h), which models software as cost tables; this one runs it.
+// Built from SystemConfig (`vtoe system run` options) and a scenario for the TOE and its network
+// (the built-in one by default): the TOE's parameters, the guest's address and the peer
+// application the scenario's workload needs come from the same code as the TOE platform's
+// (platform/toe_slot.h). Beside the TOE platform (platform/platform.h), which models software as
+// cost tables; this one runs it.
 // The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
 // else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
 // (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the
@@ -19,12 +25,17 @@
 #include <string>
 #include <systemc>
 
+#include "config/config.h"
 #include "models/cpu/iss/iss_cpu.h"
 #include "models/gic/gic.h"
 #include "models/gic/gic_registers.h"
 #include "models/mem/interconnect.h"
 #include "models/mem/ram.h"
+#include "models/net/ethernet_link.h"
+#include "models/net/peer_host.h"
 #include "models/psci/psci.h"
+#include "models/smmu/smmu.h"
+#include "models/toe/toe.h"
 #include "models/uart/pl011.h"
 #include "platform/system/boot_loader.h"
 #include "platform/system/bus_error_watch.h"
@@ -39,6 +50,10 @@ struct SystemConfig {
   sc_core::sc_time quantum{10, sc_core::SC_US};
   // A core asleep in WFI this long with nothing that could wake it ends the run.
   sc_core::sc_time idle_limit{1, sc_core::SC_SEC};
+  // The TOE in the platform-bus window with a simulated peer, configured by `scenario` (null:
+  // the built-in scenario); off: neither, and no device-tree node.
+  bool toe = true;
+  const config::Config* scenario = nullptr;
 };
 
 // How a run ended.
@@ -65,6 +80,10 @@ class SystemPlatform : public sc_core::sc_module {
   uart::Pl011& uart() { return uart_; }
   mem::Ram& ram() { return ram_; }
   psci::Psci& psci() { return psci_; }
+  // Null when SystemConfig::toe is off.
+  toe::Toe* toe() { return toe_.get(); }
+  net::PeerHost* peer() { return peer_.get(); }
+  net::EthernetLink* link() { return link_.get(); }
   const SystemConfig& config() const { return config_; }
 
  private:
@@ -72,6 +91,7 @@ class SystemPlatform : public sc_core::sc_module {
   void monitor();      // ends the run at --max-instructions and after a hopeless WFI
   void follow_virq();  // SC_METHOD: Gic.virq -> the core
   void end(StopReason r);
+  void build_toe(const config::Config& scenario);
 
   SystemConfig config_;
   mem::Interconnect bus_;
@@ -84,6 +104,11 @@ class SystemPlatform : public sc_core::sc_module {
   psci::Psci psci_;
   sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
+  toe::Toe::IrqLine toe_irq_;
+  std::unique_ptr<smmu::Smmu> smmu_;
+  std::unique_ptr<toe::Toe> toe_;
+  std::unique_ptr<net::EthernetLink> link_;
+  std::unique_ptr<net::PeerHost> peer_;
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
 };

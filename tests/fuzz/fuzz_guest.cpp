@@ -167,8 +167,7 @@ class Target : public sc_core::sc_module {
                    name(), (sc_core::sc_time_stamp() - start).to_string().c_str(),
                    static_cast<unsigned long long>(ch.contexts_fetched()),
                    static_cast<unsigned long long>(ch.completions()), ch.completions_waiting(),
-                   ch.reg_read(toe::reg::kStatus),
-                   static_cast<unsigned long long>(p_.guest(0).driver().interrupts()));
+                   ch.status(), static_cast<unsigned long long>(p_.guest(0).driver().interrupts()));
     }
   }
 

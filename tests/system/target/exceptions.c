@@ -1,6 +1,7 @@
 // Synchronous exceptions in SVC mode: SVC from A32 and T32, undefined instructions in both
-// states, a data abort and a prefetch abort on the unmapped platform-bus window (0x0c000000),
-// with LR, SPSR and the fault registers as the handler sees them.
+// states, a data abort and a prefetch abort at 0x0b000000 (unmapped on both machines; the
+// platform-bus window after it holds the TOE on vtoe), with LR, SPSR and the fault registers as
+// the handler sees them.
 #include "rt.h"
 
 static volatile uint32_t resume;
@@ -72,11 +73,11 @@ int main(void) {
   puts_("undefined in T32\n");
   thumb_undef();
   puts_("data abort (read)\n");
-  show("read value", rd32(0x0c000010));
+  show("read value", rd32(0x0b000010));
   puts_("data abort (write)\n");
-  wr32(0x0c000024, 1);
+  wr32(0x0b000024, 1);
   puts_("prefetch abort\n");
   resume = (uint32_t)after_pabt;
-  ((void (*)(void))0x0c000100)();
+  ((void (*)(void))0x0b000100)();
   return 1;
 }

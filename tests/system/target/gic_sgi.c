@@ -13,9 +13,9 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
     show("spsr", spsr);
     return 0;
   }
-  last_iar = rd32(GICC_BASE + 0x0C);
-  rpr_in_handler = rd32(GICC_BASE + 0x14);
-  wr32(GICC_BASE + 0x10, last_iar);
+  last_iar = rd32(GICC_BASE + GICC_IAR);
+  rpr_in_handler = rd32(GICC_BASE + GICC_RPR);
+  wr32(GICC_BASE + GICC_EOIR, last_iar);
   ++irqs;
   return 0;
 }
@@ -26,53 +26,53 @@ static void wait_irq(int n) {
 }
 
 int main(void) {
-  show("gicd_ctlr", rd32(GICD_BASE + 0x000));
-  show("gicd_typer", rd32(GICD_BASE + 0x004));
-  show("gicd_iidr", rd32(GICD_BASE + 0x008));
-  show("isenabler0", rd32(GICD_BASE + 0x100));
-  show("isenabler1", rd32(GICD_BASE + 0x104));
-  show("ipriorityr0", rd32(GICD_BASE + 0x400));
-  show("itargetsr0", rd32(GICD_BASE + 0x800));
-  show("itargetsr8", rd32(GICD_BASE + 0x820));
-  show("icfgr0", rd32(GICD_BASE + 0xC00));
-  show("icfgr1", rd32(GICD_BASE + 0xC04));
-  show("gicd_pidr2", rd32(GICD_BASE + 0xFE8));
-  show("gicc_ctlr", rd32(GICC_BASE + 0x00));
-  show("gicc_pmr", rd32(GICC_BASE + 0x04));
-  show("gicc_iidr", rd32(GICC_BASE + 0xFC));
-  show("gicc_rpr", rd32(GICC_BASE + 0x14));
+  show("gicd_ctlr", rd32(GICD_BASE + GICD_CTLR));
+  show("gicd_typer", rd32(GICD_BASE + GICD_TYPER));
+  show("gicd_iidr", rd32(GICD_BASE + GICD_IIDR));
+  show("isenabler0", rd32(GICD_BASE + GICD_ISENABLER));
+  show("isenabler1", rd32(GICD_BASE + GICD_ISENABLER + 4));
+  show("ipriorityr0", rd32(GICD_BASE + GICD_IPRIORITYR));
+  show("itargetsr0", rd32(GICD_BASE + GICD_ITARGETSR));
+  show("itargetsr8", rd32(GICD_BASE + GICD_ITARGETSR + 0x20));
+  show("icfgr0", rd32(GICD_BASE + GICD_ICFGR));
+  show("icfgr1", rd32(GICD_BASE + GICD_ICFGR + 4));
+  show("gicd_pidr2", rd32(GICD_BASE + GICD_ID + 0x18));
+  show("gicc_ctlr", rd32(GICC_BASE + GICC_CTLR));
+  show("gicc_pmr", rd32(GICC_BASE + GICC_PMR));
+  show("gicc_iidr", rd32(GICC_BASE + GICC_IIDR));
+  show("gicc_rpr", rd32(GICC_BASE + GICC_RPR));
 
-  wr32(GICD_BASE + 0x000, 1);
-  wr32(GICC_BASE + 0x004, 0xF0);
-  wr32(GICC_BASE + 0x000, 1);
+  wr32(GICD_BASE + GICD_CTLR, 1);
+  wr32(GICC_BASE + GICC_PMR, 0xF0);
+  wr32(GICC_BASE + GICC_CTLR, 1);
   // Priority 0x80 for SGI 3, written as one byte.
-  *(volatile uint8_t*)(GICD_BASE + 0x400 + 3) = 0x80;
-  show("ipriorityr0 after", rd32(GICD_BASE + 0x400));
-  show("hppir idle", rd32(GICC_BASE + 0x18));
+  *(volatile uint8_t*)(GICD_BASE + GICD_IPRIORITYR + 3) = 0x80;
+  show("ipriorityr0 after", rd32(GICD_BASE + GICD_IPRIORITYR));
+  show("hppir idle", rd32(GICC_BASE + GICC_HPPIR));
 
   puts_("sgi 3 to self\n");
-  wr32(GICD_BASE + 0xF00, (0u << 24) | (1u << 16) | 3u);
-  show("ispendr0", rd32(GICD_BASE + 0x200));
-  show("hppir", rd32(GICC_BASE + 0x18));
+  wr32(GICD_BASE + GICD_SGIR, (0u << 24) | (1u << 16) | 3u);
+  show("ispendr0", rd32(GICD_BASE + GICD_ISPENDR));
+  show("hppir", rd32(GICC_BASE + GICC_HPPIR));
   irq_enable();
   wait_irq(1);
   irq_disable();
   show("irqs", (uint32_t)irqs);
   show("iar", last_iar);
   show("rpr in handler", rpr_in_handler);
-  show("rpr after", rd32(GICC_BASE + 0x14));
-  show("ispendr0 after", rd32(GICD_BASE + 0x200));
+  show("rpr after", rd32(GICC_BASE + GICC_RPR));
+  show("ispendr0 after", rd32(GICD_BASE + GICD_ISPENDR));
 
   puts_("masked by pmr\n");
-  wr32(GICC_BASE + 0x004, 0x80);
-  wr32(GICD_BASE + 0xF00, (2u << 24) | 5u);  // "this CPU only"
-  *(volatile uint8_t*)(GICD_BASE + 0x400 + 5) = 0x80;
-  show("hppir masked", rd32(GICC_BASE + 0x18));
+  wr32(GICC_BASE + GICC_PMR, 0x80);
+  wr32(GICD_BASE + GICD_SGIR, (2u << 24) | 5u);  // "this CPU only"
+  *(volatile uint8_t*)(GICD_BASE + GICD_IPRIORITYR + 5) = 0x80;
+  show("hppir masked", rd32(GICC_BASE + GICC_HPPIR));
   irq_enable();
   wait_irq(2);
   irq_disable();
   show("irqs", (uint32_t)irqs);
-  wr32(GICC_BASE + 0x004, 0xF0);
+  wr32(GICC_BASE + GICC_PMR, 0xF0);
   irq_enable();
   wait_irq(2);
   irq_disable();
@@ -80,8 +80,8 @@ int main(void) {
   show("iar", last_iar);
 
   puts_("other cpus only\n");
-  wr32(GICD_BASE + 0xF00, (1u << 24) | 6u);
-  show("ispendr0", rd32(GICD_BASE + 0x200));
-  show("iar empty", rd32(GICC_BASE + 0x0C));
+  wr32(GICD_BASE + GICD_SGIR, (1u << 24) | 6u);
+  show("ispendr0", rd32(GICD_BASE + GICD_ISPENDR));
+  show("iar empty", rd32(GICC_BASE + GICC_IAR));
   return 0;
 }

@@ -30,15 +30,15 @@ uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
         hcr_write(hcr_read() & ~HCR_VI);
         break;
       case 2:  // a virtual interrupt through the GIC: LR0 = pending, ID 42, priority 0x80
-        wr32(GICH_BASE + 0x100, (1u << 28) | (0x80u >> 3 << 23) | 42u);
-        wr32(GICH_BASE + 0x00, 1);
+        wr32(GICH_BASE + GICH_LR, (1u << 28) | (0x80u >> 3 << 23) | 42u);
+        wr32(GICH_BASE + GICH_HCR, 1);
         break;
       case 4:  // assert a virtual IRQ
         hcr_write(hcr_read() | HCR_VI);
         break;
       case 3:
-        show("gich_lr0", rd32(GICH_BASE + 0x100));
-        show("gich_elrsr0", rd32(GICH_BASE + 0x30));
+        show("gich_lr0", rd32(GICH_BASE + GICH_LR));
+        show("gich_elrsr0", rd32(GICH_BASE + GICH_ELRSR0));
         power_off();
     }
     return 0;
@@ -57,10 +57,10 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
     if (phase == 1) {
       __asm__ volatile("hvc #1" ::: "memory");
     } else {
-      const uint32_t iar = rd32(GICV_BASE + 0x0C);
+      const uint32_t iar = rd32(GICV_BASE + GICV_IAR);
       show("  gicv_iar", iar);
-      show("  gicv_rpr", rd32(GICV_BASE + 0x14));
-      wr32(GICV_BASE + 0x10, iar);
+      show("  gicv_rpr", rd32(GICV_BASE + GICV_RPR));
+      wr32(GICV_BASE + GICV_EOIR, iar);
     }
   }
   return 0;
@@ -102,8 +102,8 @@ int main(void) {
                    "r"(irq_sp));
   extern char vectors[];
   __asm__ volatile("mcr p15, 0, %0, c12, c0, 0" ::"r"(vectors));  // the guest's VBAR
-  wr32(GICV_BASE + 0x04, 0xF8);
-  wr32(GICV_BASE + 0x00, 1);
+  wr32(GICV_BASE + GICV_PMR, 0xF8);
+  wr32(GICV_BASE + GICV_CTLR, 1);
   hcr_write(HCR_TWI | HCR_TSC | HCR_IMO);
   show("hcr", hcr_read());
   __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)

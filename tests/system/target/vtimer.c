@@ -19,20 +19,20 @@ static void set_cntv_tval(uint32_t v) { __asm__ volatile("mcr p15, 0, %0, c14, c
 
 void on_hyp_irq(void) {
   ++hyp_irqs;
-  const uint32_t iar = rd32(GICC_BASE + 0x0C);
+  const uint32_t iar = rd32(GICC_BASE + GICC_IAR);
   show("hyp irq", iar);
-  wr32(GICC_BASE + 0x10, iar);  // EOImode 1: priority drop only, 27 stays active
-  show("  isactiver0 bit 27", (rd32(GICD_BASE + 0x300) >> 27) & 1);
+  wr32(GICC_BASE + GICC_EOIR, iar);  // EOImode 1: priority drop only, 27 stays active
+  show("  isactiver0 bit 27", (rd32(GICD_BASE + GICD_ISACTIVER) >> 27) & 1);
   // LR0: pending, HW, physical ID = virtual ID = 27, priority 0xa0.
-  wr32(GICH_BASE + 0x100, (1u << 31) | (1u << 28) | (0xA0u >> 3 << 23) | (iar << 10) | iar);
+  wr32(GICH_BASE + GICH_LR, (1u << 31) | (1u << 28) | (0xA0u >> 3 << 23) | (iar << 10) | iar);
 }
 
 uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
   (void)elr;
   (void)spsr;
   show("hyp trap hsr", hsr);
-  show("  isactiver0 bit 27", (rd32(GICD_BASE + 0x300) >> 27) & 1);
-  show("  gich_lr0 state", rd32(GICH_BASE + 0x100) >> 28);
+  show("  isactiver0 bit 27", (rd32(GICD_BASE + GICD_ISACTIVER) >> 27) & 1);
+  show("  gich_lr0 state", rd32(GICH_BASE + GICH_LR) >> 28);
   show("  hyp irqs", (uint32_t)hyp_irqs);
   power_off();
 }
@@ -45,11 +45,11 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
     return 0;
   }
   ++guest_irqs;
-  const uint32_t iar = rd32(GICV_BASE + 0x0C);
+  const uint32_t iar = rd32(GICV_BASE + GICV_IAR);
   show("guest irq", iar);
   show("  cntv_ctl", cntv_ctl());  // enabled, condition met
   set_cntv_ctl(3);                 // masked: the PPI goes low
-  wr32(GICV_BASE + 0x10, iar);     // HW LR: deactivates the physical 27 too
+  wr32(GICV_BASE + GICV_EOIR, iar);     // HW LR: deactivates the physical 27 too
   return 0;
 }
 
@@ -80,14 +80,14 @@ int main(void) {
   extern char vectors[];
   __asm__ volatile("mcr p15, 0, %0, c12, c0, 0" ::"r"(vectors));
   // CNTVOFF resets to 0 (QEMU and the ISS); a guest reads CNTVCT = CNTPCT.
-  wr32(GICD_BASE + 0x000, 1);
-  *(volatile uint8_t*)(GICD_BASE + 0x400 + 27) = 0xA0;
-  wr32(GICD_BASE + 0x100, 1u << 27);
-  wr32(GICC_BASE + 0x04, 0xF0);
-  wr32(GICC_BASE + 0x00, 1u | (1u << 9));  // enable, EOImode: split priority drop / deactivate
-  wr32(GICH_BASE + 0x00, 1);
-  wr32(GICV_BASE + 0x04, 0xF8);
-  wr32(GICV_BASE + 0x00, 1);
+  wr32(GICD_BASE + GICD_CTLR, 1);
+  *(volatile uint8_t*)(GICD_BASE + GICD_IPRIORITYR + 0x1b) = 0xA0;
+  wr32(GICD_BASE + GICD_ISENABLER, 1u << 27);
+  wr32(GICC_BASE + GICC_PMR, 0xF0);
+  wr32(GICC_BASE + GICC_CTLR, 1u | (1u << 9));  // enable, EOImode: split priority drop / deactivate
+  wr32(GICH_BASE + GICH_HCR, 1);
+  wr32(GICV_BASE + GICV_PMR, 0xF8);
+  wr32(GICV_BASE + GICV_CTLR, 1);
   __asm__ volatile("mcr p15, 4, %0, c1, c1, 0; isb" ::"r"(1u << 4));  // HCR.IMO
   __asm__ volatile("cpsie i");                                        // Hyp takes the routed IRQs
   __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)

@@ -15,6 +15,7 @@ extern "C" {
 #include <systemc>
 #include <vector>
 
+#include "models/toe/descriptors.h"
 #include "platform/system/boot_loader.h"
 #include "platform/system/device_tree.h"
 #include "platform/system/memory_map.h"
@@ -92,6 +93,33 @@ TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
   const auto hyp = sys::build_device_tree(c);
   EXPECT_EQ(reg_regions(hyp, "/intc@8000000"), 4);
   EXPECT_EQ(prop_string(hyp, "/psci", "method"), "smc");
+}
+
+TEST(SystemDeviceTree, NamesTheToeWithItsWindowInterruptAndCoherentDma) {
+  sys::DeviceTreeConfig c;
+  c.ram_size = 128ull << 20;
+  EXPECT_EQ(prop_string(sys::build_device_tree(c), "/toe@c000000", "compatible"), "<no node>");
+  c.toe_channels = 8;
+  const auto dtb = sys::build_device_tree(c);
+  sys::check_device_tree(dtb, "generated");
+  const int node = fdt_path_offset(dtb.data(), "/toe@c000000");
+  ASSERT_GE(node, 0);
+  EXPECT_EQ(prop_string(dtb, "/toe@c000000", "compatible"), "vtoe,toe");
+  int len = 0;
+  const auto* reg = static_cast<const fdt32_t*>(fdt_getprop(dtb.data(), node, "reg", &len));
+  ASSERT_EQ(len, 16);
+  EXPECT_EQ(fdt32_to_cpu(reg[1]), 0x0c000000u);
+  EXPECT_EQ(fdt32_to_cpu(reg[3]), vtoe::toe::reg::kRegionSize);
+  const auto* irq = static_cast<const fdt32_t*>(fdt_getprop(dtb.data(), node, "interrupts", &len));
+  ASSERT_EQ(len, 12);
+  EXPECT_EQ(fdt32_to_cpu(irq[0]), 0u);    // SPI
+  EXPECT_EQ(fdt32_to_cpu(irq[1]), 112u);  // the platform bus's first
+  EXPECT_EQ(fdt32_to_cpu(irq[2]), 4u);    // level, high
+  EXPECT_NE(fdt_getprop(dtb.data(), node, "dma-coherent", &len), nullptr);
+  const auto* channels =
+      static_cast<const fdt32_t*>(fdt_getprop(dtb.data(), node, "vtoe,channels", &len));
+  ASSERT_EQ(len, 4);
+  EXPECT_EQ(fdt32_to_cpu(channels[0]), 8u);
 }
 
 TEST(SystemDeviceTree, ABlobThatDoesNotParseNamesTheFile) {

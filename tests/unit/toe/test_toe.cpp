@@ -785,5 +785,5 @@ TEST(Toe, ReprogrammingARingDuringAFetchMakesUpNoContexts) {
   EXPECT_EQ(ch.contexts_fetched(), 1u);
   EXPECT_EQ(ch.pending(Ring::Send), 0u);
   EXPECT_EQ(b.host.count(EventType::Error), 1u);
-  EXPECT_NE(ch.reg_read(toe::reg::kStatus) & 1, 0u);  // the host is told it raced its own ring
+  EXPECT_NE(ch.status() & 1, 0u);  // the host is told it raced its own ring
 }

@@ -1,14 +1,20 @@
-// The bare-metal test programs' runtime: PL011 output, PSCI, GIC register access (ARM target
-// code, built with -ffreestanding -nostdlib).
+// The bare-metal runtime (ARM target code, built with -ffreestanding -nostdlib): start code and
+// vectors (start.S), PL011 output, PSCI, exception and Hyp-trap hooks. The system tests' programs
+// (tests/system/target) are built on it. Device addresses and register offsets come from the
+// generated headers only (target/include/vtoe/, from the devices' descriptions).
 #pragma once
 
 #include <stdint.h>
 
-#define UART_BASE 0x09000000u
-#define GICD_BASE 0x08000000u
-#define GICC_BASE 0x08010000u
-#define GICH_BASE 0x08030000u
-#define GICV_BASE 0x08040000u
+#include "vtoe/gic.h"
+#include "vtoe/pl011.h"
+#include "vtoe/virt.h"
+
+#define UART_BASE VIRT_UART_BASE
+#define GICD_BASE VIRT_GIC_DISTRIBUTOR_BASE
+#define GICC_BASE VIRT_GIC_CPU_INTERFACE_BASE
+#define GICH_BASE VIRT_GIC_HYP_INTERFACE_BASE
+#define GICV_BASE VIRT_GIC_VIRTUAL_CPU_INTERFACE_BASE
 
 static inline uint32_t rd32(uint32_t a) { return *(volatile uint32_t*)a; }
 static inline void wr32(uint32_t a, uint32_t v) { *(volatile uint32_t*)a = v; }
@@ -30,7 +36,7 @@ enum { EXC_UND = 1, EXC_SVC = 2, EXC_PABT = 3, EXC_DABT = 4, EXC_IRQ = 6, EXC_FI
 uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr);
 
 // Prints "name=0x........" for a CP15 register read with MRC.
-#define CP15(name, op1, crn, crm, op2)                                               \
+#define CP15(name, op1, crn, crm, op2)                                              \
   do {                                                                              \
     uint32_t v;                                                                     \
     __asm__ volatile("mrc p15, " #op1 ", %0, " #crn ", " #crm ", " #op2 : "=r"(v)); \

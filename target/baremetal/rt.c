@@ -3,9 +3,9 @@
 uint32_t start_cpsr;
 
 void putch(char c) {
-  while (rd32(UART_BASE + 0x18) & (1u << 5)) {  // FR.TXFF
+  while (rd32(UART_BASE + PL011_FR) & PL011_FR_TXFF) {
   }
-  wr32(UART_BASE, (uint8_t)c);
+  wr32(UART_BASE + PL011_DR, (uint8_t)c);
 }
 
 void puts_(const char* s) {
