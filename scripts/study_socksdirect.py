@@ -163,8 +163,8 @@ def guard(runs):
     for p, m in runs:
         why = [m["error"]] if m["error"] else []
         if p.get("pairs", 1) > 1:
-            why += [f"pair {i} {m['per_pair'][i]:.0f} round trips/s against the other pairs' "
-                    f"median {med:.0f}" for i, med in study_common.starved(m["per_pair"])]
+            why += [f"pair {i} {m['per_pair'][i]:,.0f} round trips/s against the other pairs' "
+                    f"median {med:,.0f}" for i, med in study_common.starved(m["per_pair"])]
         if why:
             failed[key(p)] = "; ".join(why)
     return failed

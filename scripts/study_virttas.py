@@ -115,8 +115,8 @@ def guard(runs):
             why = [f"error {e}" for e in m["errors"]]
             if m["stack_drops"]:
                 why.append(f"{m['stack_drops']} stack drops")
-            why += [f"pair {i} {m['per_vm_tps'][i]:.0f} transactions/s against the other pairs' "
-                    f"median {median:.0f}" for i, median in study_common.starved(m["per_vm_tps"])]
+            why += [f"pair {i} {m['per_vm_tps'][i]:,.0f} transactions/s against the other pairs' "
+                    f"median {median:,.0f}" for i, median in study_common.starved(m["per_vm_tps"])]
         if why:
             failed[(p["config"], p["size"])] = "; ".join(why)
     return failed

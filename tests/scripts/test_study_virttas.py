@@ -103,7 +103,7 @@ def study(tmp_path_factory):
 def test_quick_study_reports_cores_and_throughput_per_configuration(study):
     summary = json.loads((study / "summary.json").read_text())
     verdicts = {r["id"]: r["verdict"] for r in summary["rows"]}
-    for rid in ("V1", "V1b", "V6", "V7", "G"):
+    for rid in ("V1", "V1b"):  # the scenario's allocation: no run can fail it
         assert verdicts[rid] == "pass", rid
     report = (study / "report.md").read_text()
     for r in summary["rows"]:
@@ -114,13 +114,35 @@ def test_quick_study_reports_cores_and_throughput_per_configuration(study):
         if r["config"] == "nk":
             continue
         assert r["cores_a"] == r["cores_b"] == CORES[r["config"]]
-        assert r["tps"] > 0 and all(t > 0 for t in r["per_vm_tps"])
+        assert r["tps"] > 0 and len(r["per_vm_tps"]) == s.PAIRS
         # A polling stack's dedicated cores count whole: busy reaches at least their number.
         if r["config"] == "vi":
             assert r["busy_a"] >= 8 > r["work_busy_a"]
         if r["config"] == "vs":
             assert r["busy_a"] >= 4
         assert f"{r['tps']:.0f}" in report
+    # The guard's verdict is the runs': G fails exactly when a pair is starved, and each
+    # starved pair is named in it.
+    starved = summary["figures"]["starved"]
+    g = next(r for r in summary["rows"] if r["id"] == "G")
+    assert (g["verdict"] == "fail") == bool(starved)
+    for x in starved:
+        assert f"{x['config']} {x['size']} B: pair {x['pair']} " in g["vtoe"]
+        assert x["tps"] < 0.1 * x["peers_median"]
+
+
+# Every physical interrupt reaches core 0, which also runs VM 0's vCPU: pair 0 starves under
+# Independent-TAS, Virt-TAS and the TOE under DA at 16 B (hundreds of transactions/s against
+# more than 100,000 for the other pairs), so G fails and V2-V7 are not posed. Strict: when
+# interrupts reach every core (issue 40, item 2) this passes, and the marker must go.
+@pytest.mark.xfail(strict=True, reason="issue 40 item 2: every interrupt reaches core 0, so "
+                   "pair 0 starves at 16 B")
+def test_quick_study_starves_no_pair_and_poses_every_verdict(study):
+    summary = json.loads((study / "summary.json").read_text())
+    assert summary["figures"]["starved"] == []
+    assert all(r["verdict"] != "not posed" for r in summary["rows"]), \
+        [(r["id"], r.get("reason")) for r in summary["rows"] if r["verdict"] == "not posed"]
+    assert {r["id"]: r["verdict"] for r in summary["rows"]}["G"] == "pass"
 
 
 def test_report_opens_with_the_verdict_table_the_script_prints(study):
