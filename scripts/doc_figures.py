@@ -281,7 +281,7 @@ def main(argv=None):
     ap.add_argument("--summary", action="append", default=[], metavar="NAME=PATH",
                     help="a study's summary.json (or output directory) instead of running it")
     ap.add_argument("docs", nargs="*", type=Path, help="documents (default README.md and docs/*.md)")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)  # documents before or after the options
     paths = [p.resolve() for p in args.docs] or documents()
     runs = load_runs()
     figures = select(find_figures(paths), runs, args.kind, args.only)

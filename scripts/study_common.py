@@ -50,10 +50,11 @@ def starved(values, fraction=STARVED_FRACTION) -> list[tuple[int, float]]:
 
 def not_posed(row, failed):
     """Turns `row` into a "not posed" row when a run it needs failed its guard (`failed`: the
-    failed runs' labels); its value stays, marked as from failed runs."""
+    failed runs' labels, in the order to name them); its value stays, marked as from failed
+    runs."""
     if failed and row["verdict"] != NOT_POSED:
         row["verdict"] = NOT_POSED
-        row["reason"] = "needs runs that failed their guard (G): " + ", ".join(sorted(failed))
+        row["reason"] = "needs runs that failed their guard (G): " + ", ".join(failed)
         row["vtoe"] = f"{row['vtoe']} (from failed runs)"
     return row
 

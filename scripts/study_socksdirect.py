@@ -186,7 +186,8 @@ def analyse(runs):
              "verdict": verdict(ok)}
         if ok is None:
             x["reason"] = why or test
-        return study_common.not_posed(x, {label(k) for k in failed if uses and uses(k)})
+        return study_common.not_posed(x, [label(k) for k in sorted(failed, key=str)
+                                          if uses and uses(k)])
 
     def single(k):  # the one-pair size sweeps
         return k[0] in ("rtt", "stream") and k[3] == 1
