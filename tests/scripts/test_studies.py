@@ -63,3 +63,26 @@ def test_a_stale_summary_is_not_taken_for_a_fresh_one(tmp_path, monkeypatch):
     assert studies.main(["--only", "haas", "--no-docs", "--no-figures", "--out",
                          str(tmp_path)]) == 1
     assert not (tmp_path / "haas" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_the_docs_figures_of_the_variant_run_are_checked_against_its_summaries(
+        tmp_path, monkeypatch, quick):
+    name = "virttas_quick" if quick else "virttas"
+    (tmp_path / "virttas").mkdir()
+    (tmp_path / "virttas" / "summary.json").write_text(json.dumps(
+        {"figures": {"v3_min": 0.809}, "verdicts": {"G": {"verdict": "fail"}}}))
+    doc = tmp_path / "doc.md"
+    monkeypatch.setattr(studies.doc_figures, "documents", lambda: [doc])
+    other = "virttas" if quick else "virttas_quick"  # the other variant's figure is not checked
+    doc.write_text(f"V3 0.81<!--= {name}.figures.v3_min | .2f -->, G **fail<!--= "
+                   f"{name}.verdicts.G.verdict -->**, 7<!--= {other}.figures.v3_min | .0f -->\n")
+    summaries = {"virttas": {"counts": {"fail": 1}}}
+    ok, lines = studies.check_docs(summaries, tmp_path, quick)
+    assert ok and lines[-1].startswith("2 of 2 figures"), lines
+    doc.write_text(f"V3 0.82<!--= {name}.figures.v3_min | .2f -->, G **pass<!--= "
+                   f"{name}.verdicts.G.verdict -->**\n")
+    ok, lines = studies.check_docs(summaries, tmp_path, quick)
+    assert not ok and "quotes 0.82, the run gives 0.81" in lines[0]
+    assert "quotes pass, the run gives fail" in lines[1]
+    assert f"--summary {name}={tmp_path / 'virttas'}" in lines[-1]
