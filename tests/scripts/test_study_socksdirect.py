@@ -91,3 +91,19 @@ def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
     figures, differ = check_quoted_figures("socksdirect_quick", study)
     assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
         "--kind studies --summary socksdirect_quick=" + str(study)
+
+
+def test_a_starved_pair_fails_the_guard_and_the_scaling_verdict_is_not_posed(study):
+    runs = runs_of(study)
+    starved = copy.deepcopy(runs)
+    for p, m in starved:
+        if p["kind"] == "rtt" and p["path"] == "S" and p.get("pairs", 1) == max(s.PAIRS):
+            m["per_pair"] = [m["per_pair"][0] / 20] + m["per_pair"][1:]
+    rows = {r["id"]: r for r in s.analyse(starved)}
+    assert rows["G"]["verdict"] == "fail" and "pair 0" in rows["G"]["vtoe"]
+    assert rows["S10"]["verdict"] == "not posed" and "rtt S 8 3" in rows["S10"]["reason"]
+    assert rows["S1"]["verdict"] == "pass"  # the one-pair sweeps do not need that run
+    # The quick run itself: every pair of every multi-pair run within a tenth of the others.
+    for p, m in runs:
+        assert len(m["per_pair"]) == p.get("pairs", 1)
+        assert not study_common.starved(m["per_pair"])
