@@ -101,7 +101,7 @@ def report_head(title, rows) -> list[str]:
 
 def plotting(no_figures, study):
     """matplotlib's pyplot, or None when --no-figures asked for none. A missing matplotlib is an
-    error that says what to do, never a silent skip."""
+    error (exit status 2) that says what to do, never a silent skip."""
     if no_figures:
         return None
     try:
@@ -109,9 +109,11 @@ def plotting(no_figures, study):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        raise SystemExit(f"{study}: matplotlib is missing ({e}): install it (make venv, or pip "
-                         f"install matplotlib) or pass --no-figures to write the report without "
-                         f"figures") from None
+        # Exit status 2: not a failed verdict (1), a study that cannot run as asked.
+        print(f"{study}: matplotlib is missing ({e}): install it (make venv, or pip install "
+              f"matplotlib) or pass --no-figures to write the report without figures",
+              file=sys.stderr)
+        raise SystemExit(2) from None
     return plt
 
 

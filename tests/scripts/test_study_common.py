@@ -55,7 +55,7 @@ def test_finish_writes_verdicts_by_id_and_fails_on_a_failed_verdict(tmp_path, ca
         c.finish("demo", rows[:1] * 2, [], {}, tmp_path, quick=False)
 
 
-def test_a_missing_matplotlib_is_an_error_not_a_silent_skip(monkeypatch):
+def test_a_missing_matplotlib_is_an_error_not_a_silent_skip(monkeypatch, capsys):
     real = builtins.__import__
 
     def no_matplotlib(name, *args, **kw):
@@ -64,7 +64,10 @@ def test_a_missing_matplotlib_is_an_error_not_a_silent_skip(monkeypatch):
         return real(name, *args, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    with pytest.raises(SystemExit, match="matplotlib is missing.*--no-figures"):
+    with pytest.raises(SystemExit) as stop:
         c.plotting(False, "virttas")
+    assert stop.value.code == 2  # not 1, a failed verdict
+    err = capsys.readouterr().err
+    assert "virttas: matplotlib is missing" in err and "--no-figures" in err
     assert c.plotting(True, "virttas") is None  # asked for no figures: none, and said so
     assert c.figure_note(False, True) == ["", "Figures not drawn (--no-figures)."]
