@@ -91,14 +91,13 @@ paper: build venv
 study-toe: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_toe.py --jobs $(JOBS)
 
-# The related papers as studies (issue 29): out/studies/<paper>/report.md; a quick variant of
-# each runs in `make test` (tests/scripts/test_study_*.py).
+# The related papers as studies (issues 29, 40): out/studies/<paper>/report.md, each opening with
+# its verdict table, and out/studies/summary.md, the four studies' verdicts and the check of the
+# figures the docs quote from them; fails when a verdict fails (scripts/studies.py). A quick
+# variant of each runs in `make test` (tests/scripts/test_study_*.py).
 .PHONY: studies
 studies: build venv
-	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_miniproxy.py --jobs $(JOBS)
-	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_haas.py --jobs $(JOBS)
-	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_socksdirect.py --jobs $(JOBS)
-	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_virttas.py --jobs $(JOBS)
+	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/studies.py --jobs $(JOBS)
 
 bench: build
 	bench/run_bench.sh $(VTOE)

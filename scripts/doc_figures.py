@@ -10,13 +10,25 @@ that run's results.json (dict keys as attributes, list items by index; Python ar
 min, max, sum, round) and the format after `|` is Python's format spec. Markdown does not show
 the comment.
 
+A name may also be a study of docs/figures.yaml's `studies:` (a study script and its arguments,
+one name per variant: `virttas` the full study, `virttas_quick` its `--quick` variant); the
+expression then reads the study's summary.json (`virttas.verdicts.V3.verdict`,
+`virttas.figures.v3_min`). A quoted figure is a number, a word (`**fail<!--= ... -->**`) or a
+code span (`` `not posed`<!--= ... --> ``).
+
     doc_figures.py check    run what the marked figures need; exit 1 naming every figure that
                             differs from its run (file, line, quoted, computed)
     doc_figures.py update   the same runs; rewrite every marked figure with the computed value
     doc_figures.py list     the marked figures and their expressions, without running anything
+
+--kind runs|studies limits the figures to those of vtoe runs or of studies, --only NAME (glob,
+repeatable) to those whose every name matches; --summary NAME=PATH takes a study's summary.json
+(or its output directory) from a run already made instead of running the study (`make studies`
+checks the full variants' figures so, scripts/studies.py).
 """
 import argparse
 import concurrent.futures
+import fnmatch
 import json
 import os
 import re
@@ -29,8 +41,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS_FILE = ROOT / "docs" / "figures.yaml"
-# A figure: an optional sign and digits (".", "," allowed inside), then the marker.
-MARKER = re.compile(r"([-+\u2212]?[0-9][0-9.,]*)?<!--=\s*(.+?)\s*(?:\|\s*([^|>]*?)\s*)?-->")
+# A figure: an optional sign and digits (".", "," allowed inside), a word, or a code span; then
+# the marker.
+MARKER = re.compile(r"([-+\u2212]?[0-9][0-9.,]*|(?<![\w.\-])[A-Za-z][A-Za-z0-9_-]*|`[^`\n]+`)?"
+                    r"<!--=\s*(.+?)\s*(?:\|\s*([^|>]*?)\s*)?-->")
 
 
 class Node:
@@ -82,17 +96,31 @@ def find_figures(paths):
         text = path.read_text()
         for m in MARKER.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
-            start = m.start(1) if m.group(1) is not None else m.start()
-            figures.append(Figure(path, line, m.group(1), m.group(2), m.group(3), start, start + len(m.group(1) or "")))
+            quoted = m.group(1)
+            if quoted is None:
+                start = end = m.start()
+            elif quoted.startswith("`"):  # a code span: the figure is inside the backticks
+                start, end, quoted = m.start(1) + 1, m.end(1) - 1, quoted[1:-1]
+            else:
+                start, end = m.start(1), m.end(1)
+            figures.append(Figure(path, line, quoted, m.group(2), m.group(3), start, end))
     return figures
 
 
 def load_runs():
+    """{name: (kind, argv)}: kind "run" (a vtoe run: scenario and overrides) or "study" (a study
+    script and its arguments)."""
     spec = yaml.safe_load(RUNS_FILE.read_text()) or {}
     runs = spec.get("runs") or {}
-    if not isinstance(runs, dict):
-        raise SystemExit(f"{RUNS_FILE}: `runs` must map names to command lines")
-    return {name: shlex.split(str(cmd)) for name, cmd in runs.items()}
+    studies = spec.get("studies") or {}
+    if not isinstance(runs, dict) or not isinstance(studies, dict):
+        raise SystemExit(f"{RUNS_FILE}: `runs` and `studies` must map names to command lines")
+    both = set(runs) & set(studies)
+    if both:
+        raise SystemExit(f"{RUNS_FILE}: {', '.join(sorted(both))} both a run and a study")
+    table = {name: ("run", shlex.split(str(cmd))) for name, cmd in runs.items()}
+    table.update({name: ("study", shlex.split(str(cmd))) for name, cmd in studies.items()})
+    return table
 
 
 def names_in(expr, runs):
@@ -105,21 +133,51 @@ def vtoe_binary():
     return ROOT / "build" / os.environ.get("VTOE_PRESET", "release") / "app" / "vtoe"
 
 
-def run_all(names, runs, out_root, jobs):
+def summary_path(path):
+    path = Path(path)
+    return path / "summary.json" if path.is_dir() else path
+
+
+def run_all(names, runs, out_root, jobs, summaries=None):
+    """{name: results}: vtoe runs in parallel (`jobs`), studies one after another (each with
+    `jobs` of its own); a study named in `summaries` is read from there instead of run."""
+    summaries = summaries or {}
     binary = vtoe_binary()
-    if not binary.exists():
+    if any(runs[n][0] == "run" for n in names) and not binary.exists():
         raise SystemExit(f"{binary} is missing: build first (make build)")
 
     def one(name):
         out = out_root / name
-        cmd = [str(binary), "run", *runs[name], "--out", str(out), "--quiet"]
+        cmd = [str(binary), "run", *runs[name][1], "--out", str(out), "--quiet"]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if proc.returncode != 0:
             raise SystemExit(f"run {name} ({' '.join(cmd)}) failed:\n{proc.stderr}")
         return name, json.loads((out / "results.json").read_text())
 
+    def study(name):
+        if name in summaries:
+            path = summary_path(summaries[name])
+            if not path.exists():
+                raise SystemExit(f"study {name}: {path} is missing")
+            return json.loads(path.read_text())
+        out = out_root / name
+        script, *args = runs[name][1]
+        cmd = [sys.executable, str(ROOT / script), *args, "--jobs", str(jobs), "--out", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                              env=dict(os.environ, VTOE_BIN=str(binary)))
+        # A study that exits 1 has failing verdicts, which its figures quote: only a missing
+        # summary is an error here.
+        if not (out / "summary.json").exists():
+            raise SystemExit(f"study {name} ({' '.join(cmd)}) wrote no summary.json:\n"
+                             f"{proc.stdout}{proc.stderr}")
+        return json.loads((out / "summary.json").read_text())
+
+    plain = sorted(n for n in names if runs[n][0] == "run")
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        return dict(pool.map(one, sorted(names)))
+        results = dict(pool.map(one, plain))
+    for name in sorted(n for n in names if runs[n][0] == "study"):
+        results[name] = study(name)
+    return results
 
 
 def normalise(s):
@@ -169,29 +227,69 @@ def update(figures):
     return changed
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("action", choices=["check", "update", "list"])
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "doc-figures",
-                    help="where the runs write (default build/doc-figures)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("docs", nargs="*", type=Path, help="documents (default README.md and docs/*.md)")
-    args = ap.parse_args(argv)
-    paths = [p.resolve() for p in args.docs] or documents()
-    figures = find_figures(paths)
-    runs = load_runs()
-    if args.action == "list":
-        for f in figures:
-            print(f"{f.where()}: {f.quoted} = {f.expr} | {f.fmt}")
-        return 0
+KINDS = {"runs": "run", "studies": "study"}
+
+
+def select(figures, runs, kind="all", only=()):
+    """The figures to check: those of `kind` (runs, studies or all) whose every name matches a
+    pattern of `only` (all when empty). A figure naming no known run is kept (an error)."""
+    chosen = []
+    for f in figures:
+        names = names_in(f.expr, runs)
+        if names and kind != "all" and any(runs[n][0] != KINDS[kind] for n in names):
+            continue
+        if names and only and not all(any(fnmatch.fnmatchcase(n, p) for p in only)
+                                      for n in names):
+            continue
+        chosen.append(f)
+    return chosen
+
+
+def prepare(figures, runs, out, jobs, summaries=None):
+    """Runs (or reads) what the figures need and evaluates them; returns the names used."""
     needed = set()
     for f in figures:
         names = names_in(f.expr, runs)
         if not names:
             f.error = f"names no run of {RUNS_FILE.relative_to(ROOT)}"
         needed |= names
-    results = run_all(needed, runs, args.out, args.jobs)
+    results = run_all(needed, runs, out, jobs, summaries)
     evaluate([f for f in figures if not f.error], results)
+    return needed
+
+
+def parse_summaries(items):
+    summaries = {}
+    for item in items or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--summary {item}: NAME=PATH")
+        summaries[name] = Path(path)
+    return summaries
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("action", choices=["check", "update", "list"])
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "doc-figures",
+                    help="where the runs write (default build/doc-figures)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--kind", choices=["all", "runs", "studies"], default="all",
+                    help="only the figures of vtoe runs, or of studies (default all)")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME",
+                    help="only figures whose every run or study matches (glob; repeatable)")
+    ap.add_argument("--summary", action="append", default=[], metavar="NAME=PATH",
+                    help="a study's summary.json (or output directory) instead of running it")
+    ap.add_argument("docs", nargs="*", type=Path, help="documents (default README.md and docs/*.md)")
+    args = ap.parse_intermixed_args(argv)  # documents before or after the options
+    paths = [p.resolve() for p in args.docs] or documents()
+    runs = load_runs()
+    figures = select(find_figures(paths), runs, args.kind, args.only)
+    if args.action == "list":
+        for f in figures:
+            print(f"{f.where()}: {f.quoted} = {f.expr} | {f.fmt}")
+        return 0
+    needed = prepare(figures, runs, args.out, args.jobs, parse_summaries(args.summary))
     if args.action == "update":
         print(f"{update(figures)} of {len(figures)} figures rewritten from {len(needed)} runs")
         return 0

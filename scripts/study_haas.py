@@ -17,11 +17,13 @@ scenarios/study/haas/{tx,rx,rr}.yaml:
   opti        da + posted device interrupts, WFI not trapped (the vCPU owns its core)
   dtid        opti + direct timer interrupts + a tickless host
 
-The script writes OUT/report.md (default out/studies/haas/) with the paper's three tables in its
-shape and a verdict per claim computed from the runs, OUT/summary.json with every number, and
-OUT/rtt_cdf.png (request/response latency CDFs).
+The script writes OUT/report.md (default out/studies/haas/), which opens with the verdict table
+(pass, fail or not posed, with the reason; the script prints it too), then the paper's three
+tables in its shape and a verdict per claim computed from the runs, OUT/summary.json with every
+number (the figures docs/studies-haas.md quotes among them), and OUT/rtt_cdf.png
+(request/response latency CDFs). The script exits 1 when any verdict fails.
 
-    python3 scripts/study_haas.py [--quick] [--jobs N] [--out DIR]
+    python3 scripts/study_haas.py [--quick] [--jobs N] [--out DIR] [--no-figures]
 
 --quick (run by `make test` through tests/scripts/test_study_haas.py) shortens every run to a
 60 ms window; the checks are the same.
@@ -125,9 +127,13 @@ def timer_exits(m):
 
 # ---------------------------------------------------------------------------------------- checks
 
-def row(rid, claim, paper, vtoe, test, cls, ok):
-    return {"id": rid, "claim": claim, "paper": paper, "vtoe": vtoe, "test": test, "class": cls,
-            "verdict": verdict(ok) if ok is not None else "reported"}
+def row(rid, claim, paper, vtoe, test, cls, ok, why=None):
+    """A verdict row; `ok` None (with `why`) for a claim not posed."""
+    r = {"id": rid, "claim": claim, "paper": paper, "vtoe": vtoe, "test": test, "class": cls,
+         "verdict": verdict(ok)}
+    if ok is None:
+        r["reason"] = why or test
+    return r
 
 
 def analyse(runs):
@@ -159,7 +165,9 @@ def analyse(runs):
                     fast["vhost"] < 0.95 and min(others) >= 0.98))
     rows.append(row("H2b", "Inbound: VHOST comparable when its back end has a third core "
                            "(001:40-43)", "37.10 Gbit/s", "-", "needs a multi-core host (a DE "
-                    "back end on its own core)", "not checkable", None))
+                    "back end on its own core)", "not checkable", None,
+                    "not run: the study's host has one core, and a DE back end has no core of "
+                    "its own in vtoe yet"))
     # H3: RTT.
     rtt = {c: r[(c, "rr")]["latency"]["mean_us"] for c in CONFIGS}
     passthrough = max(rtt[c] for c in ("vfio", "opti", "dtid")) / rtt["bare"]
@@ -237,13 +245,32 @@ def analyse(runs):
                     f"occupancy {100 * occ:.2f} %, guest {gview['opti']:.2f} % against bare "
                     f"{gview['bare']:.2f} %", "occupancy >= 99 %; guest view within 5 % of bare",
                     "shape", occ >= 0.99 and abs(gview["opti"] / gview["bare"] - 1) <= 0.05))
-    for claim in ("Absolute throughput (37.4 Gbit/s) and delays (12-24 us): 40G InfiniBand on x86",
-                  "x86-only exits: MSR writes, the preemption timer, PAUSE (drafts, 001:251-253)"):
-        rows.append(row("-", claim, "stated", "-", "hardware specific", "not checkable", None))
+    for i, claim in enumerate((
+            "Absolute throughput (37.4 Gbit/s) and delays (12-24 us): 40G InfiniBand on x86",
+            "x86-only exits: MSR writes, the preemption timer, PAUSE (drafts, 001:251-253)"), 1):
+        rows.append(row(f"N{i}", claim, "stated", "-", "hardware specific", "not checkable",
+                        None, "hardware specific: x86, KVM and InfiniBand numbers"))
     errors = [f"{p['config']}/{p['workload']}: {m['error']}" for p, m in runs if m["error"]]
-    rows.append(row("G", "Every run completed without an application error", "-",
-                    "; ".join(errors) or "none", "no error", "construction", not errors))
+    rows.append(row("G", "Every run completed without an application error (one VM per run: no "
+                         "peers that could starve it)", "-",
+                    "; ".join(errors) or f"none in {len(runs)} runs", "no error",
+                    "construction", not errors))
     return rows
+
+
+def figures(runs):
+    """The numbers docs/studies-haas.md quotes, from the same runs as the rows."""
+    r = {(p["config"], p["workload"]): m for p, m in runs}
+    ps = {c: r[(c, "tx")]["per_s"] for c in CONFIGS if c != "bare"}
+    return {
+        "runs": len(runs),
+        "wfi_ratio": ps["vfio"]["wfi"] / ps["vhost"]["wfi"] if ps["vhost"]["wfi"] else None,
+        "vhost_occupancy_pct": 100 * r[("vhost", "tx")]["occupancy"],
+        "rtt_mean_us": {c: r[(c, "rr")]["latency"]["mean_us"] for c in CONFIGS},
+        "gbps": {w: {c: r[(c, w)]["gbps"] for c in CONFIGS} for w in WORKLOADS},
+        "exits_per_s": ps,
+        "total_cpu_pct": {c: host_view(r[(c, "tx")])[4] for c in CONFIGS},
+    }
 
 
 # ---------------------------------------------------------------------------------------- report
@@ -292,14 +319,11 @@ def table3(r):
     return lines
 
 
-def figure(r, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        sys.path.insert(0, str(ROOT / "python"))
-        from vtoe import latency
-    except ImportError:
+def figure(plt, r, out):
+    if plt is None:
         return False
+    sys.path.insert(0, str(ROOT / "python"))
+    from vtoe import latency
     runs = {c: {"vms": [{"workload": "rpc", "latency": {**r[(c, "rr")]["latency"],
                                                           "cdf": r[(c, "rr")]["cdf"]}}]}
             for c in ("bare", "vhost", "vfio-gicv2", "vfio", "opti", "dtid")}
@@ -309,10 +333,10 @@ def figure(r, out):
     return True
 
 
-def report(rows, runs, quick, out, drew):
+def report(rows, runs, quick, out, drew, no_figures=False):
     r = {(p["config"], p["workload"]): m for p, m in runs}
-    lines = ["# HaaS: pass-through and VM exits, reproduced by vtoe", "",
-             "Paper: *HaaS* evaluation (shared/papers/haas-passthrough-vm-exits.tex). Setup: one "
+    lines = study_common.report_head("HaaS: pass-through and VM exits, reproduced by vtoe", rows)
+    lines += ["Paper: *HaaS* evaluation (shared/papers/haas-passthrough-vm-exits.tex). Setup: one "
              "VM on one 2 GHz core, 8000-byte messages through a 2.5 Gbit/s TOE, 250 Hz host and "
              "guest ticks not synchronised; the round trip is 64-byte rpc. " +
              ("Quick run (60 ms windows). " if quick else "") +
@@ -338,6 +362,7 @@ def report(rows, runs, quick, out, drew):
               "against 13 µs is not significant."]
     if drew:
         lines += ["", "![request/response latency CDF](rtt_cdf.png)"]
+    lines += study_common.figure_note(drew, no_figures)
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
@@ -346,23 +371,20 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="60 ms windows (CI)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(ROOT / "out" / "studies" / "haas"))
+    ap.add_argument("--no-figures", action="store_true", help="write the report without figures")
     args = ap.parse_args(argv)
+    plt = study_common.plotting(args.no_figures, "haas")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = list(pool.map(lambda p: run_point(p, args.quick), grid()))
     rows = analyse(runs)
     r = {(p["config"], p["workload"]): m for p, m in runs}
-    drew = figure(r, out)
-    report(rows, runs, args.quick, out, drew)
-    (out / "summary.json").write_text(json.dumps(
-        {"rows": rows, "runs": [{**p, **{k: v for k, v in m.items() if k != "cdf"}}
-                                for p, m in runs]}, indent=1) + "\n")
-    failed = [x["id"] for x in rows if x["verdict"] == "FAIL"]
-    print(f"haas: {len(runs)} runs, {len(rows)} rows, "
-          f"{'failed: ' + ', '.join(failed) if failed else 'every checked row passes'}; "
-          f"{out / 'report.md'}")
-    return 1 if failed else 0
+    drew = figure(plt, r, out)
+    report(rows, runs, args.quick, out, drew, args.no_figures)
+    return study_common.finish(
+        "haas", rows, [{**p, **{k: v for k, v in m.items() if k != "cdf"}} for p, m in runs],
+        figures(runs), out, args.quick)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,13 @@ split the delay evenly, with and without early SYN forwarding (ESF), flows of 10
 (scenarios/study/miniproxy/n0..n3.yaml, light hosts: no CPU model, as the paper's model assumes).
 Also the off-path case of the paper's section 4 (one proxy, both hops lengthened, Fig. 5) and an
 uneven split (derived). Every point is a vtoe run; the script writes OUT/report.md (default
-out/studies/miniproxy/) whose every row gives the paper's value, the model's, vtoe's, the test,
-its class and a verdict computed from the runs, OUT/summary.json with every number, and
-OUT/ttc.png (the Fig. 4 analogue).
+out/studies/miniproxy/), which opens with the verdict table (pass, fail or not posed, with the
+reason; the script prints it too) and whose every row gives the paper's value, the model's,
+vtoe's, the test, its class and a verdict computed from the runs, OUT/summary.json with every
+number (the figures docs/miniproxy.md quotes among them), and OUT/ttc.png (the Fig. 4 analogue).
+The script exits 1 when any verdict fails.
 
-    python3 scripts/study_miniproxy.py [--quick] [--jobs N] [--out DIR]
+    python3 scripts/study_miniproxy.py [--quick] [--jobs N] [--out DIR] [--no-figures]
 
 --quick (run by `make test` through tests/scripts/test_study_miniproxy.py) runs 10 kB and 25 kB
 only, and a part of the off-path and uneven-split grids; the checks are the same.
@@ -239,16 +241,19 @@ def analyse(runs, quick):
     hs = sum(m["hystart"] for _, m in runs)
     done = all(m["flows_done"] == m["flows"] for _, m in runs)
     rows.append(row("G", "Every run: all flows complete, no retransmission, no HyStart++ exit "
-                         "(the model's assumptions)", "-", "-",
-                    f"{rtx} retransmissions, {hs} HyStart++ entries", "all zero", "construction",
-                    rtx == 0 and hs == 0 and done))
-    for claim in ("Miniproxy 1.534 Gb/s against Varnish 1.462 Gb/s; GSO about 32 Gb/s (002:57)",
-                  "Boot in 12 ms (6 MB, > 2 GHz) to 230 ms (002:62); 6 MB of RAM (002:9)",
-                  "Connection set-up 0.1 to 3 ms for 30 to 230 simultaneous connections "
-                  "(Table 1)"):
-        rows.append({"id": "-", "claim": claim, "paper": "stated", "model": "-", "vtoe": "-",
+                         "(the model's assumptions); flows run one after another and one per "
+                         "point is measured, so no flow has peers that could starve it", "-", "-",
+                    f"{rtx} retransmissions, {hs} HyStart++ entries, "
+                    f"{'all' if done else 'not all'} flows complete in {len(runs)} runs",
+                    "all zero, all complete", "construction", rtx == 0 and hs == 0 and done))
+    for i, claim in enumerate((
+            "Miniproxy 1.534 Gb/s against Varnish 1.462 Gb/s; GSO about 32 Gb/s (002:57)",
+            "Boot in 12 ms (6 MB, > 2 GHz) to 230 ms (002:62); 6 MB of RAM (002:9)",
+            "Connection set-up 0.1 to 3 ms for 30 to 230 simultaneous connections (Table 1)"), 1):
+        rows.append({"id": f"N{i}", "claim": claim, "paper": "stated", "model": "-", "vtoe": "-",
                      "test": "x86, Xen and unikernel specific", "class": "not checkable",
-                     "verdict": "not checked"})
+                     "verdict": study_common.NOT_POSED,
+                     "reason": "x86, Xen and unikernel specific: nothing in vtoe stands for it"})
     return rows
 
 
@@ -263,12 +268,42 @@ def row(rid, claim, paper, model_v, vtoe, test, cls, ok):
             "vtoe": fmt(vtoe), "test": test, "class": cls, "verdict": verdict(ok)}
 
 
-def figure(runs, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+def figures(runs):
+    """The numbers docs/miniproxy.md quotes, from the same runs as the rows."""
+    chain = {(p["n"], p["size"], p["esf"]): m for p, m in runs if p["set"] == "chain"}
+    sizes = sorted({s for (_, s, _) in chain})
+
+    def cut(n, size, k):
+        return pct(chain[(n, size, True)][k], chain[(0, size, True)][k])
+
+    no_esf = [abs(m["ttfb_ms"] - 4 * D_MS) for (n, _, esf), m in chain.items() if n and not esf]
+    ttfb_gap = [m["ttfb_ms"] - model(p["hops"], p["size"], p["esf"])[0]
+                for p, m in runs if p["set"] == "chain"]
+    ttc_gap = [m["ttc_ms"] - model(p["hops"], p["size"], p["esf"])[1]
+               for p, m in runs if p["set"] == "chain"]
+    off = {f"{p['hops'][0]:g}": {} for p, _ in runs if p["set"] == "off_path"}
+    for p, m in runs:
+        if p["set"] == "off_path":
+            off[f"{p['hops'][0]:g}"][str(p["size"] // 1000)] = pct(m["ttc_ms"],
+                                                                    model([D_MS], p["size"])[1])
+    return {
+        "runs": len(runs), "chain_values": 2 * len(chain), "sizes_kb": [s // 1000 for s in sizes],
+        "ttfb_cut_10kb": [cut(n, 10000, "ttfb_ms") for n in (1, 2, 3)],
+        "ttc_cut_25kb": [cut(n, 25000, "ttc_ms") for n in (1, 2, 3)],
+        "slow_start_extra_25kb": [cut(n, 25000, "ttc_ms") - cut(n, 10000, "ttc_ms")
+                                  for n in (1, 2, 3)],
+        "no_esf_ttfb_off_ms": max(no_esf),
+        "ttc_cut": {str(n): {str(s // 1000): cut(n, s, "ttc_ms") for s in sizes}
+                    for n in (1, 2, 3)},
+        "uneven_ttfb_ms": {f"{p['r']:g}": m["ttfb_ms"] for p, m in runs if p["set"] == "uneven"},
+        "off_path_ttc_change": off,
+        "ttfb_above_model_ms": [min(ttfb_gap), max(ttfb_gap)],
+        "ttc_above_model_ms": max(ttc_gap),
+    }
+
+
+def figure(plt, runs, out):
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in range(4):
@@ -288,9 +323,10 @@ def figure(runs, out):
     return True
 
 
-def report(rows, runs, quick, out, drew):
-    lines = ["# Miniproxy: split TCP with early SYN forwarding, reproduced by vtoe", "",
-             "Paper: *On-the-Fly TCP Acceleration with Miniproxy* (shared/papers/"
+def report(rows, runs, quick, out, drew, no_figures=False):
+    lines = study_common.report_head(
+        "Miniproxy: split TCP with early SYN forwarding, reproduced by vtoe", rows)
+    lines += ["Paper: *On-the-Fly TCP Acceleration with Miniproxy* (shared/papers/"
              "miniproxy-tcp-acceleration.md). Setup: client and server 100 ms RTT apart, "
              "100 Mbit/s links, 0-3 proxies splitting the delay evenly, IW 10, Linux-like slow "
              "start, no loss; light hosts without a CPU model. " +
@@ -322,6 +358,7 @@ def report(rows, runs, quick, out, drew):
               "table gives both."]
     if drew:
         lines += ["", "![TTC against flow size](ttc.png)"]
+    lines += study_common.figure_note(drew, no_figures)
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
@@ -330,22 +367,19 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="10 and 25 kB only (CI)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(ROOT / "out" / "studies" / "miniproxy"))
+    ap.add_argument("--no-figures", action="store_true", help="write the report without figures")
     args = ap.parse_args(argv)
+    plt = study_common.plotting(args.no_figures, "miniproxy")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     points = grid(args.quick)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = list(pool.map(run_point, points))
     rows = analyse(runs, args.quick)
-    drew = figure(runs, out)
-    report(rows, runs, args.quick, out, drew)
-    (out / "summary.json").write_text(json.dumps(
-        {"rows": rows, "runs": [{**p, **m} for p, m in runs]}, indent=1) + "\n")
-    failed = [r["id"] for r in rows if r["verdict"] == "FAIL"]
-    print(f"miniproxy: {len(runs)} runs, {len(rows)} rows, "
-          f"{'failed: ' + ', '.join(failed) if failed else 'every checked row passes'}; "
-          f"{out / 'report.md'}")
-    return 1 if failed else 0
+    drew = figure(plt, runs, out)
+    report(rows, runs, args.quick, out, drew, args.no_figures)
+    return study_common.finish("miniproxy", rows, [{**p, **m} for p, m in runs], figures(runs),
+                               out, args.quick)
 
 
 if __name__ == "__main__":

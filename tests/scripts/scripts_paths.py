@@ -67,3 +67,29 @@ def paper_reproduction(tmp_path_factory):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _PAPER["run"] = (out, proc)
     return out, proc
+
+
+def doc_figures_module():
+    """scripts/doc_figures.py as a module."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import doc_figures
+    return doc_figures
+
+
+def check_quoted_figures(name, out):
+    """The figures the docs quote from study run `name` (docs/figures.yaml, e.g. virttas_quick),
+    evaluated against the summary.json in `out`: returns (figures, messages of those that differ).
+    The docs must quote at least one."""
+    import contextlib
+    import io
+
+    df = doc_figures_module()
+    runs = df.load_runs()
+    assert name in runs, f"docs/figures.yaml names no study {name}"
+    figures = df.select(df.find_figures(df.documents()), runs, "studies", [name])
+    assert figures, f"the docs quote no figure of {name}"
+    df.prepare(figures, runs, Path(out), 1, {name: Path(out)})
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        df.check(figures)
+    return figures, buf.getvalue().splitlines()

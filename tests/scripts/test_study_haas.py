@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import study_haas as s
-from scripts_paths import TIMEOUT_FACTOR, run_once
+import study_common
+from scripts_paths import TIMEOUT_FACTOR, check_quoted_figures, run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,12 @@ def study(tmp_path_factory):
     out, proc = run_once(tmp_path_factory, "haas",
                          [sys.executable, str(ROOT / "scripts" / "study_haas.py"), "--quick",
                           "--jobs", "2", "--out"], env=env, timeout=600 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "summary.json").exists(), proc.stdout + proc.stderr
+    (out / "stdout.txt").write_text(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())
+    failed = [r["id"] for r in summary["rows"] if r["verdict"] == "fail"]
+    # Exit status 1 exactly when a verdict fails.
+    assert proc.returncode == (1 if failed else 0), proc.stdout + proc.stderr
     return out
 
 
@@ -67,16 +73,32 @@ def test_verdicts_fail_when_the_runs_disagree(study):
     for p, m in merged:
         if p["config"] == "opti":
             m["exits"]["vtimer"] = 0
-    assert verdicts(merged)["H8"] == "FAIL"
+    assert verdicts(merged)["H8"] == "fail"
     # Without the halt poll's host time, VFIO no longer costs more than VHOST.
     no_poll = copy.deepcopy(runs)
     for p, m in no_poll:
         if p["config"] == "vfio":
             m["hypervisor"] = 0.01
-    assert verdicts(no_poll)["H13"] == "FAIL"
+    assert verdicts(no_poll)["H13"] == "fail"
     # Device interrupts that exit under vfio break the pass-through claim.
     noisy = copy.deepcopy(runs)
     for p, m in noisy:
         if p["config"] == "vfio" and p["workload"] == "tx":
             m["per_s"]["irq_device"] = 5000.0
-    assert verdicts(noisy)["H5"] == "FAIL"
+    assert verdicts(noisy)["H5"] == "fail"
+
+
+def test_report_opens_with_the_verdict_table_the_script_prints(study):
+    summary = json.loads((study / "summary.json").read_text())
+    table = study_common.verdict_table(summary["rows"])
+    report = (study / "report.md").read_text().splitlines()
+    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
+    assert "\n".join(table) in (study / "stdout.txt").read_text()
+    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
+    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+
+
+def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
+    figures, differ = check_quoted_figures("haas_quick", study)
+    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
+        "--kind studies --summary haas_quick=" + str(study)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import study_miniproxy as s
-from scripts_paths import TIMEOUT_FACTOR, run_once
+import study_common
+from scripts_paths import TIMEOUT_FACTOR, check_quoted_figures, run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,10 +49,10 @@ def test_verdicts_pass_on_the_model_and_fail_on_runs_that_miss_it():
     good = {r["id"]: r["verdict"] for r in s.analyse(fake_runs(), quick=True)}
     assert all(good[k] == "pass" for k in ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "G"))
     bad = {r["id"]: r["verdict"] for r in s.analyse(fake_runs(1.05), quick=True)}
-    assert bad["P1"] == "FAIL" and bad["P2"] == "FAIL" and bad["P5"] == "FAIL"
+    assert bad["P1"] == "fail" and bad["P2"] == "fail" and bad["P5"] == "fail"
     lossy = fake_runs()
     lossy[0][1]["retransmits"] = 1
-    assert {r["id"]: r["verdict"] for r in s.analyse(lossy, quick=True)}["G"] == "FAIL"
+    assert {r["id"]: r["verdict"] for r in s.analyse(lossy, quick=True)}["G"] == "fail"
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,12 @@ def study(tmp_path_factory):
     out, proc = run_once(tmp_path_factory, "miniproxy",
                          [sys.executable, str(ROOT / "scripts" / "study_miniproxy.py"), "--quick",
                           "--jobs", "2", "--out"], env=env, timeout=600 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "summary.json").exists(), proc.stdout + proc.stderr
+    (out / "stdout.txt").write_text(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())
+    failed = [r["id"] for r in summary["rows"] if r["verdict"] == "fail"]
+    # Exit status 1 exactly when a verdict fails.
+    assert proc.returncode == (1 if failed else 0), proc.stdout + proc.stderr
     return out
 
 
@@ -82,3 +88,19 @@ def test_quick_study_passes_every_checked_row_with_the_runs_numbers(study):
     assert s.pct(one, base) == pytest.approx(25.0, abs=1.0)
     assert f"{one:.2f}" in report
     assert all(r["flows_done"] == r["flows"] == s.FLOWS for r in summary["runs"])
+
+
+def test_report_opens_with_the_verdict_table_the_script_prints(study):
+    summary = json.loads((study / "summary.json").read_text())
+    table = study_common.verdict_table(summary["rows"])
+    report = (study / "report.md").read_text().splitlines()
+    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
+    assert "\n".join(table) in (study / "stdout.txt").read_text()
+    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
+    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+
+
+def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
+    figures, differ = check_quoted_figures("miniproxy_quick", study)
+    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
+        "--kind studies --summary miniproxy_quick=" + str(study)

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import study_socksdirect as s
-from scripts_paths import TIMEOUT_FACTOR, run_once
+import study_common
+from scripts_paths import TIMEOUT_FACTOR, check_quoted_figures, run_once
 
 import pytest
 
@@ -23,7 +24,12 @@ def study(tmp_path_factory):
                          [sys.executable, str(ROOT / "scripts" / "study_socksdirect.py"),
                           "--quick", "--jobs", "2", "--out"], env=env,
                          timeout=600 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "summary.json").exists(), proc.stdout + proc.stderr
+    (out / "stdout.txt").write_text(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())
+    failed = [r["id"] for r in summary["rows"] if r["verdict"] == "fail"]
+    # Exit status 1 exactly when a verdict fails.
+    assert proc.returncode == (1 if failed else 0), proc.stdout + proc.stderr
     return out
 
 
@@ -61,11 +67,43 @@ def test_verdicts_fail_when_the_runs_disagree(study):
             m["latency"] = {k: v * 30 if k.endswith("_us") else v
                             for k, v in m["latency"].items()}
     verdicts = {r["id"]: r["verdict"] for r in s.analyse(slow)}
-    assert verdicts["S1"] == "FAIL" and verdicts["S3"] == "FAIL"
+    assert verdicts["S1"] == "fail" and verdicts["S3"] == "fail"
     # Zero copy that moves nothing faster fails S5.
     flat = copy.deepcopy(runs)
     k_rates = {(p["kind"], p.get("size")): m["msgs_per_s"] for p, m in runs if p["path"] == "K"}
     for p, m in flat:
         if p["path"] == "SZ":
             m["msgs_per_s"] = k_rates[(p["kind"], p.get("size"))]
-    assert {r["id"]: r["verdict"] for r in s.analyse(flat)}["S5"] == "FAIL"
+    assert {r["id"]: r["verdict"] for r in s.analyse(flat)}["S5"] == "fail"
+
+
+def test_report_opens_with_the_verdict_table_the_script_prints(study):
+    summary = json.loads((study / "summary.json").read_text())
+    table = study_common.verdict_table(summary["rows"])
+    report = (study / "report.md").read_text().splitlines()
+    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
+    assert "\n".join(table) in (study / "stdout.txt").read_text()
+    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
+    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+
+
+def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
+    figures, differ = check_quoted_figures("socksdirect_quick", study)
+    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
+        "--kind studies --summary socksdirect_quick=" + str(study)
+
+
+def test_a_starved_pair_fails_the_guard_and_the_scaling_verdict_is_not_posed(study):
+    runs = runs_of(study)
+    starved = copy.deepcopy(runs)
+    for p, m in starved:
+        if p["kind"] == "rtt" and p["path"] == "S" and p.get("pairs", 1) == max(s.PAIRS):
+            m["per_pair"] = [m["per_pair"][0] / 20] + m["per_pair"][1:]
+    rows = {r["id"]: r for r in s.analyse(starved)}
+    assert rows["G"]["verdict"] == "fail" and "pair 0" in rows["G"]["vtoe"]
+    assert rows["S10"]["verdict"] == "not posed" and "rtt S 8 3" in rows["S10"]["reason"]
+    assert rows["S1"]["verdict"] == "pass"  # the one-pair sweeps do not need that run
+    # The quick run itself: every pair of every multi-pair run within a tenth of the others.
+    for p, m in runs:
+        assert len(m["per_pair"]) == p.get("pairs", 1)
+        assert not study_common.starved(m["per_pair"])

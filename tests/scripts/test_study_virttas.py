@@ -1,5 +1,6 @@
-"""The VirtTAS study (scripts/study_virttas.py): its verdicts fail when the runs disagree, and a
-quick run (two platforms of 4 to 13 cores, five configurations) gives the paper's core counts."""
+"""The VirtTAS study (scripts/study_virttas.py): its verdicts fail when the runs disagree, a run
+with a starved pair is no data point, and a quick run (two platforms of 4 to 13 cores, five
+configurations) gives the paper's core counts and the figures the docs quote."""
 import json
 import os
 import sys
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import study_virttas as s
-from scripts_paths import TIMEOUT_FACTOR, run_once
+import study_common
+from scripts_paths import TIMEOUT_FACTOR, check_quoted_figures, run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 CORES = {"vk": 13, "vi": 13, "vs": 8, "vtda": 4, "vtde": 5}
@@ -39,20 +41,46 @@ def verdicts(runs):
 def test_verdicts_follow_the_runs():
     good = verdicts(fake_runs())
     assert "V8" not in good  # no anchor run among these
-    assert all(v == "pass" for k, v in good.items() if k != "V4"), good
+    assert all(v == "pass" for v in good.values()), good
     # V4 (per-VM TAS against the kernel stack) passes: VI 300k, VK 270k, latency lower.
     assert good["V4"] == "pass"
     # A shared fast path that falls behind the per-VM stacks fails V3 and, per core, V2 too.
     slow = verdicts(fake_runs(vs_tps=150e3))
-    assert slow["V3"] == "FAIL" and slow["V2"] == "FAIL"
+    assert slow["V3"] == "fail" and slow["V2"] == "fail"
     # A scenario with a core too many breaks the construction rows.
     wrong = verdicts(fake_runs(cores={**CORES, "vs": 9}))
-    assert wrong["V1"] == "FAIL" and wrong["V1b"] == "FAIL"
+    assert wrong["V1"] == "fail" and wrong["V1b"] == "fail"
     slow_linux = fake_runs() + [({"config": "nk", "size": 16}, {"rtt_us": 40.0, "errors": []})]
-    assert verdicts(slow_linux)["V8"] == "FAIL"  # slower than the measured Linux round trip
+    assert verdicts(slow_linux)["V8"] == "fail"  # slower than the measured Linux round trip
     broken = fake_runs()
     broken[0][1]["stack_drops"] = 3
-    assert verdicts(broken)["G"] == "FAIL"
+    assert verdicts(broken)["G"] == "fail"
+
+
+def starve(runs, config, size, tps):
+    for p, m in runs:
+        if (p["config"], p["size"]) == (config, size):
+            m["per_vm_tps"] = [tps] + m["per_vm_tps"][1:]
+    return runs
+
+
+def test_a_starved_pair_fails_its_run_and_the_verdicts_that_need_it_are_not_posed():
+    # Independent-TAS at 16 B with pair 0 at 133 transactions/s against about 75,000 for the
+    # others: today's picture with every interrupt on core 0.
+    rows = {r["id"]: r for r in s.analyse(starve(fake_runs(), "vi", 16, 133.0), quick=True)}
+    assert rows["G"]["verdict"] == "fail"
+    assert "vi 16 B: pair 0 133 transactions/s" in rows["G"]["vtoe"]
+    for rid in ("V2", "V3", "V4"):  # they compare Independent-TAS at 16 B
+        assert rows[rid]["verdict"] == "not posed", rid
+        assert "vi 16 B" in rows[rid]["reason"]
+    for rid in ("V1", "V1b", "V5", "V6"):  # they do not
+        assert rows[rid]["verdict"] == "pass", rid
+    # A pair slower than the others but above a tenth of their median is a data point.
+    rows = {r["id"]: r for r in s.analyse(starve(fake_runs(), "vi", 16, 7600.0), quick=True)}
+    assert rows["G"]["verdict"] == rows["V3"]["verdict"] == "pass"
+    # The guard only looked at pairs stalled at zero before: 1 transaction/s passed it.
+    rows = {r["id"]: r for r in s.analyse(starve(fake_runs(), "vs", 4096, 1.0), quick=True)}
+    assert rows["G"]["verdict"] == "fail" and rows["V7"]["verdict"] == "not posed"
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +91,19 @@ def study(tmp_path_factory):
     out, proc = run_once(tmp_path_factory, "virttas",
                          [sys.executable, str(ROOT / "scripts" / "study_virttas.py"), "--quick",
                           "--jobs", "2", "--out"], env=env, timeout=600 * TIMEOUT_FACTOR)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "summary.json").exists(), proc.stdout + proc.stderr
+    (out / "stdout.txt").write_text(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())
+    failed = [r["id"] for r in summary["rows"] if r["verdict"] == "fail"]
+    # Exit status 1 exactly when a verdict fails.
+    assert proc.returncode == (1 if failed else 0), proc.stdout + proc.stderr
     return out
 
 
 def test_quick_study_reports_cores_and_throughput_per_configuration(study):
     summary = json.loads((study / "summary.json").read_text())
     verdicts = {r["id"]: r["verdict"] for r in summary["rows"]}
-    for rid in ("V1", "V1b", "V6", "V7", "G"):
+    for rid in ("V1", "V1b"):  # the scenario's allocation: no run can fail it
         assert verdicts[rid] == "pass", rid
     report = (study / "report.md").read_text()
     for r in summary["rows"]:
@@ -81,10 +114,48 @@ def test_quick_study_reports_cores_and_throughput_per_configuration(study):
         if r["config"] == "nk":
             continue
         assert r["cores_a"] == r["cores_b"] == CORES[r["config"]]
-        assert r["tps"] > 0 and all(t > 0 for t in r["per_vm_tps"])
+        assert r["tps"] > 0 and len(r["per_vm_tps"]) == s.PAIRS
         # A polling stack's dedicated cores count whole: busy reaches at least their number.
         if r["config"] == "vi":
             assert r["busy_a"] >= 8 > r["work_busy_a"]
         if r["config"] == "vs":
             assert r["busy_a"] >= 4
         assert f"{r['tps']:.0f}" in report
+    # The guard's verdict is the runs': G fails exactly when a pair is starved, and each
+    # starved pair is named in it.
+    starved = summary["figures"]["starved"]
+    g = next(r for r in summary["rows"] if r["id"] == "G")
+    assert (g["verdict"] == "fail") == bool(starved)
+    for x in starved:
+        assert f"{x['config']} {x['size']} B: pair {x['pair']} " in g["vtoe"]
+        assert x["tps"] < 0.1 * x["peers_median"]
+
+
+# Every physical interrupt reaches core 0, which also runs VM 0's vCPU: pair 0 starves under
+# Independent-TAS, Virt-TAS and the TOE under DA at 16 B (hundreds of transactions/s against
+# more than 100,000 for the other pairs), so G fails and V2-V7 are not posed. Strict: when
+# interrupts reach every core (issue 40, item 2) this passes, and the marker must go.
+@pytest.mark.xfail(strict=True, reason="issue 40 item 2: every interrupt reaches core 0, so "
+                   "pair 0 starves at 16 B")
+def test_quick_study_starves_no_pair_and_poses_every_verdict(study):
+    summary = json.loads((study / "summary.json").read_text())
+    assert summary["figures"]["starved"] == []
+    assert all(r["verdict"] != "not posed" for r in summary["rows"]), \
+        [(r["id"], r.get("reason")) for r in summary["rows"] if r["verdict"] == "not posed"]
+    assert {r["id"]: r["verdict"] for r in summary["rows"]}["G"] == "pass"
+
+
+def test_report_opens_with_the_verdict_table_the_script_prints(study):
+    summary = json.loads((study / "summary.json").read_text())
+    table = study_common.verdict_table(summary["rows"])
+    report = (study / "report.md").read_text().splitlines()
+    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
+    assert "\n".join(table) in (study / "stdout.txt").read_text()
+    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
+    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+
+
+def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
+    figures, differ = check_quoted_figures("virttas_quick", study)
+    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
+        "--kind studies --summary virttas_quick=" + str(study)
