@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -70,6 +71,35 @@ std::string firmware_hint(sys::SystemPlatform& p) {
   return buf;
 }
 
+// The console's last lines, for the message of a run that did not end by powering off (a
+// kernel that panicked, a module that failed to load, a workload that never started).
+class ConsoleTail {
+ public:
+  void put(char c) {
+    if (c == '\n') {
+      lines_.push_back(std::move(line_));
+      line_.clear();
+      if (lines_.size() > kLines) lines_.pop_front();
+    } else if (c != '\r' && line_.size() < 512) {
+      line_ += c;
+    }
+  }
+  void print(std::ostream& err) const {
+    if (lines_.empty() && line_.empty()) {
+      err << "vtoe: system run: the console printed nothing\n";
+      return;
+    }
+    err << "vtoe: system run: the console's last lines:\n";
+    for (const std::string& l : lines_) err << "  | " << l << "\n";
+    if (!line_.empty()) err << "  | " << line_ << "\n";
+  }
+
+ private:
+  static constexpr std::size_t kLines = 12;
+  std::deque<std::string> lines_;
+  std::string line_;
+};
+
 }  // namespace
 
 int run_system(const SystemOptions& opts, std::ostream& err) {
@@ -78,6 +108,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   c.virtualization = opts.virtualization;
   c.max_instructions = opts.max_instructions;
   std::unique_ptr<config::Config> scenario;  // the TOE's and its network's keys
+  ConsoleTail tail;
   std::unique_ptr<sys::SystemPlatform> platform;
   std::unique_ptr<GdbServer> gdb;
   sys::BootInfo boot;
@@ -86,7 +117,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
         opts.scenario.empty() ? config::Config::defaults(opts.sets)
                               : config::Config::load(opts.scenario, opts.sets));
     c.scenario = scenario.get();
-    platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
+    platform = std::make_unique<sys::SystemPlatform>("system", c, [&tail](char ch) {
+      tail.put(ch);
       std::fputc(ch, stdout);
       if (ch == '\n') std::fflush(stdout);
     });
@@ -154,6 +186,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       status = kExitFailure;
       break;
   }
+  if (status != 0 && platform->stop_reason() != sys::StopReason::Reset) tail.print(err);
   if (gdb) gdb->exited(status);
   if (!opts.stats.empty()) {
     nlohmann::ordered_json j;
