@@ -11,8 +11,8 @@
 #include <systemc>
 
 #include "app/cli.h"
-#include "app/gdb_server.h"
 #include "models/cpu/iss/arm_core.h"
+#include "models/cpu/iss/gdb_server.h"
 #include "platform/system/memory_map.h"
 #include "platform/system/system_platform.h"
 
@@ -77,7 +77,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   c.virtualization = opts.virtualization;
   c.max_instructions = opts.max_instructions;
   std::unique_ptr<sys::SystemPlatform> platform;
-  std::unique_ptr<GdbServer> gdb;
+  std::unique_ptr<iss::GdbServer> gdb;
   sys::BootInfo boot;
   try {
     platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
@@ -91,7 +91,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.dtb = opts.dtb;
     boot = platform->boot(files);
     if (opts.gdb_port) {
-      gdb = std::make_unique<GdbServer>(platform->cpu(), opts.gdb_port, err);
+      gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);
       platform->cpu().set_debugger(gdb.get());
     }
   } catch (const std::exception& e) {

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "models/cpu/iss/elf_loader.h"
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 #include "platform/system/device_tree.h"
 #include "platform/system/memory_map.h"
 
@@ -49,7 +49,7 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
                                        "\x7f"
                                        "ELF",
                                        4) == 0) {
-    cpu::iss::GuestMemory scratch;
+    cpu::iss::PagedMemory scratch;
     cpu::iss::ElfImage elf;
     try {
       elf = cpu::iss::ElfLoader::load(f.kernel, scratch);

@@ -1,6 +1,6 @@
 // The ISS's TLM-2.0 face: an ArmCore as a SystemC module.
 //
-//  - One initiator socket carries instruction fetches and data accesses. The core's GuestMemory is
+//  - One initiator socket carries instruction fetches and data accesses. The core's PagedMemory is
 //    the DMI cache: a b_transport response with the DMI hint makes the module ask for a DMI
 //    pointer and lend the granted pages (read and write allowed, wholly inside the region) to the
 //    core, which then reads and writes them directly; everything else goes through b_transport.
@@ -32,7 +32,7 @@
 
 #include "models/core/module.h"
 #include "models/cpu/iss/arm_core.h"
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
 
@@ -66,7 +66,7 @@ class IssCpu : public core::Module {
   // Set up the core (registers, PC, system mode, SVC handler) before the simulation starts; it
   // begins running at time 0. The memory holds only what DMI lends (and pages the set-up maps).
   ArmCore& core() { return core_; }
-  GuestMemory& memory() { return mem_; }
+  PagedMemory& memory() { return mem_; }
   const IssCpuParams& params() const { return p_; }
 
   void set_irq(bool level);
@@ -129,7 +129,7 @@ class IssCpu : public core::Module {
   void timer_method();  // outputs at the current time, and the wake-up for the next deadline
 
   IssCpuParams p_;
-  GuestMemory mem_;
+  PagedMemory mem_;
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
   Debugger* debugger_ = nullptr;

@@ -1,0 +1,84 @@
+// Exception entry of one core (ARM ARM B1.8, B1.9): the PL1 vectors (VBAR or high vectors,
+// SCTLR.TE), Hyp mode's (HVBAR, the Hyp trap vector 0x14, HSR with its syndrome, ELR_hyp),
+// interrupt routing by CPSR and HCR (physical, virtual, virtual abort), and the faults an
+// instruction throws (undefined, bus errors, alignment, the MMU's aborts) turned into the
+// exception the architecture takes, with its fault status and address registers. It counts what
+// it takes. It works on the core's state (ArmState) and its mode switch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "models/cpu/iss/insn.h"
+#include "models/cpu/iss/mmu.h"
+
+namespace vtoe::cpu::iss {
+
+class ArmCore;
+
+// Exceptions of system mode, counted by kind (taken to a PL1 mode or to Hyp mode). HypTrap is
+// the Hyp trap vector (0x14): HVC from PL1, trapped instructions, stage-2 aborts.
+enum class Exception : uint8_t {
+  Undefined,
+  Svc,
+  PrefetchAbort,
+  DataAbort,
+  Irq,
+  Fiq,
+  HypTrap,
+  Count
+};
+const char* to_string(Exception e);
+
+// HSR exception classes (ARM ARM B3.13.6) the core reports.
+namespace hsr_ec {
+constexpr uint8_t kUnknown = 0x00, kWfiWfe = 0x01, kMcrMrcCp15 = 0x03, kMcrrMrrcCp15 = 0x04,
+                  kCp10 = 0x07, kMrcCp10Id = 0x08, kSvc = 0x11, kHvc = 0x12, kSmc = 0x13,
+                  kPrefetchAbortLower = 0x20, kPrefetchAbortHyp = 0x21, kDataAbortLower = 0x24,
+                  kDataAbortHyp = 0x25;
+}
+
+class ExceptionEntry {
+ public:
+  explicit ExceptionEntry(ArmCore& core) : core_(core) {}
+  ExceptionEntry(const ExceptionEntry&) = delete;
+  ExceptionEntry& operator=(const ExceptionEntry&) = delete;
+
+  // Entry to a PL1 mode at its vector, with LR and SPSR of that mode.
+  void take_exception(Exception e, uint32_t lr, uint32_t spsr);
+  // Entry to Hyp mode (B1.8.4): vector HVBAR + offset, ELR_hyp = return address.
+  void enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t spsr);
+  // Entry to Hyp mode with a syndrome in HSR (counted by class; at 0x14 also as a Hyp trap).
+  void enter_hyp_with_syndrome(uint8_t ec, uint32_t iss, bool il32, uint32_t offset,
+                               uint32_t return_addr);
+  // A synchronous exception to Hyp mode with its syndrome: from Hyp mode at `hyp_offset`, from
+  // the other modes at the Hyp trap vector. The return address is the instruction itself.
+  void hyp_trap(uint8_t ec, uint32_t iss, const Insn& in, uint32_t hyp_offset = 0x14);
+  // The condition field a trapped instruction reports in HSR.ISS (CV = 1).
+  uint32_t trap_cond(const Insn& in) const;
+  static uint32_t hsr_value(uint8_t ec, uint32_t iss, bool il32) {
+    return (uint32_t{ec} << 26) | (il32 ? 1u << 25 : 0u) | (iss & 0x1ffffff);
+  }
+
+  // What the interrupt inputs and HCR make takeable now: 0 none, else a code for
+  // take_pending_interrupt.
+  int pending_interrupt() const;
+  bool take_pending_interrupt();
+
+  // A synchronous exception an instruction threw (in a catch block: syscall emulation and a
+  // fetch fault in the very vector table rethrow it).
+  void take_fault(Exception e, uint32_t fault_addr, bool write, bool alignment);
+  void take_mmu_fault(const MmuAbort& a);
+
+  uint64_t taken(Exception e) const { return taken_[static_cast<int>(e)]; }
+  uint64_t hyp_entries(uint8_t ec) const { return hyp_ec_[ec & 63]; }
+  uint64_t hyp_interrupts(Exception e) const { return hyp_taken_[static_cast<int>(e)]; }
+
+ private:
+  ArmCore& core_;
+  std::array<uint64_t, static_cast<int>(Exception::Count)> taken_ = {};      // to PL1 modes
+  std::array<uint64_t, static_cast<int>(Exception::Count)> hyp_taken_ = {};  // to Hyp mode
+  std::array<uint64_t, 64> hyp_ec_ = {};
+};
+
+}  // namespace vtoe::cpu::iss
