@@ -288,7 +288,12 @@ void ArmCore::exception_return(uint32_t target) {
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   code_changed_ = false;
   if (halted_ || st_.wfi) return false;
-  if (!take_pending_interrupt()) update_attention();
+  if (take_pending_interrupt()) {
+    // The entry uses one of run()'s budget: back to run(), which counts it and goes on.
+    entered_in_loop_ = true;
+    return false;
+  }
+  update_attention();
   return true;
 }
 
@@ -436,19 +441,16 @@ uint64_t ArmCore::run(uint64_t max) {
   bp_hit_ = false;
   bp_skip_ = true;
   // One pass per synchronous exception taken (system mode; the others are rethrown). The count
-  // comes back from the retired-instruction counters, so that the loop keeps its own in a
-  // register (an exception could not hand it back).
-  // Each synchronous exception entry also uses one of `max`, so that a guest whose handler
-  // faults again at once (no instruction ever retiring) cannot keep run() going for ever.
-  const uint64_t start = retired();
-  uint64_t entries = 0;
+  // comes back from the retired-instruction and exception-entry counters, so that the loop
+  // keeps its own in a register (an exception could not hand it back).
+  const uint64_t start = retired(), entries = exc_.entries();
   for (;;) {
-    const uint64_t done = retired() - start;
-    if (done + entries >= max) return done;
-    uint64_t n = 0;
-    if (guarded([&] { n = run_loop(max - done - entries); })) return done + n;
-    ++entries;
+    const uint64_t done = retired() - start + (exc_.entries() - entries);
+    if (done >= max) break;
+    entered_in_loop_ = false;
+    if (guarded([&] { run_loop(max - done); }) && !entered_in_loop_) break;
   }
+  return retired() - start;
 }
 
 // Whether a basic block ends with this instruction: it may branch (write the PC), change the

@@ -228,6 +228,12 @@ class ArmCore {
   // asleep until set_irq/set_fiq raise a line.
   bool waiting_for_interrupt() const { return st_.wfi; }
   uint64_t exceptions(Exception e) const { return exc_.taken(e); }
+  // Every exception entry (PL1 and Hyp, synchronous and interrupts); with retired(), what a
+  // run's bound counts.
+  uint64_t exception_entries() const { return exc_.entries(); }
+  // The last synchronous exception (kind, faulting instruction and mode, vector, repeats); "" if
+  // none.
+  std::string last_exception() const { return exc_.last_fault(); }
   uint32_t sctlr() const { return st_.cp15.sctlr; }
   uint32_t vbar() const { return st_.cp15.vbar; }
   void set_vbar(uint32_t v) { st_.cp15.vbar = v & ~31u; }
@@ -261,8 +267,10 @@ class ArmCore {
     bool active_;
   };
 
-  // Runs until halt(), WFI, a breakpoint or `max` instructions; returns how many retired. In system
-  // mode an exception entry is not an instruction: the count is of instructions retired.
+  // Runs until halt(), WFI, a breakpoint or `max` instructions retired and exception entries
+  // (each entry uses one, so that a handler that faults at once cannot keep it going); returns
+  // how many instructions retired. Throws ExceptionLoop (exception_entry.h) on a storm of
+  // entries with no progress.
   uint64_t run(uint64_t max = ~uint64_t{0});
   // One instruction, or one exception entry (run() is the fast way to execute many). Nothing
   // when halted or asleep.
@@ -407,7 +415,8 @@ class ArmCore {
     }
     return exc_.pending_interrupt() != 0;
   }
-  bool service_attention();  // false: stop running (halted, asleep or at a breakpoint)
+  // false: stop running (halted, asleep, or an interrupt was taken: entered_in_loop_).
+  bool service_attention();
   // Exception entry (exception_entry.h).
   bool take_pending_interrupt() { return exc_.take_pending_interrupt(); }
   void hyp_trap(uint8_t ec, uint32_t iss, const Insn& in, uint32_t hyp_offset = 0x14) {
@@ -557,7 +566,9 @@ class ArmCore {
   std::vector<uint32_t> breakpoints_;
   std::vector<uint8_t> bp_pages_;  // by virtual page: 1 if a breakpoint is on it
   bool bp_hit_ = false;
-  bool bp_skip_ = false;  // the first instruction of a run is not stopped at
+  bool bp_skip_ = false;
+  bool entered_in_loop_ = false;  // run_loop ended at an interrupt entry (run() goes on)  // the
+                                  // first instruction of a run is not stopped at
   uint64_t mode_retired_[32] = {};
   uint64_t mode_start_ = 0;  // retired() when the current mode was entered
   // Host floating-point environment while guest code runs (see GuestFpScope).

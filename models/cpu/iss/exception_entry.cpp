@@ -1,6 +1,8 @@
 // Exception entry of one core (exception_entry.h).
 #include "models/cpu/iss/exception_entry.h"
 
+#include <cstdio>
+
 #include "models/cpu/iss/arm_core.h"
 
 namespace vtoe::cpu::iss {
@@ -50,10 +52,76 @@ void ExceptionEntry::take_exception(Exception e, uint32_t lr, uint32_t spsr) {
   uint32_t base = (c.st_.cp15.sctlr & ArmCore::kSctlrV) ? 0xffff0000u : c.st_.cp15.vbar;
   c.st_.pc = c.st_.next = base + k.offset;
   ++taken_[static_cast<int>(e)];
+  ++entries_;
   c.update_attention();
 }
 
+ExceptionEntry::Site ExceptionEntry::site() const {
+  return Site{core_.st_.pc, core_.st_.mode, core_.st_.thumb};
+}
+
 void ExceptionEntry::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
+  const Site from = site();
+  take_fault_entry(e, addr, write, alignment);
+  check_progress(from, e);
+}
+
+void ExceptionEntry::take_mmu_fault(const MmuAbort& a) {
+  const Site from = site();
+  take_mmu_fault_entry(a);
+  const bool to_hyp = core_.st_.mode == ArmCore::kHyp;
+  check_progress(from, to_hyp    ? Exception::HypTrap
+                       : a.fetch ? Exception::PrefetchAbort
+                                 : Exception::DataAbort);
+}
+
+void ExceptionEntry::check_progress(const Site& from, Exception kind) {
+  ArmCore& c = core_;
+  const uint64_t retired = c.retired();
+  const bool same = have_last_ && from.pc == last_from_.pc && from.mode == last_from_.mode &&
+                    kind == last_kind_ && c.st_.pc == last_vector_ &&
+                    retired - last_retired_ <= kStormGap;
+  repeats_ = same ? repeats_ + 1 : 1;
+  have_last_ = true;
+  last_from_ = from;
+  last_kind_ = kind;
+  last_vector_ = c.st_.pc;
+  last_to_mode_ = c.st_.mode;
+  last_retired_ = retired;
+  if (repeats_ >= kStormEntries) {
+    throw ExceptionLoop("exception loop with no progress: " + last_fault());
+  }
+}
+
+std::string ExceptionEntry::last_fault() const {
+  if (!have_last_) return "";
+  // The faulting instruction's encoding, as the current translation reads it (if it can).
+  char insn[32] = "unreadable";
+  uint8_t bytes[4];
+  if (last_from_.thumb) {
+    if (core_.debug_read(last_from_.pc, bytes, 2)) {
+      uint32_t hw1 = bytes[0] | (uint32_t{bytes[1]} << 8);
+      if ((hw1 >> 11) >= 0x1D && core_.debug_read(last_from_.pc + 2, bytes + 2, 2)) {
+        std::snprintf(insn, sizeof insn, "T32 0x%04x%04x", hw1, bytes[2] | (bytes[3] << 8));
+      } else {
+        std::snprintf(insn, sizeof insn, "T32 0x%04x", hw1);
+      }
+    }
+  } else if (core_.debug_read(last_from_.pc, bytes, 4)) {
+    std::snprintf(insn, sizeof insn, "A32 0x%08x",
+                  bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (uint32_t{bytes[3]} << 24));
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s from the instruction at 0x%08x (%s, %s mode) to the vector at 0x%08x (%s "
+                "mode), %u time%s in a row",
+                to_string(last_kind_), last_from_.pc, insn,
+                to_string(static_cast<Mode>(last_from_.mode)), last_vector_,
+                to_string(static_cast<Mode>(last_to_mode_)), repeats_, repeats_ == 1 ? "" : "s");
+  return buf;
+}
+
+void ExceptionEntry::take_fault_entry(Exception e, uint32_t addr, bool write, bool alignment) {
   ArmCore& c = core_;
   if (!c.st_.system) throw;  // syscall emulation: the caller reports it
   uint32_t base = c.st_.mode == ArmCore::kHyp             ? c.st_.cp15.hvbar
@@ -116,6 +184,7 @@ void ExceptionEntry::enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t s
   c.st_.pc = c.st_.next = c.st_.cp15.hvbar + offset;
   c.st_.wfi = false;
   c.update_attention();
+  ++entries_;
 }
 
 void ExceptionEntry::enter_hyp_with_syndrome(uint8_t ec, uint32_t iss, bool il32, uint32_t offset,
@@ -211,7 +280,7 @@ bool ExceptionEntry::take_pending_interrupt() {
   }
 }
 
-void ExceptionEntry::take_mmu_fault(const MmuAbort& a) {
+void ExceptionEntry::take_mmu_fault_entry(const MmuAbort& a) {
   ArmCore& c = core_;
   const MmuFault& f = a.fault;
   const bool fetch = a.fetch;

@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "models/cpu/iss/insn.h"
 #include "models/cpu/iss/mmu.h"
@@ -38,8 +40,21 @@ constexpr uint8_t kUnknown = 0x00, kWfiWfe = 0x01, kMcrMrcCp15 = 0x03, kMcrrMrrc
                   kDataAbortHyp = 0x25;
 }
 
+// The same synchronous exception taken again and again at the same instruction with no
+// progress between (ExceptionEntry::kStormEntries times in a row, at most kStormGap instructions
+// retired between two): a handler that faults at once, a vector table of undefined
+// instructions, a handler that returns to retry what it cannot fix. Thrown out of run()/step()
+// with the vector, the modes and the faulting instruction in what().
+class ExceptionLoop : public std::runtime_error {
+ public:
+  explicit ExceptionLoop(const std::string& what) : std::runtime_error(what) {}
+};
+
 class ExceptionEntry {
  public:
+  static constexpr uint32_t kStormEntries = 10000;
+  static constexpr uint64_t kStormGap = 4;
+
   explicit ExceptionEntry(ArmCore& core) : core_(core) {}
   ExceptionEntry(const ExceptionEntry&) = delete;
   ExceptionEntry& operator=(const ExceptionEntry&) = delete;
@@ -67,15 +82,44 @@ class ExceptionEntry {
 
   // A synchronous exception an instruction threw (in a catch block: syscall emulation and a
   // fetch fault in the very vector table rethrow it).
+  // Both throw ExceptionLoop when the entry completes a storm (kStormEntries).
   void take_fault(Exception e, uint32_t fault_addr, bool write, bool alignment);
   void take_mmu_fault(const MmuAbort& a);
+
+  // Every exception entry (to PL1 modes and to Hyp mode, synchronous and interrupts): what
+  // run(max) and a platform's instruction bound count beside retired instructions.
+  uint64_t entries() const { return entries_; }
+  // The last synchronous exception taken ("" if none): its kind, the faulting instruction with
+  // its address and mode, the vector and the mode it entered, and how many times in a row.
+  std::string last_fault() const;
 
   uint64_t taken(Exception e) const { return taken_[static_cast<int>(e)]; }
   uint64_t hyp_entries(uint8_t ec) const { return hyp_ec_[ec & 63]; }
   uint64_t hyp_interrupts(Exception e) const { return hyp_taken_[static_cast<int>(e)]; }
 
  private:
+  // Where a synchronous exception was raised (before its entry), and what the entry did.
+  struct Site {
+    uint32_t pc = 0;
+    uint8_t mode = 0;
+    bool thumb = false;
+  };
+  Site site() const;
+  void take_fault_entry(Exception e, uint32_t fault_addr, bool write, bool alignment);
+  void take_mmu_fault_entry(const MmuAbort& a);
+  // After a synchronous entry from `from`: counts repeats without progress, throws at a storm.
+  void check_progress(const Site& from, Exception kind);
+
   ArmCore& core_;
+  uint64_t entries_ = 0;
+  // The last synchronous exception and its run of repeats.
+  bool have_last_ = false;
+  Site last_from_;
+  Exception last_kind_ = Exception::Undefined;
+  uint32_t last_vector_ = 0;
+  uint8_t last_to_mode_ = 0;
+  uint64_t last_retired_ = 0;
+  uint32_t repeats_ = 0;
   std::array<uint64_t, static_cast<int>(Exception::Count)> taken_ = {};      // to PL1 modes
   std::array<uint64_t, static_cast<int>(Exception::Count)> hyp_taken_ = {};  // to Hyp mode
   std::array<uint64_t, 64> hyp_ec_ = {};

@@ -166,7 +166,16 @@ void IssCpu::thread() {
         if (core_.halted()) break;
       }
       resumed = true;
-      core_.run(batch());
+      uint64_t n = batch();
+      if (limit_) {
+        const uint64_t used = core_.retired() + core_.exception_entries();
+        if (used >= limit_) {
+          limit_reached_ = true;
+          break;
+        }
+        n = std::min(n, limit_ - used);
+      }
+      core_.run(n);
       account();
       if (core_.halted()) break;
       if (debugger_ && (core_.at_breakpoint() || (++debug_polls_ % kInterruptPollBatches == 0 &&
@@ -189,6 +198,10 @@ void IssCpu::thread() {
     throw;  // the kernel is killing or resetting this thread
   } catch (const sc_core::sc_report&) {
     throw;  // a SystemC error or warning, not the guest's
+  } catch (const ExceptionLoop& e) {
+    exception_loop_ = true;
+    fault_ = e.what();
+    log_.write(core::LogLevel::Info, std::string("core stopped: ") + e.what());
   } catch (const std::exception& e) {
     // Syscall emulation: an undefined instruction or a fault ends the run (in system mode the
     // core takes them to the vectors instead).

@@ -103,6 +103,13 @@ class IssCpu : public core::Module {
   void set_debugger(Debugger* d) { debugger_ = d; }
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
+  // A bound on the run: it ends (done(), limit_reached()) after exactly `n` instructions retired
+  // and exception entries together (ArmCore::exception_entries), so that neither a program nor
+  // an exception loop runs past it. 0: no bound.
+  void set_instruction_limit(uint64_t n) { limit_ = n; }
+  bool limit_reached() const { return limit_reached_; }
+  // The run ended with an exception storm (ArmCore throws ExceptionLoop; fault() says where).
+  bool exception_loop() const { return exception_loop_; }
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -141,6 +148,8 @@ class IssCpu : public core::Module {
   std::array<bool, 3> timer_levels_ = {};
   bool done_ = false;
   std::string fault_;
+  uint64_t limit_ = 0;
+  bool limit_reached_ = false, exception_loop_ = false;
   uint32_t min_cpi_ = 1;
   std::array<uint64_t, ArmCore::kClasses> accounted_ = {};
   std::vector<bool> dmi_refused_;  // pages where the DMI offer did not help (until invalidated)

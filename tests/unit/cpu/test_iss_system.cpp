@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "models/cpu/iss/arm_core.h"
@@ -512,4 +513,54 @@ TEST_F(IssSystem, RestoredStateRunsOnAsTheSavedOne) {
   EXPECT_EQ(core.reg(0), 2u);
   EXPECT_EQ(mode(), kSvc);
   EXPECT_EQ(core.banked_reg(Mode::Irq, 13), 0xaau);
+}
+
+// run(max) counts instructions retired and exception entries together, interrupts included: an
+// interrupt that stays asserted is taken again at every return and still cannot keep it going.
+TEST_F(IssSystem, RunCountsInterruptEntriesAgainstItsBound) {
+  a32_at(kCode, {0xe2811001, 0xe2811001, 0xe2811001});  // add r1, r1, #1 (x3)
+  a32_at(0x18, {0xe25ef004});                           // subs pc, lr, #4
+  core.set_cpsr(kSvc | kA | kF);                        // I clear
+  core.set_pc(kCode);
+  core.set_irq(true);          // never acknowledged: taken after every return
+  EXPECT_EQ(core.run(1), 0u);  // the entry alone
+  EXPECT_EQ(core.exception_entries(), 1u);
+  EXPECT_EQ(core.pc(), 0x18u);
+  EXPECT_EQ(core.run(7), 4u);  // return, entry, return, entry, return, entry, return
+  EXPECT_EQ(core.exception_entries(), 4u);
+  EXPECT_EQ(core.retired() + core.exception_entries(), 8u);
+  EXPECT_EQ(core.reg(1), 0u);  // the interrupted code never ran
+}
+
+// The same synchronous exception at the same instruction again and again with nothing retired
+// between (a vector table of UDF): run() ends with ExceptionLoop naming the exception, the
+// instruction and the vector, after ExceptionEntry::kStormEntries entries, whatever its bound.
+TEST_F(IssSystem, AnExceptionStormEndsTheRunWithWhereItIs) {
+  for (uint32_t v = 0; v < 0x20; v += 4) a32_at(v, {0xe7f000f0});  // udf #0 everywhere
+  a32_at(kCode, {0xe7f000f0});
+  core.set_pc(kCode);
+  try {
+    core.run(1'000'000);
+    FAIL() << "no ExceptionLoop";
+  } catch (const vtoe::cpu::iss::ExceptionLoop& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "exception loop with no progress: undefined from the instruction at 0x00000004 "
+              "(A32 0xe7f000f0, und mode) to the vector at 0x00000004 (und mode), 10000 times "
+              "in a row");
+  }
+  EXPECT_EQ(core.exception_entries(), vtoe::cpu::iss::ExceptionEntry::kStormEntries + 1);
+  EXPECT_EQ(core.retired(), 0u);
+}
+
+// A handler that does some work each time (more than kStormGap instructions) before it returns
+// to an instruction that faults again is no storm: run(max) ends it at its bound.
+TEST_F(IssSystem, AHandlerThatWorksBetweenFaultsIsNoStorm) {
+  a32_at(0x04, {0xe2822001, 0xe2822001, 0xe2822001, 0xe2822001, 0xe2822001,  // add r2, #1 (x5)
+                0xe1b0f00e});                                                // movs pc, lr
+  a32_at(kCode, {0xe7f000f0});      // udf #0, returned to for ever (LR = the next: but the
+  a32_at(kCode + 4, {0xeafffffd});  // b kCode: ... which branches back)
+  core.set_pc(kCode);
+  EXPECT_NO_THROW(core.run(200'000));
+  EXPECT_EQ(core.retired() + core.exception_entries(), 200'000u);
+  EXPECT_GT(core.exceptions(Exception::Undefined), 20'000u);
 }
