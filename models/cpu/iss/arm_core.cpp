@@ -102,14 +102,15 @@ inline int32_t sx16(uint32_t v) { return static_cast<int16_t>(v & 0xffff); }
 
 }  // namespace
 
-AlignmentFault::AlignmentFault(uint32_t a, uint32_t size)
+AlignmentFault::AlignmentFault(uint32_t a, uint32_t size, bool w)
     : std::runtime_error([&] {
         char buf[96];
         std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned", a,
                       size);
         return std::string(buf);
       }()),
-      addr(a) {}
+      addr(a),
+      write(w) {}
 
 UndefinedInstruction::UndefinedInstruction(uint32_t a, uint32_t r, bool t, uint8_t len)
     : std::runtime_error(undefined_text(a, r, t, len)), addr(a), raw(r), thumb(t) {}
@@ -275,8 +276,9 @@ void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
   }
 }
 
-void ArmCore::exception_return(uint32_t target) {
-  uint32_t spsr = st_.spsr[bank_of(st_.mode)];
+void ArmCore::exception_return(uint32_t target) { return_to(target, st_.spsr[bank_of(st_.mode)]); }
+
+void ArmCore::return_to(uint32_t target, uint32_t spsr) {
   // A return to a mode the current one may not enter (Hyp from PL1, PL1 from Hyp is allowed;
   // a reserved mode) is UNPREDICTABLE: the mode is left as it is, as QEMU does.
   uint8_t m = spsr & 0x1f;
@@ -306,7 +308,7 @@ bool ArmCore::guarded(F&& body) {
     exc_.take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write,
                     false);
   } catch (const AlignmentFault& f) {
-    exc_.take_fault(Exception::DataAbort, f.addr, false, true);
+    exc_.take_fault(Exception::DataAbort, f.addr, f.write, true);
   } catch (const UndefinedInstruction&) {
     exc_.take_fault(Exception::Undefined, 0, false, false);
   } catch (const MmuAbort& a) {
@@ -341,6 +343,13 @@ Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
     hw2 = mem_.fetch16(pa2);
   }
   return decode_t32(hw1, hw2, pc);
+}
+
+void ArmCore::drop_all_decoded() {
+  for (std::unique_ptr<DecodedPage>& p : pages_) {
+    if (p) dropped_.push_back(std::move(p));  // freed at the next decode (one may be running)
+  }
+  new_code_generation();
 }
 
 void ArmCore::drop_page(uint32_t page) {
@@ -700,7 +709,7 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::LoadEx: {
       uint32_t a = st_.r[in.rn] + in.imm;
-      check_aligned(a, in.sub);
+      check_aligned(a, in.sub, in.op == Op::StoreEx);
       switch (in.sub) {
         case 1:
           st_.r[in.rd] = rd<uint8_t>(a);
@@ -722,7 +731,7 @@ void ArmCore::execute(const Insn& in) {
     }
     case Op::StoreEx: {
       uint32_t a = st_.r[in.rn] + in.imm;
-      check_aligned(a, in.sub);
+      check_aligned(a, in.sub, in.op == Op::StoreEx);
       if (st_.monitor && st_.monitor_addr == a) {
         switch (in.sub) {
           case 1:
@@ -795,6 +804,15 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::MsrBanked:
       msr_banked(in);
+      return;
+    case Op::Bkpt:
+      bkpt(in);
+      return;
+    case Op::Srs:
+      srs(in);
+      return;
+    case Op::Rfe:
+      rfe(in);
       return;
     case Op::Svc:
       if (st_.system) {
@@ -978,7 +996,14 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
-  if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
+  if constexpr (Sub == kStrd || Sub == kLdrd) {
+    check_aligned(a, 4, Sub == kStrd);
+  } else if (c.st_.cp15.sctlr & kSctlrA) {  // SCTLR.A: every access aligned to its size
+    constexpr uint32_t kSize = Sub == kStr || Sub == kLdr                      ? 4
+                               : Sub == kStrh || Sub == kLdrh || Sub == kLdrsh ? 2
+                                                                               : 1;
+    check_aligned(a, kSize, Sub < kLdr);
+  }
   uint32_t v = 0, v2 = 0;
   if constexpr (Sub == kStr)
     c.wr<uint32_t>(a, c.st_.r[in.rd]);
@@ -1083,7 +1108,7 @@ ExecFn ArmCore::dp_executor(const Insn& in) {
   return kRegReg[in.sub];
 }
 
-ExecFn ArmCore::executor_for(const Insn& in) {
+ExecFn ArmCore::executor_for(const Insn& in) const {
   switch (in.op) {
     case Op::DataProc: {
       // Whether it sets the flags and whether it writes the PC are known now: the common forms
@@ -1096,9 +1121,34 @@ ExecFn ArmCore::executor_for(const Insn& in) {
       return dp_executor<kDpFlagsNever>(in);
     }
     case Op::LoadStore: {
+      if (in.rs) return &exec_ls_unprivileged;
       // The addressing mode is known now: the common ones get an executor without its checks
       // (neither the base nor a loaded register is the PC).
       const bool reg = in.flags & kFlagRegOff;
+      // SCTLR.A: the slow executors, which check the alignment (drop_all_decoded when it
+      // changes), so that the fast ones never look at it.
+      if (st_.cp15.sctlr & kSctlrA) {
+        switch (in.sub) {
+          case kStr:
+            return reg ? &exec_ls_slow<kStr, true> : &exec_ls_slow<kStr, false>;
+          case kStrb:
+            return reg ? &exec_ls_slow<kStrb, true> : &exec_ls_slow<kStrb, false>;
+          case kStrh:
+            return reg ? &exec_ls_slow<kStrh, true> : &exec_ls_slow<kStrh, false>;
+          case kLdr:
+            return reg ? &exec_ls_slow<kLdr, true> : &exec_ls_slow<kLdr, false>;
+          case kLdrb:
+            return reg ? &exec_ls_slow<kLdrb, true> : &exec_ls_slow<kLdrb, false>;
+          case kLdrh:
+            return reg ? &exec_ls_slow<kLdrh, true> : &exec_ls_slow<kLdrh, false>;
+          case kLdrsb:
+            return reg ? &exec_ls_slow<kLdrsb, true> : &exec_ls_slow<kLdrsb, false>;
+          case kLdrsh:
+            return reg ? &exec_ls_slow<kLdrsh, true> : &exec_ls_slow<kLdrsh, false>;
+          default:
+            break;
+        }
+      }
       const bool p = in.flags & kFlagP, u = in.flags & kFlagU, w = in.flags & kFlagW;
       uint8_t form = kLsGeneral;
       if (in.rn != 15 && (in.sub < kLdr || in.rd != 15) && in.sub != kStrd && in.sub != kLdrd) {
@@ -1215,7 +1265,7 @@ void ArmCore::load_store_multi_user(const Insn& in) {
   uint32_t n = register_count(list);
   uint32_t base = st_.r[in.rn];
   uint32_t a = multi_start_address(in, base, n);
-  check_aligned(a, 4);
+  check_aligned(a, 4, in.sub == 0);
   if (in.sub == 0) {  // STM^: the user-mode registers
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
@@ -1256,7 +1306,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   uint32_t base = st_.r[in.rn];
   uint32_t a = multi_start_address(in, base, n);
   uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
-  check_aligned(a, 4);
+  check_aligned(a, 4, in.sub == 0);
   // The fast path: the registers' words on one page of host memory (as rd and wr would find it).
   if ((a & (PagedMemory::kPageSize - 1)) + 4 * n <= PagedMemory::kPageSize) {
     uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
@@ -1591,6 +1641,62 @@ void ArmCore::parallel(const Insn& in) {
   }
   if (kind == 0) st_.ge = ge;
   st_.r[in.rd] = res;
+}
+
+// LDRT, STRT, LDRBT, STRBT, LDRHT, STRHT, LDRSBT, LDRSHT: from PL1 with PL0's permissions
+// (from PL0, and with translation off, as the plain forms; in Hyp mode, where they are
+// UNPREDICTABLE, as the plain forms too, as QEMU 7.2).
+void ArmCore::exec_ls_unprivileged(ArmCore& c, const Insn& in) {
+  const uint32_t base = c.st_.r[in.rn];
+  uint32_t off = in.imm;
+  if (in.flags & kFlagRegOff) {
+    uint32_t carry = c.flag_c();
+    off = shift_c(c.st_.r[in.rm], in.shift_type, in.shift_amt, carry);
+  }
+  const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
+  const uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+  const bool pl0 = c.st_.system && c.mmu_.on() && c.st_.mode != kHyp &&
+                   c.st_.mode != static_cast<uint8_t>(Mode::Usr);
+  const bool store = in.sub < kLdr;
+  const uint32_t size = in.sub == kStr || in.sub == kLdr                         ? 4
+                        : in.sub == kStrh || in.sub == kLdrh || in.sub == kLdrsh ? 2
+                                                                                 : 1;
+  if (c.st_.cp15.sctlr & kSctlrA) check_aligned(a, size, store);
+  uint32_t v = 0;
+  switch (in.sub) {
+    case kStr:
+      pl0 ? c.mmu_.write<uint32_t>(a, c.st_.r[in.rd], true) : c.wr<uint32_t>(a, c.st_.r[in.rd]);
+      break;
+    case kStrb:
+      pl0 ? c.mmu_.write<uint8_t>(a, static_cast<uint8_t>(c.st_.r[in.rd]), true)
+          : c.wr<uint8_t>(a, static_cast<uint8_t>(c.st_.r[in.rd]));
+      break;
+    case kStrh:
+      pl0 ? c.mmu_.write<uint16_t>(a, static_cast<uint16_t>(c.st_.r[in.rd]), true)
+          : c.wr<uint16_t>(a, static_cast<uint16_t>(c.st_.r[in.rd]));
+      break;
+    case kLdr:
+      v = pl0 ? c.mmu_.read<uint32_t>(a, true) : c.rd<uint32_t>(a);
+      break;
+    case kLdrb:
+      v = pl0 ? c.mmu_.read<uint8_t>(a, true) : c.rd<uint8_t>(a);
+      break;
+    case kLdrh:
+      v = pl0 ? c.mmu_.read<uint16_t>(a, true) : c.rd<uint16_t>(a);
+      break;
+    case kLdrsb:
+      v = static_cast<uint32_t>(
+          static_cast<int8_t>(pl0 ? c.mmu_.read<uint8_t>(a, true) : c.rd<uint8_t>(a)));
+      break;
+    case kLdrsh:
+      v = static_cast<uint32_t>(
+          static_cast<int16_t>(pl0 ? c.mmu_.read<uint16_t>(a, true) : c.rd<uint16_t>(a)));
+      break;
+    default:
+      c.undefined(in);
+  }
+  if (in.flags & kFlagW) c.st_.r[in.rn] = offaddr;
+  if (!store) c.st_.r[in.rd] = v;
 }
 
 }  // namespace vtoe::cpu::iss

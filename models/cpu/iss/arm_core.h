@@ -54,8 +54,9 @@ class UndefinedInstruction : public std::runtime_error {
 // Ordinary LDR/STR/LDRH/STRH may be unaligned (SCTLR.A = 0, as Linux runs user code).
 class AlignmentFault : public std::runtime_error {
  public:
-  AlignmentFault(uint32_t addr, uint32_t size);
+  AlignmentFault(uint32_t addr, uint32_t size, bool write = false);
   uint32_t addr;
+  bool write;
 };
 
 class ArmCore;
@@ -376,7 +377,7 @@ class ArmCore {
   void update_mmu();  // the MMU's regime and ctx_ from SCTLR/HSCTLR/HCR and the mode
 
   static constexpr uint32_t kA = 1u << 8, kI = 1u << 7, kF = 1u << 6;
-  static constexpr uint32_t kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
+  static constexpr uint32_t kSctlrA = 1u << 1, kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
   static constexpr uint8_t kHyp = static_cast<uint8_t>(Mode::Hyp);
   // HCR bits (B4.1.65).
   static constexpr uint32_t kHcrVm = 1u << 0, kHcrSwio = 1u << 1, kHcrFmo = 1u << 3,
@@ -429,6 +430,13 @@ class ArmCore {
   bool below_hyp() const { return st_.has_hyp && st_.mode != kHyp; }
   void hvc(const Insn& in);
   void smc(const Insn& in);
+  void bkpt(const Insn& in);
+  void srs(const Insn& in);
+  void rfe(const Insn& in);
+  // LDRT, STRBT, ...: from PL1 with PL0's permissions (arm_core_system.cpp).
+  static void exec_ls_unprivileged(ArmCore& c, const Insn& in);
+  // Every decoded instruction is dropped (its executor depends on SCTLR.A).
+  void drop_all_decoded();
   void wfi(const Insn& in);
   void eret(const Insn& in);
   void mrs_banked(const Insn& in);
@@ -456,6 +464,8 @@ class ArmCore {
   template <typename F>
   bool guarded(F&& body);
   void exception_return(uint32_t target);
+  // An exception return to `target` with CPSR = `spsr` (RFE; exception_return with the SPSR).
+  void return_to(uint32_t target, uint32_t spsr);
   static uint8_t it_advance(uint8_t s) {
     return (s & 7) ? static_cast<uint8_t>((s & 0xE0) | ((s << 1) & 0x1F)) : 0;
   }
@@ -521,7 +531,7 @@ class ArmCore {
   static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
   static void exec_branch_reg(ArmCore& c, const Insn& in);
   static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
-  static ExecFn executor_for(const Insn& in);
+  ExecFn executor_for(const Insn& in) const;  // by SCTLR.A too
   template <uint8_t Kind, uint8_t Flags, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
@@ -550,8 +560,8 @@ class ArmCore {
     st_.nzcv = ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1) | overflow;
   }
   [[noreturn]] void undefined(const Insn& in) const;
-  static void check_aligned(uint32_t addr, uint32_t size) {
-    if (addr & (size - 1)) throw AlignmentFault(addr, size);
+  static void check_aligned(uint32_t addr, uint32_t size, bool write = false) {
+    if (addr & (size - 1)) throw AlignmentFault(addr, size, write);
   }
 
   PagedMemory& mem_;

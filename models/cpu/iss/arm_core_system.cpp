@@ -56,9 +56,54 @@ void ArmCore::reset_system(bool hyp) {
 }
 
 void ArmCore::restore_state(const ArmState& s) {
+  const bool align_changes = (st_.cp15.sctlr ^ s.cp15.sctlr) & kSctlrA;
   st_ = s;
+  if (align_changes) drop_all_decoded();
   tlb_flush();  // also a new code generation and the MMU's regime from the new state
   update_attention();
+}
+
+// BKPT: a debug event, taken as a prefetch abort (IFSR/IFSC "debug event", IFAR 0) as QEMU 7.2
+// takes it (there is no external debugger to halt): to ABT mode, or in Hyp mode to its prefetch
+// abort vector with HSR EC 0x21. The return address is the BKPT itself.
+void ArmCore::bkpt(const Insn& in) {
+  if (!st_.system) undefined(in);  // syscall emulation: reported as before
+  exc_.take_debug_event(true);     // HSR.IL set for the 16-bit BKPT too, as QEMU 7.2
+}
+
+// SRS: LR and SPSR of the current mode onto the stack of mode `in.imm` (B9.3.16). Undefined in
+// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same).
+void ArmCore::srs(const Insn& in) {
+  const uint8_t m = static_cast<uint8_t>(in.imm);
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp ||
+      bank_of(m) < 0 || m == kHyp) {
+    undefined(in);
+  }
+  uint32_t& sp = bank_of(m) == bank_of(st_.mode) ? st_.r[13] : st_.bank_sp[bank_of(m)];
+  const bool increment = in.flags & kFlagU, word_higher = bool(in.flags & kFlagP) == increment;
+  uint32_t a = increment ? sp : sp - 8;
+  if (word_higher) a += 4;
+  check_aligned(a, 4, true);
+  wr<uint32_t>(a, st_.r[14]);
+  wr<uint32_t>(a + 4, st_.spsr[bank_of(st_.mode)]);
+  if (in.flags & kFlagW) sp = increment ? sp + 8 : sp - 8;
+}
+
+// RFE: the PC and the CPSR from memory, an exception return (B9.3.13). Undefined in User and Hyp
+// mode.
+void ArmCore::rfe(const Insn& in) {
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp) {
+    undefined(in);
+  }
+  const uint32_t base = st_.r[in.rn];
+  const bool increment = in.flags & kFlagU, word_higher = bool(in.flags & kFlagP) == increment;
+  uint32_t a = increment ? base : base - 8;
+  if (word_higher) a += 4;
+  check_aligned(a, 4);
+  const uint32_t target = rd<uint32_t>(a);
+  const uint32_t spsr = rd<uint32_t>(a + 4);
+  if (in.flags & kFlagW) st_.r[in.rn] = increment ? base + 8 : base - 8;
+  return_to(target, spsr);
 }
 
 void ArmCore::hvc(const Insn& in) {
@@ -174,7 +219,8 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
 }
 
 void ArmCore::mrs_banked(const Insn& in) {
-  if (!st_.system || !privileged()) undefined(in);
+  // Part of the Virtualization Extensions: undefined without them (as QEMU 7.2 without EL2).
+  if (!st_.system || !privileged() || !st_.has_hyp) undefined(in);
   bool is_spsr;
   uint32_t* reg = banked_register(in.imm, is_spsr);
   if (!reg) undefined(in);
@@ -182,7 +228,8 @@ void ArmCore::mrs_banked(const Insn& in) {
 }
 
 void ArmCore::msr_banked(const Insn& in) {
-  if (!st_.system || !privileged()) undefined(in);
+  // Part of the Virtualization Extensions: undefined without them (as QEMU 7.2 without EL2).
+  if (!st_.system || !privileged() || !st_.has_hyp) undefined(in);
   bool is_spsr;
   uint32_t* reg = banked_register(in.imm, is_spsr);
   if (!reg) undefined(in);

@@ -394,7 +394,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     case kVstr: {
       uint32_t base = in.rn == 15 ? st_.r[15] & ~3u : st_.r[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base + in.imm : base - in.imm;
-      check_aligned(a, 4);
+      check_aligned(a, 4, in.sub == kVstr);
       int first = dbl ? 2 * in.rd : in.rd, words = dbl ? 2 : 1;
       for (int w = 0; w < words; ++w) {
         if (in.sub == kVldr)
@@ -409,7 +409,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       uint32_t words = in.imm * (dbl ? 2 : 1);
       uint32_t base = st_.r[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base : base - 4 * words;
-      check_aligned(a, 4);
+      check_aligned(a, 4, in.sub == kVstm);
       int first = dbl ? 2 * in.rd : in.rd;
       for (uint32_t w = 0; w < words; ++w) {
         if (in.sub == kVldm)

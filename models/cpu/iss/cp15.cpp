@@ -129,7 +129,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c) -> uint64_t { return c.st_.cp15.sctlr; },
        [](C& c, uint64_t v) {
          // RES1/RAO bits stay; M, A, C, Z, I, V, EE, TRE, AFE, TE act (C, Z, I: no caches).
+         const uint32_t old = c.st_.cp15.sctlr;
          c.st_.cp15.sctlr = (static_cast<uint32_t>(v) & 0x72003c07u) | 0x00c50078u;
+         // The load/store executors are chosen by SCTLR.A (alignment checks or not).
+         if ((old ^ c.st_.cp15.sctlr) & C::kSctlrA) c.drop_all_decoded();
          c.tlb_flush();
        }},
       {"ACTLR", false, k(1, 0, 0, 1), kPl1RW, kTrapTac,

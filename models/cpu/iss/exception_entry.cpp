@@ -121,6 +121,54 @@ std::string ExceptionEntry::last_fault() const {
   return buf;
 }
 
+uint32_t ExceptionEntry::data_abort_iss(bool& il32) const {
+  il32 = false;
+  const Insn* in = core_.current_insn();
+  if (!in || in->op != Op::LoadStore || in->sub == kLdrd || in->sub == kStrd ||
+      !(in->flags & kFlagP) || (in->flags & kFlagW)) {
+    return 0;
+  }
+  uint32_t sas = 2, sse = 0;
+  switch (in->sub) {
+    case kStrb:
+    case kLdrb:
+      sas = 0;
+      break;
+    case kLdrsb:
+      sas = 0;
+      sse = 1;
+      break;
+    case kStrh:
+    case kLdrh:
+      sas = 1;
+      break;
+    case kLdrsh:
+      sas = 1;
+      sse = 1;
+      break;
+    default:
+      break;
+  }
+  // IL from the instruction, not the next PC: inside a basic block that is not kept per
+  // instruction.
+  il32 = in->len == 4;
+  return (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
+}
+
+void ExceptionEntry::take_debug_event(bool il32) {
+  ArmCore& c = core_;
+  // The BKPT did not complete: its IT state is the one to return to.
+  if (c.st_.in_it) c.st_.itstate = c.st_.it_at_start;
+  if (c.st_.mode == ArmCore::kHyp) {
+    c.st_.cp15.hifar = 0;  // the address is UNKNOWN; QEMU 7.2 writes 0
+    enter_hyp_with_syndrome(hsr_ec::kPrefetchAbortHyp, 0x22, il32, 0x0C, c.st_.pc);
+    return;
+  }
+  c.st_.cp15.ifar = 0;
+  c.st_.cp15.ifsr = (c.st_.cp15.ttbcr >> 31) ? 0x222u : 0x2u;  // debug event
+  take_exception(Exception::PrefetchAbort, c.st_.pc + 4, c.cpsr());
+}
+
 void ExceptionEntry::take_fault_entry(Exception e, uint32_t addr, bool write, bool alignment) {
   ArmCore& c = core_;
   if (!c.st_.system) throw;  // syscall emulation: the caller reports it
@@ -140,19 +188,24 @@ void ExceptionEntry::take_fault_entry(Exception e, uint32_t addr, bool write, bo
       iss = 0x10;  // IFSC: synchronous external abort (long-descriptor format)
       c.st_.cp15.hifar = addr;
       offset = 0x0C;
-    } else if (e == Exception::DataAbort) {
-      ec = hsr_ec::kDataAbortHyp;
-      iss = (alignment ? 0x21u : 0x10u) | (write ? 1u << 6 : 0u);
-      c.st_.cp15.hdfar = addr;
-      offset = 0x10;
     }
     // IL is UNK/SBZP in ARMv7 where the syndrome has no instruction to describe: EC 0x00,
     // prefetch aborts, data aborts without ISV (QEMU clears it there too). 0, then.
-    c.st_.cp15.hsr = hsr_value(ec, iss, false);
+    bool il32 = false;
+    if (e == Exception::DataAbort) {
+      ec = hsr_ec::kDataAbortHyp;
+      iss = (alignment ? 0x21u : 0x10u) | (write ? 1u << 6 : 0u) | data_abort_iss(il32);
+      c.st_.cp15.hdfar = addr;
+      offset = 0x10;
+    }
+    c.st_.cp15.hsr = hsr_value(ec, iss, il32);
     ++hyp_ec_[ec];
     enter_hyp(offset, c.st_.pc, c.cpsr());
     return;
   }
+  // The status in the format TTBCR.EAE selects (whether or not the MMU is on, as QEMU): short
+  // 0x8 external abort, 0x1 alignment; long (LPAE bit 9) 0x10 and 0x21.
+  const bool lpae = c.st_.cp15.ttbcr >> 31;
   uint32_t lr;
   switch (e) {
     case Exception::Undefined:
@@ -161,12 +214,13 @@ void ExceptionEntry::take_fault_entry(Exception e, uint32_t addr, bool write, bo
     case Exception::PrefetchAbort:
       lr = c.st_.pc + 4;
       c.st_.cp15.ifar = addr;
-      c.st_.cp15.ifsr = 0x8;  // synchronous external abort
+      c.st_.cp15.ifsr = lpae ? 0x210u : 0x8u;  // synchronous external abort
       break;
     default:
       lr = c.st_.pc + 8;
       c.st_.cp15.dfar = addr;
-      c.st_.cp15.dfsr = (alignment ? 0x1u : 0x8u) | (write ? 1u << 11 : 0u);
+      c.st_.cp15.dfsr = (lpae ? (alignment ? 0x221u : 0x210u) : (alignment ? 0x1u : 0x8u)) |
+                        (write ? 1u << 11 : 0u);
       break;
   }
   take_exception(e, lr, c.cpsr());
@@ -302,36 +356,8 @@ void ExceptionEntry::take_mmu_fault_entry(const MmuAbort& a) {
     if (!fetch) {
       if (a.write && !f.s1ptw) iss |= 1u << 6;
       // ISV and the register for single loads and stores without write-back (the emulation a
-      // hypervisor does for MMIO).
-      const Insn* in = c.current_insn();
-      if (in && in->op == Op::LoadStore && in->sub != kLdrd && in->sub != kStrd &&
-          (in->flags & kFlagP) && !(in->flags & kFlagW) && !f.s1ptw) {
-        uint32_t sas = 2, sse = 0;
-        switch (in->sub) {
-          case kStrb:
-          case kLdrb:
-            sas = 0;
-            break;
-          case kLdrsb:
-            sas = 0;
-            sse = 1;
-            break;
-          case kStrh:
-          case kLdrh:
-            sas = 1;
-            break;
-          case kLdrsh:
-            sas = 1;
-            sse = 1;
-            break;
-          default:
-            break;
-        }
-        iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
-        // From the instruction, not the next PC: inside a basic block that is not kept per
-        // instruction.
-        il32 = in->len == 4;
-      }
+      // hypervisor does for MMIO); never on a stage-1 walk.
+      if (!f.s1ptw) iss |= data_abort_iss(il32);
     }
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
     c.st_.cp15.hsr = hsr_value(ec, iss, il32);
@@ -349,9 +375,11 @@ void ExceptionEntry::take_mmu_fault_entry(const MmuAbort& a) {
     MmuFault lf = f;
     lf.long_format = true;
     uint32_t iss = Mmu::fault_status(lf, false) & 0x3f;
+    bool il32 = false;  // without ISV, IL is UNK/SBZP in ARMv7: 0
     if (!fetch && a.write) iss |= 1u << 6;
+    if (!fetch) iss |= data_abort_iss(il32);
     uint8_t ec = fetch ? hsr_ec::kPrefetchAbortHyp : hsr_ec::kDataAbortHyp;
-    c.st_.cp15.hsr = hsr_value(ec, iss, false);  // no ISV: IL is UNK/SBZP in ARMv7
+    c.st_.cp15.hsr = hsr_value(ec, iss, il32);
     if (fetch)
       c.st_.cp15.hifar = a.va;
     else

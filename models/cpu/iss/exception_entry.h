@@ -85,6 +85,8 @@ class ExceptionEntry {
   // Both throw ExceptionLoop when the entry completes a storm (kStormEntries).
   void take_fault(Exception e, uint32_t fault_addr, bool write, bool alignment);
   void take_mmu_fault(const MmuAbort& a);
+  // BKPT: a debug event taken as a prefetch abort (ABT mode, or Hyp's 0x0C with EC 0x21).
+  void take_debug_event(bool il32);
 
   // Every exception entry (to PL1 modes and to Hyp mode, synchronous and interrupts): what
   // run(max) and a platform's instruction bound count beside retired instructions.
@@ -105,6 +107,9 @@ class ExceptionEntry {
     bool thumb = false;
   };
   Site site() const;
+  // ISV with SAS, SSE and SRT for a data abort to Hyp mode on a single load or store without
+  // write-back (what a hypervisor emulates), and il32; 0 (and false) for anything else.
+  uint32_t data_abort_iss(bool& il32) const;
   void take_fault_entry(Exception e, uint32_t fault_addr, bool write, bool alignment);
   void take_mmu_fault_entry(const MmuAbort& a);
   // After a synchronous entry from `from`: counts repeats without progress, throws at a storm.

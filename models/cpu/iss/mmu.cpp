@@ -424,9 +424,9 @@ Mmu::Walk Mmu::walk(uint32_t va, bool hyp_regime, bool stage2_on) {
   return (st_.cp15.ttbcr >> 31) ? walk_long(va, false, stage2_on) : walk_short(va, stage2_on);
 }
 
-uint32_t Mmu::translate(uint32_t va, uint8_t need) {
+uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
   const bool hyp = st_.mode == kHyp;
-  const bool user = st_.mode == kUsr;
+  const bool user = pl0 || st_.mode == kUsr;
   const uint8_t bits = static_cast<uint8_t>(user ? need << 3 : need);
   TlbEntry* tlb = hyp ? tlb_hyp_ : tlb_;
   const uint32_t page = va >> PagedMemory::kPageBits;
@@ -489,16 +489,16 @@ uint32_t Mmu::translate(uint32_t va, uint8_t need) {
 }
 
 template <typename T>
-T Mmu::read(uint32_t a) {
+T Mmu::read(uint32_t a, bool pl0) {
   const uint32_t off = a & (PagedMemory::kPageSize - 1);
   if (off > PagedMemory::kPageSize - sizeof(T)) {  // across two pages: byte by byte
     T v = 0;
     for (uint32_t i = 0; i < sizeof(T); ++i) {
-      v = static_cast<T>(v | (T{read<uint8_t>(a + i)} << (8 * i)));
+      v = static_cast<T>(v | (T{read<uint8_t>(a + i, pl0)} << (8 * i)));
     }
     return v;
   }
-  const uint32_t pa = translate(a, kPermR);
+  const uint32_t pa = translate(a, kPermR, pl0);
   try {
     if constexpr (sizeof(T) == 1)
       return mem_.read8(pa);
@@ -515,18 +515,18 @@ T Mmu::read(uint32_t a) {
 }
 
 template <typename T>
-void Mmu::write(uint32_t a, T v) {
+void Mmu::write(uint32_t a, T v, bool pl0) {
   const uint32_t off = a & (PagedMemory::kPageSize - 1);
   if (off > PagedMemory::kPageSize - sizeof(T)) {
     // Both pages are checked before either is written, as an access is all or nothing.
-    translate(a, kPermW);
-    translate(a + sizeof(T) - 1, kPermW);
+    translate(a, kPermW, pl0);
+    translate(a + sizeof(T) - 1, kPermW, pl0);
     for (uint32_t i = 0; i < sizeof(T); ++i) {
-      write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)));
+      write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)), pl0);
     }
     return;
   }
-  const uint32_t pa = translate(a, kPermW);
+  const uint32_t pa = translate(a, kPermW, pl0);
   try {
     if constexpr (sizeof(T) == 1)
       mem_.write8(pa, v);
@@ -542,12 +542,12 @@ void Mmu::write(uint32_t a, T v) {
   }
 }
 
-template uint8_t Mmu::read<uint8_t>(uint32_t);
-template uint16_t Mmu::read<uint16_t>(uint32_t);
-template uint32_t Mmu::read<uint32_t>(uint32_t);
-template void Mmu::write<uint8_t>(uint32_t, uint8_t);
-template void Mmu::write<uint16_t>(uint32_t, uint16_t);
-template void Mmu::write<uint32_t>(uint32_t, uint32_t);
+template uint8_t Mmu::read<uint8_t>(uint32_t, bool);
+template uint16_t Mmu::read<uint16_t>(uint32_t, bool);
+template uint32_t Mmu::read<uint32_t>(uint32_t, bool);
+template void Mmu::write<uint8_t>(uint32_t, uint8_t, bool);
+template void Mmu::write<uint16_t>(uint32_t, uint16_t, bool);
+template void Mmu::write<uint32_t>(uint32_t, uint32_t, bool);
 
 // DFSR/IFSR (short format: FS[4] at bit 10, domain 7:4; long format: LPAE bit 9, STATUS 5:0),
 // also the DFSC/IFSC of HSR (long format, bits 5:0).

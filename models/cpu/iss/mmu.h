@@ -78,13 +78,14 @@ class Mmu {
   // current regime.
   uint32_t update();
 
-  // VA -> PA for an access of `need` (kPermR/W/X) at the current privilege; throws MmuAbort.
-  uint32_t translate(uint32_t va, uint8_t need);
+  // VA -> PA for an access of `need` (kPermR/W/X) at the current privilege (with `pl0`, PL0's:
+  // LDRT and the other unprivileged forms from PL1); throws MmuAbort.
+  uint32_t translate(uint32_t va, uint8_t need, bool pl0 = false);
   // Loads and stores by virtual address that the fast entries did not serve; throw MmuAbort.
   template <typename T>
-  T read(uint32_t va);
+  T read(uint32_t va, bool pl0 = false);
   template <typename T>
-  void write(uint32_t va, T v);
+  void write(uint32_t va, T v, bool pl0 = false);
   // The ATS* operations: kind 0-3 ATS1C{P,U}{R,W}, 4-7 ATS12NSO{P,U}{R,W}, 8-9 ATS1H{R,W};
   // returns PAR.
   uint64_t address_translate(uint32_t va, int kind);
