@@ -40,6 +40,7 @@ PROGRAMS = {
     "alignment": False,
     "unprivileged": False,
     "hyp_abort": True,
+    "page_crossing": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.

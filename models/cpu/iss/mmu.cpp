@@ -519,8 +519,9 @@ void Mmu::write(uint32_t a, T v, bool pl0) {
   const uint32_t off = a & (PagedMemory::kPageSize - 1);
   if (off > PagedMemory::kPageSize - sizeof(T)) {
     // Both pages are checked before either is written, as an access is all or nothing.
+    // A fault on the second page is reported at its first byte, as QEMU 7.2 does.
     translate(a, kPermW, pl0);
-    translate(a + sizeof(T) - 1, kPermW, pl0);
+    translate((a + sizeof(T) - 1) & ~(PagedMemory::kPageSize - 1), kPermW, pl0);
     for (uint32_t i = 0; i < sizeof(T); ++i) {
       write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)), pl0);
     }
