@@ -163,8 +163,18 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");
   system_run
       ->add_option("--max-instructions", so.max_instructions,
-                   "End the run after N instructions (exit status 4)")
-      ->type_name("N");
+                   "End the run after exactly N instructions and exception entries "
+                   "(exit status 4)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // A bound of 0 (or a negative one) would be no bound: refused, not ignored.
+            const bool digits =
+                !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && v.find_first_not_of('0') != std::string::npos) return "";
+            return "must be a positive number of instructions, not '" + v + "'";
+          },
+          "N > 0"));
   system_run
       ->add_option("--stats", so.stats, "Write instructions by class, exceptions and MIPS as JSON")
       ->type_name("FILE");
