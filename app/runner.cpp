@@ -295,6 +295,7 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   run["schema_version"] = kResultsSchemaVersion;
   run["build"] = build_identity();
   run["scenario"] = options.scenario.empty() ? "(built-in default)" : options.scenario;
+  run["command"] = options.command;
   run["wall_s"] = wall;
   run["sim_s"] = sim_s;
   run["sim_seconds_per_wall_second"] = wall > 0 ? sim_s / wall : 0.0;
