@@ -172,14 +172,31 @@ def _ts_groups(columns: list[str]) -> list[tuple[str, list[str]]]:
         ("Queues (mean occupancy)", grab(lambda c: re.search(
             r"(_contexts|_entries|queue|_frames)", c) is not None and not c.endswith("_count"))),
         ("VM exits in each interval", grab(lambda c: ".vm_exits." in c)),
-        ("TCP congestion windows (bytes) and connections",
-         grab(lambda c: c.endswith("cwnd_bytes") or c.endswith("connections_count"))),
+        ("TCP congestion windows (bytes)", grab(lambda c: c.endswith("cwnd_bytes"))),
+        ("TCP connections open", grab(lambda c: c.endswith("connections_count"))),
         ("Credit scheduler balance", grab(lambda c: c.endswith(".credit"))),
         ("Events in each interval (retransmits, drops, out of order)",
          grab(lambda c: c.endswith("_count"))),
     ]
     groups.append(("Other columns", grab(lambda c: True)))
     return [(t, cols) for t, cols in groups if cols]
+
+
+def _cpu_colors(columns: list[str]) -> list:
+    """A colour per VM (matplotlib's cycle), darker for user, lighter for kernel and hyp; idle
+    grey."""
+    from matplotlib.colors import to_rgba
+
+    vms = list(dict.fromkeys(c.split(".cpu.")[0] for c in columns if ".cpu." in c))
+    shade = {"guest_user": 1.0, "guest_kernel": 0.65, "hypervisor": 0.35}
+    out = []
+    for c in columns:
+        if ".cpu." not in c:
+            out.append(CPU_COLORS["idle"])
+            continue
+        vm, cls = c.split(".cpu.")
+        out.append(to_rgba(f"C{vms.index(vm) % 10}", shade.get(cls.removesuffix("_share"), 0.5)))
+    return out
 
 
 def _timeseries(sec, d: Path, results: dict, plt):
@@ -201,7 +218,7 @@ def _timeseries(sec, d: Path, results: dict, plt):
             continue
         fig, ax = Page.figure(width=10, height=3.4)
         if title.startswith("CPU share"):
-            ax.stackplot(t_ms, [ts[c] * 100 for c in live],
+            ax.stackplot(t_ms, [ts[c] * 100 for c in live], colors=_cpu_colors(live),
                          labels=[c.removeprefix("vm.").removesuffix("_share") for c in live])
             ax.set_ylabel("% of the core")
             ax.set_ylim(0, 101)

@@ -383,7 +383,8 @@ def test_page_machinery_is_deterministic_and_escapes(tmp_path):
 CHECK = """<script>
 var vtoeErrors = [];
 window.addEventListener("error", function (e) {
-  vtoeErrors.push(e.message || ("cannot load " + (e.target && (e.target.src || e.target.href))));
+  vtoeErrors.push((e.message ||
+                   ("cannot load " + (e.target && (e.target.src || e.target.href)))).slice(0, 120));
 }, true);
 window.addEventListener("load", function () {
   var imgs = Array.from(document.images);
