@@ -178,7 +178,8 @@ class Report:
                 shown, test, err = f"{ours:.1f}", f"<= {n['tolerance']}", "-"
             else:
                 shown = f"{ours:.0f}" if abs(ours) >= 100 else f"{ours:.3g}"
-                test, err = f"|error| <= {n['tolerance']}%", f"{pct(ours, paper):+.1f}%"
+                # The pipes escaped: the text is a cell of a Markdown table.
+                test, err = f"\\|error\\| <= {n['tolerance']}%", f"{pct(ours, paper):+.1f}%"
             rows.append([n["what"], f"{paper} ({n['source']})", shown, err, test, n["label"],
                          "within" if ok else "**outside**"])
         return rows, counts

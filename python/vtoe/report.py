@@ -99,10 +99,11 @@ def summary_text(results: dict, run_info: dict) -> str:
 
 
 def _command_of(d: Path, run_info: dict) -> tuple[str, str]:
-    """(command, where it comes from)."""
-    if run_info.get("command"):
-        return run_info["command"], "run.json"
+    """(command, where it comes from). A sweep's point ran into a temporary directory: its
+    command is told from point.json, with the point's directory as --out."""
     point = _read_json(d / "point.json")
+    if run_info.get("command") and not point.get("base"):
+        return run_info["command"], "run.json"
     if point.get("base"):
         from .sweep import set_text
 
@@ -110,7 +111,9 @@ def _command_of(d: Path, run_info: dict) -> tuple[str, str]:
         parts += [f"--set {k}={set_text(v)}" for k, v in point.get("overrides", {}).items()]
         if point.get("seed") is not None:
             parts.append(f"--seed {point['seed']}")
-        return " ".join(parts), "point.json (the sweep's point)"
+        parts.append(f"--out {d}")
+        return " ".join(parts), "point.json (a sweep's point; the sweep ran it with --quiet " \
+            "into a temporary directory and moved the files here)"
     return "", ""
 
 
@@ -244,8 +247,10 @@ def _latency(sec, results: dict, plt):
     if empty:
         sec.add_warning(f"a latency distribution with no samples: {', '.join(empty)}")
     if not with_lat:
-        kinds = sorted({v["workload"] for v in results["vms"]})
-        sec.add_note(f"No latency distribution in results.json (workloads: {', '.join(kinds)}).")
+        if not empty:
+            kinds = sorted({v["workload"] for v in results["vms"]})
+            sec.add_note(f"No latency distribution in results.json (workloads: "
+                         f"{', '.join(kinds)}).")
         return
     for i in with_lat:
         v = results["vms"][i]
@@ -418,9 +423,15 @@ def to_number(value):
         return None
 
 
-def _metric_figure(df, metric, knobs, per_vm: bool):
+MAX_LEGEND = 16
+
+
+def _metric_figure(df, metric, knobs, per_vm: bool, unlabelled: list | None = None):
+    """One figure: ``metric`` against each knob (a panel each). Panels with more lines than
+    MAX_LEGEND get no legend; they are listed in ``unlabelled``."""
     import numpy as np
 
+    unlabelled = [] if unlabelled is None else unlabelled
     fig, axes = Page.figure(width=min(4.2 * len(knobs), 13), height=3.3, ncols=len(knobs),
                             squeeze=False)
     for ax, knob in zip(axes[0], knobs):
@@ -450,8 +461,10 @@ def _metric_figure(df, metric, knobs, per_vm: bool):
         ax.set(xlabel=knob, ylabel=metric)
         ax.grid(True, alpha=0.3)
         handles = ax.get_legend_handles_labels()[0]
-        if 1 < len(handles) <= 12:
+        if 1 < len(handles) <= MAX_LEGEND:
             ax.legend(fontsize=6)
+        elif len(handles) > MAX_LEGEND:
+            unlabelled.append(f"{knob}: {len(handles)} lines")
     fig.suptitle(metric, fontsize=10)
     return fig
 
@@ -499,7 +512,7 @@ def sweep_page(d, max_metrics: int = 60) -> Page:
                         + ", ".join(metrics[max_metrics:]))
     if constant:
         sec.add_note("The same at every point (not drawn): " + ", ".join(
-            f"{c} = {fmt(df[c].iloc[0])}" for c in constant))
+            f"{c} = {fmt(df[c].iloc[0]) or '(empty)'}" for c in constant))
     multi_vm = "vm.name" in df and df["vm.name"].nunique() > 1
     if knobs:
         fsec = page.section("Metrics against knobs",
@@ -509,7 +522,11 @@ def sweep_page(d, max_metrics: int = 60) -> Page:
         for metric in shown:
             per_vm = multi_vm and _sweep_metric_is_per_vm(metric)
             data = df if per_vm else df.drop_duplicates(subset=["point_id"])
-            fsec.add_figure(_metric_figure(data, metric, knobs, per_vm), alt=metric)
+            unlabelled: list[str] = []
+            fig = _metric_figure(data, metric, knobs, per_vm, unlabelled)
+            fsec.add_figure(fig, alt=metric, caption=(
+                f"Too many lines for a legend ({'; '.join(unlabelled)}): the table below has "
+                "every value." if unlabelled else None))
     tsec = page.section("Table")
     cols = knobs + [c for c in ("seed", "vm.name") if c in df] + shown
     tsec.add_note(f"results.csv, columns drawn above ({len(df)} rows"
@@ -568,14 +585,11 @@ def markdown_html(lines: list[str], images: dict[str, str], skip_images=False) -
         elif line.startswith("|"):
             rows = []
             while i < len(lines) and lines[i].startswith("|"):
-                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                cells = _cells(lines[i])
                 if not all(re.fullmatch(r":?-+:?", c) for c in cells):
                     rows.append(cells)
                 i += 1
-            head = "".join(f'<th class="text">{_inline(c)}</th>' for c in rows[0])
-            body = "".join("<tr>" + "".join(f'<td class="text">{_verdict(c)}</td>' for c in r)
-                           + "</tr>" for r in rows[1:])
-            out.append(f"<table><tr>{head}</tr>{body}</table>")
+            out.append(_html_table(rows[0], rows[1:]))
         elif line.startswith("- "):
             items = []
             while i < len(lines) and lines[i].startswith("- "):
@@ -598,6 +612,13 @@ def markdown_html(lines: list[str], images: dict[str, str], skip_images=False) -
     return "\n".join(out)
 
 
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f'<th class="text">{_inline(c)}</th>' for c in header)
+    body = "".join("<tr>" + "".join(f'<td class="text">{_verdict(c)}</td>' for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
 def _verdict(cell: str) -> str:
     text = _inline(cell)
     if cell in ("holds", "within"):
@@ -607,9 +628,16 @@ def _verdict(cell: str) -> str:
     return text
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table row; ``\\|`` is a pipe inside a cell."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
 def _table_rows(lines: list[str]) -> tuple[list[str], list[list[str]]]:
-    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines
-            if ln.startswith("|")]
+    rows = [_cells(ln) for ln in lines if ln.startswith("|")]
     rows = [r for r in rows if not all(re.fullmatch(r":?-+:?", c) for c in r)]
     return (rows[0], rows[1:]) if rows else ([], [])
 
@@ -646,14 +674,11 @@ def paper_page(d) -> Page:
         said = [r for r in claims if len(r) > 1 and _claim_covers(r[1], num, letter)]
         left = [f"<h3>The paper: {esc(fig_ref)}</h3>"]
         if mine:
-            left.append(markdown_html(["| number | paper (source) | vtoe | error | verdict |",
-                                       "|---|---|---|---|---|"]
-                                      + ["| " + " | ".join([r[0], r[1], r[2], r[3], r[-1]]) + " |"
-                                         for r in mine], images))
+            left.append(_html_table(["number", "paper (source)", "vtoe", "error", "verdict"],
+                                    [[r[0], r[1], r[2], r[3], r[-1]] for r in mine]))
         if said:
-            left.append(markdown_html(["| claim | test | verdict |", "|---|---|---|"]
-                                      + ["| " + " | ".join([r[0], r[2], r[3]]) + " |"
-                                         for r in said], images))
+            left.append(_html_table(["claim", "test", "verdict"],
+                                    [[r[0], r[2], r[3]] for r in said]))
         if not mine and not said:
             left.append("<p class=\"note\">The report compares no number or claim of the paper "
                         "with this figure.</p>")

@@ -215,6 +215,26 @@ def test_sweep_figure_has_a_line_per_other_knob_and_a_band_per_seed_range(sweep_
     assert spread.max() > 0
 
 
+def test_sweep_point_page_tells_the_points_command(sweep_dir):
+    point = sorted((sweep_dir / "points").iterdir())[0]
+    info = json.loads((point / "point.json").read_text())
+    text = report.make_report(point).read_text()
+    sets = " ".join(f"--set {k}={v}" for k, v in info["overrides"].items())
+    assert info["base"] == str(ROOT / "scenarios" / "quickstart.yaml")
+    assert f"vtoe run {info['base']} {sets} --seed {info['seed']} --out {point}" in text
+
+
+def test_sweep_figure_without_legend_says_so():
+    import pandas as pd
+
+    df = pd.DataFrame({"a": [1, 2] * 20, "b": [i // 2 for i in range(40)], "seed": 1,
+                       "point_id": [str(i) for i in range(40)], "m": range(40)})
+    unlabelled = []
+    fig = report._metric_figure(df, "m", ["a", "b"], per_vm=False, unlabelled=unlabelled)
+    assert unlabelled == ["a: 20 lines"]
+    assert fig.axes[0].get_legend() is None and fig.axes[1].get_legend() is not None
+
+
 def test_sweep_no_report_flag(tmp_path, vtoe_bin):
     (tmp_path / "s.yaml").write_text(
         "base: scenarios/quickstart.yaml\nname: nr\nset: [duration=4ms, warmup=1ms]\n"
@@ -276,6 +296,10 @@ def test_paper_page_puts_each_figure_beside_the_papers_numbers(tmp_path):
     left, right = re.match(r'<div class="side"><div>(.*?)</div><div>(.*)</div></div>', fig9a,
                            re.S).groups()
     assert "The paper: Fig. 9a" in left and "4991 (§5.1, Fig. 9a)" in left
+    # vtoe's value, the error and the verdict in their columns
+    assert ('<td class="text">4997</td><td class="text">+0.1%</td><td class="text">'
+            '<span class="holds">within</span></td>') in left
+    assert '<td class="text">|error| &lt;= 10%</td>' in text  # a pipe inside a cell
     assert "throughput rises with the message size" in left and "DWRR" not in left
     assert "Tickle" not in left
     assert 'alt="Fig. 9a"' in right and "8000-byte messages" in right
