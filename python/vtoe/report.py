@@ -42,14 +42,14 @@ def kind_of(d: Path) -> str:
     """'paper', 'sweep' or 'run', from the files in ``d``; ReportError otherwise."""
     if not d.is_dir():
         raise ReportError(f"{d}: not a directory")
-    if (d / "report.md").is_file() and (d / "summary.json").is_file():
+    if (d / "report.md").is_file():
         return "paper"
     if (d / "results.csv").is_file():
         return "sweep"
     if (d / "results.json").is_file():
         return "run"
-    raise ReportError(f"{d}: no results.json (a run), results.csv (a sweep) or report.md and "
-                      "summary.json (make paper's output) in it")
+    raise ReportError(f"{d}: no results.json (a run), results.csv (a sweep) or report.md "
+                      "(make paper's or a study's output) in it")
 
 
 def make_report(d, out=None) -> Path:
@@ -572,6 +572,9 @@ def _inline(text: str) -> str:
     out = esc(text)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?![*\w])", r"<em>\1</em>", out)
+    # A link keeps its text and shows its target: the page refers to nothing outside itself.
+    out = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r"\1 (\2)", out)
     return out
 
 
@@ -587,6 +590,17 @@ def markdown_html(lines: list[str], images: dict[str, str], skip_images=False) -
         if line.startswith("# "):
             out.append(f"<h2>{_inline(line[2:])}</h2>")
             i += 1
+        elif line.startswith("### "):
+            out.append(f"<h3>{_inline(line[4:])}</h3>")
+            i += 1
+        elif line.startswith("```"):
+            i += 1
+            code = []
+            while i < len(lines) and not lines[i].startswith("```"):
+                code.append(lines[i])
+                i += 1
+            i += 1
+            out.append(f"<pre>{esc(chr(10).join(code))}</pre>")
         elif line.startswith("|"):
             rows = []
             while i < len(lines) and lines[i].startswith("|"):
@@ -610,7 +624,8 @@ def markdown_html(lines: list[str], images: dict[str, str], skip_images=False) -
             i += 1
         else:
             para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("|", "- ", "!")):
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith(
+                    ("|", "- ", "!", "#", "```")):
                 para.append(lines[i])
                 i += 1
             out.append(f"<p>{_inline(' '.join(para))}</p>")
@@ -648,8 +663,10 @@ def _table_rows(lines: list[str]) -> tuple[list[str], list[list[str]]]:
 
 
 def paper_page(d) -> Page:
-    """The page of ``make paper``'s output: report.md as HTML, each figure of section 5 with
-    the paper's numbers and claims for it on the left and vtoe's figure and table on the right."""
+    """The page of a directory with a report.md (``make paper``'s, ``make study-toe``'s, a
+    study's of ``make studies``): report.md as HTML with its figures embedded; in make paper's,
+    each figure of section 5 with the paper's numbers and claims for it on the left and vtoe's
+    figure and table on the right."""
     from .page import file_data_uri
 
     d = Path(d)
@@ -666,10 +683,11 @@ def paper_page(d) -> Page:
     by_title = dict(sections[1:])
     _, numbers = _table_rows(by_title.get("Numbers of section 5", []))
     _, claims = _table_rows(by_title.get("Claims of section 5", []))
+    paper = bool(numbers or claims)  # make paper's report; a study's has neither table
     for name, lines in sections[1:]:
         sec = page.section(name)
         m = _FIG_RE.match(name)
-        if not m:
+        if not m or not paper:
             sec.add_html(markdown_html(lines, images))
             continue
         num, letter = m.group(1), m.group(2)

@@ -310,6 +310,29 @@ def test_paper_page_puts_each_figure_beside_the_papers_numbers(tmp_path):
     assert "Claims of section 5" in sections and "<table>" in sections["Claims of section 5"]
 
 
+def test_a_studys_report_md_is_a_page_too(tmp_path):
+    from vtoe.page import require_matplotlib
+
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1])
+    fig.savefig(tmp_path / "study_clock.png")
+    plt.close(fig)
+    (tmp_path / "report.md").write_text(
+        "# vtoe: TOE design-space study\n\nQuick mode.\n\n## Verdicts\n\n"
+        "| # | verdict |\n|---|---|\n| 1 | **fail** |\n\n*1 engine*: knee.\n\n"
+        "## Fig. 1: not the paper's\n\n### clock\n\nSee [toe.md](../docs/toe.md).\n\n"
+        "```\nvtoe run x.yaml\n```\n\n![clock](study_clock.png)\n")
+    text = report.make_report(tmp_path).read_text()
+    no_outside_references(text)
+    assert "<title>vtoe: TOE design-space study</title>" in text and "<p>Quick mode.</p>" in text
+    assert "<h3>clock</h3>" in text and "See toe.md (../docs/toe.md)." in text
+    assert "<pre>vtoe run x.yaml</pre>" in text and "<strong>fail</strong>" in text
+    assert "<p><em>1 engine</em>: knee.</p>" in text
+    assert '<div class="side">' not in text  # no paper's numbers to put beside the figure
+    assert len(images(text)) == 1
+
+
 def test_paper_page_missing_figure_is_an_error(tmp_path):
     fake_paper(tmp_path)
     (tmp_path / "fig12.png").unlink()
@@ -334,8 +357,8 @@ def test_vtoe_report_errors(vtoe_bin, tmp_path):
                           text=True, timeout=120 * TIMEOUT_FACTOR)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"vtoe report: {tmp_path}: no results.json (a run), "
-                                   "results.csv (a sweep) or report.md and summary.json "
-                                   "(make paper's output) in it")
+                                   "results.csv (a sweep) or report.md (make paper's or a "
+                                   "study's output) in it")
     proc = subprocess.run([str(vtoe_bin), "report"], capture_output=True, text=True)
     assert proc.returncode == 2 and "dir is required" in proc.stderr
     env = dict(os.environ, VTOE_PYTHON=str(tmp_path / "no-python"))
