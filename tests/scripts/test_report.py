@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts_paths import ROOT, TIMEOUT_FACTOR
+from scripts_paths import ROOT, TIMEOUT_FACTOR, run_once
 
 from vtoe import report
 from vtoe.page import Page
@@ -44,12 +44,12 @@ def no_outside_references(page_html: str):
     assert "<script" not in page_html and "<link" not in page_html
 
 
+# The run and the sweep are made once per session, also under pytest-xdist (run_once).
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory, vtoe_bin):
-    out = tmp_path_factory.mktemp("report") / "quick"
-    cmd = [str(vtoe_bin), "run", "scenarios/quickstart.yaml", *RUN_SETS, "--out", str(out)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120 * TIMEOUT_FACTOR)
+    out, proc = run_once(tmp_path_factory, "report-quick",
+                         [str(vtoe_bin), "run", "scenarios/quickstart.yaml", *RUN_SETS, "--out"],
+                         cwd=ROOT, timeout=120 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stderr
     return out, proc
 
@@ -155,12 +155,12 @@ seeds: [1, 2]
 
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory, vtoe_bin):
-    tmp = tmp_path_factory.mktemp("report-sweep")
-    (tmp / "s.yaml").write_text(SWEEP)
-    out = tmp / "out"
-    proc = subprocess.run([PY, str(ROOT / "scripts" / "sweep.py"), str(tmp / "s.yaml"),
-                           "--out", str(out), "--vtoe", str(vtoe_bin), "--jobs", "2"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600 * TIMEOUT_FACTOR)
+    spec = tmp_path_factory.mktemp("report-sweep-file") / "s.yaml"
+    spec.write_text(SWEEP)
+    out, proc = run_once(tmp_path_factory, "report-sweep",
+                         [PY, str(ROOT / "scripts" / "sweep.py"), str(spec), "--vtoe",
+                          str(vtoe_bin), "--jobs", "2", "--out"],
+                         cwd=ROOT, timeout=600 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"page: {out / 'report.html'}" in proc.stdout
     return out
