@@ -58,10 +58,9 @@ std::string shell_join(int argc, const char* const* argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    const bool plain =
-        !a.empty() && std::all_of(a.begin(), a.end(), [](unsigned char c) {
-          return std::isalnum(c) || std::string_view("@%+=:,./_-").find(c) != std::string::npos;
-        });
+    const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](unsigned char c) {
+      return std::isalnum(c) || std::string_view("@%+=:,./_-").find(c) != std::string::npos;
+    });
     if (i > 0) line += ' ';
     if (plain) {
       line += a;

@@ -106,8 +106,8 @@ TEST(CliParse, Report) {
 }
 
 TEST(CliParse, ShellJoinQuotesWhatTheShellWouldSplit) {
-  const std::vector<const char*> argv = {"vtoe", "run", "--set", "vms.0.name=a b",
-                                         "--set=x='y'", "", "out/d-1_2.x"};
+  const std::vector<const char*> argv = {"vtoe",        "run", "--set",      "vms.0.name=a b",
+                                         "--set=x='y'", "",    "out/d-1_2.x"};
   // 'a b' and '' are quoted; a quote inside closes, escapes and reopens: '\''
   EXPECT_EQ(shell_join(static_cast<int>(argv.size()), argv.data()),
             R"(vtoe run --set 'vms.0.name=a b' '--set=x='\''y'\''' '' out/d-1_2.x)");
