@@ -142,10 +142,12 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   CLI::App* report = app.add_subcommand(
       "report",
       "Write one self-contained HTML page (figures embedded) for a run directory, a sweep "
-      "directory or make paper's output; made by the Python package vtoe with matplotlib");
+      "directory or a report.md directory (make paper's, a study's); made by the Python package "
+      "vtoe with matplotlib");
   report
       ->add_option("dir", args.report.dir,
-                   "Run directory (results.json), sweep directory (results.csv) or out/paper")
+                   "Run directory (results.json), sweep directory (results.csv), or out/paper "
+                   "or a study's directory (report.md)")
       ->required();
   report->add_option("--out", args.report.out, "The page (default DIR/report.html)")
       ->type_name("FILE");

@@ -1,6 +1,6 @@
 """``vtoe report DIR [--out FILE]``: one self-contained HTML page for a run directory, a sweep
-directory or the paper's reproduction (``make paper``'s out/paper), figures drawn with matplotlib
-and embedded (docs/outputs.md, "The report page").
+directory or a directory with a report.md (``make paper``'s out/paper, a study's), figures drawn
+with matplotlib and embedded (docs/outputs.md, "The report page").
 
     python -m vtoe.report out/quickstart            # -> out/quickstart/report.html
     vtoe-report out/sweeps/example --out /tmp/s.html
@@ -9,8 +9,8 @@ and embedded (docs/outputs.md, "The report page").
 From Python: ``vtoe.report.make_report(dir, out=None) -> Path``; ``run_page``, ``sweep_page``
 and ``paper_page`` return a :class:`vtoe.page.Page` to add to or write elsewhere.
 
-What DIR is, is told by what it holds: ``report.md`` and ``summary.json`` (the paper),
-``results.csv`` (a sweep), ``results.json`` (a run, a sweep's point included).
+What DIR is, is told by what it holds: ``report.md`` (make paper's, a study's), ``results.csv``
+(a sweep), ``results.json`` (a run, a sweep's point included).
 
 Exit status of the command: 0 when the page is written; 2 when DIR is none of those, or a
 package the page needs (matplotlib, pandas) is missing: the message names it and the
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -724,9 +723,10 @@ def require_pandas():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="vtoe report", description="Write one self-contained HTML page (figures embedded) "
-        "for a run directory, a sweep directory or make paper's output.")
-    ap.add_argument("dir", help="run directory (results.json), sweep directory (results.csv) or "
-                    "out/paper (report.md)")
+        "for a run directory, a sweep directory or a report.md directory (make paper's, a "
+        "study's).")
+    ap.add_argument("dir", help="run directory (results.json), sweep directory (results.csv), "
+                    "or out/paper or a study's directory (report.md)")
     ap.add_argument("--out", metavar="FILE", help="the page (default DIR/report.html)")
     args = ap.parse_args(argv)
     try:
