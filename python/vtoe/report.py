@@ -229,6 +229,7 @@ def _timeseries(sec, d: Path, results: dict, plt):
                 ax.plot(t_ms, ts[c], lw=1, label=c, drawstyle="steps-pre")
         if warmup > 0:
             ax.axvspan(0, warmup * 1e3, color="0.9", zorder=0)
+        _plain_numbers(ax)
         ax.set(xlabel="simulated time (ms)", title=title)
         ax.set_xlim(0, float(t_ms.iloc[-1]) if rows else 1)
         ax.grid(True, alpha=0.3)
@@ -379,7 +380,7 @@ def sweep_layout(df):
 
     cols = list(df.columns)
     overrides = cols[:cols.index("seed")] if "seed" in cols else []
-    knobs = [c for c in overrides if df[c].astype(str).nunique() > 1]
+    knobs = [c for c in overrides if df[c].nunique(dropna=False) > 1]
     fixed = {c: df[c].iloc[0] for c in overrides if c not in knobs}
     if "seed" in cols and df["seed"].nunique() > 1:
         pass  # seeds are repeats of a point, never a knob: they give the spreads
@@ -423,6 +424,15 @@ def to_number(value):
 
 
 MAX_LEGEND = 16
+UNSET = "(base)"  # a knob's value where a point leaves it to the base scenario
+
+
+def _plain_numbers(ax):
+    """Tick labels as the values themselves: no offset (0.12 + 1e-5 x ...) above the axis."""
+    try:
+        ax.ticklabel_format(axis="y", useOffset=False)
+    except AttributeError:  # a log or categorical axis
+        pass
 
 
 def _metric_figure(df, metric, knobs, per_vm: bool, unlabelled: list | None = None):
@@ -457,6 +467,7 @@ def _metric_figure(df, metric, knobs, per_vm: bool, unlabelled: list | None = No
                 labels = {x: str(v) for v, x in pos.items()}
                 ax.set_xticks(values, [labels[x] for x in values], fontsize=7)
                 ax.minorticks_off()
+        _plain_numbers(ax)
         ax.set_xlabel(knob, fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
@@ -489,6 +500,9 @@ def sweep_page(d, max_metrics: int = 60) -> Page:
     df = pd.read_csv(d / "results.csv")
     failures = _read_json(d / "failures.json") if (d / "failures.json").is_file() else []
     knobs, fixed, metrics, constant = sweep_layout(df)
+    for k in knobs:  # a point that does not set a knob runs with the base scenario's value
+        if df[k].isna().any():
+            df[k] = df[k].astype(object).where(df[k].notna(), UNSET)
     points = df["point_id"].nunique() if "point_id" in df else len(df)
     seeds = sorted(df["seed"].dropna().unique()) if "seed" in df else []
     page = Page(f"vtoe sweep: {d.name}",

@@ -235,6 +235,19 @@ def test_sweep_figure_without_legend_says_so():
     assert fig.axes[0].get_legend() is None and fig.axes[1].get_legend() is not None
 
 
+def test_sweep_knob_left_to_the_base_by_some_points(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame({"policy": ["rr", "dwrr", "fcfs"], "toe.bandwidth": [None, None, "10Gbps"],
+                       "seed": 1, "point_id": ["a", "b", "c"], "m": [1.0, 2.0, 3.0]})
+    df.to_csv(tmp_path / "results.csv", index=False)
+    knobs, fixed, metrics, _ = report.sweep_layout(pd.read_csv(tmp_path / "results.csv"))
+    assert knobs == ["policy", "toe.bandwidth"] and fixed == {} and metrics == ["m"]
+    text = report.make_report(tmp_path).read_text()
+    assert "<td class=\"text\">(base), 10Gbps</td>" in text
+    assert len(images(text)) == 1
+
+
 def test_sweep_no_report_flag(tmp_path, vtoe_bin):
     (tmp_path / "s.yaml").write_text(
         "base: scenarios/quickstart.yaml\nname: nr\nset: [duration=4ms, warmup=1ms]\n"
