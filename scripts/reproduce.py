@@ -629,6 +629,8 @@ def main(argv=None):
     if not args.no_report:
         from vtoe.report import make_report
         print(f"page: {make_report(out)}")
+    else:
+        (out / "report.html").unlink(missing_ok=True)  # a page of an earlier report is stale
     print(f"report: {out / 'report.md'} ({held}/{len(rep.claims)} claims hold; {points} simulations in "
           f"{elapsed:.0f} s wall)")
     return 0

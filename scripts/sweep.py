@@ -96,13 +96,16 @@ def main(argv=None):
         print(f"table: {out / 'results.csv'} ({len(df)} rows), {out / 'results.parquet'}")
         if failures:
             print(f"failures: {out / 'failures.json'}")
-    if not args.no_report and len(df):
+    if args.no_report or not len(df):
+        (out / "report.html").unlink(missing_ok=True)  # a page of an earlier table is stale
+    else:
         from vtoe.page import MissingDependency
         from vtoe.report import ReportError, make_report
 
         try:
             page = make_report(out)
         except (MissingDependency, ReportError) as e:
+            (out / "report.html").unlink(missing_ok=True)
             print(f"sweep: the report page was not written: {e} (--no-report skips it)",
                   file=sys.stderr)
             return 1

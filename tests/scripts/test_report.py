@@ -64,6 +64,15 @@ def rpc_run(tmp_path_factory, vtoe_bin):
     return out
 
 
+def test_a_run_removes_an_earlier_page(tmp_path, vtoe_bin):
+    (tmp_path / "report.html").write_text("the page of an earlier run")
+    proc = subprocess.run([str(vtoe_bin), "run", "scenarios/quickstart.yaml", "--set",
+                           "duration=3ms", "--set", "warmup=1ms", "--out", str(tmp_path), "-q"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "results.json").is_file() and not (tmp_path / "report.html").exists()
+
+
 def test_run_json_records_the_command(quick_run):
     out, _ = quick_run
     run = json.loads((out / "run.json").read_text())
@@ -252,6 +261,8 @@ def test_sweep_no_report_flag(tmp_path, vtoe_bin):
     (tmp_path / "s.yaml").write_text(
         "base: scenarios/quickstart.yaml\nname: nr\nset: [duration=4ms, warmup=1ms]\n"
         "grid: {vms.0.workload.message_size: [1000, 2000]}\n")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "report.html").write_text("a page of an earlier table")
     proc = subprocess.run([PY, str(ROOT / "scripts" / "sweep.py"), str(tmp_path / "s.yaml"),
                            "--out", str(tmp_path / "o"), "--vtoe", str(vtoe_bin), "--no-report"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300 * TIMEOUT_FACTOR)
