@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/toe: the socket API of paper section 2.2 as a character device (toe_api.h). Opening it
+ * creates a socket; connect() is an ioctl posting a Connect command; write() is send(): the
+ * payload is copied from the user buffer into the socket's kernel send buffer by programmed I/O
+ * (copy_from_user), and a SendQ context points the TOE's DMA at it; close() waits for the TOE
+ * to have read every byte, then posts Close. A caller that must wait sleeps on its socket's
+ * queue, which the ECQ thread wakes by socket id.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "toe_internal.h"
+
+/*
+ * Bounds on waiting for the TOE, in the kernel's time (the simulated time on vtoe): a TOE that
+ * never answers gives an error instead of a hang.
+ */
+#define TOE_CONNECT_TIMEOUT (10 * HZ)
+#define TOE_SEND_TIMEOUT (10 * HZ)
+#define TOE_CLOSE_TIMEOUT (10 * HZ)
+
+/* The errno of a TOE status (TOE_RESULT_*). */
+static int toe_errno(int status)
+{
+	switch (status) {
+	case TOE_RESULT_REFUSED:
+		return -ECONNREFUSED;
+	case TOE_RESULT_RESET:
+		return -ECONNRESET;
+	case TOE_RESULT_TIMED_OUT:
+		return -ETIMEDOUT;
+	case TOE_RESULT_TABLE_FULL:
+		return -ENOBUFS;
+	case TOE_RESULT_PORT_IN_USE:
+		return -EADDRINUSE;
+	case TOE_RESULT_BAD_SOCKET:
+		return -EBADF;
+	case TOE_RESULT_BAD_DESCRIPTOR:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+static int toe_open(struct inode *inode, struct file *file)
+{
+	struct toe_device *toe = container_of(file->private_data, struct toe_device, misc);
+	struct device *dev = toe->dev;
+	struct toe_socket *sock;
+	unsigned int id;
+
+	sock = kzalloc(sizeof(*sock), GFP_KERNEL);
+	if (!sock)
+		return -ENOMEM;
+	sock->toe = toe;
+	sock->state = TOE_SOCKET_OPEN;
+	sock->free_slots = GENMASK(TOE_SEND_SLOTS - 1, 0);
+	init_waitqueue_head(&sock->wait);
+	sock->send_buffer = dma_alloc_coherent(dev, TOE_SEND_SLOTS * TOE_SEND_SLOT_BYTES,
+					       &sock->send_dma, GFP_KERNEL);
+	sock->rx_buffer = dma_alloc_coherent(dev, TOE_RX_BUFFER_BYTES, &sock->rx_dma,
+					     GFP_KERNEL);
+	if (!sock->send_buffer || !sock->rx_buffer)
+		goto no_memory;
+
+	spin_lock_irq(&toe->lock);
+	for (id = 1; id < TOE_SOCKET_IDS && toe->sockets[id]; ++id)
+		;
+	if (id < TOE_SOCKET_IDS) {
+		sock->id = id;
+		toe->sockets[id] = sock;
+	}
+	spin_unlock_irq(&toe->lock);
+	if (id == TOE_SOCKET_IDS) {
+		toe_socket_free(sock);
+		return -EMFILE;
+	}
+	file->private_data = sock;
+	return 0;
+
+no_memory:
+	if (sock->send_buffer)
+		dma_free_coherent(dev, TOE_SEND_SLOTS * TOE_SEND_SLOT_BYTES, sock->send_buffer,
+				  sock->send_dma);
+	if (sock->rx_buffer)
+		dma_free_coherent(dev, TOE_RX_BUFFER_BYTES, sock->rx_buffer, sock->rx_dma);
+	kfree(sock);
+	return -ENOMEM;
+}
+
+static int toe_command(struct toe_socket *sock, u8 opcode, const struct toe_sockaddr *peer)
+{
+	struct toe_cmd_desc cmd = {
+		.opcode = opcode,
+		.sock = sock->id,
+		.rx_size = TOE_RX_BUFFER_BYTES,
+		.rx_addr = sock->rx_dma,
+		.cookie = opcode,
+	};
+
+	if (peer) {
+		cmd.ip = peer->ip;
+		cmd.port = peer->port;
+	}
+	return toe_post(sock->toe, TOE_QUEUE_CMD, &cmd);
+}
+
+static enum toe_socket_state toe_state(struct toe_socket *sock)
+{
+	return READ_ONCE(sock->state);
+}
+
+static long toe_connect(struct toe_socket *sock, const struct toe_sockaddr __user *uaddr)
+{
+	struct toe_device *toe = sock->toe;
+	struct toe_sockaddr peer;
+	long left;
+	int ret;
+
+	if (copy_from_user(&peer, uaddr, sizeof(peer)))
+		return -EFAULT;
+	if (peer.port == 0)
+		return -EINVAL;
+	spin_lock_irq(&toe->lock);
+	ret = sock->state == TOE_SOCKET_OPEN ? 0 : -EISCONN;
+	if (!ret)
+		sock->state = TOE_SOCKET_CONNECTING;
+	spin_unlock_irq(&toe->lock);
+	if (ret)
+		return ret;
+	ret = toe_command(sock, TOE_CMD_CONNECT, &peer);
+	if (ret)
+		return ret;
+	left = wait_event_interruptible_timeout(sock->wait,
+						toe_state(sock) != TOE_SOCKET_CONNECTING,
+						TOE_CONNECT_TIMEOUT);
+	if (left < 0)
+		return left;
+	if (left == 0) {
+		dev_warn(toe->dev, "socket %u: no answer to Connect to %pI4h:%u\n", sock->id,
+			 &peer.ip, peer.port);
+		return -ETIMEDOUT;
+	}
+	return toe_state(sock) == TOE_SOCKET_CONNECTED ? 0 : toe_errno(sock->last_status);
+}
+
+static long toe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct toe_socket *sock = file->private_data;
+	struct toe_socket_info info = {};
+
+	switch (cmd) {
+	case TOE_IOC_CONNECT:
+		return toe_connect(sock, (const struct toe_sockaddr __user *)arg);
+	case TOE_IOC_INFO:
+		spin_lock_irq(&sock->toe->lock);
+		info.sock = sock->id;
+		info.state = sock->state;
+		info.last_status = sock->last_status;
+		info.bytes_sent = sock->bytes_sent;
+		info.bytes_queued = sock->bytes_queued;
+		spin_unlock_irq(&sock->toe->lock);
+		return copy_to_user((void __user *)arg, &info, sizeof(info)) ? -EFAULT : 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* Takes a free send slot, waiting (bounded) for the TOE to finish reading one. */
+static int toe_take_slot(struct toe_socket *sock)
+{
+	struct toe_device *toe = sock->toe;
+	long left;
+	int slot;
+
+	left = wait_event_interruptible_timeout(sock->wait,
+						READ_ONCE(sock->free_slots) ||
+						toe_state(sock) != TOE_SOCKET_CONNECTED,
+						TOE_SEND_TIMEOUT);
+	if (left < 0)
+		return left;
+	spin_lock_irq(&toe->lock);
+	if (sock->state != TOE_SOCKET_CONNECTED) {
+		slot = sock->last_status ? toe_errno(sock->last_status) : -EPIPE;
+	} else if (!sock->free_slots) {
+		slot = -ETIMEDOUT;
+	} else {
+		slot = __ffs(sock->free_slots);
+		sock->free_slots &= ~BIT(slot);
+	}
+	spin_unlock_irq(&toe->lock);
+	if (slot == -ETIMEDOUT)
+		dev_warn(toe->dev, "socket %u: the TOE read no send buffer in time\n", sock->id);
+	return slot;
+}
+
+static void toe_return_slot(struct toe_socket *sock, unsigned int slot)
+{
+	spin_lock_irq(&sock->toe->lock);
+	sock->free_slots |= BIT(slot);
+	spin_unlock_irq(&sock->toe->lock);
+}
+
+/* send(): returns the bytes handed to the TOE, or an error if none were. */
+static ssize_t toe_write(struct file *file, const char __user *buf, size_t count, loff_t *pos)
+{
+	struct toe_socket *sock = file->private_data;
+	size_t done = 0;
+	int ret = 0;
+
+	if (toe_state(sock) != TOE_SOCKET_CONNECTED)
+		return -ENOTCONN;
+	while (done < count) {
+		size_t chunk = min_t(size_t, count - done, TOE_SEND_SLOT_BYTES);
+		struct toe_send_desc desc = {};
+		void *kbuf;
+		int slot;
+
+		slot = toe_take_slot(sock);
+		if (slot < 0) {
+			ret = slot;
+			break;
+		}
+		kbuf = sock->send_buffer + slot * TOE_SEND_SLOT_BYTES;
+		/* The paper's programmed-I/O copy from the user buffer to the kernel buffer. */
+		if (copy_from_user(kbuf, buf + done, chunk)) {
+			toe_return_slot(sock, slot);
+			ret = -EFAULT;
+			break;
+		}
+		desc.sock = sock->id;
+		desc.length = chunk;
+		desc.addr = sock->send_dma + slot * TOE_SEND_SLOT_BYTES;
+		desc.cookie = TOE_COOKIE_SEND | slot;
+		ret = toe_post(sock->toe, TOE_QUEUE_SEND, &desc);
+		if (ret) {
+			toe_return_slot(sock, slot);
+			break;
+		}
+		spin_lock_irq(&sock->toe->lock);
+		sock->bytes_queued += chunk;
+		spin_unlock_irq(&sock->toe->lock);
+		done += chunk;
+	}
+	return done ? done : ret;
+}
+
+/* close(): the TOE reads what was sent, then the connection is closed (FIN after the data). */
+static int toe_release(struct inode *inode, struct file *file)
+{
+	struct toe_socket *sock = file->private_data;
+	struct toe_device *toe = sock->toe;
+	bool free_now;
+
+	if (toe_state(sock) == TOE_SOCKET_CONNECTED) {
+		u32 done_before = READ_ONCE(sock->commands_done);
+
+		if (!wait_event_timeout(sock->wait, READ_ONCE(sock->free_slots) ==
+					GENMASK(TOE_SEND_SLOTS - 1, 0), TOE_CLOSE_TIMEOUT))
+			dev_warn(toe->dev, "socket %u: closing with sends unfinished\n", sock->id);
+		spin_lock_irq(&toe->lock);
+		if (sock->state == TOE_SOCKET_CONNECTED)
+			sock->state = TOE_SOCKET_CLOSING;
+		spin_unlock_irq(&toe->lock);
+		if (toe_command(sock, TOE_CMD_CLOSE, NULL) ||
+		    !wait_event_timeout(sock->wait, READ_ONCE(sock->commands_done) != done_before ||
+					toe_state(sock) != TOE_SOCKET_CLOSING, TOE_CLOSE_TIMEOUT))
+			dev_warn(toe->dev, "socket %u: Close not acknowledged\n", sock->id);
+	}
+	spin_lock_irq(&toe->lock);
+	sock->file_closed = true;
+	/* A socket the TOE never knew, or has released, goes now; else at its last completion. */
+	free_now = (sock->state == TOE_SOCKET_OPEN || sock->released) &&
+		   sock->free_slots == GENMASK(TOE_SEND_SLOTS - 1, 0);
+	if (free_now)
+		toe->sockets[sock->id] = NULL;
+	spin_unlock_irq(&toe->lock);
+	if (free_now)
+		toe_socket_free(sock);
+	return 0;
+}
+
+static const struct file_operations toe_fops = {
+	.owner = THIS_MODULE,
+	.open = toe_open,
+	.release = toe_release,
+	.write = toe_write,
+	.unlocked_ioctl = toe_ioctl,
+	.llseek = no_llseek,
+};
+
+int toe_chardev_register(struct toe_device *toe)
+{
+	toe->misc.minor = MISC_DYNAMIC_MINOR;
+	toe->misc.name = "toe";
+	toe->misc.fops = &toe_fops;
+	toe->misc.parent = toe->dev;
+	return misc_register(&toe->misc);
+}
+
+void toe_chardev_unregister(struct toe_device *toe)
+{
+	misc_deregister(&toe->misc);
+}
