@@ -1,0 +1,127 @@
+"""Linux drives the TOE: Debian's kernel boots on `vtoe system run` with an initramfs whose /init
+loads the TOE driver (target/linux, vtoe_toe.ko, built against that kernel's own headers) and
+runs target/apps/toe_stream, which connects through /dev/toe to the built-in scenario's peer
+(10.0.0.2:5001, a sink checking the stream pattern) and sends 64 KiB. Checked from the console
+(the driver's probe line, insmod's and the program's exit statuses, the TOE's interrupt count in
+/proc/interrupts) and from --stats (every byte at the peer, no pattern error, no bad register
+access). QEMU's virt machine has no TOE: there the same initramfs shows that the module loads
+into the same kernel and that the program fails with a clear error; a module that does not load
+is reported and the workload skipped, the boot still ending at the marker.
+
+Skipped, with the reason, without the kernel and busybox (scripts/fetch-debian-linux.sh), the
+module (scripts/fetch-linux-headers.sh, then the build) or the program (the cross compiler).
+Release preset only: billions of instructions."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from system_paths import QEMU, QEMU_ARGS, ROOT, preset, qemu_machine, vtoe_binary
+
+LINUX = ROOT / "build" / "linux"
+KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
+MODULE = ROOT / "build" / preset() / "target" / "linux" / "module" / "vtoe_toe.ko"
+PROGRAM = ROOT / "build" / preset() / "target" / "apps" / "toe_stream"
+MARKER = "VTOE-INITRAMFS-REACHED"
+APPEND = "console=ttyAMA0 earlycon=pl011,0x9000000"
+PEER, PORT, BYTES, CHUNK = "10.0.0.2", 5001, 65536, 8000
+STREAM = f"toe_stream {PEER} {PORT} {BYTES} {CHUNK}"
+# A bound, not a target: the bare boot to the marker retires 3.29e9 instructions and the module
+# and the transfer about 2e7 more; VTOE_BOOT_MAX_INSTRUCTIONS overrides it.
+MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
+# The driver's probe line (target/linux/toe_main.c).
+PROBE = re.compile(r"vtoe-toe c000000\.toe: TOE at 0x0c000000: (\d+) channels \(device tree: "
+                   r"(\d+)\), IRQ (\d+) \(GIC ID 144\)")
+
+pytestmark = [
+    pytest.mark.skipif(preset() != "release",
+                       reason="billions of instructions: the release run boots the same kernel"),
+    pytest.mark.skipif(not (KERNEL.exists() and BUSYBOX.exists()),
+                       reason=f"{KERNEL} and {BUSYBOX} are missing: scripts/fetch-debian-linux.sh "
+                              "(make linux-images) fetches them"),
+    pytest.mark.skipif(not MODULE.exists(),
+                       reason=f"{MODULE} is missing: it is built where the kernel's headers are "
+                              "(scripts/fetch-linux-headers.sh, make linux-images) and "
+                              "arm-linux-gnueabihf-gcc-12 is"),
+    pytest.mark.skipif(not PROGRAM.exists(),
+                       reason=f"{PROGRAM} is missing (no ARM cross compiler)"),
+]
+
+
+def initramfs(path, module=MODULE):
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_initramfs.py"),
+                    "--busybox", str(BUSYBOX), "--out", str(path), "--module", str(module),
+                    "--program", str(PROGRAM), "--run", STREAM, "--run", "cat /proc/interrupts"],
+                   check=True)
+    return path
+
+
+def last_lines(console, n=25):
+    lines = [line for line in console.splitlines() if line.strip()]
+    return "\n".join(lines[-n:]) or "(no console output)"
+
+
+def test_linux_drives_the_toe_on_vtoe(tmp_path):
+    stats = tmp_path / "stats.json"
+    t0 = time.monotonic()
+    run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(KERNEL),
+                          "--initrd", str(initramfs(tmp_path / "initrd.cpio")), "--append",
+                          APPEND, "--max-instructions", str(MAX_INSTRUCTIONS), "--stats",
+                          str(stats)], capture_output=True, text=True, timeout=600)
+    wall = time.monotonic() - t0
+    out = run.stdout
+    s = json.loads(stats.read_text()) if stats.exists() else {}
+    where = (f"status {run.returncode}, stop {s.get('stop')!r} after {s.get('instructions')} "
+             f"instructions; the kernel's last console lines:\n{last_lines(out)}\n"
+             f"{run.stderr[-1500:]}")
+    probe = PROBE.search(out)
+    assert "VTOE-INSMOD vtoe_toe.ko ok" in out, f"the module did not load ({where})"
+    assert probe, f"the module loaded but did not probe the TOE ({where})"
+    channels, dt_channels, irq = (int(g) for g in probe.groups())
+    assert channels == dt_channels >= 1
+    assert f"VTOE-RUN-EXIT 0 {STREAM}" in out, f"toe_stream failed ({where})"
+    assert run.returncode == 0 and MARKER in out and s["stop"] == "power-off", where
+    assert f"toe_stream: sent {BYTES} bytes" in out
+    # The ECQ's interrupt reached the driver's handler (/proc/interrupts: IRQ, count, ..., name).
+    counts = re.search(rf"^\s*{irq}:\s+(\d+)\s.*\b144 Level\s+vtoe-toe$", out, re.M)
+    assert counts and int(counts.group(1)) >= 1, where
+    toe = s["toe"]
+    assert toe["tx_bytes"] == BYTES
+    assert toe["peer_bytes_received"] == BYTES
+    assert toe["peer_pattern_errors"] == 0
+    assert toe["bad_register_accesses"] == 0
+    print(f"Linux drives the TOE on vtoe: {s['instructions']} instructions, {wall:.1f} s wall, "
+          f"{int(counts.group(1))} TOE interrupts, {toe['register_accesses']} register accesses")
+
+
+@pytest.mark.skipif(shutil.which(QEMU) is None, reason=f"{QEMU} is missing (qemu-system-arm)")
+def test_the_module_loads_on_qemu_and_the_program_says_there_is_no_toe(tmp_path):
+    run = subprocess.run([QEMU, *qemu_machine(False), *QEMU_ARGS, "-kernel", str(KERNEL),
+                          "-initrd", str(initramfs(tmp_path / "initrd.cpio")), "-append",
+                          "console=ttyAMA0"], capture_output=True, text=True, timeout=120)
+    out = run.stdout.replace("\r", "")
+    assert run.returncode == 0 and MARKER in out, last_lines(out)
+    assert "VTOE-INSMOD vtoe_toe.ko ok" in out, last_lines(out)
+    assert not PROBE.search(out)
+    assert "toe_stream: open /dev/toe: No such file or directory" in out, last_lines(out)
+    assert f"VTOE-RUN-EXIT 1 {STREAM}" in out
+
+
+@pytest.mark.skipif(shutil.which(QEMU) is None, reason=f"{QEMU} is missing (qemu-system-arm)")
+def test_a_module_that_does_not_load_is_reported_and_the_workload_skipped(tmp_path):
+    broken = tmp_path / "vtoe_toe.ko"
+    broken.write_bytes(MODULE.read_bytes()[:4096])  # a truncated ELF: insmod must refuse it
+    run = subprocess.run([QEMU, *qemu_machine(False), *QEMU_ARGS, "-kernel", str(KERNEL),
+                          "-initrd", str(initramfs(tmp_path / "initrd.cpio", broken)),
+                          "-append", "console=ttyAMA0"], capture_output=True, text=True,
+                         timeout=120)
+    out = run.stdout.replace("\r", "")
+    assert run.returncode == 0 and MARKER in out, last_lines(out)
+    assert re.search(r"VTOE-INSMOD vtoe_toe\.ko failed \(status [1-9]\d*\)", out), last_lines(out)
+    assert f"VTOE-RUN-SKIPPED {STREAM}: a module did not load" in out, last_lines(out)
+    assert "toe_stream: connected" not in out
