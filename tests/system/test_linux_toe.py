@@ -122,6 +122,7 @@ def test_a_module_that_does_not_load_is_reported_and_the_workload_skipped(tmp_pa
                          timeout=120)
     out = run.stdout.replace("\r", "")
     assert run.returncode == 0 and MARKER in out, last_lines(out)
+    assert "invalid module format" in out, last_lines(out)
     assert re.search(r"VTOE-INSMOD vtoe_toe\.ko failed \(status [1-9]\d*\)", out), last_lines(out)
     assert f"VTOE-RUN-SKIPPED {STREAM}: a module did not load" in out, last_lines(out)
     assert "toe_stream: connected" not in out
