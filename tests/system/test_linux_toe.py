@@ -1,10 +1,11 @@
 """Linux drives the TOE: Debian's kernel boots on `vtoe system run` with an initramfs whose /init
 loads the TOE driver (target/linux, vtoe_toe.ko, built against that kernel's own headers) and
 runs target/apps/toe_stream, which connects through /dev/toe to the built-in scenario's peer
-(10.0.0.2:5001, a sink checking the stream pattern) and sends 64 KiB. Checked from the console
-(the driver's probe line, insmod's and the program's exit statuses, the TOE's interrupt count in
-/proc/interrupts) and from --stats (every byte at the peer, no pattern error, no bad register
-access). QEMU's virt machine has no TOE: there the same initramfs shows that the module loads
+(10.0.0.2:5001, a sink checking the stream pattern) and sends 64 KiB, after two connects that
+must fail with their errno (a port where nothing listens, an address with no host). Checked from
+the console (the driver's probe line, insmod's and the program's exit statuses, the TOE's
+interrupt count in /proc/interrupts) and from --stats (every byte at the peer, no pattern error,
+no bad register access). QEMU's virt machine has no TOE: there the same initramfs shows that the module loads
 into the same kernel and that the program fails with a clear error; a module that does not load
 is reported and the workload skipped, the boot still ending at the marker.
 
@@ -31,6 +32,10 @@ MARKER = "VTOE-INITRAMFS-REACHED"
 APPEND = "console=ttyAMA0 earlycon=pl011,0x9000000"
 PEER, PORT, BYTES, CHUNK = "10.0.0.2", 5001, 65536, 8000
 STREAM = f"toe_stream {PEER} {PORT} {BYTES} {CHUNK}"
+# Before the stream, in the same boot: a port where nothing listens (the peer answers with a
+# reset) and an address where no host is (no answer: the driver's 10 s bound on Connect).
+REFUSED = f"toe_stream {PEER} {PORT + 1} 1000"
+UNREACHABLE = f"toe_stream 10.0.0.9 {PORT} 1000"
 # A bound, not a target: the bare boot to the marker retires 3.29e9 instructions and the module
 # and the transfer about 2e7 more; VTOE_BOOT_MAX_INSTRUCTIONS overrides it.
 MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
@@ -53,11 +58,11 @@ pytestmark = [
 ]
 
 
-def initramfs(path, module=MODULE):
+def initramfs(path, module=MODULE, commands=(STREAM,)):
+    runs = [a for c in (*commands, "cat /proc/interrupts") for a in ("--run", c)]
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_initramfs.py"),
                     "--busybox", str(BUSYBOX), "--out", str(path), "--module", str(module),
-                    "--program", str(PROGRAM), "--run", STREAM, "--run", "cat /proc/interrupts"],
-                   check=True)
+                    "--program", str(PROGRAM), *runs], check=True)
     return path
 
 
@@ -70,7 +75,9 @@ def test_linux_drives_the_toe_on_vtoe(tmp_path):
     stats = tmp_path / "stats.json"
     t0 = time.monotonic()
     run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(KERNEL),
-                          "--initrd", str(initramfs(tmp_path / "initrd.cpio")), "--append",
+                          "--initrd", str(initramfs(tmp_path / "initrd.cpio",
+                                                    commands=(REFUSED, UNREACHABLE, STREAM))),
+                          "--append",
                           APPEND, "--max-instructions", str(MAX_INSTRUCTIONS), "--stats",
                           str(stats)], capture_output=True, text=True, timeout=600)
     wall = time.monotonic() - t0
@@ -84,6 +91,11 @@ def test_linux_drives_the_toe_on_vtoe(tmp_path):
     assert probe, f"the module loaded but did not probe the TOE ({where})"
     channels, dt_channels, irq = (int(g) for g in probe.groups())
     assert channels == dt_channels >= 1
+    assert "toe_stream: connect: Connection refused" in out, where
+    assert f"VTOE-RUN-EXIT 1 {REFUSED}" in out, where
+    assert "no answer to Connect to 10.0.0.9:5001" in out, where
+    assert "toe_stream: connect: Connection timed out" in out, where
+    assert f"VTOE-RUN-EXIT 1 {UNREACHABLE}" in out, where
     assert f"VTOE-RUN-EXIT 0 {STREAM}" in out, f"toe_stream failed ({where})"
     assert run.returncode == 0 and MARKER in out and s["stop"] == "power-off", where
     assert f"toe_stream: sent {BYTES} bytes" in out
