@@ -254,19 +254,21 @@ static int toe_probe(struct platform_device *pdev)
 static int toe_remove(struct platform_device *pdev)
 {
 	struct toe_device *toe = platform_get_drvdata(pdev);
-	unsigned int id;
+	unsigned int id, held = 0;
 
 	toe_chardev_unregister(toe);
 	/* A disabled channel posts nothing more; then the sockets the TOE still held can go. */
 	writel(0, toe->channel + TOE_CTRL);
 	synchronize_irq(toe->irq);
 	for (id = 0; id < TOE_SOCKET_IDS; ++id) {
-		if (toe->sockets[id])
+		if (toe->sockets[id]) {
 			toe_socket_free(toe->sockets[id]);
+			++held;
+		}
 		toe->sockets[id] = NULL;
 	}
-	dev_info(toe->dev, "removed after %llu interrupts, %llu completions (%llu for no socket)\n",
-		 toe->interrupts, toe->events, toe->stray_events);
+	dev_info(toe->dev, "removed after %llu interrupts, %llu completions (%llu for no socket); %u closed sockets the TOE still held\n",
+		 toe->interrupts, toe->events, toe->stray_events, held);
 	return 0;
 }
 

@@ -59,7 +59,7 @@ pytestmark = [
 
 
 def initramfs(path, module=MODULE, commands=(STREAM,)):
-    runs = [a for c in (*commands, "cat /proc/interrupts") for a in ("--run", c)]
+    runs = [a for c in commands for a in ("--run", c)]
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_initramfs.py"),
                     "--busybox", str(BUSYBOX), "--out", str(path), "--module", str(module),
                     "--program", str(PROGRAM), *runs], check=True)
@@ -76,7 +76,9 @@ def test_linux_drives_the_toe_on_vtoe(tmp_path):
     t0 = time.monotonic()
     run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(KERNEL),
                           "--initrd", str(initramfs(tmp_path / "initrd.cpio",
-                                                    commands=(REFUSED, UNREACHABLE, STREAM))),
+                                                    commands=(REFUSED, UNREACHABLE, STREAM,
+                                                              "cat /proc/interrupts",
+                                                              "rmmod vtoe_toe"))),
                           "--append",
                           APPEND, "--max-instructions", str(MAX_INSTRUCTIONS), "--stats",
                           str(stats)], capture_output=True, text=True, timeout=600)
@@ -102,6 +104,9 @@ def test_linux_drives_the_toe_on_vtoe(tmp_path):
     # The ECQ's interrupt reached the driver's handler (/proc/interrupts: IRQ, count, ..., name).
     counts = re.search(rf"^\s*{irq}:\s+(\d+)\s.*\b144 Level\s+vtoe-toe$", out, re.M)
     assert counts and int(counts.group(1)) >= 1, where
+    # Unloading disables the channel and frees the sockets the TOE had not released yet.
+    assert re.search(r"vtoe-toe c000000\.toe: removed after \d+ interrupts", out), where
+    assert "VTOE-RUN-EXIT 0 rmmod vtoe_toe" in out, where
     toe = s["toe"]
     assert toe["tx_bytes"] == BYTES
     assert toe["peer_bytes_received"] == BYTES
