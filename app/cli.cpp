@@ -161,22 +161,31 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   system_run->add_flag("--virtualization", so.virtualization,
                        "Start in Hyp mode (as QEMU's -M virt,virtualization=on)");
   system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");
-  system_run->add_option("--max-instructions", so.max_instructions,
-                         "End the run after N instructions (exit status 4)")
+  system_run
+      ->add_option("--max-instructions", so.max_instructions,
+                   "End the run after N instructions (exit status 4)")
       ->type_name("N");
-  system_run->add_option("--stats", so.stats,
-                         "Write instructions by class, exceptions and MIPS as JSON")
+  system_run
+      ->add_option("--stats", so.stats, "Write instructions by class, exceptions and MIPS as JSON")
       ->type_name("FILE");
   system_run->add_option("--gdb", so.gdb_port, "Serve GDB's remote protocol on 127.0.0.1:PORT")
       ->type_name("PORT");
+  system_run
+      ->add_option("--scenario", so.scenario,
+                   "Scenario YAML whose toe.*, network.* and vms[0] keys set up the TOE in the "
+                   "platform-bus window and its peer (default: the built-in scenario)")
+      ->type_name("FILE");
+  system_run->add_option("--set", so.sets, "Override a scenario key (repeatable)")
+      ->type_name("KEY=VALUE");
 
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(commands.begin(), commands.end(),
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
-    throw UsageError(std::string("unknown command '") + argv[1] +
-                     "' (commands: run, validate, keys, schema, compare, iss, system; see vtoe --help)");
+    throw UsageError(
+        std::string("unknown command '") + argv[1] +
+        "' (commands: run, validate, keys, schema, compare, iss, system; see vtoe --help)");
   }
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 
 #include "app/cli.h"
 #include "app/gdb_server.h"
+#include "config/config.h"
 #include "models/cpu/iss/arm_core.h"
 #include "platform/system/memory_map.h"
 #include "platform/system/system_platform.h"
@@ -76,10 +77,15 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   c.memory = opts.memory;
   c.virtualization = opts.virtualization;
   c.max_instructions = opts.max_instructions;
+  std::unique_ptr<config::Config> scenario;  // the TOE's and its network's keys
   std::unique_ptr<sys::SystemPlatform> platform;
   std::unique_ptr<GdbServer> gdb;
   sys::BootInfo boot;
   try {
+    scenario = std::make_unique<config::Config>(
+        opts.scenario.empty() ? config::Config::defaults(opts.sets)
+                              : config::Config::load(opts.scenario, opts.sets));
+    c.scenario = scenario.get();
     platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
       std::fputc(ch, stdout);
       if (ch == '\n') std::fflush(stdout);

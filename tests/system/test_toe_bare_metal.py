@@ -40,3 +40,33 @@ def test_arm_code_drives_the_toe_to_the_peer(tmp_path):
     # The rings' set-up, the doorbells, the ECQ heads and the reads above.
     assert toe["register_accesses"] > 20
     assert toe["link_frames"] > SENDS * SEND_BYTES // 1448
+
+
+def run_toe_send(*args):
+    program = target_dir() / "toe_send.elf"
+    if not program.exists():
+        pytest.skip(f"{program} is missing (no ARM cross compiler)")
+    run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(program),
+                          "--max-instructions", "20000000", *args],
+                         capture_output=True, text=True, timeout=120)
+    return run, dict(line.split("=", 1) for line in run.stdout.splitlines() if "=" in line)
+
+
+def test_the_scenario_sets_up_the_toe_and_its_peer(tmp_path):
+    """One scenario configures both platforms: toe.* keys reach the system platform's TOE, and
+    the peer runs what vms[0]'s workload needs, where it says (here a port nobody connects to:
+    the Connect is refused, reported as errors, and the run still ends)."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("toe:\n  channels: 3\n")
+    run, lines = run_toe_send("--scenario", str(scenario), "--set", "vms.0.workload.port=6000")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert int(lines["toe channels"], 16) == 3
+    assert int(lines["connected"], 16) == 0
+    assert int(lines["errors"], 16) > 0
+    assert int(lines["sent bytes"], 16) == 0
+
+
+def test_a_bad_scenario_key_names_the_key():
+    run, _ = run_toe_send("--set", "toe.bandwidth=fast")
+    assert run.returncode != 0
+    assert "toe.bandwidth" in run.stderr and "fast" in run.stderr
