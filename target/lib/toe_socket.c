@@ -43,6 +43,16 @@ ssize_t toe_send(int sock, const void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+ssize_t toe_recv(int sock, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(sock, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
 int toe_info(int sock, struct toe_socket_info *info)
 {
 	return ioctl(sock, TOE_IOC_INFO, info);

@@ -16,6 +16,9 @@ int toe_socket(void);
 int toe_connect(int sock, const char *ip, unsigned int port);
 /* Sends all len bytes (the driver copies them into its send buffer); returns len or -1. */
 ssize_t toe_send(int sock, const void *buf, size_t len);
+/* Receives up to len bytes: what has arrived (waits for at least one), 0 at the end of the
+   peer's stream, or -1. */
+ssize_t toe_recv(int sock, void *buf, size_t len);
 /* The socket's id, state and byte counts as the driver sees them. */
 int toe_info(int sock, struct toe_socket_info *info);
 /* Closes after the TOE has read every byte sent. */

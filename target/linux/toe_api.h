@@ -4,9 +4,10 @@
  *
  * One open file is one TOE socket (socket()); close() closes it. A connected socket takes its
  * data by write() (send(): copied from the user buffer into the kernel's send buffer by
- * programmed I/O, then handed to the TOE by a SendQ context). The other calls are ioctls.
- * The layout leaves room for read() as recv(), poll(), and bind/listen/accept as ioctls, an
- * accepted connection coming back as a new file descriptor.
+ * programmed I/O, then handed to the TOE by a SendQ context) and gives what arrived by read()
+ * (recv(): copied from the kernel's receive buffer, which the TOE fills by DMA; 0 at the end of
+ * the peer's stream). The other calls are ioctls. The layout leaves room for poll(), and
+ * bind/listen/accept as ioctls, an accepted connection coming back as a new file descriptor.
  */
 #ifndef VTOE_TOE_API_H
 #define VTOE_TOE_API_H

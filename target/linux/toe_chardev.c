@@ -3,7 +3,9 @@
  * /dev/toe: the socket API of paper section 2.2 as a character device (toe_api.h). Opening it
  * creates a socket; connect() is an ioctl posting a Connect command; write() is send(): the
  * payload is copied from the user buffer into the socket's kernel send buffer by programmed I/O
- * (copy_from_user), and a SendQ context points the TOE's DMA at it; close() waits for the TOE
+ * (copy_from_user), and a SendQ context points the TOE's DMA at it; read() is recv(): it copies
+ * what the TOE wrote into the socket's kernel receive buffer and gives the space back by a RecvQ
+ * context (asking to be told of the next byte when it has to wait); close() waits for the TOE
  * to have read every byte, then posts Close. A caller that must wait sleeps on its socket's
  * queue, which the ECQ thread wakes by socket id.
  */
@@ -22,6 +24,8 @@
 #define TOE_CONNECT_TIMEOUT (10 * HZ)
 #define TOE_SEND_TIMEOUT (10 * HZ)
 #define TOE_CLOSE_TIMEOUT (10 * HZ)
+/* recv() on a connection that stays silent this long fails with ETIMEDOUT. */
+#define TOE_RECV_TIMEOUT (30 * HZ)
 
 /* The errno of a TOE status (TOE_RESULT_*). */
 static int toe_errno(int status)
@@ -60,6 +64,7 @@ static int toe_open(struct inode *inode, struct file *file)
 	sock->state = TOE_SOCKET_OPEN;
 	sock->free_slots = GENMASK(TOE_SEND_SLOTS - 1, 0);
 	init_waitqueue_head(&sock->wait);
+	mutex_init(&sock->recv_lock);
 	sock->send_buffer = dma_alloc_coherent(dev, TOE_SEND_SLOTS * TOE_SEND_SLOT_BYTES,
 					       &sock->send_dma, GFP_KERNEL);
 	sock->rx_buffer = dma_alloc_coherent(dev, TOE_RX_BUFFER_BYTES, &sock->rx_dma,
@@ -249,6 +254,113 @@ static ssize_t toe_write(struct file *file, const char __user *buf, size_t count
 	return done ? done : ret;
 }
 
+/* A RecvQ context: gives back `released` bytes of the receive buffer; flags may ask for news. */
+static int toe_recv_context(struct toe_socket *sock, u32 released, u16 flags)
+{
+	struct toe_recv_desc desc = {
+		.sock = sock->id,
+		.flags = flags,
+		.release = released,
+	};
+
+	return toe_post(sock->toe, TOE_QUEUE_RECV, &desc);
+}
+
+static bool toe_recv_ready(struct toe_socket *sock)
+{
+	enum toe_socket_state state = toe_state(sock);
+
+	return READ_ONCE(sock->rx_pending) || READ_ONCE(sock->peer_closed) ||
+	       (state != TOE_SOCKET_CONNECTED && state != TOE_SOCKET_CLOSING);
+}
+
+/* Waits (bounded) for received bytes; 0 with none means the stream ended. */
+static int toe_recv_wait(struct toe_socket *sock, u32 *pending)
+{
+	struct toe_device *toe = sock->toe;
+	bool ask;
+	long left;
+	int ret;
+
+	spin_lock_irq(&toe->lock);
+	*pending = sock->rx_pending;
+	if (*pending || sock->peer_closed) {
+		spin_unlock_irq(&toe->lock);
+		return 0;
+	}
+	if (sock->state != TOE_SOCKET_CONNECTED && sock->state != TOE_SOCKET_CLOSING) {
+		ret = sock->state == TOE_SOCKET_FAILED ? toe_errno(sock->last_status) : -ENOTCONN;
+		spin_unlock_irq(&toe->lock);
+		return ret;
+	}
+	/* The TOE reports data when its buffer fills, unless asked to tell of the next byte. */
+	ask = !sock->rx_asked;
+	sock->rx_asked = true;
+	spin_unlock_irq(&toe->lock);
+	if (ask) {
+		ret = toe_recv_context(sock, 0, TOE_RECV_NOTIFY_NOW);
+		if (ret)
+			return ret;
+	}
+	left = wait_event_interruptible_timeout(sock->wait, toe_recv_ready(sock), TOE_RECV_TIMEOUT);
+	if (left < 0)
+		return left;
+	if (left == 0) {
+		dev_warn(toe->dev, "socket %u: nothing received in %u s\n", sock->id,
+			 TOE_RECV_TIMEOUT / HZ);
+		return -ETIMEDOUT;
+	}
+	spin_lock_irq(&toe->lock);
+	*pending = sock->rx_pending;
+	ret = 0;
+	if (!*pending && !sock->peer_closed && sock->state == TOE_SOCKET_FAILED)
+		ret = toe_errno(sock->last_status);
+	spin_unlock_irq(&toe->lock);
+	return ret;
+}
+
+/* recv(): copies what the TOE put in the kernel's receive buffer, then gives the space back. */
+static ssize_t toe_read(struct file *file, char __user *buf, size_t count, loff_t *pos)
+{
+	struct toe_socket *sock = file->private_data;
+	struct toe_device *toe = sock->toe;
+	size_t done = 0;
+	u32 pending, head;
+	int ret;
+
+	if (count == 0)
+		return 0;
+	if (mutex_lock_interruptible(&sock->recv_lock))
+		return -ERESTARTSYS;
+	ret = toe_recv_wait(sock, &pending);
+	if (ret || !pending)
+		goto out;
+	head = sock->rx_head;
+	while (done < count && done < pending) {
+		size_t n = min3(count - done, (size_t)(pending - done),
+				(size_t)(TOE_RX_BUFFER_BYTES - head));
+
+		if (copy_to_user(buf + done, sock->rx_buffer + head, n))
+			break;
+		done += n;
+		head = (head + n) % TOE_RX_BUFFER_BYTES;
+	}
+	if (!done) {
+		ret = -EFAULT;
+		goto out;
+	}
+	spin_lock_irq(&toe->lock);
+	sock->rx_head = head;
+	sock->rx_pending -= done;
+	spin_unlock_irq(&toe->lock);
+	if (toe_recv_context(sock, done, 0))
+		dev_err(toe->dev, "socket %u: could not give %zu bytes of buffer back\n", sock->id,
+			done);
+out:
+	mutex_unlock(&sock->recv_lock);
+	return done ? done : ret;
+}
+
 /* close(): the TOE reads what was sent, then the connection is closed (FIN after the data). */
 static int toe_release(struct inode *inode, struct file *file)
 {
@@ -288,6 +400,7 @@ static const struct file_operations toe_fops = {
 	.owner = THIS_MODULE,
 	.open = toe_open,
 	.release = toe_release,
+	.read = toe_read,
 	.write = toe_write,
 	.unlocked_ioctl = toe_ioctl,
 	.llseek = no_llseek,

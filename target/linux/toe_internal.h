@@ -9,6 +9,7 @@
 
 #include <linux/device.h>
 #include <linux/miscdevice.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -40,7 +41,10 @@ struct toe_socket {
 	dma_addr_t rx_dma;
 	unsigned long free_slots; /* bit s: send slot s holds no data the TOE has yet to read */
 	u32 commands_done; /* CmdDone completions */
-	u32 rx_pending; /* bytes the TOE put in the receive buffer (recv() takes them) */
+	struct mutex recv_lock; /* one recv() at a time: it owns rx_head */
+	u32 rx_head; /* offset in the receive buffer of the first byte recv() has not taken */
+	u32 rx_pending; /* bytes the TOE reported (RxData) that recv() has not taken */
+	bool rx_asked; /* a RecvQ context asked to be told of the next byte */
 	u64 bytes_sent;
 	u64 bytes_queued;
 	bool peer_closed;

@@ -106,7 +106,9 @@ static struct toe_socket *toe_complete(struct toe_device *toe, const struct toe_
 		++sock->commands_done;
 		break;
 	case TOE_EVENT_RX_DATA:
+		/* The TOE writes the buffer as a ring: the bytes follow those already reported. */
 		sock->rx_pending += ev->length;
+		sock->rx_asked = false;
 		break;
 	case TOE_EVENT_PEER_CLOSED:
 		sock->peer_closed = true;
