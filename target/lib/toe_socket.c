@@ -25,6 +25,35 @@ int toe_connect(int sock, const char *ip, unsigned int port)
 	return ioctl(sock, TOE_IOC_CONNECT, &peer);
 }
 
+int toe_bind(int sock, const char *ip, unsigned int port)
+{
+	struct toe_sockaddr local = { 0 };
+	struct in_addr addr = { 0 };
+
+	if ((ip && !inet_aton(ip, &addr)) || port == 0 || port > 65535) {
+		errno = EINVAL;
+		return -1;
+	}
+	local.ip = ntohl(addr.s_addr);
+	local.port = (unsigned short)port;
+	return ioctl(sock, TOE_IOC_BIND, &local);
+}
+
+int toe_listen(int sock, int backlog)
+{
+	return ioctl(sock, TOE_IOC_LISTEN, (unsigned long)backlog);
+}
+
+int toe_accept(int sock)
+{
+	int fd;
+
+	do
+		fd = ioctl(sock, TOE_IOC_ACCEPT);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
 ssize_t toe_send(int sock, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -14,6 +14,12 @@
 int toe_socket(void);
 /* Connects to ip (dotted quad) and port; blocks until connected or refused. */
 int toe_connect(int sock, const char *ip, unsigned int port);
+/* Binds a socket to a local port (ip NULL or "0.0.0.0": the TOE's own address). */
+int toe_bind(int sock, const char *ip, unsigned int port);
+/* Makes a bound socket a listener with a backlog of connections waiting for accept(). */
+int toe_listen(int sock, int backlog);
+/* The listener's next connection as a new socket (blocks until there is one). */
+int toe_accept(int sock);
 /* Sends all len bytes (the driver copies them into its send buffer); returns len or -1. */
 ssize_t toe_send(int sock, const void *buf, size_t len);
 /* Receives up to len bytes: what has arrived (waits for at least one), 0 at the end of the

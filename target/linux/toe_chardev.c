@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/toe: the socket API of paper section 2.2 as a character device (toe_api.h). Opening it
- * creates a socket; connect() is an ioctl posting a Connect command; write() is send(): the
+ * creates a socket; connect(), bind(), listen() and accept() are ioctls posting Connect, Listen
+ * and Accept commands (an accepted connection is a new file); write() is send(): the
  * payload is copied from the user buffer into the socket's kernel send buffer by programmed I/O
  * (copy_from_user), and a SendQ context points the TOE's DMA at it; read() is recv(): it copies
  * what the TOE wrote into the socket's kernel receive buffer and gives the space back by a RecvQ
@@ -9,6 +10,7 @@
  * to have read every byte, then posts Close. A caller that must wait sleeps on its socket's
  * queue, which the ECQ thread wakes by socket id.
  */
+#include <linux/anon_inodes.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -26,6 +28,8 @@
 #define TOE_CLOSE_TIMEOUT (10 * HZ)
 /* recv() on a connection that stays silent this long fails with ETIMEDOUT. */
 #define TOE_RECV_TIMEOUT (30 * HZ)
+/* accept() waiting this long for a connection fails with ETIMEDOUT. */
+#define TOE_ACCEPT_TIMEOUT (30 * HZ)
 
 /* The errno of a TOE status (TOE_RESULT_*). */
 static int toe_errno(int status)
@@ -50,16 +54,16 @@ static int toe_errno(int status)
 	}
 }
 
-static int toe_open(struct inode *inode, struct file *file)
+/* A new socket with an id of its own and its kernel buffers. */
+static struct toe_socket *toe_socket_new(struct toe_device *toe)
 {
-	struct toe_device *toe = container_of(file->private_data, struct toe_device, misc);
 	struct device *dev = toe->dev;
 	struct toe_socket *sock;
 	unsigned int id;
 
 	sock = kzalloc(sizeof(*sock), GFP_KERNEL);
 	if (!sock)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	sock->toe = toe;
 	sock->state = TOE_SOCKET_OPEN;
 	sock->free_slots = GENMASK(TOE_SEND_SLOTS - 1, 0);
@@ -82,10 +86,9 @@ static int toe_open(struct inode *inode, struct file *file)
 	spin_unlock_irq(&toe->lock);
 	if (id == TOE_SOCKET_IDS) {
 		toe_socket_free(sock);
-		return -EMFILE;
+		return ERR_PTR(-EMFILE);
 	}
-	file->private_data = sock;
-	return 0;
+	return sock;
 
 no_memory:
 	if (sock->send_buffer)
@@ -94,17 +97,34 @@ no_memory:
 	if (sock->rx_buffer)
 		dma_free_coherent(dev, TOE_RX_BUFFER_BYTES, sock->rx_buffer, sock->rx_dma);
 	kfree(sock);
-	return -ENOMEM;
+	return ERR_PTR(-ENOMEM);
 }
 
-static int toe_command(struct toe_socket *sock, u8 opcode, const struct toe_sockaddr *peer)
+static int toe_open(struct inode *inode, struct file *file)
+{
+	struct toe_device *toe = container_of(file->private_data, struct toe_device, misc);
+	struct toe_socket *sock = toe_socket_new(toe);
+
+	if (IS_ERR(sock))
+		return PTR_ERR(sock);
+	file->private_data = sock;
+	return 0;
+}
+
+/* Posts a command for the socket; peer: Connect's address; arg: Listen's backlog, Accept's
+   listening socket. */
+static int toe_command(struct toe_socket *sock, u8 opcode, const struct toe_sockaddr *peer,
+		       u16 arg)
 {
 	struct toe_cmd_desc cmd = {
 		.opcode = opcode,
 		.sock = sock->id,
+		.port = sock->local_port,
+		.arg = arg,
 		.rx_size = TOE_RX_BUFFER_BYTES,
 		.rx_addr = sock->rx_dma,
 		.cookie = opcode,
+		.local_ip = sock->local_ip,
 	};
 
 	if (peer) {
@@ -137,7 +157,7 @@ static long toe_connect(struct toe_socket *sock, const struct toe_sockaddr __use
 	spin_unlock_irq(&toe->lock);
 	if (ret)
 		return ret;
-	ret = toe_command(sock, TOE_CMD_CONNECT, &peer);
+	ret = toe_command(sock, TOE_CMD_CONNECT, &peer, 0);
 	if (ret)
 		return ret;
 	left = wait_event_interruptible_timeout(sock->wait,
@@ -153,6 +173,94 @@ static long toe_connect(struct toe_socket *sock, const struct toe_sockaddr __use
 	return toe_state(sock) == TOE_SOCKET_CONNECTED ? 0 : toe_errno(sock->last_status);
 }
 
+static long toe_bind(struct toe_socket *sock, const struct toe_sockaddr __user *uaddr)
+{
+	struct toe_sockaddr local;
+	int ret = 0;
+
+	if (copy_from_user(&local, uaddr, sizeof(local)))
+		return -EFAULT;
+	if (local.port == 0)
+		return -EINVAL;
+	spin_lock_irq(&sock->toe->lock);
+	if (sock->state != TOE_SOCKET_OPEN || sock->local_port) {
+		ret = -EINVAL;
+	} else {
+		sock->local_ip = local.ip;
+		sock->local_port = local.port;
+	}
+	spin_unlock_irq(&sock->toe->lock);
+	return ret;
+}
+
+static long toe_listen(struct toe_socket *sock, unsigned long backlog)
+{
+	struct toe_device *toe = sock->toe;
+	u32 done_before;
+	long left;
+	int ret;
+
+	if (!sock->local_port || toe_state(sock) != TOE_SOCKET_OPEN)
+		return sock->local_port ? -EINVAL : -EDESTADDRREQ;
+	done_before = READ_ONCE(sock->commands_done);
+	ret = toe_command(sock, TOE_CMD_LISTEN, NULL, clamp_val(backlog, 1, U16_MAX));
+	if (ret)
+		return ret;
+	left = wait_event_interruptible_timeout(sock->wait,
+						READ_ONCE(sock->commands_done) != done_before ||
+						toe_state(sock) != TOE_SOCKET_OPEN,
+						TOE_CONNECT_TIMEOUT);
+	if (left <= 0)
+		return left ? left : -ETIMEDOUT;
+	spin_lock_irq(&toe->lock);
+	if (sock->state == TOE_SOCKET_OPEN)
+		sock->state = TOE_SOCKET_LISTENING;
+	ret = sock->state == TOE_SOCKET_LISTENING ? 0 : toe_errno(sock->last_status);
+	spin_unlock_irq(&toe->lock);
+	return ret;
+}
+
+static const struct file_operations toe_fops;
+static void toe_socket_close(struct toe_socket *sock);
+
+/* accept(): a new socket the TOE binds to the listener's next connection, as a new file. */
+static long toe_accept(struct toe_socket *listener)
+{
+	struct toe_socket *sock;
+	long left;
+	int ret;
+
+	if (toe_state(listener) != TOE_SOCKET_LISTENING)
+		return -EINVAL;
+	sock = toe_socket_new(listener->toe);
+	if (IS_ERR(sock))
+		return PTR_ERR(sock);
+	sock->state = TOE_SOCKET_CONNECTING;
+	ret = toe_command(sock, TOE_CMD_ACCEPT, NULL, listener->id);
+	if (ret) {
+		sock->state = TOE_SOCKET_OPEN; /* the TOE never saw it */
+		toe_socket_close(sock);
+		return ret;
+	}
+	left = wait_event_interruptible_timeout(sock->wait,
+						toe_state(sock) != TOE_SOCKET_CONNECTING,
+						TOE_ACCEPT_TIMEOUT);
+	if (left > 0 && toe_state(sock) != TOE_SOCKET_CONNECTED)
+		left = toe_errno(sock->last_status);
+	else if (left == 0)
+		left = -ETIMEDOUT;
+	if (left < 0) {
+		/* The TOE may still hold the Accept: the socket goes when the TOE releases it, or
+		   when the driver is removed. */
+		toe_socket_close(sock);
+		return left;
+	}
+	ret = anon_inode_getfd("[toe]", &toe_fops, sock, O_RDWR | O_CLOEXEC);
+	if (ret < 0)
+		toe_socket_close(sock);
+	return ret;
+}
+
 static long toe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct toe_socket *sock = file->private_data;
@@ -161,6 +269,12 @@ static long toe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case TOE_IOC_CONNECT:
 		return toe_connect(sock, (const struct toe_sockaddr __user *)arg);
+	case TOE_IOC_BIND:
+		return toe_bind(sock, (const struct toe_sockaddr __user *)arg);
+	case TOE_IOC_LISTEN:
+		return toe_listen(sock, arg);
+	case TOE_IOC_ACCEPT:
+		return toe_accept(sock);
 	case TOE_IOC_INFO:
 		spin_lock_irq(&sock->toe->lock);
 		info.sock = sock->id;
@@ -361,31 +475,34 @@ out:
 	return done ? done : ret;
 }
 
-/* close(): the TOE reads what was sent, then the connection is closed (FIN after the data). */
-static int toe_release(struct inode *inode, struct file *file)
+/*
+ * close(): a connection's sends are read by the TOE first, then Close (the FIN follows the
+ * data); a listener's Close ends it. The socket id and buffers go when the TOE has released
+ * the socket (at once for one it never knew).
+ */
+static void toe_socket_close(struct toe_socket *sock)
 {
-	struct toe_socket *sock = file->private_data;
 	struct toe_device *toe = sock->toe;
+	enum toe_socket_state state = toe_state(sock);
 	bool free_now;
 
-	if (toe_state(sock) == TOE_SOCKET_CONNECTED) {
+	if (state == TOE_SOCKET_CONNECTED || state == TOE_SOCKET_LISTENING) {
 		u32 done_before = READ_ONCE(sock->commands_done);
 
 		if (!wait_event_timeout(sock->wait, READ_ONCE(sock->free_slots) ==
 					GENMASK(TOE_SEND_SLOTS - 1, 0), TOE_CLOSE_TIMEOUT))
 			dev_warn(toe->dev, "socket %u: closing with sends unfinished\n", sock->id);
 		spin_lock_irq(&toe->lock);
-		if (sock->state == TOE_SOCKET_CONNECTED)
+		if (sock->state == state)
 			sock->state = TOE_SOCKET_CLOSING;
 		spin_unlock_irq(&toe->lock);
-		if (toe_command(sock, TOE_CMD_CLOSE, NULL) ||
+		if (toe_command(sock, TOE_CMD_CLOSE, NULL, 0) ||
 		    !wait_event_timeout(sock->wait, READ_ONCE(sock->commands_done) != done_before ||
 					toe_state(sock) != TOE_SOCKET_CLOSING, TOE_CLOSE_TIMEOUT))
 			dev_warn(toe->dev, "socket %u: Close not acknowledged\n", sock->id);
 	}
 	spin_lock_irq(&toe->lock);
 	sock->file_closed = true;
-	/* A socket the TOE never knew, or has released, goes now; else at its last completion. */
 	free_now = (sock->state == TOE_SOCKET_OPEN || sock->released) &&
 		   sock->free_slots == GENMASK(TOE_SEND_SLOTS - 1, 0);
 	if (free_now)
@@ -393,6 +510,11 @@ static int toe_release(struct inode *inode, struct file *file)
 	spin_unlock_irq(&toe->lock);
 	if (free_now)
 		toe_socket_free(sock);
+}
+
+static int toe_release(struct inode *inode, struct file *file)
+{
+	toe_socket_close(file->private_data);
 	return 0;
 }
 

@@ -41,6 +41,8 @@ struct toe_socket {
 	dma_addr_t rx_dma;
 	unsigned long free_slots; /* bit s: send slot s holds no data the TOE has yet to read */
 	u32 commands_done; /* CmdDone completions */
+	u32 local_ip; /* bind(): the TOE's address to listen on (0: its primary) */
+	u16 local_port; /* bind(): the port to listen on */
 	struct mutex recv_lock; /* one recv() at a time: it owns rx_head */
 	u32 rx_head; /* offset in the receive buffer of the first byte recv() has not taken */
 	u32 rx_pending; /* bytes the TOE reported (RxData) that recv() has not taken */

@@ -97,6 +97,7 @@ static struct toe_socket *toe_complete(struct toe_device *toe, const struct toe_
 	}
 	switch (ev->type) {
 	case TOE_EVENT_CONNECTED:
+	case TOE_EVENT_ACCEPTED:
 		sock->state = TOE_SOCKET_CONNECTED;
 		break;
 	case TOE_EVENT_SEND_DONE:
