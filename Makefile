@@ -42,14 +42,17 @@ $(VENV)/.stamp: requirements.txt pyproject.toml | deps
 
 venv: $(VENV)/.stamp
 
-# Debian's armhf kernel and a busybox initramfs for the Linux boot test (tests/system), under
-# build/linux; idempotent. Without the network the boot test is skipped and says why.
-linux-images:
+# Debian's armhf kernel and a busybox initramfs for the Linux boot test (tests/system), and that
+# kernel's headers with the host's kbuild for the TOE's kernel module (target/linux), under
+# build/linux; idempotent. Without the network the tests that need them are skipped and say why.
+# Before `build`: CMake builds the module only where it finds the headers.
+linux-images: deps
 	@$(PHASE) "Debian's Linux images" sh -c 'scripts/fetch-debian-linux.sh || echo "linux-images: could not fetch Debian'"'"'s kernel; the boot test will be skipped"'
+	@$(PHASE) "Debian's kernel headers" sh -c 'scripts/fetch-linux-headers.sh || echo "linux-images: could not fetch the kernel headers; the TOE module is not built and its test is skipped"'
 
 # pytest runs on two workers (pytest-xdist) with the slowest tests listed; the NetVP tests, which
 # race real Linux peers in real time, run after the rest on their own.
-test: build venv linux-images
+test: linux-images build venv
 	@$(PHASE) "ctest ($(PRESET))" sh -c 'cd $(BUILD) && ctest --output-on-failure -j $(JOBS)'
 ifeq ($(PRESET),asan)
 	@# Sanitized: the scenario runs, the ISS and the system platform under ASan/UBSan/LSan; the

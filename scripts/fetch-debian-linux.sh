@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fetches Debian's armhf Linux kernel (linux-image-*-armmp) and busybox-static from the Debian
-# package registry with an apt index of its own (never the machine's apt configuration or state),
+# Fetches Debian's armhf Linux kernel (linux-image-ABI-armmp at the version
+# scripts/debian-linux.version pins) and busybox-static from the Debian package registry with an
+# apt index of its own (never the machine's apt configuration or state),
 # extracts the zImage and builds an initramfs whose /init prints a marker and powers off.
 #
 #   scripts/fetch-debian-linux.sh [DIR]      (default build/linux; idempotent)
@@ -11,7 +12,15 @@
 # initramfs that prints /proc/kallsyms, which has System.map's format; about 10 s).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=debian-linux.version
+. "$ROOT/scripts/debian-linux.version"
+kernel=linux-image-$LINUX_ABI-armmp
 DIR=$(mkdir -p "${1:-$ROOT/build/linux}" && cd "${1:-$ROOT/build/linux}" && pwd)
+# Images of another kernel than the pinned one are fetched anew (the module's headers follow the pin).
+if ! grep -qs "^kernel: $kernel " "$DIR/versions.txt"; then
+  rm -f "$DIR/vmlinuz" "$DIR/initrd.cpio" "$DIR/System.map"
+  rm -rf "$DIR/extract" "$DIR/debs"
+fi
 if [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.cpio" ] && [ -s "$DIR/System.map" ]; then
   exit 0
 fi
@@ -66,14 +75,12 @@ if ! apt-get "${APT[@]}" update >"$DIR/apt-update.log" 2>&1; then
   fi
   echo "fetch-debian-linux: apt-get update reported errors (see $DIR/apt-update.log); going on" >&2
 fi
-# The metapackage names the current kernel package.
-kernel=$(apt-cache "${APT[@]}" depends linux-image-armmp |
-         sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-armmp\)$/\1/p' | head -n 1)
-if [ -z "$kernel" ]; then
-  echo "fetch-debian-linux: no linux-image-*-armmp behind linux-image-armmp" >&2
+if ! (cd "$DIR/debs" && apt-get "${APT[@]}" download "$kernel=$LINUX_PACKAGE_VERSION" busybox-static \
+      >/dev/null); then
+  echo "fetch-debian-linux: no $kernel=$LINUX_PACKAGE_VERSION in Debian's index" \
+       "(scripts/debian-linux.version pins it; the index keeps the current ABI only)" >&2
   exit 1
 fi
-(cd "$DIR/debs" && apt-get "${APT[@]}" download "$kernel" busybox-static >/dev/null)
 for deb in "$DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$DIR/extract"; done
 vmlinuz=$(ls "$DIR"/extract/boot/vmlinuz-*-armmp | head -n 1)
 cp "$vmlinuz" "$DIR/vmlinuz"

@@ -3,6 +3,13 @@
 sh) that prints a marker and powers off (`poweroff -f`: PSCI SYSTEM_OFF ends the run).
 
     scripts/make_initramfs.py --busybox PATH --out FILE [--marker TEXT] [--kallsyms]
+                              [--module KO]... [--program FILE]... [--run COMMAND]...
+
+With --module, /init mounts /proc, /sys and devtmpfs on /dev and loads each module with busybox's
+insmod, printing `VTOE-INSMOD NAME ok` or `VTOE-INSMOD NAME failed (status N)` (a module that
+does not load skips the commands). --program puts FILE in /bin under its own name; each --run
+COMMAND is run in order after the modules, followed by `VTOE-RUN-EXIT STATUS COMMAND`. The marker
+comes last, before the power-off, whatever happened.
 
 With --kallsyms, /init first prints the running kernel's symbol table (/proc/kallsyms, the
 format of System.map) between KALLSYMS_BEGIN and KALLSYMS_END: Debian's linux-image package ships
@@ -19,7 +26,24 @@ MARKER = "VTOE-INITRAMFS-REACHED"
 KALLSYMS_BEGIN, KALLSYMS_END = "VTOE-KALLSYMS-BEGIN", "VTOE-KALLSYMS-END"
 
 
-def init_script(marker: str, kallsyms: bool = False) -> bytes:
+def workload(modules, commands) -> str:
+    if not modules and not commands:
+        return ""
+    bb = "/bin/busybox"
+    lines = [f"{bb} mount -t proc proc /proc", f"{bb} mount -t sysfs sysfs /sys",
+             f"{bb} mount -t devtmpfs devtmpfs /dev", "loaded=1"]
+    for name in modules:
+        lines.append(f"if {bb} insmod /lib/modules/{name}; then {bb} echo VTOE-INSMOD {name} ok; "
+                     f"else s=$?; loaded=0; {bb} echo VTOE-INSMOD {name} failed \\(status $s\\); fi")
+    for cmd in commands:
+        # Single quotes inside the command are closed and reopened for the echo.
+        quoted = cmd.replace("'", "'\\''")
+        lines.append(f"if [ $loaded = 1 ]; then {cmd}; {bb} echo VTOE-RUN-EXIT $? '{quoted}'; "
+                     f"else {bb} echo VTOE-RUN-SKIPPED '{quoted}': a module did not load; fi")
+    return "\n".join(lines) + "\n"
+
+
+def init_script(marker: str, kallsyms: bool = False, modules=(), commands=()) -> bytes:
     dump = ""
     if kallsyms:
         # kptr_restrict 0: real addresses for root (Linux has no KASLR on 32-bit ARM).
@@ -28,7 +52,7 @@ def init_script(marker: str, kallsyms: bool = False) -> bytes:
                 f"/bin/busybox echo {KALLSYMS_BEGIN}\n"
                 f"/bin/busybox cat /proc/kallsyms\n"
                 f"/bin/busybox echo {KALLSYMS_END}\n")
-    return (f"#!/bin/busybox sh\n{dump}"
+    return (f"#!/bin/busybox sh\nexport PATH=/bin\n{dump}{workload(modules, commands)}"
             f"/bin/busybox echo {marker}\n"
             f"/bin/busybox poweroff -f\n").encode()
 
@@ -43,7 +67,9 @@ def entry(name: str, mode: int, data: bytes = b"", ino: int = 1, rdev=(0, 0)) ->
     return rec
 
 
-def build(busybox: bytes, marker: str = MARKER, kallsyms: bool = False) -> bytes:
+def build(busybox: bytes, marker: str = MARKER, kallsyms: bool = False, modules=(),
+          programs=(), commands=()) -> bytes:
+    """modules and programs: (name, bytes) pairs, put in /lib/modules and /bin."""
     items = [
         ("bin", stat.S_IFDIR | 0o755, b"", (0, 0)),
         ("dev", stat.S_IFDIR | 0o755, b"", (0, 0)),
@@ -51,8 +77,14 @@ def build(busybox: bytes, marker: str = MARKER, kallsyms: bool = False) -> bytes
         ("proc", stat.S_IFDIR | 0o755, b"", (0, 0)),
         ("sys", stat.S_IFDIR | 0o755, b"", (0, 0)),
         ("bin/busybox", stat.S_IFREG | 0o755, busybox, (0, 0)),
-        ("init", stat.S_IFREG | 0o755, init_script(marker, kallsyms), (0, 0)),
+        ("init", stat.S_IFREG | 0o755,
+         init_script(marker, kallsyms, [n for n, _ in modules], commands), (0, 0)),
     ]
+    if modules:
+        items += [("lib", stat.S_IFDIR | 0o755, b"", (0, 0)),
+                  ("lib/modules", stat.S_IFDIR | 0o755, b"", (0, 0))]
+        items += [(f"lib/modules/{n}", stat.S_IFREG | 0o644, d, (0, 0)) for n, d in modules]
+    items += [(f"bin/{n}", stat.S_IFREG | 0o755, d, (0, 0)) for n, d in programs]
     out = b"".join(entry(n, m, d, ino=i + 1, rdev=r) for i, (n, m, d, r) in enumerate(items))
     return out + entry("TRAILER!!!", 0, ino=0)
 
@@ -64,8 +96,17 @@ def main(argv=None):
     ap.add_argument("--marker", default=MARKER)
     ap.add_argument("--kallsyms", action="store_true",
                     help="print /proc/kallsyms between two markers before the marker")
+    ap.add_argument("--module", action="append", default=[], type=Path,
+                    help="a kernel module for /lib/modules, loaded by /init (repeatable)")
+    ap.add_argument("--program", action="append", default=[], type=Path,
+                    help="a program for /bin (repeatable)")
+    ap.add_argument("--run", action="append", default=[], metavar="COMMAND",
+                    help="a command /init runs after loading the modules (repeatable)")
     a = ap.parse_args(argv)
-    a.out.write_bytes(build(a.busybox.read_bytes(), a.marker, a.kallsyms))
+    modules = [(m.name, m.read_bytes()) for m in a.module]
+    programs = [(p.name, p.read_bytes()) for p in a.program]
+    a.out.write_bytes(build(a.busybox.read_bytes(), a.marker, a.kallsyms, modules, programs,
+                            a.run))
 
 
 if __name__ == "__main__":

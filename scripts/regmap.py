@@ -7,6 +7,7 @@ register groups, fields), and the contract's constants, enums and structs. From 
 
   cpp_header   (the path the description names)  constants, RegisterInfo tables, enums, structs
   c_header     (target/include/vtoe/NAME.h)      the same as C99 #defines, enums and structs
+                                                 (for bare metal, Linux user space and the kernel)
   docs/registers.md                              one section per device
 
     scripts/regmap.py generate   # writes every output
@@ -295,7 +296,10 @@ def c_header(d) -> str:
     p = d["c_prefix"]
     guard = f"VTOE_{d['device'].upper()}_H"
     out = [f"/* {d['title']}.", f"   {HEADER_NOTE.format(src=d['_path'])} */",
-           f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", ""]
+           f"#ifndef {guard}", f"#define {guard}", "",
+           # The kernel has no <stdint.h>; <linux/types.h> gives the same uintN_t (target/linux).
+           "#ifdef __KERNEL__", "#include <linux/types.h>", "#else", "#include <stdint.h>",
+           "#endif", ""]
     for b in d["banks"]:
         bn = f"{p}_{b['name'].upper()}"
         out.append(f"/* Bank {b['name']}: {' '.join(str(b.get('description', '')).split())} */")

@@ -230,7 +230,13 @@ void SystemPlatform::monitor() {
       break;
     }
   }
-  // Nothing else keeps the simulation alive: sc_start returns once the core's thread has ended.
+  // The run ends with the core: the TOE, the link and the peer have timers of their own (a
+  // closed connection's TIME_WAIT, a source's connection retries) that would otherwise keep
+  // sc_start going after the power-off, for ever with a source. (sc_stop's own notice would
+  // land in the guest's console output.)
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
+  sc_core::sc_stop();
 }
 
 }  // namespace vtoe::platform::system

@@ -3,7 +3,11 @@
 #ifndef VTOE_GIC_H
 #define VTOE_GIC_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 /* Bank distributor: The distributor (QEMU virt, 0x0800_0000). */
 #define GIC_DISTRIBUTOR_BASE 0x0u

@@ -3,7 +3,11 @@
 #ifndef VTOE_PL011_H
 #define VTOE_PL011_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 /* Bank uart: The UART's 4 KiB page. */
 #define PL011_UART_BASE 0x0u

@@ -3,7 +3,11 @@
 #ifndef VTOE_TOE_H
 #define VTOE_TOE_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 /* Bank channel: One control channel (its 4 KiB page); up to MAX_CHANNELS pages from the TOE's base. */
 #define TOE_CHANNEL_BASE 0x0u

@@ -3,7 +3,11 @@
 #ifndef VTOE_VIRT_H
 #define VTOE_VIRT_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 #define VIRT_GIC_DISTRIBUTOR_BASE 0x8000000u
 #define VIRT_GIC_CPU_INTERFACE_BASE 0x8010000u

@@ -1,0 +1,82 @@
+/*
+ * toe_stream: connects through /dev/toe (the TOE driver's sockets) and sends BYTES bytes of the
+ * stream pattern every vtoe application sends (byte i = (7 i + i / 256) mod 256, which the
+ * peer's sink checks), in send() calls of CHUNK bytes, then closes.
+ *
+ *   toe_stream IP PORT BYTES [CHUNK]        e.g. toe_stream 10.0.0.2 5001 65536 8000
+ *
+ * Prints what it did; exits 1 naming the call that failed and why.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toe_socket.h"
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "toe_stream: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static unsigned long parse(const char *text, const char *what)
+{
+	char *end;
+	unsigned long v = strtoul(text, &end, 0);
+
+	if (*text == '\0' || *end != '\0') {
+		fprintf(stderr, "toe_stream: %s %s is not a number\n", what, text);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct toe_socket_info info;
+	unsigned long port, bytes, chunk = 8000, sent = 0;
+	unsigned char *buf;
+	int sock;
+
+	if (argc < 4 || argc > 5) {
+		fprintf(stderr, "usage: toe_stream IP PORT BYTES [CHUNK]\n");
+		return 2;
+	}
+	port = parse(argv[2], "port");
+	bytes = parse(argv[3], "byte count");
+	if (argc == 5)
+		chunk = parse(argv[4], "chunk");
+	if (chunk == 0)
+		chunk = 1;
+	buf = malloc(chunk);
+	if (!buf)
+		return fail("malloc");
+
+	sock = toe_socket();
+	if (sock < 0)
+		return fail("open " TOE_DEVICE_PATH);
+	if (toe_connect(sock, argv[1], port) < 0)
+		return fail("connect");
+	printf("toe_stream: connected to %s:%lu\n", argv[1], port);
+	while (sent < bytes) {
+		unsigned long n = bytes - sent < chunk ? bytes - sent : chunk;
+
+		for (unsigned long k = 0; k < n; ++k) {
+			unsigned long i = sent + k;
+
+			buf[k] = (unsigned char)(7 * i + i / 256);
+		}
+		if (toe_send(sock, buf, n) < 0)
+			return fail("send");
+		sent += n;
+	}
+	if (toe_info(sock, &info) < 0)
+		return fail("info");
+	if (toe_close(sock) < 0)
+		return fail("close");
+	printf("toe_stream: sent %lu bytes (socket %u: %llu queued, %llu reported sent before close)\n",
+	       sent, info.sock, (unsigned long long)info.bytes_queued,
+	       (unsigned long long)info.bytes_sent);
+	return 0;
+}
