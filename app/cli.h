@@ -65,11 +65,13 @@ struct IssOptions {
 /// `vtoe system run`: an ELF or zImage on the system platform (QEMU virt's memory map).
 struct SystemOptions {
   std::string kernel, initrd, append, dtb;
-  bool virtualization = false;          ///< start in Hyp mode
-  std::uint64_t memory = 0;             ///< RAM bytes; 0 = 128 MiB
-  std::uint64_t max_instructions = 0;   ///< 0 = no limit
-  std::string stats;                    ///< --stats FILE
-  unsigned gdb_port = 0;                ///< --gdb PORT; 0 = none
+  bool virtualization = false;            ///< start in Hyp mode
+  std::uint64_t memory = 0;               ///< RAM bytes; 0 = 128 MiB
+  std::uint64_t max_instructions = 0;     ///< 0 = no limit
+  std::string stats;                      ///< --stats FILE
+  unsigned gdb_port = 0;                  ///< --gdb PORT; 0 = none
+  std::string trace;                      ///< --trace FILE: registers before each instruction
+  std::uint64_t trace_limit = 2'000'000;  ///< --trace-limit N: instructions traced at most
 };
 
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).
@@ -82,8 +84,8 @@ struct CliArgs {
   RunOptions run;  ///< run and validate
   KeysFormat keys_format = KeysFormat::Text;
   CompareOptions compare;
-  std::string text;  ///< Help and Version: what to print on stdout
-  IssOptions iss;    ///< iss run
+  std::string text;      ///< Help and Version: what to print on stdout
+  IssOptions iss;        ///< iss run
   SystemOptions system;  ///< system run
 };
 

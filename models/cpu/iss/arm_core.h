@@ -234,6 +234,8 @@ class ArmCore {
   // Every exception entry (PL1 and Hyp, synchronous and interrupts); with retired(), what a
   // run's bound counts.
   uint64_t exception_entries() const { return exc_.entries(); }
+  // Prefetch aborts on an instruction fetch (a step that ran no instruction at all).
+  uint64_t fetch_faults() const { return exc_.fetch_faults(); }
   // The last synchronous exception (kind, faulting instruction and mode, vector, repeats); "" if
   // none.
   std::string last_exception() const { return exc_.last_fault(); }
@@ -278,6 +280,10 @@ class ArmCore {
   // One instruction, or one exception entry (run() is the fast way to execute many). Nothing
   // when halted or asleep.
   void step();
+  // Whether step() would now run (or attempt, if it faults) the instruction at the PC: not
+  // halted, not asleep, no interrupt to take first (a register trace logs these, but for one
+  // whose fetch faults: fetch_faults()).
+  bool instruction_next() const { return !halted_ && !st_.wfi && !interrupt_takeable(); }
   void halt() {
     halted_ = true;
     attention_ = true;
