@@ -221,9 +221,10 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("FILE");
   system_run->add_option("--set", so.sets, "Override a scenario key (repeatable)")
       ->type_name("KEY=VALUE");
-  ->add_option("--trace", so.trace,
-               "Write r0-r15 and the CPSR before each instruction, as qemu-system-arm "
-               "-singlestep -d cpu prints them")
+  system_run
+      ->add_option("--trace", so.trace,
+                   "Write r0-r15 and the CPSR before each instruction, as qemu-system-arm "
+                   "-singlestep -d cpu prints them")
       ->type_name("FILE");
   system_run
       ->add_option("--trace-limit", so.trace_limit,
