@@ -37,6 +37,9 @@ using config::Schema;
 inline constexpr int kExitUsage = 2;
 /// Exit status when the run function throws something other than ConfigError.
 inline constexpr int kExitFailure = 1;
+/// Exit status of `vtoe run` when a VM's workload moved nothing in the measured window (its
+/// results are written, with the warning in run.json and `no_progress` in results.json).
+inline constexpr int kExitNoProgress = 5;
 
 struct RunOptions {
   std::string scenario;           ///< scenario file; empty = the built-in default scenario

@@ -12,6 +12,7 @@
 
 #include "app/cli.h"
 #include "app/gdb_server.h"
+#include "app/stop_on_signal.h"
 #include "models/cpu/iss/arm_core.h"
 #include "platform/system/memory_map.h"
 #include "platform/system/system_platform.h"
@@ -99,7 +100,16 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     return kExitFailure;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  sc_core::sc_start();
+  {
+    // In steps, so that SIGINT or SIGTERM ends the run between two of them with the core's state
+    // intact (the kernel resumes exactly where it paused: the run does not depend on the steps).
+    const StopOnSignal stop_on_signal;
+    const sc_core::sc_time step(1, sc_core::SC_MS);
+    do {
+      sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
+    } while (StopOnSignal::signal_number() == 0 &&
+             sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_pending_activity());
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fflush(stdout);
@@ -107,6 +117,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   iss::ArmCore& core = platform->cpu().core();
   const uint64_t n = platform->cpu().retired();
   int status = kExitFailure;
+  const bool interrupted =
+      StopOnSignal::signal_number() != 0 && platform->stop_reason() == sys::StopReason::Running;
   switch (platform->stop_reason()) {
     case sys::StopReason::PowerOff:
       status = 0;
@@ -136,6 +148,15 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       break;
     }
     case sys::StopReason::Running:
+      if (interrupted) {  // ended between two steps, the core's state intact
+        err << "vtoe: system run: stopped by " << StopOnSignal::signal_name() << " " << where(core)
+            << " after " << n << " instructions, " << sc_core::sc_time_stamp().to_seconds()
+            << " s of simulated time" << (opts.stats.empty() ? "" : "; statistics in " + opts.stats)
+            << "\n";
+        status = StopOnSignal::exit_status();
+        break;
+      }
+      [[fallthrough]];
     case sys::StopReason::CoreError:
       if (gdb && gdb->killed()) {
         err << "vtoe: system run: ended by GDB (kill) " << where(core) << "\n";
@@ -152,7 +173,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   if (!opts.stats.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = opts.kernel;
-    j["stop"] = sys::to_string(platform->stop_reason());
+    j["stop"] = interrupted ? "interrupted" : sys::to_string(platform->stop_reason());
     j["exit_status"] = status;
     j["instructions"] = n;
     nlohmann::ordered_json by;

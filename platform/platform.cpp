@@ -239,6 +239,15 @@ void Platform::build_toe() {
                           " bytes cannot hold a connection's segment in each direction; give 0B "
                           "(no shared limit) or at least twice toe.mtu (" +
                           std::to_string(2ull * tp.stack.mtu) + " bytes)");
+  // The engine sends whole segments from the send buffer: below one, no data ever leaves.
+  const std::uint64_t segment =
+      tp.stack.mtu - 40 - (tp.stack.timestamps ? 12 : 0);  // IPv4, TCP and timestamp option
+  if (tp.stack.send_buffer < segment)
+    throw ConfigError(cfg_.where("toe.tx_buffer"), "toe.tx_buffer",
+                      std::to_string(tp.stack.send_buffer) +
+                          " bytes cannot hold one segment of toe.mtu (" + std::to_string(segment) +
+                          " bytes of payload): no data would ever leave; give at least " +
+                          std::to_string(segment) + "B (two segments or more for a steady flow)");
   if (tp.ppm.rx_fifo_bytes < tp.stack.mtu + 18ull)
     throw ConfigError(cfg_.where("toe.ppm.rx_fifo"), "toe.ppm.rx_fifo",
                       std::to_string(tp.ppm.rx_fifo_bytes) +
@@ -925,6 +934,10 @@ void Platform::build_network() {
   }
   net::EthernetLinkParams lp;
   config::fill(cfg_, net::ethernet_link_params(), lp);
+  if (lp.loss >= 1.0)
+    throw ConfigError(cfg_.where("network.loss"), "network.loss",
+                      "a loss of 1 drops every frame on the only link between the TOE and the "
+                      "peer: nothing could move (give less than 1)");
   lp.seed = cfg_.get_uint("seed");
   link_ = std::make_unique<net::EthernetLink>("link0", lp);
 
