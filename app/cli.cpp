@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "app/build_info.h"
 #include "app/json_schema.h"
@@ -68,6 +69,15 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   run->add_option("--out", args.run.out_dir, "Output directory (default: out/<scenario name>)")
       ->type_name("DIR");
   run->add_flag("--pcap", args.run.pcap, "Write a pcap file per link");
+  std::string pcap_limit, pcap_snaplen;
+  run->add_option("--pcap-limit", pcap_limit,
+                  "Largest size of each capture, e.g. 100MiB (default 1GiB; 0 = no bound): "
+                  "frames after the bound are left out, with a warning")
+      ->type_name("SIZE");
+  run->add_option("--pcap-snaplen", pcap_snaplen,
+                  "Bytes kept of each captured frame, e.g. 128 for the headers (default 65535: "
+                  "whole frames)")
+      ->type_name("BYTES");
   run->add_option("--log-level", log_level, "off, error, warn, info, debug or trace")
       ->type_name("LEVEL")
       ->check(CLI::IsMember({"off", "error", "warn", "info", "debug", "trace"}));
@@ -85,6 +95,11 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "Write DIR/timeseries.csv with a row every this much simulated time, e.g. 1ms "
                   "(shorthand for --set stats_interval=...)")
       ->type_name("TIME");
+  std::string stats_limit;
+  run->add_option("--stats-limit", stats_limit,
+                  "Largest size of timeseries.csv, e.g. 10MiB (default 256MiB; 0 = no bound): "
+                  "rows after the bound are left out, with a warning")
+      ->type_name("SIZE");
   run->add_option("--vcd", args.run.vcd,
                   "Write a waveform (VCD, for GTKWave) of interrupt lines, the interrupt bit "
                   "vector, queue occupancies, link busy and the running VM")
@@ -244,6 +259,28 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       args.run.out_dir = "out/" + stem;
     }
     args.run.log_level = core::parse_log_level(log_level);
+    for (const auto& [text, option, value] :
+         {std::tuple{pcap_limit, "--pcap-limit", &args.run.pcap_limit},
+          std::tuple{stats_limit, "--stats-limit", &args.run.stats_limit}}) {
+      if (text.empty()) continue;
+      try {
+        *value = core::parse_bytes(text, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError(std::string(option) + " " + text + ": " + e.what());
+      }
+    }
+    if (!pcap_snaplen.empty()) {
+      std::uint64_t snap = 0;
+      try {
+        snap = core::parse_bytes(pcap_snaplen, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError("--pcap-snaplen " + pcap_snaplen + ": " + e.what());
+      }
+      // 14 bytes keep the Ethernet header; libpcap's files hold at most 262144 per record.
+      if (snap < 14 || snap > 262144)
+        throw UsageError("--pcap-snaplen " + pcap_snaplen + ": give 14 to 262144 bytes");
+      args.run.pcap_snaplen = static_cast<std::uint32_t>(snap);
+    }
     if (!trace_window.empty()) {
       const auto colon = trace_window.find(':');
       try {

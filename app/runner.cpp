@@ -15,6 +15,7 @@
 #include "app/timeseries.h"
 #include "app/waveform.h"
 #include "models/core/tracer.h"
+#include "models/net/pcap_writer.h"
 #include "platform/platform.h"
 
 namespace vtoe::app {
@@ -83,6 +84,31 @@ std::vector<std::string> stability_warnings(Platform& p, const Config& cfg, core
     }
   }
   return w;
+}
+
+// The words of a warning about an output that reached its bound; printed even under --quiet.
+const std::string kCaptureFull = "reached its bound";
+
+// One warning per capture that reached its size bound ("link0.pcap reached its bound of ...").
+std::vector<std::string> capture_warnings() {
+  std::vector<std::string> w;
+  for (const net::PcapWriter* pcap : net::PcapWriter::open_writers()) {
+    if (pcap->left_out() == 0) continue;
+    std::ostringstream m;
+    m << pcap->path() << " " << kCaptureFull << " of " << pcap->max_bytes()
+      << " bytes (--pcap-limit) at " << std::fixed << std::setprecision(6)
+      << static_cast<double>(pcap->full_at_ns()) / 1e9
+      << (pcap->wall_clock() ? " s (Unix time)" : " s of simulated time") << ": the "
+      << pcap->left_out()
+      << " frames after that are not in it (raise --pcap-limit, or keep less of each frame "
+         "with --pcap-snaplen)";
+    w.push_back(m.str());
+  }
+  return w;
+}
+
+void warnings_out(ordered_json* run_info, const std::string& w) {
+  if (run_info) (*run_info)["warnings"].push_back(w);
 }
 
 // The words of a no-progress warning; printed even under --quiet.
@@ -159,6 +185,10 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     }
     core::Tracer::instance().enable(from, std::min(to, duration));
   }
+  // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
+  net::PcapLimits pcap_limits;
+  if (options) pcap_limits = {options->pcap_snaplen, options->pcap_limit};
+  net::PcapWriter::set_limits(pcap_limits);
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
   std::unique_ptr<WaveformProbe> waveform;
@@ -182,7 +212,8 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     series = std::make_unique<TimeSeries>(platform,
                                           stats_interval && options && !options->out_dir.empty()
                                               ? options->out_dir + "/timeseries.csv"
-                                              : "");
+                                              : "",
+                                          options ? options->stats_limit : 0);
   if (!trace_path.empty()) {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
@@ -290,6 +321,16 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
           " frames longer than the MTU that are not TCP/IPv4 were dropped (turn off GSO/GRO on "
           "the interface: ethtool -K IF gso off gro off)");
   }
+  for (const std::string& w : capture_warnings()) warnings_out(run_info, w);
+  if (series && series->rows_left_out() != 0) {
+    std::ostringstream m;
+    m << options->out_dir << "/timeseries.csv " << kCaptureFull << " of " << options->stats_limit
+      << " bytes (--stats-limit) at " << std::fixed << std::setprecision(6)
+      << static_cast<double>(series->full_at_ps()) / 1e12 << " s of simulated time: the "
+      << series->rows_left_out()
+      << " rows after that are not in it (raise --stats-limit or the stats interval)";
+    warnings_out(run_info, m.str());
+  }
   if (platform.netvp() && !platform.pacer().failure().empty())
     throw std::runtime_error(platform.pacer().failure());
   if (!trace_path.empty()) {
@@ -354,7 +395,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   for (const auto& v : results["vms"]) stalled = stalled || v["no_progress"].get<bool>();
   for (const auto& w : run["warnings"]) {
     const std::string text = w.get<std::string>();
-    if (!options.quiet || text.find(kNoProgress) != std::string::npos)
+    if (!options.quiet || text.find(kNoProgress) != std::string::npos ||
+        text.find(kCaptureFull) != std::string::npos)
       std::cerr << "vtoe: warning: " << text << "\n";
   }
   if (!options.quiet) {

@@ -2,6 +2,7 @@
 that cannot move data are refused naming the key, and a complete run in which a talking workload
 moved nothing warns on stderr (even with --quiet), marks the VM in results.json and exits 5."""
 import json
+import struct
 
 NO_PROGRESS = 5
 # quickstart's tcp_tx through a TOE so slow that not one 1500-byte frame leaves in 20 ms.
@@ -38,11 +39,13 @@ def test_a_tx_buffer_below_one_segment_is_refused_naming_the_key(vtoe, tmp_path)
 def test_a_loss_of_one_on_the_only_path_is_refused_naming_the_key(vtoe):
     proc = vtoe.run("validate", "scenarios/quickstart.yaml", "--set", "network.loss=1",
                     check=False)
-    assert proc.returncode == 2 and proc.stderr.startswith("vtoe: --set network.loss: "), proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("vtoe: --set network.loss: "), proc.stderr
     vtoe.run("validate", "scenarios/quickstart.yaml", "--set", "network.loss=0.99")
     proc = vtoe.run("validate", "scenarios/topology/two_hosts_switch.yaml", "--set",
                     "links.1.loss=1", check=False)
-    assert proc.returncode == 2 and proc.stderr.startswith("vtoe: --set links.1.loss: "), proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("vtoe: --set links.1.loss: "), proc.stderr
 
 
 def test_a_run_that_moves_nothing_warns_even_when_quiet_and_exits_5(vtoe, tmp_path):
@@ -81,3 +84,49 @@ def test_a_server_waiting_for_clients_is_not_judged(vtoe, tmp_path):
         ("tcp_tx", False), ("sink", False)]
     assert results["vms"][0]["tx_mbps"] > 1000 and results["vms"][1]["rx_mbps"] == 0
     assert not any("no progress" in w for w in warnings)
+
+
+def test_a_capture_stops_at_its_bound_and_says_so(vtoe, tmp_path):
+    out = tmp_path / "out"
+    limit = 200_000
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--pcap", "--pcap-limit", f"{limit}B", "--pcap-snaplen", "128",
+                    "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr  # the run itself is complete
+    pcap = out / "link0.pcap"
+    said = f"{pcap} reached its bound of {limit} bytes (--pcap-limit) at "
+    assert f"vtoe: warning: {said}" in proc.stderr, proc.stderr
+    assert any(w.startswith(said) for w in json.loads((out / "run.json").read_text())["warnings"])
+    # Whole records only, each at most 16 + 128 bytes: the file ends within one of the bound.
+    size = pcap.stat().st_size
+    assert limit - (16 + 128) < size <= limit
+    data, at, records = pcap.read_bytes(), 24, 0
+    while at < len(data):  # record headers: seconds, nanoseconds, kept length, frame length
+        _, _, kept, length = struct.unpack_from("<IIII", data, at)
+        assert kept == min(length, 128)
+        at, records = at + 16 + kept, records + 1
+    frames = json.loads((out / "results.json").read_text())["links"][0]["frames"]
+    assert at == size and records < frames
+
+
+def test_without_a_bound_reached_a_capture_is_whole_and_nothing_is_said(vtoe, tmp_path):
+    out = tmp_path / "out"
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=2ms", "--set",
+                    "warmup=1ms", "--pcap", "--out", out, "--quiet")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert json.loads((out / "run.json").read_text())["warnings"] == []
+
+
+def test_a_time_series_stops_at_its_bound_and_says_so(vtoe, tmp_path):
+    out, limit = tmp_path / "out", 3000
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--stats-interval", "100us", "--stats-limit", f"{limit}B",
+                    "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    said = f"{out}/timeseries.csv reached its bound of {limit} bytes (--stats-limit) at "
+    assert f"vtoe: warning: {said}" in proc.stderr, proc.stderr
+    text = (out / "timeseries.csv").read_text()
+    assert len(text) <= limit and text.endswith("\n")
+    # Whole rows from the start, one per 100 us, none after the bound: no gap in time.
+    times = [float(line.split(",")[0]) for line in text.splitlines()[1:]]
+    assert times == [round((i + 1) * 1e-4, 9) for i in range(len(times))] and len(times) < 50
