@@ -1,5 +1,6 @@
 // `vtoe system run`: real ARM software (a bare-metal ELF or a Linux zImage) on the system
 // platform (platform/system), its UART on standard output.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -103,12 +104,15 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   {
     // In steps, so that SIGINT or SIGTERM ends the run between two of them with the core's state
     // intact (the kernel resumes exactly where it paused: the run does not depend on the steps).
+    // Each step reaches at least the next event: a core asleep until a timer far ahead would
+    // otherwise make steps that move nothing.
     const StopOnSignal stop_on_signal;
     const sc_core::sc_time step(1, sc_core::SC_MS);
-    do {
-      sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
-    } while (StopOnSignal::signal_number() == 0 &&
-             sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_pending_activity());
+    sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);  // elaborates, then the first step
+    while (StopOnSignal::signal_number() == 0 && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
+           sc_core::sc_pending_activity())
+      sc_core::sc_start(std::max(step, sc_core::sc_time_to_pending_activity()),
+                        sc_core::SC_EXIT_ON_STARVATION);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
