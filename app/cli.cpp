@@ -69,11 +69,15 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   run->add_option("--out", args.run.out_dir, "Output directory (default: out/<scenario name>)")
       ->type_name("DIR");
   run->add_flag("--pcap", args.run.pcap, "Write a pcap file per link");
-  std::string pcap_limit, pcap_snaplen;
+  std::string pcap_limit, pcap_snaplen, pcap_window;
   run->add_option("--pcap-limit", pcap_limit,
                   "Largest size of each capture, e.g. 100MiB (default 1GiB; 0 = no bound): "
                   "frames after the bound are left out, with a warning")
       ->type_name("SIZE");
+  run->add_option("--pcap-window", pcap_window,
+                  "Capture only the frames of this span of simulated time, e.g. 20ms:25ms "
+                  "(default: the whole run); implies --pcap")
+      ->type_name("FROM:TO");
   run->add_option("--pcap-snaplen", pcap_snaplen,
                   "Bytes kept of each captured frame, e.g. 128 for the headers (default 65535: "
                   "whole frames)")
@@ -281,18 +285,28 @@ CliArgs parse_cli(int argc, const char* const* argv) {
         throw UsageError("--pcap-snaplen " + pcap_snaplen + ": give 14 to 262144 bytes");
       args.run.pcap_snaplen = static_cast<std::uint32_t>(snap);
     }
-    if (!trace_window.empty()) {
-      const auto colon = trace_window.find(':');
+    // "20ms:25ms" -> {from, to} in ps; throws UsageError naming the option.
+    auto window = [](const std::string& option, const std::string& text) {
+      const auto colon = text.find(':');
+      std::pair<std::uint64_t, std::uint64_t> w;
       try {
         if (colon == std::string::npos) throw core::UnitError("expected FROM:TO, e.g. 20ms:25ms");
-        args.run.trace_from_ps = core::parse_time(trace_window.substr(0, colon));
-        args.run.trace_to_ps = core::parse_time(trace_window.substr(colon + 1));
+        w = {core::parse_time(text.substr(0, colon)), core::parse_time(text.substr(colon + 1))};
       } catch (const core::UnitError& e) {
-        throw UsageError("--trace-window " + trace_window + ": " + e.what());
+        throw UsageError(option + " " + text + ": " + e.what());
       }
-      if (args.run.trace_to_ps <= args.run.trace_from_ps)
-        throw UsageError("--trace-window " + trace_window + ": the end must be after the start");
+      if (w.second <= w.first)
+        throw UsageError(option + " " + text + ": the end must be after the start");
+      return w;
+    };
+    if (!trace_window.empty()) {
+      std::tie(args.run.trace_from_ps, args.run.trace_to_ps) =
+          window("--trace-window", trace_window);
       args.run.trace = true;
+    }
+    if (!pcap_window.empty()) {
+      std::tie(args.run.pcap_from_ps, args.run.pcap_to_ps) = window("--pcap-window", pcap_window);
+      args.run.pcap = true;
     }
   }
   args.keys_format = keys_format == "markdown" ? KeysFormat::Markdown : KeysFormat::Text;

@@ -49,6 +49,8 @@ struct RunOptions {
   std::uint32_t pcap_snaplen = 65535;        ///< --pcap-snaplen: bytes kept of each frame
   std::uint64_t pcap_limit = 1ull << 30;     ///< --pcap-limit: bytes per capture; 0 = none
   std::uint64_t stats_limit = 256ull << 20;  ///< --stats-limit: timeseries.csv bytes; 0 = none
+  /// --pcap-window in ps: frames at or after `from` and before `to`; to == 0: the whole run.
+  std::uint64_t pcap_from_ps = 0, pcap_to_ps = 0;
   core::LogLevel log_level = core::LogLevel::Info;
   bool quiet = false;  ///< no progress or summary on stdout
   bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)

@@ -187,7 +187,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
   net::PcapLimits pcap_limits;
-  if (options) pcap_limits = {options->pcap_snaplen, options->pcap_limit};
+  if (options)
+    pcap_limits = {options->pcap_snaplen, options->pcap_limit, options->pcap_from_ps,
+                   options->pcap_to_ps};
   net::PcapWriter::set_limits(pcap_limits);
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
@@ -357,6 +359,12 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
     std::cerr << "vtoe: --trace-window starts at " << options.trace_from_ps / core::kPsPerMs
               << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
               << "): the trace would be empty\n";
+    return kExitUsage;
+  }
+  if (options.pcap_to_ps && options.pcap_from_ps >= cfg.get_time("duration")) {
+    std::cerr << "vtoe: --pcap-window starts at " << options.pcap_from_ps / core::kPsPerMs
+              << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
+              << "): the capture would be empty\n";
     return kExitUsage;
   }
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not

@@ -48,6 +48,7 @@ PcapWriter::~PcapWriter() {
 }
 
 void PcapWriter::write(const std::uint8_t* data, std::size_t len, core::TimePs time) {
+  if (limits_.to_ps != 0 && (time < limits_.from_ps || time >= limits_.to_ps)) return;
   write_record(data, len, time / 1000);
 }
 

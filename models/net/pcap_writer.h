@@ -22,6 +22,9 @@ struct PcapLimits {
   // The file's size at most, headers included; a frame that would pass it is left out, and so
   // is every later one. 0 = no bound.
   std::uint64_t max_bytes = 1ull << 30;
+  // Frames written with write() (simulated time) at or after `from_ps` and before `to_ps` only;
+  // to_ps == 0: no window. NetVP's wall-clock records (write_at_ns) are not windowed.
+  core::TimePs from_ps = 0, to_ps = 0;
 };
 
 class PcapWriter {

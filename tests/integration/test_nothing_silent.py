@@ -130,3 +130,18 @@ def test_a_time_series_stops_at_its_bound_and_says_so(vtoe, tmp_path):
     # Whole rows from the start, one per 100 us, none after the bound: no gap in time.
     times = [float(line.split(",")[0]) for line in text.splitlines()[1:]]
     assert times == [round((i + 1) * 1e-4, 9) for i in range(len(times))] and len(times) < 50
+
+
+def test_a_capture_window_keeps_only_its_frames(vtoe, tmp_path):
+    out = tmp_path / "out"
+    vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set", "warmup=1ms",
+             "--pcap-window", "2ms:3ms", "--out", out, "--quiet")
+    data, at, stamps = (out / "link0.pcap").read_bytes(), 24, []
+    while at < len(data):
+        sec, nsec, kept, _ = struct.unpack_from("<IIII", data, at)
+        stamps.append(sec * 10**9 + nsec)
+        at += 16 + kept
+    assert len(stamps) > 100 and 2_000_000 <= min(stamps) and max(stamps) < 3_000_000
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--pcap-window", "5ms:6ms", "--out", out, "--quiet", check=False)
+    assert proc.returncode == 2 and "the capture would be empty" in proc.stderr, proc.stderr

@@ -69,6 +69,16 @@ TEST(CliParse, OutputBoundsHaveDefaultsAndTakeSizes) {
             "--pcap-snaplen 13: give 14 to 262144 bytes");
   EXPECT_EQ(usage_error({"run", "--pcap-limit", "lots"}).rfind("--pcap-limit lots: ", 0), 0u);
   EXPECT_EQ(usage_error({"run", "--stats-limit", "1XB"}).rfind("--stats-limit 1XB: ", 0), 0u);
+  // A capture window implies --pcap; FROM:TO as --trace-window's.
+  const CliArgs w = parse({"run", "--pcap-window", "20ms:25ms"});
+  EXPECT_TRUE(w.run.pcap);
+  EXPECT_EQ(w.run.pcap_from_ps, 20'000'000'000ull);
+  EXPECT_EQ(w.run.pcap_to_ps, 25'000'000'000ull);
+  EXPECT_EQ(d.run.pcap_to_ps, 0u);  // no window: the whole run
+  EXPECT_EQ(usage_error({"run", "--pcap-window", "25ms:20ms"}),
+            "--pcap-window 25ms:20ms: the end must be after the start");
+  EXPECT_EQ(usage_error({"run", "--pcap-window", "20ms"}),
+            "--pcap-window 20ms: expected FROM:TO, e.g. 20ms:25ms");
 }
 
 TEST(CliParse, ValidateAndKeys) {
