@@ -94,6 +94,11 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "implies --trace")
       ->type_name("FROM:TO");
 
+  run->add_option("--trace-limit", args.run.trace_limit,
+                  "Events the timeline trace holds at most (default 2500000, about 250 MB; 0 = no "
+                  "bound): later events are left out, with a warning")
+      ->type_name("N");
+
   std::string stats_interval;
   run->add_option("--stats-interval", stats_interval,
                   "Write DIR/timeseries.csv with a row every this much simulated time, e.g. 1ms "

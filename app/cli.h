@@ -55,6 +55,8 @@ struct RunOptions {
   bool quiet = false;  ///< no progress or summary on stdout
   bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
   std::string vcd;     ///< --vcd FILE: a waveform of interrupts, queues, link and scheduler
+  /// --trace-limit: events trace.json holds at most (about 104 bytes each); 0 = no bound.
+  std::uint64_t trace_limit = 2'500'000;
   /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
 };

@@ -183,7 +183,8 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
       from = options->trace_from_ps;
       to = options->trace_to_ps;
     }
-    core::Tracer::instance().enable(from, std::min(to, duration));
+    core::Tracer::instance().enable(from, std::min(to, duration),
+                                    options ? options->trace_limit : 0);
   }
   // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
   net::PcapLimits pcap_limits;
@@ -337,7 +338,17 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     throw std::runtime_error(platform.pacer().failure());
   if (!trace_path.empty()) {
     platform.core().flush_trace();
-    core::Tracer::instance().write(trace_path);
+    core::Tracer& tracer = core::Tracer::instance();
+    tracer.write(trace_path);
+    if (tracer.left_out() != 0) {
+      std::ostringstream m;
+      m << trace_path << " " << kCaptureFull << " of " << tracer.events()
+        << " events (--trace-limit) at " << std::fixed << std::setprecision(6)
+        << static_cast<double>(tracer.full_at()) / 1e12 << " s of simulated time: the "
+        << tracer.left_out()
+        << " events after that are not in it (raise --trace-limit or narrow --trace-window)";
+      warnings_out(run_info, m.str());
+    }
   }
   return results;
 }

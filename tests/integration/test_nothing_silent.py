@@ -145,3 +145,14 @@ def test_a_capture_window_keeps_only_its_frames(vtoe, tmp_path):
     proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
                     "warmup=1ms", "--pcap-window", "5ms:6ms", "--out", out, "--quiet", check=False)
     assert proc.returncode == 2 and "the capture would be empty" in proc.stderr, proc.stderr
+
+
+def test_a_timeline_trace_stops_at_its_bound_and_says_so(vtoe, tmp_path):
+    out = tmp_path / "out"
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--trace", "--trace-limit", "1000", "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    said = f"{out}/trace.json reached its bound of 1000 events (--trace-limit) at "
+    assert f"vtoe: warning: {said}" in proc.stderr, proc.stderr
+    events = json.loads((out / "trace.json").read_text())["traceEvents"]
+    assert len([e for e in events if e["ph"] != "M"]) == 1000  # lane names aside
