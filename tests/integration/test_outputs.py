@@ -80,6 +80,30 @@ def test_ctrl_c_ends_an_ordinary_run_with_results_so_far(vtoe, tmp_path):
     assert any(w.startswith("stopped by SIGINT at ") for w in warnings), warnings
 
 
+def test_ctrl_c_in_the_warm_up_writes_nothing_and_exits_130(vtoe, tmp_path):
+    out = tmp_path / "out"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(vtoe.bin), "run", "scenarios/virt/qos_4vm.yaml", "--set",
+                             "duration=600s", "--set", "warmup=500s", "--out", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + 30 * TIMEOUT_FACTOR
+    while b"ms simulated" not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 4096)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60 * TIMEOUT_FACTOR)
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            seen += os.read(master, 4096)
+        except OSError:
+            break
+    os.close(master)
+    assert proc.returncode == 130
+    assert b"during the warm-up: no results" in seen, seen
+    assert not (out / "results.json").exists()
+
+
 def test_validate_refuses_what_run_refuses_and_its_advice_is_accepted(vtoe, tmp_path):
     eight = tmp_path / "eight.yaml"
     eight.write_text(yaml.safe_dump({
