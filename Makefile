@@ -30,7 +30,8 @@ build: deps
 
 # vtoe optimised with a profile of its own runs (GCC PGO): an instrumented build, a training set of
 # short scenario runs, the optimised build -> build/pgo/app/vtoe (scripts/pgo-build.sh; 11-19 %
-# less CPU time than build/release, the same results: docs/performance.md, "Session 9").
+# less CPU time than build/release, the same results: docs/performance.md, "The profile-guided
+# build").
 pgo: deps
 	@$(PHASE) "build (pgo: instrumented, training, optimised)" env JOBS=$(JOBS) scripts/pgo-build.sh
 

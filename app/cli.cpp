@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 
 #include "app/build_info.h"
 #include "app/json_schema.h"
@@ -89,6 +90,19 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   run->add_option("--out", args.run.out_dir, "Output directory (default: out/<scenario name>)")
       ->type_name("DIR");
   run->add_flag("--pcap", args.run.pcap, "Write a pcap file per link");
+  std::string pcap_limit, pcap_snaplen, pcap_window;
+  run->add_option("--pcap-limit", pcap_limit,
+                  "Largest size of each capture, e.g. 100MiB (default 1GiB; 0 = no bound): "
+                  "frames after the bound are left out, with a warning")
+      ->type_name("SIZE");
+  run->add_option("--pcap-window", pcap_window,
+                  "Capture only the frames of this span of simulated time, e.g. 20ms:25ms "
+                  "(default: the whole run); implies --pcap")
+      ->type_name("FROM:TO");
+  run->add_option("--pcap-snaplen", pcap_snaplen,
+                  "Bytes kept of each captured frame, e.g. 128 for the headers (default 65535: "
+                  "whole frames)")
+      ->type_name("BYTES");
   run->add_option("--log-level", log_level, "off, error, warn, info, debug or trace")
       ->type_name("LEVEL")
       ->check(CLI::IsMember({"off", "error", "warn", "info", "debug", "trace"}));
@@ -101,11 +115,21 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "implies --trace")
       ->type_name("FROM:TO");
 
+  run->add_option("--trace-limit", args.run.trace_limit,
+                  "Events the timeline trace holds at most (default 2500000, about 250 MB; 0 = no "
+                  "bound): later events are left out, with a warning")
+      ->type_name("N");
+
   std::string stats_interval;
   run->add_option("--stats-interval", stats_interval,
                   "Write DIR/timeseries.csv with a row every this much simulated time, e.g. 1ms "
                   "(shorthand for --set stats_interval=...)")
       ->type_name("TIME");
+  std::string stats_limit;
+  run->add_option("--stats-limit", stats_limit,
+                  "Largest size of timeseries.csv, e.g. 10MiB (default 256MiB; 0 = no bound): "
+                  "rows after the bound are left out, with a warning")
+      ->type_name("SIZE");
   run->add_option("--vcd", args.run.vcd,
                   "Write a waveform (VCD, for GTKWave) of interrupt lines, the interrupt bit "
                   "vector, queue occupancies, link busy and the running VM")
@@ -312,18 +336,50 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       args.run.out_dir = "out/" + stem;
     }
     args.run.log_level = core::parse_log_level(log_level);
-    if (!trace_window.empty()) {
-      const auto colon = trace_window.find(':');
+    for (const auto& [text, option, value] :
+         {std::tuple{pcap_limit, "--pcap-limit", &args.run.pcap_limit},
+          std::tuple{stats_limit, "--stats-limit", &args.run.stats_limit}}) {
+      if (text.empty()) continue;
+      try {
+        *value = core::parse_bytes(text, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError(std::string(option) + " " + text + ": " + e.what());
+      }
+    }
+    if (!pcap_snaplen.empty()) {
+      std::uint64_t snap = 0;
+      try {
+        snap = core::parse_bytes(pcap_snaplen, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError("--pcap-snaplen " + pcap_snaplen + ": " + e.what());
+      }
+      // 14 bytes keep the Ethernet header; libpcap's files hold at most 262144 per record.
+      if (snap < 14 || snap > 262144)
+        throw UsageError("--pcap-snaplen " + pcap_snaplen + ": give 14 to 262144 bytes");
+      args.run.pcap_snaplen = static_cast<std::uint32_t>(snap);
+    }
+    // "20ms:25ms" -> {from, to} in ps; throws UsageError naming the option.
+    auto window = [](const std::string& option, const std::string& text) {
+      const auto colon = text.find(':');
+      std::pair<std::uint64_t, std::uint64_t> w;
       try {
         if (colon == std::string::npos) throw core::UnitError("expected FROM:TO, e.g. 20ms:25ms");
-        args.run.trace_from_ps = core::parse_time(trace_window.substr(0, colon));
-        args.run.trace_to_ps = core::parse_time(trace_window.substr(colon + 1));
+        w = {core::parse_time(text.substr(0, colon)), core::parse_time(text.substr(colon + 1))};
       } catch (const core::UnitError& e) {
-        throw UsageError("--trace-window " + trace_window + ": " + e.what());
+        throw UsageError(option + " " + text + ": " + e.what());
       }
-      if (args.run.trace_to_ps <= args.run.trace_from_ps)
-        throw UsageError("--trace-window " + trace_window + ": the end must be after the start");
+      if (w.second <= w.first)
+        throw UsageError(option + " " + text + ": the end must be after the start");
+      return w;
+    };
+    if (!trace_window.empty()) {
+      std::tie(args.run.trace_from_ps, args.run.trace_to_ps) =
+          window("--trace-window", trace_window);
       args.run.trace = true;
+    }
+    if (!pcap_window.empty()) {
+      std::tie(args.run.pcap_from_ps, args.run.pcap_to_ps) = window("--pcap-window", pcap_window);
+      args.run.pcap = true;
     }
   }
   args.keys_format = keys_format == "markdown" ? KeysFormat::Markdown : KeysFormat::Text;

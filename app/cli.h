@@ -39,16 +39,26 @@ using config::Schema;
 inline constexpr int kExitUsage = 2;
 /// Exit status when the run function throws something other than ConfigError.
 inline constexpr int kExitFailure = 1;
+/// Exit status of `vtoe run` when a VM's workload moved nothing in the measured window (its
+/// results are written, with the warning in run.json and `no_progress` in results.json).
+inline constexpr int kExitNoProgress = 5;
 
 struct RunOptions {
   std::string scenario;           ///< scenario file; empty = the built-in default scenario
   std::vector<std::string> sets;  ///< "key=value" overrides in order; --seed comes last
   std::string out_dir;            ///< --out, default "out/<scenario file stem>" or "out/default"
   bool pcap = false;              ///< write a pcap per link
+  std::uint32_t pcap_snaplen = 65535;        ///< --pcap-snaplen: bytes kept of each frame
+  std::uint64_t pcap_limit = 1ull << 30;     ///< --pcap-limit: bytes per capture; 0 = none
+  std::uint64_t stats_limit = 256ull << 20;  ///< --stats-limit: timeseries.csv bytes; 0 = none
+  /// --pcap-window in ps: frames at or after `from` and before `to`; to == 0: the whole run.
+  std::uint64_t pcap_from_ps = 0, pcap_to_ps = 0;
   core::LogLevel log_level = core::LogLevel::Info;
   bool quiet = false;  ///< no progress or summary on stdout
   bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
   std::string vcd;     ///< --vcd FILE: a waveform of interrupts, queues, link and scheduler
+  /// --trace-limit: events trace.json holds at most (about 104 bytes each); 0 = no bound.
+  std::uint64_t trace_limit = 2'500'000;
   /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
   /// The command line as typed (shell-quoted where needed), recorded in run.json's "command".

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -12,9 +11,11 @@
 #include "app/build_info.h"
 #include "app/progress.h"
 #include "app/results.h"
+#include "app/stop_on_signal.h"
 #include "app/timeseries.h"
 #include "app/waveform.h"
 #include "models/core/tracer.h"
+#include "models/net/pcap_writer.h"
 #include "platform/platform.h"
 
 namespace vtoe::app {
@@ -23,42 +24,14 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// While it lives, SIGINT and SIGTERM end the run at the next step (and ask the NetVP pacer to stop
-// at its next tick): the results cover the simulated time so far. Once: the handler then gives the
-// signal back to its default action, so a second one ends the program as usual.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    signal_ = 0;
-    previous_int_ = std::signal(SIGINT, &StopOnSignal::handle);
-    previous_term_ = std::signal(SIGTERM, &StopOnSignal::handle);
-  }
-  ~StopOnSignal() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-  // "" while no signal came, else "stopped by SIGINT at 0.042 s of simulated time".
-  static std::string stopped() {
-    if (signal_ == 0) return "";
-    std::ostringstream m;
-    m << "stopped by " << (signal_ == SIGINT ? "SIGINT" : "SIGTERM") << " at "
-      << static_cast<double>(core::now_ps()) / 1e12 << " s of simulated time";
-    return m.str();
-  }
-
- private:
-  static void handle(int sig) {
-    signal_ = sig;
-    netvp::Pacer::request_stop(sig);
-    std::signal(sig, SIG_DFL);
-  }
-  static volatile std::sig_atomic_t signal_;
-  void (*previous_int_)(int) = SIG_DFL;
-  void (*previous_term_)(int) = SIG_DFL;
-};
-volatile std::sig_atomic_t StopOnSignal::signal_ = 0;
+// "" while no signal came, else "stopped by SIGINT at 0.042 s of simulated time".
+std::string stopped_by_signal() {
+  if (StopOnSignal::signal_number() == 0) return "";
+  std::ostringstream m;
+  m << "stopped by " << StopOnSignal::signal_name() << " at "
+    << static_cast<double>(core::now_ps()) / 1e12 << " s of simulated time";
+  return m.str();
+}
 
 // Without a time series, the runner still steps the kernel this often to see a signal or show
 // progress (the kernel resumes exactly where it paused: results do not depend on the steps).
@@ -113,6 +86,89 @@ std::vector<std::string> stability_warnings(Platform& p, const Config& cfg, core
   return w;
 }
 
+// The words of a warning about an output that reached its bound; printed even under --quiet.
+const std::string kCaptureFull = "reached its bound";
+
+// One warning per capture that reached its size bound ("link0.pcap reached its bound of ...").
+std::vector<std::string> capture_warnings() {
+  std::vector<std::string> w;
+  for (const net::PcapWriter* pcap : net::PcapWriter::open_writers()) {
+    if (pcap->left_out() == 0) continue;
+    std::ostringstream m;
+    m << pcap->path() << " " << kCaptureFull << " of " << pcap->max_bytes()
+      << " bytes (--pcap-limit) at " << std::fixed << std::setprecision(6)
+      << static_cast<double>(pcap->full_at_ns()) / 1e9
+      << (pcap->wall_clock() ? " s (Unix time)" : " s of simulated time") << ": the "
+      << pcap->left_out()
+      << " frames after that are not in it (raise --pcap-limit, or keep less of each frame "
+         "with --pcap-snaplen)";
+    w.push_back(m.str());
+  }
+  return w;
+}
+
+void warnings_out(ordered_json* run_info, const std::string& w) {
+  if (run_info) (*run_info)["warnings"].push_back(w);
+}
+
+// The words of a no-progress warning; printed even under --quiet.
+const std::string kNoProgress = "no progress in the measured window";
+
+// What each VM's workload has achieved so far: payload its peers acknowledged (over shared
+// memory, what it wrote into its ring), bytes it received, and transactions it completed (rpc
+// requests, flows, connections). A plain read, like app_bytes().
+std::vector<std::uint64_t> progress_counts(Platform& p) {
+  std::vector<std::uint64_t> v;
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    const guest::AppCounters c = p.guest(i).counters();
+    const bool shm = p.guest(i).apps().front()->workload().path == guest::Path::Shm;
+    const std::uint64_t acked =
+        shm ? c.tx_bytes : p.toe().ppm().stack().bytes_acked_from(p.vm_address(i));
+    v.push_back(acked + c.rx_bytes + c.transactions);
+  }
+  return v;
+}
+
+// Whether VM `i`'s workload should have moved something between `from` and `to`: one that talks
+// (not a server waiting for clients, not cpu), runs in that span, has not finished its quota
+// before it (total_bytes, flows), and does not say expect_progress: false.
+bool expects_progress(Platform& p, std::size_t i, core::TimePs from, core::TimePs to) {
+  using guest::WorkloadType;
+  const guest::Workload& w = p.guest(i).apps().front()->workload();
+  const bool talks = w.type == WorkloadType::TcpTx || w.type == WorkloadType::TcpRx ||
+                     w.type == WorkloadType::Rpc || w.type == WorkloadType::Flows ||
+                     w.type == WorkloadType::Connect;
+  if (!talks || !w.expect_progress) return false;
+  if (w.start_ps >= to || (w.stop_ps != 0 && w.stop_ps <= from)) return false;
+  const guest::AppCounters c = p.guest(i).counters();
+  if (w.total_bytes != 0 && c.tx_bytes + c.rx_bytes >= w.total_bytes) return false;
+  if (w.flows != 0 && c.transactions >= w.flows) return false;
+  return true;
+}
+
+// The VMs whose workload should have moved something in the measured window and did not,
+// as one warning each ("vm vm0 (tcp_tx): ..."); `stalled[i]` set for them.
+std::vector<std::string> progress_warnings(Platform& p, const std::vector<bool>& expected,
+                                           const std::vector<std::uint64_t>& start,
+                                           const std::vector<std::uint64_t>& end,
+                                           std::vector<bool>& stalled) {
+  std::vector<std::string> w;
+  stalled.assign(p.vm_count(), false);
+  for (std::size_t i = 0; i < p.vm_count(); ++i) {
+    if (!expected[i] || end[i] != start[i]) continue;
+    stalled[i] = true;
+    const guest::AppCounters c = p.guest(i).counters();
+    std::string m = "vm " + p.vm_name(i) + " (" +
+                    guest::to_string(p.guest(i).apps().front()->workload().type) +
+                    "): " + kNoProgress + " (no byte delivered, no transaction completed)";
+    if (!c.error.empty()) m += ": " + c.error;
+    m += "; set vms." + std::to_string(i) +
+         ".workload.expect_progress=false if that is what the scenario means";
+    w.push_back(m);
+  }
+  return w;
+}
+
 }  // namespace
 
 void check_scenario(const Config& cfg) { const Platform platform(cfg); }
@@ -127,19 +183,27 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
       from = options->trace_from_ps;
       to = options->trace_to_ps;
     }
-    core::Tracer::instance().enable(from, std::min(to, duration));
+    core::Tracer::instance().enable(from, std::min(to, duration),
+                                    options ? options->trace_limit : 0);
   }
+  // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
+  net::PcapLimits pcap_limits;
+  if (options)
+    pcap_limits = {options->pcap_snaplen, options->pcap_limit, options->pcap_from_ps,
+                   options->pcap_to_ps};
+  net::PcapWriter::set_limits(pcap_limits);
   Platform platform(cfg);
   if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
   std::unique_ptr<WaveformProbe> waveform;
   if (options && !options->vcd.empty())
     waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
-  const StopOnSignal stop_on_signal;
+  // Ends the run at the next step, and asks the NetVP pacer to stop at its next tick.
+  const StopOnSignal stop_on_signal(&netvp::Pacer::request_stop);
   // Ended by hand (SIGINT, SIGTERM; the NetVP pacer notices them too) or by the pacer's failure.
   auto interrupted = [&platform]() -> std::string {
     if (platform.netvp() && !platform.pacer().interrupted().empty())
       return platform.pacer().interrupted();
-    return StopOnSignal::stopped();
+    return stopped_by_signal();
   };
   // The time series: DIR/timeseries.csv every stats_interval, and counter tracks in a trace.
   const core::TimePs stats_interval = cfg.get_time("stats_interval");
@@ -151,7 +215,8 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     series = std::make_unique<TimeSeries>(platform,
                                           stats_interval && options && !options->out_dir.empty()
                                               ? options->out_dir + "/timeseries.csv"
-                                              : "");
+                                              : "",
+                                          options ? options->stats_limit : 0);
   if (!trace_path.empty()) {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
@@ -183,6 +248,10 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   // apart from a steady one.
   core::TimePs window = duration - warmup;
   const std::vector<std::uint64_t> start = app_bytes(platform);
+  std::vector<bool> expected;
+  for (std::size_t i = 0; i < platform.vm_count(); ++i)
+    expected.push_back(expects_progress(platform, i, warmup, duration));
+  const std::vector<std::uint64_t> progress_start = progress_counts(platform);
   run_for(window / 2);
   const std::vector<std::uint64_t> mid = app_bytes(platform);
   run_for(window - window / 2);
@@ -198,6 +267,14 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   if (!stopped.empty() && !platform.netvp())
     warnings.push_back(stopped + " (duration " + cfg.get_text("duration") + ")" +
                        "; the results cover the measured window up to there");
+  // A window cut short by a signal may end before anything could move: no verdict then.
+  std::vector<bool> stalled(platform.vm_count(), false);
+  if (stopped.empty())
+    for (std::string& w :
+         progress_warnings(platform, expected, progress_start, progress_counts(platform), stalled))
+      warnings.push_back(std::move(w));
+  for (std::size_t i = 0; i < platform.vm_count(); ++i)
+    results["vms"][i]["no_progress"] = static_cast<bool>(stalled[i]);
   if (run_info) (*run_info)["warnings"] = warnings;
   if (platform.netvp() && run_info) {
     // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
@@ -247,11 +324,31 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
           " frames longer than the MTU that are not TCP/IPv4 were dropped (turn off GSO/GRO on "
           "the interface: ethtool -K IF gso off gro off)");
   }
+  for (const std::string& w : capture_warnings()) warnings_out(run_info, w);
+  if (series && series->rows_left_out() != 0) {
+    std::ostringstream m;
+    m << options->out_dir << "/timeseries.csv " << kCaptureFull << " of " << options->stats_limit
+      << " bytes (--stats-limit) at " << std::fixed << std::setprecision(6)
+      << static_cast<double>(series->full_at_ps()) / 1e12 << " s of simulated time: the "
+      << series->rows_left_out()
+      << " rows after that are not in it (raise --stats-limit or the stats interval)";
+    warnings_out(run_info, m.str());
+  }
   if (platform.netvp() && !platform.pacer().failure().empty())
     throw std::runtime_error(platform.pacer().failure());
   if (!trace_path.empty()) {
     platform.core().flush_trace();
-    core::Tracer::instance().write(trace_path);
+    core::Tracer& tracer = core::Tracer::instance();
+    tracer.write(trace_path);
+    if (tracer.left_out() != 0) {
+      std::ostringstream m;
+      m << trace_path << " " << kCaptureFull << " of " << tracer.events()
+        << " events (--trace-limit) at " << std::fixed << std::setprecision(6)
+        << static_cast<double>(tracer.full_at()) / 1e12 << " s of simulated time: the "
+        << tracer.left_out()
+        << " events after that are not in it (raise --trace-limit or narrow --trace-window)";
+      warnings_out(run_info, m.str());
+    }
   }
   return results;
 }
@@ -275,6 +372,12 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
               << "): the trace would be empty\n";
     return kExitUsage;
   }
+  if (options.pcap_to_ps && options.pcap_from_ps >= cfg.get_time("duration")) {
+    std::cerr << "vtoe: --pcap-window starts at " << options.pcap_from_ps / core::kPsPerMs
+              << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
+              << "): the capture would be empty\n";
+    return kExitUsage;
+  }
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not
   // (a capture, a trace) would sit beside results they do not belong to.
   // report.html (`vtoe report`) is made from the files afterwards: an earlier one is stale.
@@ -287,8 +390,15 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   ordered_json run;
-  const ordered_json results = simulate(cfg, options.pcap ? dir : "",
-                                        options.trace ? dir + "/trace.json" : "", &options, &run);
+  ordered_json results;
+  try {
+    results = simulate(cfg, options.pcap ? dir : "", options.trace ? dir + "/trace.json" : "",
+                       &options, &run);
+  } catch (const std::runtime_error& e) {
+    if (StopOnSignal::signal_number() == 0) throw;
+    std::cerr << "vtoe: " << e.what() << "\n";  // stopped during the warm-up: nothing to write
+    return StopOnSignal::exit_status();
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double sim_s = results["sim_time_s"].get<double>();
 
@@ -303,9 +413,15 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   run["sim_seconds_per_wall_second"] = wall > 0 ? sim_s / wall : 0.0;
   std::ofstream(dir + "/run.json") << run.dump(2) << "\n";
 
+  bool stalled = false;
+  for (const auto& v : results["vms"]) stalled = stalled || v["no_progress"].get<bool>();
+  for (const auto& w : run["warnings"]) {
+    const std::string text = w.get<std::string>();
+    if (!options.quiet || text.find(kNoProgress) != std::string::npos ||
+        text.find(kCaptureFull) != std::string::npos)
+      std::cerr << "vtoe: warning: " << text << "\n";
+  }
   if (!options.quiet) {
-    for (const auto& w : run["warnings"])
-      std::cerr << "vtoe: warning: " << w.get<std::string>() << "\n";
     std::ostringstream out;
     out << "vtoe " << version_string() << ": "
         << (options.scenario.empty() ? "built-in default scenario" : options.scenario)
@@ -345,7 +461,10 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << "\n";
     std::cout << out.str();
   }
-  return 0;
+  // Scripts tell an interrupted run (130 after SIGINT, 143 after SIGTERM; its results cover the
+  // time simulated so far) and one that moved nothing (5) from a complete one (0).
+  if (StopOnSignal::signal_number() != 0) return StopOnSignal::exit_status();
+  return stalled ? kExitNoProgress : 0;
 }
 
 }  // namespace vtoe::app

@@ -1,5 +1,6 @@
 // `vtoe system run`: real ARM software (a bare-metal ELF or a Linux zImage) on the system
 // platform (platform/system), its UART on standard output.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <systemc>
 
 #include "app/cli.h"
+#include "app/stop_on_signal.h"
 #include "config/config.h"
 #include "models/cpu/iss/arm_core.h"
 #include "models/cpu/iss/gdb_server.h"
@@ -155,7 +157,19 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     return kExitFailure;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  sc_core::sc_start();
+  {
+    // In steps, so that SIGINT or SIGTERM ends the run between two of them with the core's state
+    // intact (the kernel resumes exactly where it paused: the run does not depend on the steps).
+    // Each step reaches at least the next event: a core asleep until a timer far ahead would
+    // otherwise make steps that move nothing.
+    const StopOnSignal stop_on_signal;
+    const sc_core::sc_time step(1, sc_core::SC_MS);
+    sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);  // elaborates, then the first step
+    while (StopOnSignal::signal_number() == 0 && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
+           sc_core::sc_pending_activity())
+      sc_core::sc_start(std::max(step, sc_core::sc_time_to_pending_activity()),
+                        sc_core::SC_EXIT_ON_STARVATION);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fflush(stdout);
@@ -168,7 +182,16 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   const std::string last_note = last.empty() ? "" : "\n  the last exception: " + last;
   int status = kExitFailure;
   std::string stop = sys::to_string(platform->stop_reason());
-  if (platform->cpu().limit_reached()) {
+  const bool interrupted =
+      StopOnSignal::signal_number() != 0 && platform->stop_reason() == sys::StopReason::Running;
+  if (interrupted) {  // ended between two steps, the core's state intact
+    err << "vtoe: system run: stopped by " << StopOnSignal::signal_name() << " " << where(core)
+        << " after " << n << " instructions, " << sc_core::sc_time_stamp().to_seconds()
+        << " s of simulated time" << (opts.stats.empty() ? "" : "; statistics in " + opts.stats)
+        << "\n";
+    status = StopOnSignal::exit_status();
+    stop = "interrupted";
+  } else if (platform->cpu().limit_reached()) {
     err << "vtoe: system run: stopped after " << n << " instructions and " << entries
         << " exception entries (--max-instructions " << opts.max_instructions << ") " << where(core)
         << last_note << firmware_hint(*platform) << "\n";

@@ -24,7 +24,8 @@ std::uint64_t wire_bytes(std::uint64_t bytes, std::uint64_t frames) {
 
 }  // namespace
 
-TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
+TimeSeries::TimeSeries(Platform& p, const std::string& path, std::uint64_t max_bytes)
+    : p_(p), max_bytes_(max_bytes) {
   if (!path.empty()) {
     out_.open(path);
     if (!out_) throw std::runtime_error("cannot write " + path);
@@ -54,8 +55,11 @@ TimeSeries::TimeSeries(Platform& p, const std::string& path) : p_(p) {
   if (p.core_count() > 1)
     for (std::size_t k = 0; k < p.core_count(); ++k)
       columns_.push_back("core." + std::to_string(k) + ".busy_share");
-  for (std::size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
-  out_ << "\n";
+  std::string header;
+  for (std::size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
+  header += "\n";
+  out_ << header;
+  bytes_ = header.size();
   busy_carry_.assign(p.vm_count() * 3, 0);
   core_idle_carry_.assign(p.core_count() > 1 ? p.core_count() : 0, 0);
   sendq_carry_.assign(static_cast<std::size_t>(p.toe().channel_count()), 0);
@@ -175,12 +179,21 @@ void TimeSeries::sample() {
   for (std::size_t k = 0; k < now.core_idle.size(); ++k)
     row.push_back(1.0 - share(now.core_idle[k], a.core_idle[k]));
   if (out_.is_open()) {
+    std::string line;
     char buf[32];
     for (std::size_t i = 0; i < row.size(); ++i) {
       std::snprintf(buf, sizeof buf, "%.9g", row[i]);
-      out_ << (i ? "," : "") << buf;
+      line += (i ? "," : "");
+      line += buf;
     }
-    out_ << "\n";
+    line += "\n";
+    // Past the bound no row is written, so that the file has no gap in time.
+    if (rows_left_out_ == 0 && (max_bytes_ == 0 || bytes_ + line.size() <= max_bytes_)) {
+      out_ << line;
+      bytes_ += line.size();
+    } else if (rows_left_out_++ == 0) {
+      full_at_ps_ = now.time_ps;
+    }
   }
   // The same quantities as counter tracks of the timeline trace, each from the interval's start.
   if (core::Tracer::on())

@@ -17,13 +17,17 @@ namespace vtoe::app {
 
 class TimeSeries {
  public:
-  // `path` empty: no CSV (the rows go to the timeline trace's counter tracks only).
-  TimeSeries(platform::Platform& p, const std::string& path);
+  // `path` empty: no CSV (the rows go to the timeline trace's counter tracks only). The CSV holds
+  // at most `max_bytes` (0: no bound); rows past it are left out, and full_at_ps() says when.
+  TimeSeries(platform::Platform& p, const std::string& path, std::uint64_t max_bytes = 0);
   // Writes the row of the interval that ends now (nothing if no time passed since the last one).
   void sample();
   // Call just before Platform::mark_baseline(): the CPU accounting it resets is carried over.
   void before_baseline();
   const std::vector<std::string>& columns() const { return columns_; }
+  // Rows left out because the CSV reached its bound, and the end of the first of them (ps).
+  std::uint64_t rows_left_out() const { return rows_left_out_; }
+  std::uint64_t full_at_ps() const { return full_at_ps_; }
 
  private:
   // Running totals (since the start of the run) the rows are differences of.
@@ -42,6 +46,8 @@ class TimeSeries {
 
   platform::Platform& p_;
   std::ofstream out_;
+  std::uint64_t max_bytes_ = 0, bytes_ = 0;
+  std::uint64_t rows_left_out_ = 0, full_at_ps_ = 0;
   std::vector<std::string> columns_;
   Totals last_;
   // CPU time accounted before the baseline reset it, per VM and class, and idle.

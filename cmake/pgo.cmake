@@ -1,5 +1,5 @@
 # Profile-guided optimisation with GCC (`make pgo`, scripts/pgo-build.sh; docs/performance.md,
-# "Session 9"). Two builds of the same tree, in two build directories:
+# "The profile-guided build"). Two builds of the same tree, in two build directories:
 #   VTOE_PGO=generate  instrumented: every run of it adds its counts to VTOE_PGO_PROFILE
 #   VTOE_PGO=use       optimised with those counts
 # The preset `pgo` also turns on link-time optimisation (CMAKE_INTERPROCEDURAL_OPTIMIZATION): with

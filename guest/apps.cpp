@@ -135,6 +135,12 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
                      "When the workload stops; 0 = never", [](W& w) -> auto& { return w.stop_ps; }),
+      core::param<W>(ParamKind::Bool, "vms[].workload.expect_progress", "true",
+                     "tcp_tx, tcp_rx, rpc, flows, connect: a workload running in the measured "
+                     "window that delivers no byte and completes no transaction there ends the "
+                     "run with a warning and exit status 5 (docs/outputs.md); false for one "
+                     "meant to move nothing",
+                     [](W& w) -> auto& { return w.expect_progress; }),
   };
   return params;
 }

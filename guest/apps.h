@@ -62,6 +62,9 @@ struct Workload {
   // cooperatively (guest.costs.coop_switch) when a poll finds nothing, SocksDirect's co-located
   // workers; idle ones are parked and cost nothing.
   bool cooperative = false;
+  // tcp_tx, tcp_rx, rpc, flows, connect: false for a workload meant to move nothing in the
+  // measured window; otherwise such a window ends the run with a warning (app/runner.cpp).
+  bool expect_progress = true;
 };
 
 // The threads of a cooperative process: one runs at a time, holding the token.

@@ -807,6 +807,10 @@ void Platform::build_network() {
   }
   net::EthernetLinkParams lp;
   config::fill(cfg_, net::ethernet_link_params(), lp);
+  if (lp.loss >= 1.0)
+    throw ConfigError(cfg_.where("network.loss"), "network.loss",
+                      "a loss of 1 drops every frame on the only link between the TOE and the "
+                      "peer: nothing could move (give less than 1)");
   lp.seed = cfg_.get_uint("seed");
   link_ = std::make_unique<net::EthernetLink>("link0", lp);
 

@@ -122,6 +122,17 @@ toe::ToeParams scenario_toe_params(const Config& cfg, std::size_t vms, toe::IrqM
                           " bytes cannot hold a connection's segment in each direction; give 0B "
                           "(no shared limit) or at least twice toe.mtu (" +
                           std::to_string(2ull * tp.stack.mtu) + " bytes)");
+  // The engine sends whole segments from the send buffer: below one, a partial segment leaves only
+  // when the retransmission timer fires (0.03 Mbit/s at 1 KiB), which no scenario means.
+  const std::uint64_t segment =
+      tp.stack.mtu - 40 - (tp.stack.timestamps ? 12 : 0);  // IPv4, TCP and timestamp option
+  if (tp.stack.send_buffer < segment)
+    throw ConfigError(cfg.where("toe.tx_buffer"), "toe.tx_buffer",
+                      std::to_string(tp.stack.send_buffer) +
+                          " bytes cannot hold one segment of toe.mtu (" + std::to_string(segment) +
+                          " bytes of payload): the engine would send only when its retransmission "
+                          "timer fires; give at least " +
+                          std::to_string(segment) + "B (two segments or more for a steady flow)");
   if (tp.ppm.rx_fifo_bytes < tp.stack.mtu + 18ull)
     throw ConfigError(cfg.where("toe.ppm.rx_fifo"), "toe.ppm.rx_fifo",
                       std::to_string(tp.ppm.rx_fifo_bytes) +

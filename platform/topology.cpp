@@ -366,7 +366,13 @@ void Topology::read_links(const PlatformEnd& platform) {
                             "): a link at the platform runs at that rate (give 0 or change "
                             "toe.bandwidth)");
     l.params.delay_ps = cfg_.get_time(item("links", i, "delay"));
-    l.params.loss = cfg_.get_double(item("links", i, "loss"));
+    const std::string loss_key = item("links", i, "loss");
+    l.params.loss = cfg_.get_double(loss_key);
+    if (l.params.loss >= 1.0)
+      throw ConfigError(cfg_.where(loss_key), loss_key,
+                        "a loss of 1 drops every frame, and the links form a tree: this link is "
+                        "the only path between its two sides, so nothing could cross it (give "
+                        "less than 1)");
     l.params.seed = cfg_.get_uint("seed");
     for (const End& e : {l.a, l.b}) {
       if (e.kind == Kind::Platform) platform_linked = true;

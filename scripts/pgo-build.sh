@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make pgo`: build/pgo/app/vtoe, vtoe optimised with a profile of its own runs (GCC PGO;
-# cmake/pgo.cmake, docs/performance.md "Session 9"). Three steps:
+# cmake/pgo.cmake, docs/performance.md "The profile-guided build"). Three steps:
 #   1. build/pgo/instrumented: vtoe alone (no tests), instrumented (CMake preset pgo-instrumented);
 #   2. scripts/pgo-train.sh runs it on the training set; the counts go to build/pgo/profile;
 #   3. build/pgo: vtoe alone built with that profile (preset pgo).

@@ -4,7 +4,8 @@
 # counts to the profile. The cases cover what the hot paths depend on: the three architectures,
 # both timing modes, several VMs, receive and RPC traffic, loss and retransmission, a topology of
 # several hosts, and the README's quickstart. About 15 s on one core (docs/performance.md,
-# "Session 9"). Runs one after the other, so that the same tree gives the same profile.
+# "The profile-guided build"). Runs one after the other, so that the same tree gives the same
+# profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:?usage: scripts/pgo-train.sh INSTRUMENTED_VTOE}

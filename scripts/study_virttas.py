@@ -65,7 +65,8 @@ def run_point(point, duration="20ms"):
         for s in sets:
             cmd += ["--set", s]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
+        # 5: a pair moved nothing (docs/outputs.md); the results are written, and row G judges it.
+        if proc.returncode not in (0, 5):
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
         res = json.loads((Path(out) / "results.json").read_text())
     host_b = res["hosts"][0]

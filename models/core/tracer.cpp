@@ -13,10 +13,19 @@ Tracer& Tracer::instance() {
   return tracer;
 }
 
-void Tracer::enable(TimePs from, TimePs to) {
+void Tracer::enable(TimePs from, TimePs to, std::size_t max_events) {
   from_ = from;
   to_ = to;
+  max_events_ = max_events;
+  left_out_ = 0;
+  full_at_ = 0;
   enabled_ = to > from;
+}
+
+bool Tracer::room(TimePs at) {
+  if (max_events_ == 0 || events_.size() < max_events_) return true;
+  if (left_out_++ == 0) full_at_ = at;
+  return false;
 }
 
 int Tracer::lane(const std::string& component, const std::string& lane_name) {
@@ -39,18 +48,18 @@ void Tracer::span(int lane, const std::string& name, TimePs start, TimePs end,
   if (!enabled_ || end <= from_ || start >= to_ || end <= start) return;
   const TimePs s = start < from_ ? from_ : start;
   const TimePs e = end > to_ ? to_ : end;
-  events_.push_back({'X', lane, s, e - s, name, category});
+  if (room(s)) events_.push_back({'X', lane, s, e - s, name, category});
 }
 
 void Tracer::instant(int lane, const std::string& name, TimePs at, const char* category) {
   if (!enabled_ || at < from_ || at >= to_) return;
-  events_.push_back({'i', lane, at, 0, name, category});
+  if (room(at)) events_.push_back({'i', lane, at, 0, name, category});
 }
 
 void Tracer::counter(const std::string& component, const std::string& name, TimePs at,
                      double value) {
   if (!enabled_ || at < from_ || at >= to_) return;
-  events_.push_back({'C', lane(component, name), at, 0, name, "counter", value});
+  if (room(at)) events_.push_back({'C', lane(component, name), at, 0, name, "counter", value});
 }
 
 std::string Tracer::vm_label(int vm) const {

@@ -20,8 +20,12 @@ class Tracer {
   static Tracer& instance();
   static bool on() { return enabled_; }
 
-  void enable(TimePs from, TimePs to);
+  // Records events in [from, to), at most `max_events` of them (0: no bound).
+  void enable(TimePs from, TimePs to, std::size_t max_events = 0);
   void disable() { enabled_ = false; }
+  // Events left out because the bound was reached, and the time of the first of them.
+  std::uint64_t left_out() const { return left_out_; }
+  TimePs full_at() const { return full_at_; }
   TimePs from() const { return from_; }
   TimePs to() const { return to_; }
 
@@ -52,8 +56,14 @@ class Tracer {
     int pid, tid;
     std::string component, name;
   };
+  // Whether an event at `at` still fits under the bound (counts it as left out if not).
+  bool room(TimePs at);
+
   static bool enabled_;
   TimePs from_ = 0, to_ = 0;
+  std::size_t max_events_ = 0;
+  std::uint64_t left_out_ = 0;
+  TimePs full_at_ = 0;
   std::vector<Event> events_;
   std::vector<Lane> lanes_;
   std::map<std::pair<std::string, std::string>, int> lane_ids_;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/core/module.h"
 
@@ -15,9 +16,26 @@ struct pcap_dumper;
 
 namespace vtoe::net {
 
+// What every capture may hold (`vtoe run --pcap-snaplen`, `--pcap-limit`; docs/net.md).
+struct PcapLimits {
+  std::uint32_t snap_len = 65535;  // bytes kept of each frame (the record keeps its length)
+  // The file's size at most, headers included; a frame that would pass it is left out, and so
+  // is every later one. 0 = no bound.
+  std::uint64_t max_bytes = 1ull << 30;
+  // Frames written with write() (simulated time) at or after `from_ps` and before `to_ps` only;
+  // to_ps == 0: no window. NetVP's wall-clock records (write_at_ns) are not windowed.
+  core::TimePs from_ps = 0, to_ps = 0;
+};
+
 class PcapWriter {
  public:
-  static constexpr int kSnapLen = 65535;
+  static constexpr int kSnapLen = 65535;  // the default snap length: whole frames
+
+  // The limits of captures opened from now on (a run sets them before building its platform).
+  static void set_limits(const PcapLimits& limits);
+  static const PcapLimits& limits();
+  // The captures open now, in the order they were opened.
+  static const std::vector<const PcapWriter*>& open_writers();
 
   // Creates (truncates) `path`. Throws std::runtime_error naming the path if it cannot be opened.
   explicit PcapWriter(const std::string& path);
@@ -25,8 +43,8 @@ class PcapWriter {
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;
 
-  // One record at simulated time `time` (ps, truncated to ns). Frames longer than kSnapLen are
-  // captured truncated (the record keeps the original length).
+  // One record at simulated time `time` (ps, truncated to ns). Frames longer than the snap length
+  // are captured truncated (the record keeps the original length); past the size bound, nothing.
   void write(const std::uint8_t* data, std::size_t len, core::TimePs time);
   // One record at `ns` nanoseconds since the Unix epoch (NetVP's captures use the wall clock, so
   // that mergecap lines them up with a tcpdump taken on the real hosts).
@@ -35,12 +53,26 @@ class PcapWriter {
 
   const std::string& path() const { return path_; }
   std::uint64_t records() const { return records_; }
+  std::uint64_t bytes() const { return bytes_; }  // the file's size, headers included
+  // Frames left out because the file reached limits().max_bytes, and the time (ns, as the
+  // records' timestamps) of the first of them.
+  std::uint64_t left_out() const { return left_out_; }
+  std::uint64_t full_at_ns() const { return full_at_ns_; }
+  std::uint64_t max_bytes() const { return limits_.max_bytes; }
+  bool wall_clock() const { return wall_clock_; }  // timestamps since the Unix epoch (NetVP)
 
  private:
+  void write_record(const std::uint8_t* data, std::size_t len, std::uint64_t ns);
+
   std::string path_;
+  PcapLimits limits_;
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
   std::uint64_t records_ = 0;
+  std::uint64_t bytes_ = 24;  // the file header
+  std::uint64_t left_out_ = 0;
+  std::uint64_t full_at_ns_ = 0;
+  bool wall_clock_ = false;
 };
 
 }  // namespace vtoe::net

@@ -18,9 +18,11 @@ constexpr std::uint8_t kUImageMagic[4] = {0x27, 0x05, 0x19, 0x56};  // big-endia
 constexpr std::uint64_t kPage = 4096;
 
 std::vector<std::uint8_t> read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BootError(std::string(what) + " " + path + ": cannot open");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  try {
+    return cpu::iss::read_whole_file(path);
+  } catch (const std::runtime_error& e) {
+    throw BootError(std::string(what) + " " + e.what());  // "kernel PATH: is a directory"
+  }
 }
 
 std::string hex(std::uint64_t v) {

@@ -20,6 +20,8 @@ from typing import Any, Iterable
 # The repository the package is installed from (editable, as `make venv` does), or $VTOE_ROOT.
 REPO_ROOT = Path(os.environ.get("VTOE_ROOT") or Path(__file__).resolve().parents[2])
 DEFAULT_TIMEOUT = 3600.0
+# vtoe run's exit status when a VM's workload moved nothing in the measured window (results kept).
+EXIT_NO_PROGRESS = 5
 FIELDS = ("base", "name", "set", "grid", "points", "seeds")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _KEY_RE = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
@@ -319,7 +321,9 @@ def run_point(task: dict) -> dict:
             return res
         res["returncode"] = proc.returncode
         res["stderr"] = proc.stderr
-        if proc.returncode != 0:
+        # A point whose workload moved nothing is data, not a failure: its results.json says
+        # so (vm.no_progress) and run.json has the warning.
+        if proc.returncode not in (0, EXIT_NO_PROGRESS):
             why = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
                    else f"exit status {proc.returncode}")
             res["error"] = _last_line(proc.stderr) or why
@@ -329,7 +333,7 @@ def run_point(task: dict) -> dict:
             if p.is_file():
                 res["files"][name] = p.read_text()
         if "results.json" not in res["files"]:
-            res["error"] = "vtoe exited 0 but wrote no results.json"
+            res["error"] = f"vtoe exited {proc.returncode} but wrote no results.json"
             return res
         res["ok"] = True
         return res

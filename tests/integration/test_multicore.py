@@ -25,7 +25,10 @@ def test_two_rpc_processes_on_two_cores_beat_the_same_two_on_one_core(vtoe, tmp_
 
 def test_two_vcpus_pinned_to_two_cores_under_de(vtoe, tmp_path):
     two, _ = vtoe.scenario(DE, out=tmp_path / "two")
-    one, _ = vtoe.scenario(DE, "platform.cores=1", out=tmp_path / "one")
+    # On one core vm1's rpc completes nothing in this 40 ms window (its vCPU holds the core a
+    # quarter of the time, all of it hypervisor work): expected here, so no exit status 5.
+    one, _ = vtoe.scenario(DE, "platform.cores=1", "vms.1.workload.expect_progress=false",
+                           out=tmp_path / "one")
     assert "cores" not in one and two["cores"]["allocated"] == 2
     # vm1's vCPU has core 1 to itself; core 0 runs vm0 and the hypervisor's handlers.
     assert two["cores"]["busy_per_core"][0] > 0.9 and two["cores"]["busy_per_core"][1] > 0.5

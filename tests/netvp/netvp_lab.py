@@ -4,6 +4,7 @@ everything afterwards, pass or fail. Only addresses inside the namespaces are us
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -47,6 +48,7 @@ class Lab:
                         VTOE_IF="vtoe0", VTOE_PEER_IF="vtoe-peer0", VTOE_PEER_ADDR=f"{PEER_IP}/24")
         self.tmp = tmp
         self.sim = None
+        self.interrupted = False
         subprocess.run([str(LAB), "up"], env=self.env, check=True, capture_output=True, text=True)
 
     def peer(self, *cmd, **kw):
@@ -74,9 +76,15 @@ class Lab:
         _, err = self.sim.communicate(timeout=30)
         raise AssertionError(f"the simulated host never answered: {err}")
 
+    def interrupt(self):
+        """Ends the run with SIGINT: its results cover the time simulated so far, its status is
+        130."""
+        self.interrupted = True
+        self.sim.send_signal(signal.SIGINT)
+
     def wait(self, timeout=120):
         _, err = self.sim.communicate(timeout=timeout)
-        assert self.sim.returncode == 0, err
+        assert self.sim.returncode == (130 if self.interrupted else 0), err
         res = json.loads((self.out / "results.json").read_text())
         run = json.loads((self.out / "run.json").read_text())
         return res, run

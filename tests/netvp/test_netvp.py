@@ -4,7 +4,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -136,7 +135,7 @@ def test_iperf3_tests_the_guest_forward_reverse_and_in_parallel(lab):
     assert 0 < got <= guest_sent, (guest_sent, got)
     _, udp = iperf3(lab, "-t", "1", "-u")  # (iperf3 -J exits 0 with the error in its JSON)
     assert "not implemented" in udp.get("error", ""), udp
-    lab.sim.send_signal(signal.SIGINT)  # the tests are done: end the 60 s run here
+    lab.interrupt()  # the tests are done: end the 60 s run here
     res, _ = lab.wait()
     vm = res["vms"][0]
     assert vm["error"] == "" and vm["transactions"] == 2  # tests completed
@@ -178,7 +177,7 @@ def test_sigint_ends_a_real_time_run_with_results_for_what_was_simulated(lab, tm
     data = os.urandom(1 << 20)
     assert nc_echo(lab, tmp_path, data) == data
     t0 = time.time()
-    lab.sim.send_signal(signal.SIGINT)
+    lab.interrupt()
     res, run = lab.wait(timeout=30)
     assert time.time() - t0 < 10
     assert 0 < res["measured_s"] < 60 and res["sim_time_s"] == res["measured_s"]
@@ -424,7 +423,7 @@ def test_costar_echoes_through_ten_thousand_connections_at_once(lab, tmp_path):
     assert costar.returncode == 0, (total, costar.stderr[-2000:])
     assert total["connections"] == n and total["failed"] == 0
     assert total["bytes"] == n * 32 * 1024
-    lab.sim.send_signal(signal.SIGINT)  # every connection is done: end the 120 s run here
+    lab.interrupt()  # every connection is done: end the 120 s run here
     res, run = lab.wait()
     vm, stats = res["vms"][0], res["stats"]
     assert vm["error"] == "" and vm["transactions"] == n

@@ -479,6 +479,17 @@ def test_failing_points_are_reported_and_others_complete(tmp_path, vtoe_bin):
     assert "2 failed" in proc.stdout
 
 
+def test_a_point_that_moves_nothing_is_data_not_a_failure(tmp_path, vtoe_bin):
+    # vtoe exits 5 for a run whose workload moved nothing (docs/outputs.md): the point's results
+    # are kept, and its row says so.
+    s = spec(set=["duration=30ms", "warmup=10ms"], grid={"toe.bandwidth": ["100kbps", "10Gbps"]})
+    df = run_sweep(s, jobs=2, out=tmp_path / "out", vtoe=vtoe_bin, quiet=True)
+    assert df.attrs["failures"] == []
+    by_rate = {r["toe.bandwidth"]: r for r in df.to_dict("records")}
+    assert by_rate["100kbps"]["vm.no_progress"] and by_rate["100kbps"]["vm.tx_mbps"] == 0
+    assert not by_rate["10Gbps"]["vm.no_progress"] and by_rate["10Gbps"]["vm.tx_mbps"] > 1000
+
+
 @pytest.mark.parametrize("script, error", [
     ("exec sleep 30", "timeout after 0.5 s"),
     ("echo 'about to crash' >&2; kill -SEGV $$", "about to crash"),

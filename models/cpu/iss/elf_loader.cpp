@@ -1,6 +1,8 @@
 #include "models/cpu/iss/elf_loader.h"
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -27,12 +29,32 @@ uint32_t u32(const std::vector<uint8_t>& b, size_t off) {
 
 }  // namespace
 
-ElfImage ElfLoader::load(const std::string& path, PagedMemory& mem) {
+std::vector<uint8_t> read_whole_file(const std::string& path) {
+  // A directory opens as a file on Linux, and reading it throws a message without its name.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ElfError(path + ": cannot open");
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  try {
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": cannot read: " + e.what());
+  }
+}
+
+ElfImage ElfLoader::load(const std::string& path, PagedMemory& mem) {
+  std::vector<uint8_t> b;
+  try {
+    b = read_whole_file(path);
+  } catch (const std::runtime_error& e) {
+    throw ElfError(e.what());
+  }
   auto fail = [&](const std::string& why) { throw ElfError(path + ": " + why); };
-  if (b.size() < 4 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) fail("not an ELF file");
+  if (b.size() < 4 || std::memcmp(b.data(),
+                                  "\x7f"
+                                  "ELF",
+                                  4) != 0)
+    fail("not an ELF file");
   if (b.size() < 52) fail("truncated ELF header");
   if (b[4] != 1) fail("not a 32-bit ELF (ELFCLASS64?)");
   if (b[5] != 1) fail("not a little-endian ELF");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/cpu/iss/paged_memory.h"
 
@@ -25,6 +26,10 @@ struct ElfImage {
   uint32_t brk = 0;       // end of the highest loaded segment, page aligned (initial brk)
   uint32_t low = 0;       // lowest loaded address
 };
+
+// The bytes of the file at `path`. Throws std::runtime_error naming the file and why it cannot be
+// read ("PATH: is a directory", "PATH: cannot open: No such file or directory").
+std::vector<uint8_t> read_whole_file(const std::string& path);
 
 class ElfLoader {
  public:

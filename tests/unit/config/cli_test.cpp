@@ -55,6 +55,32 @@ TEST(CliParse, RunDefaults) {
   EXPECT_EQ(parse({"run", "--set", "seed=3", "x.yaml"}).run.scenario, "x.yaml");
 }
 
+TEST(CliParse, OutputBoundsHaveDefaultsAndTakeSizes) {
+  const CliArgs d = parse({"run"});
+  EXPECT_EQ(d.run.pcap_limit, 1ull << 30);  // docs/net.md, docs/outputs.md
+  EXPECT_EQ(d.run.pcap_snaplen, 65535u);
+  EXPECT_EQ(d.run.stats_limit, 256ull << 20);
+  const CliArgs a =
+      parse({"run", "--pcap-limit", "10MiB", "--pcap-snaplen", "128", "--stats-limit", "0"});
+  EXPECT_EQ(a.run.pcap_limit, 10ull << 20);
+  EXPECT_EQ(a.run.pcap_snaplen, 128u);
+  EXPECT_EQ(a.run.stats_limit, 0u);  // no bound
+  EXPECT_EQ(usage_error({"run", "--pcap-snaplen", "13"}),
+            "--pcap-snaplen 13: give 14 to 262144 bytes");
+  EXPECT_EQ(usage_error({"run", "--pcap-limit", "lots"}).rfind("--pcap-limit lots: ", 0), 0u);
+  EXPECT_EQ(usage_error({"run", "--stats-limit", "1XB"}).rfind("--stats-limit 1XB: ", 0), 0u);
+  // A capture window implies --pcap; FROM:TO as --trace-window's.
+  const CliArgs w = parse({"run", "--pcap-window", "20ms:25ms"});
+  EXPECT_TRUE(w.run.pcap);
+  EXPECT_EQ(w.run.pcap_from_ps, 20'000'000'000ull);
+  EXPECT_EQ(w.run.pcap_to_ps, 25'000'000'000ull);
+  EXPECT_EQ(d.run.pcap_to_ps, 0u);  // no window: the whole run
+  EXPECT_EQ(usage_error({"run", "--pcap-window", "25ms:20ms"}),
+            "--pcap-window 25ms:20ms: the end must be after the start");
+  EXPECT_EQ(usage_error({"run", "--pcap-window", "20ms"}),
+            "--pcap-window 20ms: expected FROM:TO, e.g. 20ms:25ms");
+}
+
 TEST(CliParse, ValidateAndKeys) {
   const CliArgs v = parse({"validate", "x.yaml", "--set", "seed=2"});
   EXPECT_EQ(v.command, Command::Validate);

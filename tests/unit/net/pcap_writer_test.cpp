@@ -159,6 +159,45 @@ TEST(PcapWriter, FramesLongerThanSnapLenAreTruncated) {
   std::remove(path.c_str());
 }
 
+TEST(PcapWriter, TheSnapLengthAndTheSizeBoundHoldAndWhatIsLeftOutIsCounted) {
+  const std::string path = temp_path("bound");
+  // Room for the file header and two records of 100 bytes kept of each 1000-byte frame.
+  const std::uint64_t bound = 24 + 2 * (16 + 100);
+  vtoe::net::PcapWriter::set_limits({100, bound});
+  {
+    PcapWriter w(path);
+    vtoe::net::PcapWriter::set_limits({});  // a writer keeps the limits it was opened with
+    ASSERT_EQ(PcapWriter::open_writers().size(), 1u);
+    EXPECT_EQ(PcapWriter::open_writers()[0], &w);
+    const Frame frame(1000, 0x42);
+    for (int i = 0; i < 5; ++i) w.write(frame.data(), frame.size(), (i + 1) * 1000ull);
+    EXPECT_EQ(w.records(), 2u);
+    EXPECT_EQ(w.bytes(), bound);
+    EXPECT_EQ(w.left_out(), 3u);
+    EXPECT_EQ(w.full_at_ns(), 3u);  // the third frame, at 3000 ps
+    // A smaller frame that would still fit is left out too: no hole in the capture.
+    const Frame small(10, 0x42);
+    w.write(small.data(), small.size(), 6000);
+    EXPECT_EQ(w.left_out(), 4u);
+  }
+  EXPECT_TRUE(PcapWriter::open_writers().empty());
+  EXPECT_EQ(slurp(path).size(), bound);
+  char err[PCAP_ERRBUF_SIZE];
+  pcap_t* in =
+      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  ASSERT_NE(in, nullptr) << err;
+  EXPECT_EQ(pcap_snapshot(in), 100);
+  pcap_pkthdr* hdr = nullptr;
+  const u_char* data = nullptr;
+  ASSERT_EQ(pcap_next_ex(in, &hdr, &data), 1);
+  EXPECT_EQ(hdr->len, 1000u);
+  EXPECT_EQ(hdr->caplen, 100u);
+  ASSERT_EQ(pcap_next_ex(in, &hdr, &data), 1);
+  EXPECT_EQ(pcap_next_ex(in, &hdr, &data), PCAP_ERROR_BREAK);  // two records, no more
+  pcap_close(in);
+  std::remove(path.c_str());
+}
+
 TEST(PcapWriter, OpenErrorNamesThePath) {
   const std::string path = "/nonexistent-dir-vtoe/x.pcap";
   try {

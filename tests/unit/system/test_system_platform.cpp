@@ -10,6 +10,7 @@ extern "C" {
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <systemc>
@@ -197,6 +198,30 @@ TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
   EXPECT_NE(load(f, 128u << 20).find("bad.dtb"), std::string::npos);
   f.dtb = "/nonexistent/x.dtb";
   EXPECT_NE(load(f, 128u << 20).find("cannot open"), std::string::npos);
+}
+
+TEST(SystemBootLoader, NamesTheFileThatIsADirectoryOrCannotBeRead) {
+  auto load = [](const sys::BootFiles& f) {
+    try {
+      sys::load_boot_files(f, sys::kRamBase, 128u << 20,
+                           [](std::uint64_t, const void*, std::size_t) {});
+    } catch (const sys::BootError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  sys::BootFiles f;
+  f.kernel = dir;
+  EXPECT_EQ(load(f), "kernel " + dir + ": is a directory");
+  f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
+  f.initrd = dir;
+  EXPECT_EQ(load(f), "initrd " + dir + ": is a directory");
+  f.initrd = "";
+  f.dtb = dir;
+  EXPECT_EQ(load(f), "dtb " + dir + ": is a directory");
+  f.dtb = "/nonexistent/x.dtb";
+  EXPECT_EQ(load(f), "dtb /nonexistent/x.dtb: cannot open: No such file or directory");
 }
 
 namespace {
