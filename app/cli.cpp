@@ -2,11 +2,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include "app/build_info.h"
 #include "app/json_schema.h"
@@ -51,6 +53,25 @@ void add_scenario_options(CLI::App* cmd, RunOptions& opts, std::string& seed) {
 }  // namespace
 
 std::string version_string() { return VTOE_VERSION; }
+
+std::string shell_join(int argc, const char* const* argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](unsigned char c) {
+      return std::isalnum(c) || std::string_view("@%+=:,./_-").find(c) != std::string::npos;
+    });
+    if (i > 0) line += ' ';
+    if (plain) {
+      line += a;
+      continue;
+    }
+    line += '\'';
+    for (char c : a) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
+}
 
 CliArgs parse_cli(int argc, const char* const* argv) {
   CliArgs args;
@@ -118,6 +139,19 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->check(CLI::NonNegativeNumber);
   compare->add_flag("--all", args.compare.all, "List the unchanged values too");
 
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page (figures embedded) for a run directory, a sweep "
+      "directory or a report.md directory (make paper's, a study's); made by the Python package "
+      "vtoe with matplotlib");
+  report
+      ->add_option("dir", args.report.dir,
+                   "Run directory (results.json), sweep directory (results.csv), or out/paper "
+                   "or a study's directory (report.md)")
+      ->required();
+  report->add_option("--out", args.report.out, "The page (default DIR/report.html)")
+      ->type_name("FILE");
+
   CLI::App* iss = app.add_subcommand("iss", "ARMv7-A instruction-set simulator");
   iss->require_subcommand(1);
   CLI::App* iss_run = iss->add_subcommand(
@@ -163,8 +197,18 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");
   system_run
       ->add_option("--max-instructions", so.max_instructions,
-                   "End the run after N instructions (exit status 4)")
-      ->type_name("N");
+                   "End the run after exactly N instructions and exception entries "
+                   "(exit status 4)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // A bound of 0 (or a negative one) would be no bound: refused, not ignored.
+            const bool digits =
+                !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && v.find_first_not_of('0') != std::string::npos) return "";
+            return "must be a positive number of instructions, not '" + v + "'";
+          },
+          "N > 0"));
   system_run
       ->add_option("--stats", so.stats, "Write instructions by class, exceptions and MIPS as JSON")
       ->type_name("FILE");
@@ -185,7 +229,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                    [&](const CLI::App* c) { return c->check_name(argv[1]); })) {
     throw UsageError(
         std::string("unknown command '") + argv[1] +
-        "' (commands: run, validate, keys, schema, compare, iss, system; see vtoe --help)");
+        "' (commands: run, validate, keys, schema, compare, report, iss, system; see vtoe "
+        "--help)");
   }
   try {
     app.parse(argc, argv);
@@ -204,7 +249,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
       throw UsageError(
-          "a command is required: run, validate, keys, compare, iss or system (see vtoe --help)");
+          "a command is required: run, validate, keys, compare, report, iss or system (see vtoe "
+          "--help)");
     }
     throw UsageError(one_line(e.what()));
   } catch (const CLI::ParseError& e) {
@@ -237,6 +283,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     args.command = Command::Validate;
   } else if (compare->parsed()) {
     args.command = Command::Compare;
+  } else if (report->parsed()) {
+    args.command = Command::Report;
   } else if (schema->parsed()) {
     args.command = Command::Schema;
   } else {
@@ -300,6 +348,8 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
         return run_iss(args.iss, err);
       case Command::SystemRun:
         return run_system(args.system, err);
+      case Command::Report:
+        return run_report(args.report, err);
       case Command::Validate:
       case Command::Run:
         break;
@@ -313,7 +363,9 @@ int cli_main(int argc, const char* const* argv, const RunFunction& run, std::ost
       return 0;
     }
     if (!run) return fail("no run function", kExitFailure);
-    return run(config, args.run);
+    RunOptions options = args.run;
+    options.command = shell_join(argc, argv);
+    return run(config, options);
   } catch (const UsageError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const ConfigError& e) {

@@ -7,6 +7,8 @@
 //   vtoe iss run [--stats FILE] PROGRAM [ARGS...]   (a static ARM Linux program on the ISS)
 //   vtoe system run --kernel FILE [--initrd FILE] [--append S] [--dtb FILE] [--virtualization]
 //                   [--memory SIZE] [--max-instructions N] [--stats FILE] [--gdb PORT]
+//   vtoe report DIR [--out FILE]   (an HTML page of a run, a sweep or make paper's output; runs
+//                                   the Python package: python3 -m vtoe.report, app/report.cpp)
 //   vtoe --version
 // Without FILE, run and validate use the built-in default scenario (Config::defaults()).
 // main.cpp supplies only the run function:
@@ -49,6 +51,14 @@ struct RunOptions {
   std::string vcd;     ///< --vcd FILE: a waveform of interrupts, queues, link and scheduler
   /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
   std::uint64_t trace_from_ps = 0, trace_to_ps = 0;
+  /// The command line as typed (shell-quoted where needed), recorded in run.json's "command".
+  std::string command;
+};
+
+/// `vtoe report DIR [--out FILE]`: the Python package's report page (app/report.cpp).
+struct ReportOptions {
+  std::string dir;  ///< a run directory, a sweep directory or make paper's output
+  std::string out;  ///< --out FILE; empty = DIR/report.html
 };
 
 /// `vtoe iss run [--stats FILE] PROGRAM [ARGS...]`: a static ARM Linux program on the ISS.
@@ -77,7 +87,18 @@ struct SystemOptions {
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).
 inline constexpr int kExitMaxInstructions = 4;
 
-enum class Command { Run, Validate, Keys, Schema, Compare, Help, Version, IssRun, SystemRun };
+enum class Command {
+  Run,
+  Validate,
+  Keys,
+  Schema,
+  Compare,
+  Help,
+  Version,
+  IssRun,
+  SystemRun,
+  Report
+};
 
 struct CliArgs {
   Command command = Command::Help;
@@ -87,6 +108,7 @@ struct CliArgs {
   std::string text;      ///< Help and Version: what to print on stdout
   IssOptions iss;        ///< iss run
   SystemOptions system;  ///< system run
+  ReportOptions report;  ///< report
 };
 
 /// A command line that CLI11 rejects; what() is one line.
@@ -107,6 +129,14 @@ using CheckFunction = std::function<void(const Config&)>;
 int run_iss(const IssOptions& opts, std::ostream& err);
 /// Runs `vtoe system run`; returns 0 on PSCI SYSTEM_OFF (defined in system_runner.cpp).
 int run_system(const SystemOptions& opts, std::ostream& err);
+
+/// Runs `vtoe report`: the Python package's `vtoe.report` in the interpreter report_python()
+/// finds; returns its exit status, or kExitUsage with a message naming what is missing (defined
+/// in report.cpp).
+int run_report(const ReportOptions& opts, std::ostream& err);
+
+/// The command line as one string, each argument shell-quoted when it needs it.
+std::string shell_join(int argc, const char* const* argv);
 
 /// Parses, loads the scenario and calls `run` for `vtoe run`; handles keys/validate/help/version
 /// itself. Errors are printed as one line "vtoe: <message>" on `err`. Returns run's result, 0, or

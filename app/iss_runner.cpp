@@ -85,7 +85,7 @@ std::string run_traced(iss::ArmCore& core, std::FILE* f, const IssOptions& opts)
 }  // namespace
 
 int run_iss(const IssOptions& opts, std::ostream& err) {
-  iss::GuestMemory mem;
+  iss::PagedMemory mem;
   iss::ArmCore core(mem);
   iss::LinuxProcess proc(mem, core);
   std::vector<std::string> argv{opts.program};

@@ -277,7 +277,9 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   }
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not
   // (a capture, a trace) would sit beside results they do not belong to.
-  for (const char* stale : {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv"}) {
+  // report.html (`vtoe report`) is made from the files afterwards: an earlier one is stale.
+  for (const char* stale :
+       {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv", "report.html"}) {
     const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
                         (options.trace && std::string(stale) == "trace.json") ||
                         (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");
@@ -295,6 +297,7 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   run["schema_version"] = kResultsSchemaVersion;
   run["build"] = build_identity();
   run["scenario"] = options.scenario.empty() ? "(built-in default)" : options.scenario;
+  run["command"] = options.command;
   run["wall_s"] = wall;
   run["sim_s"] = sim_s;
   run["sim_seconds_per_wall_second"] = wall > 0 ? sim_s / wall : 0.0;

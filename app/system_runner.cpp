@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,9 +12,9 @@
 #include <systemc>
 
 #include "app/cli.h"
-#include "app/gdb_server.h"
 #include "config/config.h"
 #include "models/cpu/iss/arm_core.h"
+#include "models/cpu/iss/gdb_server.h"
 #include "platform/system/memory_map.h"
 #include "platform/system/system_platform.h"
 
@@ -70,23 +71,56 @@ std::string firmware_hint(sys::SystemPlatform& p) {
   return buf;
 }
 
+// The console's last lines, for the message of a run that did not end by powering off (a
+// kernel that panicked, a module that failed to load, a workload that never started).
+class ConsoleTail {
+ public:
+  void put(char c) {
+    if (c == '\n') {
+      lines_.push_back(std::move(line_));
+      line_.clear();
+      if (lines_.size() > kLines) lines_.pop_front();
+    } else if (c != '\r' && line_.size() < 512) {
+      line_ += c;
+    }
+  }
+  void print(std::ostream& err) const {
+    if (lines_.empty() && line_.empty()) {
+      err << "vtoe: system run: the console printed nothing\n";
+      return;
+    }
+    err << "vtoe: system run: the console's last lines:\n";
+    for (const std::string& l : lines_) err << "  | " << l << "\n";
+    if (!line_.empty()) err << "  | " << line_ << "\n";
+  }
+
+ private:
+  static constexpr std::size_t kLines = 12;
+  std::deque<std::string> lines_;
+  std::string line_;
+};
+
 }  // namespace
 
 int run_system(const SystemOptions& opts, std::ostream& err) {
   sys::SystemConfig c;
   c.memory = opts.memory;
   c.virtualization = opts.virtualization;
-  c.max_instructions = opts.max_instructions;
+  // The bound is the core's own (exact, exception entries included), not the platform's
+  // per-quantum look.
+  c.max_instructions = 0;
   std::unique_ptr<config::Config> scenario;  // the TOE's and its network's keys
+  ConsoleTail tail;
   std::unique_ptr<sys::SystemPlatform> platform;
-  std::unique_ptr<GdbServer> gdb;
+  std::unique_ptr<iss::GdbServer> gdb;
   sys::BootInfo boot;
   try {
     scenario = std::make_unique<config::Config>(
         opts.scenario.empty() ? config::Config::defaults(opts.sets)
                               : config::Config::load(opts.scenario, opts.sets));
     c.scenario = scenario.get();
-    platform = std::make_unique<sys::SystemPlatform>("system", c, [](char ch) {
+    platform = std::make_unique<sys::SystemPlatform>("system", c, [&tail](char ch) {
+      tail.put(ch);
       std::fputc(ch, stdout);
       if (ch == '\n') std::fflush(stdout);
     });
@@ -96,8 +130,9 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.append = opts.append;
     files.dtb = opts.dtb;
     boot = platform->boot(files);
+    platform->cpu().set_instruction_limit(opts.max_instructions);
     if (opts.gdb_port) {
-      gdb = std::make_unique<GdbServer>(platform->cpu(), opts.gdb_port, err);
+      gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);
       platform->cpu().set_debugger(gdb.get());
     }
   } catch (const std::exception& e) {
@@ -112,55 +147,75 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
 
   iss::ArmCore& core = platform->cpu().core();
   const uint64_t n = platform->cpu().retired();
+  const uint64_t entries = core.exception_entries();
+  // What the last synchronous exception was, for a run that ends in or after a loop of them.
+  const std::string last = core.last_exception();
+  const std::string last_note = last.empty() ? "" : "\n  the last exception: " + last;
   int status = kExitFailure;
-  switch (platform->stop_reason()) {
-    case sys::StopReason::PowerOff:
-      status = 0;
-      break;
-    case sys::StopReason::Reset:
-      status = psci::kResetExitStatus;
-      break;
-    case sys::StopReason::MaxInstructions:
-      err << "vtoe: system run: stopped after " << n << " instructions (--max-instructions "
-          << opts.max_instructions << ") " << where(core) << firmware_hint(*platform) << "\n";
-      status = kExitMaxInstructions;
-      break;
-    case sys::StopReason::Idle:
-      err << "vtoe: system run: the core is asleep in WFI " << where(core)
-          << " and nothing modelled can wake it (after " << n << " instructions)\n";
-      status = kExitMaxInstructions;
-      break;
-    case sys::StopReason::BusErrorLoop: {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "0x%08llx",
-                    static_cast<unsigned long long>(platform->error_address()));
-      err << "vtoe: system run: nothing is mapped at " << buf
-          << " and the core keeps faulting there (a jump to unmapped memory, or vectors that "
-             "are not mapped) "
-          << where(core) << ", after " << n << " instructions\n";
-      status = kExitFailure;
-      break;
-    }
-    case sys::StopReason::Running:
-    case sys::StopReason::CoreError:
-      if (gdb && gdb->killed()) {
-        err << "vtoe: system run: ended by GDB (kill) " << where(core) << "\n";
+  std::string stop = sys::to_string(platform->stop_reason());
+  if (platform->cpu().limit_reached()) {
+    err << "vtoe: system run: stopped after " << n << " instructions and " << entries
+        << " exception entries (--max-instructions " << opts.max_instructions << ") " << where(core)
+        << last_note << firmware_hint(*platform) << "\n";
+    status = kExitMaxInstructions;
+    stop = "max-instructions";
+  } else if (platform->cpu().exception_loop()) {
+    err << "vtoe: system run: " << platform->cpu().fault() << ", " << where(core) << ", after " << n
+        << " instructions" << firmware_hint(*platform) << "\n";
+    status = kExitMaxInstructions;
+    stop = "exception-loop";
+  } else {
+    switch (platform->stop_reason()) {
+      case sys::StopReason::PowerOff:
+        status = 0;
+        break;
+      case sys::StopReason::Reset:
+        status = psci::kResetExitStatus;
+        break;
+      case sys::StopReason::MaxInstructions:
+        err << "vtoe: system run: stopped after " << n << " instructions (--max-instructions "
+            << opts.max_instructions << ") " << where(core) << firmware_hint(*platform) << "\n";
+        status = kExitMaxInstructions;
+        break;
+      case sys::StopReason::Idle:
+        err << "vtoe: system run: the core is asleep in WFI " << where(core)
+            << " and nothing modelled can wake it (after " << n << " instructions)\n";
+        status = kExitMaxInstructions;
+        break;
+      case sys::StopReason::BusErrorLoop: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "0x%08llx",
+                      static_cast<unsigned long long>(platform->error_address()));
+        err << "vtoe: system run: nothing is mapped at " << buf
+            << " and the core keeps faulting there (a jump to unmapped memory, or vectors that "
+               "are not mapped) "
+            << where(core) << ", after " << n << " instructions\n";
         status = kExitFailure;
         break;
       }
-      err << "vtoe: system run: the core stopped " << where(core) << ": "
-          << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
-          << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
-      status = kExitFailure;
-      break;
+      case sys::StopReason::Running:
+      case sys::StopReason::CoreError:
+        if (gdb && gdb->killed()) {
+          err << "vtoe: system run: ended by GDB (kill) " << where(core) << "\n";
+          status = kExitFailure;
+          break;
+        }
+        err << "vtoe: system run: the core stopped " << where(core) << ": "
+            << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
+            << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
+        status = kExitFailure;
+        break;
+    }
   }
+  if (status != 0 && platform->stop_reason() != sys::StopReason::Reset) tail.print(err);
   if (gdb) gdb->exited(status);
   if (!opts.stats.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = opts.kernel;
-    j["stop"] = sys::to_string(platform->stop_reason());
+    j["stop"] = stop;
     j["exit_status"] = status;
     j["instructions"] = n;
+    j["exception_entries"] = entries;
     nlohmann::ordered_json by;
     for (int k = 0; k < iss::ArmCore::kClasses; ++k) {
       auto cls = static_cast<iss::InsnClass>(k);

@@ -48,3 +48,13 @@ if [ ${#need[@]} -gt 0 ]; then
     { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"; } ||
     echo "install-deps: could not install ${need[*]}; tests/system will be skipped"
 fi
+
+# The report page's browser test (tests/scripts/test_report.py) loads the page in headless
+# Chromium. Optional: where it cannot be installed, that test is skipped and says so.
+read -r -a need <<<"$(missing chromium)"
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]} (report page browser test)"
+  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" ||
+    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"; } ||
+    echo "install-deps: could not install ${need[*]}; the report page's browser test will be skipped"
+fi

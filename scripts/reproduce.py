@@ -9,6 +9,10 @@ numbers, our measured values, and each qualitative claim of section 5 marked hol
 hold with the figure that shows it. OUT/summary.json holds every number the report quotes.
 
     python3 scripts/reproduce.py [--jobs N] [--scheduler tcp://HOST:PORT] [--out DIR] [--quick]
+                                 [--no-report]
+
+OUT/report.html is the same report as one page, each figure beside the paper's numbers for it
+(vtoe.report; --no-report leaves it out).
 
 --quick runs shorter simulations (for CI); the claims are checked the same way.
 """
@@ -174,7 +178,8 @@ class Report:
                 shown, test, err = f"{ours:.1f}", f"<= {n['tolerance']}", "-"
             else:
                 shown = f"{ours:.0f}" if abs(ours) >= 100 else f"{ours:.3g}"
-                test, err = f"|error| <= {n['tolerance']}%", f"{pct(ours, paper):+.1f}%"
+                # The pipes escaped: the text is a cell of a Markdown table.
+                test, err = f"\\|error\\| <= {n['tolerance']}%", f"{pct(ours, paper):+.1f}%"
             rows.append([n["what"], f"{paper} ({n['source']})", shown, err, test, n["label"],
                          "within" if ok else "**outside**"])
         return rows, counts
@@ -568,6 +573,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="shorter simulations (CI)")
     ap.add_argument("--vtoe", default=None, help="path of the vtoe binary")
     ap.add_argument("--no-fit", action="store_true", help="skip the out-of-sample check (scripts/fit.py)")
+    ap.add_argument("--no-report", action="store_true",
+                    help="do not write OUT/report.html (report.md with the figures, one page)")
     ap.add_argument("--timing", choices=["lt", "at"], default="lt",
                     help="platform.timing of every run: lt (loosely timed, the default) or at "
                          "(approximately timed memory system)")
@@ -619,6 +626,11 @@ def main(argv=None):
     rep.write(out / "report.md", header)
     (out / "summary.json").write_text(json.dumps(rep.summary, indent=1, sort_keys=True) + "\n")
     held = sum(1 for c in rep.claims if c[2])
+    if not args.no_report:
+        from vtoe.report import make_report
+        print(f"page: {make_report(out)}")
+    else:
+        (out / "report.html").unlink(missing_ok=True)  # a page of an earlier report is stale
     print(f"report: {out / 'report.md'} ({held}/{len(rep.claims)} claims hold; {points} simulations in "
           f"{elapsed:.0f} s wall)")
     return 0

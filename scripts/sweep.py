@@ -51,6 +51,8 @@ def main(argv=None):
                     help=f"per point (default {DEFAULT_TIMEOUT:g})")
     ap.add_argument("--list", action="store_true", help="print the points and exit")
     ap.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
+    ap.add_argument("--no-report", action="store_true",
+                    help="do not write OUT/report.html (the page of the sweep's figures)")
     args = ap.parse_args(argv)
 
     try:
@@ -94,6 +96,21 @@ def main(argv=None):
         print(f"table: {out / 'results.csv'} ({len(df)} rows), {out / 'results.parquet'}")
         if failures:
             print(f"failures: {out / 'failures.json'}")
+    if args.no_report or not len(df):
+        (out / "report.html").unlink(missing_ok=True)  # a page of an earlier table is stale
+    else:
+        from vtoe.page import MissingDependency
+        from vtoe.report import ReportError, make_report
+
+        try:
+            page = make_report(out)
+        except (MissingDependency, ReportError) as e:
+            (out / "report.html").unlink(missing_ok=True)
+            print(f"sweep: the report page was not written: {e} (--no-report skips it)",
+                  file=sys.stderr)
+            return 1
+        if not args.quiet:
+            print(f"page: {page}")
     return 1 if failures else 0
 
 

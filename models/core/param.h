@@ -36,10 +36,10 @@ enum class ParamKind { Uint, Real, Ratio, Bool, String, Enum, Time, Frequency, B
 using ParamValue = std::variant<std::int64_t, std::uint64_t, double, bool, std::string>;
 
 struct ParamSpec {
-  std::string path;          // the scenario key, "toe.ppm.tx_cycles"
+  std::string path;  // the scenario key, "toe.ppm.tx_cycles"
   ParamKind kind = ParamKind::Real;
-  std::string default_text;  // parsed like user input, with its unit: "400MHz"
-  std::string meaning;       // one line, for `vtoe keys` and docs
+  std::string default_text;        // parsed like user input, with its unit: "400MHz"
+  std::string meaning;             // one line, for `vtoe keys` and docs
   std::string min_text, max_text;  // empty: unbounded
   bool min_exclusive = false;
   std::vector<std::string> choices;  // Enum

@@ -45,8 +45,17 @@ void Peripheral::reset() {
 }
 
 const Peripheral::Window* Peripheral::window(int id, std::uint64_t addr) const {
-  for (const Window& w : windows_)
+  if (last_window_ < windows_.size()) {
+    const Window& w = windows_[last_window_];
     if (w.id == id && addr >= w.base && addr - w.base < w.size) return &w;
+  }
+  for (std::size_t i = 0; i < windows_.size(); ++i) {
+    const Window& w = windows_[i];
+    if (w.id == id && addr >= w.base && addr - w.base < w.size) {
+      last_window_ = i;
+      return &w;
+    }
+  }
   return nullptr;
 }
 

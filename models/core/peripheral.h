@@ -86,6 +86,7 @@ class Peripheral : public Module {
   PeripheralParams params_;
   std::vector<const Socket*> sockets_;
   std::vector<Window> windows_;
+  mutable std::size_t last_window_ = 0;  // accesses come in runs to one bank
   sc_core::sc_time latency_;
   Counter* accesses_ = nullptr;
   Counter& bad_;

@@ -10,6 +10,8 @@ RegisterBase::RegisterBase(RegisterBank& bank, const RegisterInfo& info) : info_
 }
 
 void RegisterBank::add(RegisterBase* reg) {
+  words_built_ = false;
+  words_.clear();
   const auto at = std::upper_bound(regs_.begin(), regs_.end(), reg,
                                    [](const RegisterBase* a, const RegisterBase* b) {
                                      return a->info().offset < b->info().offset;
@@ -17,7 +19,35 @@ void RegisterBank::add(RegisterBase* reg) {
   regs_.insert(at, reg);
 }
 
+void RegisterBank::build_word_table() const {
+  words_built_ = true;
+  std::uint64_t end = 0;
+  for (const RegisterBase* r : regs_) {
+    const RegisterInfo& in = r->info();
+    const std::uint64_t stride = in.stride ? in.stride : in.bytes;
+    if (in.bytes != 4 || in.offset % 4 != 0 || stride % 4 != 0) return;  // the search serves it
+    end = std::max(end, in.offset + (in.count - 1) * stride + in.bytes);
+  }
+  if (end / 4 > 65536) return;
+  words_.assign(end / 4, WordEntry{nullptr, 0});
+  for (RegisterBase* r : regs_) {
+    const RegisterInfo& in = r->info();
+    const std::uint64_t stride = in.stride ? in.stride : in.bytes;
+    for (unsigned i = 0; i < in.count; ++i) words_[(in.offset + i * stride) / 4] = {r, i};
+  }
+}
+
 RegisterBank::Location RegisterBank::locate(std::uint64_t offset) const {
+  if (!words_built_) build_word_table();
+  if (!words_.empty()) {
+    if (offset / 4 >= words_.size()) return {};
+    const WordEntry& w = words_[offset / 4];
+    return {w.reg, w.index, static_cast<unsigned>(offset % 4)};
+  }
+  return search(offset);
+}
+
+RegisterBank::Location RegisterBank::search(std::uint64_t offset) const {
   // The last register starting at or before the offset; arrays are searched by their extent.
   auto it =
       std::upper_bound(regs_.begin(), regs_.end(), offset,

@@ -170,10 +170,21 @@ class RegisterBank {
     unsigned within = 0;  // byte of the element
   };
   Location locate(std::uint64_t offset) const;
+  Location search(std::uint64_t offset) const;
+  void build_word_table() const;
   void add(RegisterBase* reg);
 
   std::string name_;
   std::vector<RegisterBase*> regs_;
+  // Word-indexed decode (built at the first access when every register is a 32-bit word at a
+  // word offset): entry w names the register element covering bytes [4w, 4w + 4). A doorbell
+  // then costs one load instead of a search.
+  struct WordEntry {
+    RegisterBase* reg;
+    unsigned index;
+  };
+  mutable std::vector<WordEntry> words_;
+  mutable bool words_built_ = false;
 };
 
 }  // namespace vtoe::core

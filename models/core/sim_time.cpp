@@ -7,7 +7,8 @@
 namespace vtoe::core {
 
 void check_time_resolution() {
-  // sc_get_time_resolution() fixes the resolution; every model is built after the integrator set it.
+  // sc_get_time_resolution() fixes the resolution; every model is built after the integrator set
+  // it.
   const double seconds = sc_core::sc_get_time_resolution().to_seconds();
   const double ps = seconds * 1e12;
   const double whole = std::round(ps);

@@ -88,6 +88,10 @@ void ControlChannel::ring_write(unsigned r, std::uint64_t sub, std::uint32_t val
   }
   if (sub == reg::kRingTail) {
     ++doorbells_;
+    // The tail is taken (contexts wait until CTRL.ENABLE), but a driver that rings a disabled
+    // channel has lost track of it: the host is told through STATUS.ERROR.
+    if (!enabled())
+      latch_error("doorbell of ring " + std::to_string(r) + " while the channel is disabled");
     if (core::Tracer::on()) {
       static const char* const kNames[] = {"CmdQ doorbell", "SendQ doorbell", "RecvQ doorbell",
                                            "ECQ"};

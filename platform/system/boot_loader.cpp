@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "models/cpu/iss/elf_loader.h"
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 #include "platform/system/device_tree.h"
 #include "platform/system/memory_map.h"
 
@@ -14,7 +14,7 @@ namespace vtoe::platform::system {
 
 namespace {
 
-constexpr std::uint32_t kZImageMagic = 0x016f2818;
+constexpr std::uint8_t kUImageMagic[4] = {0x27, 0x05, 0x19, 0x56};  // big-endian, at 0
 constexpr std::uint64_t kPage = 4096;
 
 std::vector<std::uint8_t> read_file(const std::string& path, const char* what) {
@@ -49,7 +49,7 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
                                        "\x7f"
                                        "ELF",
                                        4) == 0) {
-    cpu::iss::GuestMemory scratch;
+    cpu::iss::PagedMemory scratch;
     cpu::iss::ElfImage elf;
     try {
       elf = cpu::iss::ElfLoader::load(f.kernel, scratch);
@@ -68,12 +68,11 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
     b.kernel_start = elf.low;
     b.kernel_end = elf.brk;
   } else {
-    std::uint32_t magic = 0;
-    if (image.size() >= 0x28) std::memcpy(&magic, image.data() + 0x24, 4);
-    if (magic != kZImageMagic) {
-      throw BootError("kernel " + f.kernel +
-                      ": not an ARM image (neither an ELF nor a zImage with magic 0x016f2818 at "
-                      "offset 0x24)");
+    // Anything else is a Linux image, as QEMU loads it: a zImage (magic 0x016f2818 at 0x24) or a
+    // raw image (kvm-unit-tests' flat binaries), at RAM + 0x10000 with r2 = the DTB.
+    if (image.empty()) throw BootError("kernel " + f.kernel + ": empty file");
+    if (image.size() >= 4 && std::memcmp(image.data(), kUImageMagic, 4) == 0) {
+      throw BootError("kernel " + f.kernel + ": a U-Boot uImage, which is not supported");
     }
     b.linux_image = true;
     b.kernel_start = ram_base + kKernelOffset;

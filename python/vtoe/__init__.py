@@ -35,6 +35,14 @@ timeout=None, args=()) -> Run``
     The scenario keys as JSON Schema (``vtoe schema``); a scenario file checked against it with
     the ``jsonschema`` package (raises ``jsonschema.ValidationError``).
 
+Report pages
+------------
+``vtoe.report.make_report(dir, out=None) -> Path``
+    One self-contained HTML page (figures embedded) of a run directory, a sweep directory or a
+    directory with a report.md (``make paper``, the studies); ``vtoe report DIR`` and
+    ``python -m vtoe.report DIR`` run it. ``vtoe.page.Page`` is the machinery (sections,
+    tables, matplotlib figures as PNG data URIs). See docs/outputs.md.
+
 Sweeps
 ------
 ``load_sweep(path) -> Sweep``

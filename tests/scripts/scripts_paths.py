@@ -93,3 +93,28 @@ def check_quoted_figures(name, out):
     with contextlib.redirect_stdout(buf):
         df.check(figures)
     return figures, buf.getvalue().splitlines()
+
+
+def check_report_opens_with_verdict_table(study):
+    """A study's report opens with the verdict table its script printed, every verdict is pass,
+    fail or not posed, and every one not posed says why."""
+    import json
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import study_common
+
+    summary = json.loads((study / "summary.json").read_text())
+    table = study_common.verdict_table(summary["rows"])
+    report = (study / "report.md").read_text().splitlines()
+    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
+    assert "\n".join(table) in (study / "stdout.txt").read_text()
+    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
+    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+
+
+def check_docs_quote_quick_figures(name, study):
+    """The docs quote study run `name`'s figures as its summary in `study` gives them."""
+    figures, differ = check_quoted_figures(name, study)
+    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
+        "--kind studies --summary " + name + "=" + str(study)
+    return figures

@@ -31,6 +31,12 @@ def test_every_figure_in_png_and_svg_and_a_report(reproduction):
     for fig in ("9a", "9b", "9c", "9d", "10", "11a", "11b", "12", "13a", "7"):
         assert f"| {fig} |" in report
     assert "claims hold" in proc.stdout
+    # The same report as one page, every figure embedded (tests/scripts/test_report.py checks
+    # its content and loads it in a browser).
+    page = (out / "report.html").read_text()
+    assert f"page: {out / 'report.html'}" in proc.stdout
+    assert page.count('<img src="data:image/png;base64,') == report.count("![Fig.")
+    assert ">Claims of section 5</h2>" in page and '<div class="side">' in page
     if not NO_FIT:
         assert "## Out-of-sample check (scripts/fit.py)" in report and "out of sample (fitted on" in report
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import study_haas as s
-import study_common
-from scripts_paths import TIMEOUT_FACTOR, check_quoted_figures, run_once
+from scripts_paths import (TIMEOUT_FACTOR, check_docs_quote_quick_figures,
+                           check_report_opens_with_verdict_table, run_once)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,16 +89,8 @@ def test_verdicts_fail_when_the_runs_disagree(study):
 
 
 def test_report_opens_with_the_verdict_table_the_script_prints(study):
-    summary = json.loads((study / "summary.json").read_text())
-    table = study_common.verdict_table(summary["rows"])
-    report = (study / "report.md").read_text().splitlines()
-    assert report[2:4] == ["## Verdicts", ""] and report[4:4 + len(table)] == table
-    assert "\n".join(table) in (study / "stdout.txt").read_text()
-    assert {r["verdict"] for r in summary["rows"]} <= {"pass", "fail", "not posed"}
-    assert all(r.get("reason") for r in summary["rows"] if r["verdict"] == "not posed")
+    check_report_opens_with_verdict_table(study)
 
 
 def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
-    figures, differ = check_quoted_figures("haas_quick", study)
-    assert not differ, "\n".join(differ) + "\nupdate: python3 scripts/doc_figures.py update " \
-        "--kind studies --summary haas_quick=" + str(study)
+    figures = check_docs_quote_quick_figures("haas_quick", study)

@@ -42,12 +42,12 @@ def test_arm_code_drives_the_toe_to_the_peer(tmp_path):
     assert toe["link_frames"] > SENDS * SEND_BYTES // 1448
 
 
-def run_toe_send(*args):
+def run_toe_send(*args, max_instructions=20_000_000):
     program = target_dir() / "toe_send.elf"
     if not program.exists():
         pytest.skip(f"{program} is missing (no ARM cross compiler)")
     run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(program),
-                          "--max-instructions", "20000000", *args],
+                          "--max-instructions", str(max_instructions), *args],
                          capture_output=True, text=True, timeout=120)
     return run, dict(line.split("=", 1) for line in run.stdout.splitlines() if "=" in line)
 
@@ -70,3 +70,14 @@ def test_a_bad_scenario_key_names_the_key():
     run, _ = run_toe_send("--set", "toe.bandwidth=fast")
     assert run.returncode != 0
     assert "toe.bandwidth" in run.stderr and "fast" in run.stderr
+
+
+def test_a_run_that_does_not_power_off_shows_the_consoles_last_lines():
+    """A bounded run that ends before its program does says where, and what the console said
+    last (for a kernel: its last words; for a driver: how far it got)."""
+    run, _ = run_toe_send(max_instructions=300_000)
+    assert run.returncode == 4, run.stderr
+    assert "stopped after" in run.stderr
+    tail = run.stderr[run.stderr.index("the console's last lines:"):]
+    assert "  | toe channels=0x00000008" in tail
+    assert "power off" not in run.stdout

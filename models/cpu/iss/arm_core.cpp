@@ -102,14 +102,15 @@ inline int32_t sx16(uint32_t v) { return static_cast<int16_t>(v & 0xffff); }
 
 }  // namespace
 
-AlignmentFault::AlignmentFault(uint32_t a, uint32_t size)
+AlignmentFault::AlignmentFault(uint32_t a, uint32_t size, bool w)
     : std::runtime_error([&] {
         char buf[96];
         std::snprintf(buf, sizeof buf, "alignment fault: address 0x%08x is not %u-byte aligned", a,
                       size);
         return std::string(buf);
       }()),
-      addr(a) {}
+      addr(a),
+      write(w) {}
 
 UndefinedInstruction::UndefinedInstruction(uint32_t a, uint32_t r, bool t, uint8_t len)
     : std::runtime_error(undefined_text(a, r, t, len)), addr(a), raw(r), thumb(t) {}
@@ -143,31 +144,10 @@ const char* to_string(InsnClass c) {
   }
 }
 
-const char* to_string(Exception e) {
-  switch (e) {
-    case Exception::Undefined:
-      return "undefined";
-    case Exception::Svc:
-      return "svc";
-    case Exception::PrefetchAbort:
-      return "prefetch_abort";
-    case Exception::DataAbort:
-      return "data_abort";
-    case Exception::Irq:
-      return "irq";
-    case Exception::Fiq:
-      return "fiq";
-    case Exception::HypTrap:
-      return "hyp_trap";
-    default:
-      return "?";
-  }
-}
-
-ArmCore::ArmCore(GuestMemory& mem)
-    : mem_(mem), pages_(GuestMemory::kPages), code_map_(GuestMemory::kPages) {
+ArmCore::ArmCore(PagedMemory& mem)
+    : mem_(mem), pages_(PagedMemory::kPages), code_map_(PagedMemory::kPages), mmu_(mem, st_) {
   mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
-  mem_.set_unmap_listener([this] { tlb_forget_host(); });
+  mem_.set_unmap_listener([this] { mmu_.forget_host(); });
   set_fpscr(0);
 }
 
@@ -178,33 +158,33 @@ ArmCore::~ArmCore() {
 
 void ArmCore::set_reg(int n, uint32_t v) {
   if (n == 15) {
-    pc_ = v & (thumb_ ? ~1u : ~3u);
+    st_.pc = v & (st_.thumb ? ~1u : ~3u);
   } else {
-    r_[n] = v;
+    st_.r[n] = v;
   }
 }
 
 void ArmCore::set_pc(uint32_t addr) {
-  thumb_ = addr & 1;
-  pc_ = addr & ~1u;
-  itstate_ = 0;
+  st_.thumb = addr & 1;
+  st_.pc = addr & ~1u;
+  st_.itstate = 0;
 }
 
 uint32_t ArmCore::cpsr() const {
-  return (nzcv_ << 28) | (q_ << 27) | (uint32_t{itstate_ & 3u} << 25) | (ge_ << 16) |
-         ((uint32_t{itstate_} >> 2) << 10) | aif_ | (thumb_ ? 0x20u : 0u) | mode_;
+  return (st_.nzcv << 28) | (st_.q << 27) | (uint32_t{st_.itstate & 3u} << 25) | (st_.ge << 16) |
+         ((uint32_t{st_.itstate} >> 2) << 10) | st_.aif | (st_.thumb ? 0x20u : 0u) | st_.mode;
 }
 
 void ArmCore::write_cpsr(uint32_t v, uint32_t mask) {
   v = (v & mask) | (cpsr() & ~mask);
   set_nzcv(v);
-  q_ = (v >> 27) & 1;
-  ge_ = (v >> 16) & 15;
-  itstate_ = static_cast<uint8_t>(((v >> 25) & 3) | (((v >> 10) & 0x3f) << 2));
-  thumb_ = v & 0x20;
-  aif_ = v & 0x3c0;
+  st_.q = (v >> 27) & 1;
+  st_.ge = (v >> 16) & 15;
+  st_.itstate = static_cast<uint8_t>(((v >> 25) & 3) | (((v >> 10) & 0x3f) << 2));
+  st_.thumb = v & 0x20;
+  st_.aif = v & 0x3c0;
   uint8_t m = v & 0x1f;
-  if (m != mode_ && valid_mode(m)) switch_mode(m);  // a reserved mode number is ignored
+  if (m != st_.mode && valid_mode(m)) switch_mode(m);  // a reserved mode number is ignored
   update_attention();
 }
 
@@ -231,54 +211,55 @@ int ArmCore::bank_of(uint8_t mode) {
 }
 
 void ArmCore::switch_mode(uint8_t mode) {
-  int from = bank_of(mode_), to = bank_of(mode);
-  if (mode != mode_) {
+  int from = bank_of(st_.mode), to = bank_of(mode);
+  if (mode != st_.mode) {
     uint64_t now = retired();
-    mode_retired_[mode_ & 31] += now - mode_start_;
+    mode_retired_[st_.mode & 31] += now - mode_start_;
     mode_start_ = now;
   }
   if (from != to) {
-    bank_sp_[from] = r_[13];
-    bank_lr_[lr_bank_of(mode_)] = r_[14];
+    st_.bank_sp[from] = st_.r[13];
+    st_.bank_lr[lr_bank_of(st_.mode)] = st_.r[14];
     if (from == 5 || to == 5) {  // FIQ has its own r8-r12
-      uint32_t* save = from == 5 ? fiq_hi_ : usr_hi_;
-      const uint32_t* load = from == 5 ? usr_hi_ : fiq_hi_;
+      uint32_t* save = from == 5 ? st_.fiq_hi : st_.usr_hi;
+      const uint32_t* load = from == 5 ? st_.usr_hi : st_.fiq_hi;
       for (int i = 0; i < 5; ++i) {
-        save[i] = r_[8 + i];
-        r_[8 + i] = load[i];
+        save[i] = st_.r[8 + i];
+        st_.r[8 + i] = load[i];
       }
     }
-    r_[13] = bank_sp_[to];
-    r_[14] = bank_lr_[lr_bank_of(mode)];
+    st_.r[13] = st_.bank_sp[to];
+    st_.r[14] = st_.bank_lr[lr_bank_of(mode)];
   }
-  mode_ = mode;
-  if (system_) update_mmu();  // the regime (and so the translation) may change with the mode
+  st_.mode = mode;
+  if (st_.system) update_mmu();  // the regime (and so the translation) may change with the mode
 }
 
 uint32_t ArmCore::banked_reg(Mode m, int n) const {
-  int b = bank_of(static_cast<uint8_t>(m)), cur = bank_of(mode_);
-  if (n >= 8 && n <= 12 && (b == 5) != (cur == 5)) return b == 5 ? fiq_hi_[n - 8] : usr_hi_[n - 8];
-  if (n == 13 && b != cur) return bank_sp_[b];
-  if (n == 14 && lr_bank_of(static_cast<uint8_t>(m)) != lr_bank_of(mode_)) {
-    return bank_lr_[lr_bank_of(static_cast<uint8_t>(m))];
+  int b = bank_of(static_cast<uint8_t>(m)), cur = bank_of(st_.mode);
+  if (n >= 8 && n <= 12 && (b == 5) != (cur == 5))
+    return b == 5 ? st_.fiq_hi[n - 8] : st_.usr_hi[n - 8];
+  if (n == 13 && b != cur) return st_.bank_sp[b];
+  if (n == 14 && lr_bank_of(static_cast<uint8_t>(m)) != lr_bank_of(st_.mode)) {
+    return st_.bank_lr[lr_bank_of(static_cast<uint8_t>(m))];
   }
   return reg(n);
 }
 
 uint32_t& ArmCore::user_reg(int n) {
-  int cur = bank_of(mode_);
-  if (n >= 8 && n <= 12 && cur == 5) return usr_hi_[n - 8];
-  if (n == 13 && cur != 0) return bank_sp_[0];
-  if (n == 14 && lr_bank_of(mode_) != 0) return bank_lr_[0];
-  return r_[n];
+  int cur = bank_of(st_.mode);
+  if (n >= 8 && n <= 12 && cur == 5) return st_.usr_hi[n - 8];
+  if (n == 13 && cur != 0) return st_.bank_sp[0];
+  if (n == 14 && lr_bank_of(st_.mode) != 0) return st_.bank_lr[0];
+  return st_.r[n];
 }
 
 void ArmCore::set_system_mode(bool on) {
-  system_ = on;
-  wfi_ = false;
+  st_.system = on;
+  st_.wfi = false;
   if (on) {
-    sys_.sctlr = 0x00c50078;
-    sys_.vbar = 0;
+    st_.cp15.sctlr = 0x00c50078;
+    st_.cp15.vbar = 0;
     write_cpsr(kA | kI | kF | static_cast<uint32_t>(Mode::Svc), 0xffffffffu);
   } else {
     write_cpsr(static_cast<uint32_t>(Mode::Usr), 0x3df);  // user mode, nothing masked; T kept
@@ -288,50 +269,33 @@ void ArmCore::set_system_mode(bool on) {
 
 void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
   if (len == 0) return;
-  uint64_t first = addr >> GuestMemory::kPageBits;
-  uint64_t last = (uint64_t{addr} + len - 1) >> GuestMemory::kPageBits;
-  for (uint64_t p = first; p <= last && p < GuestMemory::kPages; ++p) {
+  uint64_t first = addr >> PagedMemory::kPageBits;
+  uint64_t last = (uint64_t{addr} + len - 1) >> PagedMemory::kPageBits;
+  for (uint64_t p = first; p <= last && p < PagedMemory::kPages; ++p) {
     drop_page(static_cast<uint32_t>(p));
   }
 }
 
-// Vector offsets, the mode each exception enters and the CPSR mask bits it sets (ARMv7-A
-// non-secure PL1 modes: B1.8; exceptions to Hyp mode are enter_hyp's).
-void ArmCore::take_exception(Exception e, uint32_t lr, uint32_t spsr) {
-  struct Entry {
-    Mode mode;
-    uint32_t offset, mask;
-  };
-  static constexpr Entry kEntry[] = {{Mode::Und, 0x04, kI},      {Mode::Svc, 0x08, kI},
-                                     {Mode::Abt, 0x0C, kA | kI}, {Mode::Abt, 0x10, kA | kI},
-                                     {Mode::Irq, 0x18, kA | kI}, {Mode::Fiq, 0x1C, kA | kI | kF}};
-  const Entry& k = kEntry[static_cast<int>(e)];
-  switch_mode(static_cast<uint8_t>(k.mode));
-  spsr_[bank_of(mode_)] = spsr;
-  r_[14] = lr;
-  aif_ = (aif_ | k.mask) & ~(1u << 9);  // E = SCTLR.EE = 0: little-endian
-  itstate_ = 0;
-  thumb_ = sys_.sctlr & kSctlrTe;
-  uint32_t base = (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
-  pc_ = next_ = base + k.offset;
-  ++exceptions_[static_cast<int>(e)];
-  update_attention();
-}
+void ArmCore::exception_return(uint32_t target) { return_to(target, st_.spsr[bank_of(st_.mode)]); }
 
-void ArmCore::exception_return(uint32_t target) {
-  uint32_t spsr = spsr_[bank_of(mode_)];
+void ArmCore::return_to(uint32_t target, uint32_t spsr) {
   // A return to a mode the current one may not enter (Hyp from PL1, PL1 from Hyp is allowed;
   // a reserved mode) is UNPREDICTABLE: the mode is left as it is, as QEMU does.
   uint8_t m = spsr & 0x1f;
-  if (!valid_mode(m) || (m == kHyp && mode_ != kHyp)) spsr = (spsr & ~0x1fu) | mode_;
+  if (!valid_mode(m) || (m == kHyp && st_.mode != kHyp)) spsr = (spsr & ~0x1fu) | st_.mode;
   write_cpsr(spsr, 0xffffffffu);
-  next_ = target & (thumb_ ? ~1u : ~3u);
+  st_.next = target & (st_.thumb ? ~1u : ~3u);
 }
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   code_changed_ = false;
-  if (halted_ || wfi_) return false;
-  if (!take_pending_interrupt()) update_attention();
+  if (halted_ || st_.wfi) return false;
+  if (take_pending_interrupt()) {
+    // The entry uses one of run()'s budget: back to run(), which counts it and goes on.
+    entered_in_loop_ = true;
+    return false;
+  }
+  update_attention();
   return true;
 }
 
@@ -341,70 +305,23 @@ bool ArmCore::guarded(F&& body) {
     body();
     return true;
   } catch (const GuestFault& f) {
-    take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write, false);
+    exc_.take_fault(f.fetch ? Exception::PrefetchAbort : Exception::DataAbort, f.addr, f.write,
+                    false);
   } catch (const AlignmentFault& f) {
-    take_fault(Exception::DataAbort, f.addr, false, true);
+    exc_.take_fault(Exception::DataAbort, f.addr, f.write, true);
   } catch (const UndefinedInstruction&) {
-    take_fault(Exception::Undefined, 0, false, false);
+    exc_.take_fault(Exception::Undefined, 0, false, false);
   } catch (const MmuAbort& a) {
-    take_mmu_fault(a);
+    exc_.take_mmu_fault(a);
   }
   return false;
 }
 
-void ArmCore::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
-  if (!system_) throw;  // syscall emulation: the caller reports it
-  uint32_t base = mode_ == kHyp ? sys_.hvbar : (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
-  // A fetch fault in the vector table itself would repeat for ever.
-  if (e == Exception::PrefetchAbort && pc_ - base < 0x20) throw;
-  // The faulting instruction did not execute: its IT state is the one to return to.
-  if (e != Exception::PrefetchAbort && in_it_) itstate_ = it_at_start_;
-  if (mode_ == kHyp) {  // taken in Hyp mode, with a syndrome
-    uint32_t iss = 0;
-    uint8_t ec = hsr_ec::kUnknown;
-    uint32_t offset = 0x04;
-    if (e == Exception::PrefetchAbort) {
-      ec = hsr_ec::kPrefetchAbortHyp;
-      iss = 0x10;  // IFSC: synchronous external abort (long-descriptor format)
-      sys_.hifar = addr;
-      offset = 0x0C;
-    } else if (e == Exception::DataAbort) {
-      ec = hsr_ec::kDataAbortHyp;
-      iss = (alignment ? 0x21u : 0x10u) | (write ? 1u << 6 : 0u);
-      sys_.hdfar = addr;
-      offset = 0x10;
-    }
-    // IL is UNK/SBZP in ARMv7 where the syndrome has no instruction to describe: EC 0x00,
-    // prefetch aborts, data aborts without ISV (QEMU clears it there too). 0, then.
-    sys_.hsr = hsr_value(ec, iss, false);
-    ++hyp_ec_[ec];
-    enter_hyp(offset, pc_, cpsr());
-    return;
-  }
-  uint32_t lr;
-  switch (e) {
-    case Exception::Undefined:
-      lr = pc_ + (thumb_ ? 2 : 4);
-      break;
-    case Exception::PrefetchAbort:
-      lr = pc_ + 4;
-      sys_.ifar = addr;
-      sys_.ifsr = 0x8;  // synchronous external abort
-      break;
-    default:
-      lr = pc_ + 8;
-      sys_.dfar = addr;
-      sys_.dfsr = (alignment ? 0x1u : 0x8u) | (write ? 1u << 11 : 0u);
-      break;
-  }
-  take_exception(e, lr, cpsr());
-}
-
-void ArmCore::set_nzcv(uint32_t v) { nzcv_ = v >> 28; }
+void ArmCore::set_nzcv(uint32_t v) { st_.nzcv = v >> 28; }
 
 void ArmCore::set_dreg(int n, uint64_t v) {
-  s_[2 * n] = static_cast<uint32_t>(v);
-  s_[2 * n + 1] = static_cast<uint32_t>(v >> 32);
+  st_.s[2 * n] = static_cast<uint32_t>(v);
+  st_.s[2 * n + 1] = static_cast<uint32_t>(v >> 32);
 }
 
 uint64_t ArmCore::retired() const {
@@ -415,21 +332,35 @@ uint64_t ArmCore::retired() const {
 
 Insn ArmCore::decode(uint32_t pc, uint32_t pa) {
   ++decoded_;
-  if (!thumb_) return decode_a32(mem_.fetch32(pa), pc);
+  if (!st_.thumb) return decode_a32(mem_.fetch32(pa), pc);
   uint16_t hw1 = mem_.fetch16(pa);
   uint16_t hw2 = 0;
   if ((hw1 >> 11) >= 0x1D) {
     uint32_t pa2 = pa + 2;  // the second halfword may be on the next (virtual) page
-    if (mmu_on_ && ((pc + 2) & (GuestMemory::kPageSize - 1)) == 0) pa2 = translate(pc + 2, kPermX);
+    if (mmu_.on() && ((pc + 2) & (PagedMemory::kPageSize - 1)) == 0) {
+      pa2 = mmu_.translate(pc + 2, Mmu::kPermX);
+    }
     hw2 = mem_.fetch16(pa2);
   }
   return decode_t32(hw1, hw2, pc);
+}
+
+void ArmCore::drop_all_decoded() {
+  for (std::unique_ptr<DecodedPage>& p : pages_) {
+    if (p) dropped_.push_back(std::move(p));  // freed at the next decode (one may be running)
+  }
+  new_code_generation();
 }
 
 void ArmCore::drop_page(uint32_t page) {
   if (!pages_[page]) return;
   dropped_.push_back(std::move(pages_[page]));
   new_code_generation();  // virtual pages may still point at it
+}
+
+void ArmCore::update_mmu() {
+  ctx_ = (generation_ << 2) | mmu_.update();
+  fetch_vpage_ = ~0u;
 }
 
 void ArmCore::new_code_generation() {
@@ -442,27 +373,28 @@ void ArmCore::new_code_generation() {
 }
 
 const Insn* ArmCore::current_insn() const {
-  const CodeMapEntry& m = code_map_[pc_ >> GuestMemory::kPageBits];
+  const CodeMapEntry& m = code_map_[st_.pc >> PagedMemory::kPageBits];
   if (m.ctx != ctx_) return nullptr;
-  const uint32_t off = pc_ & (GuestMemory::kPageSize - 1);
-  return thumb_ ? &m.page->t32[off >> 1] : &m.page->a32[off >> 2];
+  const uint32_t off = st_.pc & (PagedMemory::kPageSize - 1);
+  return st_.thumb ? &m.page->t32[off >> 1] : &m.page->a32[off >> 2];
 }
 
 const Insn& ArmCore::lookup(uint32_t pc) {
   dropped_.clear();  // no instruction is executing now
-  CodeMapEntry& m = code_map_[pc >> GuestMemory::kPageBits];
+  CodeMapEntry& m = code_map_[pc >> PagedMemory::kPageBits];
   if (m.ctx != ctx_) {
-    uint32_t pa = mmu_on_ ? translate(pc, kPermX) : pc;  // execute permission checked here
+    uint32_t pa =
+        mmu_.on() ? mmu_.translate(pc, Mmu::kPermX) : pc;  // execute permission checked here
     if (!mem_.mapped(pa) && !mem_.has_backend()) {
-      if (mmu_on_) {
+      if (mmu_.on()) {
         MmuFault f;
         f.kind = MmuFault::External;
         throw MmuAbort(pc, false, true, f);
       }
       throw GuestFault(pc, false, true);
     }
-    const uint32_t pa_page = pa >> GuestMemory::kPageBits;
-    const uint32_t va_page = pc >> GuestMemory::kPageBits;
+    const uint32_t pa_page = pa >> PagedMemory::kPageBits;
+    const uint32_t va_page = pc >> PagedMemory::kPageBits;
     std::unique_ptr<DecodedPage>& owned = pages_[pa_page];
     if (owned && owned->va_page != va_page) {
       // Decoded at another virtual address: its absolute targets are that address's. Every
@@ -475,22 +407,22 @@ const Insn& ArmCore::lookup(uint32_t pc) {
       owned->pa_page = pa_page;
       owned->va_page = va_page;
       mem_.mark_code(pa_page);  // a store to it now drops it (and bumps the generation)
-      tlb_protect_code(pa_page);
+      mmu_.protect_code(pa_page);
     }
     m.page = owned.get();
     m.ctx = ctx_;
   }
   DecodedPage* p = m.page;
-  fetch_vpage_ = pc >> GuestMemory::kPageBits;
+  fetch_vpage_ = pc >> PagedMemory::kPageBits;
   fetch_page_ = p;
-  uint32_t off = pc & (GuestMemory::kPageSize - 1);
-  Insn& slot = thumb_ ? p->t32[off >> 1] : p->a32[off >> 2];
+  uint32_t off = pc & (PagedMemory::kPageSize - 1);
+  Insn& slot = st_.thumb ? p->t32[off >> 1] : p->a32[off >> 2];
   if (slot.op == Op::None) {
-    Insn in = decode(pc, (p->pa_page << GuestMemory::kPageBits) | off);
+    Insn in = decode(pc, (p->pa_page << PagedMemory::kPageBits) | off);
     in.fn = executor_for(in);
     // A 32-bit Thumb instruction that ends on the next page: decode it again each time, so that
     // a write to either page is seen (the cache only tracks the page it starts on).
-    if (thumb_ && in.len == 4 && off == GuestMemory::kPageSize - 2) {
+    if (st_.thumb && in.len == 4 && off == PagedMemory::kPageSize - 2) {
       static thread_local Insn scratch;
       scratch = in;
       return scratch;
@@ -518,19 +450,16 @@ uint64_t ArmCore::run(uint64_t max) {
   bp_hit_ = false;
   bp_skip_ = true;
   // One pass per synchronous exception taken (system mode; the others are rethrown). The count
-  // comes back from the retired-instruction counters, so that the loop keeps its own in a
-  // register (an exception could not hand it back).
-  // Each synchronous exception entry also uses one of `max`, so that a guest whose handler
-  // faults again at once (no instruction ever retiring) cannot keep run() going for ever.
-  const uint64_t start = retired();
-  uint64_t entries = 0;
+  // comes back from the retired-instruction and exception-entry counters, so that the loop
+  // keeps its own in a register (an exception could not hand it back).
+  const uint64_t start = retired(), entries = exc_.entries();
   for (;;) {
-    const uint64_t done = retired() - start;
-    if (done + entries >= max) return done;
-    uint64_t n = 0;
-    if (guarded([&] { n = run_loop(max - done - entries); })) return done + n;
-    ++entries;
+    const uint64_t done = retired() - start + (exc_.entries() - entries);
+    if (done >= max) break;
+    entered_in_loop_ = false;
+    if (guarded([&] { run_loop(max - done); }) && !entered_in_loop_) break;
   }
+  return retired() - start;
 }
 
 // Whether a basic block ends with this instruction: it may branch (write the PC), change the
@@ -576,12 +505,12 @@ static bool ends_block(const Insn& in) {
 // Insn::blk. Returns the block's length.
 __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& first) {
   DecodedPage* p = fetch_page_;
-  Insn* const slots = thumb_ ? p->t32 : p->a32;
-  const uint32_t shift = thumb_ ? 1 : 2;
-  const uint32_t mask = GuestMemory::kPageSize - 1;
+  Insn* const slots = st_.thumb ? p->t32 : p->a32;
+  const uint32_t shift = st_.thumb ? 1 : 2;
+  const uint32_t mask = PagedMemory::kPageSize - 1;
   Insn* const start = &slots[(pc & mask) >> shift];
   // The 32-bit Thumb instruction across a page end is decoded apart each time (see lookup).
-  if (&first != start || !mem_.mapped(p->pa_page << GuestMemory::kPageBits)) return 1;
+  if (&first != start || !mem_.mapped(p->pa_page << PagedMemory::kPageBits)) return 1;
   Insn* walk[256];
   uint32_t n = 0;
   uint32_t a = pc;
@@ -590,8 +519,8 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
     if (slot.op == Op::None) {
       const uint32_t off = a & mask;
       // Decode ahead, but never a Thumb instruction that may continue on the next page.
-      if (thumb_ && off == GuestMemory::kPageSize - 2) break;
-      Insn in = decode(a, (p->pa_page << GuestMemory::kPageBits) | off);
+      if (st_.thumb && off == PagedMemory::kPageSize - 2) break;
+      Insn in = decode(a, (p->pa_page << PagedMemory::kPageBits) | off);
       in.fn = executor_for(in);
       slot = in;
     }
@@ -606,23 +535,24 @@ __attribute__((noinline)) uint32_t ArmCore::form_block(uint32_t pc, const Insn& 
 // Runs up to `len` instructions of the basic block at `pc`, `in`, one after the other; returns how
 // many ran (fewer when an instruction asked for attention). Per state, so that the PC offset and
 // the slot stride are constants. Only the block's last instruction may branch, so in A32 (every
-// instruction 4 bytes) `next_` is set once, before the block, to the address after it; Thumb sets
-// it per instruction. An early end (attention) sets it to the instruction after the one that ran.
+// instruction 4 bytes) `st_.next` is set once, before the block, to the address after it; Thumb
+// sets it per instruction. An early end (attention) sets it to the instruction after the one that
+// ran.
 template <bool Thumb>
 __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, const Insn* in,
                                                                   uint32_t len) {
   uint32_t left = len;
-  if (!Thumb) next_ = pc + 4 * len;
+  if (!Thumb) st_.next = pc + 4 * len;
   for (;;) {
     const uint32_t size = Thumb ? in->len : 4;
-    pc_ = pc;
-    r_[15] = pc + (Thumb ? 4 : 8);
-    if (Thumb) next_ = pc + size;
+    st_.pc = pc;
+    st_.r[15] = pc + (Thumb ? 4 : 8);
+    if (Thumb) st_.next = pc + size;
     if (in->cond >= 14 || cond_pass(in->cond)) in->fn(*this, *in);
     count_retired(*in, left);
     if (--left == 0) break;
     if (attention_) {
-      next_ = pc + size;
+      st_.next = pc + size;
       break;
     }
     pc += size;
@@ -633,19 +563,19 @@ __attribute__((always_inline)) inline uint32_t ArmCore::run_block(uint32_t pc, c
 
 // The hot loop, kept apart from the exception handling around it. Without breakpoints and outside
 // IT blocks it runs basic blocks: one fetch check, then the block's instructions one after the
-// other (each sets pc_, r15 and next_ as a fault or an exception entry inside it needs them).
+// other (each sets st_.pc, r15 and st_.next as a fault or an exception entry inside it needs them).
 // `attention_` is still looked at after every instruction: a device access may raise an interrupt
 // (taken at the next instruction, as before) and a store into the block's page drops it.
 __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   uint64_t n = 0;
-  uint32_t pc = pc_;
+  uint32_t pc = st_.pc;
   if (breakpoints_.empty()) {
     while (n < max) {
       if (attention_) {
         if (!service_attention()) break;
-        pc = pc_;
+        pc = st_.pc;
       }
-      if (__builtin_expect(itstate_ != 0, 0)) {
+      if (__builtin_expect(st_.itstate != 0, 0)) {
         pc = step_inner(pc);
         ++n;
         continue;
@@ -654,11 +584,12 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
       uint32_t len = in->blk;
       if (__builtin_expect(len == 0, 0)) len = form_block(pc, *in);
       if (__builtin_expect(len > max - n, 0)) len = static_cast<uint32_t>(max - n);
-      in_it_ = false;
-      const uint32_t done = thumb_ ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
+      st_.in_it = false;
+      const uint32_t done =
+          st_.thumb ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
       n += done;
-      pc = next_;
-      pc_ = pc;
+      pc = st_.next;
+      st_.pc = pc;
     }
     return n;
   }
@@ -666,9 +597,9 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
   while (n < max) {
     if (attention_) {
       if (!service_attention()) break;
-      pc = pc_;
+      pc = st_.pc;
     }
-    if (bp_pages_[pc >> GuestMemory::kPageBits] && !bp_skip_ &&
+    if (bp_pages_[pc >> PagedMemory::kPageBits] && !bp_skip_ &&
         std::find(breakpoints_.begin(), breakpoints_.end(), pc) != breakpoints_.end()) {
       bp_hit_ = true;
       break;
@@ -685,37 +616,37 @@ void ArmCore::step() {
   bp_hit_ = false;
   if (attention_) {
     code_changed_ = false;
-    if (halted_ || wfi_ || take_pending_interrupt()) return;
+    if (halted_ || st_.wfi || take_pending_interrupt()) return;
     update_attention();
   }
-  guarded([&] { step_inner(pc_); });
+  guarded([&] { step_inner(st_.pc); });
 }
 
 __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) {
   const Insn& in = fetch_decoded(pc);
-  r_[15] = pc + (thumb_ ? 4 : 8);
+  st_.r[15] = pc + (st_.thumb ? 4 : 8);
   const uint32_t next = pc + in.len;
-  next_ = next;
-  if (itstate_ == 0) {
-    in_it_ = false;
+  st_.next = next;
+  if (st_.itstate == 0) {
+    st_.in_it = false;
     if (in.cond >= 14 || cond_pass(in.cond)) in.fn(*this, in);
   } else {
     // Advanced before the instruction runs, so that an SVC or an exception return inside the
     // block sees (and saves, or restores) the state of the instruction after it.
-    in_it_ = true;
-    it_at_start_ = itstate_;
-    itstate_ = it_advance(itstate_);
-    if (cond_pass(it_at_start_ >> 4)) in.fn(*this, in);
+    st_.in_it = true;
+    st_.it_at_start = st_.itstate;
+    st_.itstate = it_advance(st_.itstate);
+    if (cond_pass(st_.it_at_start >> 4)) in.fn(*this, in);
   }
   count_retired(in, 0);
-  pc = next_;
-  pc_ = pc;
+  pc = st_.next;
+  st_.pc = pc;
   return pc;
 }
 
 void ArmCore::alu_write_pc(uint32_t v) {
-  if (thumb_) {
-    next_ = v & ~1u;
+  if (st_.thumb) {
+    st_.next = v & ~1u;
   } else {
     bx_write_pc(v);
   }
@@ -723,16 +654,16 @@ void ArmCore::alu_write_pc(uint32_t v) {
 
 void ArmCore::bx_write_pc(uint32_t v) {
   if (v & 1) {
-    thumb_ = true;
-    next_ = v & ~1u;
+    st_.thumb = true;
+    st_.next = v & ~1u;
   } else {
-    thumb_ = false;
-    next_ = v & ~3u;
+    st_.thumb = false;
+    st_.next = v & ~3u;
   }
 }
 
 void ArmCore::undefined(const Insn& in) const {
-  throw UndefinedInstruction(pc_, in.raw, thumb_, in.len);
+  throw UndefinedInstruction(st_.pc, in.raw, st_.thumb, in.len);
 }
 
 void ArmCore::execute(const Insn& in) {
@@ -746,12 +677,12 @@ void ArmCore::execute(const Insn& in) {
       exec_branch_reg(*this, in);
       return;
     case Op::Cbz:
-      if ((r_[in.rn] == 0) != (in.sub != 0)) next_ = in.imm;
+      if ((st_.r[in.rn] == 0) != (in.sub != 0)) st_.next = in.imm;
       return;
     case Op::TableBranch: {
-      uint32_t base = r_[in.rn], idx = r_[in.rm];
+      uint32_t base = st_.r[in.rn], idx = st_.r[in.rm];
       uint32_t off = in.sub ? rd<uint16_t>(base + idx * 2) : rd<uint8_t>(base + idx);
-      next_ = r_[15] + off * 2;
+      st_.next = st_.r[15] + off * 2;
       return;
     }
     case Op::LoadStoreMulti:
@@ -761,10 +692,10 @@ void ArmCore::execute(const Insn& in) {
       write_reg(in.rd, in.imm);
       return;
     case Op::Movt:
-      write_reg(in.rd, (r_[in.rd] & 0xffff) | (in.imm << 16));
+      write_reg(in.rd, (st_.r[in.rd] & 0xffff) | (in.imm << 16));
       return;
     case Op::It:
-      itstate_ = static_cast<uint8_t>(in.imm);
+      st_.itstate = static_cast<uint8_t>(in.imm);
       return;
     case Op::Nop:
       return;
@@ -777,62 +708,62 @@ void ArmCore::execute(const Insn& in) {
       multiply(in);
       return;
     case Op::LoadEx: {
-      uint32_t a = r_[in.rn] + in.imm;
-      check_aligned(a, in.sub);
+      uint32_t a = st_.r[in.rn] + in.imm;
+      check_aligned(a, in.sub, in.op == Op::StoreEx);
       switch (in.sub) {
         case 1:
-          r_[in.rd] = rd<uint8_t>(a);
+          st_.r[in.rd] = rd<uint8_t>(a);
           break;
         case 2:
-          r_[in.rd] = rd<uint16_t>(a);
+          st_.r[in.rd] = rd<uint16_t>(a);
           break;
         case 4:
-          r_[in.rd] = rd<uint32_t>(a);
+          st_.r[in.rd] = rd<uint32_t>(a);
           break;
         default:
-          r_[in.rd] = rd<uint32_t>(a);
-          r_[in.ra] = rd<uint32_t>(a + 4);
+          st_.r[in.rd] = rd<uint32_t>(a);
+          st_.r[in.ra] = rd<uint32_t>(a + 4);
           break;
       }
-      monitor_ = true;
-      monitor_addr_ = a;
+      st_.monitor = true;
+      st_.monitor_addr = a;
       return;
     }
     case Op::StoreEx: {
-      uint32_t a = r_[in.rn] + in.imm;
-      check_aligned(a, in.sub);
-      if (monitor_ && monitor_addr_ == a) {
+      uint32_t a = st_.r[in.rn] + in.imm;
+      check_aligned(a, in.sub, in.op == Op::StoreEx);
+      if (st_.monitor && st_.monitor_addr == a) {
         switch (in.sub) {
           case 1:
-            wr<uint8_t>(a, static_cast<uint8_t>(r_[in.rm]));
+            wr<uint8_t>(a, static_cast<uint8_t>(st_.r[in.rm]));
             break;
           case 2:
-            wr<uint16_t>(a, static_cast<uint16_t>(r_[in.rm]));
+            wr<uint16_t>(a, static_cast<uint16_t>(st_.r[in.rm]));
             break;
           case 4:
-            wr<uint32_t>(a, r_[in.rm]);
+            wr<uint32_t>(a, st_.r[in.rm]);
             break;
           default:
-            wr<uint32_t>(a, r_[in.rm]);
-            wr<uint32_t>(a + 4, r_[in.ra]);
+            wr<uint32_t>(a, st_.r[in.rm]);
+            wr<uint32_t>(a + 4, st_.r[in.ra]);
             break;
         }
-        r_[in.rd] = 0;
+        st_.r[in.rd] = 0;
       } else {
-        r_[in.rd] = 1;
+        st_.r[in.rd] = 1;
       }
-      monitor_ = false;
+      st_.monitor = false;
       return;
     }
     case Op::Clrex:
-      monitor_ = false;
+      st_.monitor = false;
       return;
     case Op::Mrs:
       if (in.ra) {  // SPSR: only the exception modes have one
-        if (bank_of(mode_) == 0) undefined(in);
-        r_[in.rd] = spsr();
+        if (bank_of(st_.mode) == 0) undefined(in);
+        st_.r[in.rd] = spsr();
       } else {
-        r_[in.rd] = cpsr() & ~0x0700FC20u;  // the execution-state bits (IT, J, T) read as zero
+        st_.r[in.rd] = cpsr() & ~0x0700FC20u;  // the execution-state bits (IT, J, T) read as zero
       }
       return;
     case Op::Msr:
@@ -840,24 +771,24 @@ void ArmCore::execute(const Insn& in) {
       return;
     case Op::Mrc:
       if (in.sub == 14)
-        write_reg(in.rd, cp14_access(in, true, 0));
+        write_reg(in.rd, cp15_.cp14_access(in, true, 0));
       else
-        write_reg(in.rd, static_cast<uint32_t>(cp15_access(in, false, true, 0)));
+        write_reg(in.rd, static_cast<uint32_t>(cp15_.access(in, false, true, 0)));
       return;
     case Op::Mcr:
       if (in.sub == 14)
-        cp14_access(in, false, r_[in.rd]);
+        cp15_.cp14_access(in, false, st_.r[in.rd]);
       else
-        cp15_access(in, false, false, r_[in.rd]);
+        cp15_.access(in, false, false, st_.r[in.rd]);
       return;
     case Op::Mrrc: {
-      uint64_t v = cp15_access(in, true, true, 0);
-      r_[in.rd] = static_cast<uint32_t>(v);
-      r_[in.ra] = static_cast<uint32_t>(v >> 32);
+      uint64_t v = cp15_.access(in, true, true, 0);
+      st_.r[in.rd] = static_cast<uint32_t>(v);
+      st_.r[in.ra] = static_cast<uint32_t>(v >> 32);
       return;
     }
     case Op::Mcrr:
-      cp15_access(in, true, false, (uint64_t{r_[in.ra]} << 32) | r_[in.rd]);
+      cp15_.access(in, true, false, (uint64_t{st_.r[in.ra]} << 32) | st_.r[in.rd]);
       return;
     case Op::Hvc:
       hvc(in);
@@ -874,23 +805,30 @@ void ArmCore::execute(const Insn& in) {
     case Op::MsrBanked:
       msr_banked(in);
       return;
+    case Op::Bkpt:
+      bkpt(in);
+      return;
+    case Op::Srs:
+      srs(in);
+      return;
+    case Op::Rfe:
+      rfe(in);
+      return;
     case Op::Svc:
-      if (system_) {
-        if (mode_ == kHyp) {  // an SVC in Hyp mode stays in Hyp mode
-          sys_.hsr = hsr_value(hsr_ec::kSvc, in.imm & 0xffff, in.len == 4);
-          ++hyp_ec_[hsr_ec::kSvc];
-          enter_hyp(0x08, next_, cpsr());
+      if (st_.system) {
+        if (st_.mode == kHyp) {  // an SVC in Hyp mode stays in Hyp mode
+          exc_.enter_hyp_with_syndrome(hsr_ec::kSvc, in.imm & 0xffff, in.len == 4, 0x08, st_.next);
           return;
         }
-        take_exception(Exception::Svc, next_, cpsr());
+        take_exception(Exception::Svc, st_.next, cpsr());
         return;
       }
       if (!svc_) undefined(in);
       svc_->svc(*this, in.imm);
       return;
     case Op::ExcReturn: {
-      if (bank_of(mode_) == 0) undefined(in);  // USR and SYS have no SPSR to return with
-      if (mode_ == kHyp) {  // T32 ERET is SUBS PC, LR, #0; in Hyp mode it returns to ELR_hyp
+      if (bank_of(st_.mode) == 0) undefined(in);  // USR and SYS have no SPSR to return with
+      if (st_.mode == kHyp) {  // T32 ERET is SUBS PC, LR, #0; in Hyp mode it returns to ELR_hyp
         eret(in);
         return;
       }
@@ -899,7 +837,7 @@ void ArmCore::execute(const Insn& in) {
       alu.rd = 16;
       alu.flags &= static_cast<uint8_t>(~(kFlagS | kFlagSNotIt));
       executor_for(alu)(*this, alu);
-      exception_return(r_[16]);
+      exception_return(st_.r[16]);
       return;
     }
     case Op::Cps:
@@ -928,32 +866,32 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
     b = in.imm;
     if (in.imm_carry != 2) carry = in.imm_carry;
   } else if constexpr (Kind == kOpRegImm) {
-    b = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+    b = shift_c(c.st_.r[in.rm], in.shift_type, in.shift_amt, carry);
   } else if constexpr (Kind == kRegPlain) {  // LSL #0: the register itself, carry unchanged
-    b = c.r_[in.rm];
+    b = c.st_.r[in.rm];
   } else if constexpr (Kind == kRegImmShift + kLsl) {  // LSL #1-31: no case for 32 or more
-    b = shift_c(c.r_[in.rm], kLsl, in.shift_amt & 31u, carry);
+    b = shift_c(c.st_.r[in.rm], kLsl, in.shift_amt & 31u, carry);
   } else if constexpr (Kind >= kRegImmShift) {  // the shift type known: no switch
-    b = shift_c(c.r_[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
+    b = shift_c(c.st_.r[in.rm], Kind - kRegImmShift, in.shift_amt, carry);
   } else {
-    b = shift_c(c.r_[in.rm], in.shift_type, c.r_[in.rs] & 0xff, carry);
+    b = shift_c(c.st_.r[in.rm], in.shift_type, c.st_.r[in.rs] & 0xff, carry);
   }
-  uint32_t a = c.r_[in.rn];
+  uint32_t a = c.st_.r[in.rn];
   bool s;
   if constexpr (Flags == kDpFlagsNever)
     s = false;
   else if constexpr (Flags == kDpFlagsAlways)
     s = true;
   else if constexpr (Flags == kDpFlagsOutsideIt)
-    s = !c.in_it_;
+    s = !c.st_.in_it;
   else
-    s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.in_it_);
+    s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !c.st_.in_it);
   // Not the PC (decided when decoded): the result goes straight to the register.
   const auto write = [&](uint32_t res) {
     if constexpr (Flags == kDpFlagsGeneral)
       c.write_reg(in.rd, res);
     else
-      c.r_[in.rd] = res;
+      c.st_.r[in.rd] = res;
   };
   constexpr bool kLogical = Sub == kAnd || Sub == kTst || Sub == kEor || Sub == kTeq ||
                             Sub == kOrr || Sub == kOrn || Sub == kMov || Sub == kBic || Sub == kMvn;
@@ -1005,12 +943,12 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   // the double forms) is exec_ls_slow, which starts again from the beginning.
   if constexpr (Sub != kStrd && Sub != kLdrd) {
     constexpr bool kGeneral = Form == kLsGeneral;
-    uint32_t base = c.r_[in.rn];
+    uint32_t base = c.st_.r[in.rn];
     if (kGeneral && in.rn == 15) base &= ~3u;
     uint32_t off = in.imm;
     if constexpr (RegOff) {
       uint32_t carry = c.flag_c();
-      off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+      off = shift_c(c.st_.r[in.rm], in.shift_type, in.shift_amt, carry);
     }
     const bool add = kGeneral ? (in.flags & kFlagU) != 0 : Form != kLsOffsetSub;
     const bool pre = kGeneral ? (in.flags & kFlagP) != 0 : Form != kLsPostAdd;
@@ -1024,9 +962,9 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
         std::conditional_t<Sub == kStrh || Sub == kLdrh || Sub == kLdrsh, uint16_t, uint8_t>>;
     if (uint8_t* h = c.host_address<T, kStore>(a)) {
       if constexpr (kStore) {
-        const T v = static_cast<T>(c.r_[in.rd]);
+        const T v = static_cast<T>(c.st_.r[in.rd]);
         std::memcpy(h, &v, sizeof(T));
-        if (wback) c.r_[in.rn] = offaddr;
+        if (wback) c.st_.r[in.rn] = offaddr;
       } else {
         T t;
         std::memcpy(&t, h, sizeof(T));
@@ -1035,11 +973,11 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
           v = static_cast<uint32_t>(static_cast<int8_t>(t));
         else if constexpr (Sub == kLdrsh)
           v = static_cast<uint32_t>(static_cast<int16_t>(t));
-        if (wback) c.r_[in.rn] = offaddr;
+        if (wback) c.st_.r[in.rn] = offaddr;
         if (kGeneral && in.rd == 15)
           c.bx_write_pc(v);
         else
-          c.r_[in.rd] = v;
+          c.st_.r[in.rd] = v;
       }
       return;
     }
@@ -1049,26 +987,33 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
 
 template <uint8_t Sub, bool RegOff>
 __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in) {
-  uint32_t base = c.r_[in.rn];
+  uint32_t base = c.st_.r[in.rn];
   if (in.rn == 15) base &= ~3u;
   uint32_t off = in.imm;
   if constexpr (RegOff) {
     uint32_t carry = c.flag_c();
-    off = shift_c(c.r_[in.rm], in.shift_type, in.shift_amt, carry);
+    off = shift_c(c.st_.r[in.rm], in.shift_type, in.shift_amt, carry);
   }
   uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
   uint32_t a = (in.flags & kFlagP) ? offaddr : base;
-  if constexpr (Sub == kStrd || Sub == kLdrd) check_aligned(a, 4);
+  if constexpr (Sub == kStrd || Sub == kLdrd) {
+    check_aligned(a, 4, Sub == kStrd);
+  } else if (c.st_.cp15.sctlr & kSctlrA) {  // SCTLR.A: every access aligned to its size
+    constexpr uint32_t kSize = Sub == kStr || Sub == kLdr                      ? 4
+                               : Sub == kStrh || Sub == kLdrh || Sub == kLdrsh ? 2
+                                                                               : 1;
+    check_aligned(a, kSize, Sub < kLdr);
+  }
   uint32_t v = 0, v2 = 0;
   if constexpr (Sub == kStr)
-    c.wr<uint32_t>(a, c.r_[in.rd]);
+    c.wr<uint32_t>(a, c.st_.r[in.rd]);
   else if constexpr (Sub == kStrb)
-    c.wr<uint8_t>(a, static_cast<uint8_t>(c.r_[in.rd]));
+    c.wr<uint8_t>(a, static_cast<uint8_t>(c.st_.r[in.rd]));
   else if constexpr (Sub == kStrh)
-    c.wr<uint16_t>(a, static_cast<uint16_t>(c.r_[in.rd]));
+    c.wr<uint16_t>(a, static_cast<uint16_t>(c.st_.r[in.rd]));
   else if constexpr (Sub == kStrd) {
-    c.wr<uint32_t>(a, c.r_[in.rd]);
-    c.wr<uint32_t>(a + 4, c.r_[in.ra]);
+    c.wr<uint32_t>(a, c.st_.r[in.rd]);
+    c.wr<uint32_t>(a + 4, c.st_.r[in.ra]);
   } else if constexpr (Sub == kLdr)
     v = c.rd<uint32_t>(a);
   else if constexpr (Sub == kLdrb)
@@ -1083,47 +1028,47 @@ __attribute__((noinline)) void ArmCore::exec_ls_slow(ArmCore& c, const Insn& in)
     v = c.rd<uint32_t>(a);
     v2 = c.rd<uint32_t>(a + 4);
   }
-  if (in.flags & kFlagW) c.r_[in.rn] = offaddr;
+  if (in.flags & kFlagW) c.st_.r[in.rn] = offaddr;
   if constexpr (Sub == kLdrd) {
-    c.r_[in.rd] = v;
-    c.r_[in.ra] = v2;
+    c.st_.r[in.rd] = v;
+    c.st_.r[in.ra] = v2;
   } else if constexpr (Sub >= kLdr) {
     if (in.rd == 15)
       c.bx_write_pc(v);
     else
-      c.r_[in.rd] = v;
+      c.st_.r[in.rd] = v;
   }
 }
 
 template <bool Acc>
 void ArmCore::exec_mul(ArmCore& c, const Insn& in) {
-  uint32_t p = c.r_[in.rn] * c.r_[in.rm];
-  if constexpr (Acc) p = in.sub ? c.r_[in.ra] - p : c.r_[in.ra] + p;
-  c.r_[in.rd] = p;
+  uint32_t p = c.st_.r[in.rn] * c.st_.r[in.rm];
+  if constexpr (Acc) p = in.sub ? c.st_.r[in.ra] - p : c.st_.r[in.ra] + p;
+  c.st_.r[in.rd] = p;
 }
 
 template <uint8_t Sub>
 void ArmCore::exec_mul_long(ArmCore& c, const Insn& in) {
-  const uint32_t a = c.r_[in.rn], b = c.r_[in.rm];
+  const uint32_t a = c.st_.r[in.rn], b = c.st_.r[in.rm];
   uint64_t res;
   if constexpr (Sub == 0 || Sub == 1)
     res = uint64_t{a} * b;
   else
     res = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
-  if constexpr (Sub == 1 || Sub == 3) res += (uint64_t{c.r_[in.ra]} << 32) | c.r_[in.rd];
-  c.r_[in.rd] = static_cast<uint32_t>(res);
-  c.r_[in.ra] = static_cast<uint32_t>(res >> 32);
+  if constexpr (Sub == 1 || Sub == 3) res += (uint64_t{c.st_.r[in.ra]} << 32) | c.st_.r[in.rd];
+  c.st_.r[in.rd] = static_cast<uint32_t>(res);
+  c.st_.r[in.ra] = static_cast<uint32_t>(res >> 32);
 }
 
 void ArmCore::exec_branch(ArmCore& c, const Insn& in) {
-  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
-  if (in.sub == 2) c.thumb_ = !c.thumb_;
-  c.next_ = in.imm & ~1u;
+  if (in.sub) c.st_.r[14] = c.st_.thumb ? c.st_.next | 1 : c.st_.next;
+  if (in.sub == 2) c.st_.thumb = !c.st_.thumb;
+  c.st_.next = in.imm & ~1u;
 }
 
 void ArmCore::exec_branch_reg(ArmCore& c, const Insn& in) {
-  uint32_t target = c.r_[in.rm];
-  if (in.sub) c.r_[14] = c.thumb_ ? c.next_ | 1 : c.next_;
+  uint32_t target = c.st_.r[in.rm];
+  if (in.sub) c.st_.r[14] = c.st_.thumb ? c.st_.next | 1 : c.st_.next;
   c.bx_write_pc(target);
 }
 
@@ -1163,7 +1108,7 @@ ExecFn ArmCore::dp_executor(const Insn& in) {
   return kRegReg[in.sub];
 }
 
-ExecFn ArmCore::executor_for(const Insn& in) {
+ExecFn ArmCore::executor_for(const Insn& in) const {
   switch (in.op) {
     case Op::DataProc: {
       // Whether it sets the flags and whether it writes the PC are known now: the common forms
@@ -1176,9 +1121,34 @@ ExecFn ArmCore::executor_for(const Insn& in) {
       return dp_executor<kDpFlagsNever>(in);
     }
     case Op::LoadStore: {
+      if (in.rs) return &exec_ls_unprivileged;
       // The addressing mode is known now: the common ones get an executor without its checks
       // (neither the base nor a loaded register is the PC).
       const bool reg = in.flags & kFlagRegOff;
+      // SCTLR.A: the slow executors, which check the alignment (drop_all_decoded when it
+      // changes), so that the fast ones never look at it.
+      if (st_.cp15.sctlr & kSctlrA) {
+        switch (in.sub) {
+          case kStr:
+            return reg ? &exec_ls_slow<kStr, true> : &exec_ls_slow<kStr, false>;
+          case kStrb:
+            return reg ? &exec_ls_slow<kStrb, true> : &exec_ls_slow<kStrb, false>;
+          case kStrh:
+            return reg ? &exec_ls_slow<kStrh, true> : &exec_ls_slow<kStrh, false>;
+          case kLdr:
+            return reg ? &exec_ls_slow<kLdr, true> : &exec_ls_slow<kLdr, false>;
+          case kLdrb:
+            return reg ? &exec_ls_slow<kLdrb, true> : &exec_ls_slow<kLdrb, false>;
+          case kLdrh:
+            return reg ? &exec_ls_slow<kLdrh, true> : &exec_ls_slow<kLdrh, false>;
+          case kLdrsb:
+            return reg ? &exec_ls_slow<kLdrsb, true> : &exec_ls_slow<kLdrsb, false>;
+          case kLdrsh:
+            return reg ? &exec_ls_slow<kLdrsh, true> : &exec_ls_slow<kLdrsh, false>;
+          default:
+            break;
+        }
+      }
       const bool p = in.flags & kFlagP, u = in.flags & kFlagU, w = in.flags & kFlagW;
       uint8_t form = kLsGeneral;
       if (in.rn != 15 && (in.sub < kLdr || in.rd != 15) && in.sub != kStrd && in.sub != kLdrd) {
@@ -1243,20 +1213,20 @@ ExecFn ArmCore::executor_for(const Insn& in) {
 }
 
 void ArmCore::msr(const Insn& in) {
-  uint32_t v = in.opnd == kOpImm ? in.imm : r_[in.rm];
+  uint32_t v = in.opnd == kOpImm ? in.imm : st_.r[in.rm];
   uint32_t mask = ((in.sub & 8) ? 0xff000000u : 0u) | ((in.sub & 4) ? 0x00ff0000u : 0u) |
                   ((in.sub & 2) ? 0x0000ff00u : 0u) | ((in.sub & 1) ? 0x000000ffu : 0u);
   if (in.ra) {  // SPSR: every bit of the fields written
-    int b = bank_of(mode_);
+    int b = bank_of(st_.mode);
     if (b == 0) undefined(in);
-    spsr_[b] = (spsr_[b] & ~mask) | (v & mask);
+    st_.spsr[b] = (st_.spsr[b] & ~mask) | (v & mask);
     return;
   }
   // User mode writes the APSR (N Z C V Q, GE); privileged modes also E, A, I, F and the mode.
   // The execution-state bits (IT, J, T) are never written by MSR.
   mask &= privileged() ? 0xf80f03dfu : 0xf80f0000u;
   // No entry to Hyp mode, nor from it to another, by MSR (UNPREDICTABLE: the mode is kept).
-  if ((mask & 0x1f) && ((v & 0x1f) == kHyp) != (mode_ == kHyp)) mask &= ~0x1fu;
+  if ((mask & 0x1f) && ((v & 0x1f) == kHyp) != (st_.mode == kHyp)) mask &= ~0x1fu;
   write_cpsr(v, mask);
 }
 
@@ -1268,7 +1238,7 @@ void ArmCore::cps(const Insn& in) {
   uint32_t mask = 0x1df;
   if (in.sub & 1) v = (v & ~0x1fu) | (in.imm & 0x1fu);
   // As MSR: CPS neither enters nor leaves Hyp mode (UNPREDICTABLE: the mode is kept).
-  if (((v & 0x1f) == kHyp) != (mode_ == kHyp)) mask &= ~0x1fu;
+  if (((v & 0x1f) == kHyp) != (st_.mode == kHyp)) mask &= ~0x1fu;
   write_cpsr(v, mask);
 }
 
@@ -1290,12 +1260,12 @@ uint32_t register_count(uint32_t list) {
 }  // namespace
 
 void ArmCore::load_store_multi_user(const Insn& in) {
-  if (bank_of(mode_) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
+  if (bank_of(st_.mode) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
   uint32_t list = in.imm;
   uint32_t n = register_count(list);
-  uint32_t base = r_[in.rn];
+  uint32_t base = st_.r[in.rn];
   uint32_t a = multi_start_address(in, base, n);
-  check_aligned(a, 4);
+  check_aligned(a, 4, in.sub == 0);
   if (in.sub == 0) {  // STM^: the user-mode registers
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
@@ -1319,9 +1289,9 @@ void ArmCore::load_store_multi_user(const Insn& in) {
     return;
   }
   // LDM with the PC: the current mode's registers, then CPSR = SPSR (exception return).
-  if (in.flags & kFlagW) r_[in.rn] = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
+  if (in.flags & kFlagW) st_.r[in.rn] = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
   for (int i = 0; i < 15; ++i) {
-    if (list & (1u << i)) r_[i] = vals[i];
+    if (list & (1u << i)) st_.r[i] = vals[i];
   }
   exception_return(vals[15]);
 }
@@ -1333,28 +1303,28 @@ void ArmCore::load_store_multi(const Insn& in) {
   }
   uint32_t list = in.imm;
   uint32_t n = register_count(list);
-  uint32_t base = r_[in.rn];
+  uint32_t base = st_.r[in.rn];
   uint32_t a = multi_start_address(in, base, n);
   uint32_t wb = (in.flags & kFlagU) ? base + 4 * n : base - 4 * n;
-  check_aligned(a, 4);
+  check_aligned(a, 4, in.sub == 0);
   // The fast path: the registers' words on one page of host memory (as rd and wr would find it).
-  if ((a & (GuestMemory::kPageSize - 1)) + 4 * n <= GuestMemory::kPageSize) {
+  if ((a & (PagedMemory::kPageSize - 1)) + 4 * n <= PagedMemory::kPageSize) {
     uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
     if (h) {
       // Over the list's set bits (lowest first), not all 16: fewer branches, and predictable.
       if (in.sub == 0) {
         for (uint32_t rest = list; rest; rest &= rest - 1) {
-          std::memcpy(h, &r_[__builtin_ctz(rest)], 4);
+          std::memcpy(h, &st_.r[__builtin_ctz(rest)], 4);
           h += 4;
         }
-        if (in.flags & kFlagW) r_[in.rn] = wb;
+        if (in.flags & kFlagW) st_.r[in.rn] = wb;
         return;
       }
       uint32_t pc_value = 0;
       if (list & 0x8000) std::memcpy(&pc_value, h + 4 * (n - 1), 4);
-      if (in.flags & kFlagW) r_[in.rn] = wb;
+      if (in.flags & kFlagW) st_.r[in.rn] = wb;
       for (uint32_t rest = list & 0x7fff; rest; rest &= rest - 1) {
-        std::memcpy(&r_[__builtin_ctz(rest)], h, 4);
+        std::memcpy(&st_.r[__builtin_ctz(rest)], h, 4);
         h += 4;
       }
       if (list & 0x8000) bx_write_pc(pc_value);
@@ -1364,11 +1334,11 @@ void ArmCore::load_store_multi(const Insn& in) {
   if (in.sub == 0) {
     for (int i = 0; i < 16; ++i) {
       if (list & (1u << i)) {
-        wr<uint32_t>(a, r_[i]);
+        wr<uint32_t>(a, st_.r[i]);
         a += 4;
       }
     }
-    if (in.flags & kFlagW) r_[in.rn] = wb;
+    if (in.flags & kFlagW) st_.r[in.rn] = wb;
     return;
   }
   uint32_t vals[16];
@@ -1378,26 +1348,26 @@ void ArmCore::load_store_multi(const Insn& in) {
       a += 4;
     }
   }
-  if (in.flags & kFlagW) r_[in.rn] = wb;
+  if (in.flags & kFlagW) st_.r[in.rn] = wb;
   for (int i = 0; i < 15; ++i) {
-    if (list & (1u << i)) r_[i] = vals[i];
+    if (list & (1u << i)) st_.r[i] = vals[i];
   }
   if (list & 0x8000) bx_write_pc(vals[15]);
 }
 
 void ArmCore::multiply(const Insn& in) {
-  uint32_t a = r_[in.rn], b = r_[in.rm];
-  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !in_it_);
+  uint32_t a = st_.r[in.rn], b = st_.r[in.rm];
+  bool s = (in.flags & kFlagS) || ((in.flags & kFlagSNotIt) && !st_.in_it);
   switch (in.op) {
     case Op::Mul: {
       uint32_t p = a * b;
-      if (in.ra != 15) p = in.sub ? r_[in.ra] - p : r_[in.ra] + p;
-      r_[in.rd] = p;
+      if (in.ra != 15) p = in.sub ? st_.r[in.ra] - p : st_.r[in.ra] + p;
+      st_.r[in.rd] = p;
       if (s) set_nz(p);
       return;
     }
     case Op::MulLong: {
-      uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+      uint64_t acc = (uint64_t{st_.r[in.ra]} << 32) | st_.r[in.rd];
       uint64_t res;
       uint64_t sprod =
           static_cast<uint64_t>(int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b));
@@ -1415,13 +1385,14 @@ void ArmCore::multiply(const Insn& in) {
           res = sprod + acc;
           break;
         default:
-          res = uint64_t{a} * b + r_[in.rd] + r_[in.ra];
+          res = uint64_t{a} * b + st_.r[in.rd] + st_.r[in.ra];
           break;  // UMAAL
       }
-      r_[in.rd] = static_cast<uint32_t>(res);
-      r_[in.ra] = static_cast<uint32_t>(res >> 32);
+      st_.r[in.rd] = static_cast<uint32_t>(res);
+      st_.r[in.ra] = static_cast<uint32_t>(res >> 32);
       if (s) {
-        nzcv_ = (nzcv_ & 3u) | (static_cast<uint32_t>(res >> 63) << 3) | (uint32_t{res == 0} << 2);
+        st_.nzcv =
+            (st_.nzcv & 3u) | (static_cast<uint32_t>(res >> 63) << 3) | (uint32_t{res == 0} << 2);
       }
       return;
     }
@@ -1431,16 +1402,16 @@ void ArmCore::multiply(const Insn& in) {
       if (in.sub == 0 || in.sub == 1) {
         int64_t p = in.sub == 0 ? int64_t{x} * y : (int64_t{static_cast<int32_t>(a)} * y) >> 16;
         if (in.ra != 15) {
-          p += static_cast<int32_t>(r_[in.ra]);
-          if (p != static_cast<int32_t>(p)) q_ = 1;
+          p += static_cast<int32_t>(st_.r[in.ra]);
+          if (p != static_cast<int32_t>(p)) st_.q = 1;
         }
-        r_[in.rd] = static_cast<uint32_t>(p);
+        st_.r[in.rd] = static_cast<uint32_t>(p);
         return;
       }
-      uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+      uint64_t acc = (uint64_t{st_.r[in.ra]} << 32) | st_.r[in.rd];
       uint64_t res = acc + static_cast<uint64_t>(int64_t{x} * y);
-      r_[in.rd] = static_cast<uint32_t>(res);
-      r_[in.ra] = static_cast<uint32_t>(res >> 32);
+      st_.r[in.rd] = static_cast<uint32_t>(res);
+      st_.r[in.ra] = static_cast<uint32_t>(res >> 32);
       return;
     }
     case Op::MulMost: {
@@ -1448,10 +1419,10 @@ void ArmCore::multiply(const Insn& in) {
       // overflows int64_t (undefined behaviour, found by UBSan) for e.g. Ra = 0x7fffffff.
       int64_t prod = int64_t{static_cast<int32_t>(a)} * static_cast<int32_t>(b);
       uint64_t p = static_cast<uint64_t>(prod);
-      uint64_t acc = in.ra == 15 ? 0 : uint64_t{r_[in.ra]} << 32;
+      uint64_t acc = in.ra == 15 ? 0 : uint64_t{st_.r[in.ra]} << 32;
       uint64_t res = in.sub ? acc - p : acc + p;
       if (in.shift_type) res += 0x80000000u;
-      r_[in.rd] = static_cast<uint32_t>(res >> 32);
+      st_.r[in.rd] = static_cast<uint32_t>(res >> 32);
       return;
     }
     case Op::MulDual: {
@@ -1460,15 +1431,15 @@ void ArmCore::multiply(const Insn& in) {
       int64_t p2 = int64_t{static_cast<int32_t>(a) >> 16} * (static_cast<int32_t>(m) >> 16);
       int64_t res = (in.sub & 1) ? p1 - p2 : p1 + p2;
       if (in.sub >= 2) {  // SMLALD, SMLSLD: 64-bit accumulate, no Q
-        uint64_t acc = (uint64_t{r_[in.ra]} << 32) | r_[in.rd];
+        uint64_t acc = (uint64_t{st_.r[in.ra]} << 32) | st_.r[in.rd];
         acc += static_cast<uint64_t>(res);
-        r_[in.rd] = static_cast<uint32_t>(acc);
-        r_[in.ra] = static_cast<uint32_t>(acc >> 32);
+        st_.r[in.rd] = static_cast<uint32_t>(acc);
+        st_.r[in.ra] = static_cast<uint32_t>(acc >> 32);
         return;
       }
-      if (in.ra != 15) res += static_cast<int32_t>(r_[in.ra]);
-      if (res != static_cast<int32_t>(res)) q_ = 1;
-      r_[in.rd] = static_cast<uint32_t>(res);
+      if (in.ra != 15) res += static_cast<int32_t>(st_.r[in.ra]);
+      if (res != static_cast<int32_t>(res)) st_.q = 1;
+      st_.r[in.rd] = static_cast<uint32_t>(res);
       return;
     }
     default: {  // Div
@@ -1482,40 +1453,40 @@ void ArmCore::multiply(const Insn& in) {
       } else {
         res = static_cast<uint32_t>(static_cast<int32_t>(a) / static_cast<int32_t>(b));
       }
-      r_[in.rd] = res;
+      st_.r[in.rd] = res;
       return;
     }
   }
 }
 
 void ArmCore::media(const Insn& in) {
-  uint32_t m = r_[in.rm];
+  uint32_t m = st_.r[in.rm];
   switch (in.op) {
     case Op::Clz:
-      r_[in.rd] = m ? static_cast<uint32_t>(__builtin_clz(m)) : 32;
+      st_.r[in.rd] = m ? static_cast<uint32_t>(__builtin_clz(m)) : 32;
       return;
     case Op::Rev:
       switch (in.sub) {
         case 0:
-          r_[in.rd] = __builtin_bswap32(m);
+          st_.r[in.rd] = __builtin_bswap32(m);
           return;
         case 1:
-          r_[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff);
+          st_.r[in.rd] = ((m & 0x00ff00ff) << 8) | ((m >> 8) & 0x00ff00ff);
           return;
         case 2:
-          r_[in.rd] =
+          st_.r[in.rd] =
               static_cast<uint32_t>(static_cast<int16_t>(((m & 0xff) << 8) | ((m >> 8) & 0xff)));
           return;
         default: {
           uint32_t r = 0;
           for (int i = 0; i < 32; ++i) r |= ((m >> i) & 1) << (31 - i);
-          r_[in.rd] = r;
+          st_.r[in.rd] = r;
           return;
         }
       }
     case Op::Extend: {
       uint32_t v = ror(m, in.shift_amt);
-      uint32_t add = in.rn == 15 ? 0 : r_[in.rn];
+      uint32_t add = in.rn == 15 ? 0 : st_.r[in.rn];
       uint32_t r;
       switch (in.sub) {
         case kSxtb:
@@ -1540,20 +1511,20 @@ void ArmCore::media(const Insn& in) {
           break;
         }
       }
-      r_[in.rd] = r;
+      st_.r[in.rd] = r;
       return;
     }
     case Op::BitField: {
       uint32_t lsb = in.shift_amt, w = in.imm;
       uint32_t mask = w >= 32 ? 0xffffffffu : (1u << w) - 1;
-      uint32_t n = in.rn == 15 ? 0 : r_[in.rn];
+      uint32_t n = in.rn == 15 ? 0 : st_.r[in.rn];
       if (in.sub == 0) {
-        r_[in.rd] = (n >> lsb) & mask;
+        st_.r[in.rd] = (n >> lsb) & mask;
       } else if (in.sub == 1) {
         uint32_t f = (n >> lsb) & mask;
-        r_[in.rd] = static_cast<uint32_t>(static_cast<int32_t>(f << (32 - w)) >> (32 - w));
+        st_.r[in.rd] = static_cast<uint32_t>(static_cast<int32_t>(f << (32 - w)) >> (32 - w));
       } else {
-        r_[in.rd] = (r_[in.rd] & ~(mask << lsb)) | ((n & mask) << lsb);
+        st_.r[in.rd] = (st_.r[in.rd] & ~(mask << lsb)) | ((n & mask) << lsb);
       }
       return;
     }
@@ -1562,7 +1533,7 @@ void ArmCore::media(const Insn& in) {
       if (in.sub < 2) {
         uint32_t c = flag_c();
         int32_t v = static_cast<int32_t>(shift_c(m, in.shift_type, in.shift_amt, c));
-        r_[in.rd] = static_cast<uint32_t>(in.sub ? usat(v, in.imm, sat) : ssat(v, in.imm, sat));
+        st_.r[in.rd] = static_cast<uint32_t>(in.sub ? usat(v, in.imm, sat) : ssat(v, in.imm, sat));
       } else {
         int64_t lo = sx16(m), hi = static_cast<int32_t>(m) >> 16;
         if (in.sub == 2) {
@@ -1572,45 +1543,45 @@ void ArmCore::media(const Insn& in) {
           lo = usat(lo, in.imm, sat);
           hi = usat(hi, in.imm, sat);
         }
-        r_[in.rd] = (static_cast<uint32_t>(lo) & 0xffff) | (static_cast<uint32_t>(hi) << 16);
+        st_.r[in.rd] = (static_cast<uint32_t>(lo) & 0xffff) | (static_cast<uint32_t>(hi) << 16);
       }
-      if (sat) q_ = 1;
+      if (sat) st_.q = 1;
       return;
     }
     case Op::SatArith: {
       bool sat = false;
-      int64_t x = static_cast<int32_t>(m), y = static_cast<int32_t>(r_[in.rn]);
+      int64_t x = static_cast<int32_t>(m), y = static_cast<int32_t>(st_.r[in.rn]);
       if (in.sub >= 2) y = ssat(2 * y, 32, sat);
       int64_t r = (in.sub & 1) ? x - y : x + y;
-      r_[in.rd] = static_cast<uint32_t>(ssat(r, 32, sat));
-      if (sat) q_ = 1;
+      st_.r[in.rd] = static_cast<uint32_t>(ssat(r, 32, sat));
+      if (sat) st_.q = 1;
       return;
     }
     case Op::Parallel:
       parallel(in);
       return;
     case Op::Sel: {
-      uint32_t n = r_[in.rn], r = 0;
+      uint32_t n = st_.r[in.rn], r = 0;
       for (int i = 0; i < 4; ++i) {
         uint32_t mask = 0xffu << (8 * i);
-        r |= ((ge_ >> i) & 1) ? (n & mask) : (m & mask);
+        r |= ((st_.ge >> i) & 1) ? (n & mask) : (m & mask);
       }
-      r_[in.rd] = r;
+      st_.r[in.rd] = r;
       return;
     }
     case Op::Pkh: {
       uint32_t c = flag_c();
-      uint32_t v = shift_c(m, in.shift_type, in.shift_amt, c), n = r_[in.rn];
-      r_[in.rd] = in.sub ? (n & 0xffff0000u) | (v & 0xffff) : (n & 0xffff) | (v & 0xffff0000u);
+      uint32_t v = shift_c(m, in.shift_type, in.shift_amt, c), n = st_.r[in.rn];
+      st_.r[in.rd] = in.sub ? (n & 0xffff0000u) | (v & 0xffff) : (n & 0xffff) | (v & 0xffff0000u);
       return;
     }
     case Op::Usad8: {
-      uint32_t n = r_[in.rn], sum = in.ra == 15 ? 0 : r_[in.ra];
+      uint32_t n = st_.r[in.rn], sum = in.ra == 15 ? 0 : st_.r[in.ra];
       for (int i = 0; i < 4; ++i) {
         int d = static_cast<int>((n >> (8 * i)) & 0xff) - static_cast<int>((m >> (8 * i)) & 0xff);
         sum += static_cast<uint32_t>(d < 0 ? -d : d);
       }
-      r_[in.rd] = sum;
+      st_.r[in.rd] = sum;
       return;
     }
     default:
@@ -1621,7 +1592,7 @@ void ArmCore::media(const Insn& in) {
 // SADD16 ... UHSUB8: in.sub = prefix (0 S, 1 Q, 2 SH, 4 U, 5 UQ, 6 UH), shift_type = operation
 // (0 ADD16, 1 ASX, 2 SAX, 3 SUB16, 4 ADD8, 5 SUB8). Only the plain S/U forms set GE.
 void ArmCore::parallel(const Insn& in) {
-  uint32_t n = r_[in.rn], m = r_[in.rm];
+  uint32_t n = st_.r[in.rn], m = st_.r[in.rm];
   bool sign = in.sub < 4;
   int kind = in.sub & 3;  // 0 plain, 1 saturating, 2 halving
   bool bytes = in.shift_type >= 4;
@@ -1668,8 +1639,64 @@ void ArmCore::parallel(const Insn& in) {
     }
     res |= (static_cast<uint32_t>(r) & lane_mask) << (width * i);
   }
-  if (kind == 0) ge_ = ge;
-  r_[in.rd] = res;
+  if (kind == 0) st_.ge = ge;
+  st_.r[in.rd] = res;
+}
+
+// LDRT, STRT, LDRBT, STRBT, LDRHT, STRHT, LDRSBT, LDRSHT: from PL1 with PL0's permissions
+// (from PL0, and with translation off, as the plain forms; in Hyp mode, where they are
+// UNPREDICTABLE, as the plain forms too, as QEMU 7.2).
+void ArmCore::exec_ls_unprivileged(ArmCore& c, const Insn& in) {
+  const uint32_t base = c.st_.r[in.rn];
+  uint32_t off = in.imm;
+  if (in.flags & kFlagRegOff) {
+    uint32_t carry = c.flag_c();
+    off = shift_c(c.st_.r[in.rm], in.shift_type, in.shift_amt, carry);
+  }
+  const uint32_t offaddr = (in.flags & kFlagU) ? base + off : base - off;
+  const uint32_t a = (in.flags & kFlagP) ? offaddr : base;
+  const bool pl0 = c.st_.system && c.mmu_.on() && c.st_.mode != kHyp &&
+                   c.st_.mode != static_cast<uint8_t>(Mode::Usr);
+  const bool store = in.sub < kLdr;
+  const uint32_t size = in.sub == kStr || in.sub == kLdr                         ? 4
+                        : in.sub == kStrh || in.sub == kLdrh || in.sub == kLdrsh ? 2
+                                                                                 : 1;
+  if (c.st_.cp15.sctlr & kSctlrA) check_aligned(a, size, store);
+  uint32_t v = 0;
+  switch (in.sub) {
+    case kStr:
+      pl0 ? c.mmu_.write<uint32_t>(a, c.st_.r[in.rd], true) : c.wr<uint32_t>(a, c.st_.r[in.rd]);
+      break;
+    case kStrb:
+      pl0 ? c.mmu_.write<uint8_t>(a, static_cast<uint8_t>(c.st_.r[in.rd]), true)
+          : c.wr<uint8_t>(a, static_cast<uint8_t>(c.st_.r[in.rd]));
+      break;
+    case kStrh:
+      pl0 ? c.mmu_.write<uint16_t>(a, static_cast<uint16_t>(c.st_.r[in.rd]), true)
+          : c.wr<uint16_t>(a, static_cast<uint16_t>(c.st_.r[in.rd]));
+      break;
+    case kLdr:
+      v = pl0 ? c.mmu_.read<uint32_t>(a, true) : c.rd<uint32_t>(a);
+      break;
+    case kLdrb:
+      v = pl0 ? c.mmu_.read<uint8_t>(a, true) : c.rd<uint8_t>(a);
+      break;
+    case kLdrh:
+      v = pl0 ? c.mmu_.read<uint16_t>(a, true) : c.rd<uint16_t>(a);
+      break;
+    case kLdrsb:
+      v = static_cast<uint32_t>(
+          static_cast<int8_t>(pl0 ? c.mmu_.read<uint8_t>(a, true) : c.rd<uint8_t>(a)));
+      break;
+    case kLdrsh:
+      v = static_cast<uint32_t>(
+          static_cast<int16_t>(pl0 ? c.mmu_.read<uint16_t>(a, true) : c.rd<uint16_t>(a)));
+      break;
+    default:
+      c.undefined(in);
+  }
+  if (in.flags & kFlagW) c.st_.r[in.rn] = offaddr;
+  if (!store) c.st_.r[in.rd] = v;
 }
 
 }  // namespace vtoe::cpu::iss

@@ -2,7 +2,7 @@
 // cache (each address is decoded once; a write to a code page drops that page's decoded
 // instructions).
 //
-// The core is plain C++ (no SystemC): it runs instructions against a GuestMemory. Two ways to run:
+// The core is plain C++ (no SystemC): it runs instructions against a PagedMemory. Two ways to run:
 //  - syscall emulation (the default): user mode; SVC goes to a SupervisorCall handler (Linux
 //    system-call emulation, or a test); undefined instructions and faults are thrown.
 //  - system mode (set_system_mode, reset_system): the processor modes with their banked registers
@@ -10,8 +10,12 @@
 //    exceptions taken to the vectors as ARMv7-A takes them: SVC, undefined instruction, prefetch
 //    and data abort, IRQ and FIQ (inputs set_irq/set_fiq, taken at instruction boundaries when
 //    CPSR.I/F allow), and to Hyp mode (HVBAR) for HVC, the Hyp traps and routed interrupts.
-//    CP15 is a table (arm_core_cp15.cpp); the generic timer's registers live in the core
-//    (generic_timer.h).
+//
+// The core is split along the architecture's seams: its architectural state is one ArmState
+// (arm_state.h: what a snapshot copies, what another core does not share); the MMU (mmu.h: table
+// walker and TLB), CP15 (cp15.h: the register table and its access checks and traps) and
+// exception entry (exception_entry.h) are objects of their own that work on that state. The
+// core keeps the executor, the decoded-instruction cache and the run loop.
 // Retired instructions are counted by class, so that timing models can sit behind it.
 #pragma once
 
@@ -26,9 +30,13 @@
 #include <utility>
 #include <vector>
 
+#include "models/cpu/iss/arm_state.h"
+#include "models/cpu/iss/cp15.h"
+#include "models/cpu/iss/exception_entry.h"
 #include "models/cpu/iss/generic_timer.h"
-#include "models/cpu/iss/guest_memory.h"
 #include "models/cpu/iss/insn.h"
+#include "models/cpu/iss/mmu.h"
+#include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
 
@@ -46,8 +54,9 @@ class UndefinedInstruction : public std::runtime_error {
 // Ordinary LDR/STR/LDRH/STRH may be unaligned (SCTLR.A = 0, as Linux runs user code).
 class AlignmentFault : public std::runtime_error {
  public:
-  AlignmentFault(uint32_t addr, uint32_t size);
+  AlignmentFault(uint32_t addr, uint32_t size, bool write = false);
   uint32_t addr;
+  bool write;
 };
 
 class ArmCore;
@@ -70,62 +79,6 @@ constexpr std::array<uint16_t, 16> cond_table() {
 }
 constexpr std::array<uint16_t, 16> kCondPass = cond_table();
 
-// A translation fault, access-flag, domain or permission fault, or an external abort on a
-// table walk, found by the MMU (system mode): taken as a data or prefetch abort to PL1 (stage 1)
-// or to Hyp mode (stage 2, or Hyp's own stage 1).
-struct MmuFault {
-  enum Kind : uint8_t { Translation, AccessFlag, Domain, Permission, External, WalkExternal };
-  Kind kind = Translation;
-  uint8_t level = 1;    // 1-3 (short format: 1 section, 2 page)
-  uint8_t domain = 0;   // short format
-  bool stage2 = false;  // found by stage 2 (IPA -> PA)
-  bool s1ptw = false;   // stage 2 fault on a stage-1 table walk
-  bool long_format = false;
-  uint64_t ipa = 0;  // stage 2 faults: the IPA
-};
-class MmuAbort : public std::runtime_error {
- public:
-  MmuAbort(uint32_t va, bool write, bool fetch, const MmuFault& f);
-  uint32_t va;
-  bool write, fetch;
-  MmuFault fault;
-};
-
-// Processor modes (CPSR.M).
-enum class Mode : uint8_t {
-  Usr = 0x10,
-  Fiq = 0x11,
-  Irq = 0x12,
-  Svc = 0x13,
-  Abt = 0x17,
-  Hyp = 0x1A,
-  Und = 0x1B,
-  Sys = 0x1F
-};
-const char* to_string(Mode m);
-
-// Exceptions of system mode, counted by kind (taken to a PL1 mode or to Hyp mode). HypTrap is
-// the Hyp trap vector (0x14): HVC from PL1, trapped instructions, stage-2 aborts.
-enum class Exception : uint8_t {
-  Undefined,
-  Svc,
-  PrefetchAbort,
-  DataAbort,
-  Irq,
-  Fiq,
-  HypTrap,
-  Count
-};
-const char* to_string(Exception e);
-
-// HSR exception classes (ARM ARM B3.13.6) the core reports.
-namespace hsr_ec {
-constexpr uint8_t kUnknown = 0x00, kWfiWfe = 0x01, kMcrMrcCp15 = 0x03, kMcrrMrrcCp15 = 0x04,
-                  kCp10 = 0x07, kMrcCp10Id = 0x08, kSvc = 0x11, kHvc = 0x12, kSmc = 0x13,
-                  kPrefetchAbortLower = 0x20, kPrefetchAbortHyp = 0x21, kDataAbortLower = 0x24,
-                  kDataAbortHyp = 0x25;
-}
-
 // Firmware behind SMC (there is no Monitor mode: QEMU answers PSCI there too) and behind HVC
 // when the core has no Hyp mode (reset_system(false)). Returns false: the instruction is
 // undefined. The call reads and writes the core's registers (r0-r3 for PSCI).
@@ -144,56 +97,60 @@ class SupervisorCall {
 };
 
 class ArmCore {
+  // The core's parts that work on its state (see arm_state.h).
+  friend class Cp15;
+  friend class ExceptionEntry;
+
  public:
   static constexpr int kClasses = static_cast<int>(InsnClass::Count);
 
-  explicit ArmCore(GuestMemory& mem);
+  explicit ArmCore(PagedMemory& mem);
   ~ArmCore();
   ArmCore(const ArmCore&) = delete;
   ArmCore& operator=(const ArmCore&) = delete;
 
-  GuestMemory& memory() { return mem_; }
+  PagedMemory& memory() { return mem_; }
   void set_svc_handler(SupervisorCall* h) { svc_ = h; }
 
-  uint32_t reg(int n) const { return n == 15 ? pc_ : r_[n]; }
+  uint32_t reg(int n) const { return n == 15 ? st_.pc : st_.r[n]; }
   void set_reg(int n, uint32_t v);
   // Address of the next instruction; bit 0 of `addr` selects Thumb state.
   void set_pc(uint32_t addr);
-  uint32_t pc() const { return pc_; }
-  bool thumb() const { return thumb_; }
+  uint32_t pc() const { return st_.pc; }
+  bool thumb() const { return st_.thumb; }
   // The whole CPSR: N Z C V Q, IT, GE, E, A I F, T, mode.
   uint32_t cpsr() const;
   // Writes every CPSR field (mode switch included): for set-up and tests.
   void set_cpsr(uint32_t v) { write_cpsr(v, 0xffffffffu); }
   void set_nzcv(uint32_t bits31_28);
-  Mode mode() const { return static_cast<Mode>(mode_); }
+  Mode mode() const { return static_cast<Mode>(st_.mode); }
   // SPSR of the current mode (0 in USR and SYS, which have none), and of a given mode.
-  uint32_t spsr() const { return spsr_[bank_of(mode_)]; }
-  uint32_t spsr(Mode m) const { return spsr_[bank_of(static_cast<uint8_t>(m))]; }
+  uint32_t spsr() const { return st_.spsr[bank_of(st_.mode)]; }
+  uint32_t spsr(Mode m) const { return st_.spsr[bank_of(static_cast<uint8_t>(m))]; }
   // Register n (r8-r14 are banked) as mode `m` sees it, whichever mode is current.
   uint32_t banked_reg(Mode m, int n) const;
 
   // System mode (see the top of this file). Entering it resets the core as the hardware does:
   // SVC mode, A I F masked, ARM state, SCTLR.V = 0, VBAR = 0; the PC is left to set_pc.
   void set_system_mode(bool on);
-  bool system_mode() const { return system_; }
+  bool system_mode() const { return st_.system; }
   // System mode as a Cortex-A15 resets (non-secure state only): with `hyp`, the Virtualization
   // Extensions exist and the core starts in Hyp mode (QEMU's virtualization=on); without, it
   // starts in SVC and HVC goes to the firmware. MMU off, A I F masked, every CP15 register at
   // its reset value; the PC is left to set_pc.
   void reset_system(bool hyp);
-  bool has_hyp() const { return has_hyp_; }
+  bool has_hyp() const { return st_.has_hyp; }
   void set_firmware(FirmwareCall* f) { firmware_ = f; }
   // Virtual interrupt lines from the GIC's virtual CPU interface. A pending virtual interrupt is
   // taken (to IRQ/FIQ mode) only outside Hyp mode with HCR.IMO/FMO set; HCR.VI/VF assert them too.
   void set_virq(bool level) {
-    virq_ = level;
-    if (level) wfi_ = false;
+    st_.virq = level;
+    if (level) st_.wfi = false;
     update_attention();
   }
   void set_vfiq(bool level) {
-    vfiq_ = level;
-    if (level) wfi_ = false;
+    st_.vfiq = level;
+    if (level) st_.wfi = false;
     update_attention();
   }
   // The generic timer (its registers are CP15; see generic_timer.h). The count is
@@ -201,33 +158,43 @@ class ArmCore {
   // of instructions retired. The listener is called when an output level may have changed.
   void set_counter_source(std::function<uint64_t()> source) { counter_ = std::move(source); }
   void set_timer_listener(std::function<void()> listener) { timer_listener_ = std::move(listener); }
-  bool timer_output(TimerKind k) const { return timer_.output(k, counter()); }
+  bool timer_output(TimerKind k) const { return st_.timer.output(k, counter()); }
   // The physical count at which the next output rises (none: nothing armed).
-  std::optional<uint64_t> next_timer_deadline() const { return timer_.next_deadline(counter()); }
-  GenericTimer& timer() { return timer_; }
+  std::optional<uint64_t> next_timer_deadline() const { return st_.timer.next_deadline(counter()); }
+  GenericTimer& timer() { return st_.timer; }
+
+  // The architectural state (registers of every mode, CP15, VFP, timer registers), for
+  // snapshots, debuggers and tests. restore_state() installs a saved one: the TLB and the
+  // decoded-code map are looked up again, pending interrupts re-evaluated.
+  const ArmState& state() const { return st_; }
+  void restore_state(const ArmState& s);
 
   // Hyp mode's own registers, for the platform and tests.
-  uint32_t elr_hyp() const { return elr_hyp_; }
-  uint32_t hsr() const { return sys_.hsr; }
-  uint32_t hcr() const { return sys_.hcr; }
-  uint32_t hvbar() const { return sys_.hvbar; }
-  uint32_t hdfar() const { return sys_.hdfar; }
-  uint32_t hifar() const { return sys_.hifar; }
-  uint32_t hpfar() const { return sys_.hpfar; }
-  uint32_t dfsr() const { return sys_.dfsr; }
-  uint32_t dfar() const { return sys_.dfar; }
-  uint32_t ifsr() const { return sys_.ifsr; }
-  uint32_t ifar() const { return sys_.ifar; }
+  uint32_t elr_hyp() const { return st_.elr_hyp; }
+  uint32_t hsr() const { return st_.cp15.hsr; }
+  uint32_t hcr() const { return st_.cp15.hcr; }
+  uint32_t hvbar() const { return st_.cp15.hvbar; }
+  uint32_t hdfar() const { return st_.cp15.hdfar; }
+  uint32_t hifar() const { return st_.cp15.hifar; }
+  uint32_t hpfar() const { return st_.cp15.hpfar; }
+  uint32_t dfsr() const { return st_.cp15.dfsr; }
+  uint32_t dfar() const { return st_.cp15.dfar; }
+  uint32_t ifsr() const { return st_.cp15.ifsr; }
+  uint32_t ifar() const { return st_.cp15.ifar; }
   // A CP15 register by its MRC/MCR coordinates, as the current mode would read it but without
   // access checks, traps or side effects (debuggers, tests); nullopt: not implemented.
-  std::optional<uint32_t> cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2);
-  std::optional<uint64_t> cp15_64(uint32_t opc1, uint32_t crm);
+  std::optional<uint32_t> cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
+    return cp15_.read(crn, opc1, crm, opc2);
+  }
+  std::optional<uint64_t> cp15_64(uint32_t opc1, uint32_t crm) { return cp15_.read64(opc1, crm); }
   // Writes one as MCR/MCRR would (side effects included: TLB flushes, timer listener), without
   // access checks or traps. False: not implemented or not writable.
-  bool set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v);
-  bool set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v);
+  bool set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v) {
+    return cp15_.write(crn, opc1, crm, opc2, v);
+  }
+  bool set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v) { return cp15_.write64(opc1, crm, v); }
   // The CP15 registers the core implements, as "name crn opc1 crm opc2" (coverage listing).
-  static std::vector<std::string> cp15_register_names();
+  static std::vector<std::string> cp15_register_names() { return Cp15::register_names(); }
 
   // Debug access for a GDB stub: translated with the current regime, no fault taken, no fault
   // register changed. False: something in the range is not mapped.
@@ -242,37 +209,43 @@ class ArmCore {
   // Retired instructions by the mode they ran in (statistics).
   uint64_t retired_in_mode(Mode m) const;
   // Exceptions taken to Hyp mode by HSR exception class (IRQ and FIQ have none: hyp_interrupts).
-  uint64_t hyp_entries(uint8_t ec) const { return hyp_ec_[ec & 63]; }
-  uint64_t hyp_interrupts(Exception e) const { return hyp_exceptions_[static_cast<int>(e)]; }
+  uint64_t hyp_entries(uint8_t ec) const { return exc_.hyp_entries(ec); }
+  uint64_t hyp_interrupts(Exception e) const { return exc_.hyp_interrupts(e); }
   // Interrupt inputs (levels). Taken at the next instruction boundary when unmasked; either one
   // also ends a WFI, masked or not.
   void set_irq(bool level) {
-    irq_ = level;
-    if (level) wfi_ = false;
+    st_.irq = level;
+    if (level) st_.wfi = false;
     update_attention();
   }
   void set_fiq(bool level) {
-    fiq_ = level;
-    if (level) wfi_ = false;
+    st_.fiq = level;
+    if (level) st_.wfi = false;
     update_attention();
   }
-  bool irq() const { return irq_; }
-  bool fiq() const { return fiq_; }
+  bool irq() const { return st_.irq; }
+  bool fiq() const { return st_.fiq; }
   // WFI (or WFE) in system mode with no interrupt asserted: run() returns and the core stays
   // asleep until set_irq/set_fiq raise a line.
-  bool waiting_for_interrupt() const { return wfi_; }
-  uint64_t exceptions(Exception e) const { return exceptions_[static_cast<int>(e)]; }
-  uint32_t sctlr() const { return sys_.sctlr; }
-  uint32_t vbar() const { return sys_.vbar; }
-  void set_vbar(uint32_t v) { sys_.vbar = v & ~31u; }
+  bool waiting_for_interrupt() const { return st_.wfi; }
+  uint64_t exceptions(Exception e) const { return exc_.taken(e); }
+  // Every exception entry (PL1 and Hyp, synchronous and interrupts); with retired(), what a
+  // run's bound counts.
+  uint64_t exception_entries() const { return exc_.entries(); }
+  // The last synchronous exception (kind, faulting instruction and mode, vector, repeats); "" if
+  // none.
+  std::string last_exception() const { return exc_.last_fault(); }
+  uint32_t sctlr() const { return st_.cp15.sctlr; }
+  uint32_t vbar() const { return st_.cp15.vbar; }
+  void set_vbar(uint32_t v) { st_.cp15.vbar = v & ~31u; }
   // Drops the decoded instructions of [addr, addr + len): code changed behind the core's back
   // (another bus master, a DMI region that went away).
   void invalidate_decoded(uint32_t addr, uint32_t len);
-  uint32_t tls() const { return tls_; }
-  void set_tls(uint32_t v) { tls_ = v; }
-  uint32_t sreg(int n) const { return s_[n]; }
-  void set_sreg(int n, uint32_t v) { s_[n] = v; }
-  uint64_t dreg(int n) const { return s_[2 * n] | (uint64_t{s_[2 * n + 1]} << 32); }
+  uint32_t tls() const { return st_.tls; }
+  void set_tls(uint32_t v) { st_.tls = v; }
+  uint32_t sreg(int n) const { return st_.s[n]; }
+  void set_sreg(int n, uint32_t v) { st_.s[n] = v; }
+  uint64_t dreg(int n) const { return st_.s[2 * n] | (uint64_t{st_.s[2 * n + 1]} << 32); }
   void set_dreg(int n, uint64_t v);
   uint32_t fpscr() const;
   void set_fpscr(uint32_t v);
@@ -295,8 +268,10 @@ class ArmCore {
     bool active_;
   };
 
-  // Runs until halt(), WFI, a breakpoint or `max` instructions; returns how many retired. In system
-  // mode an exception entry is not an instruction: the count is of instructions retired.
+  // Runs until halt(), WFI, a breakpoint or `max` instructions retired and exception entries
+  // (each entry uses one, so that a handler that faults at once cannot keep it going); returns
+  // how many instructions retired. Throws ExceptionLoop (exception_entry.h) on a storm of
+  // entries with no progress.
   uint64_t run(uint64_t max = ~uint64_t{0});
   // One instruction, or one exception entry (run() is the fast way to execute many). Nothing
   // when halted or asleep.
@@ -315,29 +290,29 @@ class ArmCore {
   }
   uint64_t decoded() const { return decoded_; }
   // Software TLB statistics (system mode with translation on).
-  uint64_t tlb_misses() const { return tlb_misses_; }
-  uint64_t tlb_flushes() const { return tlb_flushes_; }
+  uint64_t tlb_misses() const { return mmu_.misses(); }
+  uint64_t tlb_flushes() const { return mmu_.flushes(); }
   // Whether the current regime translates addresses (SCTLR.M, HSCTLR.M in Hyp mode, HCR.VM).
-  bool translation_on() const { return mmu_on_; }
+  bool translation_on() const { return mmu_.on(); }
 
   // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
-  // else straight to GuestMemory (syscall emulation, MMU off: the fast path).
+  // else straight to PagedMemory (syscall emulation, MMU off: the fast path).
   // With the MMU on, a software-TLB hit on a page of host memory is served here (the current
   // privilege's FastTlbEntry); everything else (a miss, a permission to check, a device, a page
   // crossing) goes to mmu_read/mmu_write.
   template <typename T>
   T rd(uint32_t a) {
-    if (__builtin_expect(mmu_on_, 0)) {
-      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
-      const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.read_va == (a >> GuestMemory::kPageBits) &&
-                               off <= GuestMemory::kPageSize - sizeof(T),
+    if (__builtin_expect(mmu_.on(), 0)) {
+      const Mmu::FastTlbEntry& e = mmu_.fast(a >> PagedMemory::kPageBits);
+      const uint32_t off = a & (PagedMemory::kPageSize - 1);
+      if (__builtin_expect(e.read_va == (a >> PagedMemory::kPageBits) &&
+                               off <= PagedMemory::kPageSize - sizeof(T),
                            1)) {
         T v;
         std::memcpy(&v, e.host + off, sizeof(T));
         return v;
       }
-      return mmu_read<T>(a);
+      return mmu_.read<T>(a);
     }
     if constexpr (sizeof(T) == 1)
       return mem_.read8(a);
@@ -350,11 +325,11 @@ class ArmCore {
   // (null: they would not).
   template <typename T, bool Write>
   uint8_t* host_address(uint32_t a) {
-    const uint32_t off = a & (GuestMemory::kPageSize - 1);
-    if (off > GuestMemory::kPageSize - sizeof(T)) return nullptr;
-    const uint32_t page = a >> GuestMemory::kPageBits;
-    if (mmu_on_) {
-      const FastTlbEntry& e = cur_fast_[page % kTlbSize];
+    const uint32_t off = a & (PagedMemory::kPageSize - 1);
+    if (off > PagedMemory::kPageSize - sizeof(T)) return nullptr;
+    const uint32_t page = a >> PagedMemory::kPageBits;
+    if (mmu_.on()) {
+      const Mmu::FastTlbEntry& e = mmu_.fast(page);
       return (Write ? e.write_va : e.read_va) == page ? e.host + off : nullptr;
     }
     uint8_t* p = mem_.host_page(page);
@@ -363,16 +338,16 @@ class ArmCore {
   }
   template <typename T>
   void wr(uint32_t a, T v) {
-    if (__builtin_expect(mmu_on_, 0)) {
-      const FastTlbEntry& e = cur_fast_[(a >> GuestMemory::kPageBits) % kTlbSize];
-      const uint32_t off = a & (GuestMemory::kPageSize - 1);
-      if (__builtin_expect(e.write_va == (a >> GuestMemory::kPageBits) &&
-                               off <= GuestMemory::kPageSize - sizeof(T),
+    if (__builtin_expect(mmu_.on(), 0)) {
+      const Mmu::FastTlbEntry& e = mmu_.fast(a >> PagedMemory::kPageBits);
+      const uint32_t off = a & (PagedMemory::kPageSize - 1);
+      if (__builtin_expect(e.write_va == (a >> PagedMemory::kPageBits) &&
+                               off <= PagedMemory::kPageSize - sizeof(T),
                            1)) {
         std::memcpy(e.host + off, &v, sizeof(T));
         return;
       }
-      return mmu_write<T>(a, v);
+      return mmu_.write<T>(a, v);
     }
     if constexpr (sizeof(T) == 1)
       mem_.write8(a, v);
@@ -391,65 +366,18 @@ class ArmCore {
   struct DecodedPage {
     uint32_t pa_page = 0;
     uint32_t va_page = 0;
-    Insn a32[GuestMemory::kPageSize / 4];
-    Insn t32[GuestMemory::kPageSize / 2];
+    Insn a32[PagedMemory::kPageSize / 4];
+    Insn t32[PagedMemory::kPageSize / 2];
   };
   // Which decoded page a virtual page runs: valid while ctx equals ctx_ (0: never valid).
   struct CodeMapEntry {
     uint32_t ctx = 0;
     DecodedPage* page = nullptr;
   };
-  // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
-  // permissions (bits 0-2 PL1 read/write/execute, 3-5 PL0, as kPermR << shift); `block` says the
-  // stage-1 mapping is larger than a page (TLBIMVA drops it whatever the page).
-  struct TlbEntry {
-    uint32_t va_page = ~0u;
-    uint32_t pa_page = 0;
-    uint8_t perms = 0;
-    bool block = false;
-  };
-  // What the loads and stores look at first, one per TlbEntry and privilege: the virtual page
-  // when a read (a write) at that privilege is served from `host`, the page's host memory (a
-  // RAM page the privilege may read; a write also needs it not to hold decoded code), else ~0u.
-  // One compare instead of the page, the permissions and the host pointer; 16 bytes.
-  struct FastTlbEntry {
-    uint32_t read_va = ~0u;
-    uint32_t write_va = ~0u;
-    uint8_t* host = nullptr;
-  };
-  static constexpr uint32_t kTlbSize = 1024;
-  static constexpr uint8_t kPermR = 1, kPermW = 2, kPermX = 4;
-  // The result of a walk: the output address and the permissions of each stage.
-  struct Walk {
-    uint64_t pa = 0;
-    uint8_t s1perms = 0x3f, s2perms = 0x3f;
-    bool s1_domain_no_access = false;  // short format: a domain with no access
-    MmuFault fault;
-    bool ok = false;
-    uint8_t level = 1;
-    uint8_t domain = 0;
-    bool block = false;  // stage 1 mapped a section, supersection, large page or LPAE block
-    // Long format, stage 1: the MAIR attribute byte and SH of the mapping (for PAR only).
-    uint8_t attr = 0, sh = 0;
-  };
-  template <typename T>
-  T mmu_read(uint32_t a);
-  template <typename T>
-  void mmu_write(uint32_t a, T v);
-  // VA -> PA for an access of `need` (kPermR/W/X) at the current privilege; throws MmuAbort.
-  uint32_t translate(uint32_t va, uint8_t need);
-  // The full walk for the current (or a given) regime; never throws.
-  Walk walk(uint32_t va, bool hyp_regime, bool stage2_on);
-  Walk walk_short(uint32_t va, bool stage2_on);
-  Walk walk_long(uint32_t va, bool hyp_regime, bool stage2_on);
-  bool stage2(uint64_t ipa, Walk& w, bool s1ptw);
-  bool read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on);
-  void update_mmu();  // mmu_on_ and ctx_ from SCTLR/HSCTLR/HCR and the mode
-  void take_mmu_fault(const MmuAbort& a);
-  uint32_t fault_status(const MmuFault& f, bool write) const;
+  void update_mmu();  // the MMU's regime and ctx_ from SCTLR/HSCTLR/HCR and the mode
 
   static constexpr uint32_t kA = 1u << 8, kI = 1u << 7, kF = 1u << 6;
-  static constexpr uint32_t kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
+  static constexpr uint32_t kSctlrA = 1u << 1, kSctlrV = 1u << 13, kSctlrTe = 1u << 30;
   static constexpr uint8_t kHyp = static_cast<uint8_t>(Mode::Hyp);
   // HCR bits (B4.1.65).
   static constexpr uint32_t kHcrVm = 1u << 0, kHcrSwio = 1u << 1, kHcrFmo = 1u << 3,
@@ -461,24 +389,9 @@ class ArmCore {
                             kHcrTpc = 1u << 23, kHcrTpu = 1u << 24, kHcrTtlb = 1u << 25,
                             kHcrTvm = 1u << 26, kHcrTge = 1u << 27, kHcrTrvm = 1u << 30;
 
-  // The CP15 registers (non-secure state; the generic timer's are in timer_). Reset values in
-  // reset_system.
-  struct SysRegs {
-    uint32_t sctlr, actlr, cpacr, ttbcr, dacr, prrr, nmrr, amair0, amair1;
-    uint64_t ttbr0, ttbr1, par;
-    uint32_t dfsr, ifsr, dfar, ifar, adfsr, aifsr, contextidr, csselr;
-    uint32_t tpidrurw, tpidrprw, vbar, fpexc;
-    uint32_t hcr, hdcr, hcptr, hstr, hacr, hsctlr, htcr, vtcr, hmair0, hmair1, hamair0, hamair1;
-    uint64_t httbr, vttbr;
-    uint32_t vpidr, vmpidr, hsr, hdfar, hifar, hpfar, hvbar, htpidr, hadfsr, haifsr;
-  };
-  struct Cp15Reg;
-  static const std::vector<Cp15Reg>& cp15_table();
-  static const Cp15Reg* cp15_find(bool is64, uint32_t key);
-
   class GuestFpScope;
   uint64_t run_loop(uint64_t max);
-  // Runs the instruction at `pc` (== pc_) and returns the next PC (also in pc_).
+  // Runs the instruction at `pc` (== st_.pc) and returns the next PC (also in st_.pc).
   uint32_t step_inner(uint32_t pc);
   uint32_t form_block(uint32_t pc, const Insn& first);
   template <bool Thumb>
@@ -488,56 +401,61 @@ class ArmCore {
   static int bank_of(uint8_t mode);
   static int lr_bank_of(uint8_t mode) { return mode == kHyp ? 0 : bank_of(mode); }
   // A mode the core may be in (HYP only with the Virtualization Extensions).
-  bool valid_mode(uint8_t mode) const { return bank_of(mode) >= 0 && (mode != kHyp || has_hyp_); }
+  bool valid_mode(uint8_t mode) const {
+    return bank_of(mode) >= 0 && (mode != kHyp || st_.has_hyp);
+  }
   void switch_mode(uint8_t mode);
   void write_cpsr(uint32_t v, uint32_t mask);
-  bool privileged() const { return mode_ != static_cast<uint8_t>(Mode::Usr); }
-  void update_attention() { attention_ = halted_ || wfi_ || code_changed_ || interrupt_takeable(); }
+  bool privileged() const { return st_.mode != static_cast<uint8_t>(Mode::Usr); }
+  void update_attention() {
+    attention_ = halted_ || st_.wfi || code_changed_ || interrupt_takeable();
+  }
   bool interrupt_takeable() const {
-    if (!(sys_.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && mode_ != kHyp) {  // the common case
-      return (irq_ && !(aif_ & kI)) || (fiq_ && !(aif_ & kF));
+    if (!(st_.cp15.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && st_.mode != kHyp) {  // the common case
+      return (st_.irq && !(st_.aif & kI)) || (st_.fiq && !(st_.aif & kF));
     }
-    return pending_interrupt() != 0;
+    return exc_.pending_interrupt() != 0;
   }
-  // What the interrupt inputs and HCR make takeable now: 0 none, else a code for take_.
-  int pending_interrupt() const;
-  bool service_attention();  // false: stop running (halted, asleep or at a breakpoint)
-  bool take_pending_interrupt();
-  // Exception entry to Hyp mode (B1.8.4): vector HVBAR + offset, ELR_hyp = return address.
-  void enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t spsr);
-  // A synchronous exception to Hyp mode with its syndrome: from Hyp mode at `hyp_offset`, from
-  // the other modes at the Hyp trap vector. The return address is the instruction itself.
-  void hyp_trap(uint8_t ec, uint32_t iss, const Insn& in, uint32_t hyp_offset = 0x14);
-  uint32_t hsr_value(uint8_t ec, uint32_t iss, bool il32) const {
-    return (uint32_t{ec} << 26) | (il32 ? 1u << 25 : 0u) | (iss & 0x1ffffff);
+  // false: stop running (halted, asleep, or an interrupt was taken: entered_in_loop_).
+  bool service_attention();
+  // Exception entry (exception_entry.h).
+  bool take_pending_interrupt() { return exc_.take_pending_interrupt(); }
+  void hyp_trap(uint8_t ec, uint32_t iss, const Insn& in, uint32_t hyp_offset = 0x14) {
+    exc_.hyp_trap(ec, iss, in, hyp_offset);
   }
-  // The condition field a trapped instruction reports in HSR.ISS (CV = 1).
-  uint32_t trap_cond(const Insn& in) const;
-  bool in_hyp() const { return mode_ == kHyp; }
+  uint32_t trap_cond(const Insn& in) const { return exc_.trap_cond(in); }
+  void take_exception(Exception e, uint32_t lr, uint32_t spsr) { exc_.take_exception(e, lr, spsr); }
+  bool in_hyp() const { return st_.mode == kHyp; }
   // Non-secure PL0/PL1 with the Virtualization Extensions: where HCR's traps apply.
-  bool below_hyp() const { return has_hyp_ && mode_ != kHyp; }
+  bool below_hyp() const { return st_.has_hyp && st_.mode != kHyp; }
   void hvc(const Insn& in);
   void smc(const Insn& in);
+  void bkpt(const Insn& in);
+  void srs(const Insn& in);
+  void rfe(const Insn& in);
+  // LDRT, STRBT, ...: from PL1 with PL0's permissions (arm_core_system.cpp).
+  static void exec_ls_unprivileged(ArmCore& c, const Insn& in);
+  // Every decoded instruction is dropped (its executor depends on SCTLR.A).
+  void drop_all_decoded();
   void wfi(const Insn& in);
   void eret(const Insn& in);
   void mrs_banked(const Insn& in);
   void msr_banked(const Insn& in);
   // The register a banked MRS/MSR names, or null (undefined from the current mode).
   uint32_t* banked_register(uint32_t sysm, bool& is_spsr);
-  uint64_t cp15_access(const Insn& in, bool is64, bool read, uint64_t value);
-  // CP14: the debug registers a kernel probes (arm_core_cp15.cpp).
-  uint32_t cp14_access(const Insn& in, bool read, uint32_t value);
-  // Translation (arm_core_mmu.cpp): TLB maintenance, the ATS* operations (kind: 0-3 ATS1C{P,U}
-  // {R,W}, 4-7 ATS12NSO{P,U}{R,W}, 8-9 ATS1H{R,W}) into PAR, and the debugger's translation.
-  void tlb_flush();
-  void tlb_flush_va(uint32_t va);
-  // The TLB's host pointers when host memory goes away or a page starts holding code.
-  void tlb_forget_host();
-  void tlb_protect_code(uint32_t pa_page);
+  // TLB maintenance: the MMU's, then every virtual page looks its decoded code up again.
+  void tlb_flush() {
+    mmu_.flush();
+    new_code_generation();
+  }
+  void tlb_flush_va(uint32_t va) {
+    mmu_.flush_va(va);
+    new_code_generation();
+  }
   // Every virtual page's decoded code is looked up again (a mapping or the code changed).
   void new_code_generation();
-  void address_translate(uint32_t va, int kind);
-  bool debug_translate(uint32_t va, uint32_t& pa);
+  // An ATS* operation (Mmu::address_translate's kinds) into PAR.
+  void address_translate(uint32_t va, int kind) { st_.cp15.par = mmu_.address_translate(va, kind); }
   uint64_t counter() const { return counter_ ? counter_() : retired(); }
   void timer_changed() {
     if (timer_listener_) timer_listener_();
@@ -545,10 +463,9 @@ class ArmCore {
   // Runs body; a synchronous exception it throws is taken (system mode) and false returned.
   template <typename F>
   bool guarded(F&& body);
-  void take_exception(Exception e, uint32_t lr, uint32_t spsr);
   void exception_return(uint32_t target);
-  // A synchronous exception thrown while an instruction ran: taken in system mode, else rethrown.
-  void take_fault(Exception e, uint32_t fault_addr, bool write, bool alignment);
+  // An exception return to `target` with CPSR = `spsr` (RFE; exception_return with the SPSR).
+  void return_to(uint32_t target, uint32_t spsr);
   static uint8_t it_advance(uint8_t s) {
     return (s & 7) ? static_cast<uint8_t>((s & 0xE0) | ((s << 1) & 0x1F)) : 0;
   }
@@ -558,9 +475,9 @@ class ArmCore {
   void enter_guest_fp();
   void leave_guest_fp();
   const Insn& fetch_decoded(uint32_t pc) {  // the common case: on the last fetch's page, decoded
-    if ((pc >> GuestMemory::kPageBits) == fetch_vpage_) {
-      uint32_t off = pc & (GuestMemory::kPageSize - 1);
-      const Insn& s = thumb_ ? fetch_page_->t32[off >> 1] : fetch_page_->a32[off >> 2];
+    if ((pc >> PagedMemory::kPageBits) == fetch_vpage_) {
+      uint32_t off = pc & (PagedMemory::kPageSize - 1);
+      const Insn& s = st_.thumb ? fetch_page_->t32[off >> 1] : fetch_page_->a32[off >> 2];
       if (s.op != Op::None) return s;
     }
     return lookup(pc);
@@ -570,7 +487,7 @@ class ArmCore {
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
   Insn decode(uint32_t pc, uint32_t pa);
-  bool cond_pass(uint32_t cond) const { return (kCondPass[cond & 15] >> nzcv_) & 1; }
+  bool cond_pass(uint32_t cond) const { return (kCondPass[cond & 15] >> st_.nzcv) & 1; }
   void execute(const Insn& in);
   void execute_vfp(const Insn& in);
   bool check_vfp_enabled(const Insn& in);  // false: trapped to Hyp mode
@@ -614,7 +531,7 @@ class ArmCore {
   static void exec_media(ArmCore& c, const Insn& in) { c.media(in); }
   static void exec_branch_reg(ArmCore& c, const Insn& in);
   static void exec_movw(ArmCore& c, const Insn& in) { c.write_reg(in.rd, in.imm); }
-  static ExecFn executor_for(const Insn& in);
+  ExecFn executor_for(const Insn& in) const;  // by SCTLR.A too
   template <uint8_t Kind, uint8_t Flags, size_t... S>
   static constexpr std::array<ExecFn, sizeof...(S)> dp_table(std::index_sequence<S...>);
   void load_store_multi(const Insn& in);
@@ -626,79 +543,46 @@ class ArmCore {
     if (n == 15)
       alu_write_pc(v);
     else
-      r_[n] = v;
+      st_.r[n] = v;
   }
   void alu_write_pc(uint32_t v);  // A32: interworking; T32: stays in Thumb
   void bx_write_pc(uint32_t v);   // interworking branch
   // The flags live packed (N Z C V in bits 3..0, the condition table's index): a condition check
   // is one load, and an instruction that sets them all one store.
-  uint32_t flag_c() const { return (nzcv_ >> 1) & 1; }
-  void set_nz(uint32_t v) { nzcv_ = (nzcv_ & 3u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2); }
+  uint32_t flag_c() const { return (st_.nzcv >> 1) & 1; }
+  void set_nz(uint32_t v) {
+    st_.nzcv = (st_.nzcv & 3u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2);
+  }
   void set_nzc(uint32_t v, uint32_t carry) {
-    nzcv_ = (nzcv_ & 1u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1);
+    st_.nzcv = (st_.nzcv & 1u) | ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1);
   }
   void set_nzcv_bits(uint32_t v, uint32_t carry, uint32_t overflow) {
-    nzcv_ = ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1) | overflow;
+    st_.nzcv = ((v >> 31) << 3) | (uint32_t{v == 0} << 2) | (carry << 1) | overflow;
   }
   [[noreturn]] void undefined(const Insn& in) const;
-  static void check_aligned(uint32_t addr, uint32_t size) {
-    if (addr & (size - 1)) throw AlignmentFault(addr, size);
+  static void check_aligned(uint32_t addr, uint32_t size, bool write = false) {
+    if (addr & (size - 1)) throw AlignmentFault(addr, size, write);
   }
 
-  GuestMemory& mem_;
+  PagedMemory& mem_;
   SupervisorCall* svc_ = nullptr;
-  // r_[15] holds the PC as instructions read it (address + 8 or + 4); r_[16] is where an
-  // exception return's data-processing result goes before it becomes the PC.
-  uint32_t r_[17] = {};
-  uint32_t pc_ = 0;    // address of the current instruction
-  uint32_t next_ = 0;  // address of the next one (branches write it)
-  bool thumb_ = false;
-  uint32_t nzcv_ = 0;  // CPSR.NZCV >> 28 (see set_nz)
-  uint32_t q_ = 0, ge_ = 0;
-  uint8_t itstate_ = 0;
-  bool in_it_ = false;
+  ArmState st_;  // the architectural state (arm_state.h)
   bool halted_ = false;
   bool attention_ = false;  // halted, asleep, or an unmasked interrupt: run() looks before a step
   bool code_changed_ = false;  // decoded code was dropped: a basic block in flight must end
-  bool system_ = false;
-  bool irq_ = false, fiq_ = false, wfi_ = false;
-  uint8_t mode_ = static_cast<uint8_t>(Mode::Usr);
-  uint8_t it_at_start_ = 0;  // ITSTATE of the instruction in an IT block (for a fault in it)
-  uint32_t aif_ = 0;         // CPSR bits E, A, I, F in place (9..6)
-  uint32_t bank_sp_[7] = {}, bank_lr_[7] = {}, spsr_[7] = {};
-  uint32_t elr_hyp_ = 0;
-  bool has_hyp_ = false;
-  bool virq_ = false, vfiq_ = false;
   FirmwareCall* firmware_ = nullptr;
-  GenericTimer timer_;
   std::function<uint64_t()> counter_;
   std::function<void()> timer_listener_;
   std::vector<uint32_t> breakpoints_;
   std::vector<uint8_t> bp_pages_;  // by virtual page: 1 if a breakpoint is on it
   bool bp_hit_ = false;
-  bool bp_skip_ = false;  // the first instruction of a run is not stopped at
+  bool bp_skip_ = false;
+  bool entered_in_loop_ = false;  // run_loop ended at an interrupt entry (run() goes on)  // the
+                                  // first instruction of a run is not stopped at
   uint64_t mode_retired_[32] = {};
   uint64_t mode_start_ = 0;  // retired() when the current mode was entered
-  std::array<uint64_t, static_cast<int>(Exception::Count)> hyp_exceptions_ = {};
-  std::array<uint64_t, 64> hyp_ec_ = {};
-  uint32_t usr_hi_[5] = {}, fiq_hi_[5] = {};  // r8-r12 of the mode not current (FIQ or others)
-  SysRegs sys_ = {};
-  // CP14 debug registers: breakpoint and watchpoint value/control pairs, DSCR, VCR, OSDLR.
-  struct DebugRegs {
-    uint32_t bvr[6], bcr[6], wvr[4], wcr[4];
-    uint32_t dscr, vcr, osdlr;
-    uint32_t teecr, teehbr;  // ThumbEE
-  };
-  DebugRegs dbg_ = {};
-  std::array<uint64_t, static_cast<int>(Exception::Count)> exceptions_ = {};
-  bool monitor_ = false;  // local exclusive monitor (one core: no other observer)
-  uint32_t monitor_addr_ = 0;
-  uint32_t tls_ = 0;
-  uint32_t s_[32] = {};
-  uint32_t fpscr_ = 0;
   // Host floating-point environment while guest code runs (see GuestFpScope).
   bool in_guest_fp_ = false;
-  int guest_fp_flags_ = 0;  // host FE_* flags of the guest between runs
   int host_fp_flags_ = 0, host_rounding_ = 0;
   std::vector<std::unique_ptr<DecodedPage>> pages_;  // by physical page
   std::vector<CodeMapEntry> code_map_;               // by virtual page
@@ -711,24 +595,9 @@ class ArmCore {
   // The virtual page of the last fetch and its decoded page (~0u: none; reset with ctx_).
   uint32_t fetch_vpage_ = ~0u;
   DecodedPage* fetch_page_ = nullptr;
-  bool mmu_on_ = false;
-  // The PL1&0 regime's TLB, then Hyp's (on the heap: the core's hot fields stay together).
-  std::vector<TlbEntry> tlb_storage_ = std::vector<TlbEntry>(2 * kTlbSize);
-  TlbEntry* const tlb_ = tlb_storage_.data();
-  TlbEntry* const tlb_hyp_ = tlb_ + kTlbSize;
-  // The fast entries of tlb_ at PL1 and at PL0, then of tlb_hyp_ (index i mirrors tlb_[i]).
-  std::vector<FastTlbEntry> fast_storage_ = std::vector<FastTlbEntry>(3 * kTlbSize);
-  FastTlbEntry* cur_fast_ = fast_storage_.data();  // the current privilege's
-  // The fast entries that mirror tlb_storage_[i] (one for Hyp's, two for PL1&0's).
-  void fast_invalidate(size_t i) {
-    if (i < kTlbSize) {
-      fast_storage_[i] = FastTlbEntry{};
-      fast_storage_[kTlbSize + i] = FastTlbEntry{};
-    } else {
-      fast_storage_[kTlbSize + i] = FastTlbEntry{};
-    }
-  }
-  uint64_t tlb_misses_ = 0, tlb_flushes_ = 0;
+  Mmu mmu_;                    // table walker and TLB (mmu.h)
+  Cp15 cp15_{*this};           // the CP15/CP14 access path (cp15.h)
+  ExceptionEntry exc_{*this};  // exception entry (exception_entry.h)
   // Pages dropped by a write while one of their instructions may still be executing; freed at
   // the next decode.
   std::vector<std::unique_ptr<DecodedPage>> dropped_;

@@ -1,6 +1,6 @@
-// System mode with the Virtualization Extensions: reset, Hyp mode and its exception entry,
-// interrupt routing (HCR.IMO/FMO/AMO, virtual interrupts), HVC/SMC/ERET/WFI, the banked-register
-// forms of MRS/MSR, debug access and breakpoints. CP15 is in arm_core_cp15.cpp.
+// System mode with the Virtualization Extensions: reset, HVC/SMC/ERET/WFI, the banked-register
+// forms of MRS/MSR, debug access and breakpoints. CP15 is cp15.cpp; exception entry and
+// interrupt routing are exception_entry.cpp.
 #include <algorithm>
 #include <cstring>
 
@@ -32,138 +32,95 @@ const char* to_string(Mode m) {
 }
 
 void ArmCore::reset_system(bool hyp) {
-  system_ = true;
-  has_hyp_ = hyp;
-  wfi_ = false;
+  st_.system = true;
+  st_.has_hyp = hyp;
+  st_.wfi = false;
   halted_ = false;
-  monitor_ = false;
-  uint32_t tls = tls_;  // TPIDRURO resets UNKNOWN; keep what a loader may have set
-  sys_ = SysRegs{};
-  tls_ = tls;
-  sys_.sctlr = 0x00c50078;   // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
-  sys_.hsctlr = 0x30c50818;  // the RES1 bits
-  sys_.actlr = 0;
+  st_.monitor = false;
+  uint32_t tls = st_.tls;  // TPIDRURO resets UNKNOWN; keep what a loader may have set
+  st_.cp15 = Cp15Regs{};
+  st_.tls = tls;
+  st_.cp15.sctlr = 0x00c50078;   // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
+  st_.cp15.hsctlr = 0x30c50818;  // the RES1 bits
+  st_.cp15.actlr = 0;
   // The mode's registers keep their values (UNKNOWN at reset); the banks are cleared.
-  std::fill(std::begin(spsr_), std::end(spsr_), 0u);
-  elr_hyp_ = 0;
-  timer_.reset();
+  std::fill(std::begin(st_.spsr), std::end(st_.spsr), 0u);
+  st_.elr_hyp = 0;
+  st_.timer.reset();
   set_fpscr(0);
   uint8_t m = static_cast<uint8_t>(hyp ? Mode::Hyp : Mode::Svc);
   write_cpsr(kA | kI | kF | m, 0xffffffffu);
-  mode_ = m;  // whatever write_cpsr did with the banks, this is the reset mode
+  st_.mode = m;  // whatever write_cpsr did with the banks, this is the reset mode
   tlb_flush();
   update_attention();
 }
 
-void ArmCore::enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t spsr) {
-  switch_mode(kHyp);
-  spsr_[bank_of(kHyp)] = spsr;
-  elr_hyp_ = return_addr;
-  aif_ = (aif_ | kA | kI | kF) & ~(1u << 9);  // no EL3: SCR.EA/FIQ/IRQ are 0; HSCTLR.EE = 0
-  itstate_ = 0;
-  thumb_ = sys_.hsctlr & kSctlrTe;
-  pc_ = next_ = sys_.hvbar + offset;
-  wfi_ = false;
+void ArmCore::restore_state(const ArmState& s) {
+  const bool align_changes = (st_.cp15.sctlr ^ s.cp15.sctlr) & kSctlrA;
+  st_ = s;
+  if (align_changes) drop_all_decoded();
+  tlb_flush();  // also a new code generation and the MMU's regime from the new state
   update_attention();
 }
 
-uint32_t ArmCore::trap_cond(const Insn& in) const {
-  uint32_t cond = thumb_ ? (in_it_ ? uint32_t{it_at_start_} >> 4 : 0xEu) : in.cond;
-  return (1u << 24) | ((cond & 0xF) << 20);
+// BKPT: a debug event, taken as a prefetch abort (IFSR/IFSC "debug event", IFAR 0) as QEMU 7.2
+// takes it (there is no external debugger to halt): to ABT mode, or in Hyp mode to its prefetch
+// abort vector with HSR EC 0x21. The return address is the BKPT itself.
+void ArmCore::bkpt(const Insn& in) {
+  if (!st_.system) undefined(in);  // syscall emulation: reported as before
+  exc_.take_debug_event(true);     // HSR.IL set for the 16-bit BKPT too, as QEMU 7.2
 }
 
-void ArmCore::hyp_trap(uint8_t ec, uint32_t iss, const Insn& in, uint32_t hyp_offset) {
-  // The trapped instruction did not execute: its IT state is the one to return to.
-  if (in_it_) itstate_ = it_at_start_;
-  sys_.hsr = hsr_value(ec, iss, in.len == 4);
-  ++hyp_ec_[ec];
-  uint32_t offset = mode_ == kHyp ? hyp_offset : 0x14;
-  if (offset == 0x14) ++hyp_exceptions_[static_cast<int>(Exception::HypTrap)];
-  enter_hyp(offset, pc_, cpsr());
-  // The instruction that trapped does not complete: what step_inner would make the next PC is
-  // the vector.
+// SRS: LR and SPSR of the current mode onto the stack of mode `in.imm` (B9.3.16). Undefined in
+// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same).
+void ArmCore::srs(const Insn& in) {
+  const uint8_t m = static_cast<uint8_t>(in.imm);
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp ||
+      bank_of(m) < 0 || m == kHyp) {
+    undefined(in);
+  }
+  uint32_t& sp = bank_of(m) == bank_of(st_.mode) ? st_.r[13] : st_.bank_sp[bank_of(m)];
+  const bool increment = in.flags & kFlagU, word_higher = bool(in.flags & kFlagP) == increment;
+  uint32_t a = increment ? sp : sp - 8;
+  if (word_higher) a += 4;
+  check_aligned(a, 4, true);
+  wr<uint32_t>(a, st_.r[14]);
+  wr<uint32_t>(a + 4, st_.spsr[bank_of(st_.mode)]);
+  if (in.flags & kFlagW) sp = increment ? sp + 8 : sp - 8;
 }
 
-// Interrupt routing (B1.8.5, B1.9.8): outside Hyp mode, HCR.FMO/IMO/AMO send the physical
-// interrupts to Hyp mode whatever CPSR.F/I/A say, and enable the virtual ones (HCR.VF/VI/VA or
-// the GIC's virtual lines), which CPSR masks. In Hyp mode only physical interrupts are taken,
-// and CPSR masks them.
-// Codes: 1 physical FIQ to FIQ mode, 2 to Hyp; 3 physical IRQ to IRQ mode, 4 to Hyp; 5 virtual
-// FIQ; 6 virtual IRQ; 7 virtual abort.
-int ArmCore::pending_interrupt() const {
-  bool hyp = mode_ == kHyp;
-  uint32_t hcr = hyp ? 0 : sys_.hcr;
-  if (fiq_) {
-    if (hyp) {
-      if (!(aif_ & kF)) return 2;
-    } else if (hcr & kHcrFmo) {
-      return 2;
-    } else if (!(aif_ & kF)) {
-      return 1;
-    }
+// RFE: the PC and the CPSR from memory, an exception return (B9.3.13). Undefined in User and Hyp
+// mode.
+void ArmCore::rfe(const Insn& in) {
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp) {
+    undefined(in);
   }
-  if (irq_) {
-    if (hyp) {
-      if (!(aif_ & kI)) return 4;
-    } else if (hcr & kHcrImo) {
-      return 4;
-    } else if (!(aif_ & kI)) {
-      return 3;
-    }
-  }
-  if (hyp) return 0;
-  if ((hcr & kHcrAmo) && (hcr & kHcrVa) && !(aif_ & kA)) return 7;
-  if ((hcr & kHcrFmo) && (vfiq_ || (hcr & kHcrVf)) && !(aif_ & kF)) return 5;
-  if ((hcr & kHcrImo) && (virq_ || (hcr & kHcrVi)) && !(aif_ & kI)) return 6;
-  return 0;
-}
-
-bool ArmCore::take_pending_interrupt() {
-  switch (pending_interrupt()) {
-    case 1:
-    case 5:
-      take_exception(Exception::Fiq, pc_ + 4, cpsr());
-      return true;
-    case 3:
-    case 6:
-      take_exception(Exception::Irq, pc_ + 4, cpsr());
-      return true;
-    case 2:
-      ++hyp_exceptions_[static_cast<int>(Exception::Fiq)];
-      enter_hyp(0x1C, pc_, cpsr());
-      return true;
-    case 4:
-      ++hyp_exceptions_[static_cast<int>(Exception::Irq)];
-      enter_hyp(0x18, pc_, cpsr());
-      return true;
-    case 7:  // a virtual (asynchronous) abort: taken once, HCR.VA clears
-      sys_.hcr &= ~kHcrVa;
-      sys_.dfsr = 0x1406;  // asynchronous external abort (short format: FS 10110), ExT
-      take_exception(Exception::DataAbort, pc_ + 8, cpsr());
-      return true;
-    default:
-      return false;
-  }
+  const uint32_t base = st_.r[in.rn];
+  const bool increment = in.flags & kFlagU, word_higher = bool(in.flags & kFlagP) == increment;
+  uint32_t a = increment ? base : base - 8;
+  if (word_higher) a += 4;
+  check_aligned(a, 4);
+  const uint32_t target = rd<uint32_t>(a);
+  const uint32_t spsr = rd<uint32_t>(a + 4);
+  if (in.flags & kFlagW) st_.r[in.rn] = increment ? base + 8 : base - 8;
+  return_to(target, spsr);
 }
 
 void ArmCore::hvc(const Insn& in) {
-  if (!system_ || mode_ == static_cast<uint8_t>(Mode::Usr)) undefined(in);
-  if (!has_hyp_) {
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  if (!st_.has_hyp) {
     if (firmware_ && firmware_->hvc(*this)) return;
     undefined(in);
   }
   // HVC completes: the return address is the next instruction. From Hyp mode it takes the HVC
   // vector (0x08), from PL1 the Hyp trap vector (0x14).
-  sys_.hsr = hsr_value(hsr_ec::kHvc, in.imm & 0xffff, in.len == 4);
-  ++hyp_ec_[hsr_ec::kHvc];
-  uint32_t offset = mode_ == kHyp ? 0x08 : 0x14;
-  if (offset == 0x14) ++hyp_exceptions_[static_cast<int>(Exception::HypTrap)];
-  enter_hyp(offset, next_, cpsr());
+  exc_.enter_hyp_with_syndrome(hsr_ec::kHvc, in.imm & 0xffff, in.len == 4,
+                               st_.mode == kHyp ? 0x08 : 0x14, st_.next);
 }
 
 void ArmCore::smc(const Insn& in) {
-  if (!system_ || mode_ == static_cast<uint8_t>(Mode::Usr)) undefined(in);
-  if (below_hyp() && (sys_.hcr & kHcrTsc)) {
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  if (below_hyp() && (st_.cp15.hcr & kHcrTsc)) {
     hyp_trap(hsr_ec::kSmc, 0, in);
     return;
   }
@@ -172,31 +129,31 @@ void ArmCore::smc(const Insn& in) {
 }
 
 void ArmCore::wfi(const Insn& in) {
-  if (!system_) return;  // syscall emulation: a NOP
+  if (!st_.system) return;  // syscall emulation: a NOP
   // A pending wake-up event (an interrupt, masked or not; a virtual one only where HCR routes
   // it) completes WFI at once; HCR.TWI/TWE trap only a WFI/WFE that would suspend execution
   // (ARM ARM B1.14.9; QEMU does the same).
-  const uint32_t hcr = below_hyp() ? sys_.hcr : 0;
-  const bool wake = irq_ || fiq_ || ((hcr & kHcrImo) && (virq_ || (hcr & kHcrVi))) ||
-                    ((hcr & kHcrFmo) && (vfiq_ || (hcr & kHcrVf))) ||
+  const uint32_t hcr = below_hyp() ? st_.cp15.hcr : 0;
+  const bool wake = st_.irq || st_.fiq || ((hcr & kHcrImo) && (st_.virq || (hcr & kHcrVi))) ||
+                    ((hcr & kHcrFmo) && (st_.vfiq || (hcr & kHcrVf))) ||
                     ((hcr & kHcrAmo) && (hcr & kHcrVa));
   if (wake) return;
-  if (below_hyp() && (sys_.hcr & (in.sub ? kHcrTwe : kHcrTwi))) {
+  if (below_hyp() && (st_.cp15.hcr & (in.sub ? kHcrTwe : kHcrTwi))) {
     hyp_trap(hsr_ec::kWfiWfe, trap_cond(in) | in.sub, in);
     return;
   }
   // WFE waits as WFI does (one core: no event from another).
-  wfi_ = true;
+  st_.wfi = true;
   update_attention();
 }
 
 void ArmCore::eret(const Insn& in) {
-  if (!system_ || bank_of(mode_) == 0) undefined(in);
-  if (mode_ == kHyp) {
-    exception_return(elr_hyp_);
+  if (!st_.system || bank_of(st_.mode) == 0) undefined(in);
+  if (st_.mode == kHyp) {
+    exception_return(st_.elr_hyp);
     return;
   }
-  exception_return(r_[14]);  // elsewhere ERET is SUBS PC, LR, #0
+  exception_return(st_.r[14]);  // elsewhere ERET is SUBS PC, LR, #0
 }
 
 // SYSm (with R) of the banked MRS/MSR (B9.2.3). Registers of the current mode, Monitor mode's
@@ -232,8 +189,8 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
     }
     // SPSR_hyp is Monitor mode's to access (UNPREDICTABLE elsewhere; qemu-system-arm 7.2
     // makes it undefined in Hyp mode too, and so does the core: Hyp code uses MSR SPSR_<fields>).
-    if (target == mode_ || target == kHyp) return nullptr;
-    return &spsr_[bank_of(target)];
+    if (target == st_.mode || target == kHyp) return nullptr;
+    return &st_.spsr[bank_of(target)];
   }
   if (sysm <= 6) {
     target = 0x10;
@@ -246,41 +203,43 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
     target = kModes[(sysm - 16) / 2];
     n = (sysm & 1) ? 13 : 14;
   } else if (sysm == 30) {  // ELR_hyp: from Hyp mode only
-    if (mode_ != kHyp) return nullptr;
-    return &elr_hyp_;
+    if (st_.mode != kHyp) return nullptr;
+    return &st_.elr_hyp;
   } else {
     return nullptr;  // Monitor mode's, and SP_hyp (accessible from Monitor mode only)
   }
-  if (target == mode_ || (target == 0x10 && mode_ == 0x1F)) return nullptr;
-  if (target == 0x10 && mode_ != 0x11 && n < 13) return nullptr;  // r8-r12_usr are the current
-  if (target == 0x11 && mode_ == 0x11) return nullptr;
-  if (n >= 8 && n <= 12) return target == 0x11 ? &fiq_hi_[n - 8] : &usr_hi_[n - 8];
-  if (n == 13) return &bank_sp_[bank_of(target)];
+  if (target == st_.mode || (target == 0x10 && st_.mode == 0x1F)) return nullptr;
+  if (target == 0x10 && st_.mode != 0x11 && n < 13) return nullptr;  // r8-r12_usr are the current
+  if (target == 0x11 && st_.mode == 0x11) return nullptr;
+  if (n >= 8 && n <= 12) return target == 0x11 ? &st_.fiq_hi[n - 8] : &st_.usr_hi[n - 8];
+  if (n == 13) return &st_.bank_sp[bank_of(target)];
   // LR: Hyp mode's LR is LR_usr, which in Hyp mode is the current r14.
-  if (target == 0x10 && mode_ == kHyp) return &r_[14];
-  return &bank_lr_[lr_bank_of(target)];
+  if (target == 0x10 && st_.mode == kHyp) return &st_.r[14];
+  return &st_.bank_lr[lr_bank_of(target)];
 }
 
 void ArmCore::mrs_banked(const Insn& in) {
-  if (!system_ || !privileged()) undefined(in);
+  // Part of the Virtualization Extensions: undefined without them (as QEMU 7.2 without EL2).
+  if (!st_.system || !privileged() || !st_.has_hyp) undefined(in);
   bool is_spsr;
   uint32_t* reg = banked_register(in.imm, is_spsr);
   if (!reg) undefined(in);
-  r_[in.rd] = *reg;
+  st_.r[in.rd] = *reg;
 }
 
 void ArmCore::msr_banked(const Insn& in) {
-  if (!system_ || !privileged()) undefined(in);
+  // Part of the Virtualization Extensions: undefined without them (as QEMU 7.2 without EL2).
+  if (!st_.system || !privileged() || !st_.has_hyp) undefined(in);
   bool is_spsr;
   uint32_t* reg = banked_register(in.imm, is_spsr);
   if (!reg) undefined(in);
-  *reg = r_[in.rm];
+  *reg = st_.r[in.rm];
 }
 
 uint64_t ArmCore::retired_in_mode(Mode m) const {
   uint8_t i = static_cast<uint8_t>(m) & 31;
   uint64_t n = mode_retired_[i];
-  if (i == mode_) n += retired() - mode_start_;
+  if (i == st_.mode) n += retired() - mode_start_;
   return n;
 }
 
@@ -288,23 +247,23 @@ void ArmCore::add_breakpoint(uint32_t va) {
   if (std::find(breakpoints_.begin(), breakpoints_.end(), va) == breakpoints_.end()) {
     breakpoints_.push_back(va);
   }
-  if (bp_pages_.empty()) bp_pages_.resize(GuestMemory::kPages);
-  bp_pages_[va >> GuestMemory::kPageBits] = 1;
+  if (bp_pages_.empty()) bp_pages_.resize(PagedMemory::kPages);
+  bp_pages_[va >> PagedMemory::kPageBits] = 1;
 }
 
 void ArmCore::remove_breakpoint(uint32_t va) {
   breakpoints_.erase(std::remove(breakpoints_.begin(), breakpoints_.end(), va), breakpoints_.end());
   if (bp_pages_.empty()) return;
-  const uint32_t page = va >> GuestMemory::kPageBits;
+  const uint32_t page = va >> PagedMemory::kPageBits;
   bp_pages_[page] = std::any_of(breakpoints_.begin(), breakpoints_.end(),
-                                [&](uint32_t b) { return b >> GuestMemory::kPageBits == page; });
+                                [&](uint32_t b) { return b >> PagedMemory::kPageBits == page; });
 }
 
 bool ArmCore::debug_read(uint32_t va, void* dst, uint32_t len) {
   auto* out = static_cast<uint8_t*>(dst);
   for (uint32_t i = 0; i < len; ++i) {
     uint32_t pa;
-    if (!debug_translate(va + i, pa)) return false;
+    if (!mmu_.debug_translate(va + i, pa)) return false;
     try {
       out[i] = mem_.read8(pa);
     } catch (const GuestFault&) {
@@ -318,7 +277,7 @@ bool ArmCore::debug_write(uint32_t va, const void* src, uint32_t len) {
   const auto* in = static_cast<const uint8_t*>(src);
   for (uint32_t i = 0; i < len; ++i) {
     uint32_t pa;
-    if (!debug_translate(va + i, pa)) return false;
+    if (!mmu_.debug_translate(va + i, pa)) return false;
     try {
       mem_.write8(pa, in[i]);
     } catch (const GuestFault&) {

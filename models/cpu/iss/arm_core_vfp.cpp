@@ -132,37 +132,37 @@ int host_rounding(uint32_t fpscr) {
 // mode or flags.
 void ArmCore::set_fpscr(uint32_t v) {
   // Kept: NZCV, AHP/DN/FZ, rounding mode, stride/len (must be 0 on Linux), cumulative flags.
-  fpscr_ = v & 0xffff9f9fu;
-  guest_fp_flags_ = 0;
+  st_.fpscr = v & 0xffff9f9fu;
+  st_.fp_flags = 0;
   if (in_guest_fp_) {
     std::feclearexcept(FE_ALL_EXCEPT);
-    std::fesetround(host_rounding(fpscr_));
+    std::fesetround(host_rounding(st_.fpscr));
   }
 }
 
 uint32_t ArmCore::fpscr() const {
-  return fpscr_ | exception_bits(in_guest_fp_ ? std::fetestexcept(FE_ALL_EXCEPT) : guest_fp_flags_);
+  return st_.fpscr | exception_bits(in_guest_fp_ ? std::fetestexcept(FE_ALL_EXCEPT) : st_.fp_flags);
 }
 
 void ArmCore::enter_guest_fp() {
   host_fp_flags_ = std::fetestexcept(FE_ALL_EXCEPT);
   host_rounding_ = std::fegetround();
   std::feclearexcept(FE_ALL_EXCEPT);
-  if (guest_fp_flags_) std::feraiseexcept(guest_fp_flags_);
-  std::fesetround(host_rounding(fpscr_));
+  if (st_.fp_flags) std::feraiseexcept(st_.fp_flags);
+  std::fesetround(host_rounding(st_.fpscr));
   in_guest_fp_ = true;
 }
 
 void ArmCore::leave_guest_fp() {
   in_guest_fp_ = false;
-  guest_fp_flags_ = std::fetestexcept(FE_ALL_EXCEPT);
+  st_.fp_flags = std::fetestexcept(FE_ALL_EXCEPT);
   std::feclearexcept(FE_ALL_EXCEPT);
   if (host_fp_flags_) std::feraiseexcept(host_fp_flags_);
   std::fesetround(host_rounding_);
 }
 
 void ArmCore::execute_vfp(const Insn& in) {
-  if (system_ && !check_vfp_enabled(in)) return;  // trapped to Hyp mode
+  if (st_.system && !check_vfp_enabled(in)) return;  // trapped to Hyp mode
   execute_vfp_op(in, in.flags & kFlagDouble);
 }
 
@@ -170,18 +170,18 @@ void ArmCore::execute_vfp(const Insn& in) {
 // HCPTR.TCP10/TCP11 (a Hyp trap from the other modes, undefined in Hyp mode), then FPEXC.EN,
 // which the system registers (FPSID, MVFR0/1, FPEXC) do not need.
 bool ArmCore::check_vfp_enabled(const Insn& in) {
-  const uint32_t cp10 = (sys_.cpacr >> 20) & 3;
-  if (mode_ != kHyp) {
-    const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
+  const uint32_t cp10 = (st_.cp15.cpacr >> 20) & 3;
+  if (st_.mode != kHyp) {
+    const bool pl0 = st_.mode == static_cast<uint8_t>(Mode::Usr);
     if (cp10 == 0 || cp10 == 2 || (pl0 && cp10 != 3)) undefined(in);
   }
-  if (has_hyp_ && (sys_.hcptr & (3u << 10))) {
-    if (mode_ == kHyp) undefined(in);
+  if (st_.has_hyp && (st_.cp15.hcptr & (3u << 10))) {
+    if (st_.mode == kHyp) undefined(in);
     hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in);
     return false;
   }
   const bool sysreg = (in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1;
-  if (!sysreg && !(sys_.fpexc & (1u << 30))) undefined(in);
+  if (!sysreg && !(st_.cp15.fpexc & (1u << 30))) undefined(in);
   return true;
 }
 
@@ -189,7 +189,7 @@ bool ArmCore::check_vfp_enabled(const Insn& in) {
 // VFPv3-D16 without Advanced SIMD or VFPv4 (QEMU's cortex-a15 reports NEON and VFPv4, which
 // would make Linux and glibc use instructions the ISS does not have).
 uint32_t ArmCore::vfp_system_register(const Insn& in) {
-  if (!system_ || mode_ == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
   switch (in.rn) {
     case 0:
       return 0x410430f0;  // FPSID: ARM, VFPv3+ subarchitecture, as QEMU's cortex-a15
@@ -198,15 +198,15 @@ uint32_t ArmCore::vfp_system_register(const Insn& in) {
     case 7:
       return 0x10110221;  // MVFR0: 16 double registers, single, double, divide, sqrt
     case 8:
-      return sys_.fpexc;
+      return st_.cp15.fpexc;
     default:
       undefined(in);
   }
 }
 
 void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
-  auto getf = [&](int r) { return from_bits<float>(s_[r]); };
-  auto setf = [&](int r, float f) { s_[r] = to_bits(f); };
+  auto getf = [&](int r) { return from_bits<float>(st_.s[r]); };
+  auto setf = [&](int r, float f) { st_.s[r] = to_bits(f); };
   auto getd = [&](int r) { return from_bits<double>(dreg(r)); };
   auto setd = [&](int r, double f) { set_dreg(r, to_bits(f)); };
 
@@ -268,11 +268,11 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
         return;
       case kVcmp:
       case kVcmpe:
-        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, m, in.sub == kVcmpe);
+        st_.fpscr = (st_.fpscr & 0x0fffffffu) | compare_flags(d, m, in.sub == kVcmpe);
         return;
       case kVcmpZ:
       case kVcmpeZ:
-        fpscr_ = (fpscr_ & 0x0fffffffu) | compare_flags(d, F{0}, in.sub == kVcmpeZ);
+        st_.fpscr = (st_.fpscr & 0x0fffffffu) | compare_flags(d, F{0}, in.sub == kVcmpeZ);
         return;
       default:
         return;
@@ -284,7 +284,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       if (dbl)
         set_dreg(in.rd, uint64_t{in.imm} << 32);
       else
-        s_[in.rd] = in.imm;
+        st_.s[in.rd] = in.imm;
       return;
     case kVcvtFD:
       if (dbl)
@@ -293,7 +293,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
         setd(in.rd, static_cast<double>(getf(in.rm)));
       return;
     case kVcvtFromInt: {
-      uint32_t v = s_[in.rm];
+      uint32_t v = st_.s[in.rm];
       bool sgn = in.shift_type;
       auto i = static_cast<int32_t>(v);
       if (dbl)
@@ -304,7 +304,7 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     }
     case kVcvtToInt: {
       bool sgn = in.shift_type & 1, rz = in.shift_type & 2;
-      s_[in.rd] = dbl ? to_int(getd(in.rm), sgn, rz) : to_int(getf(in.rm), sgn, rz);
+      st_.s[in.rd] = dbl ? to_int(getd(in.rm), sgn, rz) : to_int(getf(in.rm), sgn, rz);
       return;
     }
     case kVcvtFixed: {
@@ -332,9 +332,9 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
         if (dbl)
           set_dreg(in.rd, static_cast<uint64_t>(r));  // sign-extended to 64 bits
         else
-          s_[in.rd] = static_cast<uint32_t>(r);
+          st_.s[in.rd] = static_cast<uint32_t>(r);
       } else {
-        uint32_t v = dbl ? static_cast<uint32_t>(dreg(in.rd)) : s_[in.rd];
+        uint32_t v = dbl ? static_cast<uint32_t>(dreg(in.rd)) : st_.s[in.rd];
         double x;
         if (size == 16)
           x = uns ? (v & 0xffff) : static_cast<int16_t>(v & 0xffff);
@@ -350,74 +350,75 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     }
     case kVmovCoreS:
       if (in.shift_type)
-        write_reg(in.rd, s_[in.rn]);
+        write_reg(in.rd, st_.s[in.rn]);
       else
-        s_[in.rn] = r_[in.rd];
+        st_.s[in.rn] = st_.r[in.rd];
       return;
     case kVmovCoreScalar:
       if (in.shift_type)
-        write_reg(in.rd, s_[2 * in.rm + in.shift_amt]);
+        write_reg(in.rd, st_.s[2 * in.rm + in.shift_amt]);
       else
-        s_[2 * in.rm + in.shift_amt] = r_[in.rd];
+        st_.s[2 * in.rm + in.shift_amt] = st_.r[in.rd];
       return;
     case kVmovCore2: {
       int lo = dbl ? 2 * in.rm : in.rm;
       if (lo + 1 > 31) undefined(in);
       if (in.shift_type) {
-        r_[in.rd] = s_[lo];
-        r_[in.ra] = s_[lo + 1];
+        st_.r[in.rd] = st_.s[lo];
+        st_.r[in.ra] = st_.s[lo + 1];
       } else {
-        s_[lo] = r_[in.rd];
-        s_[lo + 1] = r_[in.ra];
+        st_.s[lo] = st_.r[in.rd];
+        st_.s[lo + 1] = st_.r[in.ra];
       }
       return;
     }
     case kVmrs:
       if (in.rn != 1) {  // only FPSCR is readable in user mode
-        r_[in.rd] = vfp_system_register(in);
+        st_.r[in.rd] = vfp_system_register(in);
         return;
       }
       if (in.rd == 15)
-        set_nzcv(fpscr_);
+        set_nzcv(st_.fpscr);
       else
-        r_[in.rd] = fpscr();
+        st_.r[in.rd] = fpscr();
       return;
     case kVmsr:
       if (in.rn != 1) {
-        if (in.rn != 8) undefined(in);         // FPEXC is the only writable one
-        sys_.fpexc = r_[in.rd] & 0x60000000u;  // EX is never set: no trapped exceptions
+        if (in.rn != 8) undefined(in);                // FPEXC is the only writable one
+        st_.cp15.fpexc = st_.r[in.rd] & 0x60000000u;  // EX is never set: no trapped exceptions
         return;
       }
-      set_fpscr(r_[in.rd]);
+      set_fpscr(st_.r[in.rd]);
       return;
     case kVldr:
     case kVstr: {
-      uint32_t base = in.rn == 15 ? r_[15] & ~3u : r_[in.rn];
+      uint32_t base = in.rn == 15 ? st_.r[15] & ~3u : st_.r[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base + in.imm : base - in.imm;
-      check_aligned(a, 4);
+      check_aligned(a, 4, in.sub == kVstr);
       int first = dbl ? 2 * in.rd : in.rd, words = dbl ? 2 : 1;
       for (int w = 0; w < words; ++w) {
         if (in.sub == kVldr)
-          s_[first + w] = rd<uint32_t>(a + 4 * w);
+          st_.s[first + w] = rd<uint32_t>(a + 4 * w);
         else
-          wr<uint32_t>(a + 4 * w, s_[first + w]);
+          wr<uint32_t>(a + 4 * w, st_.s[first + w]);
       }
       return;
     }
     case kVldm:
     case kVstm: {
       uint32_t words = in.imm * (dbl ? 2 : 1);
-      uint32_t base = r_[in.rn];
+      uint32_t base = st_.r[in.rn];
       uint32_t a = (in.flags & kFlagU) ? base : base - 4 * words;
-      check_aligned(a, 4);
+      check_aligned(a, 4, in.sub == kVstm);
       int first = dbl ? 2 * in.rd : in.rd;
       for (uint32_t w = 0; w < words; ++w) {
         if (in.sub == kVldm)
-          s_[first + w] = rd<uint32_t>(a + 4 * w);
+          st_.s[first + w] = rd<uint32_t>(a + 4 * w);
         else
-          wr<uint32_t>(a + 4 * w, s_[first + w]);
+          wr<uint32_t>(a + 4 * w, st_.s[first + w]);
       }
-      if (in.flags & kFlagW) r_[in.rn] = (in.flags & kFlagU) ? base + 4 * words : base - 4 * words;
+      if (in.flags & kFlagW)
+        st_.r[in.rn] = (in.flags & kFlagU) ? base + 4 * words : base - 4 * words;
       return;
     }
     default:

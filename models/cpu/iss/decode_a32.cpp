@@ -82,6 +82,12 @@ Insn misc(uint32_t w) {
     i.cls = InsnClass::System;
     return i;
   }
+  if ((w & 0xFFF000F0) == 0xE1200070) {  // BKPT #imm16 (always; other conditions UNPREDICTABLE)
+    i.op = Op::Bkpt;
+    i.imm = (bits(w, 19, 8) << 4) | bits(w, 3, 0);
+    i.cls = InsnClass::System;
+    return i;
+  }
   if ((w & 0x0FFFFFF0) == 0x01600070) {  // SMC #imm4
     i.op = Op::Smc;
     i.imm = bits(w, 3, 0);
@@ -227,6 +233,8 @@ Insn mul_sync_extra(uint32_t w) {
   i.rd = r4(w, 12);
   i.ra = static_cast<uint8_t>(i.rd + 1);
   if ((i.sub == kLdrd || i.sub == kStrd) && (i.rd & 1)) return undef();
+  // P = 0, W = 1: LDRHT, STRHT, LDRSBT, LDRSHT (post-indexed, with PL0's permissions).
+  if (!bit(w, 24) && bit(w, 21) && i.sub != kLdrd && i.sub != kStrd) i.rs = 1;
   if (bit(w, 24)) i.flags |= kFlagP;
   if (bit(w, 23)) i.flags |= kFlagU;
   if (bit(w, 21) || !bit(w, 24)) i.flags |= kFlagW;
@@ -251,6 +259,7 @@ Insn load_store(uint32_t w, bool reg) {
   if (bit(w, 24)) i.flags |= kFlagP;
   if (bit(w, 23)) i.flags |= kFlagU;
   if (bit(w, 21) || !bit(w, 24)) i.flags |= kFlagW;
+  if (!bit(w, 24) && bit(w, 21)) i.rs = 1;  // LDRT, STRT, LDRBT, STRBT: PL0's permissions
   if (reg) {
     i.flags |= kFlagRegOff;
     i.rm = r4(w, 0);
@@ -406,6 +415,19 @@ Insn decode_a32(uint32_t w, uint32_t addr) {
     } else if (w == 0xF57FF01F) {
       i.op = Op::Clrex;
       i.cls = InsnClass::System;
+    } else if ((w & 0xFE5FFFE0) == 0xF84D0500) {  // SRS{DA,DB,IA,IB} sp{!}, #mode
+      i.op = Op::Srs;
+      i.imm = bits(w, 4, 0);
+      i.flags = static_cast<uint8_t>((bit(w, 24) ? kFlagP : 0) | (bit(w, 23) ? kFlagU : 0) |
+                                     (bit(w, 21) ? kFlagW : 0));
+      i.cls = InsnClass::Store;
+    } else if ((w & 0xFE50FFFF) == 0xF8100A00) {  // RFE{DA,DB,IA,IB} Rn{!}
+      i.op = Op::Rfe;
+      i.rn = r4(w, 16);
+      i.flags = static_cast<uint8_t>((bit(w, 24) ? kFlagP : 0) | (bit(w, 23) ? kFlagU : 0) |
+                                     (bit(w, 21) ? kFlagW : 0));
+      i.cls = InsnClass::Branch;
+      if (i.rn == 15) i = undef();
     } else if ((w & 0xFFF1FE20) == 0xF1000000) {  // CPS
       i.op = Op::Cps;
       uint32_t imod = bits(w, 19, 18);

@@ -271,6 +271,13 @@ Insn t16(uint32_t h, uint32_t addr) {
         case 12:
         case 13:
           return multi(true, 13, bits(h, 7, 0) | (bit(h, 8) << 15), kFlagU | kFlagW);
+        case 14: {  // BKPT #imm8
+          Insn i;
+          i.op = Op::Bkpt;
+          i.imm = bits(h, 7, 0);
+          i.cls = InsnClass::System;
+          return i;
+        }
         case 15: {
           if (bits(h, 3, 0) == 0) {
             if (bits(h, 7, 4) == 2 || bits(h, 7, 4) == 3) {  // WFE, WFI
@@ -390,7 +397,9 @@ Insn t32_load_store_single(uint32_t h1, uint32_t h2) {
     if (bit(h2, 8)) f |= kFlagW;
     if (!(f & kFlagP)) f |= kFlagW;  // post-indexed
     if (!(f & (kFlagP | kFlagW))) return undef();
-    return ls(op, rt, rn, bits(h2, 7, 0), f);
+    Insn i = ls(op, rt, rn, bits(h2, 7, 0), f);
+    if (bits(h2, 11, 8) == 0xE) i.rs = 1;  // LDRT, STRT, ...: PL0's permissions, no write-back
+    return i;
   }
   if (bits(h2, 11, 6) != 0) return undef();
   Insn i = ls(op, rt, rn, 0);
@@ -774,6 +783,22 @@ Insn t32(uint32_t h1, uint32_t h2, uint32_t addr) {
   if (op1 == 1) {
     if ((op2 & 0x64) == 0x00) {  // load/store multiple
       uint32_t op = bits(h1, 8, 7);
+      if ((op == 0 || op == 3) && !bit(h1, 4) && r4(h1, 0) == 13 && (h2 & 0xFFE0) == 0xC000) {
+        Insn i;  // SRSDB (op 0), SRSIA (op 3) sp{!}, #mode
+        i.op = Op::Srs;
+        i.imm = bits(h2, 4, 0);
+        i.flags = static_cast<uint8_t>((op == 0 ? kFlagP : kFlagU) | (bit(h1, 5) ? kFlagW : 0));
+        i.cls = InsnClass::Store;
+        return i;
+      }
+      if ((op == 0 || op == 3) && bit(h1, 4) && h2 == 0xC000 && r4(h1, 0) != 15) {
+        Insn i;  // RFEDB (op 0), RFEIA (op 3) Rn{!}
+        i.op = Op::Rfe;
+        i.rn = r4(h1, 0);
+        i.flags = static_cast<uint8_t>((op == 0 ? kFlagP : kFlagU) | (bit(h1, 5) ? kFlagW : 0));
+        i.cls = InsnClass::Branch;
+        return i;
+      }
       bool load = bit(h1, 4);
       uint8_t f = bit(h1, 5) ? kFlagW : 0;
       uint32_t list = h2 & (load ? 0xDFFF : 0x5FFF);

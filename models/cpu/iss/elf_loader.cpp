@@ -27,12 +27,16 @@ uint32_t u32(const std::vector<uint8_t>& b, size_t off) {
 
 }  // namespace
 
-ElfImage ElfLoader::load(const std::string& path, GuestMemory& mem) {
+ElfImage ElfLoader::load(const std::string& path, PagedMemory& mem) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ElfError(path + ": cannot open");
   std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto fail = [&](const std::string& why) { throw ElfError(path + ": " + why); };
-  if (b.size() < 4 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) fail("not an ELF file");
+  if (b.size() < 4 || std::memcmp(b.data(),
+                                  "\x7f"
+                                  "ELF",
+                                  4) != 0)
+    fail("not an ELF file");
   if (b.size() < 52) fail("truncated ELF header");
   if (b[4] != 1) fail("not a 32-bit ELF (ELFCLASS64?)");
   if (b[5] != 1) fail("not a little-endian ELF");
@@ -85,7 +89,7 @@ ElfImage ElfLoader::load(const std::string& path, GuestMemory& mem) {
   }
   if (high == 0) fail("no loadable segment");
   img.low = low;
-  img.brk = (high + GuestMemory::kPageSize - 1) & ~(GuestMemory::kPageSize - 1);
+  img.brk = (high + PagedMemory::kPageSize - 1) & ~(PagedMemory::kPageSize - 1);
   return img;
 }
 

@@ -23,7 +23,7 @@ enum class Op : uint8_t {
   MulDual,    // SMUAD/SMLAD (sub 0), SMUSD/SMLSD (1), SMLALD (2), SMLSLD (3); shift_type = swap;
               // the long forms: rd = lo, ra = hi
   Div,        // sub: 0 SDIV, 1 UDIV
-  LoadStore,  // sub = LsOp
+  LoadStore,  // sub = LsOp; rs = 1: the unprivileged form (LDRT, STRBT, ...: PL0's permissions)
   LoadStoreMulti,  // sub: 0 STM, 1 LDM; imm = register list
   LoadEx,          // sub: size 1/2/4/8
   StoreEx,         // sub: size 1/2/4/8; rd = status
@@ -60,6 +60,9 @@ enum class Op : uint8_t {
   MsrBanked,  // rm; imm as MrsBanked
   Mrrc,       // CP15 64-bit read into rd (low), ra (high); imm = cp15_key64(opc1, crm)
   Mcrr,       // CP15 64-bit write from rd (low), ra (high); imm as Mrrc
+  Bkpt,       // imm = imm16 (A32) or imm8 (T32): a debug event, taken as a prefetch abort
+  Srs,        // imm = mode; flags P, U, W as LDM/STM (DA, DB, IA, IB)
+  Rfe,        // rn; flags P, U, W as LDM/STM
 };
 
 // CP15 register key of MRC/MCR (coprocessor 15, as the ARM ARM names them).

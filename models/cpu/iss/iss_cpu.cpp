@@ -28,7 +28,7 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
       p_(p),
       core_(mem_),
       bus_(std::make_unique<Bus>(*this)),
-      dmi_refused_(GuestMemory::kPages, false) {
+      dmi_refused_(PagedMemory::kPages, false) {
   mem_.set_backend(bus_.get());
   socket.register_invalidate_direct_mem_ptr(this, &IssCpu::invalidate_direct_mem_ptr);
   min_cpi_ = 0;
@@ -166,7 +166,16 @@ void IssCpu::thread() {
         if (core_.halted()) break;
       }
       resumed = true;
-      core_.run(batch());
+      uint64_t n = batch();
+      if (limit_) {
+        const uint64_t used = core_.retired() + core_.exception_entries();
+        if (used >= limit_) {
+          limit_reached_ = true;
+          break;
+        }
+        n = std::min(n, limit_ - used);
+      }
+      core_.run(n);
       account();
       if (core_.halted()) break;
       if (debugger_ && (core_.at_breakpoint() || (++debug_polls_ % kInterruptPollBatches == 0 &&
@@ -189,6 +198,10 @@ void IssCpu::thread() {
     throw;  // the kernel is killing or resetting this thread
   } catch (const sc_core::sc_report&) {
     throw;  // a SystemC error or warning, not the guest's
+  } catch (const ExceptionLoop& e) {
+    exception_loop_ = true;
+    fault_ = e.what();
+    log_.write(core::LogLevel::Info, std::string("core stopped: ") + e.what());
   } catch (const std::exception& e) {
     // Syscall emulation: an undefined instruction or a fault ends the run (in system mode the
     // core takes them to the vectors instead).
@@ -221,7 +234,7 @@ bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t
   qk_.set(delay);
   ++bus_accesses_;
   if (t.is_response_error()) return false;
-  const bool dmi = p_.dmi && t.is_dmi_allowed() && !dmi_refused_[addr >> GuestMemory::kPageBits];
+  const bool dmi = p_.dmi && t.is_dmi_allowed() && !dmi_refused_[addr >> PagedMemory::kPageBits];
   if (p_.sync_on_bus_access || qk_.need_sync()) qk_.sync();
   if (dmi) request_dmi(addr);
   return true;
@@ -232,7 +245,7 @@ void IssCpu::request_dmi(uint32_t addr) {
   t.set_command(tlm::TLM_READ_COMMAND);
   t.set_address(addr);
   tlm::tlm_dmi dmi;
-  const uint32_t page = addr >> GuestMemory::kPageBits;
+  const uint32_t page = addr >> PagedMemory::kPageBits;
   // Read-only regions stay on b_transport: the page table has one pointer for both directions.
   if (!socket->get_direct_mem_ptr(t, dmi) || !dmi.is_read_write_allowed()) {
     dmi_refused_[page] = true;
@@ -240,10 +253,10 @@ void IssCpu::request_dmi(uint32_t addr) {
   }
   const uint64_t start = dmi.get_start_address();
   const uint64_t end = std::min<uint64_t>(dmi.get_end_address(), 0xffffffffu);
-  const uint64_t mask = GuestMemory::kPageSize - 1;
+  const uint64_t mask = PagedMemory::kPageSize - 1;
   const uint64_t first = (start + mask) & ~mask, stop = (end + 1) & ~mask;
   // Pages wholly inside the region only; the page asked for may be left out (partly inside).
-  const uint64_t page_start = uint64_t{page} << GuestMemory::kPageBits;
+  const uint64_t page_start = uint64_t{page} << PagedMemory::kPageBits;
   if (end < start || first >= stop || page_start < first || page_start >= stop) {
     dmi_refused_[page] = true;
   }
@@ -257,7 +270,7 @@ void IssCpu::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
   if (start > 0xffffffffu || end < start) return;
   const uint64_t last = std::min<uint64_t>(end, 0xffffffffu);
   mem_.detach(static_cast<uint32_t>(start), last - start + 1);
-  for (uint64_t p = start >> GuestMemory::kPageBits; p <= (last >> GuestMemory::kPageBits); ++p) {
+  for (uint64_t p = start >> PagedMemory::kPageBits; p <= (last >> PagedMemory::kPageBits); ++p) {
     dmi_refused_[p] = false;
   }
 }

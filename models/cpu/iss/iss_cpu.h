@@ -1,6 +1,6 @@
 // The ISS's TLM-2.0 face: an ArmCore as a SystemC module.
 //
-//  - One initiator socket carries instruction fetches and data accesses. The core's GuestMemory is
+//  - One initiator socket carries instruction fetches and data accesses. The core's PagedMemory is
 //    the DMI cache: a b_transport response with the DMI hint makes the module ask for a DMI
 //    pointer and lend the granted pages (read and write allowed, wholly inside the region) to the
 //    core, which then reads and writes them directly; everything else goes through b_transport.
@@ -32,7 +32,7 @@
 
 #include "models/core/module.h"
 #include "models/cpu/iss/arm_core.h"
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
 
@@ -66,7 +66,7 @@ class IssCpu : public core::Module {
   // Set up the core (registers, PC, system mode, SVC handler) before the simulation starts; it
   // begins running at time 0. The memory holds only what DMI lends (and pages the set-up maps).
   ArmCore& core() { return core_; }
-  GuestMemory& memory() { return mem_; }
+  PagedMemory& memory() { return mem_; }
   const IssCpuParams& params() const { return p_; }
 
   void set_irq(bool level);
@@ -103,6 +103,13 @@ class IssCpu : public core::Module {
   void set_debugger(Debugger* d) { debugger_ = d; }
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
+  // A bound on the run: it ends (done(), limit_reached()) after exactly `n` instructions retired
+  // and exception entries together (ArmCore::exception_entries), so that neither a program nor
+  // an exception loop runs past it. 0: no bound.
+  void set_instruction_limit(uint64_t n) { limit_ = n; }
+  bool limit_reached() const { return limit_reached_; }
+  // The run ended with an exception storm (ArmCore throws ExceptionLoop; fault() says where).
+  bool exception_loop() const { return exception_loop_; }
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -129,7 +136,7 @@ class IssCpu : public core::Module {
   void timer_method();  // outputs at the current time, and the wake-up for the next deadline
 
   IssCpuParams p_;
-  GuestMemory mem_;
+  PagedMemory mem_;
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
   Debugger* debugger_ = nullptr;
@@ -141,6 +148,8 @@ class IssCpu : public core::Module {
   std::array<bool, 3> timer_levels_ = {};
   bool done_ = false;
   std::string fault_;
+  uint64_t limit_ = 0;
+  bool limit_reached_ = false, exception_loop_ = false;
   uint32_t min_cpi_ = 1;
   std::array<uint64_t, ArmCore::kClasses> accounted_ = {};
   std::vector<bool> dmi_refused_;  // pages where the DMI offer did not help (until invalidated)

@@ -15,7 +15,7 @@
 
 #include "models/cpu/iss/arm_core.h"
 #include "models/cpu/iss/elf_loader.h"
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
 
@@ -29,13 +29,13 @@ class LinuxProcess : public SupervisorCall {
  public:
   // What the auxiliary vector announces: VFPv3-D16, integer divide, TLS register; no NEON.
   static constexpr uint32_t kHwcap = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 4) | (1u << 6) |
-                                     (1u << 7) | (1u << 13) | (1u << 14) | (1u << 15) |
-                                     (1u << 17) | (1u << 18);
+                                     (1u << 7) | (1u << 13) | (1u << 14) | (1u << 15) | (1u << 17) |
+                                     (1u << 18);
   static constexpr uint32_t kStackTop = 0xbf000000u;
   static constexpr uint32_t kStackSize = 8u << 20;
   static constexpr uint32_t kMmapBase = 0x40000000u;
 
-  LinuxProcess(GuestMemory& mem, ArmCore& core);
+  LinuxProcess(PagedMemory& mem, ArmCore& core);
   ~LinuxProcess() override;
 
   // Loads the program (argv[0] is args[0]) and prepares the core to run it; throws ElfError.
@@ -59,7 +59,7 @@ class LinuxProcess : public SupervisorCall {
   void exit(int status);
   void map_kuser_helpers();
 
-  GuestMemory& mem_;
+  PagedMemory& mem_;
   ArmCore& core_;
   ElfImage image_;
   std::string exe_path_;

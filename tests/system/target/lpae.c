@@ -104,7 +104,7 @@ int main(void) {
   show_par("par 0x7fe01000 write", 0x7fe01000u, 1);
   show_par("par 0x7fe05000 read", 0x7fe05000u, 0);
   show_par("par 0xc0123456 read", 0xc0123456u, 0);
-  show_par("par 0x09000000 read", 0x09000000u, 0);  // device memory
+  show_par("par 0x09000000 read", UART_BASE, 0);  // device memory
   // Remap 0x7fe00000 to the next page; TLBIMVA; read through it again.
   l3[0] = page(0x40011000u, normal | AP_RW_PL1);
   __asm__ volatile("dsb\n mcr p15, 0, %0, c8, c7, 1\n dsb\n isb" ::"r"(0x7fe00000u) : "memory");

@@ -51,7 +51,7 @@ static void __attribute__((noinline)) returned_here(void) { puts_("resumed after
 
 int main(void) {
   for (uint32_t i = 0; i < 4096; ++i) l1[i] = 0;
-  l1[0x090] = section(0x09000000u, 3, 0, 1);  // the UART, identity, XN
+  l1[UART_BASE >> 20] = section(UART_BASE, 3, 0, 1);  // the UART, identity, XN
   for (uint32_t i = 0x400; i < 0x410; ++i) l1[i] = section(i << 20, 3, 0, 0);  // RAM, identity
   l1[0x800] = section(0x40000000u, 5, 0, 0);  // 0x80000000: RAM alias, PL1 read-only
   l1[0x900] = ((uint32_t)l2 & ~0x3ffu) | 1;   // 0x90000000: small pages, domain 0

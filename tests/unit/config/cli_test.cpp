@@ -95,13 +95,32 @@ TEST(CliParse, IssRunPassesEverythingAfterTheProgramToIt) {
   EXPECT_NE(usage_error({"iss"}), "<no error>");
 }
 
+TEST(CliParse, Report) {
+  const CliArgs a = parse({"report", "out/x", "--out", "/tmp/x.html"});
+  EXPECT_EQ(a.command, Command::Report);
+  EXPECT_EQ(a.report.dir, "out/x");
+  EXPECT_EQ(a.report.out, "/tmp/x.html");
+  EXPECT_EQ(parse({"report", "out/x"}).report.out, "");
+  EXPECT_NE(usage_error({"report"}).find("dir is required"), std::string::npos);
+  EXPECT_NE(usage_error({"report", "a", "b"}), "<no error>");
+}
+
+TEST(CliParse, ShellJoinQuotesWhatTheShellWouldSplit) {
+  const std::vector<const char*> argv = {"vtoe",        "run", "--set",      "vms.0.name=a b",
+                                         "--set=x='y'", "",    "out/d-1_2.x"};
+  // 'a b' and '' are quoted; a quote inside closes, escapes and reopens: '\''
+  EXPECT_EQ(shell_join(static_cast<int>(argv.size()), argv.data()),
+            R"(vtoe run --set 'vms.0.name=a b' '--set=x='\''y'\''' '' out/d-1_2.x)");
+}
+
 TEST(CliParse, BadCommandLines) {
   EXPECT_EQ(usage_error({}),
-            "a command is required: run, validate, keys, compare, iss or system (see vtoe --help)");
+            "a command is required: run, validate, keys, compare, report, iss or system (see vtoe "
+            "--help)");
   EXPECT_NE(usage_error({"run", "--bogus"}).find("--bogus"), std::string::npos);
   EXPECT_EQ(usage_error({"frobnicate"}),
-            "unknown command 'frobnicate' (commands: run, validate, keys, schema, compare, iss, "
-            "system; see vtoe --help)");
+            "unknown command 'frobnicate' (commands: run, validate, keys, schema, compare, "
+            "report, iss, system; see vtoe --help)");
   EXPECT_NE(usage_error({"run", "--log-level", "loud"}).find("loud"), std::string::npos);
   EXPECT_NE(usage_error({"run", "--seed", "abc"}).find("--seed"), std::string::npos);
   EXPECT_NE(usage_error({"run", "--seed", "-1"}).find("expected a non-negative integer"),
@@ -148,6 +167,7 @@ TEST(CliMain, RunCallsTheRunFunction) {
   EXPECT_EQ(o.runs, 1);
   EXPECT_EQ(o.seed, 77u);
   EXPECT_EQ(o.options.out_dir, "out/default");
+  EXPECT_EQ(o.options.command, "vtoe run --seed 77 --set toe.mtu=1000");
   EXPECT_EQ(o.err, "");
 }
 

@@ -191,6 +191,26 @@ TEST(Peripheral, DebugAccessHasNoSideEffectsAndResetRestores) {
   EXPECT_EQ(dev.resets, 1);
 }
 
+// Half-word registers (no word table: the bank searches) decode the same way.
+constexpr RegisterInfo kHalf{"HALF", 0x02, 2, 3, 8, 0x1234, 0, 0, vtoe::core::kAccess16,
+                             true,   true, ""};
+
+TEST(Peripheral, NarrowRegistersDecodeThroughTheSearch) {
+  vtoe::core::RegisterBank bank("narrow");
+  vtoe::core::Reg<std::uint16_t> half(bank, kHalf);
+  std::uint8_t b[2] = {0x78, 0x56};
+  EXPECT_EQ(bank.debug_write(0x0a, b, 2), 2u);  // element 1
+  EXPECT_EQ(half.get(1), 0x5678u);
+  EXPECT_EQ(half.get(0), 0x1234u);
+  const vtoe::core::RegisterHit hit = bank.find(0x12, 2, true);  // element 2
+  ASSERT_NE(hit.reg, nullptr);
+  EXPECT_EQ(hit.index, 2u);
+  EXPECT_EQ(bank.find(0x04, 2, false).reg, nullptr);  // the gap of the stride
+  EXPECT_STREQ(bank.find(0x04, 2, false).error, "no register at this offset");
+  EXPECT_STREQ(bank.find(0x02, 4, false).error, "access straddles the register's end");
+  EXPECT_STREQ(bank.find(0x02, 1, false).error, "access size the register does not take");
+}
+
 TEST(Peripheral, AModelMissingADescribedRegisterIsRefused) {
   vtoe::core::RegisterBank bank("partial");
   vtoe::core::Reg<std::uint32_t> ctrl(bank, kCtrl);

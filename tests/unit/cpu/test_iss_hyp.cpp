@@ -13,8 +13,8 @@
 using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::Exception;
 using vtoe::cpu::iss::FirmwareCall;
-using vtoe::cpu::iss::GuestMemory;
 using vtoe::cpu::iss::Mode;
+using vtoe::cpu::iss::PagedMemory;
 using vtoe::cpu::iss::TimerKind;
 namespace hsr_ec = vtoe::cpu::iss::hsr_ec;
 
@@ -74,7 +74,7 @@ class IssHyp : public ::testing::Test {
   uint32_t ec() const { return core.hsr() >> 26; }
   uint32_t iss() const { return core.hsr() & 0x1ffffff; }
 
-  GuestMemory mem;
+  PagedMemory mem;
   ArmCore core{mem};
 };
 

@@ -1,4 +1,4 @@
-// ISS MMU (no SystemC): translation tables built in GuestMemory, then loads, stores and fetches
+// ISS MMU (no SystemC): translation tables built in PagedMemory, then loads, stores and fetches
 // through them, checking the architectural results (ARM ARM B3): short-descriptor sections,
 // pages, domains and AP; the long-descriptor format with its access flag; stage 2 with the HSR
 // syndrome (ISV, SRT, WnR, DFSC), HPFAR and HDFAR; the address translation operations; TLB
@@ -11,8 +11,8 @@
 
 using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::Exception;
-using vtoe::cpu::iss::GuestMemory;
 using vtoe::cpu::iss::Mode;
+using vtoe::cpu::iss::PagedMemory;
 namespace hsr_ec = vtoe::cpu::iss::hsr_ec;
 
 namespace {
@@ -65,7 +65,7 @@ class IssMmu : public ::testing::Test {
     core.step();
   }
 
-  GuestMemory mem;
+  PagedMemory mem;
   ArmCore core{mem};
 };
 

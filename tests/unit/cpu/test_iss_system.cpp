@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "models/cpu/iss/arm_core.h"
@@ -13,9 +14,9 @@
 using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::Exception;
 using vtoe::cpu::iss::GuestFault;
-using vtoe::cpu::iss::GuestMemory;
 using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::Mode;
+using vtoe::cpu::iss::PagedMemory;
 using vtoe::cpu::iss::UndefinedInstruction;
 
 namespace {
@@ -47,7 +48,7 @@ class IssSystem : public ::testing::Test {
   }
   uint32_t mode() const { return core.cpsr() & 0x1f; }
 
-  GuestMemory mem;
+  PagedMemory mem;
   ArmCore core{mem};
 };
 
@@ -91,9 +92,9 @@ TEST_F(IssSystem, BankedSpLrAndFiqRegisters) {
 }
 
 TEST_F(IssSystem, SvcFromUserArmAndReturnWithMovsPcLr) {
-  core.set_cpsr(kUsr | 0x80000000u);  // user mode, N set
+  core.set_cpsr(kUsr | 0x80000000u);        // user mode, N set
   a32_at(kCode, {0xef000005, 0xe2811001});  // svc #5; add r1, r1, #1
-  a32_at(0x08, {0xe1b0f00e});              // movs pc, lr
+  a32_at(0x08, {0xe1b0f00e});               // movs pc, lr
   core.set_pc(kCode);
   core.step();
   EXPECT_EQ(core.pc(), 0x08u);
@@ -146,7 +147,7 @@ TEST_F(IssSystem, UndefinedInstructionTakenToItsVector) {
 
 TEST_F(IssSystem, AbortsRecordTheAddress) {
   core.set_reg(1, 0x0badc0de);
-  a32_at(kCode, {0xe5910000});              // ldr r0, [r1]
+  a32_at(kCode, {0xe5910000});             // ldr r0, [r1]
   a32_at(0x10, {0xee162f10, 0xee153f10});  // mrc p15 DFAR -> r2; DFSR -> r3
   core.set_pc(kCode);
   core.step();
@@ -219,8 +220,8 @@ TEST_F(IssSystem, ReadersInsideABasicBlockSeeTheExactRetiredCount) {
 
 TEST_F(IssSystem, IrqAtInstructionBoundaryWhenUnmasked) {
   a32_at(kCode, {0xe2811001, 0xe2811001, 0xe2811001});  // add r1, r1, #1 (x3)
-  a32_at(0x18, {0xe25ef004});                          // subs pc, lr, #4
-  core.set_cpsr(kSvc | kA | kF);                       // I clear
+  a32_at(0x18, {0xe25ef004});                           // subs pc, lr, #4
+  core.set_cpsr(kSvc | kA | kF);                        // I clear
   core.set_pc(kCode);
   core.step();
   core.set_irq(true);
@@ -275,8 +276,8 @@ TEST_F(IssSystem, IrqInsideAnItBlockKeepsTheItState) {
   core.set_pc(kCode | 1);
   core.run(3);  // cmp, itte, addeq r1
   core.set_irq(true);
-  core.step();  // IRQ entry
-  core.step();  // subs pc, lr, #4
+  core.step();                                        // IRQ entry
+  core.step();                                        // subs pc, lr, #4
   EXPECT_NE(core.spsr(Mode::Irq) & 0x0600fc00u, 0u);  // IT bits saved
   EXPECT_EQ(core.pc(), kCode + 6);
   core.set_irq(false);
@@ -376,7 +377,7 @@ TEST_F(IssSystem, VbarHighVectorsAndThumbEntry) {
 }
 
 TEST(IssUserMode, PrivilegedOperationsAreRefused) {
-  GuestMemory mem;
+  PagedMemory mem;
   mem.map(kCode, 0x1000);
   ArmCore core(mem);  // syscall emulation: user mode
   auto run_one = [&](uint32_t w) {
@@ -401,7 +402,7 @@ TEST(IssUserMode, PrivilegedOperationsAreRefused) {
   EXPECT_THROW(run_one(0xe5910000), GuestFault);
 }
 
-// GuestMemory as a DMI cache: attached host memory, a backend for the rest, detach.
+// PagedMemory as a DMI cache: attached host memory, a backend for the rest, detach.
 class RecordingBackend : public vtoe::cpu::iss::MemoryBackend {
  public:
   bool read(uint32_t addr, void* dst, uint32_t len, bool fetch) override {
@@ -421,8 +422,8 @@ class RecordingBackend : public vtoe::cpu::iss::MemoryBackend {
   std::vector<Access> log;
 };
 
-TEST(IssGuestMemory, AttachedPagesBackendAndDetach) {
-  GuestMemory mem;
+TEST(IssPagedMemory, AttachedPagesBackendAndDetach) {
+  PagedMemory mem;
   RecordingBackend bus;
   mem.set_backend(&bus);
   mem.map(0x1000, 0x1000);  // a page of its own
@@ -431,7 +432,7 @@ TEST(IssGuestMemory, AttachedPagesBackendAndDetach) {
   host[0x2000] = 0x5a;
   EXPECT_EQ(mem.attach(0, 0x3000, host.data()), 2u);  // pages 0 and 2; page 1 stays its own
   EXPECT_EQ(mem.attached_pages(), 2u);
-  EXPECT_EQ(mem.read8(0x2000), 0x5a);                 // the right offset after the skipped page
+  EXPECT_EQ(mem.read8(0x2000), 0x5a);  // the right offset after the skipped page
   EXPECT_EQ(mem.read32(0x1000), 0x11111111u);
   mem.write32(0x10, 0xdeadbeef);
   EXPECT_EQ(host[0x10], 0xef);
@@ -452,8 +453,8 @@ TEST(IssGuestMemory, AttachedPagesBackendAndDetach) {
   EXPECT_EQ(host[0x10], 0xef);
 }
 
-TEST(IssGuestMemory, DetachDropsDecodedCode) {
-  GuestMemory mem;
+TEST(IssPagedMemory, DetachDropsDecodedCode) {
+  PagedMemory mem;
   RecordingBackend bus;
   mem.set_backend(&bus);
   std::vector<uint8_t> host(0x1000, 0);
@@ -486,4 +487,80 @@ TEST(IssGuestMemory, DetachDropsDecodedCode) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
+}
+
+// ArmState is the whole architectural state: a core restored to a saved one runs on from there
+// exactly as it did the first time (banked registers and the mode included).
+TEST_F(IssSystem, RestoredStateRunsOnAsTheSavedOne) {
+  a32_at(kCode, {0xf1020012,    // cps #0x12 (IRQ)
+                 0xe3a0d0aa,    // mov sp, #0xaa
+                 0xf1020013,    // cps #0x13 (SVC)
+                 0xe2800001,    // add r0, r0, #1
+                 0xe2800001});  // add r0, r0, #1
+  core.set_pc(kCode);
+  core.step();
+  core.step();
+  const vtoe::cpu::iss::ArmState saved = core.state();
+  for (int i = 0; i < 3; ++i) core.step();
+  EXPECT_EQ(core.reg(0), 2u);
+  EXPECT_EQ(mode(), kSvc);
+  core.restore_state(saved);
+  EXPECT_EQ(mode(), kIrq);
+  EXPECT_EQ(core.reg(13), 0xaau);
+  EXPECT_EQ(core.reg(0), 0u);
+  EXPECT_EQ(core.pc(), kCode + 8);
+  for (int i = 0; i < 3; ++i) core.step();
+  EXPECT_EQ(core.reg(0), 2u);
+  EXPECT_EQ(mode(), kSvc);
+  EXPECT_EQ(core.banked_reg(Mode::Irq, 13), 0xaau);
+}
+
+// run(max) counts instructions retired and exception entries together, interrupts included: an
+// interrupt that stays asserted is taken again at every return and still cannot keep it going.
+TEST_F(IssSystem, RunCountsInterruptEntriesAgainstItsBound) {
+  a32_at(kCode, {0xe2811001, 0xe2811001, 0xe2811001});  // add r1, r1, #1 (x3)
+  a32_at(0x18, {0xe25ef004});                           // subs pc, lr, #4
+  core.set_cpsr(kSvc | kA | kF);                        // I clear
+  core.set_pc(kCode);
+  core.set_irq(true);          // never acknowledged: taken after every return
+  EXPECT_EQ(core.run(1), 0u);  // the entry alone
+  EXPECT_EQ(core.exception_entries(), 1u);
+  EXPECT_EQ(core.pc(), 0x18u);
+  EXPECT_EQ(core.run(7), 4u);  // return, entry, return, entry, return, entry, return
+  EXPECT_EQ(core.exception_entries(), 4u);
+  EXPECT_EQ(core.retired() + core.exception_entries(), 8u);
+  EXPECT_EQ(core.reg(1), 0u);  // the interrupted code never ran
+}
+
+// The same synchronous exception at the same instruction again and again with nothing retired
+// between (a vector table of UDF): run() ends with ExceptionLoop naming the exception, the
+// instruction and the vector, after ExceptionEntry::kStormEntries entries, whatever its bound.
+TEST_F(IssSystem, AnExceptionStormEndsTheRunWithWhereItIs) {
+  for (uint32_t v = 0; v < 0x20; v += 4) a32_at(v, {0xe7f000f0});  // udf #0 everywhere
+  a32_at(kCode, {0xe7f000f0});
+  core.set_pc(kCode);
+  try {
+    core.run(1'000'000);
+    FAIL() << "no ExceptionLoop";
+  } catch (const vtoe::cpu::iss::ExceptionLoop& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "exception loop with no progress: undefined from the instruction at 0x00000004 "
+              "(A32 0xe7f000f0, und mode) to the vector at 0x00000004 (und mode), 10000 times "
+              "in a row");
+  }
+  EXPECT_EQ(core.exception_entries(), vtoe::cpu::iss::ExceptionEntry::kStormEntries + 1);
+  EXPECT_EQ(core.retired(), 0u);
+}
+
+// A handler that does some work each time (more than kStormGap instructions) before it returns
+// to an instruction that faults again is no storm: run(max) ends it at its bound.
+TEST_F(IssSystem, AHandlerThatWorksBetweenFaultsIsNoStorm) {
+  a32_at(0x04, {0xe2822001, 0xe2822001, 0xe2822001, 0xe2822001, 0xe2822001,  // add r2, #1 (x5)
+                0xe1b0f00e});                                                // movs pc, lr
+  a32_at(kCode, {0xe7f000f0});      // udf #0, returned to for ever (LR = the next: but the
+  a32_at(kCode + 4, {0xeafffffd});  // b kCode: ... which branches back)
+  core.set_pc(kCode);
+  EXPECT_NO_THROW(core.run(200'000));
+  EXPECT_EQ(core.retired() + core.exception_entries(), 200'000u);
+  EXPECT_GT(core.exceptions(Exception::Undefined), 20'000u);
 }

@@ -157,6 +157,25 @@ TEST(SystemBootLoader, PlacesAZImageInitrdAndDtbAsQemu) {
   EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "console=ttyAMA0");
 }
 
+// Neither an ELF nor a zImage: a raw image, loaded and entered as QEMU does (RAM + 0x10000,
+// r1 = 0xffffffff, r2 = the DTB).
+TEST(SystemBootLoader, LoadsARawImageAsQemuDoes) {
+  std::vector<std::uint8_t> ram(128u << 20);
+  sys::BootFiles f;
+  f.kernel = temp_file("flat.bin", std::vector<std::uint8_t>{0xfe, 0xff, 0xff, 0xea});  // b .
+  const sys::BootInfo b = sys::load_boot_files(
+      f, sys::kRamBase, ram.size(), [&](std::uint64_t a, const void* src, std::size_t n) {
+        std::memcpy(ram.data() + (a - sys::kRamBase), src, n);
+      });
+  EXPECT_TRUE(b.linux_image);
+  EXPECT_EQ(b.entry, sys::kRamBase + 0x10000);
+  EXPECT_EQ(b.r0, 0u);
+  EXPECT_EQ(b.r1, 0xffffffffu);
+  EXPECT_EQ(b.r2, b.dtb_start);
+  EXPECT_EQ(ram[0x10000], 0xfe);
+  EXPECT_EQ(ram[0x10003], 0xea);
+}
+
 TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
   auto load = [](const sys::BootFiles& f, std::uint64_t size) {
     try {
@@ -167,8 +186,10 @@ TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
     return std::string("no error");
   };
   sys::BootFiles f;
-  f.kernel = temp_file("text.bin", std::vector<std::uint8_t>(100, 'a'));
-  EXPECT_NE(load(f, 128u << 20).find("text.bin: not an ARM image"), std::string::npos);
+  f.kernel = temp_file("empty.bin", std::vector<std::uint8_t>());
+  EXPECT_NE(load(f, 128u << 20).find("empty.bin: empty file"), std::string::npos);
+  f.kernel = temp_file("u.img", std::vector<std::uint8_t>{0x27, 0x05, 0x19, 0x56, 0, 0, 0, 0});
+  EXPECT_NE(load(f, 128u << 20).find("u.img: a U-Boot uImage"), std::string::npos);
   f.kernel = temp_file("big.bin", zimage(std::vector<std::uint32_t>(40000, 0)));
   EXPECT_NE(load(f, 64u << 10).find("does not fit in RAM"), std::string::npos);
   f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));

@@ -60,6 +60,20 @@ struct Host : sc_core::sc_module {
     bus->b_transport(gp, d);
     wait(d + sc_core::sc_time(10, sc_core::SC_NS));
   }
+  // Any access; the response the TOE gave.
+  tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t off, std::uint8_t* data,
+                                  unsigned len) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(cmd);
+    gp.set_address(kRegs + off);
+    gp.set_data_ptr(data);
+    gp.set_data_length(len);
+    gp.set_streaming_width(len);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    bus->b_transport(gp, d);
+    wait(d);
+    return gp.get_response_status();
+  }
   std::uint32_t read_reg(std::uint64_t off) {
     std::uint32_t v = 0;
     tlm::tlm_generic_payload gp;
@@ -759,6 +773,37 @@ TEST(Toe, AFaultingReceiveDmaLosesNoByte) {
   };
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_SEC));
   EXPECT_EQ(in_toe, kBytes);  // every echoed byte still waits in the connection's buffer
+}
+
+// Bad programming through the register layer: a doorbell on a disabled channel latches
+// STATUS.ERROR (the context waits for the enable), an access of the wrong width and one to no
+// register are bad accesses answered with an address error and counted.
+TEST(Toe, DisabledDoorbellsAndBadAccessesAreReported) {
+  Bench b({});
+  tlm::tlm_response_status narrow = tlm::TLM_OK_RESPONSE, nowhere = tlm::TLM_OK_RESPONSE;
+  b.host.script = [&](Host& h) {
+    h.setup();
+    h.write_reg(toe::reg::kCtrl, 0);  // disabled
+    toe::SendDesc s{};
+    s.sock = 77;
+    s.length = 100;
+    s.addr = h.alloc(4096);
+    h.post(Ring::Send, &s);
+    EXPECT_NE(h.read_reg(toe::reg::kStatus) & toe::reg::kStatusError, 0u);
+    h.write_reg(toe::reg::kStatus, toe::reg::kStatusError);  // write 1 to clear
+    EXPECT_EQ(h.read_reg(toe::reg::kStatus), 0u);
+    std::uint16_t half = 1;
+    narrow = h.access(tlm::TLM_WRITE_COMMAND, toe::reg::kCtrl,
+                      reinterpret_cast<std::uint8_t*>(&half), 2);
+    std::uint32_t word = 0;
+    nowhere = h.access(tlm::TLM_READ_COMMAND, 0x80, reinterpret_cast<std::uint8_t*>(&word), 4);
+  };
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  EXPECT_EQ(narrow, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  EXPECT_EQ(nowhere, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  EXPECT_EQ(b.toe_->bad_accesses(), 2u);
+  EXPECT_EQ(b.toe_->channel(0).contexts_fetched(), 0u);  // nothing fetched while disabled
+  EXPECT_EQ(b.toe_->channel(0).pending(Ring::Send), 0u);
 }
 
 // A host that reprograms a ring (the same base again) while the TOE is fetching a context from it

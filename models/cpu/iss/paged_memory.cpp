@@ -1,4 +1,4 @@
-#include "models/cpu/iss/guest_memory.h"
+#include "models/cpu/iss/paged_memory.h"
 
 #include <cstdio>
 
@@ -19,16 +19,16 @@ std::string fault_text(uint32_t addr, bool write, bool fetch) {
 GuestFault::GuestFault(uint32_t a, bool w, bool f)
     : std::runtime_error(fault_text(a, w, f)), addr(a), write(w), fetch(f) {}
 
-GuestMemory::GuestMemory() : pages_(kPages, nullptr), code_(kPages, 0), attached_(kPages, 0) {}
+PagedMemory::PagedMemory() : pages_(kPages, nullptr), code_(kPages, 0), attached_(kPages, 0) {}
 
-GuestMemory::~GuestMemory() {
+PagedMemory::~PagedMemory() {
   for (uint32_t p = 0; p < kPages; ++p) {
     if (pages_[p] && !attached_[p]) delete[] pages_[p];
   }
 }
 
-uint32_t GuestMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
-  if (addr & (kPageSize - 1)) throw std::invalid_argument("GuestMemory::attach: unaligned");
+uint32_t PagedMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
+  if (addr & (kPageSize - 1)) throw std::invalid_argument("PagedMemory::attach: unaligned");
   uint64_t first = addr >> kPageBits, end = (uint64_t{addr} + len) >> kPageBits;
   uint32_t n = 0;
   for (uint64_t p = first; p < end && p < kPages; ++p) {
@@ -43,7 +43,7 @@ uint32_t GuestMemory::attach(uint32_t addr, uint64_t len, uint8_t* host) {
   return n;
 }
 
-void GuestMemory::detach(uint32_t addr, uint64_t len) {
+void PagedMemory::detach(uint32_t addr, uint64_t len) {
   if (len == 0) return;
   if (on_unmap_) on_unmap_();
   uint64_t first = addr >> kPageBits, last = (uint64_t{addr} + len - 1) >> kPageBits;
@@ -56,7 +56,7 @@ void GuestMemory::detach(uint32_t addr, uint64_t len) {
   }
 }
 
-void GuestMemory::map(uint32_t addr, uint32_t len) {
+void PagedMemory::map(uint32_t addr, uint32_t len) {
   if (len == 0) return;
   uint64_t first = addr >> kPageBits;
   uint64_t last = (uint64_t{addr} + len - 1) >> kPageBits;
@@ -65,7 +65,7 @@ void GuestMemory::map(uint32_t addr, uint32_t len) {
   }
 }
 
-void GuestMemory::unmap(uint32_t addr, uint32_t len) {
+void PagedMemory::unmap(uint32_t addr, uint32_t len) {
   uint64_t first = (uint64_t{addr} + kPageSize - 1) >> kPageBits;
   uint64_t end = (uint64_t{addr} + len) >> kPageBits;
   if (first < end && on_unmap_) on_unmap_();
@@ -81,7 +81,7 @@ void GuestMemory::unmap(uint32_t addr, uint32_t len) {
   }
 }
 
-bool GuestMemory::free_range(uint32_t addr, uint32_t len) const {
+bool PagedMemory::free_range(uint32_t addr, uint32_t len) const {
   if (len == 0) return true;
   uint64_t first = addr >> kPageBits;
   uint64_t last = (uint64_t{addr} + len - 1) >> kPageBits;
@@ -92,33 +92,33 @@ bool GuestMemory::free_range(uint32_t addr, uint32_t len) const {
   return true;
 }
 
-void GuestMemory::code_written(uint32_t page) {
+void PagedMemory::code_written(uint32_t page) {
   code_[page] = 0;
   if (on_code_write_) on_code_write_(page);
 }
 
-uint16_t GuestMemory::fetch16(uint32_t a) const {
+uint16_t PagedMemory::fetch16(uint32_t a) const {
   uint16_t v;
   fetch(a, &v, 2);
   return v;
 }
 
-uint32_t GuestMemory::fetch32(uint32_t a) const {
+uint32_t PagedMemory::fetch32(uint32_t a) const {
   uint32_t v;
   fetch(a, &v, 4);
   return v;
 }
 
-void GuestMemory::fetch(uint32_t addr, void* dst, uint32_t len) const {
+void PagedMemory::fetch(uint32_t addr, void* dst, uint32_t len) const {
   copy_out(addr, dst, len, true);
 }
 
-void GuestMemory::read(uint32_t addr, void* dst, uint32_t len) const {
+void PagedMemory::read(uint32_t addr, void* dst, uint32_t len) const {
   copy_out(addr, dst, len, false);
 }
 
 // Page by page: the core's own pages directly, the rest through the backend (a bus), else fault.
-void GuestMemory::copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch) const {
+void PagedMemory::copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch) const {
   auto* out = static_cast<uint8_t*>(dst);
   while (len > 0) {
     uint32_t off = addr & (kPageSize - 1), in_page = kPageSize - off;
@@ -134,7 +134,7 @@ void GuestMemory::copy_out(uint32_t addr, void* dst, uint32_t len, bool is_fetch
   }
 }
 
-void GuestMemory::write(uint32_t addr, const void* src, uint32_t len) {
+void PagedMemory::write(uint32_t addr, const void* src, uint32_t len) {
   auto* in = static_cast<const uint8_t*>(src);
   while (len > 0) {
     uint32_t page = addr >> kPageBits, off = addr & (kPageSize - 1), in_page = kPageSize - off;
@@ -151,7 +151,7 @@ void GuestMemory::write(uint32_t addr, const void* src, uint32_t len) {
   }
 }
 
-std::string GuestMemory::read_string(uint32_t addr, uint32_t max) const {
+std::string PagedMemory::read_string(uint32_t addr, uint32_t max) const {
   std::string s;
   for (uint32_t i = 0; i < max; ++i) {
     char c = static_cast<char>(read8(addr + i));

@@ -1,6 +1,6 @@
-// GDB's remote serial protocol for `vtoe system run --gdb PORT`: a gdb-multiarch (or any GDB
-// for ARM) attached over TCP on 127.0.0.1 debugs the software on the system platform as it
-// would on QEMU's gdbstub.
+// GDB's remote serial protocol for an IssCpu (`vtoe system run --gdb PORT`, or any platform built
+// with find_package(vtoe) that links vtoe::iss_tlm): a gdb-multiarch (or any GDB for ARM)
+// attached over TCP on 127.0.0.1 debugs the software on the core as it would on QEMU's gdbstub.
 //
 // Packets: ?, g/G (r0-r15, cpsr), p/P (0-15, 25 = cpsr as in QEMU's numbering), m/M (through
 // the core's current translation: ArmCore::debug_read/debug_write), Z0/z0 and Z1/z1 (the core's
@@ -23,13 +23,13 @@
 
 #include "models/cpu/iss/iss_cpu.h"
 
-namespace vtoe::app {
+namespace vtoe::cpu::iss {
 
-class GdbServer : public cpu::iss::IssCpu::Debugger {
+class GdbServer : public IssCpu::Debugger {
  public:
   // Listens on 127.0.0.1:port at once (throws std::runtime_error if it cannot); the first
   // stopped() call waits for GDB to connect.
-  GdbServer(cpu::iss::IssCpu& cpu, unsigned port, std::ostream& log);
+  GdbServer(IssCpu& cpu, unsigned port, std::ostream& log);
   ~GdbServer() override;
   GdbServer(const GdbServer&) = delete;
   GdbServer& operator=(const GdbServer&) = delete;
@@ -53,7 +53,7 @@ class GdbServer : public cpu::iss::IssCpu::Debugger {
   std::string read_registers();
   std::string target_xml(const std::string& annex, const std::string& range);
 
-  cpu::iss::IssCpu& cpu_;
+  IssCpu& cpu_;
   std::ostream& log_;
   int listen_fd_ = -1, fd_ = -1;
   unsigned port_;
@@ -63,4 +63,4 @@ class GdbServer : public cpu::iss::IssCpu::Debugger {
   std::set<uint32_t> breakpoints_;
 };
 
-}  // namespace vtoe::app
+}  // namespace vtoe::cpu::iss

@@ -38,16 +38,16 @@ class MemoryBackend {
   virtual bool write(uint32_t addr, const void* src, uint32_t len) = 0;
 };
 
-class GuestMemory {
+class PagedMemory {
  public:
   static constexpr uint32_t kPageBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
   static constexpr uint32_t kPages = 1u << (32 - kPageBits);
 
-  GuestMemory();
-  ~GuestMemory();
-  GuestMemory(const GuestMemory&) = delete;
-  GuestMemory& operator=(const GuestMemory&) = delete;
+  PagedMemory();
+  ~PagedMemory();
+  PagedMemory(const PagedMemory&) = delete;
+  PagedMemory& operator=(const PagedMemory&) = delete;
 
   // Maps [addr, addr+len) rounded out to pages; pages already mapped keep their contents.
   void map(uint32_t addr, uint32_t len);

@@ -1,17 +1,8 @@
-// Address translation (ARM ARM B3): stage 1 of the PL1&0 regime in the short-descriptor format
-// (sections, supersections, large and small pages, domains, AP/APX with and without the access
-// flag, XN/PXN, WXN/UWXN) and the long-descriptor format (TTBCR.EAE: T0SZ/T1SZ, up to 3 levels,
-// hierarchical APTable/XNTable/PXNTable), Hyp mode's stage 1 (HTTBR/HTCR, long format) and
-// stage 2 (VTTBR/VTCR, IPA up to 40 bits, S2AP, XN) when HCR.VM is set. Memory attributes (TEX,
-// C, B, MAIR, SH) do not matter to a model without caches and are not interpreted.
-//
-// A direct-mapped software TLB per regime (PL1&0, Hyp) caches virtual page -> physical page with
-// the permissions of both stages combined; a miss, or a hit without the permission, walks the
-// tables again, so that a fault is always reported by the stage and level that found it.
-// Physical addresses above 4 GiB are external aborts (QEMU's virt with highmem=off).
-#include <cstdio>
+// The MMU of one core: the table walker and the software TLB (mmu.h).
+#include "models/cpu/iss/mmu.h"
 
-#include "models/cpu/iss/arm_core.h"
+#include <algorithm>
+#include <cstdio>
 
 namespace vtoe::cpu::iss {
 
@@ -32,34 +23,41 @@ std::string mmu_text(uint32_t va, bool write, bool fetch, const MmuFault& f) {
 }
 
 constexpr uint64_t kPaLimit = uint64_t{1} << 32;  // highmem=off: nothing above 4 GiB
+constexpr uint8_t kHyp = static_cast<uint8_t>(Mode::Hyp);
+constexpr uint8_t kUsr = static_cast<uint8_t>(Mode::Usr);
+constexpr uint32_t kHcrVm = 1u << 0;
 
 }  // namespace
 
 MmuAbort::MmuAbort(uint32_t v, bool w, bool fe, const MmuFault& f)
     : std::runtime_error(mmu_text(v, w, fe, f)), va(v), write(w), fetch(fe), fault(f) {}
 
-void ArmCore::update_mmu() {
-  const bool hyp = mode_ == kHyp;
-  mmu_on_ = system_ && (hyp ? (sys_.hsctlr & 1) != 0
-                            : ((sys_.sctlr & 1) || (has_hyp_ && (sys_.hcr & kHcrVm))));
-  const uint32_t regime = hyp ? 2 : mode_ == static_cast<uint8_t>(Mode::Usr) ? 1 : 0;
-  ctx_ = (generation_ << 2) | regime;
-  fetch_vpage_ = ~0u;
-  cur_fast_ = fast_storage_.data() + regime * kTlbSize;  // PL1, PL0, Hyp
+Mmu::Mmu(PagedMemory& mem, const ArmState& state) : mem_(mem), st_(state) {
+  cur_fast_ = fast_storage_.data();
 }
 
-void ArmCore::tlb_flush() {
+uint32_t Mmu::update() {
+  const bool hyp = st_.mode == kHyp;
+  on_ =
+      st_.system && (hyp ? (st_.cp15.hsctlr & 1) != 0 : ((st_.cp15.sctlr & 1) || stage2_enabled()));
+  const uint32_t regime = hyp ? kRegimeHyp : st_.mode == kUsr ? kRegimePl0 : kRegimePl1;
+  cur_fast_ = fast_storage_.data() + regime * kTlbSize;  // PL1, PL0, Hyp
+  return regime;
+}
+
+bool Mmu::stage2_enabled() const { return st_.has_hyp && (st_.cp15.hcr & kHcrVm); }
+
+void Mmu::flush() {
   for (TlbEntry& e : tlb_storage_) e.va_page = ~0u;
   std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{});
-  ++tlb_flushes_;
-  new_code_generation();  // virtual pages find their decoded code through the new mappings
+  ++flushes_;
 }
 
-void ArmCore::tlb_flush_va(uint32_t va) {
+void Mmu::flush_va(uint32_t va) {
   // The page's entry, and every entry that came from a block (a section fills one entry per
   // 4 KiB page it is used at, and the block may cover `va`): the architecture allows
   // invalidating more than asked. No ASIDs are kept, so every ASID's entry goes.
-  const uint32_t page = va >> GuestMemory::kPageBits;
+  const uint32_t page = va >> PagedMemory::kPageBits;
   for (size_t i = 0; i < tlb_storage_.size(); ++i) {
     TlbEntry& e = tlb_storage_[i];
     if (e.va_page != ~0u && (e.va_page == page || e.block)) {  // valid, and the page or a block
@@ -67,15 +65,12 @@ void ArmCore::tlb_flush_va(uint32_t va) {
       fast_invalidate(i);
     }
   }
-  ++tlb_flushes_;
-  new_code_generation();
+  ++flushes_;
 }
 
-void ArmCore::tlb_forget_host() {
-  std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{});
-}
+void Mmu::forget_host() { std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{}); }
 
-void ArmCore::tlb_protect_code(uint32_t pa_page) {
+void Mmu::protect_code(uint32_t pa_page) {
   for (size_t i = 0; i < tlb_storage_.size(); ++i) {
     if (tlb_storage_[i].pa_page != pa_page) continue;
     if (i < kTlbSize) {
@@ -87,7 +82,7 @@ void ArmCore::tlb_protect_code(uint32_t pa_page) {
   }
 }
 
-bool ArmCore::read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on) {
+bool Mmu::read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool stage2_on) {
   uint64_t pa = addr;
   if (stage2_on) {  // stage-1 tables are at IPAs
     Walk s2;
@@ -120,13 +115,13 @@ bool ArmCore::read_desc(uint64_t addr, bool is64, uint64_t& v, Walk& w, bool sta
 
 // Stage 2 (B3.6.1, long format): VTCR.T0SZ (4-bit signed) and SL0 give the IPA size and the
 // starting level.
-bool ArmCore::stage2(uint64_t ipa, Walk& w, bool s1ptw) {
+bool Mmu::stage2(uint64_t ipa, Walk& w, bool s1ptw) {
   w.fault = MmuFault{};
   w.fault.stage2 = true;
   w.fault.long_format = true;
   w.fault.s1ptw = s1ptw;
   w.fault.ipa = ipa;
-  const uint32_t vtcr = sys_.vtcr;
+  const uint32_t vtcr = st_.cp15.vtcr;
   int t0sz = static_cast<int>(vtcr & 0xf);
   if (t0sz & 8) t0sz -= 16;
   const int ipa_bits = 32 - t0sz;
@@ -136,7 +131,7 @@ bool ArmCore::stage2(uint64_t ipa, Walk& w, bool s1ptw) {
     return false;
   }
   // The top level resolves bits [ipa_bits-1 : 30] (level 1) or [ipa_bits-1 : 21] (level 2).
-  uint64_t table = sys_.vttbr & 0x000000fffffffff0ull;  // the first table may be < 4 KiB
+  uint64_t table = st_.cp15.vttbr & 0x000000fffffffff0ull;  // the first table may be < 4 KiB
   for (int level = start; level <= 3; ++level) {
     const int shift = 39 - 9 * level;  // 30, 21, 12
     uint64_t index =
@@ -180,20 +175,20 @@ bool ArmCore::stage2(uint64_t ipa, Walk& w, bool s1ptw) {
   return false;
 }
 
-ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
+Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
   Walk w;
   w.fault.long_format = false;
-  const uint32_t ttbcr = sys_.ttbcr;
+  const uint32_t ttbcr = st_.cp15.ttbcr;
   const uint32_t n = ttbcr & 7;
   uint32_t ttbr;
   uint32_t index;
   if (n == 0 || (va >> (32 - n)) == 0) {
     if (ttbcr & (1u << 4)) return w;  // PD0: translation fault, level 1
-    ttbr = static_cast<uint32_t>(sys_.ttbr0) & ~((1u << (14 - n)) - 1);
+    ttbr = static_cast<uint32_t>(st_.cp15.ttbr0) & ~((1u << (14 - n)) - 1);
     index = (va << n) >> (n + 20);
   } else {
     if (ttbcr & (1u << 5)) return w;  // PD1
-    ttbr = static_cast<uint32_t>(sys_.ttbr1) & ~0x3fffu;
+    ttbr = static_cast<uint32_t>(st_.cp15.ttbr1) & ~0x3fffu;
     index = va >> 20;
   }
   uint64_t d1;
@@ -240,7 +235,7 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
   }
   // The domain: no access (and the reserved value) faults any access; manager skips the
   // permission checks (XN too, as QEMU); client checks them.
-  const uint32_t dom = (sys_.dacr >> (2 * domain)) & 3;
+  const uint32_t dom = (st_.cp15.dacr >> (2 * domain)) & 3;
   uint8_t perms;
   if (dom == 0 || dom == 2) {
     w.s1_domain_no_access = true;
@@ -249,7 +244,7 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
     perms = 0x3f;
   } else {
     uint8_t pl1 = 0, pl0 = 0;
-    const bool afe = sys_.sctlr & (1u << 29);
+    const bool afe = st_.cp15.sctlr & (1u << 29);
     if (afe) {  // the simplified model: AP[0] is the access flag
       if (!(ap & 1)) {
         w.fault.kind = MmuFault::AccessFlag;
@@ -292,7 +287,7 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
           break;  // no access (0, and the reserved 4)
       }
     }
-    const bool wxn = sys_.sctlr & (1u << 19), uwxn = sys_.sctlr & (1u << 20);
+    const bool wxn = st_.cp15.sctlr & (1u << 19), uwxn = st_.cp15.sctlr & (1u << 20);
     if (pl1 && !xn && !pxn && !(wxn && (pl1 & kPermW)) && !(uwxn && (pl0 & kPermW))) {
       pl1 |= kPermX;
     }
@@ -300,47 +295,32 @@ ArmCore::Walk ArmCore::walk_short(uint32_t va, bool stage2_on) {
     perms = static_cast<uint8_t>(pl1 | (pl0 << 3));
   }
   w.s1perms = perms;
-  if (stage2_on) {
-    Walk s2;
-    if (!stage2(pa, s2, false)) {
-      w.fault = s2.fault;
-      return w;
-    }
-    w.s2perms = s2.s2perms;
-    pa = s2.pa;
-  }
-  if (pa >= kPaLimit) {
-    w.fault = MmuFault{};
-    w.fault.kind = MmuFault::External;
-    return w;
-  }
-  w.pa = pa;
-  w.ok = true;
+  finish(w, pa, stage2_on, false);
   return w;
 }
 
-ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
+Mmu::Walk Mmu::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
   Walk w;
   w.fault.long_format = true;
   uint64_t ttbr;
   int tsz;
   if (hyp_regime) {
-    tsz = static_cast<int>(sys_.htcr & 7);
+    tsz = static_cast<int>(st_.cp15.htcr & 7);
     if (tsz && (va >> (32 - tsz))) return w;
-    ttbr = sys_.httbr;
+    ttbr = st_.cp15.httbr;
   } else {
-    const uint32_t ttbcr = sys_.ttbcr;
+    const uint32_t ttbcr = st_.cp15.ttbcr;
     const int t0sz = static_cast<int>(ttbcr & 7), t1sz = static_cast<int>((ttbcr >> 16) & 7);
     const bool in0 = t0sz == 0 ? (t1sz == 0 || (va >> (32 - t1sz)) != (0xffffffffu >> (32 - t1sz)))
                                : (va >> (32 - t0sz)) == 0;
     const bool in1 = !in0 && (t1sz == 0 || (va >> (32 - t1sz)) == (0xffffffffu >> (32 - t1sz)));
     if (in0) {
       if (ttbcr & (1u << 7)) return w;  // EPD0
-      ttbr = sys_.ttbr0;
+      ttbr = st_.cp15.ttbr0;
       tsz = t0sz;
     } else if (in1) {
       if (ttbcr & (1u << 23)) return w;  // EPD1
-      ttbr = sys_.ttbr1;
+      ttbr = st_.cp15.ttbr1;
       tsz = t1sz;
     } else {
       return w;  // in neither region: translation fault, level 1
@@ -377,8 +357,8 @@ ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
     const uint64_t mask = (uint64_t{1} << shift) - 1;
     w.block = level < 3;
     const uint32_t attr_index = (d >> 2) & 7;
-    const uint32_t mair = hyp_regime ? (attr_index < 4 ? sys_.hmair0 : sys_.hmair1)
-                                     : (attr_index < 4 ? sys_.prrr : sys_.nmrr);
+    const uint32_t mair = hyp_regime ? (attr_index < 4 ? st_.cp15.hmair0 : st_.cp15.hmair1)
+                                     : (attr_index < 4 ? st_.cp15.prrr : st_.cp15.nmrr);
     w.attr = static_cast<uint8_t>(mair >> (8 * (attr_index & 3)));
     w.sh = static_cast<uint8_t>((d >> 8) & 3);
     uint64_t pa = (d & 0x000000fffffff000ull & ~mask) | (va & mask);
@@ -388,42 +368,46 @@ ArmCore::Walk ArmCore::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
     uint8_t pl1 = kPermR, pl0 = 0;
     if (hyp_regime) {
       if (!(ap & 2) && !ap_ro) pl1 |= kPermW;  // AP[2]: read-only; AP[1] ignored
-      if (!xn && !((sys_.hsctlr & (1u << 19)) && (pl1 & kPermW))) pl1 |= kPermX;
+      if (!xn && !((st_.cp15.hsctlr & (1u << 19)) && (pl1 & kPermW))) pl1 |= kPermX;
       pl0 = pl1;  // Hyp has no PL0: the core only asks with the PL1 bits in Hyp mode
     } else {
       const bool ro = (ap & 2) || ap_ro;
       if (!ro) pl1 |= kPermW;
       if ((ap & 1) && !ap_no_pl0) pl0 = ro ? kPermR : kPermR | kPermW;
-      const bool wxn = sys_.sctlr & (1u << 19), uwxn = sys_.sctlr & (1u << 20);
+      const bool wxn = st_.cp15.sctlr & (1u << 19), uwxn = st_.cp15.sctlr & (1u << 20);
       if (!xn && !pxn && !(wxn && (pl1 & kPermW)) && !(uwxn && (pl0 & kPermW))) pl1 |= kPermX;
       if (pl0 && !xn && !(wxn && (pl0 & kPermW))) pl0 |= kPermX;
     }
     w.s1perms = static_cast<uint8_t>(pl1 | (pl0 << 3));
-    if (stage2_on && !hyp_regime) {
-      Walk s2;
-      if (!stage2(pa, s2, false)) {
-        w.fault = s2.fault;
-        return w;
-      }
-      w.s2perms = s2.s2perms;
-      pa = s2.pa;
-    }
-    if (pa >= kPaLimit) {
-      w.fault = MmuFault{};
-      w.fault.kind = MmuFault::External;
-      w.fault.long_format = true;
-      return w;
-    }
-    w.pa = pa;
-    w.ok = true;
+    finish(w, pa, stage2_on && !hyp_regime, true);
     return w;
   }
   return w;
 }
 
-ArmCore::Walk ArmCore::walk(uint32_t va, bool hyp_regime, bool stage2_on) {
+void Mmu::finish(Walk& w, uint64_t pa, bool stage2_on, bool long_format) {
+  if (stage2_on) {
+    Walk s2;
+    if (!stage2(pa, s2, false)) {
+      w.fault = s2.fault;
+      return;
+    }
+    w.s2perms = s2.s2perms;
+    pa = s2.pa;
+  }
+  if (pa >= kPaLimit) {
+    w.fault = MmuFault{};
+    w.fault.kind = MmuFault::External;
+    w.fault.long_format = long_format;
+    return;
+  }
+  w.pa = pa;
+  w.ok = true;
+}
+
+Mmu::Walk Mmu::walk(uint32_t va, bool hyp_regime, bool stage2_on) {
   if (hyp_regime) {
-    if (!(sys_.hsctlr & 1)) {
+    if (!(st_.cp15.hsctlr & 1)) {
       Walk w;
       w.pa = va;
       w.ok = true;
@@ -431,38 +415,27 @@ ArmCore::Walk ArmCore::walk(uint32_t va, bool hyp_regime, bool stage2_on) {
     }
     return walk_long(va, true, false);
   }
-  if (!(sys_.sctlr & 1)) {  // stage 1 off: VA = IPA
+  if (!(st_.cp15.sctlr & 1)) {  // stage 1 off: VA = IPA
     Walk w;
-    w.fault.long_format = (sys_.ttbcr >> 31) & 1;
-    if (stage2_on) {
-      Walk s2;
-      if (!stage2(va, s2, false)) {
-        w.fault = s2.fault;
-        return w;
-      }
-      w.s2perms = s2.s2perms;
-      w.pa = s2.pa;
-    } else {
-      w.pa = va;
-    }
-    w.ok = true;
+    w.fault.long_format = long_format_stage1();
+    finish(w, va, stage2_on, w.fault.long_format);
     return w;
   }
-  return (sys_.ttbcr >> 31) ? walk_long(va, false, stage2_on) : walk_short(va, stage2_on);
+  return (st_.cp15.ttbcr >> 31) ? walk_long(va, false, stage2_on) : walk_short(va, stage2_on);
 }
 
-uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
-  const bool hyp = mode_ == kHyp;
-  const bool user = mode_ == static_cast<uint8_t>(Mode::Usr);
+uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
+  const bool hyp = st_.mode == kHyp;
+  const bool user = pl0 || st_.mode == kUsr;
   const uint8_t bits = static_cast<uint8_t>(user ? need << 3 : need);
   TlbEntry* tlb = hyp ? tlb_hyp_ : tlb_;
-  const uint32_t page = va >> GuestMemory::kPageBits;
+  const uint32_t page = va >> PagedMemory::kPageBits;
   TlbEntry& e = tlb[page % kTlbSize];
   if (e.va_page == page && (e.perms & bits) == bits) {
-    return (e.pa_page << GuestMemory::kPageBits) | (va & (GuestMemory::kPageSize - 1));
+    return (e.pa_page << PagedMemory::kPageBits) | (va & (PagedMemory::kPageSize - 1));
   }
-  ++tlb_misses_;
-  const bool s2 = !hyp && has_hyp_ && (sys_.hcr & kHcrVm);
+  ++misses_;
+  const bool s2 = !hyp && stage2_enabled();
   Walk w = walk(va, hyp, s2);
   const bool write = need & kPermW, fetch = need & kPermX;
   if (!w.ok) throw MmuAbort(va, write, fetch, w.fault);
@@ -473,15 +446,15 @@ uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
     f.kind = w.s1_domain_no_access ? MmuFault::Domain : MmuFault::Permission;
     f.level = w.level;
     f.domain = w.domain;
-    f.long_format = hyp || ((sys_.ttbcr >> 31) & 1);
+    f.long_format = hyp || ((st_.cp15.ttbcr >> 31) & 1);
     throw MmuAbort(va, write, fetch, f);
   }
   if ((w.s2perms & bits) != bits) {
     Walk s2;
-    uint64_t ipa = (sys_.sctlr & 1) ? 0 : va;
+    uint64_t ipa = (st_.cp15.sctlr & 1) ? 0 : va;
     // The IPA of the access: stage 1's output, found again without stage 2.
-    if (sys_.sctlr & 1) {
-      Walk s1 = (sys_.ttbcr >> 31) ? walk_long(va, false, false) : walk_short(va, false);
+    if (st_.cp15.sctlr & 1) {
+      Walk s1 = (st_.cp15.ttbcr >> 31) ? walk_long(va, false, false) : walk_short(va, false);
       ipa = s1.pa;
     }
     MmuFault f;
@@ -494,7 +467,7 @@ uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
     throw MmuAbort(va, write, fetch, f);
   }
   e.va_page = page;
-  e.pa_page = static_cast<uint32_t>(w.pa >> GuestMemory::kPageBits);
+  e.pa_page = static_cast<uint32_t>(w.pa >> PagedMemory::kPageBits);
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
   e.block = w.block;
   // Its fast entries: Hyp's regime has one (PL2 uses the PL1 bits), PL1&0's one per privilege.
@@ -516,16 +489,16 @@ uint32_t ArmCore::translate(uint32_t va, uint8_t need) {
 }
 
 template <typename T>
-T ArmCore::mmu_read(uint32_t a) {
-  const uint32_t off = a & (GuestMemory::kPageSize - 1);
-  if (off > GuestMemory::kPageSize - sizeof(T)) {  // across two pages: byte by byte
+T Mmu::read(uint32_t a, bool pl0) {
+  const uint32_t off = a & (PagedMemory::kPageSize - 1);
+  if (off > PagedMemory::kPageSize - sizeof(T)) {  // across two pages: byte by byte
     T v = 0;
     for (uint32_t i = 0; i < sizeof(T); ++i) {
-      v = static_cast<T>(v | (T{mmu_read<uint8_t>(a + i)} << (8 * i)));
+      v = static_cast<T>(v | (T{read<uint8_t>(a + i, pl0)} << (8 * i)));
     }
     return v;
   }
-  const uint32_t pa = translate(a, kPermR);
+  const uint32_t pa = translate(a, kPermR, pl0);
   try {
     if constexpr (sizeof(T) == 1)
       return mem_.read8(pa);
@@ -536,24 +509,25 @@ T ArmCore::mmu_read(uint32_t a) {
   } catch (const GuestFault&) {
     MmuFault f;
     f.kind = MmuFault::External;
-    f.long_format = mode_ == kHyp || ((sys_.ttbcr >> 31) & 1);
+    f.long_format = st_.mode == kHyp || long_format_stage1();
     throw MmuAbort(a, false, false, f);
   }
 }
 
 template <typename T>
-void ArmCore::mmu_write(uint32_t a, T v) {
-  const uint32_t off = a & (GuestMemory::kPageSize - 1);
-  if (off > GuestMemory::kPageSize - sizeof(T)) {
+void Mmu::write(uint32_t a, T v, bool pl0) {
+  const uint32_t off = a & (PagedMemory::kPageSize - 1);
+  if (off > PagedMemory::kPageSize - sizeof(T)) {
     // Both pages are checked before either is written, as an access is all or nothing.
-    translate(a, kPermW);
-    translate(a + sizeof(T) - 1, kPermW);
+    // A fault on the second page is reported at its first byte, as QEMU 7.2 does.
+    translate(a, kPermW, pl0);
+    translate((a + sizeof(T) - 1) & ~(PagedMemory::kPageSize - 1), kPermW, pl0);
     for (uint32_t i = 0; i < sizeof(T); ++i) {
-      mmu_write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)));
+      write<uint8_t>(a + i, static_cast<uint8_t>(v >> (8 * i)), pl0);
     }
     return;
   }
-  const uint32_t pa = translate(a, kPermW);
+  const uint32_t pa = translate(a, kPermW, pl0);
   try {
     if constexpr (sizeof(T) == 1)
       mem_.write8(pa, v);
@@ -564,21 +538,21 @@ void ArmCore::mmu_write(uint32_t a, T v) {
   } catch (const GuestFault&) {
     MmuFault f;
     f.kind = MmuFault::External;
-    f.long_format = mode_ == kHyp || ((sys_.ttbcr >> 31) & 1);
+    f.long_format = st_.mode == kHyp || long_format_stage1();
     throw MmuAbort(a, true, false, f);
   }
 }
 
-template uint8_t ArmCore::mmu_read<uint8_t>(uint32_t);
-template uint16_t ArmCore::mmu_read<uint16_t>(uint32_t);
-template uint32_t ArmCore::mmu_read<uint32_t>(uint32_t);
-template void ArmCore::mmu_write<uint8_t>(uint32_t, uint8_t);
-template void ArmCore::mmu_write<uint16_t>(uint32_t, uint16_t);
-template void ArmCore::mmu_write<uint32_t>(uint32_t, uint32_t);
+template uint8_t Mmu::read<uint8_t>(uint32_t, bool);
+template uint16_t Mmu::read<uint16_t>(uint32_t, bool);
+template uint32_t Mmu::read<uint32_t>(uint32_t, bool);
+template void Mmu::write<uint8_t>(uint32_t, uint8_t, bool);
+template void Mmu::write<uint16_t>(uint32_t, uint16_t, bool);
+template void Mmu::write<uint32_t>(uint32_t, uint32_t, bool);
 
 // DFSR/IFSR (short format: FS[4] at bit 10, domain 7:4; long format: LPAE bit 9, STATUS 5:0),
 // also the DFSC/IFSC of HSR (long format, bits 5:0).
-uint32_t ArmCore::fault_status(const MmuFault& f, bool write) const {
+uint32_t Mmu::fault_status(const MmuFault& f, bool write) {
   uint32_t v;
   if (f.long_format) {
     const uint32_t lvl = f.level & 3;
@@ -632,102 +606,15 @@ uint32_t ArmCore::fault_status(const MmuFault& f, bool write) const {
   return v;
 }
 
-void ArmCore::take_mmu_fault(const MmuAbort& a) {
-  const MmuFault& f = a.fault;
-  const bool fetch = a.fetch;
-  if (fetch) {
-    // A fetch fault in the vector table the abort would enter repeats for ever (no instruction
-    // ever retires): end the run with the fault instead.
-    const bool to_hyp = mode_ == kHyp || (f.stage2 && has_hyp_);
-    const uint32_t base = to_hyp ? sys_.hvbar : (sys_.sctlr & kSctlrV) ? 0xffff0000u : sys_.vbar;
-    if (pc_ - base < 0x20) throw a;
-  }
-  if (!fetch && in_it_) itstate_ = it_at_start_;
-  if (f.stage2 && mode_ != kHyp) {
-    // Stage 2: to Hyp mode at the Hyp trap vector, with the IPA in HPFAR.
-    uint32_t iss = fault_status(f, false) & 0x3f;
-    if (f.s1ptw) iss |= 1u << 7;
-    bool il32 = false;  // IL only with ISV (ARMv7: UNK/SBZP otherwise, and for prefetch aborts)
-    if (!fetch) {
-      if (a.write && !f.s1ptw) iss |= 1u << 6;
-      // ISV and the register for single loads and stores without write-back (the emulation a
-      // hypervisor does for MMIO).
-      const Insn* in = current_insn();
-      if (in && in->op == Op::LoadStore && in->sub != kLdrd && in->sub != kStrd &&
-          (in->flags & kFlagP) && !(in->flags & kFlagW) && !f.s1ptw) {
-        uint32_t sas = 2, sse = 0;
-        switch (in->sub) {
-          case kStrb:
-          case kLdrb:
-            sas = 0;
-            break;
-          case kLdrsb:
-            sas = 0;
-            sse = 1;
-            break;
-          case kStrh:
-          case kLdrh:
-            sas = 1;
-            break;
-          case kLdrsh:
-            sas = 1;
-            sse = 1;
-            break;
-          default:
-            break;
-        }
-        iss |= (1u << 24) | (sas << 22) | (sse << 21) | (uint32_t{in->rd} << 16);
-        // From the instruction, not next_: inside a basic block next_ is not kept per instruction.
-        il32 = in->len == 4;
-      }
-    }
-    uint8_t ec = fetch ? hsr_ec::kPrefetchAbortLower : hsr_ec::kDataAbortLower;
-    sys_.hsr = hsr_value(ec, iss, il32);
-    if (fetch)
-      sys_.hifar = a.va;
-    else
-      sys_.hdfar = a.va;
-    sys_.hpfar = static_cast<uint32_t>((f.ipa >> 12) << 4);
-    ++hyp_ec_[ec];
-    ++hyp_exceptions_[static_cast<int>(Exception::HypTrap)];
-    enter_hyp(0x14, pc_, cpsr());
-    return;
-  }
-  if (mode_ == kHyp) {
-    MmuFault lf = f;
-    lf.long_format = true;
-    uint32_t iss = fault_status(lf, false) & 0x3f;
-    if (!fetch && a.write) iss |= 1u << 6;
-    uint8_t ec = fetch ? hsr_ec::kPrefetchAbortHyp : hsr_ec::kDataAbortHyp;
-    sys_.hsr = hsr_value(ec, iss, false);  // no ISV: IL is UNK/SBZP in ARMv7
-    if (fetch)
-      sys_.hifar = a.va;
-    else
-      sys_.hdfar = a.va;
-    ++hyp_ec_[ec];
-    enter_hyp(fetch ? 0x0C : 0x10, pc_, cpsr());
-    return;
-  }
-  if (fetch) {
-    sys_.ifar = a.va;
-    sys_.ifsr = fault_status(f, false) & ~(0xfu << 4);  // IFSR has no domain field
-    take_exception(Exception::PrefetchAbort, pc_ + 4, cpsr());
-  } else {
-    sys_.dfar = a.va;
-    sys_.dfsr = fault_status(f, a.write);
-    take_exception(Exception::DataAbort, pc_ + 8, cpsr());
-  }
-}
-
-void ArmCore::address_translate(uint32_t va, int kind) {
+uint64_t Mmu::address_translate(uint32_t va, int kind) {
   // kind: 0-3 ATS1C{PR,PW,UR,UW} (stage 1 of the current PL1&0 regime), 4-7 ATS12NSO{PR,PW,UR,
   // UW} (both stages), 8-9 ATS1H{R,W}.
   const bool write = kind & 1;
   const bool user = (kind & 2) && kind < 8;
   const bool hyp = kind >= 8;
   const bool both = kind >= 4 && kind < 8;
-  const bool s2 = both && has_hyp_ && (sys_.hcr & kHcrVm);
-  const bool long_par = hyp || both || ((sys_.ttbcr >> 31) & 1);
+  const bool s2 = both && stage2_enabled();
+  const bool long_par = hyp || both || ((st_.cp15.ttbcr >> 31) & 1);
   Walk w = walk(va, hyp, s2);
   const uint8_t need = static_cast<uint8_t>((write ? kPermR | kPermW : kPermR) << (user ? 3 : 0));
   MmuFault f = w.fault;
@@ -751,25 +638,24 @@ void ArmCore::address_translate(uint32_t va, int kind) {
     // (Device memory too: ARMv8 would say outer shareable); 0 from the short format, whose
     // TEX/C/B are not interpreted, and for stage 2's attributes (not modelled).
     const uint64_t attrs = (uint64_t{w.attr} << 56) | (uint64_t{w.sh} << 7);
-    sys_.par = ok ? (w.pa & 0x000000fffffff000ull) | attrs | (1u << 11) | (1u << 9)
-                  : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) |
-                        (f.stage2 ? 1u << 9 : 0u) | (f.s1ptw ? 1u << 8 : 0u) | 1u;
+    return ok ? (w.pa & 0x000000fffffff000ull) | attrs | (1u << 11) | (1u << 9)
+              : (1u << 11) | ((fault_status(f, false) & 0x3f) << 1) | (f.stage2 ? 1u << 9 : 0u) |
+                    (f.s1ptw ? 1u << 8 : 0u) | 1u;
   } else {
     f.long_format = false;
     uint32_t fs = fault_status(f, false);
-    sys_.par = ok ? (static_cast<uint32_t>(w.pa) & 0xfffff000u) | (1u << 9)
-                  : ((fs & 15) << 1) | (((fs >> 10) & 1) << 5) | 1u;
+    return ok ? (static_cast<uint32_t>(w.pa) & 0xfffff000u) | (1u << 9)
+              : ((fs & 15) << 1) | (((fs >> 10) & 1) << 5) | 1u;
   }
-  // A TLB filled by a walk here is not kept: nothing to flush.
 }
 
-bool ArmCore::debug_translate(uint32_t va, uint32_t& pa) {
-  if (!mmu_on_) {
+bool Mmu::debug_translate(uint32_t va, uint32_t& pa) {
+  if (!on_) {
     pa = va;
     return true;
   }
-  const bool hyp = mode_ == kHyp;
-  Walk w = walk(va, hyp, !hyp && has_hyp_ && (sys_.hcr & kHcrVm));
+  const bool hyp = st_.mode == kHyp;
+  Walk w = walk(va, hyp, !hyp && stage2_enabled());
   if (!w.ok) return false;
   pa = static_cast<uint32_t>(w.pa);
   return true;

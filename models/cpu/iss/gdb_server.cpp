@@ -1,4 +1,4 @@
-#include "app/gdb_server.h"
+#include "models/cpu/iss/gdb_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace vtoe::app {
+namespace vtoe::cpu::iss {
 
 namespace {
 
@@ -67,7 +67,7 @@ uint32_t le32(const std::string& hex, size_t at) {  // 8 hex digits, little-endi
 
 }  // namespace
 
-GdbServer::GdbServer(cpu::iss::IssCpu& cpu, unsigned port, std::ostream& log)
+GdbServer::GdbServer(IssCpu& cpu, unsigned port, std::ostream& log)
     : cpu_(cpu), log_(log), port_(port) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (listen_fd_ < 0) throw std::runtime_error("--gdb: cannot create a socket");
@@ -125,7 +125,7 @@ void GdbServer::send_packet(const std::string& payload) {
 }
 
 std::string GdbServer::read_registers() {
-  cpu::iss::ArmCore& core = cpu_.core();
+  ArmCore& core = cpu_.core();
   std::string s;
   for (int i = 0; i < 16; ++i) s += hex32(core.reg(i));
   return s + hex32(core.cpsr());
@@ -146,7 +146,7 @@ std::string GdbServer::target_xml(const std::string& annex, const std::string& r
 }
 
 std::string GdbServer::handle(const std::string& p) {
-  cpu::iss::ArmCore& core = cpu_.core();
+  ArmCore& core = cpu_.core();
   resume_ = Resume::None;
   if (p.empty()) return "";
   switch (p[0]) {
@@ -330,4 +330,4 @@ void GdbServer::exited(int status) {
   fd_ = -1;
 }
 
-}  // namespace vtoe::app
+}  // namespace vtoe::cpu::iss

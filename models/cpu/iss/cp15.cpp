@@ -1,9 +1,8 @@
-// CP15 as a table: every register and operation the core implements, with who may access it
-// (PL0, PL1, Hyp mode), which Hyp trap covers it, and how it reads and writes. An encoding that
-// is not in the table raises Undefined Instruction (ArmCore::cp15_register_names lists them, so
-// that coverage is visible). Values of the identification registers are those QEMU 7.2 reports
+// CP15 as a table (cp15.h). Values of the identification registers are those QEMU 7.2 reports
 // for `-cpu cortex-a15` on `-M virt` (checked by tests/system/target/cp15_ids.c against
 // qemu-system-arm 7.2).
+#include "models/cpu/iss/cp15.h"
+
 #include <cstdio>
 
 #include "models/cpu/iss/arm_core.h"
@@ -47,7 +46,7 @@ constexpr uint32_t kCcsidr[3] = {0x701fe00a, 0x201fe00a, 0x711fe07a};  // L1 D, 
 
 }  // namespace
 
-struct ArmCore::Cp15Reg {
+struct Cp15::Reg {
   const char* name;
   bool is64;
   uint32_t key;  // cp15_key or cp15_key64
@@ -57,7 +56,7 @@ struct ArmCore::Cp15Reg {
   void (*write)(ArmCore&, uint64_t);  // null: read-only
 };
 
-const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
+const std::vector<Cp15::Reg>& Cp15::table() {
   using C = ArmCore;
   auto k = [](uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
     return cp15_key(crn, opc1, crm, opc2);
@@ -66,8 +65,8 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
   auto zero = [](C&) -> uint64_t { return 0; };
   auto flush = [](C& c, uint64_t) { c.tlb_flush(); };
   auto flush_mva = [](C& c, uint64_t v) { c.tlb_flush_va(static_cast<uint32_t>(v)); };
-  auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.sys_.vpidr : kMidr; };
-  static const std::vector<Cp15Reg> table = {
+  auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
+  static const std::vector<Reg> table = {
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
       // without the Virtualization Extensions when the core has no Hyp mode, as QEMU clears them)
       {"MIDR", false, k(0, 0, 0, 0), kPl1RO, kTrapNone, midr, nullptr},
@@ -77,14 +76,14 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
       {"TLBTR", false, k(0, 0, 0, 3), kPl1RO, kTrapTid1, zero, nullptr},
       {"MIDR (alias)", false, k(0, 0, 0, 4), kPl1RO, kTrapNone, midr, nullptr},
       {"MPIDR", false, k(0, 0, 0, 5), kPl1RO, kTrapNone,
-       [](C& c) -> uint64_t { return c.below_hyp() ? c.sys_.vmpidr : kMpidr; }, nullptr},
+       [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vmpidr : kMpidr; }, nullptr},
       // REVIDR reads as MIDR on QEMU's cortex-a15 (an ARMv7 alias); HCR.TID1 still traps it.
       {"REVIDR", false, k(0, 0, 0, 6), kPl1RO, kTrapTid1, midr, nullptr},
       {"MIDR (alias)", false, k(0, 0, 0, 7), kPl1RO, kTrapNone, midr, nullptr},
       {"ID_PFR0", false, k(0, 0, 1, 0), kPl1RO, kTrapTid3,
        [](C&) -> uint64_t { return 0x00001131; }, nullptr},
       {"ID_PFR1", false, k(0, 0, 1, 1), kPl1RO, kTrapTid3,
-       [](C& c) -> uint64_t { return c.has_hyp_ ? 0x00011001 : 0x00010001; }, nullptr},
+       [](C& c) -> uint64_t { return c.st_.has_hyp ? 0x00011001 : 0x00010001; }, nullptr},
       {"ID_DFR0", false, k(0, 0, 1, 2), kPl1RO, kTrapTid3,
        [](C&) -> uint64_t { return 0x02010505; }, nullptr},  // QEMU 7.2: no memory-mapped PMU
       {"ID_AFR0", false, k(0, 0, 1, 3), kPl1RO, kTrapTid3, zero, nullptr},
@@ -109,7 +108,7 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
       {"ID_ISAR5", false, k(0, 0, 2, 5), kPl1RO, kTrapTid3, zero, nullptr},
       {"CCSIDR", false, k(0, 1, 0, 0), kPl1RO, kTrapTid2,
        [](C& c) -> uint64_t {
-         uint32_t sel = c.sys_.csselr;  // Level:InD; L1 data, L1 instruction, L2
+         uint32_t sel = c.st_.cp15.csselr;  // Level:InD; L1 data, L1 instruction, L2
          return sel == 0 ? kCcsidr[0] : sel == 1 ? kCcsidr[1] : sel == 2 ? kCcsidr[2] : 0;
        },
        nullptr},
@@ -117,159 +116,162 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
        [](C&) -> uint64_t { return 0x0a200023; }, nullptr},
       {"AIDR", false, k(0, 1, 0, 7), kPl1RO, kTrapTid1, zero, nullptr},
       {"CSSELR", false, k(0, 2, 0, 0), kPl1RW, kTrapTid2,
-       [](C& c) -> uint64_t { return c.sys_.csselr; },
-       [](C& c, uint64_t v) { c.sys_.csselr = static_cast<uint32_t>(v) & 0xf; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.csselr; },
+       [](C& c, uint64_t v) { c.st_.cp15.csselr = static_cast<uint32_t>(v) & 0xf; }},
       {"VPIDR", false, k(0, 4, 0, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.vpidr; },
-       [](C& c, uint64_t v) { c.sys_.vpidr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.vpidr; },
+       [](C& c, uint64_t v) { c.st_.cp15.vpidr = static_cast<uint32_t>(v); }},
       {"VMPIDR", false, k(0, 4, 0, 5), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.vmpidr; },
-       [](C& c, uint64_t v) { c.sys_.vmpidr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.vmpidr; },
+       [](C& c, uint64_t v) { c.st_.cp15.vmpidr = static_cast<uint32_t>(v); }},
       // c1: system control
       {"SCTLR", false, k(1, 0, 0, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.sctlr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.sctlr; },
        [](C& c, uint64_t v) {
          // RES1/RAO bits stay; M, A, C, Z, I, V, EE, TRE, AFE, TE act (C, Z, I: no caches).
-         c.sys_.sctlr = (static_cast<uint32_t>(v) & 0x72003c07u) | 0x00c50078u;
+         const uint32_t old = c.st_.cp15.sctlr;
+         c.st_.cp15.sctlr = (static_cast<uint32_t>(v) & 0x72003c07u) | 0x00c50078u;
+         // The load/store executors are chosen by SCTLR.A (alignment checks or not).
+         if ((old ^ c.st_.cp15.sctlr) & C::kSctlrA) c.drop_all_decoded();
          c.tlb_flush();
        }},
       {"ACTLR", false, k(1, 0, 0, 1), kPl1RW, kTrapTac,
-       [](C& c) -> uint64_t { return c.sys_.actlr; },
-       [](C& c, uint64_t v) { c.sys_.actlr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.actlr; },
+       [](C& c, uint64_t v) { c.st_.cp15.actlr = static_cast<uint32_t>(v); }},
       {"CPACR", false, k(1, 0, 0, 2), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.cpacr; },
-       [](C& c, uint64_t v) { c.sys_.cpacr = static_cast<uint32_t>(v) & 0x00f00000u; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.cpacr; },
+       [](C& c, uint64_t v) { c.st_.cp15.cpacr = static_cast<uint32_t>(v) & 0x00f00000u; }},
       {"HSCTLR", false, k(1, 4, 0, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hsctlr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.hsctlr; },
        [](C& c, uint64_t v) {
-         c.sys_.hsctlr = (static_cast<uint32_t>(v) & 0x4208100fu) | 0x30c50818u;
+         c.st_.cp15.hsctlr = (static_cast<uint32_t>(v) & 0x4208100fu) | 0x30c50818u;
          c.tlb_flush();
        }},
       {"HACTLR", false, k(1, 4, 0, 1), kHypRW, kTrapNone, zero, nop},
       {"HCR", false, k(1, 4, 1, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hcr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.hcr; },
        [](C& c, uint64_t v) {
-         c.sys_.hcr = static_cast<uint32_t>(v) & 0x5fffffffu;
+         c.st_.cp15.hcr = static_cast<uint32_t>(v) & 0x5fffffffu;
          c.tlb_flush();  // HCR.VM switches stage 2 on or off
          c.update_attention();
        }},
       {"HDCR", false, k(1, 4, 1, 1), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hdcr; },
-       [](C& c, uint64_t v) { c.sys_.hdcr = static_cast<uint32_t>(v) & 0xfff; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hdcr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hdcr = static_cast<uint32_t>(v) & 0xfff; }},
       {"HCPTR", false, k(1, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hcptr | 0x000033ffu; },  // RES1 bits
-       [](C& c, uint64_t v) { c.sys_.hcptr = static_cast<uint32_t>(v) & 0x80108c00u; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hcptr | 0x000033ffu; },  // RES1 bits
+       [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v) & 0x80108c00u; }},
       {"HSTR", false, k(1, 4, 1, 3), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hstr; },
-       [](C& c, uint64_t v) { c.sys_.hstr = static_cast<uint32_t>(v) & 0x3bfef; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hstr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v) & 0x3bfef; }},
       {"HACR", false, k(1, 4, 1, 7), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hacr; },
-       [](C& c, uint64_t v) { c.sys_.hacr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hacr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hacr = static_cast<uint32_t>(v); }},
       // c2, c3: translation table bases and control, domains
       {"TTBR0", false, k(2, 0, 0, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.sys_.ttbr0); },
+       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr0); },
        [](C& c, uint64_t v) {
-         c.sys_.ttbr0 = static_cast<uint32_t>(v);
+         c.st_.cp15.ttbr0 = static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBR1", false, k(2, 0, 0, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.sys_.ttbr1); },
+       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr1); },
        [](C& c, uint64_t v) {
-         c.sys_.ttbr1 = static_cast<uint32_t>(v);
+         c.st_.cp15.ttbr1 = static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBCR", false, k(2, 0, 0, 2), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.ttbcr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.ttbcr; },
        [](C& c, uint64_t v) {
-         c.sys_.ttbcr = static_cast<uint32_t>(v) & 0xb7f7f7b7u;
+         c.st_.cp15.ttbcr = static_cast<uint32_t>(v) & 0xb7f7f7b7u;
          c.tlb_flush();
        }},
       {"HTCR", false, k(2, 4, 0, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.htcr | 0x80800000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.htcr | 0x80800000u; },
        [](C& c, uint64_t v) {
-         c.sys_.htcr = static_cast<uint32_t>(v) & 0x00003f07u;
+         c.st_.cp15.htcr = static_cast<uint32_t>(v) & 0x00003f07u;
          c.tlb_flush();
        }},
       {"VTCR", false, k(2, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.vtcr | 0x80000000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.vtcr | 0x80000000u; },
        [](C& c, uint64_t v) {
-         c.sys_.vtcr = static_cast<uint32_t>(v) & 0x00003fdfu;
+         c.st_.cp15.vtcr = static_cast<uint32_t>(v) & 0x00003fdfu;
          c.tlb_flush();
        }},
       {"TTBR0", true, cp15_key64(0, 2), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.ttbr0; },
+       [](C& c) -> uint64_t { return c.st_.cp15.ttbr0; },
        [](C& c, uint64_t v) {
-         c.sys_.ttbr0 = v & 0x00ffffffffffffffull;
+         c.st_.cp15.ttbr0 = v & 0x00ffffffffffffffull;
          c.tlb_flush();
        }},
       {"TTBR1", true, cp15_key64(1, 2), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.ttbr1; },
+       [](C& c) -> uint64_t { return c.st_.cp15.ttbr1; },
        [](C& c, uint64_t v) {
-         c.sys_.ttbr1 = v & 0x00ffffffffffffffull;
+         c.st_.cp15.ttbr1 = v & 0x00ffffffffffffffull;
          c.tlb_flush();
        }},
       {"HTTBR", true, cp15_key64(4, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.httbr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.httbr; },
        [](C& c, uint64_t v) {
-         c.sys_.httbr = v & 0x000000ffffffffffull;
+         c.st_.cp15.httbr = v & 0x000000ffffffffffull;
          c.tlb_flush();
        }},
       {"VTTBR", true, cp15_key64(6, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.vttbr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.vttbr; },
        [](C& c, uint64_t v) {
-         c.sys_.vttbr = v & 0x00ff00ffffffffffull;
+         c.st_.cp15.vttbr = v & 0x00ff00ffffffffffull;
          c.tlb_flush();
        }},
       {"DACR", false, k(3, 0, 0, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.dacr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.dacr; },
        [](C& c, uint64_t v) {
-         c.sys_.dacr = static_cast<uint32_t>(v);
+         c.st_.cp15.dacr = static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       // c5, c6: fault status and address
       {"DFSR", false, k(5, 0, 0, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.dfsr; },
-       [](C& c, uint64_t v) { c.sys_.dfsr = static_cast<uint32_t>(v) & 0x3ebfu; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.dfsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.dfsr = static_cast<uint32_t>(v) & 0x3ebfu; }},
       {"IFSR", false, k(5, 0, 0, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.ifsr; },
-       [](C& c, uint64_t v) { c.sys_.ifsr = static_cast<uint32_t>(v) & 0x163fu; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.ifsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.ifsr = static_cast<uint32_t>(v) & 0x163fu; }},
       {"ADFSR", false, k(5, 0, 1, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.adfsr; },
-       [](C& c, uint64_t v) { c.sys_.adfsr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.adfsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.adfsr = static_cast<uint32_t>(v); }},
       {"AIFSR", false, k(5, 0, 1, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.aifsr; },
-       [](C& c, uint64_t v) { c.sys_.aifsr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.aifsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.aifsr = static_cast<uint32_t>(v); }},
       {"HADFSR", false, k(5, 4, 1, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hadfsr; },
-       [](C& c, uint64_t v) { c.sys_.hadfsr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hadfsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hadfsr = static_cast<uint32_t>(v); }},
       {"HAIFSR", false, k(5, 4, 1, 1), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.haifsr; },
-       [](C& c, uint64_t v) { c.sys_.haifsr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.haifsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.haifsr = static_cast<uint32_t>(v); }},
       {"HSR", false, k(5, 4, 2, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hsr; },
-       [](C& c, uint64_t v) { c.sys_.hsr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hsr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hsr = static_cast<uint32_t>(v); }},
       {"DFAR", false, k(6, 0, 0, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.dfar; },
-       [](C& c, uint64_t v) { c.sys_.dfar = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.dfar; },
+       [](C& c, uint64_t v) { c.st_.cp15.dfar = static_cast<uint32_t>(v); }},
       {"IFAR", false, k(6, 0, 0, 2), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.ifar; },
-       [](C& c, uint64_t v) { c.sys_.ifar = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.ifar; },
+       [](C& c, uint64_t v) { c.st_.cp15.ifar = static_cast<uint32_t>(v); }},
       {"HDFAR", false, k(6, 4, 0, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hdfar; },
-       [](C& c, uint64_t v) { c.sys_.hdfar = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hdfar; },
+       [](C& c, uint64_t v) { c.st_.cp15.hdfar = static_cast<uint32_t>(v); }},
       {"HIFAR", false, k(6, 4, 0, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hifar; },
-       [](C& c, uint64_t v) { c.sys_.hifar = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hifar; },
+       [](C& c, uint64_t v) { c.st_.cp15.hifar = static_cast<uint32_t>(v); }},
       {"HPFAR", false, k(6, 4, 0, 4), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hpfar; },
-       [](C& c, uint64_t v) { c.sys_.hpfar = static_cast<uint32_t>(v) & 0xfffffff0u; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hpfar; },
+       [](C& c, uint64_t v) { c.st_.cp15.hpfar = static_cast<uint32_t>(v) & 0xfffffff0u; }},
       // c7: cache maintenance (no caches: nothing to do for data; written code is tracked by
       // the decoded-instruction cache anyway), address translation, barriers
       {"ICIALLUIS", false, k(7, 0, 1, 0), kPl1WO, kTrapTpu, nullptr, nop},
       {"BPIALLIS", false, k(7, 0, 1, 6), kPl1WO, kTrapNone, nullptr, nop},
       {"PAR", false, k(7, 0, 4, 0), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.sys_.par); },
-       [](C& c, uint64_t v) { c.sys_.par = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.par); },
+       [](C& c, uint64_t v) { c.st_.cp15.par = static_cast<uint32_t>(v); }},
       {"ICIALLU", false, k(7, 0, 5, 0), kPl1WO, kTrapTpu, nullptr, nop},
       {"ICIMVAU", false, k(7, 0, 5, 1), kPl1WO, kTrapTpu, nullptr, nop},
       {"CP15ISB", false, k(7, 0, 5, 4), kPl0W | kPl1WO, kTrapNone, nullptr, nop},
@@ -305,8 +307,8 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
       {"ATS1HW", false, k(7, 4, 8, 1), kHypW, kTrapNone, nullptr,
        [](C& c, uint64_t v) { c.address_translate(static_cast<uint32_t>(v), 9); }},
       {"PAR", true, cp15_key64(0, 7), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.par; },
-       [](C& c, uint64_t v) { c.sys_.par = v; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.par; },
+       [](C& c, uint64_t v) { c.st_.cp15.par = v; }},
       // c8: TLB maintenance. One TLB for all ASIDs and VMIDs: by-ASID and by-MVA operations
       // flush what they must and possibly more (never less).
       {"TLBIALLIS", false, k(8, 0, 3, 0), kPl1WO, kTrapTtlb, nullptr, flush},
@@ -334,152 +336,152 @@ const std::vector<ArmCore::Cp15Reg>& ArmCore::cp15_table() {
       {"L2ECTLR", false, k(9, 1, 0, 3), kPl1RW, kTrapTidcp, zero, nop},
       // c10: memory attributes (PRRR/NMRR are MAIR0/MAIR1 with TTBCR.EAE)
       {"PRRR", false, k(10, 0, 2, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.prrr; },
-       [](C& c, uint64_t v) { c.sys_.prrr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.prrr; },
+       [](C& c, uint64_t v) { c.st_.cp15.prrr = static_cast<uint32_t>(v); }},
       {"NMRR", false, k(10, 0, 2, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.nmrr; },
-       [](C& c, uint64_t v) { c.sys_.nmrr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.nmrr; },
+       [](C& c, uint64_t v) { c.st_.cp15.nmrr = static_cast<uint32_t>(v); }},
       {"AMAIR0", false, k(10, 0, 3, 0), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.amair0; },
-       [](C& c, uint64_t v) { c.sys_.amair0 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.amair0; },
+       [](C& c, uint64_t v) { c.st_.cp15.amair0 = static_cast<uint32_t>(v); }},
       {"AMAIR1", false, k(10, 0, 3, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.amair1; },
-       [](C& c, uint64_t v) { c.sys_.amair1 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.amair1; },
+       [](C& c, uint64_t v) { c.st_.cp15.amair1 = static_cast<uint32_t>(v); }},
       {"HMAIR0", false, k(10, 4, 2, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hmair0; },
-       [](C& c, uint64_t v) { c.sys_.hmair0 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hmair0; },
+       [](C& c, uint64_t v) { c.st_.cp15.hmair0 = static_cast<uint32_t>(v); }},
       {"HMAIR1", false, k(10, 4, 2, 1), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hmair1; },
-       [](C& c, uint64_t v) { c.sys_.hmair1 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hmair1; },
+       [](C& c, uint64_t v) { c.st_.cp15.hmair1 = static_cast<uint32_t>(v); }},
       {"HAMAIR0", false, k(10, 4, 3, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hamair0; },
-       [](C& c, uint64_t v) { c.sys_.hamair0 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hamair0; },
+       [](C& c, uint64_t v) { c.st_.cp15.hamair0 = static_cast<uint32_t>(v); }},
       {"HAMAIR1", false, k(10, 4, 3, 1), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hamair1; },
-       [](C& c, uint64_t v) { c.sys_.hamair1 = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hamair1; },
+       [](C& c, uint64_t v) { c.st_.cp15.hamair1 = static_cast<uint32_t>(v); }},
       // c12: vectors, interrupt status
       {"VBAR", false, k(12, 0, 0, 0), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.vbar; },
-       [](C& c, uint64_t v) { c.sys_.vbar = static_cast<uint32_t>(v) & ~31u; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.vbar; },
+       [](C& c, uint64_t v) { c.st_.cp15.vbar = static_cast<uint32_t>(v) & ~31u; }},
       {"ISR", false, k(12, 0, 1, 0), kPl1RO, kTrapNone,
        [](C& c) -> uint64_t {
-         bool v_i = c.below_hyp() && (c.sys_.hcr & kHcrImo);
-         bool v_f = c.below_hyp() && (c.sys_.hcr & kHcrFmo);
-         bool v_a = c.below_hyp() && (c.sys_.hcr & kHcrAmo);
-         bool i = v_i ? c.virq_ || (c.sys_.hcr & kHcrVi) : c.irq_;
-         bool f = v_f ? c.vfiq_ || (c.sys_.hcr & kHcrVf) : c.fiq_;
-         bool a = v_a && (c.sys_.hcr & kHcrVa);
-         return (a ? kA : 0u) | (i ? kI : 0u) | (f ? kF : 0u);
+         bool v_i = c.below_hyp() && (c.st_.cp15.hcr & C::kHcrImo);
+         bool v_f = c.below_hyp() && (c.st_.cp15.hcr & C::kHcrFmo);
+         bool v_a = c.below_hyp() && (c.st_.cp15.hcr & C::kHcrAmo);
+         bool i = v_i ? c.st_.virq || (c.st_.cp15.hcr & C::kHcrVi) : c.st_.irq;
+         bool f = v_f ? c.st_.vfiq || (c.st_.cp15.hcr & C::kHcrVf) : c.st_.fiq;
+         bool a = v_a && (c.st_.cp15.hcr & C::kHcrVa);
+         return (a ? C::kA : 0u) | (i ? C::kI : 0u) | (f ? C::kF : 0u);
        },
        nullptr},
       {"HVBAR", false, k(12, 4, 0, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.hvbar; },
-       [](C& c, uint64_t v) { c.sys_.hvbar = static_cast<uint32_t>(v) & ~31u; }},
+       [](C& c) -> uint64_t { return c.st_.cp15.hvbar; },
+       [](C& c, uint64_t v) { c.st_.cp15.hvbar = static_cast<uint32_t>(v) & ~31u; }},
       // c13: process and thread IDs (no FCSE: FCSEIDR reads as zero)
       {"FCSEIDR", false, k(13, 0, 0, 0), kPl1RW, kTrapNone, zero, nop},
       {"CONTEXTIDR", false, k(13, 0, 0, 1), kPl1RW, kTrapTvm,
-       [](C& c) -> uint64_t { return c.sys_.contextidr; },
+       [](C& c) -> uint64_t { return c.st_.cp15.contextidr; },
        [](C& c, uint64_t v) {
-         c.sys_.contextidr = static_cast<uint32_t>(v);
+         c.st_.cp15.contextidr = static_cast<uint32_t>(v);
          c.tlb_flush();  // the ASID (short-descriptor format) changes what the TLB may hold
        }},
       {"TPIDRURW", false, k(13, 0, 0, 2), kAllRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.tpidrurw; },
-       [](C& c, uint64_t v) { c.sys_.tpidrurw = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.tpidrurw; },
+       [](C& c, uint64_t v) { c.st_.cp15.tpidrurw = static_cast<uint32_t>(v); }},
       {"TPIDRURO", false, k(13, 0, 0, 3), kPl0R | kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.tls_; },
-       [](C& c, uint64_t v) { c.tls_ = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.tls; },
+       [](C& c, uint64_t v) { c.st_.tls = static_cast<uint32_t>(v); }},
       {"TPIDRPRW", false, k(13, 0, 0, 4), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.tpidrprw; },
-       [](C& c, uint64_t v) { c.sys_.tpidrprw = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.tpidrprw; },
+       [](C& c, uint64_t v) { c.st_.cp15.tpidrprw = static_cast<uint32_t>(v); }},
       {"HTPIDR", false, k(13, 4, 0, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.sys_.htpidr; },
-       [](C& c, uint64_t v) { c.sys_.htpidr = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.cp15.htpidr; },
+       [](C& c, uint64_t v) { c.st_.cp15.htpidr = static_cast<uint32_t>(v); }},
       // c14: the generic timer
       {"CNTFRQ", false, k(14, 0, 0, 0), kPl0R | kPl1RW, kTimerFrq,
-       [](C& c) -> uint64_t { return c.timer_.cntfrq; },
-       [](C& c, uint64_t v) { c.timer_.cntfrq = static_cast<uint32_t>(v); }},
+       [](C& c) -> uint64_t { return c.st_.timer.cntfrq; },
+       [](C& c, uint64_t v) { c.st_.timer.cntfrq = static_cast<uint32_t>(v); }},
       {"CNTKCTL", false, k(14, 0, 1, 0), kPl1RW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.cntkctl; },
-       [](C& c, uint64_t v) { c.timer_.cntkctl = static_cast<uint32_t>(v) & 0x3ff; }},
+       [](C& c) -> uint64_t { return c.st_.timer.cntkctl; },
+       [](C& c, uint64_t v) { c.st_.timer.cntkctl = static_cast<uint32_t>(v) & 0x3ff; }},
       {"CNTP_TVAL", false, k(14, 0, 2, 0), kAllRW, kTimerP,
-       [](C& c) -> uint64_t { return c.timer_.tval(TimerKind::Physical, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Physical, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_tval(TimerKind::Physical, static_cast<uint32_t>(v), c.counter());
+         c.st_.timer.set_tval(TimerKind::Physical, static_cast<uint32_t>(v), c.counter());
          c.timer_changed();
        }},
       {"CNTP_CTL", false, k(14, 0, 2, 1), kAllRW, kTimerP,
-       [](C& c) -> uint64_t { return c.timer_.ctl(TimerKind::Physical, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.ctl(TimerKind::Physical, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_ctl(TimerKind::Physical, static_cast<uint32_t>(v));
+         c.st_.timer.set_ctl(TimerKind::Physical, static_cast<uint32_t>(v));
          c.timer_changed();
        }},
       {"CNTV_TVAL", false, k(14, 0, 3, 0), kAllRW, kTimerV,
-       [](C& c) -> uint64_t { return c.timer_.tval(TimerKind::Virtual, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Virtual, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_tval(TimerKind::Virtual, static_cast<uint32_t>(v), c.counter());
+         c.st_.timer.set_tval(TimerKind::Virtual, static_cast<uint32_t>(v), c.counter());
          c.timer_changed();
        }},
       {"CNTV_CTL", false, k(14, 0, 3, 1), kAllRW, kTimerV,
-       [](C& c) -> uint64_t { return c.timer_.ctl(TimerKind::Virtual, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.ctl(TimerKind::Virtual, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_ctl(TimerKind::Virtual, static_cast<uint32_t>(v));
+         c.st_.timer.set_ctl(TimerKind::Virtual, static_cast<uint32_t>(v));
          c.timer_changed();
        }},
       {"CNTHCTL", false, k(14, 4, 1, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.cnthctl; },
-       [](C& c, uint64_t v) { c.timer_.cnthctl = static_cast<uint32_t>(v) & 0xff; }},
+       [](C& c) -> uint64_t { return c.st_.timer.cnthctl; },
+       [](C& c, uint64_t v) { c.st_.timer.cnthctl = static_cast<uint32_t>(v) & 0xff; }},
       {"CNTHP_TVAL", false, k(14, 4, 2, 0), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.tval(TimerKind::Hyp, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Hyp, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_tval(TimerKind::Hyp, static_cast<uint32_t>(v), c.counter());
+         c.st_.timer.set_tval(TimerKind::Hyp, static_cast<uint32_t>(v), c.counter());
          c.timer_changed();
        }},
       {"CNTHP_CTL", false, k(14, 4, 2, 1), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.ctl(TimerKind::Hyp, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.ctl(TimerKind::Hyp, c.counter()); },
        [](C& c, uint64_t v) {
-         c.timer_.set_ctl(TimerKind::Hyp, static_cast<uint32_t>(v));
+         c.st_.timer.set_ctl(TimerKind::Hyp, static_cast<uint32_t>(v));
          c.timer_changed();
        }},
       {"CNTPCT", true, cp15_key64(0, 14), kPl0R | kPl1RO, kTimerPct,
        [](C& c) -> uint64_t { return c.counter(); }, nullptr},
       {"CNTVCT", true, cp15_key64(1, 14), kPl0R | kPl1RO, kTimerVct,
-       [](C& c) -> uint64_t { return c.timer_.count(TimerKind::Virtual, c.counter()); },
+       [](C& c) -> uint64_t { return c.st_.timer.count(TimerKind::Virtual, c.counter()); },
        nullptr},
       {"CNTP_CVAL", true, cp15_key64(2, 14), kAllRW, kTimerP,
-       [](C& c) -> uint64_t { return c.timer_.cval(TimerKind::Physical); },
+       [](C& c) -> uint64_t { return c.st_.timer.cval(TimerKind::Physical); },
        [](C& c, uint64_t v) {
-         c.timer_.set_cval(TimerKind::Physical, v);
+         c.st_.timer.set_cval(TimerKind::Physical, v);
          c.timer_changed();
        }},
       {"CNTV_CVAL", true, cp15_key64(3, 14), kAllRW, kTimerV,
-       [](C& c) -> uint64_t { return c.timer_.cval(TimerKind::Virtual); },
+       [](C& c) -> uint64_t { return c.st_.timer.cval(TimerKind::Virtual); },
        [](C& c, uint64_t v) {
-         c.timer_.set_cval(TimerKind::Virtual, v);
+         c.st_.timer.set_cval(TimerKind::Virtual, v);
          c.timer_changed();
        }},
       {"CNTVOFF", true, cp15_key64(4, 14), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.cntvoff; },
+       [](C& c) -> uint64_t { return c.st_.timer.cntvoff; },
        [](C& c, uint64_t v) {
-         c.timer_.cntvoff = v;
+         c.st_.timer.cntvoff = v;
          c.timer_changed();
        }},
       {"CNTHP_CVAL", true, cp15_key64(6, 14), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.timer_.cval(TimerKind::Hyp); },
+       [](C& c) -> uint64_t { return c.st_.timer.cval(TimerKind::Hyp); },
        [](C& c, uint64_t v) {
-         c.timer_.set_cval(TimerKind::Hyp, v);
+         c.st_.timer.set_cval(TimerKind::Hyp, v);
          c.timer_changed();
        }},
   };
   return table;
 }
 
-const ArmCore::Cp15Reg* ArmCore::cp15_find(bool is64, uint32_t key) {
+const Cp15::Reg* Cp15::find(bool is64, uint32_t key) {
   // A direct index over the 32-bit space (crn 4, opc1 3, crm 4, opc2 3 bits) and the 64-bit one
   // (opc1 4, crm 4): built once.
   static const auto index = [] {
     std::vector<int16_t> idx(1u << 16 | 256, -1);
-    const auto& t = cp15_table();
+    const auto& t = table();
     for (size_t i = 0; i < t.size(); ++i) {
       idx[t[i].is64 ? (1u << 16) + t[i].key : t[i].key] = static_cast<int16_t>(i);
     }
@@ -487,44 +489,45 @@ const ArmCore::Cp15Reg* ArmCore::cp15_find(bool is64, uint32_t key) {
   }();
   uint32_t slot = is64 ? (1u << 16) + (key & 0xff) : key & 0xffff;
   int16_t i = index[slot];
-  return i < 0 ? nullptr : &cp15_table()[static_cast<size_t>(i)];
+  return i < 0 ? nullptr : &table()[static_cast<size_t>(i)];
 }
 
-uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t value) {
+uint64_t Cp15::access(const Insn& in, bool is64, bool read, uint64_t value) {
+  ArmCore& c = core_;
   const uint32_t key = in.imm;
   // TPIDRURO, read by every glibc thread-pointer access: kept off the table walk.
-  if (!is64 && read && key == cp15_key(13, 0, 0, 3)) return tls_;
+  if (!is64 && read && key == cp15_key(13, 0, 0, 3)) return c.st_.tls;
   const uint32_t crn = is64 ? key & 15 : key >> 12;  // HSTR.Tn: CRn, or CRm of MCRR/MRRC
-  const Cp15Reg* r = cp15_find(is64, key);
-  const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
-  const bool hyp = mode_ == kHyp;
+  const Reg* r = find(is64, key);
+  const bool pl0 = c.st_.mode == static_cast<uint8_t>(Mode::Usr);
+  const bool hyp = c.st_.mode == ArmCore::kHyp;
   auto trap = [&] {
-    uint32_t iss = trap_cond(in) | (uint32_t{in.rd} << 5) | (read ? 1u : 0u);
+    uint32_t iss = c.trap_cond(in) | (uint32_t{in.rd} << 5) | (read ? 1u : 0u);
     if (is64) {
       iss |= ((key >> 4) & 15) << 16 | (uint32_t{in.ra} << 10) | ((key & 15) << 1);
     } else {
       iss |= (key & 7) << 17 | ((key >> 8) & 7) << 14 | (crn << 10) | ((key >> 4) & 15) << 1;
     }
-    hyp_trap(is64 ? hsr_ec::kMcrrMrrcCp15 : hsr_ec::kMcrMrcCp15, iss, in);
+    c.hyp_trap(is64 ? hsr_ec::kMcrrMrrcCp15 : hsr_ec::kMcrMrcCp15, iss, in);
   };
-  auto hstr_traps = [&] { return crn != 4 && crn != 14 && (sys_.hstr >> crn) & 1; };
+  auto hstr_traps = [&] { return crn != 4 && crn != 14 && (c.st_.cp15.hstr >> crn) & 1; };
   if (!r) {
     // An encoding the core does not implement: still HSTR's, from PL1 (PL0 would be undefined
     // first), else undefined.
-    if (below_hyp() && !pl0 && hstr_traps()) {
+    if (c.below_hyp() && !pl0 && hstr_traps()) {
       trap();
       return 0;
     }
-    undefined(in);
+    c.undefined(in);
   }
   uint8_t need = pl0   ? (read ? kPl0R : kPl0W)
                  : hyp ? (read ? kHypR : kHypW)
                        : (read ? kPl1R : kPl1W);
   // Not accessible at this level, or readable but not writable (or the reverse).
-  if (!(r->access & need)) undefined(in);
+  if (!(r->access & need)) c.undefined(in);
   // PL0 access to the timer by CNTKCTL.
-  const uint32_t kctl = timer_.cntkctl;
-  if (pl0 && system_) {
+  const uint32_t kctl = c.st_.timer.cntkctl;
+  if (pl0 && c.st_.system) {
     bool ok = true;
     switch (r->trap) {
       case kTimerFrq:
@@ -545,47 +548,47 @@ uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t val
       default:
         break;
     }
-    if (!ok) undefined(in);
+    if (!ok) c.undefined(in);
   }
-  if (below_hyp()) {
+  if (c.below_hyp()) {
     bool t = hstr_traps();
-    const uint32_t hcr = sys_.hcr;
+    const uint32_t hcr = c.st_.cp15.hcr;
     switch (r->trap) {
       case kTrapTvm:
-        t = t || (hcr & (read ? kHcrTrvm : kHcrTvm));
+        t = t || (hcr & (read ? ArmCore::kHcrTrvm : ArmCore::kHcrTvm));
         break;
       case kTrapTid1:
-        t = t || (hcr & kHcrTid1);
+        t = t || (hcr & ArmCore::kHcrTid1);
         break;
       case kTrapTid2:
-        t = t || (hcr & kHcrTid2);
+        t = t || (hcr & ArmCore::kHcrTid2);
         break;
       case kTrapTid3:
-        t = t || (hcr & kHcrTid3);
+        t = t || (hcr & ArmCore::kHcrTid3);
         break;
       case kTrapTac:
-        t = t || (hcr & kHcrTac);
+        t = t || (hcr & ArmCore::kHcrTac);
         break;
       case kTrapTsw:
-        t = t || (hcr & kHcrTsw);
+        t = t || (hcr & ArmCore::kHcrTsw);
         break;
       case kTrapTpc:
-        t = t || (hcr & kHcrTpc);
+        t = t || (hcr & ArmCore::kHcrTpc);
         break;
       case kTrapTpu:
-        t = t || (hcr & kHcrTpu);
+        t = t || (hcr & ArmCore::kHcrTpu);
         break;
       case kTrapTtlb:
-        t = t || (hcr & kHcrTtlb);
+        t = t || (hcr & ArmCore::kHcrTtlb);
         break;
       case kTrapTidcp:
-        t = t || (hcr & kHcrTidcp);
+        t = t || (hcr & ArmCore::kHcrTidcp);
         break;
       case kTimerPct:
-        t = t || !(timer_.cnthctl & 1);
+        t = t || !(c.st_.timer.cnthctl & 1);
         break;  // CNTHCTL.PL1PCTEN
       case kTimerP:
-        t = t || !(timer_.cnthctl & 2);
+        t = t || !(c.st_.timer.cnthctl & 2);
         break;  // CNTHCTL.PL1PCEN
       default:
         break;
@@ -595,8 +598,8 @@ uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t val
       return 0;
     }
   }
-  if (read) return r->read(*this);
-  r->write(*this, value);
+  if (read) return r->read(c);
+  r->write(c, value);
   return 0;
 }
 
@@ -604,97 +607,98 @@ uint64_t ArmCore::cp15_access(const Insn& in, bool is64, bool read, uint64_t val
 // and resets (PL1 and Hyp only), with
 // QEMU's cortex-a15 DBGDIDR (6 breakpoints, 4 watchpoints, v7.1): storage only, no debug event
 // is ever raised. Anything else in CP14 is undefined.
-uint32_t ArmCore::cp14_access(const Insn& in, bool read, uint32_t v) {
+uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
+  ArmCore& c = core_;
   const uint32_t crn = in.imm >> 12, opc1 = (in.imm >> 8) & 7, crm = (in.imm >> 4) & 15,
                  opc2 = in.imm & 7;
-  const bool pl0 = mode_ == static_cast<uint8_t>(Mode::Usr);
-  if (!system_) undefined(in);
+  const bool pl0 = c.st_.mode == static_cast<uint8_t>(Mode::Usr);
+  if (!c.st_.system) c.undefined(in);
   // ThumbEE's TEECR and TEEHBR (ID_PFR0 says ThumbEE, as QEMU's cortex-a15): Linux switches
   // TEEHBR with each thread. TEEHBR is PL0's too unless TEECR.XED. ThumbEE state itself (ENTERX)
   // is not implemented.
   if (opc1 == 6 && crm == 0 && opc2 == 0 && (crn == 0 || crn == 1)) {
     if (crn == 0) {
-      if (pl0) undefined(in);
-      if (read) return dbg_.teecr;
-      dbg_.teecr = v & 1;
+      if (pl0) c.undefined(in);
+      if (read) return c.st_.cp14.teecr;
+      c.st_.cp14.teecr = v & 1;
       return 0;
     }
-    if (pl0 && (dbg_.teecr & 1)) undefined(in);
-    if (read) return dbg_.teehbr;
-    dbg_.teehbr = v & ~3u;
+    if (pl0 && (c.st_.cp14.teecr & 1)) c.undefined(in);
+    if (read) return c.st_.cp14.teehbr;
+    c.st_.cp14.teehbr = v & ~3u;
     return 0;
   }
-  if (pl0 || opc1 != 0) undefined(in);
+  if (pl0 || opc1 != 0) c.undefined(in);
   uint32_t* reg = nullptr;
   uint32_t value = 0;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR
     if (opc2 == 4 && crm < 6)
-      reg = &dbg_.bvr[crm];
+      reg = &c.st_.cp14.bvr[crm];
     else if (opc2 == 5 && crm < 6)
-      reg = &dbg_.bcr[crm];
+      reg = &c.st_.cp14.bcr[crm];
     else if (opc2 == 6 && crm < 4)
-      reg = &dbg_.wvr[crm];
+      reg = &c.st_.cp14.wvr[crm];
     else if (opc2 == 7 && crm < 4)
-      reg = &dbg_.wcr[crm];
+      reg = &c.st_.cp14.wcr[crm];
     else
-      undefined(in);
+      c.undefined(in);
   } else if (crn == 0 && crm == 0 && opc2 == 0) {
     value = 0x3515f021;  // DBGDIDR
   } else if (crn == 0 && crm == 1 && opc2 == 0) {
-    value = dbg_.dscr;  // DBGDSCRint
+    value = c.st_.cp14.dscr;  // DBGDSCRint
   } else if (crn == 0 && crm == 2 && opc2 == 2) {
-    reg = &dbg_.dscr;  // DBGDSCRext: MDBGEN (15) and the rest read back
+    reg = &c.st_.cp14.dscr;  // DBGDSCRext: MDBGEN (15) and the rest read back
   } else if (crn == 0 && crm == 7 && opc2 == 0) {
-    reg = &dbg_.vcr;  // DBGVCR
+    reg = &c.st_.cp14.vcr;  // DBGVCR
   } else if ((crn == 1 || crn == 2) && crm == 0 && opc2 == 0) {
     value = 0;  // DBGDRAR, DBGDSAR: no memory-mapped debug
   } else if (crn == 1 && crm == 0 && opc2 == 4) {
-    if (read) undefined(in);  // DBGOSLAR: write-only; the OS lock is not modelled
+    if (read) c.undefined(in);  // DBGOSLAR: write-only; the OS lock is not modelled
     return 0;
   } else if (crn == 1 && crm == 1 && opc2 == 4) {
     value = 0;  // DBGOSLSR: unlocked
   } else if (crn == 1 && crm == 3 && opc2 == 4) {
-    reg = &dbg_.osdlr;  // DBGOSDLR
+    reg = &c.st_.cp14.osdlr;  // DBGOSDLR
   } else if (crn == 1 && crm == 5 && opc2 == 4) {
     value = 0;  // DBGPRSR
   } else {
-    undefined(in);
+    c.undefined(in);
   }
   if (read) return reg ? *reg : value;
-  if (!reg) undefined(in);  // a read-only register
+  if (!reg) c.undefined(in);  // a read-only register
   *reg = v;
   return 0;
 }
 
-std::optional<uint32_t> ArmCore::cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
-  const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
+std::optional<uint32_t> Cp15::read(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
+  const Reg* r = find(false, cp15_key(crn, opc1, crm, opc2));
   if (!r || !r->read) return std::nullopt;
-  return static_cast<uint32_t>(r->read(*this));
+  return static_cast<uint32_t>(r->read(core_));
 }
 
-std::optional<uint64_t> ArmCore::cp15_64(uint32_t opc1, uint32_t crm) {
-  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+std::optional<uint64_t> Cp15::read64(uint32_t opc1, uint32_t crm) {
+  const Reg* r = find(true, cp15_key64(opc1, crm));
   if (!r || !r->read) return std::nullopt;
-  return r->read(*this);
+  return r->read(core_);
 }
 
-bool ArmCore::set_cp15(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v) {
-  const Cp15Reg* r = cp15_find(false, cp15_key(crn, opc1, crm, opc2));
+bool Cp15::write(uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2, uint32_t v) {
+  const Reg* r = find(false, cp15_key(crn, opc1, crm, opc2));
   if (!r || !r->write) return false;
-  r->write(*this, v);
+  r->write(core_, v);
   return true;
 }
 
-bool ArmCore::set_cp15_64(uint32_t opc1, uint32_t crm, uint64_t v) {
-  const Cp15Reg* r = cp15_find(true, cp15_key64(opc1, crm));
+bool Cp15::write64(uint32_t opc1, uint32_t crm, uint64_t v) {
+  const Reg* r = find(true, cp15_key64(opc1, crm));
   if (!r || !r->write) return false;
-  r->write(*this, v);
+  r->write(core_, v);
   return true;
 }
 
-std::vector<std::string> ArmCore::cp15_register_names() {
+std::vector<std::string> Cp15::register_names() {
   std::vector<std::string> out;
-  for (const Cp15Reg& r : cp15_table()) {
+  for (const Reg& r : table()) {
     char buf[96];
     if (r.is64) {
       std::snprintf(buf, sizeof buf, "%s 64-bit opc1=%u crm=%u", r.name, (r.key >> 4) & 15,
