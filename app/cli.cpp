@@ -221,6 +221,17 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("FILE");
   system_run->add_option("--set", so.sets, "Override a scenario key (repeatable)")
       ->type_name("KEY=VALUE");
+  system_run
+      ->add_option("--trace", so.trace,
+                   "Write r0-r15 and the CPSR before each instruction, as qemu-system-arm "
+                   "-singlestep -d cpu prints them")
+      ->type_name("FILE");
+  system_run
+      ->add_option("--trace-limit", so.trace_limit,
+                   "Instructions traced at most (default 2000000, about 230 bytes each); the run "
+                   "goes on untraced")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
 
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });

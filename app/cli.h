@@ -75,13 +75,15 @@ struct IssOptions {
 /// `vtoe system run`: an ELF or zImage on the system platform (QEMU virt's memory map).
 struct SystemOptions {
   std::string kernel, initrd, append, dtb;
-  bool virtualization = false;         ///< start in Hyp mode
-  std::uint64_t memory = 0;            ///< RAM bytes; 0 = 128 MiB
-  std::uint64_t max_instructions = 0;  ///< 0 = no limit
-  std::string stats;                   ///< --stats FILE
-  unsigned gdb_port = 0;               ///< --gdb PORT; 0 = none
-  std::string scenario;                ///< --scenario FILE: the TOE and its network; "" = built-in
-  std::vector<std::string> sets;       ///< --set key=value, over the scenario
+  bool virtualization = false;            ///< start in Hyp mode
+  std::uint64_t memory = 0;               ///< RAM bytes; 0 = 128 MiB
+  std::uint64_t max_instructions = 0;     ///< 0 = no limit
+  std::string stats;                      ///< --stats FILE
+  unsigned gdb_port = 0;                  ///< --gdb PORT; 0 = none
+  std::string trace;                      ///< --trace FILE: registers before each instruction
+  std::uint64_t trace_limit = 2'000'000;  ///< --trace-limit N: instructions traced at most
+  std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in
+  std::vector<std::string> sets;  ///< --set key=value, over the scenario
 };
 
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).

@@ -113,6 +113,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   ConsoleTail tail;
   std::unique_ptr<sys::SystemPlatform> platform;
   std::unique_ptr<iss::GdbServer> gdb;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace(nullptr, &std::fclose);
   sys::BootInfo boot;
   try {
     scenario = std::make_unique<config::Config>(
@@ -131,6 +132,20 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.dtb = opts.dtb;
     boot = platform->boot(files);
     platform->cpu().set_instruction_limit(opts.max_instructions);
+    if (!opts.trace.empty()) {
+      trace.reset(std::fopen(opts.trace.c_str(), "w"));
+      if (!trace) throw std::runtime_error("cannot write " + opts.trace);
+      std::FILE* f = trace.get();
+      platform->cpu().set_instruction_observer(
+          [f](const iss::IssCpu::TraceRecord& rec) {
+            // QEMU's -d cpu layout, so that tests/system/test_system_lockstep.py reads both alike.
+            for (int r = 0; r < 16; ++r) {
+              std::fprintf(f, "R%02d=%08x%c", r, rec.r[r], r % 4 == 3 ? '\n' : ' ');
+            }
+            std::fprintf(f, "PSR=%08x\n", rec.cpsr);
+          },
+          opts.trace_limit);
+    }
     if (opts.gdb_port) {
       gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);
       platform->cpu().set_debugger(gdb.get());

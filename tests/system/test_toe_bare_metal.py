@@ -28,6 +28,7 @@ def test_arm_code_drives_the_toe_to_the_peer(tmp_path):
     assert int(lines["send done"], 16) == SENDS
     assert int(lines["sent bytes"], 16) == SENDS * SEND_BYTES
     assert int(lines["closed"], 16) == 1
+    assert int(lines["peer closed"], 16) == 1
     assert int(lines["errors"], 16) == 0
     assert int(lines["channel status"], 16) == 0
     assert int(lines["interrupts taken"], 16) == 1

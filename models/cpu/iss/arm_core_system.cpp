@@ -49,7 +49,9 @@ void ArmCore::reset_system(bool hyp) {
   st_.timer.reset();
   set_fpscr(0);
   uint8_t m = static_cast<uint8_t>(hyp ? Mode::Hyp : Mode::Svc);
-  write_cpsr(kA | kI | kF | m, 0xffffffffu);
+  // The flags are UNKNOWN at reset; QEMU 7.2 starts with Z set (its ZF field is 0), and a
+  // register-by-register comparison with it starts from the same CPSR.
+  write_cpsr((1u << 30) | kA | kI | kF | m, 0xffffffffu);
   st_.mode = m;  // whatever write_cpsr did with the banks, this is the reset mode
   tlb_flush();
   update_attention();

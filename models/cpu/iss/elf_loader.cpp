@@ -32,11 +32,7 @@ ElfImage ElfLoader::load(const std::string& path, PagedMemory& mem) {
   if (!in) throw ElfError(path + ": cannot open");
   std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto fail = [&](const std::string& why) { throw ElfError(path + ": " + why); };
-  if (b.size() < 4 || std::memcmp(b.data(),
-                                  "\x7f"
-                                  "ELF",
-                                  4) != 0)
-    fail("not an ELF file");
+  if (b.size() < 4 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) fail("not an ELF file");
   if (b.size() < 52) fail("truncated ELF header");
   if (b[4] != 1) fail("not a 32-bit ELF (ELFCLASS64?)");
   if (b[5] != 1) fail("not a little-endian ELF");

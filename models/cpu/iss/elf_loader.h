@@ -18,12 +18,12 @@ class ElfError : public std::runtime_error {
 };
 
 struct ElfImage {
-  uint32_t entry = 0;  // entry point; bit 0 set means Thumb
-  uint32_t phdr = 0;   // guest address of the program headers (AT_PHDR)
-  uint32_t phent = 0;  // size of one program header
-  uint32_t phnum = 0;  // number of program headers
-  uint32_t brk = 0;    // end of the highest loaded segment, page aligned (initial brk)
-  uint32_t low = 0;    // lowest loaded address
+  uint32_t entry = 0;     // entry point; bit 0 set means Thumb
+  uint32_t phdr = 0;      // guest address of the program headers (AT_PHDR)
+  uint32_t phent = 0;     // size of one program header
+  uint32_t phnum = 0;     // number of program headers
+  uint32_t brk = 0;       // end of the highest loaded segment, page aligned (initial brk)
+  uint32_t low = 0;       // lowest loaded address
 };
 
 class ElfLoader {

@@ -63,12 +63,14 @@ ExceptionEntry::Site ExceptionEntry::site() const {
 void ExceptionEntry::take_fault(Exception e, uint32_t addr, bool write, bool alignment) {
   const Site from = site();
   take_fault_entry(e, addr, write, alignment);
+  if (e == Exception::PrefetchAbort) ++fetch_faults_;
   check_progress(from, e);
 }
 
 void ExceptionEntry::take_mmu_fault(const MmuAbort& a) {
   const Site from = site();
   take_mmu_fault_entry(a);
+  if (a.fetch) ++fetch_faults_;
   const bool to_hyp = core_.st_.mode == ArmCore::kHyp;
   check_progress(from, to_hyp    ? Exception::HypTrap
                        : a.fetch ? Exception::PrefetchAbort

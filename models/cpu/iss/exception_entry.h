@@ -91,6 +91,8 @@ class ExceptionEntry {
   // Every exception entry (to PL1 modes and to Hyp mode, synchronous and interrupts): what
   // run(max) and a platform's instruction bound count beside retired instructions.
   uint64_t entries() const { return entries_; }
+  // Prefetch aborts taken because an instruction could not be fetched (not BKPT's).
+  uint64_t fetch_faults() const { return fetch_faults_; }
   // The last synchronous exception taken ("" if none): its kind, the faulting instruction with
   // its address and mode, the vector and the mode it entered, and how many times in a row.
   std::string last_fault() const;
@@ -116,7 +118,7 @@ class ExceptionEntry {
   void check_progress(const Site& from, Exception kind);
 
   ArmCore& core_;
-  uint64_t entries_ = 0;
+  uint64_t entries_ = 0, fetch_faults_ = 0;
   // The last synchronous exception and its run of repeats.
   bool have_last_ = false;
   Site last_from_;

@@ -175,7 +175,28 @@ void IssCpu::thread() {
         }
         n = std::min(n, limit_ - used);
       }
-      core_.run(n);
+      if (observe_left_) {
+        // One at a time, the observer before each instruction (exception entries are steps of
+        // their own, not instructions).
+        for (uint64_t i = 0;
+             i < n && observe_left_ && !core_.halted() && !core_.waiting_for_interrupt(); ++i) {
+          if (!core_.instruction_next()) {
+            core_.step();
+            continue;
+          }
+          TraceRecord rec;
+          for (int r = 0; r < 16; ++r) rec.r[r] = core_.reg(r);
+          rec.cpsr = core_.cpsr();
+          const uint64_t fetch_faults = core_.fetch_faults();
+          core_.step();
+          if (core_.fetch_faults() == fetch_faults) {
+            observer_(rec);
+            --observe_left_;
+          }
+        }
+      } else {
+        core_.run(n);
+      }
       account();
       if (core_.halted()) break;
       if (debugger_ && (core_.at_breakpoint() || (++debug_polls_ % kInterruptPollBatches == 0 &&

@@ -110,6 +110,20 @@ class IssCpu : public core::Module {
   bool limit_reached() const { return limit_reached_; }
   // The run ended with an exception storm (ArmCore throws ExceptionLoop; fault() says where).
   bool exception_loop() const { return exception_loop_; }
+  // The registers before an instruction: r0-r15 of the current mode (r15 = its address) and the
+  // CPSR.
+  struct TraceRecord {
+    uint32_t r[16];
+    uint32_t cpsr;
+  };
+  // Called with the registers before every instruction the core runs or attempts (not before
+  // an interrupt entry, nor for a fetch that faults: as qemu-system-arm -singlestep -d cpu logs
+  // them), for the first `limit` of them: a register trace. While it observes, the core runs
+  // one instruction at a time (slow); after, at full speed again.
+  void set_instruction_observer(std::function<void(const TraceRecord&)> f, uint64_t limit) {
+    observer_ = std::move(f);
+    observe_left_ = limit;
+  }
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -148,6 +162,8 @@ class IssCpu : public core::Module {
   std::array<bool, 3> timer_levels_ = {};
   bool done_ = false;
   std::string fault_;
+  std::function<void(const TraceRecord&)> observer_;
+  uint64_t observe_left_ = 0;
   uint64_t limit_ = 0;
   bool limit_reached_ = false, exception_loop_ = false;
   uint32_t min_cpi_ = 1;

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
+#include <algorithm>
 #include <initializer_list>
+#include <cstring>
 #include <vector>
 
 namespace vtoe::cpu::iss {
@@ -31,73 +31,19 @@ uint32_t page_up(uint32_t v) { return (v + kPage - 1) & ~(kPage - 1); }
 
 // ARM EABI system-call numbers used here.
 enum : uint32_t {
-  kExit = 1,
-  kRead = 3,
-  kWrite = 4,
-  kOpen = 5,
-  kClose = 6,
-  kUnlink = 10,
-  kLseek = 19,
-  kGetpid = 20,
-  kAccess = 33,
-  kKill = 37,
-  kDup = 41,
-  kBrk = 45,
-  kIoctl = 54,
-  kDup2 = 63,
-  kGetppid = 64,
-  kGetrusage = 77,
-  kSysinfo = 116,
-  kMremap = 163,
-  kGetdents64 = 217,
-  kGettimeofday = 78,
-  kReadlink = 85,
-  kMunmap = 91,
-  kUname = 122,
-  kMprotect = 125,
-  kLlseek = 140,
-  kReadv = 145,
-  kWritev = 146,
-  kSchedYield = 158,
-  kNanosleep = 162,
-  kRtSigreturn = 173,
-  kRtSigaction = 174,
-  kRtSigprocmask = 175,
-  kGetcwd = 183,
-  kSigaltstack = 186,
-  kUgetrlimit = 191,
-  kMmap2 = 192,
-  kStat64 = 195,
-  kLstat64 = 196,
-  kFstat64 = 197,
-  kGetuid32 = 199,
-  kGetgid32 = 200,
-  kGeteuid32 = 201,
-  kGetegid32 = 202,
-  kMadvise = 220,
-  kFcntl64 = 221,
-  kGettid = 224,
-  kTkill = 238,
-  kFutex = 240,
-  kExitGroup = 248,
-  kSetTidAddress = 256,
-  kClockGettime = 263,
-  kClockGetres = 264,
-  kTgkill = 268,
-  kOpenat = 322,
-  kFstatat64 = 327,
-  kUnlinkat = 328,
-  kSetRobustList = 338,
-  kDup3 = 358,
-  kPrlimit64 = 369,
-  kGetrandom = 384,
-  kStatx = 397,
-  kRseq = 398,
-  kClockGettime64 = 403,
-  kClockNanosleep64 = 407,
-  kArmCacheflush = 0xf0002,
-  kArmSetTls = 0xf0005,
-  kArmGetTls = 0xf0006,
+  kExit = 1, kRead = 3, kWrite = 4, kOpen = 5, kClose = 6, kUnlink = 10, kLseek = 19,
+  kGetpid = 20, kAccess = 33, kKill = 37, kDup = 41, kBrk = 45, kIoctl = 54, kDup2 = 63,
+  kGetppid = 64, kGetrusage = 77, kSysinfo = 116, kMremap = 163, kGetdents64 = 217, kGettimeofday = 78, kReadlink = 85, kMunmap = 91, kUname = 122,
+  kMprotect = 125, kLlseek = 140, kReadv = 145, kWritev = 146, kSchedYield = 158,
+  kNanosleep = 162, kRtSigreturn = 173, kRtSigaction = 174, kRtSigprocmask = 175,
+  kGetcwd = 183, kSigaltstack = 186, kUgetrlimit = 191, kMmap2 = 192, kStat64 = 195,
+  kLstat64 = 196, kFstat64 = 197, kGetuid32 = 199, kGetgid32 = 200, kGeteuid32 = 201,
+  kGetegid32 = 202, kMadvise = 220, kFcntl64 = 221, kGettid = 224, kTkill = 238, kFutex = 240,
+  kExitGroup = 248, kSetTidAddress = 256, kClockGettime = 263, kClockGetres = 264,
+  kTgkill = 268, kOpenat = 322, kFstatat64 = 327, kUnlinkat = 328, kSetRobustList = 338,
+  kDup3 = 358, kPrlimit64 = 369, kGetrandom = 384, kStatx = 397, kRseq = 398,
+  kClockGettime64 = 403, kClockNanosleep64 = 407, kArmCacheflush = 0xf0002,
+  kArmSetTls = 0xf0005, kArmGetTls = 0xf0006,
 };
 
 // Open flags whose values differ between ARM and x86.
@@ -153,25 +99,11 @@ void LinuxProcess::load(const std::string& path, const std::vector<std::string>&
   uint32_t at_random = push_bytes(random, sizeof random);
   sp &= ~15u;
 
-  std::vector<uint32_t> auxv = {3,  image_.phdr,
-                                4,  image_.phent,
-                                5,  image_.phnum,
-                                6,  kPage,
-                                7,  0,
-                                8,  0,
-                                9,  image_.entry,
-                                11, static_cast<uint32_t>(getuid()),
-                                12, static_cast<uint32_t>(geteuid()),
-                                13, static_cast<uint32_t>(getgid()),
-                                14, static_cast<uint32_t>(getegid()),
-                                15, platform,
-                                16, kHwcap,
-                                17, 100,
-                                23, 0,
-                                25, at_random,
-                                26, 0,
-                                31, execfn,
-                                0,  0};
+  std::vector<uint32_t> auxv = {
+      3, image_.phdr, 4, image_.phent, 5, image_.phnum, 6, kPage, 7, 0, 8, 0,
+      9, image_.entry, 11, static_cast<uint32_t>(getuid()), 12, static_cast<uint32_t>(geteuid()),
+      13, static_cast<uint32_t>(getgid()), 14, static_cast<uint32_t>(getegid()),
+      15, platform, 16, kHwcap, 17, 100, 23, 0, 25, at_random, 26, 0, 31, execfn, 0, 0};
   std::vector<uint32_t> words;
   words.push_back(static_cast<uint32_t>(argv.size()));
   words.insert(words.end(), argv.begin(), argv.end());
@@ -202,11 +134,12 @@ void LinuxProcess::map_kuser_helpers() {
     }
   };
   // __kuser_cmpxchg64 (r0 = &old, r1 = &new, r2 = ptr; r0 = 0 and C set when swapped)
-  put(0xf60, {0xe92d00f0, 0xe1c040d0, 0xe1c160d0, 0xe1b20f9f, 0xe0303004, 0x00313005, 0x01a23f96,
-              0x03330001, 0x0afffff9, 0xe2730000, 0xe8bd00f0, 0xe12fff1e});
+  put(0xf60, {0xe92d00f0, 0xe1c040d0, 0xe1c160d0, 0xe1b20f9f, 0xe0303004, 0x00313005,
+              0x01a23f96, 0x03330001, 0x0afffff9, 0xe2730000, 0xe8bd00f0, 0xe12fff1e});
   put(0xfa0, {0xf57ff05b, 0xe12fff1e});  // __kuser_memory_barrier: dmb ish; bx lr
   // __kuser_cmpxchg (r0 = old, r1 = new, r2 = ptr)
-  put(0xfc0, {0xe1923f9f, 0xe0533000, 0x01823f91, 0x03330001, 0x0afffffa, 0xe2730000, 0xe12fff1e});
+  put(0xfc0, {0xe1923f9f, 0xe0533000, 0x01823f91, 0x03330001, 0x0afffffa, 0xe2730000,
+              0xe12fff1e});
   put(0xfe0, {0xee1d0f70, 0xe12fff1e});  // __kuser_get_tls: mrc p15 TPIDRURO; bx lr
   put(0xffc, {5});                       // __kuser_helper_version: five helpers
 }
@@ -351,28 +284,17 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
     case kExitGroup:
       exit(s(0));
       return 0;
-    case kRead:
-      return do_rw(false, s(0), a[1], a[2]);
-    case kWrite:
-      return do_rw(true, s(0), a[1], a[2]);
-    case kReadv:
-      return do_rwv(false, s(0), a[1], a[2]);
-    case kWritev:
-      return do_rwv(true, s(0), a[1], a[2]);
-    case kOpen:
-      return do_open(AT_FDCWD, a[0], a[1], a[2]);
-    case kOpenat:
-      return do_open(s(0), a[1], a[2], a[3]);
-    case kClose:
-      return s(0) <= 2 ? 0 : ret(::close(s(0)));  // keep the simulator's own stdio
-    case kUnlink:
-      return ret(::unlink(mem_.read_string(a[0]).c_str()));
-    case kUnlinkat:
-      return ret(::unlinkat(s(0), mem_.read_string(a[1]).c_str(), s(2)));
-    case kAccess:
-      return ret(::access(mem_.read_string(a[0]).c_str(), s(1)));
-    case kLseek:
-      return ret(::lseek(s(0), s(1), s(2)));
+    case kRead: return do_rw(false, s(0), a[1], a[2]);
+    case kWrite: return do_rw(true, s(0), a[1], a[2]);
+    case kReadv: return do_rwv(false, s(0), a[1], a[2]);
+    case kWritev: return do_rwv(true, s(0), a[1], a[2]);
+    case kOpen: return do_open(AT_FDCWD, a[0], a[1], a[2]);
+    case kOpenat: return do_open(s(0), a[1], a[2], a[3]);
+    case kClose: return s(0) <= 2 ? 0 : ret(::close(s(0)));  // keep the simulator's own stdio
+    case kUnlink: return ret(::unlink(mem_.read_string(a[0]).c_str()));
+    case kUnlinkat: return ret(::unlinkat(s(0), mem_.read_string(a[1]).c_str(), s(2)));
+    case kAccess: return ret(::access(mem_.read_string(a[0]).c_str(), s(1)));
+    case kLseek: return ret(::lseek(s(0), s(1), s(2)));
     case kLlseek: {
       off_t off = static_cast<off_t>((uint64_t{a[1]} << 32) | a[2]);
       off_t r = ::lseek(s(0), off, s(4));
@@ -380,19 +302,12 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       mem_.write64(a[3], static_cast<uint64_t>(r));
       return 0;
     }
-    case kDup:
-      return ret(::dup(s(0)));
-    case kDup2:
-      return ret(::dup2(s(0), s(1)));
-    case kDup3:
-      return ret(::dup3(s(0), s(1), s(2) ? O_CLOEXEC : 0));
+    case kDup: return ret(::dup(s(0)));
+    case kDup2: return ret(::dup2(s(0), s(1)));
+    case kDup3: return ret(::dup3(s(0), s(1), s(2) ? O_CLOEXEC : 0));
     case kFcntl64:
       switch (a[1]) {
-        case F_DUPFD:
-        case F_GETFD:
-        case F_SETFD:
-        case F_GETFL:
-        case F_DUPFD_CLOEXEC:
+        case F_DUPFD: case F_GETFD: case F_SETFD: case F_GETFL: case F_DUPFD_CLOEXEC:
           return ret(::fcntl(s(0), s(1), s(2)));
         default:
           return err(EINVAL);
@@ -408,10 +323,8 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       }
       return err(ENOTTY);
     }
-    case kBrk:
-      return do_brk(a[0]);
-    case kMmap2:
-      return do_mmap(a[0], a[1], a[2], a[3], s(4), uint64_t{a[5]} * 4096);
+    case kBrk: return do_brk(a[0]);
+    case kMmap2: return do_mmap(a[0], a[1], a[2], a[3], s(4), uint64_t{a[5]} * 4096);
     case kMunmap:
       if (a[0] & (kPage - 1)) return err(EINVAL);
       mem_.unmap(a[0], page_up(a[1]));
@@ -448,10 +361,11 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
     case kGetrusage: {
       struct rusage ru;
       if (::getrusage(s(0), &ru) < 0) return -errno;
-      uint32_t w[18] = {
-          static_cast<uint32_t>(ru.ru_utime.tv_sec), static_cast<uint32_t>(ru.ru_utime.tv_usec),
-          static_cast<uint32_t>(ru.ru_stime.tv_sec), static_cast<uint32_t>(ru.ru_stime.tv_usec),
-          static_cast<uint32_t>(ru.ru_maxrss)};
+      uint32_t w[18] = {static_cast<uint32_t>(ru.ru_utime.tv_sec),
+                        static_cast<uint32_t>(ru.ru_utime.tv_usec),
+                        static_cast<uint32_t>(ru.ru_stime.tv_sec),
+                        static_cast<uint32_t>(ru.ru_stime.tv_usec),
+                        static_cast<uint32_t>(ru.ru_maxrss)};
       mem_.write(a[1], w, sizeof w);
       return 0;
     }
@@ -483,44 +397,22 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       auto mem = [&](unsigned long v) {
         return static_cast<uint32_t>(uint64_t{v} * si.mem_unit / scale);
       };
-      uint32_t w[16] = {static_cast<uint32_t>(si.uptime),
-                        static_cast<uint32_t>(si.loads[0]),
-                        static_cast<uint32_t>(si.loads[1]),
-                        static_cast<uint32_t>(si.loads[2]),
-                        mem(si.totalram),
-                        mem(si.freeram),
-                        mem(si.sharedram),
-                        mem(si.bufferram),
-                        mem(si.totalswap),
-                        mem(si.freeswap),
-                        si.procs,
-                        0,
-                        0,
-                        scale,
-                        0,
-                        0};
+      uint32_t w[16] = {static_cast<uint32_t>(si.uptime), static_cast<uint32_t>(si.loads[0]),
+                        static_cast<uint32_t>(si.loads[1]), static_cast<uint32_t>(si.loads[2]),
+                        mem(si.totalram), mem(si.freeram), mem(si.sharedram), mem(si.bufferram),
+                        mem(si.totalswap), mem(si.freeswap), si.procs, 0, 0, scale, 0, 0};
       mem_.write(a[0], w, sizeof w);
       return 0;
     }
-    case kGetpid:
-      return static_cast<int32_t>(::getpid());
-    case kGettid:
-      return static_cast<int32_t>(::getpid());
-    case kGetppid:
-      return static_cast<int32_t>(::getppid());
-    case kGetuid32:
-      return static_cast<int32_t>(::getuid());
-    case kGetgid32:
-      return static_cast<int32_t>(::getgid());
-    case kGeteuid32:
-      return static_cast<int32_t>(::geteuid());
-    case kGetegid32:
-      return static_cast<int32_t>(::getegid());
-    case kSetTidAddress:
-      return static_cast<int32_t>(::getpid());
-    case kSetRobustList:
-    case kRseq:
-      return err(ENOSYS);  // as qemu-arm answers
+    case kGetpid: return static_cast<int32_t>(::getpid());
+    case kGettid: return static_cast<int32_t>(::getpid());
+    case kGetppid: return static_cast<int32_t>(::getppid());
+    case kGetuid32: return static_cast<int32_t>(::getuid());
+    case kGetgid32: return static_cast<int32_t>(::getgid());
+    case kGeteuid32: return static_cast<int32_t>(::geteuid());
+    case kGetegid32: return static_cast<int32_t>(::getegid());
+    case kSetTidAddress: return static_cast<int32_t>(::getpid());
+    case kSetRobustList: case kRseq: return err(ENOSYS);  // as qemu-arm answers
     case kRtSigaction:
       if (a[2]) {
         uint8_t zero[20] = {};
@@ -535,9 +427,7 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
     case kNanosleep:
     case kClockNanosleep64:
       return 0;
-    case kKill:
-    case kTkill:
-    case kTgkill: {
+    case kKill: case kTkill: case kTgkill: {
       int sig = s(nr == kTgkill ? 2 : 1);
       if (sig == 0) return 0;
       // The program signals itself (abort, raise): no handlers run in the guest, so the default
@@ -596,8 +486,7 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       mem_.write(a[0], buf, n);
       return static_cast<int32_t>(n);
     }
-    case kStat64:
-    case kLstat64: {
+    case kStat64: case kLstat64: {
       struct stat st;
       std::string p = mem_.read_string(a[0]);
       int rc = nr == kStat64 ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
@@ -653,13 +542,11 @@ int32_t LinuxProcess::syscall(uint32_t nr, const uint32_t* a) {
       mem_.write(a[0], buf.data(), static_cast<uint32_t>(n));
       return static_cast<int32_t>(n);
     }
-    case kArmCacheflush:
-      return 0;  // decoded code is dropped on writes already
+    case kArmCacheflush: return 0;  // decoded code is dropped on writes already
     case kArmSetTls:
       core_.set_tls(a[0]);
       return 0;
-    case kArmGetTls:
-      return static_cast<int32_t>(core_.tls());
+    case kArmGetTls: return static_cast<int32_t>(core_.tls());
     default:
       throw UnknownSyscall(nr, core_.pc());
   }

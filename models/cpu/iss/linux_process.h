@@ -29,8 +29,8 @@ class LinuxProcess : public SupervisorCall {
  public:
   // What the auxiliary vector announces: VFPv3-D16, integer divide, TLS register; no NEON.
   static constexpr uint32_t kHwcap = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 4) | (1u << 6) |
-                                     (1u << 7) | (1u << 13) | (1u << 14) | (1u << 15) | (1u << 17) |
-                                     (1u << 18);
+                                     (1u << 7) | (1u << 13) | (1u << 14) | (1u << 15) |
+                                     (1u << 17) | (1u << 18);
   static constexpr uint32_t kStackTop = 0xbf000000u;
   static constexpr uint32_t kStackSize = 8u << 20;
   static constexpr uint32_t kMmapBase = 0x40000000u;

@@ -25,7 +25,9 @@ static uint32_t sctlr(void) {
   __asm__ volatile("mrc p15, 0, %0, c1, c0, 0" : "=r"(v));
   return v;
 }
-static void set_sctlr(uint32_t v) { __asm__ volatile("mcr p15, 0, %0, c1, c0, 0\n isb" ::"r"(v) : "memory"); }
+static void set_sctlr(uint32_t v) {
+  __asm__ volatile("mcr p15, 0, %0, c1, c0, 0\n isb" ::"r"(v) : "memory");
+}
 
 static uint32_t __attribute__((noinline, target("thumb"))) t32_accesses(void) {
   uint32_t v = *(volatile uint32_t*)(buf + 6);  // 16-bit LDR encoding may be used

@@ -22,7 +22,7 @@ uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
 
 static void __attribute__((noinline, target("thumb"))) t32_cases(void) {
   uint32_t v;
-  __asm__ volatile("ldr %0, [%1]" : "=r"(v) : "l"(0x0b000020u) : "memory");      // 16-bit
+  __asm__ volatile("ldr %0, [%1]" : "=r"(v) : "l"(0x0b000020u) : "memory");          // 16-bit
   __asm__ volatile("ldrsh.w %0, [%1, #2]" : "=r"(v) : "r"(0x0b000020u) : "memory");  // 32-bit
   __asm__ volatile("bkpt #0x78" ::: "memory");
   (void)v;

@@ -23,8 +23,8 @@ int main(void) {
   l1[UART_BASE >> 20] = (UART_BASE) | (3u << 10) | (1u << 4) | 2;
   for (uint32_t i = 0x400; i < 0x410; ++i) l1[i] = (i << 20) | (3u << 10) | 2;
   l1[0x900] = ((uint32_t)l2 & ~0x3ffu) | 1;
-  l2[0] = 0x40100000u | (3u << 4) | 2;                  // RW
-  l2[1] = 0x40101000u | (2u << 4) | (1u << 9) | 2;      // APX=1 AP=10: PL1 RO
+  l2[0] = 0x40100000u | (3u << 4) | 2;              // RW
+  l2[1] = 0x40101000u | (2u << 4) | (1u << 9) | 2;  // APX=1 AP=10: PL1 RO
   // l2[2] missing: translation fault
   l2[3] = 0x40103000u | (3u << 4) | 2;
   __asm__ volatile("mcr p15, 0, %0, c2, c0, 0" ::"r"(l1));
@@ -44,10 +44,12 @@ int main(void) {
   puts_("str across from RO into missing\n");
   *(volatile uint32_t*)0x90001ffeu = 1;
   puts_("stm across into RO\n");
-  __asm__ volatile("mov r0, %0\n mov r1, #7\n mov r2, #8\n stmia r0, {r1, r2}" :: "r"(0x90000ffcu) : "r0","r1","r2","memory");
+  __asm__ volatile("mov r0, %0\n mov r1, #7\n mov r2, #8\n stmia r0, {r1, r2}" ::"r"(0x90000ffcu)
+                   : "r0", "r1", "r2", "memory");
   show("first word", *(volatile uint32_t*)0x90000ffcu);
   puts_("ldm across into missing\n");
-  __asm__ volatile("mov r0, %0\n ldmia r0, {r1, r2}" :: "r"(0x90001ffcu) : "r0","r1","r2","memory");
+  __asm__ volatile("mov r0, %0\n ldmia r0, {r1, r2}" ::"r"(0x90001ffcu)
+                   : "r0", "r1", "r2", "memory");
   puts_("done\n");
   return 0;
 }

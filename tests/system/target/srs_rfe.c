@@ -20,29 +20,31 @@ static void dump(const char* what, uint32_t sp) {
 }
 
 // In SVC mode with SP at `sp` and LR/SPSR set: one SRS form, returns SP after it.
-#define SRS_A32(form)                                                                     \
+#define SRS_A32(form)                                                                    \
   static uint32_t __attribute__((noinline, target("arm"))) srs_a32_##form(uint32_t sp) { \
-    uint32_t out;                                                                         \
-    __asm__ volatile(                                                                     \
-        "mov r4, sp\n mov r5, lr\n mov sp, %1\n ldr lr, =0x11112222\n"                  \
-        "ldr r6, =0x600001d3\n msr spsr_fsxc, r6\n" form "\n"                          \
-        "mov %0, sp\n mov sp, r4\n mov lr, r5\n"                                          \
-        : "=r"(out)                                                                       \
-        : "r"(sp)                                                                         \
-        : "r4", "r5", "r6", "memory");                                                    \
-    return out;                                                                           \
+    uint32_t out;                                                                        \
+    __asm__ volatile(                                                                    \
+        "mov r4, sp\n mov r5, lr\n mov sp, %1\n ldr lr, =0x11112222\n"                   \
+        "ldr r6, =0x600001d3\n msr spsr_fsxc, r6\n" form                                 \
+        "\n"                                                                             \
+        "mov %0, sp\n mov sp, r4\n mov lr, r5\n"                                         \
+        : "=r"(out)                                                                      \
+        : "r"(sp)                                                                        \
+        : "r4", "r5", "r6", "memory");                                                   \
+    return out;                                                                          \
   }
-#define SRS_T32(form)                                                                       \
+#define SRS_T32(form)                                                                      \
   static uint32_t __attribute__((noinline, target("thumb"))) srs_t32_##form(uint32_t sp) { \
-    uint32_t out;                                                                           \
-    __asm__ volatile(                                                                       \
-        "mov r4, sp\n mov r5, lr\n mov sp, %1\n ldr lr, =0x33334444\n"                    \
-        "ldr r6, =0x800001d3\n msr spsr_fsxc, r6\n" form "\n"                            \
-        "mov %0, sp\n mov sp, r4\n mov lr, r5\n"                                            \
-        : "=r"(out)                                                                         \
-        : "r"(sp)                                                                           \
-        : "r4", "r5", "r6", "memory");                                                      \
-    return out;                                                                             \
+    uint32_t out;                                                                          \
+    __asm__ volatile(                                                                      \
+        "mov r4, sp\n mov r5, lr\n mov sp, %1\n ldr lr, =0x33334444\n"                     \
+        "ldr r6, =0x800001d3\n msr spsr_fsxc, r6\n" form                                   \
+        "\n"                                                                               \
+        "mov %0, sp\n mov sp, r4\n mov lr, r5\n"                                           \
+        : "=r"(out)                                                                        \
+        : "r"(sp)                                                                          \
+        : "r4", "r5", "r6", "memory");                                                     \
+    return out;                                                                            \
   }
 
 #define F_DA "srsda sp!, #0x13"

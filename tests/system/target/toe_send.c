@@ -1,8 +1,9 @@
 // The TOE driven from ARM code on the system platform (vtoe only: QEMU's virt machine has no
 // TOE): channel 0's four rings in RAM, a Connect to the scenario's peer (10.0.0.2:5001, where the
 // built-in scenario's peer runs a sink), SENDS send contexts of SEND_BYTES bytes of the stream
-// pattern every simulated application sends, then a Close. Completions come by interrupt (SPI
-// 112, level while the ECQ holds entries the host has not taken); the handler drains the ECQ.
+// pattern every simulated application sends, then a Close, until the peer has closed too.
+// Completions come by interrupt (SPI 112, level while the ECQ holds entries the host has not
+// taken); the handler drains the ECQ.
 // Registers, contexts and codes by their generated names only (vtoe/toe.h, vtoe/virt.h).
 #include "rt.h"
 #include "vtoe/toe.h"
@@ -23,7 +24,7 @@ static uint8_t rx_buffer[4096];
 static uint8_t payload[SENDS * SEND_BYTES];
 
 static uint32_t cmd_tail, send_tail, ecq_head;
-static volatile uint32_t irqs, connected, send_done, sent_bytes, cmd_done, errors;
+static volatile uint32_t irqs, connected, send_done, sent_bytes, cmd_done, peer_closed, errors;
 static volatile int32_t last_status;
 
 static uint32_t ring(uint32_t q, uint32_t reg) {
@@ -49,6 +50,9 @@ static void drain_ecq(void) {
         break;
       case TOE_EVENT_CMD_DONE:
         ++cmd_done;
+        break;
+      case TOE_EVENT_PEER_CLOSED:
+        ++peer_closed;
         break;
       case TOE_EVENT_ERROR:
         ++errors;
@@ -136,9 +140,13 @@ int main(void) {
   show("send done", send_done);
   show("sent bytes", sent_bytes);
 
+  // SendDone says the bytes are in the TOE, not at the peer: after our FIN, the peer's (the sink
+  // closes when it has read everything) says they arrived.
   command(TOE_CMD_CLOSE);
   wait_for(&cmd_done, 1);
+  wait_for(&peer_closed, 1);
   show("closed", cmd_done);
+  show("peer closed", peer_closed);
   show("errors", errors);
   show("status", (uint32_t)last_status);
   show("channel status", rd32(CHANNEL + TOE_STATUS));

@@ -33,7 +33,8 @@ uint32_t on_exception(int kind, uint32_t lr, uint32_t spsr) {
 }
 
 static uint32_t section(uint32_t pa, uint32_t ap, uint32_t domain, uint32_t xn, uint32_t pxn) {
-  return (pa & 0xfff00000u) | ((ap & 3) << 10) | ((ap >> 2) << 15) | (domain << 5) | (xn << 4) | pxn | 2;
+  return (pa & 0xfff00000u) | ((ap & 3) << 10) | ((ap >> 2) << 15) | (domain << 5) | (xn << 4) |
+         pxn | 2;
 }
 
 static void __attribute__((noinline)) ret_fn(void) {}
@@ -47,6 +48,10 @@ static void __attribute__((noinline, target("thumb"))) t32_unprivileged(void) {
 }
 
 int main(void) {
+  // The words the test addresses map (RAM's first page holds QEMU's or vtoe's own device tree,
+  // which differ): a known pattern, so that a register-by-register comparison holds too.
+  for (uint32_t i = 0x100; i < 0x400; i += 4)
+    *(volatile uint32_t*)(0x40000000u + i) = i * 0x01010101u;
   for (uint32_t i = 0; i < 4096; ++i) l1[i] = 0;
   l1[UART_BASE >> 20] = section(UART_BASE, 3, 0, 1, 0);
   for (uint32_t i = 0x400; i < 0x410; ++i) l1[i] = section(i << 20, 3, 0, 0, 0);
@@ -55,7 +60,7 @@ int main(void) {
   l1[0x820] = section(0x40000000u, 5, 0, 0, 0);  // PL1 RO
   l1[0x830] = section(0x40000000u, 3, 0, 0, 1);  // PXN
   l1[0x900] = ((uint32_t)l2 & ~0x3ffu) | 1;
-  l2[0x10] = 0x40010000u | (3u << 4) | 2 | 1;     // 0x90010000: small page, XN
+  l2[0x10] = 0x40010000u | (3u << 4) | 2 | 1;  // 0x90010000: small page, XN
   l2[0x11] = 0x40011000u | (3u << 4) | 2 | 1;
   __asm__ volatile("mcr p15, 0, %0, c2, c0, 0" ::"r"(l1));
   __asm__ volatile("mcr p15, 0, %0, c2, c0, 2" ::"r"(0));
@@ -95,9 +100,11 @@ int main(void) {
   // Execute-never: a small page with XN, a section with PXN.
   uint32_t fn = (uint32_t)&ret_fn - 0x40010000u;
   puts_("exec XN page\n");
-  __asm__ volatile("adr r0, 1f\n str r0, [%0]\n blx %1\n1:" ::"r"(&resume_at), "r"(0x90010000u + fn) : "r0", "r1", "r2", "r3", "r12", "lr", "memory");
+  __asm__ volatile("adr r0, 1f\n str r0, [%0]\n blx %1\n1:" ::"r"(&resume_at), "r"(0x90010000u + fn)
+                   : "r0", "r1", "r2", "r3", "r12", "lr", "memory");
   puts_("exec PXN section\n");
-  __asm__ volatile("adr r0, 1f\n str r0, [%0]\n blx %1\n1:" ::"r"(&resume_at), "r"(0x83010000u + fn) : "r0", "r1", "r2", "r3", "r12", "lr", "memory");
+  __asm__ volatile("adr r0, 1f\n str r0, [%0]\n blx %1\n1:" ::"r"(&resume_at), "r"(0x83010000u + fn)
+                   : "r0", "r1", "r2", "r3", "r12", "lr", "memory");
   puts_("done\n");
   return 0;
 }

@@ -12,8 +12,8 @@
 
 using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::GuestFault;
-using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::PagedMemory;
+using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::SupervisorCall;
 using vtoe::cpu::iss::UndefinedInstruction;
 
@@ -142,11 +142,11 @@ TEST_F(Iss, RegisterShiftsUseTheBottomByte) {
     uint32_t insn, amount, result, flags;
   };
   const Case cases[] = {
-      {0xe1b02110, 0, 0x80000001, N | C},    // lsls by 0: value and carry unchanged
-      {0xe1b02110, 32, 0, Z | C},            // lsls by 32: carry = bit 0
-      {0xe1b02110, 33, 0, Z},                // lsls by 33: carry 0
-      {0xe1b02110, 257, 2, C},               // only the bottom byte counts: by 1
-      {0xe1b02130, 32, 0, Z | C},            // lsrs by 32: carry = bit 31
+      {0xe1b02110, 0, 0x80000001, N | C},  // lsls by 0: value and carry unchanged
+      {0xe1b02110, 32, 0, Z | C},          // lsls by 32: carry = bit 0
+      {0xe1b02110, 33, 0, Z},              // lsls by 33: carry 0
+      {0xe1b02110, 257, 2, C},             // only the bottom byte counts: by 1
+      {0xe1b02130, 32, 0, Z | C},          // lsrs by 32: carry = bit 31
       {0xe1b02150, 200, 0xffffffff, N | C},  // asrs by 200
       {0xe1b02170, 32, 0x80000001, N | C},   // rors by 32: carry = bit 31
   };
@@ -262,7 +262,7 @@ TEST_F(Iss, BitManipulation) {
   EXPECT_EQ(r(2), 0xffff8000u);  // sxth
   regs(0x1ff, 1000);
   a32({0xe6e12070});
-  EXPECT_EQ(r(2), 1255u);         // uxtab r2, r1, r0
+  EXPECT_EQ(r(2), 1255u);  // uxtab r2, r1, r0
   a32({0xe3012234, 0xe34a2bcd});  // movw, movt
   EXPECT_EQ(r(2), 0xabcd1234u);
 }
@@ -285,7 +285,7 @@ TEST_F(Iss, ParallelAddAndSelect) {
   a32({0xe6502f91});  // uadd8 r2, r0, r1
   EXPECT_EQ(r(2), 0x00000305u);
   EXPECT_EQ((core.cpsr() >> 16) & 15, 0xcu);  // GE from the carries of lanes 2 and 3
-  a32({0xe6802fb1});                          // sel r2, r0, r1
+  a32({0xe6802fb1});  // sel r2, r0, r1
   EXPECT_EQ(r(2), 0x80ff0203u);
 }
 
@@ -370,7 +370,7 @@ TEST_F(Iss, MultipleAndPopToThumb) {
   core.set_reg(14, kCode + 0x801);  // a Thumb return address
   regs(0x11, 0x22);
   mem.write16(kCode + 0x800, 0xbf00);  // nop
-  a32({0xe92d4003});                   // push {r0, r1, lr}
+  a32({0xe92d4003});  // push {r0, r1, lr}
   EXPECT_EQ(r(13), kData + 0x100 - 12);
   EXPECT_EQ(mem.read32(kData + 0x100 - 4), kCode + 0x801);
   mem.write32(kCode, 0xe8bd800c);  // pop {r2, r3, pc}
@@ -401,7 +401,7 @@ TEST_F(Iss, ExclusiveMonitor) {
 TEST_F(Iss, BlxInterworks) {
   regs(kCode + 0x101, 0);
   mem.write16(kCode + 0x100, 0x2201);  // movs r2, #1
-  a32({0xe12fff30});                   // blx r0
+  a32({0xe12fff30});  // blx r0
   EXPECT_TRUE(core.thumb());
   EXPECT_EQ(core.pc(), kCode + 0x100);
   EXPECT_EQ(r(14), kCode + 4);
@@ -518,9 +518,7 @@ TEST_F(Iss, VfpConversionsSaturate) {
     double in;
     uint32_t out;
   };
-  const Case cases[] = {{-3.7, static_cast<uint32_t>(-3)},
-                        {1e10, 0x7fffffff},
-                        {-1e10, 0x80000000},
+  const Case cases[] = {{-3.7, static_cast<uint32_t>(-3)}, {1e10, 0x7fffffff}, {-1e10, 0x80000000},
                         {0.0 / 0.0 * 0, 0}};
   for (const Case& c : cases) {
     set_d(0, c.in);
@@ -540,9 +538,9 @@ TEST_F(Iss, VfpConversionsSaturate) {
 
 TEST_F(Iss, VfpFixedPointConversions) {
   core.set_sreg(0, 0x8000);
-  a32({0xeeba0ae8});                     // vcvt.f32.s32 s0, s0, #15: 32768 / 2^15
+  a32({0xeeba0ae8});  // vcvt.f32.s32 s0, s0, #15: 32768 / 2^15
   EXPECT_EQ(core.sreg(0), 0x3f800000u);  // 1.0f
-  a32({0xeebe0ae8});                     // vcvt.s32.f32 s0, s0, #15: back
+  a32({0xeebe0ae8});  // vcvt.s32.f32 s0, s0, #15: back
   EXPECT_EQ(core.sreg(0), 0x8000u);
   set_d(1, -2.75);
   a32({0xeebf1b44});  // vcvt.u16.f64 d1, d1, #8: negative saturates to 0
@@ -550,7 +548,7 @@ TEST_F(Iss, VfpFixedPointConversions) {
   set_d(1, 300.5);
   a32({0xeebf1b44});
   EXPECT_EQ(core.dreg(1), 0xffffu);  // 300.5 * 256 saturates at 65535
-  a32({0xeebb1b44});                 // vcvt.f64.u16 d1, d1, #8
+  a32({0xeebb1b44});  // vcvt.f64.u16 d1, d1, #8
   EXPECT_EQ(d(1), 65535.0 / 256);
   float f = -3.3f;
   uint32_t fb;
@@ -563,23 +561,23 @@ TEST_F(Iss, VfpFixedPointConversions) {
 TEST_F(Iss, VfpCumulativeExceptionFlags) {
   set_d(0, 1.0);
   set_d(1, 0.0);
-  a32({0xee802b01});                      // vdiv.f64 d2, d0, d1: 1/0
+  a32({0xee802b01});  // vdiv.f64 d2, d0, d1: 1/0
   EXPECT_EQ(core.fpscr() & 0x9f, 0x02u);  // DZC
   set_d(1, 3.0);
-  a32({0xee802b01});                      // 1/3
+  a32({0xee802b01});  // 1/3
   EXPECT_EQ(core.fpscr() & 0x9f, 0x12u);  // IXC added, DZC kept (cumulative)
   core.set_fpscr(0);
   set_d(0, -1.0);
-  a32({0xeeb12bc0});                      // vsqrt.f64 d2, d0
+  a32({0xeeb12bc0});  // vsqrt.f64 d2, d0
   EXPECT_EQ(core.fpscr() & 0x9f, 0x01u);  // IOC
   core.set_fpscr(0);
   set_d(0, 1e300);
   set_d(1, 1e300);
-  a32({0xee202b01});                      // vmul.f64: overflow
+  a32({0xee202b01});  // vmul.f64: overflow
   EXPECT_EQ(core.fpscr() & 0x9f, 0x14u);  // OFC, IXC
   core.set_fpscr(0);
   set_d(0, 2.5);
-  a32({0xeebd2bc0});                      // vcvt.s32.f64 s4, d0
+  a32({0xeebd2bc0});  // vcvt.s32.f64 s4, d0
   EXPECT_EQ(core.fpscr() & 0x9f, 0x10u);  // IXC
   core.set_fpscr(0);
   set_d(0, 1e10);
@@ -592,8 +590,8 @@ TEST_F(Iss, HostFloatingPointEnvironmentIsRestored) {
   regs(3u << 22, 0);  // round toward zero
   set_d(0, 1.0);
   set_d(1, 0.0);
-  a32({0xeee10a10, 0xee802b01});                  // vmsr fpscr, r0; vdiv.f64 d2, d0, d1
-  EXPECT_EQ(std::fegetround(), FE_TONEAREST);     // the host's mode is back
+  a32({0xeee10a10, 0xee802b01});  // vmsr fpscr, r0; vdiv.f64 d2, d0, d1
+  EXPECT_EQ(std::fegetround(), FE_TONEAREST);   // the host's mode is back
   EXPECT_FALSE(std::fetestexcept(FE_DIVBYZERO));  // and its flags are its own
   EXPECT_EQ(core.fpscr() & 0x9f, 0x02u);          // the guest's DZC
   EXPECT_EQ((core.fpscr() >> 22) & 3, 3u);
@@ -603,7 +601,7 @@ TEST_F(Iss, HostFloatingPointEnvironmentIsRestored) {
 
 TEST_F(Iss, VfpDefaultNanIsArms) {
   set_d(0, -1.0);
-  a32({0xeeb12bc0});                               // vsqrt.f64 d2, d0
+  a32({0xeeb12bc0});  // vsqrt.f64 d2, d0
   EXPECT_EQ(core.dreg(2), 0x7ff8000000000000ull);  // x86 would give the negative 0xfff8...
   set_d(0, 0.0);
   set_d(1, 0.0);
@@ -627,7 +625,7 @@ TEST_F(Iss, VfpTransfersAndMemory) {
   EXPECT_EQ(r(2), 0x11111111u);
   EXPECT_EQ(r(3), 0x22222222u);
   mem.write64(kData + 8, 0x400c000000000000ull);  // 3.5
-  a32({0xed900b02});                              // vldr d0, [r0, #8]
+  a32({0xed900b02});  // vldr d0, [r0, #8]
   EXPECT_EQ(d(0), 3.5);
   core.set_reg(13, kData + 0x100);
   set_d(8, 1.0);

@@ -19,12 +19,12 @@
 #include "tests/support/sc_proc.h"
 #include "tests/support/sc_test_main.h"
 
-using vtoe::cpu::iss::ArmCore;
 using vtoe::cpu::iss::Exception;
 using vtoe::cpu::iss::InsnClass;
 using vtoe::cpu::iss::IssCpu;
 using vtoe::cpu::iss::IssCpuParams;
 using vtoe::cpu::iss::TimerKind;
+using vtoe::cpu::iss::ArmCore;
 
 VTOE_TEST_MAIN
 
@@ -431,7 +431,8 @@ struct Stopwatch {
   std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
   std::clock_t cpu = std::clock();
   void print(const char* what, uint64_t instructions) const {
-    const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    const double w =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     const double c = static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
     std::printf("%s: %llu instructions, %.3f s wall (%.1f MIPS), %.3f s CPU (%.1f MIPS)\n", what,
                 static_cast<unsigned long long>(instructions), w, instructions / w / 1e6, c,

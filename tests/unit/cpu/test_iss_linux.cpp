@@ -32,16 +32,16 @@ std::vector<uint8_t> make_elf(const std::vector<uint32_t>& code, uint32_t extra_
   std::vector<uint8_t> b(code_off + code.size() * 4, 0);
   const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 1, 1, 1, 0};
   std::memcpy(b.data(), ident, sizeof ident);
-  put16(b, 16, 2);   // ET_EXEC
-  put16(b, 18, 40);  // EM_ARM
+  put16(b, 16, 2);    // ET_EXEC
+  put16(b, 18, 40);   // EM_ARM
   put32(b, 20, 1);
   put32(b, 24, kBase + static_cast<uint32_t>(code_off));
-  put32(b, 28, 52);  // e_phoff
+  put32(b, 28, 52);   // e_phoff
   put32(b, 36, 0x05000400);
   put16(b, 40, 52);
   put16(b, 42, 32);
   put16(b, 44, phnum);
-  put32(b, 52, 1);  // PT_LOAD
+  put32(b, 52, 1);    // PT_LOAD
   put32(b, 56, 0);
   put32(b, 60, kBase);
   put32(b, 64, kBase);
@@ -57,9 +57,8 @@ std::vector<uint8_t> make_elf(const std::vector<uint32_t>& code, uint32_t extra_
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
   // ctest runs the tests of this file as parallel processes: one file each.
   const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-" + name;
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -120,19 +119,19 @@ TEST_F(IssLinux, InitialStackIsLinuxs) {
     if (type == 0) break;
     aux[type] = mem.read32(a + 4);
   }
-  EXPECT_EQ(aux.at(6), 4096u);                                         // AT_PAGESZ
-  EXPECT_EQ(aux.at(9), kEntry);                                        // AT_ENTRY
-  EXPECT_EQ(aux.at(3), kBase + 52);                                    // AT_PHDR
-  EXPECT_EQ(aux.at(4), 32u);                                           // AT_PHENT
-  EXPECT_EQ(aux.at(5), 1u);                                            // AT_PHNUM
-  EXPECT_TRUE(aux.at(16) & (1u << 6));                                 // AT_HWCAP: VFP
-  EXPECT_TRUE(aux.at(16) & (1u << 13));                                // VFPv3
-  EXPECT_FALSE(aux.at(16) & (1u << 12));                               // no NEON
-  EXPECT_EQ(aux.at(26), 0u);                                           // AT_HWCAP2
-  EXPECT_EQ(mem.read_string(aux.at(15)), "v7l");                       // AT_PLATFORM
+  EXPECT_EQ(aux.at(6), 4096u);          // AT_PAGESZ
+  EXPECT_EQ(aux.at(9), kEntry);         // AT_ENTRY
+  EXPECT_EQ(aux.at(3), kBase + 52);     // AT_PHDR
+  EXPECT_EQ(aux.at(4), 32u);            // AT_PHENT
+  EXPECT_EQ(aux.at(5), 1u);             // AT_PHNUM
+  EXPECT_TRUE(aux.at(16) & (1u << 6));  // AT_HWCAP: VFP
+  EXPECT_TRUE(aux.at(16) & (1u << 13));  // VFPv3
+  EXPECT_FALSE(aux.at(16) & (1u << 12));  // no NEON
+  EXPECT_EQ(aux.at(26), 0u);            // AT_HWCAP2
+  EXPECT_EQ(mem.read_string(aux.at(15)), "v7l");  // AT_PLATFORM
   EXPECT_TRUE(mem.mapped(aux.at(25)) && mem.mapped(aux.at(25) + 15));  // AT_RANDOM
-  EXPECT_EQ(mem.read_string(aux.at(31)).substr(0, 1), "/");            // AT_EXECFN
-  EXPECT_EQ(mem.read32(0xffff0ffc), 5u);           // kernel user helpers: version
+  EXPECT_EQ(mem.read_string(aux.at(31)).substr(0, 1), "/");  // AT_EXECFN
+  EXPECT_EQ(mem.read32(0xffff0ffc), 5u);  // kernel user helpers: version
   EXPECT_EQ(mem.read32(0xffff0fe0), 0xee1d0f70u);  // __kuser_get_tls: mrc p15 TPIDRURO
 }
 
@@ -163,8 +162,8 @@ TEST_F(IssLinux, UnameTlsAndUnknownCalls) {
   EXPECT_EQ(mem.read_string(buf + 65 * 4), "armv7l");
   EXPECT_EQ(call(0xf0005, {0x12340000}), 0);  // set_tls
   EXPECT_EQ(core.tls(), 0x12340000u);
-  EXPECT_EQ(call(338, {0, 0}), -38);        // set_robust_list: ENOSYS, as qemu-arm
-  EXPECT_EQ(call(122, {0x100}), -14);       // uname into unmapped memory: EFAULT
+  EXPECT_EQ(call(338, {0, 0}), -38);  // set_robust_list: ENOSYS, as qemu-arm
+  EXPECT_EQ(call(122, {0x100}), -14);  // uname into unmapped memory: EFAULT
   EXPECT_EQ(call(4, {1, 0x100, 10}), -14);  // write from unmapped memory
   try {
     call(9999, {});
