@@ -1,5 +1,6 @@
 #include "platform/system/system_platform.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -230,10 +231,14 @@ void SystemPlatform::monitor() {
       break;
     }
   }
-  // The run ends with the core: the TOE, the link and the peer have timers of their own (a
-  // closed connection's TIME_WAIT, a source's connection retries) that would otherwise keep
-  // sc_start going after the power-off, for ever with a source. (sc_stop's own notice would
-  // land in the guest's console output.)
+  // The TOE, the link and the peer have timers of their own that would keep sc_start going
+  // after the power-off (60 s of TIME_WAIT after a close, for ever with a tcp_rx source): they
+  // get up to `drain` to deliver what is in flight, then the run ends; with nothing pending it
+  // ends at once. (sc_stop's own notice would land in the guest's console output.)
+  const sc_core::sc_time until = sc_core::sc_time_stamp() + config_.drain;
+  while (sc_core::sc_pending_activity() && sc_core::sc_time_stamp() < until)
+    sc_core::wait(std::min(sc_core::sc_time_to_pending_activity(),
+                           until - sc_core::sc_time_stamp()));
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
   sc_core::sc_stop();

@@ -50,6 +50,10 @@ struct SystemConfig {
   sc_core::sc_time quantum{10, sc_core::SC_US};
   // A core asleep in WFI this long with nothing that could wake it ends the run.
   sc_core::sc_time idle_limit{1, sc_core::SC_SEC};
+  // After the core stops, the devices and the network get this much simulated time to deliver
+  // what is in flight (the TOE's last segments to the peer); then the run ends, whatever timers
+  // they still hold (a closed connection's TIME_WAIT, a tcp_rx source's retries).
+  sc_core::sc_time drain{100, sc_core::SC_MS};
   // The TOE in the platform-bus window with a simulated peer, configured by `scenario` (null:
   // the built-in scenario); off: neither, and no device-tree node.
   bool toe = true;

@@ -7,9 +7,11 @@ the console (the driver's probe line, insmod's and the program's exit statuses, 
 interrupt count in /proc/interrupts) and from --stats (every byte at the peer, no pattern error,
 no bad register access). A second boot runs target/apps/toe_rpc against the peer's RPC server
 (the scenario's rpc workload, by --set): requests sent, answers received through recv() and
-checked byte by byte. QEMU's virt machine has no TOE: there the same initramfs shows that the
-module loads into the same kernel and that the program fails with a clear error; a module that
-does not load is reported and the workload skipped, the boot still ending at the marker.
+checked byte by byte; a third runs target/apps/toe_sink against the peer's tcp_rx source:
+listen, accept, and the pattern checked in every byte received. QEMU's virt machine has no TOE:
+there the same initramfs shows that the module loads into the same kernel and that the program
+fails with a clear error; a module that does not load is reported and the workload skipped, the
+boot still ending at the marker.
 
 Skipped, with the reason, without the kernel and busybox (scripts/fetch-debian-linux.sh), the
 module (scripts/fetch-linux-headers.sh, then the build) or the programs (the cross compiler).
@@ -30,7 +32,7 @@ LINUX = ROOT / "build" / "linux"
 KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
 MODULE = ROOT / "build" / preset() / "target" / "linux" / "module" / "vtoe_toe.ko"
 APPS = ROOT / "build" / preset() / "target" / "apps"
-PROGRAMS = (APPS / "toe_stream", APPS / "toe_rpc")
+PROGRAMS = (APPS / "toe_stream", APPS / "toe_rpc", APPS / "toe_sink")
 MARKER = "VTOE-INITRAMFS-REACHED"
 APPEND = "console=ttyAMA0 earlycon=pl011,0x9000000"
 PEER, PORT, BYTES, CHUNK = "10.0.0.2", 5001, 65536, 8000
@@ -41,6 +43,8 @@ REFUSED = f"toe_stream {PEER} {PORT + 1} 1000"
 UNREACHABLE = f"toe_stream 10.0.0.9 {PORT} 1000"
 RPC_REQUEST, RPC_RESPONSE, RPC_COUNT = 20000, 10000, 3
 RPC = f"toe_rpc {PEER} {PORT} {RPC_REQUEST} {RPC_RESPONSE} {RPC_COUNT}"
+SINK_BYTES = 262144
+SINK = f"toe_sink {PORT} {SINK_BYTES} 16384"
 # A bound, not a target: the bare boot to the marker retires 3.29e9 instructions and the module
 # and the transfer about 2e7 more; VTOE_BOOT_MAX_INSTRUCTIONS overrides it.
 MAX_INSTRUCTIONS = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
@@ -152,6 +156,27 @@ def test_linux_receives_through_the_toe_on_vtoe(tmp_path):
     assert toe["bad_register_accesses"] == 0
     print(f"Linux receives through the TOE on vtoe: {s['instructions']} instructions, "
           f"{s['wall']:.1f} s wall, {calls} recv calls")
+
+
+def test_linux_accepts_and_receives_through_the_toe_on_vtoe(tmp_path):
+    # The peer runs the scenario's tcp_rx source: it connects to the TOE's address on the
+    # workload's port (retrying every millisecond while nothing listens there) and streams the
+    # pattern for ever. toe_sink listens, accepts and checks SINK_BYTES of it.
+    out, s, where = boot_on_vtoe(tmp_path, (SINK,), ("vms.0.workload.type=tcp_rx",))
+    assert f"VTOE-RUN-EXIT 0 {SINK}" in out, f"toe_sink failed ({where})"
+    assert "toe_sink: accepted a connection" in out, where
+    done = re.search(r"toe_sink: received (\d+) bytes in (\d+) recv calls, (\d+) not the "
+                     r"pattern's", out)
+    assert done, where
+    received, calls, bad = (int(g) for g in done.groups())
+    assert (received, bad) == (SINK_BYTES, 0)
+    assert calls >= SINK_BYTES // 4096  # no recv() takes more than the receive buffer holds
+    toe = s["toe"]
+    assert toe["rx_bytes"] >= SINK_BYTES and toe["bad_register_accesses"] == 0
+    # The run ends with the power-off although the source would stream on.
+    assert s["simulated_seconds"] < 10, s["simulated_seconds"]
+    print(f"Linux accepts and receives through the TOE on vtoe: {s['instructions']} "
+          f"instructions, {s['wall']:.1f} s wall, {calls} recv calls")
 
 
 @pytest.mark.skipif(shutil.which(QEMU) is None, reason=f"{QEMU} is missing (qemu-system-arm)")
