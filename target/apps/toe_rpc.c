@@ -13,27 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_args.h"
 #include "toe_socket.h"
 
 #define RESPONSE_BYTE 0xa5
 
-static int fail(const char *what)
-{
-	fprintf(stderr, "toe_rpc: %s: %s\n", what, strerror(errno));
-	return 1;
-}
-
-static unsigned long parse(const char *text, const char *what)
-{
-	char *end;
-	unsigned long v = strtoul(text, &end, 0);
-
-	if (*text == '\0' || *end != '\0' || v == 0) {
-		fprintf(stderr, "toe_rpc: %s %s is not a positive number\n", what, text);
-		exit(2);
-	}
-	return v;
-}
+const char *app_name = "toe_rpc";
 
 int main(int argc, char **argv)
 {
@@ -45,20 +30,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: toe_rpc IP PORT REQUEST RESPONSE COUNT\n");
 		return 2;
 	}
-	port = parse(argv[2], "port");
-	request = parse(argv[3], "request size");
-	response = parse(argv[4], "response size");
-	count = parse(argv[5], "count");
+	port = app_number(argv[2], "port", 1);
+	request = app_number(argv[3], "request size", 1);
+	response = app_number(argv[4], "response size", 1);
+	count = app_number(argv[5], "count", 1);
 	req = malloc(request);
 	resp = malloc(response);
 	if (!req || !resp)
-		return fail("malloc");
+		return app_fail("malloc");
 
 	sock = toe_socket();
 	if (sock < 0)
-		return fail("open " TOE_DEVICE_PATH);
+		return app_fail("open " TOE_DEVICE_PATH);
 	if (toe_connect(sock, argv[1], port) < 0)
-		return fail("connect");
+		return app_fail("connect");
 	printf("toe_rpc: connected to %s:%lu\n", argv[1], port);
 	for (unsigned long k = 0; k < count; ++k) {
 		unsigned long got = 0;
@@ -69,13 +54,13 @@ int main(int argc, char **argv)
 			req[j] = (unsigned char)(7 * i + i / 256);
 		}
 		if (toe_send(sock, req, request) < 0)
-			return fail("send");
+			return app_fail("send");
 		sent += request;
 		while (got < response) {
 			ssize_t n = toe_recv(sock, resp + got, response - got);
 
 			if (n < 0)
-				return fail("recv");
+				return app_fail("recv");
 			if (n == 0) {
 				fprintf(stderr, "toe_rpc: the peer closed after %lu of %lu bytes of answer %lu\n",
 					got, response, k + 1);
@@ -89,7 +74,7 @@ int main(int argc, char **argv)
 		received += got;
 	}
 	if (toe_close(sock) < 0)
-		return fail("close");
+		return app_fail("close");
 	printf("toe_rpc: %lu requests, %lu bytes sent, %lu received in %lu recv calls, %lu bad bytes\n",
 	       count, sent, received, calls, bad);
 	return bad ? 1 : 0;

@@ -13,25 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_args.h"
 #include "toe_socket.h"
 
-static int fail(const char *what)
-{
-	fprintf(stderr, "toe_sink: %s: %s\n", what, strerror(errno));
-	return 1;
-}
-
-static unsigned long parse(const char *text, const char *what)
-{
-	char *end;
-	unsigned long v = strtoul(text, &end, 0);
-
-	if (*text == '\0' || *end != '\0' || v == 0) {
-		fprintf(stderr, "toe_sink: %s %s is not a positive number\n", what, text);
-		exit(2);
-	}
-	return v;
-}
+const char *app_name = "toe_sink";
 
 int main(int argc, char **argv)
 {
@@ -43,32 +28,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: toe_sink PORT BYTES [BUFFER]\n");
 		return 2;
 	}
-	port = parse(argv[1], "port");
-	bytes = parse(argv[2], "byte count");
+	port = app_number(argv[1], "port", 1);
+	bytes = app_number(argv[2], "byte count", 1);
 	if (argc == 4)
-		size = parse(argv[3], "buffer size");
+		size = app_number(argv[3], "buffer size", 1);
 	buf = malloc(size);
 	if (!buf)
-		return fail("malloc");
+		return app_fail("malloc");
 
 	listener = toe_socket();
 	if (listener < 0)
-		return fail("open " TOE_DEVICE_PATH);
+		return app_fail("open " TOE_DEVICE_PATH);
 	if (toe_bind(listener, NULL, port) < 0)
-		return fail("bind");
+		return app_fail("bind");
 	if (toe_listen(listener, 1) < 0)
-		return fail("listen");
+		return app_fail("listen");
 	printf("toe_sink: listening on port %lu\n", port);
 	sock = toe_accept(listener);
 	if (sock < 0)
-		return fail("accept");
+		return app_fail("accept");
 	printf("toe_sink: accepted a connection\n");
 	while (received < bytes) {
 		unsigned long want = bytes - received < size ? bytes - received : size;
 		ssize_t n = toe_recv(sock, buf, want);
 
 		if (n < 0)
-			return fail("recv");
+			return app_fail("recv");
 		if (n == 0) {
 			fprintf(stderr, "toe_sink: the stream ended after %lu of %lu bytes\n", received,
 				bytes);
@@ -83,7 +68,7 @@ int main(int argc, char **argv)
 		++calls;
 	}
 	if (toe_close(sock) < 0 || toe_close(listener) < 0)
-		return fail("close");
+		return app_fail("close");
 	printf("toe_sink: received %lu bytes in %lu recv calls, %lu not the pattern's\n", received,
 	       calls, bad);
 	return bad ? 1 : 0;

@@ -12,25 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_args.h"
 #include "toe_socket.h"
 
-static int fail(const char *what)
-{
-	fprintf(stderr, "toe_stream: %s: %s\n", what, strerror(errno));
-	return 1;
-}
-
-static unsigned long parse(const char *text, const char *what)
-{
-	char *end;
-	unsigned long v = strtoul(text, &end, 0);
-
-	if (*text == '\0' || *end != '\0') {
-		fprintf(stderr, "toe_stream: %s %s is not a number\n", what, text);
-		exit(2);
-	}
-	return v;
-}
+const char *app_name = "toe_stream";
 
 int main(int argc, char **argv)
 {
@@ -43,21 +28,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: toe_stream IP PORT BYTES [CHUNK]\n");
 		return 2;
 	}
-	port = parse(argv[2], "port");
-	bytes = parse(argv[3], "byte count");
+	port = app_number(argv[2], "port", 0);
+	bytes = app_number(argv[3], "byte count", 0);
 	if (argc == 5)
-		chunk = parse(argv[4], "chunk");
+		chunk = app_number(argv[4], "chunk", 0);
 	if (chunk == 0)
 		chunk = 1;
 	buf = malloc(chunk);
 	if (!buf)
-		return fail("malloc");
+		return app_fail("malloc");
 
 	sock = toe_socket();
 	if (sock < 0)
-		return fail("open " TOE_DEVICE_PATH);
+		return app_fail("open " TOE_DEVICE_PATH);
 	if (toe_connect(sock, argv[1], port) < 0)
-		return fail("connect");
+		return app_fail("connect");
 	printf("toe_stream: connected to %s:%lu\n", argv[1], port);
 	while (sent < bytes) {
 		unsigned long n = bytes - sent < chunk ? bytes - sent : chunk;
@@ -68,13 +53,13 @@ int main(int argc, char **argv)
 			buf[k] = (unsigned char)(7 * i + i / 256);
 		}
 		if (toe_send(sock, buf, n) < 0)
-			return fail("send");
+			return app_fail("send");
 		sent += n;
 	}
 	if (toe_info(sock, &info) < 0)
-		return fail("info");
+		return app_fail("info");
 	if (toe_close(sock) < 0)
-		return fail("close");
+		return app_fail("close");
 	printf("toe_stream: sent %lu bytes (socket %u: %llu queued, %llu reported sent before close)\n",
 	       sent, info.sock, (unsigned long long)info.bytes_queued,
 	       (unsigned long long)info.bytes_sent);
