@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/build_info.h"
+#include "app/iss_platform_runner.h"
 #include "app/progress.h"
 #include "app/results.h"
 #include "app/stop_on_signal.h"
@@ -171,10 +172,17 @@ std::vector<std::string> progress_warnings(Platform& p, const std::vector<bool>&
 
 }  // namespace
 
-void check_scenario(const Config& cfg) { const Platform platform(cfg); }
+void check_scenario(const Config& cfg) {
+  check_iss_scenario(cfg);  // what platform.cpu_model=iss does not run yet
+  const Platform platform(cfg);
+}
 
 ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std::string& trace_path,
                       const RunOptions* options, ordered_json* run_info) {
+  if (cfg.get_string("platform.cpu_model") == "iss")  // Linux on the ISS drives the TOE
+    return simulate_iss(
+        cfg, options && !options->out_dir.empty() ? options->out_dir + "/console.log" : "", options,
+        run_info);
   const core::TimePs duration = cfg.get_time("duration");
   const core::TimePs warmup = cfg.get_time("warmup");
   if (!trace_path.empty()) {
@@ -279,21 +287,19 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   if (platform.netvp() && run_info) {
     // Wall-clock facts of a real-time run: they belong in run.json, not results.json.
     netvp::Pacer& pacer = platform.pacer();
-    (*run_info)["pacing"] = {
-        {"max_lag_us", pacer.max_lag_us()},
-        {"mean_lag_us", pacer.mean_lag_us()},
-        {"late_ticks", pacer.late_ticks()},
-        {"ticks", pacer.ticks()},
-        {"slept_s", pacer.slept_s()},
-        {"idle_waits", pacer.idle_waits()},
-        {"wire_queue_drops", platform.raw_socket().queue_drops()},
-        {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
-        {"wire_send_errors", platform.raw_socket().send_errors()},
-        {"stopped", !pacer.failure().empty() ? pacer.failure() : stopped}};
+    (*run_info)["pacing"] = {{"max_lag_us", pacer.max_lag_us()},
+                             {"mean_lag_us", pacer.mean_lag_us()},
+                             {"late_ticks", pacer.late_ticks()},
+                             {"ticks", pacer.ticks()},
+                             {"slept_s", pacer.slept_s()},
+                             {"idle_waits", pacer.idle_waits()},
+                             {"wire_queue_drops", platform.raw_socket().queue_drops()},
+                             {"wire_send_queue_drops", platform.netvp_port().send_queue_drops()},
+                             {"wire_send_errors", platform.raw_socket().send_errors()},
+                             {"stopped", !pacer.failure().empty() ? pacer.failure() : stopped}};
     // `stopped`: the pacer's words, or the runner's when the signal came between two steps.
     if (!stopped.empty())
-      (*run_info)["warnings"].push_back("netvp: " + stopped + " of " +
-                                        cfg.get_text("duration") +
+      (*run_info)["warnings"].push_back("netvp: " + stopped + " of " + cfg.get_text("duration") +
                                         "; the results cover the measured window up to there");
     const netvp::IngressStats in = platform.raw_socket().ingress();
     (*run_info)["pcap_clock"] = "wall (Unix epoch): merge with a capture on the real hosts";
@@ -382,7 +388,7 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   // (a capture, a trace) would sit beside results they do not belong to.
   // report.html (`vtoe report`) is made from the files afterwards: an earlier one is stale.
   for (const char* stale :
-       {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv", "report.html"}) {
+       {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv", "report.html", "console.log"}) {
     const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
                         (options.trace && std::string(stale) == "trace.json") ||
                         (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");

@@ -8,8 +8,12 @@ sh) that prints a marker and powers off (`poweroff -f`: PSCI SYSTEM_OFF ends the
 With --module, /init mounts /proc, /sys and devtmpfs on /dev and loads each module with busybox's
 insmod, printing `VTOE-INSMOD NAME ok` or `VTOE-INSMOD NAME failed (status N)` (a module that
 does not load skips the commands). --program puts FILE in /bin under its own name; each --run
-COMMAND is run in order after the modules, followed by `VTOE-RUN-EXIT STATUS COMMAND`. The marker
-comes last, before the power-off, whatever happened.
+COMMAND is run in order after the modules, followed by `VTOE-RUN-EXIT STATUS COMMAND`. With
+--command-line-run, /init then runs the command the kernel's command line gives as
+`vtoe_run="PROGRAM ARGS"` (the kernel hands unknown key=value parameters to init as environment
+variables), after a line `VTOE-WORKLOAD-START` that tells `vtoe run` the workload begins: one
+archive, built by the set-up, serves every scenario (platform.cpu_model=iss). The marker comes
+last, before the power-off, whatever happened.
 
 With --kallsyms, /init first prints the running kernel's symbol table (/proc/kallsyms, the
 format of System.map) between KALLSYMS_BEGIN and KALLSYMS_END: Debian's linux-image package ships
@@ -23,11 +27,12 @@ import stat
 from pathlib import Path
 
 MARKER = "VTOE-INITRAMFS-REACHED"
+WORKLOAD_START = "VTOE-WORKLOAD-START"
 KALLSYMS_BEGIN, KALLSYMS_END = "VTOE-KALLSYMS-BEGIN", "VTOE-KALLSYMS-END"
 
 
-def workload(modules, commands) -> str:
-    if not modules and not commands:
+def workload(modules, commands, command_line_run=False) -> str:
+    if not modules and not commands and not command_line_run:
         return ""
     bb = "/bin/busybox"
     lines = [f"{bb} mount -t proc proc /proc", f"{bb} mount -t sysfs sysfs /sys",
@@ -40,10 +45,17 @@ def workload(modules, commands) -> str:
         quoted = cmd.replace("'", "'\\''")
         lines.append(f"if [ $loaded = 1 ]; then {cmd}; {bb} echo VTOE-RUN-EXIT $? '{quoted}'; "
                      f"else {bb} echo VTOE-RUN-SKIPPED '{quoted}': a module did not load; fi")
+    if command_line_run:
+        # Unquoted: the shell splits the variable into the program and its arguments.
+        lines.append(f'if [ -z "$vtoe_run" ]; then {bb} echo VTOE-RUN-SKIPPED: the kernel command '
+                     f'line gives no vtoe_run; elif [ $loaded = 1 ]; then '
+                     f'{bb} echo {WORKLOAD_START}; $vtoe_run; {bb} echo VTOE-RUN-EXIT $? "$vtoe_run"; '
+                     f'else {bb} echo VTOE-RUN-SKIPPED "$vtoe_run": a module did not load; fi')
     return "\n".join(lines) + "\n"
 
 
-def init_script(marker: str, kallsyms: bool = False, modules=(), commands=()) -> bytes:
+def init_script(marker: str, kallsyms: bool = False, modules=(), commands=(),
+                command_line_run=False) -> bytes:
     dump = ""
     if kallsyms:
         # kptr_restrict 0: real addresses for root (Linux has no KASLR on 32-bit ARM).
@@ -52,7 +64,7 @@ def init_script(marker: str, kallsyms: bool = False, modules=(), commands=()) ->
                 f"/bin/busybox echo {KALLSYMS_BEGIN}\n"
                 f"/bin/busybox cat /proc/kallsyms\n"
                 f"/bin/busybox echo {KALLSYMS_END}\n")
-    return (f"#!/bin/busybox sh\nexport PATH=/bin\n{dump}{workload(modules, commands)}"
+    return (f"#!/bin/busybox sh\nexport PATH=/bin\n{dump}{workload(modules, commands, command_line_run)}"
             f"/bin/busybox echo {marker}\n"
             f"/bin/busybox poweroff -f\n").encode()
 
@@ -68,7 +80,7 @@ def entry(name: str, mode: int, data: bytes = b"", ino: int = 1, rdev=(0, 0)) ->
 
 
 def build(busybox: bytes, marker: str = MARKER, kallsyms: bool = False, modules=(),
-          programs=(), commands=()) -> bytes:
+          programs=(), commands=(), command_line_run=False) -> bytes:
     """modules and programs: (name, bytes) pairs, put in /lib/modules and /bin."""
     items = [
         ("bin", stat.S_IFDIR | 0o755, b"", (0, 0)),
@@ -78,7 +90,8 @@ def build(busybox: bytes, marker: str = MARKER, kallsyms: bool = False, modules=
         ("sys", stat.S_IFDIR | 0o755, b"", (0, 0)),
         ("bin/busybox", stat.S_IFREG | 0o755, busybox, (0, 0)),
         ("init", stat.S_IFREG | 0o755,
-         init_script(marker, kallsyms, [n for n, _ in modules], commands), (0, 0)),
+         init_script(marker, kallsyms, [n for n, _ in modules], commands, command_line_run),
+         (0, 0)),
     ]
     if modules:
         items += [("lib", stat.S_IFDIR | 0o755, b"", (0, 0)),
@@ -102,11 +115,13 @@ def main(argv=None):
                     help="a program for /bin (repeatable)")
     ap.add_argument("--run", action="append", default=[], metavar="COMMAND",
                     help="a command /init runs after loading the modules (repeatable)")
+    ap.add_argument("--command-line-run", action="store_true",
+                    help="then run the kernel command line's vtoe_run=\"PROGRAM ARGS\"")
     a = ap.parse_args(argv)
     modules = [(m.name, m.read_bytes()) for m in a.module]
     programs = [(p.name, p.read_bytes()) for p in a.program]
     a.out.write_bytes(build(a.busybox.read_bytes(), a.marker, a.kallsyms, modules, programs,
-                            a.run))
+                            a.run, a.command_line_run))
 
 
 if __name__ == "__main__":

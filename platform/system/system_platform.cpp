@@ -68,11 +68,26 @@ std::uint64_t checked_memory(std::uint64_t m) {
 cpu::iss::IssCpuParams cpu_params(const SystemConfig& c) {
   cpu::iss::IssCpuParams p;
   p.clock_period = c.clock_period;
+  p.cpi = c.cpi;
   p.sync_on_bus_access = true;  // device registers see the time of the access
   return p;
 }
 
 }  // namespace
+
+SystemConfig system_config(const config::Config& scenario) {
+  SystemConfig c;
+  c.memory = scenario.get_bytes("platform.guest_memory");
+  const double hz = scenario.get_freq("platform.cpu_freq");
+  c.clock_period = sc_core::sc_time(1e12 / hz, sc_core::SC_PS);
+  for (int k = 0; k < cpu::iss::ArmCore::kClasses; ++k)
+    c.cpi[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(
+        scenario.get_uint(std::string("platform.iss.cpi.") +
+                          cpu::iss::to_string(static_cast<cpu::iss::InsnClass>(k))));
+  c.toe = true;
+  c.scenario = &scenario;
+  return c;
+}
 
 SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const SystemConfig& c,
                                std::function<void(char)> console)
@@ -138,6 +153,11 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   SC_METHOD(follow_virq);
   sensitive << virq_;
   dont_initialize();
+  if (toe_) {
+    SC_METHOD(count_toe_irq);
+    sensitive << toe_irq_;
+    dont_initialize();
+  }
   SC_THREAD(monitor);
 }
 
@@ -181,6 +201,10 @@ void SystemPlatform::build_toe(const config::Config& scenario) {
 }
 
 void SystemPlatform::follow_virq() { cpu_.set_virq(virq_.read()); }
+
+void SystemPlatform::count_toe_irq() {
+  if (toe_irq_.read()) ++toe_interrupts_;
+}
 
 void SystemPlatform::end(StopReason r) {
   if (stop_ != StopReason::Running) return;
@@ -237,8 +261,8 @@ void SystemPlatform::monitor() {
   // ends at once. (sc_stop's own notice would land in the guest's console output.)
   const sc_core::sc_time until = sc_core::sc_time_stamp() + config_.drain;
   while (sc_core::sc_pending_activity() && sc_core::sc_time_stamp() < until)
-    sc_core::wait(std::min(sc_core::sc_time_to_pending_activity(),
-                           until - sc_core::sc_time_stamp()));
+    sc_core::wait(
+        std::min(sc_core::sc_time_to_pending_activity(), until - sc_core::sc_time_stamp()));
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
   sc_core::sc_stop();

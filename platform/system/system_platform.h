@@ -19,6 +19,7 @@
 // GIC's virtual CPU interface drives the core's virtual IRQ.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,8 @@ struct SystemConfig {
   bool virtualization = false;
   std::uint64_t max_instructions = 0;  // 0: no limit
   sc_core::sc_time clock_period{1, sc_core::SC_NS};
+  // Cycles per retired instruction by class (1 each: one instruction per clock, as QEMU counts).
+  std::array<std::uint32_t, cpu::iss::ArmCore::kClasses> cpi = cpu::iss::IssCpuParams::filled(1);
   sc_core::sc_time quantum{10, sc_core::SC_US};
   // A core asleep in WFI this long with nothing that could wake it ends the run.
   sc_core::sc_time idle_limit{1, sc_core::SC_SEC};
@@ -59,6 +62,11 @@ struct SystemConfig {
   bool toe = true;
   const config::Config* scenario = nullptr;
 };
+
+// The platform a scenario with platform.cpu_model=iss runs on: the core at platform.cpu_freq with
+// the platform.iss.cpi.* cycles per class, RAM of platform.guest_memory, the TOE and its network
+// from `scenario` (which must outlive the platform).
+SystemConfig system_config(const config::Config& scenario);
 
 // How a run ended.
 enum class StopReason { Running, PowerOff, Reset, MaxInstructions, Idle, BusErrorLoop, CoreError };
@@ -88,12 +96,15 @@ class SystemPlatform : public sc_core::sc_module {
   toe::Toe* toe() { return toe_.get(); }
   net::PeerHost* peer() { return peer_.get(); }
   net::EthernetLink* link() { return link_.get(); }
+  // Rising edges of the TOE's interrupt line (SPI 112) so far.
+  std::uint64_t toe_interrupts() const { return toe_interrupts_; }
   const SystemConfig& config() const { return config_; }
 
  private:
   class Firmware;
-  void monitor();      // ends the run at --max-instructions and after a hopeless WFI
-  void follow_virq();  // SC_METHOD: Gic.virq -> the core
+  void monitor();        // ends the run at --max-instructions and after a hopeless WFI
+  void follow_virq();    // SC_METHOD: Gic.virq -> the core
+  void count_toe_irq();  // SC_METHOD: the TOE's line rising
   void end(StopReason r);
   void build_toe(const config::Config& scenario);
 
@@ -115,6 +126,7 @@ class SystemPlatform : public sc_core::sc_module {
   std::unique_ptr<net::PeerHost> peer_;
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
+  std::uint64_t toe_interrupts_ = 0;
 };
 
 }  // namespace vtoe::platform::system

@@ -1,7 +1,8 @@
 /*
  * toe_rpc: request and response through /dev/toe, as vtoe's rpc workload: connects to the
  * peer's RPC server, then COUNT times sends REQUEST bytes of the stream pattern and receives
- * the RESPONSE-byte answer (the server's bytes are all 0xa5), one request outstanding.
+ * the RESPONSE-byte answer (the server's bytes are all 0xa5), one request outstanding. COUNT 0:
+ * until the process is stopped (vtoe run's rpc workload).
  *
  *   toe_rpc IP PORT REQUEST RESPONSE COUNT        e.g. toe_rpc 10.0.0.2 5001 100 3000 4
  *
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
 	port = app_number(argv[2], "port", 1);
 	request = app_number(argv[3], "request size", 1);
 	response = app_number(argv[4], "response size", 1);
-	count = app_number(argv[5], "count", 1);
+	count = app_number(argv[5], "count", 0);
 	req = malloc(request);
 	resp = malloc(response);
 	if (!req || !resp)
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
 	if (toe_connect(sock, argv[1], port) < 0)
 		return app_fail("connect");
 	printf("toe_rpc: connected to %s:%lu\n", argv[1], port);
-	for (unsigned long k = 0; k < count; ++k) {
+	for (unsigned long k = 0; count == 0 || k < count; ++k) {
 		unsigned long got = 0;
 
 		for (unsigned long j = 0; j < request; ++j) {

@@ -2,6 +2,8 @@
  * toe_sink: the receiving end of vtoe's tcp_rx workload through /dev/toe: listens on PORT,
  * accepts one connection and receives BYTES bytes of it, checking each against the stream
  * pattern the peer's source sends (byte i = (7 i + i / 256) mod 256), then closes both sockets.
+ * BYTES 0: receives until the process is stopped, counting without checking (vtoe run's tcp_rx
+ * workload: the loop costs the recv() calls, as iperf's does).
  *
  *   toe_sink PORT BYTES [BUFFER]        e.g. toe_sink 5001 262144 16384
  *
@@ -29,7 +31,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	port = app_number(argv[1], "port", 1);
-	bytes = app_number(argv[2], "byte count", 1);
+	bytes = app_number(argv[2], "byte count", 0);
 	if (argc == 4)
 		size = app_number(argv[3], "buffer size", 1);
 	buf = malloc(size);
@@ -48,8 +50,8 @@ int main(int argc, char **argv)
 	if (sock < 0)
 		return app_fail("accept");
 	printf("toe_sink: accepted a connection\n");
-	while (received < bytes) {
-		unsigned long want = bytes - received < size ? bytes - received : size;
+	while (bytes == 0 || received < bytes) {
+		unsigned long want = bytes != 0 && bytes - received < size ? bytes - received : size;
 		ssize_t n = toe_recv(sock, buf, want);
 
 		if (n < 0)
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 				bytes);
 			return 1;
 		}
-		for (ssize_t k = 0; k < n; ++k) {
+		for (ssize_t k = 0; bytes != 0 && k < n; ++k) {
 			unsigned long i = received + (unsigned long)k;
 
 			bad += buf[k] != (unsigned char)(7 * i + i / 256);

@@ -1,7 +1,10 @@
 /*
  * toe_stream: connects through /dev/toe (the TOE driver's sockets) and sends BYTES bytes of the
  * stream pattern every vtoe application sends (byte i = (7 i + i / 256) mod 256, which the
- * peer's sink checks), in send() calls of CHUNK bytes, then closes.
+ * peer's sink checks), in send() calls of CHUNK bytes, then closes. BYTES 0: sends until the
+ * process is stopped (vtoe run's tcp_tx workload, measured in a window of simulated time).
+ * The pattern repeats every 64 KiB, so it is written once and each send() starts at its offset:
+ * the loop costs the send() calls, as iperf's does, not the making of the data.
  *
  *   toe_stream IP PORT BYTES [CHUNK]        e.g. toe_stream 10.0.0.2 5001 65536 8000
  *
@@ -14,6 +17,8 @@
 
 #include "app_args.h"
 #include "toe_socket.h"
+
+#define PATTERN_PERIOD 65536UL
 
 const char *app_name = "toe_stream";
 
@@ -34,9 +39,11 @@ int main(int argc, char **argv)
 		chunk = app_number(argv[4], "chunk", 0);
 	if (chunk == 0)
 		chunk = 1;
-	buf = malloc(chunk);
+	buf = malloc(PATTERN_PERIOD + chunk);
 	if (!buf)
 		return app_fail("malloc");
+	for (unsigned long i = 0; i < PATTERN_PERIOD + chunk; ++i)
+		buf[i] = (unsigned char)(7 * i + i / 256);
 
 	sock = toe_socket();
 	if (sock < 0)
@@ -44,15 +51,10 @@ int main(int argc, char **argv)
 	if (toe_connect(sock, argv[1], port) < 0)
 		return app_fail("connect");
 	printf("toe_stream: connected to %s:%lu\n", argv[1], port);
-	while (sent < bytes) {
-		unsigned long n = bytes - sent < chunk ? bytes - sent : chunk;
+	while (bytes == 0 || sent < bytes) {
+		unsigned long n = bytes != 0 && bytes - sent < chunk ? bytes - sent : chunk;
 
-		for (unsigned long k = 0; k < n; ++k) {
-			unsigned long i = sent + k;
-
-			buf[k] = (unsigned char)(7 * i + i / 256);
-		}
-		if (toe_send(sock, buf, n) < 0)
+		if (toe_send(sock, buf + sent % PATTERN_PERIOD, n) < 0)
 			return app_fail("send");
 		sent += n;
 	}

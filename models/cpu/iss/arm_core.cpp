@@ -216,6 +216,11 @@ void ArmCore::switch_mode(uint8_t mode) {
     uint64_t now = retired();
     mode_retired_[st_.mode & 31] += now - mode_start_;
     mode_start_ = now;
+    for (int c = 0; c < kClasses; ++c) {
+      const uint64_t k = retired(static_cast<InsnClass>(c));
+      mode_class_retired_[st_.mode & 31][c] += k - mode_class_start_[c];
+      mode_class_start_[c] = k;
+    }
   }
   if (from != to) {
     st_.bank_sp[from] = st_.r[13];

@@ -210,6 +210,8 @@ class ArmCore {
 
   // Retired instructions by the mode they ran in (statistics).
   uint64_t retired_in_mode(Mode m) const;
+  // Instructions of class `c` retired in mode `m` (cycles by mode: IssCpu::cycles_in_mode).
+  uint64_t retired_in_mode(Mode m, InsnClass c) const;
   // Exceptions taken to Hyp mode by HSR exception class (IRQ and FIQ have none: hyp_interrupts).
   uint64_t hyp_entries(uint8_t ec) const { return exc_.hyp_entries(ec); }
   uint64_t hyp_interrupts(Exception e) const { return exc_.hyp_interrupts(e); }
@@ -590,6 +592,9 @@ class ArmCore {
   bool entered_in_loop_ = false;  // run_loop ended at an interrupt entry (run() goes on)
   uint64_t mode_retired_[32] = {};
   uint64_t mode_start_ = 0;  // retired() when the current mode was entered
+  // By mode and class, counted at mode switches (a few per system call, not per instruction).
+  uint64_t mode_class_retired_[32][kClasses] = {};
+  uint64_t mode_class_start_[kClasses] = {};  // retired(class) when the current mode was entered
   // Host floating-point environment while guest code runs (see GuestFpScope).
   bool in_guest_fp_ = false;
   int host_fp_flags_ = 0, host_rounding_ = 0;

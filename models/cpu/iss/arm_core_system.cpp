@@ -245,6 +245,14 @@ uint64_t ArmCore::retired_in_mode(Mode m) const {
   return n;
 }
 
+uint64_t ArmCore::retired_in_mode(Mode m, InsnClass c) const {
+  const uint8_t i = static_cast<uint8_t>(m) & 31;
+  const int k = static_cast<int>(c);
+  uint64_t n = mode_class_retired_[i][k];
+  if (i == st_.mode) n += retired(c) - mode_class_start_[k];
+  return n;
+}
+
 void ArmCore::add_breakpoint(uint32_t va) {
   if (std::find(breakpoints_.begin(), breakpoints_.end(), va) == breakpoints_.end()) {
     breakpoints_.push_back(va);

@@ -154,6 +154,17 @@ void IssCpu::account() {
   qk_.inc(sc_core::sc_time::from_value(p_.clock_period.value() * cycles));
 }
 
+uint64_t IssCpu::cycles_in_mode(Mode m) const {
+  uint64_t n = 0;
+  for (int c = 0; c < ArmCore::kClasses; ++c)
+    n += core_.retired_in_mode(m, static_cast<InsnClass>(c)) * p_.cpi[c];
+  return n;
+}
+
+sc_core::sc_time IssCpu::idle_time() const {
+  return asleep_ ? idle_ + (sc_core::sc_time_stamp() - asleep_since_) : idle_;
+}
+
 void IssCpu::thread() {
   qk_.reset();
   try {
@@ -209,7 +220,11 @@ void IssCpu::thread() {
       resumed = false;
       if (core_.waiting_for_interrupt()) {  // WFI: time passes without instructions
         qk_.sync();
+        asleep_ = true;
+        asleep_since_ = sc_core::sc_time_stamp();
         while (core_.waiting_for_interrupt() && !core_.halted()) sc_core::wait(wake_);
+        idle_ += sc_core::sc_time_stamp() - asleep_since_;
+        asleep_ = false;
         qk_.reset();
         continue;
       }

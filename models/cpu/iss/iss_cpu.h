@@ -132,6 +132,10 @@ class IssCpu : public core::Module {
   uint64_t retired() const { return core_.retired(); }
   uint64_t retired(InsnClass c) const { return core_.retired(c); }
   uint64_t cycles() const { return cycles_; }
+  // Cycles of the instructions retired in mode `m` (their classes' cpi).
+  uint64_t cycles_in_mode(Mode m) const;
+  // Simulated time the core has slept in WFI (up to now, a sleep in progress included).
+  sc_core::sc_time idle_time() const;
   uint64_t bus_accesses() const { return bus_accesses_; }  // b_transport calls
   uint64_t dmi_grants() const { return dmi_grants_; }
   uint64_t dmi_invalidations() const { return dmi_invalidations_; }
@@ -172,6 +176,8 @@ class IssCpu : public core::Module {
   std::array<core::Counter*, ArmCore::kClasses> retired_stats_ = {};
   core::Counter* cycles_stat_ = nullptr;
   uint64_t cycles_ = 0, bus_accesses_ = 0, dmi_grants_ = 0, dmi_invalidations_ = 0;
+  sc_core::sc_time idle_, asleep_since_;
+  bool asleep_ = false;
 };
 
 }  // namespace vtoe::cpu::iss

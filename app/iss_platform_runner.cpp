@@ -1,0 +1,439 @@
+#include "app/iss_platform_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <systemc>
+
+#include "app/build_info.h"
+#include "app/results.h"
+#include "app/stop_on_signal.h"
+#include "config/params.h"
+#include "guest/apps.h"
+#include "models/cpu/iss/arm_core.h"
+#include "models/tcpip/types.h"
+#include "platform/system/system_platform.h"
+#include "platform/toe_slot.h"
+
+#ifndef VTOE_DEFAULT_KERNEL
+#define VTOE_DEFAULT_KERNEL "build/linux/vmlinuz"
+#endif
+#ifndef VTOE_DEFAULT_INITRAMFS
+#define VTOE_DEFAULT_INITRAMFS "build/release/target/initramfs.cpio"
+#endif
+
+namespace vtoe::app {
+
+using config::Config;
+using config::ConfigError;
+using nlohmann::ordered_json;
+
+namespace {
+
+namespace iss = cpu::iss;
+namespace sys = platform::system;
+
+// The initramfs's markers (scripts/make_initramfs.py).
+const std::string kWorkloadStart = "VTOE-WORKLOAD-START";
+const std::string kRunExit = "VTOE-RUN-EXIT";
+const std::string kRunSkipped = "VTOE-RUN-SKIPPED";
+const std::string kInsmod = "VTOE-INSMOD";
+// The console file's bound: a boot writes about 20 KB; a kernel that loops printing stops here.
+constexpr std::uint64_t kConsoleLimit = 4ull << 20;
+
+guest::Workload workload_of(const Config& cfg) {
+  guest::Workload w;
+  config::fill_item(cfg, guest::workload_params(), 0, w);
+  return w;
+}
+
+// The program of target/apps that runs `w`, with its arguments (the kernel command line's
+// vtoe_run: no quotes inside).
+std::string workload_command(const Config& cfg, const guest::Workload& w) {
+  const std::string peer = tcpip::ipv4_to_string(platform::ip_of(cfg, "network.peer_ip"));
+  std::ostringstream c;
+  switch (w.type) {
+    case guest::WorkloadType::TcpTx:  // until stopped (or total_bytes), message_size per send()
+      c << "toe_stream " << peer << " " << w.port << " " << w.total_bytes << " " << w.message_size;
+      break;
+    case guest::WorkloadType::TcpRx:  // listen, accept the peer's source, recv() message_size
+      c << "toe_sink " << w.port << " " << w.total_bytes << " " << w.message_size;
+      break;
+    case guest::WorkloadType::Rpc:  // one request outstanding, until stopped
+      c << "toe_rpc " << peer << " " << w.port << " " << w.message_size << " " << w.response_size
+        << " 0";
+      break;
+    default:
+      throw std::logic_error("workload_command: checked by check_iss_scenario");
+  }
+  return c.str();
+}
+
+// The guest's console: to a file (bounded), its last lines kept for messages, and the
+// initramfs's markers noticed as they come (the workload's start pauses the simulation there).
+class Console {
+ public:
+  explicit Console(const std::string& path) {
+    if (!path.empty()) {
+      file_.open(path);
+      if (!file_) throw std::runtime_error("cannot write " + path);
+    }
+  }
+  void put(char c) {
+    if (file_.is_open() && written_ < kConsoleLimit) {
+      file_.put(c);
+      if (++written_ == kConsoleLimit) file_ << "\n[vtoe: console.log reached its bound]\n";
+    }
+    if (c != '\n') {
+      if (c != '\r' && line_.size() < 512) line_ += c;
+      return;
+    }
+    line(line_);
+    lines_.push_back(std::move(line_));
+    line_.clear();
+    if (lines_.size() > 12) lines_.pop_front();
+  }
+  bool started() const { return started_; }
+  const sc_core::sc_time& started_at() const { return started_at_; }
+  // The workload's end ("VTOE-RUN-EXIT 0 toe_stream ...") or why it never ran; empty while it runs.
+  const std::string& ended() const { return ended_; }
+  std::string tail() const {
+    std::string s = "\n  the console's last lines:";
+    for (const std::string& l : lines_) s += "\n  | " + l;
+    if (!line_.empty()) s += "\n  | " + line_;
+    return s;
+  }
+  void flush() {
+    if (file_.is_open()) file_.flush();
+  }
+
+ private:
+  void line(const std::string& l) {
+    if (!started_ && l.rfind(kWorkloadStart, 0) == 0) {
+      started_ = true;
+      started_at_ = sc_core::sc_time_stamp();
+      sc_core::sc_pause();  // the runner takes it from here, at this very time
+    } else if (l.rfind(kRunExit, 0) == 0 || l.rfind(kRunSkipped, 0) == 0 ||
+               (l.rfind(kInsmod, 0) == 0 && l.find(" failed") != std::string::npos)) {
+      if (ended_.empty()) ended_ = l;
+    }
+  }
+
+  std::ofstream file_;
+  std::uint64_t written_ = 0;
+  std::string line_;
+  std::deque<std::string> lines_;
+  bool started_ = false;
+  sc_core::sc_time started_at_;
+  std::string ended_;
+};
+
+// The platform's running totals at one instant.
+struct Totals {
+  sc_core::sc_time at;
+  std::uint64_t user_insns = 0, all_insns = 0, user_cycles = 0, all_cycles = 0;
+  sc_core::sc_time idle;
+  std::uint64_t toe_tx = 0, toe_rx = 0, peer_rx = 0, peer_tx = 0, frames = 0, drops = 0;
+  std::uint64_t commands = 0, completions = 0, toe_interrupts = 0, irq_entries = 0;
+  std::uint64_t user_by_class[iss::ArmCore::kClasses] = {};
+  std::uint64_t all_by_class[iss::ArmCore::kClasses] = {};
+};
+
+const iss::Mode kModes[] = {iss::Mode::Usr, iss::Mode::Fiq, iss::Mode::Irq, iss::Mode::Svc,
+                            iss::Mode::Abt, iss::Mode::Hyp, iss::Mode::Und, iss::Mode::Sys};
+
+Totals totals(sys::SystemPlatform& p) {
+  Totals t;
+  t.at = sc_core::sc_time_stamp();
+  iss::IssCpu& cpu = p.cpu();
+  iss::ArmCore& core = cpu.core();
+  t.user_insns = core.retired_in_mode(iss::Mode::Usr);
+  t.all_insns = core.retired();
+  t.user_cycles = cpu.cycles_in_mode(iss::Mode::Usr);
+  for (iss::Mode m : kModes) t.all_cycles += cpu.cycles_in_mode(m);
+  for (int c = 0; c < iss::ArmCore::kClasses; ++c) {
+    t.user_by_class[c] = core.retired_in_mode(iss::Mode::Usr, static_cast<iss::InsnClass>(c));
+    t.all_by_class[c] = core.retired(static_cast<iss::InsnClass>(c));
+  }
+  t.idle = cpu.idle_time();
+  toe::Toe& toe = *p.toe();
+  t.toe_tx = toe.tx_bytes();
+  t.toe_rx = toe.rx_bytes();
+  for (int c = 0; c < toe.channel_count(); ++c) {
+    t.commands += toe.channel(c).contexts_fetched();
+    t.completions += toe.channel(c).completions();
+  }
+  t.toe_interrupts = p.toe_interrupts();
+  t.irq_entries = core.exceptions(iss::Exception::Irq);
+  t.peer_rx = p.peer()->bytes_received();
+  t.peer_tx = p.peer()->bytes_sent();
+  t.frames = p.link()->frames();
+  t.drops = p.link()->drops();
+  return t;
+}
+
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+double mbps(std::uint64_t bytes, double s) {
+  return s > 0 ? static_cast<double>(bytes) * 8 / s / 1e6 : 0;
+}
+double per(std::uint64_t a, std::uint64_t n) {
+  return n ? std::round(static_cast<double>(a) / static_cast<double>(n) * 10) / 10 : 0.0;
+}
+
+std::string boot_failure(sys::SystemPlatform& p, const Console& console,
+                         const sc_core::sc_time& limit) {
+  std::ostringstream m;
+  m << "platform.cpu_model=iss: the workload did not start";
+  if (!console.ended().empty())
+    m << " (" << console.ended() << ")";
+  else if (p.stop_reason() != sys::StopReason::Running)
+    m << ": the run ended (" << sys::to_string(p.stop_reason()) << ") "
+      << (p.cpu().fault().empty() ? "" : p.cpu().fault());
+  else if (sc_core::sc_time_stamp() >= limit)
+    m << " within platform.iss.boot_limit (" << limit.to_seconds() << " s of simulated time, "
+      << p.cpu().retired() << " instructions)";
+  m << console.tail();
+  return m.str();
+}
+
+}  // namespace
+
+void check_iss_scenario(const Config& cfg) {
+  if (cfg.get_string("platform.cpu_model") != "iss") return;
+  auto refuse = [&cfg](const std::string& key, const std::string& why) {
+    throw ConfigError(cfg.where(key), key, why);
+  };
+  const std::string until = " with platform.cpu_model=iss (not yet: docs/iss-mode.md)";
+  if (cfg.get_string("architecture") != "native")
+    refuse("architecture",
+           "'" + cfg.get_string("architecture") + "' does not run" + until + "; native runs");
+  if (cfg.get_uint("platform.cores") != 1)
+    refuse("platform.cores", std::to_string(cfg.get_uint("platform.cores")) + " cores do not run" +
+                                 until + "; 1 runs");
+  if (cfg.list_size("vms") != 1)
+    refuse("vms",
+           std::to_string(cfg.list_size("vms")) + " VMs do not run" + until + "; one host runs");
+  if (cfg.has("hosts") && cfg.list_size("hosts") != 0)
+    refuse("hosts", "topologies do not run" + until);
+  if (cfg.get_string("network.peer") != "sim")
+    refuse("network.peer", "'" + cfg.get_string("network.peer") + "' does not run" + until +
+                               "; the simulated peer runs");
+  if (cfg.get_string("software_stack.mode") != "none")
+    refuse("software_stack.mode", "a software stack's cost model does not apply" + until);
+  const guest::Workload w = workload_of(cfg);
+  const std::string type = guest::to_string(w.type);
+  if (w.type != guest::WorkloadType::TcpTx && w.type != guest::WorkloadType::TcpRx &&
+      w.type != guest::WorkloadType::Rpc)
+    refuse("vms.0.workload.type", "'" + type + "' does not run" + until +
+                                      ": target/apps has programs for tcp_tx (toe_stream), "
+                                      "tcp_rx (toe_sink) and rpc (toe_rpc)");
+  if (w.processes != 1)
+    refuse("vms.0.workload.processes", "more than one process does not run" + until);
+  if (w.path != guest::Path::Socket)
+    refuse("vms.0.workload.path", "only the socket path runs" + until);
+  if (w.zero_copy) refuse("vms.0.workload.zero_copy", "zero copy does not run" + until);
+  if (w.start_ps != 0 || w.stop_ps != 0)
+    refuse(w.start_ps ? "vms.0.workload.start" : "vms.0.workload.stop",
+           "the workload starts when Linux has booted and runs to the end" + until);
+  if (w.type == guest::WorkloadType::Rpc && (w.connections != 1 || w.active != 0))
+    refuse("vms.0.workload.connections", "one rpc connection runs" + until);
+}
+
+ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
+                          const RunOptions* options, ordered_json* run_info) {
+  check_iss_scenario(cfg);
+  if (cfg.get_time("stats_interval") != 0)
+    throw ConfigError(cfg.where("stats_interval"), "stats_interval",
+                      "a time series is not written with platform.cpu_model=iss yet: set 0s");
+  if (options && (options->trace || !options->vcd.empty()))
+    throw ConfigError(cfg.where("platform.cpu_model"), "platform.cpu_model",
+                      "--trace and --vcd are not written with platform.cpu_model=iss yet");
+  namespace fs = std::filesystem;
+  auto file_of = [&cfg](const char* key, const char* fallback, const char* how) {
+    std::string path = cfg.get_string(key);
+    const bool given = !path.empty();
+    if (!given) path = fallback;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      throw ConfigError(cfg.where(key), key,
+                        "platform.cpu_model=iss boots " + path + ", which is " +
+                            (fs::exists(path, ec) ? "not a file" : "missing") +
+                            (given ? "" : std::string(": ") + how));
+    return path;
+  };
+  const std::string kernel = file_of("platform.iss.kernel", VTOE_DEFAULT_KERNEL,
+                                     "make linux-images fetches Debian's kernel");
+  const std::string initramfs =
+      file_of("platform.iss.initramfs", VTOE_DEFAULT_INITRAMFS,
+              "the build makes it once the kernel's headers and busybox are there (make "
+              "linux-images, then make build)");
+  const guest::Workload w = workload_of(cfg);
+  const std::string command = workload_command(cfg, w);
+
+  Console console(console_path);
+  const sys::SystemConfig sc = sys::system_config(cfg);
+  sys::SystemPlatform p("system", sc, [&console](char c) { console.put(c); });
+  if (options && options->pcap && !options->out_dir.empty())
+    p.link()->enable_pcap(options->out_dir + "/link0.pcap");
+  sys::BootFiles files;
+  files.kernel = kernel;
+  files.initrd = initramfs;
+  files.append = "console=ttyAMA0 earlycon=pl011,0x9000000 vtoe_run=\"" + command + "\"";
+  p.boot(files);
+
+  const StopOnSignal stop_on_signal;
+  auto running = [&p]() {
+    return StopOnSignal::signal_number() == 0 && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
+           p.stop_reason() == sys::StopReason::Running;
+  };
+  // Boot: until the workload starts (the console pauses the simulation at its marker).
+  const sc_core::sc_time boot_limit(static_cast<double>(cfg.get_time("platform.iss.boot_limit")),
+                                    sc_core::SC_PS);
+  const sc_core::sc_time step(1, sc_core::SC_MS);
+  while (!console.started() && console.ended().empty() && running() &&
+         sc_core::sc_time_stamp() < boot_limit)
+    sc_core::sc_start(std::min(step, boot_limit - sc_core::sc_time_stamp()));
+  console.flush();
+  if (StopOnSignal::signal_number() != 0)
+    throw std::runtime_error("stopped by " + StopOnSignal::signal_name() +
+                             " while Linux booted: no results");
+  if (!console.started()) throw std::runtime_error(boot_failure(p, console, boot_limit));
+  const Totals boot = totals(p);
+
+  // The window: warmup, then duration - warmup, counted from the workload's start.
+  const sc_core::sc_time t0 = console.started_at();
+  const sc_core::sc_time warmup(static_cast<double>(cfg.get_time("warmup")), sc_core::SC_PS);
+  const sc_core::sc_time duration(static_cast<double>(cfg.get_time("duration")), sc_core::SC_PS);
+  // A workload that fails ends the run there (its error and the console's last lines follow).
+  auto failed = [&console]() {
+    return !console.ended().empty() && console.ended().rfind(kRunExit + " 0 ", 0) != 0;
+  };
+  auto run_to = [&](const sc_core::sc_time& until) {
+    while (running() && !failed() && sc_core::sc_time_stamp() < until)
+      sc_core::sc_start(std::min(step, until - sc_core::sc_time_stamp()));
+  };
+  run_to(t0 + warmup);
+  if (StopOnSignal::signal_number() != 0)
+    throw std::runtime_error("stopped by " + StopOnSignal::signal_name() +
+                             " during the warm-up: no results");
+  const Totals a = totals(p);
+  run_to(t0 + duration);
+  const Totals b = totals(p);
+  console.flush();
+  const std::string interrupted = StopOnSignal::signal_number() != 0
+                                      ? "stopped by " + StopOnSignal::signal_name() + " at " +
+                                            std::to_string(sc_core::sc_time_stamp().to_seconds()) +
+                                            " s of simulated time"
+                                      : "";
+  if (interrupted.empty() && p.stop_reason() != sys::StopReason::Running)
+    throw std::runtime_error("platform.cpu_model=iss: the run ended inside the measured window (" +
+                             std::string(sys::to_string(p.stop_reason())) + ")" + console.tail());
+  if (failed())
+    throw std::runtime_error("platform.cpu_model=iss: the workload failed (" + console.ended() +
+                             ")" + console.tail());
+
+  const double window = (b.at - a.at).to_seconds();
+  const double period_s = sc.clock_period.to_seconds();
+  const double idle = window > 0 ? (b.idle - a.idle).to_seconds() / window : 0;
+  const double user =
+      window > 0 ? static_cast<double>(b.user_cycles - a.user_cycles) * period_s / window : 0;
+  const double kernel_share = std::max(0.0, 1.0 - user - idle);
+
+  ordered_json r;
+  r["schema_version"] = kResultsSchemaVersion;
+  r["vtoe_version"] = version_string();
+  r["architecture"] = cfg.get_string("architecture");
+  r["cpu_model"] = "iss";
+  r["seed"] = cfg.get_uint("seed");
+  r["sim_time_s"] = round6(b.at.to_seconds());
+  r["measured_s"] = round6(window);
+  ordered_json v;
+  v["name"] = cfg.get_string("vms.0.name");
+  v["workload"] = guest::to_string(w.type);
+  v["message_size"] = w.message_size;
+  // Goodput: transmit counts the payload the peer's application received, receive what the TOE
+  // wrote into the host's buffers (docs/iss-mode.md).
+  v["tx_mbps"] = round6(mbps(b.peer_rx - a.peer_rx, window));
+  v["rx_mbps"] = round6(mbps(b.toe_rx - a.toe_rx, window));
+  v["tx_sent_mbps"] = round6(mbps(b.toe_tx - a.toe_tx, window));
+  const std::uint64_t transactions = w.type == guest::WorkloadType::Rpc && w.response_size
+                                         ? (b.peer_tx - a.peer_tx) / w.response_size
+                                         : 0;
+  v["transactions"] = transactions;
+  v["cpu"] = {{"guest_user", round6(user)},
+              {"guest_kernel", round6(kernel_share)},
+              {"hypervisor", 0.0},
+              {"idle", round6(idle)}};
+  v["interrupts"] = b.toe_interrupts - a.toe_interrupts;
+  v["error"] = "";
+  const std::uint64_t moved = (b.peer_rx - a.peer_rx) + (b.toe_rx - a.toe_rx) + transactions;
+  const bool stalled = interrupted.empty() && w.expect_progress && moved == 0;
+  v["no_progress"] = stalled;
+  r["vms"] = ordered_json::array({v});
+  r["toe"] = {{"tx_mbps", round6(mbps(b.toe_tx - a.toe_tx, window))},
+              {"rx_mbps", round6(mbps(b.toe_rx - a.toe_rx, window))}};
+  r["links"] = ordered_json::array(
+      {{{"name", "link0"}, {"frames", b.frames - a.frames}, {"drops", b.drops - a.drops}}});
+  r["peer"] = {{"bytes_received", b.peer_rx - a.peer_rx},
+               {"bytes_sent", b.peer_tx - a.peer_tx},
+               {"pattern_errors", p.peer()->pattern_errors()}};
+
+  // Where the CPU time went, counted from the ISS; its timing as the scenario states it.
+  ordered_json s;
+  s["cpu_freq_hz"] = cfg.get_freq("platform.cpu_freq");
+  ordered_json cpi;
+  for (int c = 0; c < iss::ArmCore::kClasses; ++c)
+    cpi[iss::to_string(static_cast<iss::InsnClass>(c))] = sc.cpi[static_cast<std::size_t>(c)];
+  s["cpi"] = cpi;
+  s["command"] = command;
+  s["boot_s"] = round6(t0.to_seconds());
+  s["boot_instructions"] = boot.all_insns;
+  const std::uint64_t user_insns = b.user_insns - a.user_insns;
+  const std::uint64_t all_insns = b.all_insns - a.all_insns;
+  const std::uint64_t user_cycles = b.user_cycles - a.user_cycles;
+  const std::uint64_t all_cycles = b.all_cycles - a.all_cycles;
+  s["instructions"] = {{"user", user_insns}, {"kernel", all_insns - user_insns}};
+  s["cycles"] = {{"user", user_cycles}, {"kernel", all_cycles - user_cycles}};
+  ordered_json by_class;
+  for (int c = 0; c < iss::ArmCore::kClasses; ++c)
+    by_class[iss::to_string(static_cast<iss::InsnClass>(c))] = {
+        {"user", b.user_by_class[c] - a.user_by_class[c]},
+        {"kernel",
+         (b.all_by_class[c] - a.all_by_class[c]) - (b.user_by_class[c] - a.user_by_class[c])}};
+  s["instructions_by_class"] = by_class;
+  s["idle_s"] = round6((b.idle - a.idle).to_seconds());
+  const std::uint64_t commands = b.commands - a.commands;
+  const std::uint64_t interrupts = b.toe_interrupts - a.toe_interrupts;
+  s["toe_commands"] = commands;
+  s["toe_completions"] = b.completions - a.completions;
+  s["toe_interrupts"] = interrupts;
+  s["irq_entries"] = b.irq_entries - a.irq_entries;
+  // Everything the core retired in the window, divided by the TOE commands (send() and recv()
+  // posts) it issued: the software's whole cost of one command, interrupts included.
+  s["per_toe_command"] = {{"instructions", per(all_insns, commands)},
+                          {"cycles", per(all_cycles, commands)}};
+  r["iss"] = s;
+  if (run_info) {
+    (*run_info)["console"] = console_path;
+    if (stalled)
+      (*run_info)["warnings"].push_back(
+          "vm " + v["name"].get<std::string>() + " (" + guest::to_string(w.type) +
+          "): no progress in the measured window (no byte delivered, no transaction "
+          "completed); the guest's console is in " +
+          (console_path.empty() ? std::string("(not kept)") : console_path));
+    if (!interrupted.empty())
+      (*run_info)["warnings"].push_back(interrupted + " (duration " + cfg.get_text("duration") +
+                                        "); the results cover the measured window up to there");
+    if (!console.ended().empty())
+      (*run_info)["warnings"].push_back("the workload ended inside the measured window (" +
+                                        console.ended() + "): the rates cover a part of it");
+  }
+  return r;
+}
+
+}  // namespace vtoe::app
