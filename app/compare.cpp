@@ -22,7 +22,8 @@ json load(const std::string& where) {
   std::filesystem::path p(where);
   if (std::filesystem::is_directory(p)) p /= "results.json";
   std::ifstream in(p);
-  if (!in) throw std::runtime_error(p.string() + ": cannot read (a results.json or a run directory)");
+  if (!in)
+    throw std::runtime_error(p.string() + ": cannot read (a results.json or a run directory)");
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
@@ -92,8 +93,9 @@ int compare_results(const CompareOptions& opts, std::ostream& out) {
       std::ostringstream c;
       if (d != 0) {
         c << std::showpos << std::setprecision(6) << d << std::noshowpos;
-        if (std::isfinite(rel)) c << " (" << std::showpos << std::fixed << std::setprecision(2)
-                                  << rel * 100 << std::noshowpos << " %)";
+        if (std::isfinite(rel))
+          c << " (" << std::showpos << std::fixed << std::setprecision(2) << rel * 100
+            << std::noshowpos << " %)";
       }
       row.change = c.str();
       row.rank = std::fabs(rel);

@@ -10,10 +10,10 @@
 namespace vtoe::app {
 
 struct CompareOptions {
-  std::string a, b;           ///< files or run directories
-  double tolerance_pct = 0;   ///< a number within this relative change (percent) is unchanged
-  double tolerance_abs = 0;   ///< ... or within this absolute change (for values near zero)
-  bool all = false;           ///< list unchanged values too
+  std::string a, b;          ///< files or run directories
+  double tolerance_pct = 0;  ///< a number within this relative change (percent) is unchanged
+  double tolerance_abs = 0;  ///< ... or within this absolute change (for values near zero)
+  bool all = false;          ///< list unchanged values too
 };
 
 /// Prints the differences to `out`. Returns 0 when nothing differs beyond tolerance, 1 when

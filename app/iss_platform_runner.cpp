@@ -5,12 +5,17 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <systemc>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "app/build_info.h"
+#include "app/guest_symbols.h"
 #include "app/results.h"
 #include "app/stop_on_signal.h"
 #include "config/params.h"
@@ -22,6 +27,9 @@
 
 #ifndef VTOE_DEFAULT_KERNEL
 #define VTOE_DEFAULT_KERNEL "build/linux/vmlinuz"
+#endif
+#ifndef VTOE_DEFAULT_TARGET_DIR
+#define VTOE_DEFAULT_TARGET_DIR "build/release/target"
 #endif
 #ifndef VTOE_DEFAULT_INITRAMFS
 #define VTOE_DEFAULT_INITRAMFS "build/release/target/initramfs.cpio"
@@ -43,6 +51,9 @@ const std::string kWorkloadStart = "VTOE-WORKLOAD-START";
 const std::string kRunExit = "VTOE-RUN-EXIT";
 const std::string kRunSkipped = "VTOE-RUN-SKIPPED";
 const std::string kInsmod = "VTOE-INSMOD";
+const std::string kModuleText = "VTOE-MODULE-TEXT";
+// The profile's sampling interval in instructions (a prime: no loop keeps in step with it).
+constexpr std::uint64_t kSampleInterval = 1009;
 // The console file's bound: a boot writes about 20 KB; a kernel that loops printing stops here.
 constexpr std::uint64_t kConsoleLimit = 4ull << 20;
 
@@ -100,6 +111,8 @@ class Console {
   }
   bool started() const { return started_; }
   const sc_core::sc_time& started_at() const { return started_at_; }
+  // Where Linux put each module's .text ("vtoe_toe" -> 0xbf000000).
+  const std::vector<std::pair<std::string, std::uint32_t>>& modules() const { return modules_; }
   // The workload's end ("VTOE-RUN-EXIT 0 toe_stream ...") or why it never ran; empty while it runs.
   const std::string& ended() const { return ended_; }
   std::string tail() const {
@@ -118,6 +131,11 @@ class Console {
       started_ = true;
       started_at_ = sc_core::sc_time_stamp();
       sc_core::sc_pause();  // the runner takes it from here, at this very time
+    } else if (l.rfind(kModuleText, 0) == 0) {
+      std::istringstream in(l.substr(kModuleText.size()));
+      std::string name, address;
+      if (in >> name >> address)
+        modules_.emplace_back(name, static_cast<std::uint32_t>(std::stoul(address, nullptr, 16)));
     } else if (l.rfind(kRunExit, 0) == 0 || l.rfind(kRunSkipped, 0) == 0 ||
                (l.rfind(kInsmod, 0) == 0 && l.find(" failed") != std::string::npos)) {
       if (ended_.empty()) ended_ = l;
@@ -131,6 +149,7 @@ class Console {
   bool started_ = false;
   sc_core::sc_time started_at_;
   std::string ended_;
+  std::vector<std::pair<std::string, std::uint32_t>> modules_;
 };
 
 // The platform's running totals at one instant.
@@ -140,6 +159,7 @@ struct Totals {
   sc_core::sc_time idle;
   std::uint64_t toe_tx = 0, toe_rx = 0, peer_rx = 0, peer_tx = 0, frames = 0, drops = 0;
   std::uint64_t commands = 0, completions = 0, toe_interrupts = 0, irq_entries = 0;
+  std::uint64_t register_accesses = 0;
   std::uint64_t user_by_class[iss::ArmCore::kClasses] = {};
   std::uint64_t all_by_class[iss::ArmCore::kClasses] = {};
 };
@@ -169,6 +189,7 @@ Totals totals(sys::SystemPlatform& p) {
     t.completions += toe.channel(c).completions();
   }
   t.toe_interrupts = p.toe_interrupts();
+  t.register_accesses = toe.stats().counter("register_accesses").value();
   t.irq_entries = core.exceptions(iss::Exception::Irq);
   t.peer_rx = p.peer()->bytes_received();
   t.peer_tx = p.peer()->bytes_sent();
@@ -183,6 +204,55 @@ double mbps(std::uint64_t bytes, double s) {
 }
 double per(std::uint64_t a, std::uint64_t n) {
   return n ? std::round(static_cast<double>(a) / static_cast<double>(n) * 10) / 10 : 0.0;
+}
+
+// Where the window's instructions went, by function: the PC samples named from the kernel's
+// System.map (beside the kernel), the modules' .ko and the program's ELF (the build's target/).
+ordered_json profile(const std::unordered_map<std::uint32_t, std::uint64_t>& samples,
+                     const std::string& kernel, const Console& console,
+                     const std::string& program) {
+  namespace fs = std::filesystem;
+  GuestSymbols symbols;
+  ordered_json sources = ordered_json::array();
+  const std::string map = (fs::path(kernel).parent_path() / "System.map").string();
+  if (symbols.add_system_map(map)) sources.push_back(map);
+  for (const auto& [name, base] : console.modules()) {
+    const std::string ko = std::string(VTOE_DEFAULT_TARGET_DIR) + "/linux/module/" + name + ".ko";
+    if (symbols.add_elf(ko, name, base)) sources.push_back(ko);
+  }
+  const std::string elf = std::string(VTOE_DEFAULT_TARGET_DIR) + "/apps/" + program;
+  if (symbols.add_elf(elf, program)) sources.push_back(elf);
+  std::map<std::pair<std::string, std::string>, std::uint64_t> by_symbol;
+  std::map<std::string, std::uint64_t> by_image;
+  std::uint64_t total = 0;
+  for (const auto& [pc, n] : samples) {
+    const GuestSymbols::Hit h = symbols.lookup(pc);
+    by_symbol[{h.image, h.symbol}] += n;
+    by_image[h.image] += n;
+    total += n;
+  }
+  std::vector<std::pair<std::uint64_t, std::pair<std::string, std::string>>> order;
+  for (const auto& [key, n] : by_symbol) order.push_back({n, key});
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  auto share = [total](std::uint64_t n) {
+    return total ? std::round(static_cast<double>(n) / static_cast<double>(total) * 1e5) / 1e5
+                 : 0.0;
+  };
+  ordered_json p;
+  p["interval_instructions"] = kSampleInterval;
+  p["samples"] = total;
+  p["symbol_sources"] = sources;
+  ordered_json images;
+  for (const auto& [image, n] : by_image) images[image] = share(n);
+  p["by_image"] = images;
+  ordered_json fns = ordered_json::array();
+  for (const auto& [n, key] : order)
+    fns.push_back(
+        {{"image", key.first}, {"symbol", key.second}, {"samples", n}, {"share", share(n)}});
+  p["by_symbol"] = fns;
+  return p;
 }
 
 std::string boot_failure(sys::SystemPlatform& p, const Console& console,
@@ -322,6 +392,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
     throw std::runtime_error("stopped by " + StopOnSignal::signal_name() +
                              " during the warm-up: no results");
   const Totals a = totals(p);
+  p.cpu().set_pc_sampling(kSampleInterval);
   run_to(t0 + duration);
   const Totals b = totals(p);
   console.flush();
@@ -413,10 +484,18 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   s["toe_completions"] = b.completions - a.completions;
   s["toe_interrupts"] = interrupts;
   s["irq_entries"] = b.irq_entries - a.irq_entries;
+  // The core's time that is neither its instructions' cycles nor asleep: waiting for device
+  // registers to answer (the TOE's, the GIC's, the UART's), in cycles.
+  const double busy_s = window - (b.idle - a.idle).to_seconds();
+  s["device_stall_cycles"] = std::max<std::int64_t>(
+      0, std::llround(busy_s / period_s) - static_cast<std::int64_t>(all_cycles));
+  s["toe_register_accesses"] = b.register_accesses - a.register_accesses;
   // Everything the core retired in the window, divided by the TOE commands (send() and recv()
   // posts) it issued: the software's whole cost of one command, interrupts included.
   s["per_toe_command"] = {{"instructions", per(all_insns, commands)},
                           {"cycles", per(all_cycles, commands)}};
+  const std::string program = command.substr(0, command.find(' '));
+  s["profile"] = profile(p.cpu().pc_samples(), kernel, console, program);
   r["iss"] = s;
   if (run_info) {
     (*run_info)["console"] = console_path;

@@ -161,8 +161,7 @@ Snapshot take_snapshot(Platform& p) {
     s.app_tx.push_back(c.tx_bytes);
     // Over shared memory nothing reaches the TOE: what the application wrote into its ring.
     const bool shm = p.guest(i).apps().front()->workload().path == guest::Path::Shm;
-    s.acked.push_back(shm ? c.tx_bytes
-                          : p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
+    s.acked.push_back(shm ? c.tx_bytes : p.toe().ppm().stack().bytes_acked_from(p.vm_address(i)));
     s.app_rx.push_back(c.rx_bytes);
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
@@ -229,8 +228,8 @@ ordered_json vms_section(Platform& p, const Window& w) {
               : 0.0;
     // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
     if (const guest::WorkloadType t = app.workload().type; t == guest::WorkloadType::Rpc ||
-                                                            t == guest::WorkloadType::Flows ||
-                                                            t == guest::WorkloadType::Connect)
+                                                           t == guest::WorkloadType::Flows ||
+                                                           t == guest::WorkloadType::Connect)
       v["latency"] = latency_distribution(t == guest::WorkloadType::Rpc     ? "request_response"
                                           : t == guest::WorkloadType::Flows ? "flow_completion"
                                                                             : "connection_setup",
@@ -244,10 +243,8 @@ ordered_json vms_section(Platform& p, const Window& w) {
       // without a WFI exit, hypervisor work while loaded, halt polling) beside the guest's view
       // in cpu.guest_user + cpu.guest_kernel.
       const double total = static_cast<double>(p.core().accounted_ps());
-      v["cpu"]["vcpu_occupancy"] =
-          rounded(total > 0 ? static_cast<double>(p.core().vcpu_ps(static_cast<int>(i))) / total
-                            : 0,
-                  6);
+      v["cpu"]["vcpu_occupancy"] = rounded(
+          total > 0 ? static_cast<double>(p.core().vcpu_ps(static_cast<int>(i))) / total : 0, 6);
     }
     if (p.hypervisor()) v["scheduler"] = vm_scheduler(i, w);
     v["channel"] = p.channel_of(i);
@@ -255,11 +252,10 @@ ordered_json vms_section(Platform& p, const Window& w) {
     if (app.workload().type == guest::WorkloadType::Flows) {  // whole run: completed flows
       const guest::AppCounters all = p.guest(i).counters();
       const AppCountersView c{all.transactions, all.first_byte_sum_ps, all.latency_sum_ps};
-      v["flows"] = {{"done", c.done},
-                    {"mean_ttfb_ms", c.done ? rounded(static_cast<double>(c.first) / c.done / 1e9, 6)
-                                            : 0.0},
-                    {"mean_ttc_ms", c.done ? rounded(static_cast<double>(c.last) / c.done / 1e9, 6)
-                                           : 0.0}};
+      v["flows"] = {
+          {"done", c.done},
+          {"mean_ttfb_ms", c.done ? rounded(static_cast<double>(c.first) / c.done / 1e9, 6) : 0.0},
+          {"mean_ttc_ms", c.done ? rounded(static_cast<double>(c.last) / c.done / 1e9, 6) : 0.0}};
     }
     const guest::AppCounters all = p.guest(i).counters();
     v["error"] = all.failed ? all.error : "";

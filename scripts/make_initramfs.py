@@ -6,7 +6,8 @@ sh) that prints a marker and powers off (`poweroff -f`: PSCI SYSTEM_OFF ends the
                               [--module KO]... [--program FILE]... [--run COMMAND]...
 
 With --module, /init mounts /proc, /sys and devtmpfs on /dev and loads each module with busybox's
-insmod, printing `VTOE-INSMOD NAME ok` or `VTOE-INSMOD NAME failed (status N)` (a module that
+insmod, printing `VTOE-INSMOD NAME ok` and `VTOE-MODULE-TEXT STEM ADDRESS` (where its .text
+went, for a profile) or `VTOE-INSMOD NAME failed (status N)` (a module that
 does not load skips the commands). --program puts FILE in /bin under its own name; each --run
 COMMAND is run in order after the modules, followed by `VTOE-RUN-EXIT STATUS COMMAND`. With
 --command-line-run, /init then runs the command the kernel's command line gives as
@@ -28,6 +29,7 @@ from pathlib import Path
 
 MARKER = "VTOE-INITRAMFS-REACHED"
 WORKLOAD_START = "VTOE-WORKLOAD-START"
+MODULE_TEXT = "VTOE-MODULE-TEXT"
 KALLSYMS_BEGIN, KALLSYMS_END = "VTOE-KALLSYMS-BEGIN", "VTOE-KALLSYMS-END"
 
 
@@ -37,8 +39,13 @@ def workload(modules, commands, command_line_run=False) -> str:
     bb = "/bin/busybox"
     lines = [f"{bb} mount -t proc proc /proc", f"{bb} mount -t sysfs sysfs /sys",
              f"{bb} mount -t devtmpfs devtmpfs /dev", "loaded=1"]
+    if modules:  # real addresses in /sys/module/*/sections for root (no KASLR on 32-bit ARM)
+        lines.append(f"{bb} echo 0 > /proc/sys/kernel/kptr_restrict")
     for name in modules:
+        stem = name[:-3] if name.endswith(".ko") else name
+        # Where Linux put the module's .text: a profiler names its functions from the .ko.
         lines.append(f"if {bb} insmod /lib/modules/{name}; then {bb} echo VTOE-INSMOD {name} ok; "
+                     f"{bb} echo {MODULE_TEXT} {stem} $({bb} cat /sys/module/{stem}/sections/.text); "
                      f"else s=$?; loaded=0; {bb} echo VTOE-INSMOD {name} failed \\(status $s\\); fi")
     for cmd in commands:
         # Single quotes inside the command are closed and reopened for the echo.

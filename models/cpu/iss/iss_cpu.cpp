@@ -186,6 +186,8 @@ void IssCpu::thread() {
         }
         n = std::min(n, limit_ - used);
       }
+      if (sample_interval_) n = std::min(n, sample_left_);
+      const uint64_t before = sample_interval_ ? core_.retired() : 0;
       if (observe_left_) {
         // One at a time, the observer before each instruction (exception entries are steps of
         // their own, not instructions).
@@ -207,6 +209,15 @@ void IssCpu::thread() {
         }
       } else {
         core_.run(n);
+      }
+      if (sample_interval_) {
+        const uint64_t ran = core_.retired() - before;
+        if (ran >= sample_left_) {
+          ++pc_samples_[core_.pc()];
+          sample_left_ = sample_interval_;
+        } else {
+          sample_left_ -= ran;
+        }
       }
       account();
       if (core_.halted()) break;

@@ -28,6 +28,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 #include <vector>
 
 #include "models/core/module.h"
@@ -124,6 +125,13 @@ class IssCpu : public core::Module {
     observer_ = std::move(f);
     observe_left_ = limit;
   }
+  // A profile: the PC after every `interval` instructions retired (0: off), counted by address;
+  // exact and deterministic (by instruction count, not by time). Turning it on or off clears it.
+  void set_pc_sampling(uint64_t interval) {
+    sample_interval_ = sample_left_ = interval;
+    pc_samples_.clear();
+  }
+  const std::unordered_map<uint32_t, uint64_t>& pc_samples() const { return pc_samples_; }
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -177,6 +185,8 @@ class IssCpu : public core::Module {
   core::Counter* cycles_stat_ = nullptr;
   uint64_t cycles_ = 0, bus_accesses_ = 0, dmi_grants_ = 0, dmi_invalidations_ = 0;
   sc_core::sc_time idle_, asleep_since_;
+  uint64_t sample_interval_ = 0, sample_left_ = 0;
+  std::unordered_map<uint32_t, uint64_t> pc_samples_;
   bool asleep_ = false;
 };
 
