@@ -65,7 +65,7 @@ FIELDS = {
     # by the compiler: its cost is in kthread_event's figure.
     "ecq_entry": (None, "completion", "in kthread_event (toe_complete is inlined there)"),
     "kthread_event": ([r"toe_ecq_thread", r"kthread_should_stop"], "completion",
-                      "the driver's kernel thread's loop"),
+                      "the driver's kernel thread (toe_ecq_thread, its threaded interrupt handler)"),
     "wakeup": ([r"try_to_wake_up", r"ttwu_.*", r"__wake_up.*", r"autoremove_wake_function",
                 r"wake_up_(process|q)", r"enqueue_task.*", r"enqueue_entity", r"enqueue_top_rt_rq",
                 r"activate_task", r"check_preempt.*", r"resched_curr", r"place_entity",
