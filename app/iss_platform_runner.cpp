@@ -1,6 +1,7 @@
 #include "app/iss_platform_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -159,7 +160,7 @@ struct Totals {
   sc_core::sc_time idle;
   std::uint64_t toe_tx = 0, toe_rx = 0, peer_rx = 0, peer_tx = 0, frames = 0, drops = 0;
   std::uint64_t commands = 0, completions = 0, toe_interrupts = 0, irq_entries = 0;
-  std::uint64_t register_accesses = 0;
+  std::uint64_t register_accesses = 0, tlb_flushes = 0, tlb_misses = 0;
   std::uint64_t user_by_class[iss::ArmCore::kClasses] = {};
   std::uint64_t all_by_class[iss::ArmCore::kClasses] = {};
 };
@@ -191,6 +192,8 @@ Totals totals(sys::SystemPlatform& p) {
   t.toe_interrupts = p.toe_interrupts();
   t.register_accesses = toe.stats().counter("register_accesses").value();
   t.irq_entries = core.exceptions(iss::Exception::Irq);
+  t.tlb_flushes = core.tlb_flushes();
+  t.tlb_misses = core.tlb_misses();
   t.peer_rx = p.peer()->bytes_received();
   t.peer_tx = p.peer()->bytes_sent();
   t.frames = p.link()->frames();
@@ -357,6 +360,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   p.boot(files);
 
   const StopOnSignal stop_on_signal;
+  const auto wall0 = std::chrono::steady_clock::now();
   auto running = [&p]() {
     return StopOnSignal::signal_number() == 0 && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
            p.stop_reason() == sys::StopReason::Running;
@@ -374,6 +378,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
                              " while Linux booted: no results");
   if (!console.started()) throw std::runtime_error(boot_failure(p, console, boot_limit));
   const Totals boot = totals(p);
+  const auto wall_booted = std::chrono::steady_clock::now();
 
   // The window: warmup, then duration - warmup, counted from the workload's start.
   const sc_core::sc_time t0 = console.started_at();
@@ -396,6 +401,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   run_to(t0 + duration);
   const Totals b = totals(p);
   console.flush();
+  const auto wall_end = std::chrono::steady_clock::now();
   const std::string interrupted = StopOnSignal::signal_number() != 0
                                       ? "stopped by " + StopOnSignal::signal_name() + " at " +
                                             std::to_string(sc_core::sc_time_stamp().to_seconds()) +
@@ -490,6 +496,9 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   s["device_stall_cycles"] = std::max<std::int64_t>(
       0, std::llround(busy_s / period_s) - static_cast<std::int64_t>(all_cycles));
   s["toe_register_accesses"] = b.register_accesses - a.register_accesses;
+  // The ISS's software TLB: invalidations the guest asked for, and table walks.
+  s["tlb_invalidations"] = b.tlb_flushes - a.tlb_flushes;
+  s["tlb_misses"] = b.tlb_misses - a.tlb_misses;
   // Everything the core retired in the window, divided by the TOE commands (send() and recv()
   // posts) it issued: the software's whole cost of one command, interrupts included.
   s["per_toe_command"] = {{"instructions", per(all_insns, commands)},
@@ -499,6 +508,16 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   r["iss"] = s;
   if (run_info) {
     (*run_info)["console"] = console_path;
+    // The boot and the workload's part apart: the speed after the boot is what a snapshot keeps.
+    const double boot_wall = std::chrono::duration<double>(wall_booted - wall0).count();
+    const double after_wall = std::chrono::duration<double>(wall_end - wall_booted).count();
+    const double after_sim = (b.at - t0).to_seconds();
+    (*run_info)["iss"] = {
+        {"boot_wall_s", boot_wall},
+        {"boot_sim_s", t0.to_seconds()},
+        {"after_boot_wall_s", after_wall},
+        {"after_boot_sim_s", after_sim},
+        {"after_boot_sim_seconds_per_wall_second", after_wall > 0 ? after_sim / after_wall : 0.0}};
     if (stalled)
       (*run_info)["warnings"].push_back(
           "vm " + v["name"].get<std::string>() + " (" + guest::to_string(w.type) +

@@ -48,23 +48,34 @@ uint32_t Mmu::update() {
 bool Mmu::stage2_enabled() const { return st_.has_hyp && (st_.cp15.hcr & kHcrVm); }
 
 void Mmu::flush() {
-  for (TlbEntry& e : tlb_storage_) e.va_page = ~0u;
-  std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{});
+  // A fast entry is filled only with its TLB entry (translate), so these are all there are.
+  for (uint32_t i : filled_) {
+    tlb_storage_[i].va_page = ~0u;
+    fast_invalidate(i);
+    listed_[i] = 0;
+  }
+  filled_.clear();
   ++flushes_;
 }
 
 void Mmu::flush_va(uint32_t va) {
-  // The page's entry, and every entry that came from a block (a section fills one entry per
-  // 4 KiB page it is used at, and the block may cover `va`): the architecture allows
-  // invalidating more than asked. No ASIDs are kept, so every ASID's entry goes.
+  // The page's entry, and every entry that came from a block covering `va` (a section fills one
+  // entry per 4 KiB page it is used at). No ASIDs are kept, so every ASID's entry goes.
   const uint32_t page = va >> PagedMemory::kPageBits;
-  for (size_t i = 0; i < tlb_storage_.size(); ++i) {
+  size_t kept = 0;
+  for (uint32_t i : filled_) {  // every valid entry is among them
     TlbEntry& e = tlb_storage_[i];
-    if (e.va_page != ~0u && (e.va_page == page || e.block)) {  // valid, and the page or a block
+    // The page, or a block that covers it (its entries are one per 4 KiB page used).
+    const unsigned k = e.block_bits - PagedMemory::kPageBits;
+    if ((e.va_page >> k) == (page >> k)) {
       e.va_page = ~0u;
       fast_invalidate(i);
+      listed_[i] = 0;
+    } else {
+      filled_[kept++] = i;
     }
   }
+  filled_.resize(kept);
   ++flushes_;
 }
 
@@ -210,6 +221,7 @@ Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
     if ((l2 & 3) == 0) return w;  // translation fault, page
     if ((l2 & 3) == 1) {          // large page, 64 KiB
       w.block = true;
+      w.block_bits = 16;
       pa = (l2 & 0xffff0000u) | (va & 0xffffu);
       xn = (l2 >> 15) & 1;
     } else {  // small page, 4 KiB
@@ -219,6 +231,7 @@ Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
     ap = ((l2 >> 4) & 3) | (((l2 >> 9) & 1) << 2);
   } else {
     w.block = true;  // section or supersection
+    w.block_bits = (l1 & (1u << 18)) ? 24 : 20;
     pxn = l1 & 1;
     xn = (l1 >> 4) & 1;
     ap = ((l1 >> 10) & 3) | (((l1 >> 15) & 1) << 2);
@@ -356,6 +369,7 @@ Mmu::Walk Mmu::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
     }
     const uint64_t mask = (uint64_t{1} << shift) - 1;
     w.block = level < 3;
+    w.block_bits = static_cast<uint8_t>(shift);
     const uint32_t attr_index = (d >> 2) & 7;
     const uint32_t mair = hyp_regime ? (attr_index < 4 ? st_.cp15.hmair0 : st_.cp15.hmair1)
                                      : (attr_index < 4 ? st_.cp15.prrr : st_.cp15.nmrr);
@@ -466,10 +480,15 @@ uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
     f.level = s2.level;
     throw MmuAbort(va, write, fetch, f);
   }
+  if (const size_t i = static_cast<size_t>(&e - tlb_storage_.data()); !listed_[i]) {
+    listed_[i] = 1;
+    filled_.push_back(static_cast<uint32_t>(i));
+  }
   e.va_page = page;
   e.pa_page = static_cast<uint32_t>(w.pa >> PagedMemory::kPageBits);
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
   e.block = w.block;
+  e.block_bits = w.block ? w.block_bits : 12;
   // Its fast entries: Hyp's regime has one (PL2 uses the PL1 bits), PL1&0's one per privilege.
   uint8_t* const host = mem_.host_page(e.pa_page);
   const bool writable = host && !mem_.is_code(e.pa_page);

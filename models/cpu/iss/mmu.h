@@ -115,6 +115,7 @@ class Mmu {
     uint32_t pa_page = 0;
     uint8_t perms = 0;
     bool block = false;
+    uint8_t block_bits = 12;  // log2 of the stage-1 mapping's size (12: a page)
   };
   // The result of a walk: the output address and the permissions of each stage.
   struct Walk {
@@ -125,7 +126,8 @@ class Mmu {
     bool ok = false;
     uint8_t level = 1;
     uint8_t domain = 0;
-    bool block = false;  // stage 1 mapped a section, supersection, large page or LPAE block
+    bool block = false;       // stage 1 mapped a section, supersection, large page or LPAE block
+    uint8_t block_bits = 12;  // log2 of that mapping's size
     // Long format, stage 1: the MAIR attribute byte and SH of the mapping (for PAR only).
     uint8_t attr = 0, sh = 0;
   };
@@ -159,6 +161,10 @@ class Mmu {
   TlbEntry* const tlb_hyp_ = tlb_ + kTlbSize;
   // The fast entries of tlb_ at PL1 and at PL0, then of tlb_hyp_ (index i mirrors tlb_[i]).
   std::vector<FastTlbEntry> fast_storage_ = std::vector<FastTlbEntry>(3 * kTlbSize);
+  // The valid entries' indices (each once: `listed_`), so that a flush (Linux asks for tens per
+  // system call: TLBIASID, TLBIMVAA over a range) visits those, not all 2048.
+  std::vector<uint32_t> filled_;
+  std::vector<uint8_t> listed_ = std::vector<uint8_t>(2 * kTlbSize);
   uint64_t misses_ = 0, flushes_ = 0;
 };
 
