@@ -31,4 +31,9 @@ if [ "$(cat "$profile/.trained" 2>/dev/null)" != "$id" ]; then
 fi
 cmake --preset pgo >/dev/null
 cmake --build "$top" -j "$jobs" --target vtoe
+# The ARM software platform.cpu_model=iss boots (the module, the programs, the initramfs:
+# target/), where make linux-images has fetched what it needs.
+if cmake --build "$top" --target help | grep -q '^toe_initramfs'; then
+  cmake --build "$top" -j "$jobs" --target toe_initramfs
+fi
 echo "pgo-build: $top/app/vtoe (profile $id)"
