@@ -285,6 +285,38 @@ def _dict_table(sec, items: list[dict], title: str, skip=()):
     sec.add_table(keys, rows, text_columns=(0, 1))
 
 
+def _iss_section(page, iss: dict, top: int = 25):
+    """platform.cpu_model=iss: the counts from the ISS and where the instructions went."""
+    sec = page.section("Linux on the ISS: where the instructions went",
+                       "Counted by the ISS in the measured window (results.json iss; "
+                       "docs/iss-mode.md): the guest's PC sampled every "
+                       f"{iss.get('profile', {}).get('interval_instructions', '?')} instructions "
+                       "and named from the kernel's System.map, the module and the program.")
+    rows = [["command", iss.get("command", "")],
+            ["instructions, user / kernel",
+             f"{iss['instructions']['user']} / {iss['instructions']['kernel']}"],
+            ["cycles, user / kernel", f"{iss['cycles']['user']} / {iss['cycles']['kernel']}"],
+            ["TOE commands / completions / interrupts",
+             f"{iss.get('toe_commands')} / {iss.get('toe_completions')} / "
+             f"{iss.get('toe_interrupts')}"],
+            ["per TOE command: instructions / cycles",
+             f"{iss['per_toe_command']['instructions']} / {iss['per_toe_command']['cycles']}"],
+            ["device stall cycles", iss.get("device_stall_cycles", "")],
+            ["boot: simulated s / instructions",
+             f"{iss.get('boot_s')} / {iss.get('boot_instructions')}"]]
+    sec.add_table(["", "value"], rows, text_columns=(0, 1))
+    profile = iss.get("profile", {})
+    if profile.get("by_image"):
+        sec.add_table(["image", "share"],
+                      [[k, f"{v * 100:.1f}%"] for k, v in profile["by_image"].items()],
+                      text_columns=(0,))
+    fns = profile.get("by_symbol", [])[:top]
+    if fns:
+        sec.add_table(["function", "image", "samples", "share"],
+                      [[f["symbol"] or "(unnamed)", f["image"], f["samples"],
+                        f"{f['share'] * 100:.2f}%"] for f in fns], text_columns=(0, 1))
+
+
 def run_page(d) -> Page:
     """The page of one run directory (what `vtoe run --out d` wrote)."""
     d = Path(d)
@@ -341,6 +373,9 @@ def run_page(d) -> Page:
     _dict_table(sec, results.get("switches", []), "Switches (whole run)")
     if results.get("peer"):
         sec.add_table(["peer"] + list(results["peer"]), [["whole run"] + list(results["peer"].values())])
+
+    if results.get("iss"):
+        _iss_section(page, results["iss"])
 
     sec = page.section("Scenario, command and build")
     command, source = _command_of(d, run_info)

@@ -511,3 +511,34 @@ def test_pages_render_in_headless_chromium(quick_run, sweep_dir, tmp_path):
         assert seen["sections"] >= 2 and seen["height"] > 1000, (name, seen)
         console = [ln for ln in err.splitlines() if ":CONSOLE" in ln]
         assert console == [], (name, console)
+
+
+def test_run_page_of_an_iss_run_shows_where_the_instructions_went(quick_run, tmp_path):
+    """platform.cpu_model=iss adds results.json's iss section (docs/iss-mode.md): its counts and
+    the profile by image and function get a section of their own (here on a copy of the quick
+    run with such a section added: a real one boots Linux, tests/system/test_iss_mode.py)."""
+    import shutil
+    out, _ = quick_run
+    d = tmp_path / "iss"
+    shutil.copytree(out, d)
+    results = json.loads((d / "results.json").read_text())
+    results["iss"] = {
+        "command": "toe_stream 10.0.0.2 5001 0 8000",
+        "instructions": {"user": 1200, "kernel": 98800}, "cycles": {"user": 1500, "kernel": 123000},
+        "toe_commands": 10, "toe_completions": 10, "toe_interrupts": 9,
+        "per_toe_command": {"instructions": 10000.0, "cycles": 12450.0},
+        "device_stall_cycles": 400, "boot_s": 1.77, "boot_instructions": 3300000000,
+        "profile": {"interval_instructions": 1009, "samples": 99,
+                    "by_image": {"kernel": 0.9, "vtoe_toe": 0.1},
+                    "by_symbol": [{"image": "kernel", "symbol": "arm_copy_from_user",
+                                   "samples": 60, "share": 0.606},
+                                  {"image": "vtoe_toe", "symbol": "toe_post", "samples": 10,
+                                   "share": 0.101}]}}
+    (d / "results.json").write_text(json.dumps(results))
+    text = report.make_report(d).read_text()
+    assert ">Linux on the ISS: where the instructions went</h2>" in text
+    assert "toe_stream 10.0.0.2 5001 0 8000" in text and "10000.0 / 12450.0" in text
+    assert "arm_copy_from_user" in text and "60.60%" in text and "toe_post" in text
+    assert "every 1009 instructions" in text
+    # A run without the section has none.
+    assert ">Linux on the ISS" not in report.make_report(out).read_text()
