@@ -10,8 +10,8 @@
 #include <systemc>
 #include <vector>
 
-#include "models/cpu/native_ports.h"
 #include "models/cpu/bus_port.h"
+#include "models/cpu/native_ports.h"
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
 #include "tests/support/bench.h"
@@ -55,10 +55,10 @@ struct Bench {
           if (tweak) tweak(p);
           return p;
         }()) {
-    gic.irq(irq);
-    hyp.irq(irq);
-    gic.virq(virq);
-    gic.maintenance(maint);
+    gic.irq[0](irq);
+    hyp.irq[0](irq);
+    gic.virq[0](virq);
+    gic.maintenance[0](maint);
     gic.spi[0](spi0);
     gic.spi[1](spi1);
     bus.map(kDevPa, 0x1000, dev.in, "dev");
@@ -260,13 +260,13 @@ TEST(Hypervisor, GuestTimerOnAnIdleCoreCostsNoExit) {
 
 TEST(Hypervisor, PostedDeviceInterruptIsNoExitOfTheRunningVm) {
   Bench b([](hypervisor::HypervisorParams& p) { p.direct_irq = true; });
-  b.hyp.set_direct_irq_check([](int running) { return running == 1; });
+  b.hyp.set_direct_irq_check([](int running, int) { return running == 1; });
   int handled = 0;
   bool posted = false;
   sc_core::sc_event served;
   b.hyp.set_irq_handler(gic::kFirstSpi + 1, [&](cpu::Core::Context& ctx) {
     ++handled;
-    posted = b.hyp.posted_delivery();
+    posted = b.hyp.posted_delivery(ctx);
     served.notify(sc_core::SC_ZERO_TIME);
     b.hyp.spend(ctx, 200, 1);  // quieting the device takes time (the DA manager's bus accesses)
   });
