@@ -16,6 +16,11 @@ WaveformProbe::WaveformProbe(const sc_core::sc_module_name& name, platform::Plat
   sc_core::sc_trace(tf_, p.gic_irq(), "gic.irq");
   sc_core::sc_trace(tf_, p.gic_virq(), "gic.virq");
   sc_core::sc_trace(tf_, p.gic_maintenance(), "gic.maintenance");
+  for (std::size_t k = 1; k < p.core_count(); ++k) {  // the other cores' CPU interfaces
+    sc_core::sc_trace(tf_, p.gic_irq(k), "gic.irq" + std::to_string(k));
+    sc_core::sc_trace(tf_, p.gic_virq(k), "gic.virq" + std::to_string(k));
+    sc_core::sc_trace(tf_, p.gic_maintenance(k), "gic.maintenance" + std::to_string(k));
+  }
   for (std::size_t i = 0; i < p.spi_lines().size(); ++i)
     sc_core::sc_trace(tf_, *p.spi_lines()[i], "gic.spi" + std::to_string(i));
   sc_core::sc_trace(tf_, irq_vector_, "toe.irq_vector", 32);

@@ -197,16 +197,21 @@ std::vector<Key> builtin_keys() {
   });
   add({
       K::uint("platform.cores", "1",
-              "CPU cores of the host. Core 0 takes the TOE's interrupt (native: and runs the "
-              "driver's handler and kernel thread; de/da: the hypervisor's handlers). Native: "
-              "the workloads' processes are spread over the cores; de/da: each VM's vCPU is "
-              "pinned to one (vms[].pin; docs/cpu.md)")
+              "CPU cores of the host, each with its own GIC CPU interface. platform.irq_core "
+              "takes the TOE's interrupt (platform.irq_steering). Native: the workloads' "
+              "processes are spread over the cores; de/da: each VM's vCPU is pinned to one "
+              "(vms[].pin; docs/cpu.md)")
           .range("1", "64"),
       K::uint("platform.irq_core", "0",
-              "Native: the core that takes the TOE's interrupt and runs the driver's handler and "
-              "kernel thread (an IRQ affinity); de/da: 0 only (the hypervisor takes physical "
-              "interrupts on core 0)")
+              "The core the TOE's interrupt is routed to (its GIC target, an IRQ affinity). "
+              "Native: it runs the driver's handler and kernel thread; de/da: the hypervisor's "
+              "handler (with platform.irq_steering vm: for the channels no pinned VM owns)")
           .range("0", "63"),
+      K::enumeration("platform.irq_steering", {"core", "vm"}, "core",
+                     "Where the TOE's interrupts go (docs/cpu.md). core = one interrupt for every "
+                     "channel, on platform.irq_core; vm = one per channel (a per-queue vector, as "
+                     "MSI-X), each on the core of the VM that owns the channel (its vCPU 0's pin), "
+                     "as irqbalance or RSS place a queue's interrupt; de/da only"),
   });
   add(keys_of(mem::interconnect_params()));
   add(keys_of(smmu::smmu_params()));

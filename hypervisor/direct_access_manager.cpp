@@ -68,7 +68,7 @@ void DirectAccessManager::handle_interrupt(Ctx& ctx) {
   if (bits == 0) return;
   hyp_.device_access(ctx, true, vector_pa_, bits, charged_vm_);
   // Posted (direct) delivery: the interrupt translation hardware routes it; no host cycles.
-  const bool posted = hyp_.posted_delivery();
+  const bool posted = hyp_.posted_delivery(ctx);
   if (!posted) hyp_.spend(ctx, hyp_.costs().bitvector, charged_vm_);
   for (std::size_t c = 0; c < vm_of_channel_.size(); ++c) {
     if (!(bits & (1u << c))) continue;
@@ -79,6 +79,22 @@ void DirectAccessManager::handle_interrupt(Ctx& ctx) {
       hyp_.inject(vm_of_channel_[c]);
     }
   }
+}
+
+void DirectAccessManager::handle_channel_interrupt(Ctx& ctx, int channel) {
+  const auto c = static_cast<std::size_t>(channel);
+  const int vm = vm_of_channel_.at(c);
+  const bool emulated = channel == emulated_channel_;
+  // The queue's bit, written 1 to clear: no vector to read and decode, the vector is the queue's.
+  std::uint32_t bit = 1u << channel;
+  hyp_.device_access(ctx, true, vector_pa_, bit, vm >= 0 && !emulated ? vm : charged_vm_);
+  if (emulated) {
+    if (emulated_handler_) emulated_handler_(ctx);
+    return;
+  }
+  if (vm < 0) return;
+  if (!hyp_.posted_delivery(ctx)) hyp_.spend(ctx, hyp_.costs().vgic_inject, vm);
+  hyp_.inject(vm);
 }
 
 }  // namespace vtoe::hypervisor

@@ -8,7 +8,10 @@
 //    the VM's id and uses the VM's address;
 //  - the TOE's physical interrupt in bit-vector mode: read and clear the multi-channel control
 //    unit's vector, then raise a virtual interrupt in the VM of each set bit; the emulated
-//    channel's bit goes to the device-emulation manager.
+//    channel's bit goes to the device-emulation manager;
+//  - or, with the interrupts steered per VM (platform.irq_steering: vm), one interrupt per
+//    channel (a per-queue vector, as MSI-X gives each queue): its handler clears the channel's
+//    bit and raises that VM's virtual interrupt, on the core the interrupt was steered to.
 #pragma once
 
 #include <cstddef>
@@ -66,6 +69,14 @@ class DirectAccessManager {
 
   // The TOE's physical interrupt (called from the hypervisor's interrupt handler).
   void handle_interrupt(Ctx& ctx);
+  // Channel `channel`'s own interrupt (a per-queue vector): clears its bit of the vector (one
+  // register write, charged to the channel's VM) and raises its VM's virtual interrupt, or hands
+  // it to the device-emulation manager for the emulated channel.
+  void handle_channel_interrupt(Ctx& ctx, int channel);
+  // The direct VM on `channel`, or -1 (none, or the emulated channel).
+  int vm_of_channel(int channel) const {
+    return channel == emulated_channel_ ? -1 : vm_of_channel_.at(static_cast<std::size_t>(channel));
+  }
   // Direct interrupts: every channel set in the interrupt bit vector `bits` is a direct channel
   // of `vm` (so the interrupt can be posted to that VM's running vCPU).
   bool owns_all(std::uint32_t bits, int vm) const;

@@ -222,6 +222,7 @@ class Hypervisor::PcpuScheduler : public cpu::VmScheduler {
 Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params,
                        cpu::Core& core, gic::Gic& gic, cpu::BusRegisterPort& bus)
     : core::Module(name),
+      irq("irq", static_cast<std::size_t>(std::max(1, params.scheduler.pcpus))),
       params_(params),
       core_(core),
       gic_(gic),
@@ -245,6 +246,10 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
     virq_ev_.push_back(std::make_unique<sc_core::sc_event>());
   }
   saved_.resize(static_cast<std::size_t>(n));
+  loaded_on_.assign(static_cast<std::size_t>(n), -1);
+  loaded_.assign(irq.size(), -1);
+  posted_.assign(irq.size(), false);
+  irq_ctxs_.push_back(&irq_ctx_);
   overflow_.assign(static_cast<std::size_t>(n), false);
   exits_.resize(static_cast<std::size_t>(n));
 
@@ -255,7 +260,7 @@ Hypervisor::Hypervisor(const sc_core::sc_module_name& name, const HypervisorPara
   hooks.tick_cycles = params.costs.exit + params.costs.tick;
   hooks.halt_poll_ps = params.halt_poll;
   if (params.tickless) hooks.timer_interrupts = [this](int vm) { return !runs_alone(vm); };
-  hooks.on_switch = [this](int from, int to) { vm_switched(from, to); };
+  hooks.on_switch = [this](int, int to) { vm_switched(to, 0); };
   hooks.on_wfi = [this](int vm) {
     ++exits_[static_cast<std::size_t>(vm)].wfi;
     trace_event(this->name(), vm, "WFI");
@@ -297,11 +302,25 @@ void Hypervisor::add_core(cpu::Core& core, int pcpu) {
   CreditParams p = params_.scheduler;
   if (p.domain.empty())
     for (int vm = 0; vm < params_.vms; ++vm) p.domain.push_back(vm);
+  if (static_cast<std::size_t>(pcpu) >= irq.size())
+    throw std::invalid_argument(std::string(name()) + ": pCPU " + std::to_string(pcpu) +
+                                " has no irq port (params.scheduler.pcpus)");
   cores_.push_back(&core);
   pcpu_views_.push_back(std::make_unique<PcpuScheduler>(*this, pcpu, p, params_.vms));
   cpu::VmHooks hooks = hooks_;
-  hooks.on_switch = nullptr;  // the list registers are core 0's (see add_core in the header)
+  hooks.on_switch = [this, pcpu](int, int to) { vm_switched(to, pcpu); };
   core.set_vm_scheduler(pcpu_views_.back().get(), hooks);
+  irq_ctxs_.push_back(
+      &core.add_hypervisor_context(std::string(name()) + ".irq" + std::to_string(pcpu)));
+  sc_core::sc_spawn_options opts;
+  sc_core::sc_spawn([this, pcpu] { irq_loop(pcpu); },
+                    (std::string(basename()) + "_irq" + std::to_string(pcpu)).c_str(), &opts);
+}
+
+bool Hypervisor::posted_delivery(const Ctx& ctx) const {
+  for (std::size_t k = 0; k < irq_ctxs_.size(); ++k)
+    if (irq_ctxs_[k] == &ctx) return posted_[k];
+  return false;
 }
 
 CreditVmStats Hypervisor::vm_sched_stats(int vm) const {
@@ -350,8 +369,8 @@ void Hypervisor::add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size,
   traps_.push_back({vm, ipa, size, std::move(handler)});
 }
 
-void Hypervisor::set_irq_handler(int id, IrqHandler handler) {
-  irq_handlers_.emplace_back(id, std::move(handler));
+void Hypervisor::set_irq_handler(int id, IrqHandler handler, int owner) {
+  irq_handlers_.push_back({id, std::move(handler), owner});
   gic_.enable(id, true);
 }
 
@@ -407,52 +426,75 @@ void Hypervisor::deliver_timer(int vm) {
   spend(ctx, params_.costs.irq + params_.costs.vgic_inject, vm);
 }
 
-void Hypervisor::irq_thread() {
+void Hypervisor::irq_thread() { irq_loop(0); }
+
+void Hypervisor::irq_loop(int pcpu) {
+  const auto k = static_cast<std::size_t>(pcpu);
+  cpu::Core& core = *cores_.at(k);
+  Ctx& ctx = *irq_ctxs_.at(k);
   for (;;) {
-    while (!gic_.irq_asserted()) sc_core::wait(irq.posedge_event());
-    // The VM whose vCPU is loaded, and whether it is in guest mode (not halt-polled for).
-    const int loaded = core_.running_vm();
-    const int running = core_.halt_polling() ? -1 : loaded;
+    while (!gic_.irq_asserted(pcpu)) sc_core::wait(irq[k].posedge_event());
+    // The VM whose vCPU is loaded on this core, and whether it is in guest mode (not halt-polled
+    // for).
+    const int loaded = core.running_vm();
+    const int running = core.halt_polling() ? -1 : loaded;
+    const int next = gic_.highest_pending(pcpu) & 0x3FF;
     // Posted to the loaded vCPU (direct device interrupts): no exit, no host work. A vCPU the
     // hypervisor halt-polls for sees the posted interrupt in its poll and resumes.
-    posted_ = params_.direct_irq && direct_check_ && direct_check_(loaded);
-    if (!posted_) {
+    posted_[k] = params_.direct_irq && direct_check_ && direct_check_(loaded, next);
+    if (!posted_[k]) {
       // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
       if (running >= 0) {
         ++exits_[static_cast<std::size_t>(running)].irq;
         trace_event(name(), running, "IRQ");
       }
-      spend(irq_ctx_, params_.costs.exit + params_.costs.irq, loaded >= 0 ? loaded : 0);
+      // An idle core's handling is charged to the VM the interrupt serves (VM 0 for a shared one).
+      int owner = 0;
+      for (const IrqServer& s : irq_handlers_)
+        if (s.id == next && s.owner >= 0) owner = s.owner;
+      spend(ctx, params_.costs.exit + params_.costs.irq, loaded >= 0 ? loaded : owner);
     }
-    const int id = gic_.acknowledge();
-    if (id == gic::kSpuriousId) continue;
+    const int iar = gic_.acknowledge(pcpu);
+    if (iar == gic::kSpuriousId) continue;
     ++phys_irqs_;
-    for (auto& [hid, handler] : irq_handlers_)
-      if (hid == id) handler(irq_ctx_);
-    gic_.end_of_interrupt(id);
-    posted_ = false;
+    const int id = iar & 0x3FF;
+    for (IrqServer& s : irq_handlers_)
+      if (s.id == id) s.handler(ctx);
+    gic_.end_of_interrupt(iar, pcpu);
+    posted_[k] = false;
   }
 }
 
 // ---- Virtual interrupts ----
 
-void Hypervisor::vm_switched(int from, int to) {
-  if (loaded_vm_ >= 0) saved_[static_cast<std::size_t>(loaded_vm_)] = gic_.save();
-  gic_.restore(to >= 0 ? saved_[static_cast<std::size_t>(to)] : gic::VgicState{});
-  loaded_vm_ = to;
-  (void)from;
+void Hypervisor::vm_switched(int to, int pcpu) {
+  const auto k = static_cast<std::size_t>(pcpu);
+  const int from = loaded_[k];
+  if (from >= 0) {
+    saved_[static_cast<std::size_t>(from)] = gic_.save(pcpu);
+    loaded_on_[static_cast<std::size_t>(from)] = -1;
+  }
+  // A VM of several vCPUs keeps one vGIC state: it is loaded on the first core that switches
+  // it in; its other cores take its virtual interrupts through that state.
+  if (to >= 0 && loaded_on_[static_cast<std::size_t>(to)] >= 0) to = -1;
+  gic_.restore(to >= 0 ? saved_[static_cast<std::size_t>(to)] : gic::VgicState{}, pcpu);
+  loaded_[k] = to;
+  if (to >= 0) loaded_on_[static_cast<std::size_t>(to)] = pcpu;
   if (to >= 0 && overflow_[static_cast<std::size_t>(to)]) place_virq(to);
 }
 
 // Puts the TOE's virtual interrupt into `vm`'s list registers (live or saved).
 void Hypervisor::place_virq(int vm) {
   const int vid = params_.toe_virq;
-  const bool live = vm == loaded_vm_;
+  const int on = loaded_on_[static_cast<std::size_t>(vm)];
+  const bool live = on >= 0;
   gic::VgicState& saved = saved_[static_cast<std::size_t>(vm)];
-  auto read = [&](int i) { return live ? gic_.read_lr(i) : saved.lr[static_cast<std::size_t>(i)]; };
+  auto read = [&](int i) {
+    return live ? gic_.read_lr(i, on) : saved.lr[static_cast<std::size_t>(i)];
+  };
   auto write = [&](int i, const gic::ListRegister& lr) {
     if (live)
-      gic_.write_lr(i, lr);
+      gic_.write_lr(i, lr, on);
     else
       saved.lr[static_cast<std::size_t>(i)] = lr;
   };
@@ -488,10 +530,11 @@ void Hypervisor::inject(int vm) {
 
 bool Hypervisor::virq_pending(int vm) {
   if (overflow_[static_cast<std::size_t>(vm)]) return true;
+  const int on = loaded_on_[static_cast<std::size_t>(vm)];
   for (int i = 0; i < gic::kListRegisters; ++i) {
     const gic::ListRegister lr =
-        vm == loaded_vm_ ? gic_.read_lr(i)
-                         : saved_[static_cast<std::size_t>(vm)].lr[static_cast<std::size_t>(i)];
+        on >= 0 ? gic_.read_lr(i, on)
+                : saved_[static_cast<std::size_t>(vm)].lr[static_cast<std::size_t>(i)];
     if (lr.pending()) return true;
   }
   return false;
@@ -500,7 +543,8 @@ bool Hypervisor::virq_pending(int vm) {
 // The guest acknowledges at its virtual CPU interface. Normally its vCPU is on the core; if the
 // core switched VMs in the same instant, the saved copy stands for the interface.
 int Hypervisor::virtual_acknowledge(int vm) {
-  if (vm == loaded_vm_) return gic_.virtual_acknowledge();
+  const int on = loaded_on_[static_cast<std::size_t>(vm)];
+  if (on >= 0) return gic_.virtual_acknowledge(on);
   // The same rules on the saved copy: the acknowledge raises the VM's running priority, which
   // its EOI must drop again, or the VM could never take another interrupt.
   gic::VgicState& s = saved_[static_cast<std::size_t>(vm)];
@@ -509,8 +553,9 @@ int Hypervisor::virtual_acknowledge(int vm) {
 }
 
 void Hypervisor::virtual_eoi(int vm, int id) {
-  if (vm == loaded_vm_)
-    gic_.virtual_end_of_interrupt(id);
+  const int on = loaded_on_[static_cast<std::size_t>(vm)];
+  if (on >= 0)
+    gic_.virtual_end_of_interrupt(id, on);
   else if (id != gic::kSpuriousId)
     gic::end_virtual_interrupt(saved_[static_cast<std::size_t>(vm)], id);
   // A list register freed up: what waited in software goes in (the maintenance interrupt's job).

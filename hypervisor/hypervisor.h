@@ -20,12 +20,12 @@
 #include <systemc>
 #include <vector>
 
-#include "models/core/param.h"
-#include "models/cpu/hardware_ports.h"
-#include "models/cpu/native_ports.h"
 #include "hypervisor/credit_scheduler.h"
 #include "models/core/module.h"
+#include "models/core/param.h"
 #include "models/cpu/core.h"
+#include "models/cpu/hardware_ports.h"
+#include "models/cpu/native_ports.h"
 #include "models/gic/gic.h"
 #include "models/smmu/stage2_table.h"
 
@@ -48,8 +48,8 @@ struct HypervisorCosts {
 };
 
 // Exits by cause. irq: device interrupts; timer: the host's (scheduler's) timer; vtimer: a
-// guest's periodic tick that found a vCPU running and was not delivered directly. There are no
-// inter-processor interrupts on the one core (docs/hypervisor.md).
+// guest's periodic tick that found a vCPU running and was not delivered directly. Inter-processor
+// interrupts are not modelled (docs/hypervisor.md).
 struct ExitCounts {
   std::uint64_t data_abort = 0, irq = 0, wfi = 0, hvc = 0, timer = 0, vtimer = 0;
 };
@@ -78,8 +78,10 @@ class Hypervisor : public core::Module {
       std::function<void(int vm, Ctx& ctx, std::uint64_t offset, bool write, std::uint32_t& value)>;
   using IrqHandler = std::function<void(Ctx& ctx)>;
 
-  // The GIC's physical IRQ output to the CPU: the hypervisor takes every physical interrupt.
-  sc_core::sc_in<bool> irq{"irq"};
+  // The GIC's physical IRQ output to each core (params.scheduler.pcpus of them, one for a
+  // uniprocessor host): the hypervisor takes every physical interrupt, on the core the GIC
+  // signals it to, acknowledging it at that core's CPU interface.
+  sc_core::sc_vector<sc_core::sc_in<bool>> irq;
 
   SC_HAS_PROCESS(Hypervisor);
   Hypervisor(const sc_core::sc_module_name& name, const HypervisorParams& params, cpu::Core& core,
@@ -88,9 +90,10 @@ class Hypervisor : public core::Module {
   // A further physical core of a multi-core host: its VM decisions are the credit scheduler's
   // pCPU `pcpu` (params.scheduler.pcpus; every vCPU pinned to one pCPU by
   // params.scheduler.affinity, a VM's vCPUs to different pCPUs; params.scheduler.domain gives
-  // each vCPU's VM, VM-major). A core sees each VM whose vCPU it runs as that VM. The GIC's list
-  // registers stay core 0's: the VMs of other cores take their virtual interrupts through their
-  // saved vGIC state. Call before simulation starts.
+  // each vCPU's VM, VM-major). A core sees each VM whose vCPU it runs as that VM, takes the
+  // physical interrupts the GIC signals on its `irq[pcpu]` (on a hypervisor context of its own),
+  // and loads the VM it switches in into its own virtual interface (GICH/GICV of CPU `pcpu`).
+  // Call before simulation starts.
   void add_core(cpu::Core& core, int pcpu);
   // The credit scheduler's view of VM `vm`, all its vCPUs together (one vCPU: that one's).
   CreditVmStats vm_sched_stats(int vm) const;
@@ -118,17 +121,21 @@ class Hypervisor : public core::Module {
   }
   cpu::TimerPort& timer_port(int vm) { return *timer_ports_.at(static_cast<std::size_t>(vm)); }
 
-  // Direct device interrupts: `check(running)` says whether every interrupt the device has
-  // pending belongs to the vCPU `running` (-1: none runs) and can be posted to it. While the
-  // handler of a posted interrupt runs, posted_delivery() is true: it charges no exit costs.
-  void set_direct_irq_check(std::function<bool(int running)> check) {
+  // Direct device interrupts: `check(running, id)` says whether every interrupt the device has
+  // pending behind physical interrupt `id` belongs to the vCPU `running` (-1: none runs) and can
+  // be posted to it. While the handler of a posted interrupt runs on `ctx` (the context a
+  // handler is given), posted_delivery(ctx) is true: it charges no exit costs.
+  void set_direct_irq_check(std::function<bool(int running, int id)> check) {
     direct_check_ = std::move(check);
   }
-  bool posted_delivery() const { return posted_; }
+  bool posted_delivery(const Ctx& ctx) const;
 
   // Accesses by `vm` to unmapped IPAs in [ipa, ipa + size) are emulated by `handler`.
   void add_trap_handler(int vm, std::uint64_t ipa, std::uint64_t size, TrapHandler handler);
-  void set_irq_handler(int id, IrqHandler handler);
+  // Physical interrupt `id` is served by `handler` on whichever core takes it. `owner`: the VM
+  // it serves, charged for its handling when it finds its core idle (-1: VM 0, for an interrupt
+  // shared by every VM).
+  void set_irq_handler(int id, IrqHandler handler, int owner = -1);
 
   // Makes the TOE's virtual interrupt pending for `vm` (costs are charged by the caller).
   void inject(int vm);
@@ -155,10 +162,11 @@ class Hypervisor : public core::Module {
     TrapHandler handler;
   };
   void irq_thread();
+  void irq_loop(int pcpu);  // the hypervisor's IRQ handling on core `pcpu`, for ever
   void guest_access(int vm, Ctx& ctx, bool write, std::uint64_t ipa, std::uint32_t& value);
-  void vm_switched(int from, int to);
-  // Virtual interface state of `vm`: the GIC's list registers while it runs, its saved copy
-  // otherwise.
+  void vm_switched(int to, int pcpu);
+  // Virtual interface state of `vm`: the list registers of the core it is loaded on while it
+  // runs, its saved copy otherwise.
   bool virq_pending(int vm);
   int virtual_acknowledge(int vm);
   void virtual_eoi(int vm, int id);
@@ -174,21 +182,28 @@ class Hypervisor : public core::Module {
   std::vector<std::unique_ptr<cpu::InterruptPort>> irq_ports_;
   std::vector<std::unique_ptr<cpu::TimerPort>> timer_ports_;
   std::vector<Ctx*> timer_ctx_;  // per VM: the hypervisor's handling of its guest's timer
-  std::function<bool(int)> direct_check_;
-  bool posted_ = false;
+  std::function<bool(int, int)> direct_check_;
+  std::vector<bool> posted_;  // per pCPU: its IRQ handler serves a posted interrupt
   std::vector<std::unique_ptr<cpu::VmScheduler>> pcpu_views_;  // per-pCPU faces (several cores)
   std::vector<cpu::Core*> cores_;  // per pCPU
   std::vector<int> host_of_;       // per VM (one vCPU each): the pCPU whose core runs its contexts
   bool migration_ = false;         // some vCPU is not pinned: the load balancing moves it
   cpu::VmHooks hooks_;                                         // what every core's VM switch costs
   std::vector<Trap> traps_;
-  std::vector<std::pair<int, IrqHandler>> irq_handlers_;
+  struct IrqServer {
+    int id;
+    IrqHandler handler;
+    int owner;
+  };
+  std::vector<IrqServer> irq_handlers_;
   std::vector<gic::VgicState> saved_;  // per VM, while switched out
   std::vector<bool> overflow_;         // virq pending with no free list register
   std::vector<std::unique_ptr<sc_core::sc_event>> virq_ev_;
   std::vector<ExitCounts> exits_;
-  int loaded_vm_ = -1;  // whose list registers are in the GIC
+  std::vector<int> loaded_;     // per pCPU: the VM whose vGIC state its GICH holds, or -1
+  std::vector<int> loaded_on_;  // per VM: the pCPU whose GICH holds its state, or -1
   Ctx& irq_ctx_;
+  std::vector<Ctx*> irq_ctxs_;  // per pCPU: the hypervisor's IRQ handling there
   core::Counter& bad_accesses_;
   core::Counter& injections_;
   core::Counter& phys_irqs_;

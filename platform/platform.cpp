@@ -105,11 +105,22 @@ void Platform::build_memory_and_bus() {
   bus_port_ = std::make_unique<cpu::BusRegisterPort>(cpu_port_->socket(), *core_,
                                                      cfg_.get_double("guest.costs.doorbell"));
 
-  constexpr int kSpis = 4;
-  gic_ = std::make_unique<gic::Gic>("gic", kSpis);
-  gic_->irq(gic_irq_);
-  gic_->virq(gic_virq_);
-  gic_->maintenance(gic_maint_);
+  // platform.irq_steering: vm adds a line per TOE channel (after the four shared ones).
+  steer_per_vm_ = cfg_.get_string("platform.irq_steering") == "vm";
+  if (steer_per_vm_ && arch_ == Architecture::Native)
+    throw ConfigError(cfg_.where("platform.irq_steering"), "platform.irq_steering",
+                      "a native host's TOE interrupt serves one OS (its driver on "
+                      "platform.irq_core); steering per VM needs architecture de or da");
+  const int kSpis = kQueueSpi + (steer_per_vm_ ? channels_ : 0);
+  gic_ = std::make_unique<gic::Gic>("gic", kSpis, static_cast<int>(cores));
+  gic_irq_.init(cores);
+  gic_virq_.init(cores);
+  gic_maint_.init(cores);
+  for (std::size_t k = 0; k < cores; ++k) {
+    gic_->irq[k](gic_irq_[k]);
+    gic_->virq[k](gic_virq_[k]);
+    gic_->maintenance[k](gic_maint_[k]);
+  }
   for (int i = 0; i < kSpis; ++i) {
     spi_lines_.push_back(std::make_unique<toe::Toe::IrqLine>(("spi" + std::to_string(i)).c_str()));
     gic_->spi[static_cast<std::size_t>(i)](*spi_lines_.back());
@@ -147,13 +158,20 @@ void Platform::build_toe() {
     smmu_->set_context(kCcbRecordStream, table, core::SidebandExtension::kHost);
   }
   toe_->irq(*spi_lines_[kToeSpi]);
+  if (steer_per_vm_)
+    for (int c = 0; c < channels_; ++c)
+      toe_->queue_irq[static_cast<std::size_t>(c)](
+          *spi_lines_[static_cast<std::size_t>(kQueueSpi + c)]);
   toe_->dma.bind(smmu_->upstream);
   smmu_->downstream.bind(bus_->in);
   bus_->map(kToeRegBase, toe::reg::kRegionSize, toe_->in, "toe");
   if (arch_ == Architecture::Native) {
+    // The driver's handler runs on platform.irq_core: the SPI goes to that core's interface.
+    const std::size_t k = irq_core();
+    gic_->set_targets(gic::kFirstSpi + kToeSpi, gic::CpuMask{1} << k);
     gic_->enable(gic::kFirstSpi + kToeSpi, true);
-    native_irq_ = std::make_unique<cpu::GicInterruptPort>("cpu0_irq", *gic_);
-    native_irq_->irq(gic_irq_);
+    native_irq_ = std::make_unique<cpu::GicInterruptPort>("cpu0_irq", *gic_, static_cast<int>(k));
+    native_irq_->irq(gic_irq_[k]);
   }
 }
 
@@ -207,7 +225,7 @@ void Platform::build_virtualization() {
   }
   hyp_ = std::make_unique<hypervisor::Hypervisor>("hypervisor", hp, *core_, *gic_, *bus_port_);
   for (std::size_t k = 1; k < core_count(); ++k) hyp_->add_core(core(k), static_cast<int>(k));
-  hyp_->irq(gic_irq_);
+  for (std::size_t k = 0; k < core_count(); ++k) hyp_->irq[k](gic_irq_[k]);
 
   // Stage 2: each guest's RAM; under direct access, its TOE channel page if it has one of its own.
   const std::uint64_t guest_mem = cfg_.get_bytes("platform.guest_memory");
@@ -261,16 +279,55 @@ void Platform::build_virtualization() {
   hypervisor::VirtualToeManager* mgr = vtoe_.get();
   hypervisor::Hypervisor::IrqHandler serve_emulated;
   if (mgr) serve_emulated = [mgr](cpu::Core::Context& ctx) { mgr->handle_interrupt(ctx); };
-  if (direct_access_) {
+  if (direct_access_ && steer_per_vm_) {
+    // One interrupt per channel, each served on the core it is steered to (steer_toe_interrupts).
+    direct_access_->set_emulated_channel_handler(serve_emulated);
+    hypervisor::DirectAccessManager* da = direct_access_.get();
+    for (int c = 0; c < channels_; ++c)
+      hyp_->set_irq_handler(
+          gic::kFirstSpi + kQueueSpi + c,
+          [da, c](cpu::Core::Context& ctx) { da->handle_channel_interrupt(ctx, c); },
+          da->vm_of_channel(c));
+    toe::Toe* toe = toe_.get();
+    hyp_->set_direct_irq_check([da, toe](int running, int id) {
+      const int c = id - gic::kFirstSpi - kQueueSpi;
+      return c >= 0 && da->owns_all(toe->irq_vector() & (1u << c), running);
+    });
+  } else if (direct_access_) {
     direct_access_->set_emulated_channel_handler(serve_emulated);
     hypervisor::DirectAccessManager* da = direct_access_.get();
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi,
                           [da](cpu::Core::Context& ctx) { da->handle_interrupt(ctx); });
     toe::Toe* toe = toe_.get();
     hyp_->set_direct_irq_check(
-        [da, toe](int running) { return da->owns_all(toe->irq_vector(), running); });
+        [da, toe](int running, int) { return da->owns_all(toe->irq_vector(), running); });
+  } else if (steer_per_vm_) {
+    // Device emulation: the emulated channel serves every VM; its own line replaces the shared.
+    const int c = assignment_.front().channel;
+    hyp_->set_irq_handler(gic::kFirstSpi + kQueueSpi + c, serve_emulated);
   } else {
     hyp_->set_irq_handler(gic::kFirstSpi + kToeSpi, serve_emulated);
+  }
+  steer_toe_interrupts();
+}
+
+// platform.irq_steering: core puts the TOE's one interrupt on platform.irq_core; vm gives each
+// channel's interrupt the core of the VM that owns it (its vCPU 0's pin; a migrating vCPU's and
+// the shared device-emulation channel's: platform.irq_core), as irqbalance or RSS place a
+// per-queue vector on the core of the queue's consumer.
+void Platform::steer_toe_interrupts() {
+  const std::size_t home = irq_core();
+  auto target = [&](int spi, std::size_t k) {
+    gic_->set_targets(gic::kFirstSpi + spi, gic::CpuMask{1} << k);
+  };
+  target(kToeSpi, home);
+  if (!steer_per_vm_) return;
+  for (int c = 0; c < channels_; ++c) {
+    std::size_t k = home;
+    const int vm = direct_access_ ? direct_access_->vm_of_channel(c) : -1;
+    if (vm >= 0 && !migrates(static_cast<std::size_t>(vm)))
+      k = pin_of(static_cast<std::size_t>(vm)).front();
+    target(kQueueSpi + c, k);
   }
 }
 
@@ -647,9 +704,10 @@ void Platform::build_shared_memory() {
   }
 }
 
-// platform.irq_core: the core that takes the TOE's interrupt. Natively the driver's handler and
-// kernel thread run there (an IRQ affinity); under de/da the hypervisor takes physical
-// interrupts on core 0 (one GIC CPU interface in the model).
+// platform.irq_core: the core that takes the TOE's interrupt (its SPI's GIC target). Natively
+// the driver's handler and kernel thread run there (an IRQ affinity); under de/da the
+// hypervisor's handler runs there (with platform.irq_steering: vm, for the channels no pinned VM
+// owns).
 std::size_t Platform::irq_core() const {
   const std::string key = "platform.irq_core";
   const std::uint64_t k = cfg_.get_uint(key);
@@ -657,10 +715,6 @@ std::size_t Platform::irq_core() const {
     throw ConfigError(cfg_.where(key), key,
                       "core " + std::to_string(k) +
                           " does not exist (platform.cores: " + std::to_string(core_count()) + ")");
-  if (k != 0 && arch_ != Architecture::Native)
-    throw ConfigError(cfg_.where(key), key,
-                      "under de and da the hypervisor takes the TOE's interrupt on core 0 (the "
-                      "model has one GIC CPU interface); a VM's kernel runs on its vCPU 0");
   return static_cast<std::size_t>(k);
 }
 

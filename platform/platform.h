@@ -58,6 +58,8 @@ constexpr std::uint64_t kHypervisorRamBase = 8ull << 20;
 constexpr std::uint64_t kGuestRamBase = 16ull << 20;
 constexpr std::uint64_t kGuestIpaBase = 0x8000'0000;
 constexpr int kToeSpi = 0;  // the TOE's interrupt: SPI 0 = GIC ID 32
+// platform.irq_steering: vm gives each TOE channel c a line of its own, SPI kQueueSpi + c.
+constexpr int kQueueSpi = 4;
 
 enum class Architecture { Native, DeviceEmulation, DirectAccess };
 
@@ -70,11 +72,13 @@ class Platform {
 
   void enable_pcap(const std::string& dir);
   void mark_baseline();
-  // The interrupt lines, for waveforms: the GIC's outputs to the core (irq, virq, maintenance)
+  // The interrupt lines, for waveforms: the GIC's outputs to core `k` (irq, virq, maintenance)
   // and its shared peripheral inputs (the TOE's irq is one of them).
-  const sc_core::sc_signal<bool>& gic_irq() const { return gic_irq_; }
-  const sc_core::sc_signal<bool>& gic_virq() const { return gic_virq_; }
-  const sc_core::sc_signal<bool>& gic_maintenance() const { return gic_maint_; }
+  const sc_core::sc_signal<bool>& gic_irq(std::size_t k = 0) const { return gic_irq_.at(k); }
+  const sc_core::sc_signal<bool>& gic_virq(std::size_t k = 0) const { return gic_virq_.at(k); }
+  const sc_core::sc_signal<bool>& gic_maintenance(std::size_t k = 0) const {
+    return gic_maint_.at(k);
+  }
   const std::vector<std::unique_ptr<toe::Toe::IrqLine>>& spi_lines() const { return spi_lines_; }
 
   const Config& config() const { return cfg_; }
@@ -133,6 +137,8 @@ class Platform {
   void check_path(std::size_t vm, const guest::Workload& w, int peer_vm) const;
   void build_software_stack();
   std::size_t irq_core() const;
+  // The core SPI `spi` of the TOE goes to, by platform.irq_steering (docs/cpu.md).
+  void steer_toe_interrupts();
   void build_network();
   void build_topology();
   net::PeerHostParams peer_host_params(tcpip::Ipv4 ip, tcpip::MacAddr mac, std::uint64_t buffer,
@@ -148,7 +154,10 @@ class Platform {
   std::unique_ptr<cpu::Core> core_;
   std::vector<std::unique_ptr<cpu::Core>> more_cores_;  // cpu1, cpu2, ...
   std::unique_ptr<gic::Gic> gic_;
-  sc_core::sc_signal<bool> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"}, gic_maint_{"gic_maint"};
+  // Per core: the GIC's outputs to it.
+  sc_core::sc_vector<sc_core::sc_signal<bool>> gic_irq_{"gic_irq"}, gic_virq_{"gic_virq"},
+      gic_maint_{"gic_maint"};
+  bool steer_per_vm_ = false;                                  // platform.irq_steering: vm
   std::vector<std::unique_ptr<toe::Toe::IrqLine>> spi_lines_;  // devices write them directly
   std::unique_ptr<smmu::Smmu> smmu_;
   toe::ToeParams toe_params_;        // as built; the simulated peer shares its protocol settings

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/core/sideband.h"
+
 namespace vtoe::core {
 
 Peripheral::Peripheral(const sc_core::sc_module_name& name, const PeripheralParams& params)
@@ -106,6 +108,10 @@ void Peripheral::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_t
   const unsigned bytes = gp.get_data_length();
   const bool write = gp.is_write();
   const std::uint64_t addr = gp.get_address();
+  if (bank_by_cpu_) {
+    const auto* sb = gp.get_extension<SidebandExtension>();
+    accessor_ = sb ? sb->cpu : 0;
+  }
   bool ok = false;
   if (gp.get_byte_enable_ptr() || gp.get_streaming_width() != bytes ||
       !(bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8)) {
@@ -134,6 +140,10 @@ void Peripheral::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_t
 }
 
 unsigned Peripheral::transport_dbg(int id, tlm::tlm_generic_payload& gp) {
+  if (bank_by_cpu_) {
+    const auto* sb = gp.get_extension<SidebandExtension>();
+    accessor_ = sb ? sb->cpu : 0;
+  }
   const std::uint64_t addr = gp.get_address();
   const unsigned n = gp.get_data_length();
   std::uint8_t* data = gp.get_data_ptr();
@@ -159,13 +169,15 @@ unsigned Peripheral::transport_dbg(int id, tlm::tlm_generic_payload& gp) {
 }
 
 bool Peripheral::read(const Socket& socket, std::uint64_t offset, std::uint64_t& value,
-                      unsigned bytes) {
+                      unsigned bytes, int cpu) {
+  accessor_ = cpu;
   value = 0;
   return access(socket_id(socket), false, offset, reinterpret_cast<std::uint8_t*>(&value), bytes);
 }
 
 bool Peripheral::write(const Socket& socket, std::uint64_t offset, std::uint64_t value,
-                       unsigned bytes) {
+                       unsigned bytes, int cpu) {
+  accessor_ = cpu;
   return access(socket_id(socket), true, offset, reinterpret_cast<std::uint8_t*>(&value), bytes);
 }
 

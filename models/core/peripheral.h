@@ -54,10 +54,12 @@ class Peripheral : public Module {
   // Puts every register back to its reset value, then calls reset_state() for the model's own.
   void reset();
   std::uint64_t bad_accesses() const { return bad_.value(); }
-  // Bus-free access for tests and tools, as through `socket` (side effects included): false on
-  // a bad access (counted as one).
-  bool read(const Socket& socket, std::uint64_t offset, std::uint64_t& value, unsigned bytes = 4);
-  bool write(const Socket& socket, std::uint64_t offset, std::uint64_t value, unsigned bytes = 4);
+  // Bus-free access for tests and tools, as through `socket` (side effects included), made by
+  // core `cpu` (see accessor()): false on a bad access (counted as one).
+  bool read(const Socket& socket, std::uint64_t offset, std::uint64_t& value, unsigned bytes = 4,
+            int cpu = 0);
+  bool write(const Socket& socket, std::uint64_t offset, std::uint64_t value, unsigned bytes = 4,
+             int cpu = 0);
 
  protected:
   // Makes `socket` decode its window through this peripheral's banks.
@@ -67,6 +69,11 @@ class Peripheral : public Module {
   // The model's state besides its registers (FIFOs, levels); the registers are reset already.
   virtual void reset_state() {}
   void set_access_latency(TimePs t) { latency_ = ps(t); }
+  // Banked registers (one copy per CPU, at one address): from now on each bus access records the
+  // core that made it (SidebandExtension::cpu, 0 without the extension), and the register
+  // callbacks read it with accessor(). Off by default: other peripherals pay nothing for it.
+  void bank_by_cpu() { bank_by_cpu_ = true; }
+  int accessor() const { return accessor_; }
 
  private:
   struct Window {
@@ -88,6 +95,8 @@ class Peripheral : public Module {
   std::vector<Window> windows_;
   mutable std::size_t last_window_ = 0;  // accesses come in runs to one bank
   sc_core::sc_time latency_;
+  bool bank_by_cpu_ = false;
+  int accessor_ = 0;  // the core making the access being decoded (bank_by_cpu)
   Counter* accesses_ = nullptr;
   Counter& bad_;
 };

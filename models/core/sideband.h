@@ -1,5 +1,7 @@
 // The sideband every TLM transaction may carry: which VM issued it (or on whose behalf a device
-// acts), which TOE channel, and the SystemMMU stream. IDs never travel in address bits.
+// acts), which TOE channel, the SystemMMU stream, and which core issued it (the CPU number a
+// banked register such as the GIC's per-CPU interface decodes by). IDs never travel in address
+// bits.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@ struct SidebandExtension : tlm::tlm_extension<SidebandExtension> {
   std::uint16_t vm_id = kHost;
   std::uint16_t channel = 0;
   std::uint32_t stream_id = 0;
+  std::uint16_t cpu = 0;  // the issuing core (0 for devices and uniprocessors)
 
   tlm::tlm_extension_base* clone() const override { return new SidebandExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {

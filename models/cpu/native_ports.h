@@ -34,21 +34,23 @@ class BusRegisterPort : public RegisterPort {
   std::vector<std::unique_ptr<tlm::tlm_generic_payload>> free_payloads_;
 };
 
-// The CPU interface of a native platform: the GIC's IRQ output arrives on the port `irq` (unbound
-// is an elaboration error); acknowledge and end of interrupt go to the GIC.
+// The CPU interface of a native platform's core `cpu`: the GIC's IRQ output to that core arrives
+// on the port `irq` (unbound is an elaboration error); acknowledge and end of interrupt go to
+// the GIC's CPU interface `cpu`.
 class GicInterruptPort : public sc_core::sc_module, public InterruptPort {
  public:
   sc_core::sc_in<bool> irq{"irq"};
 
-  GicInterruptPort(const sc_core::sc_module_name& name, gic::Gic& gic)
-      : sc_core::sc_module(name), gic_(gic) {}
-  bool pending() const override { return gic_.irq_asserted(); }
+  GicInterruptPort(const sc_core::sc_module_name& name, gic::Gic& gic, int cpu = 0)
+      : sc_core::sc_module(name), gic_(gic), cpu_(cpu) {}
+  bool pending() const override { return gic_.irq_asserted(cpu_); }
   const sc_core::sc_event& pending_event() const override { return irq.posedge_event(); }
-  int acknowledge() override { return gic_.acknowledge(); }
-  void end_of_interrupt(int id) override { gic_.end_of_interrupt(id); }
+  int acknowledge() override { return gic_.acknowledge(cpu_); }
+  void end_of_interrupt(int id) override { gic_.end_of_interrupt(id, cpu_); }
 
  private:
   gic::Gic& gic_;
+  int cpu_;
 };
 
 }  // namespace vtoe::cpu

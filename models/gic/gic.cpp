@@ -89,13 +89,14 @@ int end_virtual_interrupt(VgicState& s, int vid) {
   return found;
 }
 
-Gic::Gic(const sc_core::sc_module_name& name, int num_spis)
+Gic::Gic(const sc_core::sc_module_name& name, int num_spis, int num_cpus)
     : core::Module(name),
       spi("spi", static_cast<std::size_t>(num_spis < 0 ? 0 : num_spis)),
-      irq("irq"),
-      virq("virq"),
-      maintenance("maintenance"),
+      irq("irq", static_cast<std::size_t>(num_cpus < 1 || num_cpus > kMaxCpus ? 1 : num_cpus)),
+      virq("virq", irq.size()),
+      maintenance("maintenance", irq.size()),
       num_spis_(num_spis),
+      num_cpus_(num_cpus),
       acks_(stats_.counter("acks", "physical interrupts acknowledged (GICC_IAR)")),
       eois_(stats_.counter("eois", "physical end-of-interrupts (GICC_EOIR)")),
       spurious_(stats_.counter("spurious", "physical acknowledges that returned 1023")),
@@ -113,7 +114,13 @@ Gic::Gic(const sc_core::sc_module_name& name, int num_spis)
     throw std::invalid_argument(std::string(this->name()) + ": num_spis must be in 0..988, got " +
                                 std::to_string(num_spis));
   }
-  irqs_.resize(static_cast<std::size_t>(num_ids()));
+  if (num_cpus < 1 || num_cpus > kMaxCpus) {
+    throw std::invalid_argument(std::string(this->name()) + ": num_cpus must be in 1.." +
+                                std::to_string(kMaxCpus) + ", got " + std::to_string(num_cpus));
+  }
+  spis_.resize(static_cast<std::size_t>(num_spis));
+  targets_.assign(static_cast<std::size_t>(num_spis), CpuMask{1});
+  cpus_.resize(static_cast<std::size_t>(num_cpus));
 
   SC_METHOD(update_);
   for (auto& p : spi) sensitive << p;
@@ -131,11 +138,34 @@ void Gic::check_id(int id, const char* what) const {
   }
 }
 
+void Gic::check_cpu(int cpu, const char* what) const {
+  if (cpu < 0 || cpu >= num_cpus_) {
+    throw std::out_of_range(std::string(name()) + ": " + what + ": CPU " + std::to_string(cpu) +
+                            " out of range 0.." + std::to_string(num_cpus_ - 1));
+  }
+}
+
+Gic::Cpu& Gic::cpu_at(int cpu) {
+  check_cpu(cpu, "CPU interface");
+  return cpus_[static_cast<std::size_t>(cpu)];
+}
+
+const Gic::Cpu& Gic::cpu_at(int cpu) const {
+  check_cpu(cpu, "CPU interface");
+  return cpus_[static_cast<std::size_t>(cpu)];
+}
+
 void Gic::check_lr(int i) const {
   if (i < 0 || i >= kListRegisters) {
     throw std::out_of_range(std::string(name()) + ": list register " + std::to_string(i) +
                             " out of range 0.." + std::to_string(kListRegisters - 1));
   }
+}
+
+int Gic::interrupt_id(int iar) const {
+  // An SGI's value carries its source CPU from bit 10 (the value acknowledge() returned).
+  if (iar >= 0 && (iar & 0x3FF) < kFirstPpi && (iar >> 10) < num_cpus_) return iar & 0x3FF;
+  return iar;
 }
 
 void Gic::changed_() {
@@ -146,23 +176,37 @@ void Gic::changed_() {
   // Before simulation starts, update_ runs in the initialization phase anyway.
 }
 
-bool Gic::pending_(int id) const {
-  const Irq& q = irqs_[static_cast<std::size_t>(id)];
+bool Gic::pending_(int id, int cpu) const {
+  const Irq& q = irq_(id, cpu);
   if (q.latched) return true;
   if (q.edge) return false;
-  if (id == kMaintenanceId) return maintenance_asserted();
+  if (id == kMaintenanceId) return maintenance_asserted(cpu);
   return q.level;
 }
 
-int Gic::best_pending_() const {
-  if (!dist_enabled_ || !cpu_enabled_) return -1;
-  const std::uint8_t limit = std::min(pmr_, running_priority());
+int Gic::best_pending_(int cpu) const {
+  const Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (!dist_enabled_ || !c.enabled) return -1;
+  const std::uint8_t limit = std::min(c.pmr, running_priority(cpu));
   int best = -1;
   std::uint8_t best_prio = 0xFF;
-  for (const int id : enabled_ids_) {  // ascending, so ties keep the lowest ID
-    const Irq& q = irqs_[static_cast<std::size_t>(id)];
-    if (q.active || q.prio >= limit || !pending_(id)) continue;
-    if (best < 0 || q.prio < best_prio) {  // ties: lowest ID
+  // Ascending IDs (the CPU's banked ones, then the SPIs), so ties keep the lowest ID.
+  for (const int id : c.enabled_banked) {
+    const Irq& q = c.banked[static_cast<std::size_t>(id)];
+    if (q.active || q.prio >= limit || !pending_(id, cpu)) continue;
+    if (best < 0 || q.prio < best_prio) {
+      best = id;
+      best_prio = q.prio;
+    }
+  }
+  const bool uni = num_cpus_ == 1;
+  const CpuMask bit = CpuMask{1} << cpu;
+  for (const int id : enabled_spis_) {
+    const auto s = static_cast<std::size_t>(id - kFirstSpi);
+    const Irq& q = spis_[s];
+    if (q.active || q.prio >= limit || (!uni && !(targets_[s] & bit)) || !pending_(id, cpu))
+      continue;
+    if (best < 0 || q.prio < best_prio) {
       best = id;
       best_prio = q.prio;
     }
@@ -170,19 +214,16 @@ int Gic::best_pending_() const {
   return best;
 }
 
-bool Gic::virtual_group_enabled_(const ListRegister& lr) const {
-  return virtual_group_enabled(cur_, lr);
-}
-
-int Gic::best_virtual_pending_() const { return best_virtual_pending(cur_); }
-
 // ---------------------------------------------------------------------------------------------
 // Processes
 
 void Gic::start_of_simulation() {
-  irq_driven_ = irq.read();
-  virq_driven_ = virq.read();
-  maintenance_driven_ = maintenance.read();
+  for (int k = 0; k < num_cpus_; ++k) {
+    Cpu& c = cpus_[static_cast<std::size_t>(k)];
+    c.irq_driven = irq[static_cast<std::size_t>(k)].read();
+    c.virq_driven = virq[static_cast<std::size_t>(k)].read();
+    c.maintenance_driven = maintenance[static_cast<std::size_t>(k)].read();
+  }
 }
 
 void Gic::update_() {
@@ -192,7 +233,7 @@ void Gic::update_() {
 
 void Gic::sample_inputs_() {
   for (int i = 0; i < num_spis_; ++i) {
-    Irq& q = irqs_[static_cast<std::size_t>(kFirstSpi + i)];
+    Irq& q = spis_[static_cast<std::size_t>(i)];
     const bool v = spi[static_cast<std::size_t>(i)].read();
     if (q.edge && v && !q.level) q.latched = true;
     q.level = v;
@@ -202,18 +243,23 @@ void Gic::sample_inputs_() {
 void Gic::drive_outputs_() {
   // Only this method writes the outputs, so a level equal to the one written last is already
   // the signal's value: writing it again would change nothing (and cost a virtual call each).
-  const bool i = irq_asserted();
-  if (i != irq_driven_) irq.write(irq_driven_ = i);
-  const bool v = virq_asserted();
-  if (v != virq_driven_) virq.write(virq_driven_ = v);
-  const bool m = maintenance_asserted();
-  if (m != maintenance_driven_) maintenance.write(maintenance_driven_ = m);
-  const bool rising = m && !maintenance_was_;
-  maintenance_was_ = m;
-  if (rising) {
-    ++maintenance_irqs_;
-    VTOE_LOG(log_, Debug) << "maintenance misr=0x" << std::hex << misr() << " eisr=0x" << eisr();
-    if (maintenance_handler_) maintenance_handler_();
+  for (int k = 0; k < num_cpus_; ++k) {
+    Cpu& c = cpus_[static_cast<std::size_t>(k)];
+    const auto at = static_cast<std::size_t>(k);
+    const bool i = irq_asserted(k);
+    if (i != c.irq_driven) irq[at].write(c.irq_driven = i);
+    const bool v = virq_asserted(k);
+    if (v != c.virq_driven) virq[at].write(c.virq_driven = v);
+    const bool m = maintenance_asserted(k);
+    if (m != c.maintenance_driven) maintenance[at].write(c.maintenance_driven = m);
+    const bool rising = m && !c.maintenance_was;
+    c.maintenance_was = m;
+    if (rising) {
+      ++maintenance_irqs_;
+      VTOE_LOG(log_, Debug) << "maintenance cpu " << k << " misr=0x" << std::hex << misr(k)
+                            << " eisr=0x" << eisr(k);
+      if (c.maintenance_handler) c.maintenance_handler();
+    }
   }
 }
 
@@ -225,134 +271,216 @@ void Gic::set_distributor_enabled(bool on) {
   changed_();
 }
 
-void Gic::enable(int id, bool on) {
+void Gic::enable(int id, bool on, int cpu) {
   check_id(id, "enable");
-  irqs_[static_cast<std::size_t>(id)].enabled = on;
-  const auto at = std::lower_bound(enabled_ids_.begin(), enabled_ids_.end(), id);
-  const bool listed = at != enabled_ids_.end() && *at == id;
-  if (on && !listed) enabled_ids_.insert(at, id);
-  if (!on && listed) enabled_ids_.erase(at);
+  check_cpu(cpu, "enable");
+  irq_(id, cpu).enabled = on;
+  std::vector<int>& list =
+      id < kFirstSpi ? cpus_[static_cast<std::size_t>(cpu)].enabled_banked : enabled_spis_;
+  const auto at = std::lower_bound(list.begin(), list.end(), id);
+  const bool listed = at != list.end() && *at == id;
+  if (on && !listed) list.insert(at, id);
+  if (!on && listed) list.erase(at);
   changed_();
 }
 
-void Gic::set_priority(int id, std::uint8_t prio) {
+void Gic::set_priority(int id, std::uint8_t prio, int cpu) {
   check_id(id, "set_priority");
-  irqs_[static_cast<std::size_t>(id)].prio = prio;
+  check_cpu(cpu, "set_priority");
+  irq_(id, cpu).prio = prio;
   changed_();
 }
 
-void Gic::set_edge_triggered(int id, bool edge) {
+void Gic::set_edge_triggered(int id, bool edge, int cpu) {
   check_id(id, "set_edge_triggered");
-  irqs_[static_cast<std::size_t>(id)].edge = edge;
+  check_cpu(cpu, "set_edge_triggered");
+  irq_(id, cpu).edge = edge;
   changed_();
 }
 
-void Gic::set_pending(int id) {
+void Gic::set_pending(int id, int cpu) {
   check_id(id, "set_pending");
-  irqs_[static_cast<std::size_t>(id)].latched = true;
+  check_cpu(cpu, "set_pending");
+  if (id < kFirstPpi) {
+    send_sgi(id, CpuMask{1} << cpu, cpu);
+    return;
+  }
+  irq_(id, cpu).latched = true;
   changed_();
 }
 
-void Gic::clear_pending(int id) {
+void Gic::clear_pending(int id, int cpu) {
   check_id(id, "clear_pending");
-  irqs_[static_cast<std::size_t>(id)].latched = false;
+  check_cpu(cpu, "clear_pending");
+  if (id < kFirstPpi)
+    cpus_[static_cast<std::size_t>(cpu)].sgi_sources[static_cast<std::size_t>(id)] = 0;
+  irq_(id, cpu).latched = false;
   changed_();
 }
 
-void Gic::set_active(int id, bool on) {
+void Gic::set_active(int id, bool on, int cpu) {
   check_id(id, "set_active");
-  irqs_[static_cast<std::size_t>(id)].active = on;
+  check_cpu(cpu, "set_active");
+  irq_(id, cpu).active = on;
   changed_();
 }
 
-void Gic::set_ppi_level(int id, bool level) {
+void Gic::set_targets(int id, CpuMask cpu_mask) {
+  check_id(id, "set_targets");
+  if (id < kFirstSpi) return;  // SGIs and PPIs go to their own CPU (GICD_ITARGETSR0-7 are RO)
+  targets_[static_cast<std::size_t>(id - kFirstSpi)] = cpu_mask & all_cpus();
+  changed_();
+}
+
+CpuMask Gic::targets(int id, int cpu) const {
+  check_id(id, "targets");
+  check_cpu(cpu, "targets");
+  if (id < kFirstSpi) return CpuMask{1} << cpu;
+  return targets_[static_cast<std::size_t>(id - kFirstSpi)];
+}
+
+void Gic::send_sgi(int id, CpuMask cpu_mask, int source) {
+  if (id < 0 || id >= kFirstPpi) {
+    throw std::out_of_range(std::string(name()) + ": send_sgi: " + std::to_string(id) +
+                            " is not an SGI (0..15)");
+  }
+  check_cpu(source, "send_sgi (source)");
+  for (int k = 0; k < num_cpus_; ++k) {
+    if (!(cpu_mask & (CpuMask{1} << k))) continue;
+    Cpu& c = cpus_[static_cast<std::size_t>(k)];
+    c.sgi_sources[static_cast<std::size_t>(id)] |= CpuMask{1} << source;
+    c.banked[static_cast<std::size_t>(id)].latched = true;
+  }
+  changed_();
+}
+
+CpuMask Gic::sgi_sources(int id, int cpu) const {
+  if (id < 0 || id >= kFirstPpi) return 0;
+  return cpu_at(cpu).sgi_sources[static_cast<std::size_t>(id)];
+}
+
+void Gic::set_ppi_level(int id, bool level, int cpu) {
   if (id < kFirstPpi || id >= kFirstSpi || id == kMaintenanceId) {
     throw std::out_of_range(std::string(name()) + ": set_ppi_level: " + std::to_string(id) +
                             " is not a PPI with an input line (16..31 but 25)");
   }
-  Irq& q = irqs_[static_cast<std::size_t>(id)];
+  check_cpu(cpu, "set_ppi_level");
+  Irq& q = irq_(id, cpu);
   if (q.edge && level && !q.level) q.latched = true;
   q.level = level;
   changed_();
 }
 
-bool Gic::is_edge_triggered(int id) const {
+bool Gic::is_edge_triggered(int id, int cpu) const {
   check_id(id, "is_edge_triggered");
-  return irqs_[static_cast<std::size_t>(id)].edge;
+  check_cpu(cpu, "is_edge_triggered");
+  return irq_(id, cpu).edge;
 }
 
-bool Gic::is_enabled(int id) const {
+bool Gic::is_enabled(int id, int cpu) const {
   check_id(id, "is_enabled");
-  return irqs_[static_cast<std::size_t>(id)].enabled;
+  check_cpu(cpu, "is_enabled");
+  return irq_(id, cpu).enabled;
 }
 
-bool Gic::is_pending(int id) const {
+bool Gic::is_pending(int id, int cpu) const {
   check_id(id, "is_pending");
-  return pending_(id);
+  check_cpu(cpu, "is_pending");
+  return pending_(id, cpu);
 }
 
-bool Gic::is_active(int id) const {
+bool Gic::is_active(int id, int cpu) const {
   check_id(id, "is_active");
-  return irqs_[static_cast<std::size_t>(id)].active;
+  check_cpu(cpu, "is_active");
+  return irq_(id, cpu).active;
 }
 
-std::uint8_t Gic::priority(int id) const {
+std::uint8_t Gic::priority(int id, int cpu) const {
   check_id(id, "priority");
-  return irqs_[static_cast<std::size_t>(id)].prio;
+  check_cpu(cpu, "priority");
+  return irq_(id, cpu).prio;
 }
 
-bool Gic::line_level(int id) const {
+bool Gic::line_level(int id, int cpu) const {
   check_id(id, "line_level");
-  if (id == kMaintenanceId) return maintenance_asserted();
-  return irqs_[static_cast<std::size_t>(id)].level;
+  check_cpu(cpu, "line_level");
+  if (id == kMaintenanceId) return maintenance_asserted(cpu);
+  return irq_(id, cpu).level;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Physical CPU interface
+// Physical CPU interfaces
 
-void Gic::set_cpu_interface_enabled(bool on) {
-  cpu_enabled_ = on;
+void Gic::set_cpu_interface_enabled(bool on, int cpu) {
+  cpu_at(cpu).enabled = on;
   changed_();
 }
 
-void Gic::set_priority_mask(std::uint8_t pmr) {
-  pmr_ = pmr;
+void Gic::set_priority_mask(std::uint8_t pmr, int cpu) {
+  cpu_at(cpu).pmr = pmr;
   changed_();
 }
 
-void Gic::set_split_eoi(bool on) { split_eoi_ = on; }
+void Gic::set_split_eoi(bool on, int cpu) { cpu_at(cpu).split_eoi = on; }
 
-std::uint8_t Gic::running_priority() const {
+std::uint8_t Gic::running_priority(int cpu) const {
   std::uint8_t r = kIdlePriority;
-  for (const Drop& d : drops_) r = std::min(r, d.prio);
+  for (const Drop& d : cpu_at(cpu).drops) r = std::min(r, d.prio);
   return r;
 }
 
-int Gic::highest_pending() const {
-  const int id = best_pending_();
-  return id < 0 ? kSpuriousId : id;
+int Gic::highest_pending(int cpu) const {
+  check_cpu(cpu, "highest_pending");
+  const int id = best_pending_(cpu);
+  if (id < 0) return kSpuriousId;
+  if (id < kFirstPpi) {  // the source CPU an acknowledge would report: the lowest pending one
+    const CpuMask src =
+        cpus_[static_cast<std::size_t>(cpu)].sgi_sources[static_cast<std::size_t>(id)];
+    int s = 0;
+    while (s < kMaxCpus && !(src & (CpuMask{1} << s))) ++s;
+    return id | ((s < kMaxCpus ? s : 0) << 10);
+  }
+  return id;
 }
 
-bool Gic::irq_asserted() const { return best_pending_() >= 0; }
+bool Gic::irq_asserted(int cpu) const {
+  check_cpu(cpu, "irq_asserted");
+  return best_pending_(cpu) >= 0;
+}
 
-int Gic::acknowledge() {
-  const int id = best_pending_();
+int Gic::acknowledge(int cpu) {
+  check_cpu(cpu, "acknowledge");
+  const int id = best_pending_(cpu);
   if (id < 0) {
     ++spurious_;
     return kSpuriousId;
   }
-  Irq& q = irqs_[static_cast<std::size_t>(id)];
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
+  Irq& q = irq_(id, cpu);
   q.active = true;
-  q.latched = false;  // a level-sensitive line still high keeps it pending (active+pending)
-  drops_.push_back(Drop{id, q.prio});
+  int iar = id;
+  if (id < kFirstPpi) {
+    // SGI: one source at a time (the lowest); the others stay pending.
+    CpuMask& src = c.sgi_sources[static_cast<std::size_t>(id)];
+    int s = 0;
+    while (s < kMaxCpus && !(src & (CpuMask{1} << s))) ++s;
+    if (s == kMaxCpus) s = 0;
+    src &= ~(CpuMask{1} << s);
+    q.latched = src != 0;
+    c.sgi_active_source[static_cast<std::size_t>(id)] = s;
+    iar = id | (s << 10);
+  } else {
+    q.latched = false;  // a level-sensitive line still high keeps it pending (active+pending)
+  }
+  c.drops.push_back(Drop{id, q.prio});
   ++acks_;
-  VTOE_LOG(log_, Debug) << "ack " << id << " prio " << int(q.prio);
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " ack " << id << " prio " << int(q.prio);
   changed_();
-  return id;
+  return iar;
 }
 
-void Gic::deactivate_(int id, const char* who) {
-  Irq& q = irqs_[static_cast<std::size_t>(id)];
+void Gic::deactivate_(int id, int cpu, const char* who) {
+  Irq& q = irq_(id, cpu);
   if (!q.active) {
     ++bad_eois_;
     VTOE_LOG(log_, Warn) << who << " of interrupt " << id << " which is not active (ignored)";
@@ -361,15 +489,18 @@ void Gic::deactivate_(int id, const char* who) {
   q.active = false;  // a level input still high makes it pending again by itself
 }
 
-void Gic::end_of_interrupt(int id) {
-  if (id == kSpuriousId) return;  // EOI of a spurious ID is ignored, as in GICv2
+void Gic::end_of_interrupt(int iar, int cpu) {
+  if (iar == kSpuriousId) return;  // EOI of a spurious ID is ignored, as in GICv2
+  check_cpu(cpu, "end_of_interrupt");
+  const int id = interrupt_id(iar);
   check_id(id, "end_of_interrupt");
   ++eois_;
+  Cpu& c = cpus_[static_cast<std::size_t>(cpu)];
   bool dropped = false;
-  for (auto it = drops_.end(); it != drops_.begin();) {  // most recent acknowledge first
+  for (auto it = c.drops.end(); it != c.drops.begin();) {  // most recent acknowledge first
     --it;
     if (it->id == id) {
-      drops_.erase(it);
+      c.drops.erase(it);
       dropped = true;
       break;
     }
@@ -379,23 +510,26 @@ void Gic::end_of_interrupt(int id) {
     VTOE_LOG(log_, Warn) << "EOI of interrupt " << id << " which was not acknowledged (ignored)";
     return;
   }
-  if (!split_eoi_) deactivate_(id, "EOI");
-  VTOE_LOG(log_, Debug) << "eoi " << id;
+  if (!c.split_eoi) deactivate_(id, cpu, "EOI");
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " eoi " << id;
   changed_();
 }
 
-void Gic::deactivate(int id) {
-  if (id == kSpuriousId) return;
+void Gic::deactivate(int iar, int cpu) {
+  if (iar == kSpuriousId) return;
+  check_cpu(cpu, "deactivate");
+  const int id = interrupt_id(iar);
   check_id(id, "deactivate");
-  deactivate_(id, "deactivate");
+  deactivate_(id, cpu, "deactivate");
   changed_();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Virtual interface control (GICH)
 
-void Gic::write_lr(int i, const ListRegister& lr) {
+void Gic::write_lr(int i, const ListRegister& lr, int cpu) {
   check_lr(i);
+  Cpu& c = cpu_at(cpu);
   if (lr.virtual_id < 0 || lr.virtual_id >= kSpuriousId) {
     throw std::out_of_range(std::string(name()) + ": write_lr: virtual ID " +
                             std::to_string(lr.virtual_id) + " out of range 0..1022");
@@ -403,142 +537,155 @@ void Gic::write_lr(int i, const ListRegister& lr) {
   if (lr.hw()) check_id(lr.physical_id, "write_lr (physical ID)");
   ListRegister v = lr;
   v.priority &= kVirtualPriorityMask;
-  cur_.lr[static_cast<std::size_t>(i)] = v;
-  cur_.eisr &= ~(1u << i);
+  c.vgic.lr[static_cast<std::size_t>(i)] = v;
+  c.vgic.eisr &= ~(1u << i);
   ++lr_writes_;
-  VTOE_LOG(log_, Debug) << "LR" << i << " <- vid " << v.virtual_id << " " << to_string(v.state)
-                        << " prio " << int(v.priority);
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " LR" << i << " <- vid " << v.virtual_id << " "
+                        << to_string(v.state) << " prio " << int(v.priority);
   changed_();
 }
 
-ListRegister Gic::read_lr(int i) const {
+ListRegister Gic::read_lr(int i, int cpu) const {
   check_lr(i);
-  return cur_.lr[static_cast<std::size_t>(i)];
+  return cpu_at(cpu).vgic.lr[static_cast<std::size_t>(i)];
 }
 
-int Gic::free_lr() const {
+int Gic::free_lr(int cpu) const {
+  const Cpu& c = cpu_at(cpu);
   for (int i = 0; i < kListRegisters; ++i) {
-    if (!cur_.lr[static_cast<std::size_t>(i)].valid()) return i;
+    if (!c.vgic.lr[static_cast<std::size_t>(i)].valid()) return i;
   }
   return -1;
 }
 
-int Gic::pending_lr_count() const {
+int Gic::pending_lr_count(int cpu) const {
   int n = 0;
-  for (const auto& lr : cur_.lr) n += lr.pending() ? 1 : 0;
+  for (const auto& lr : cpu_at(cpu).vgic.lr) n += lr.pending() ? 1 : 0;
   return n;
 }
 
-int Gic::valid_lr_count() const {
+int Gic::valid_lr_count(int cpu) const {
   int n = 0;
-  for (const auto& lr : cur_.lr) n += lr.valid() ? 1 : 0;
+  for (const auto& lr : cpu_at(cpu).vgic.lr) n += lr.valid() ? 1 : 0;
   return n;
 }
 
-void Gic::write_hcr(std::uint32_t v) {
-  cur_.hcr = v;
+void Gic::write_hcr(std::uint32_t v, int cpu) {
+  cpu_at(cpu).vgic.hcr = v;
   changed_();
 }
 
-void Gic::write_vmcr(std::uint32_t v) {
-  cur_.vmcr = v;
+void Gic::write_vmcr(std::uint32_t v, int cpu) {
+  cpu_at(cpu).vgic.vmcr = v;
   changed_();
 }
 
-void Gic::write_apr(std::uint32_t v) {
-  cur_.apr = v;
+void Gic::write_apr(std::uint32_t v, int cpu) {
+  cpu_at(cpu).vgic.apr = v;
   changed_();
 }
 
-std::uint32_t Gic::elrsr() const {
+std::uint32_t Gic::elrsr(int cpu) const {
+  const Cpu& c = cpu_at(cpu);
   std::uint32_t m = 0;
   for (int i = 0; i < kListRegisters; ++i) {
-    if (!cur_.lr[static_cast<std::size_t>(i)].valid()) m |= 1u << i;
+    if (!c.vgic.lr[static_cast<std::size_t>(i)].valid()) m |= 1u << i;
   }
   return m;
 }
 
-std::uint32_t Gic::misr() const {
+std::uint32_t Gic::misr(int cpu) const {
+  const VgicState& s = cpu_at(cpu).vgic;
   std::uint32_t m = 0;
-  if (cur_.eisr != 0) m |= misr::kEoi;
-  if ((cur_.hcr & hcr::kUie) && valid_lr_count() <= 1) m |= misr::kU;
-  if ((cur_.hcr & hcr::kLrenpie) && hcr::eoi_count(cur_.hcr) != 0) m |= misr::kLrenp;
-  if ((cur_.hcr & hcr::kNpie) && pending_lr_count() == 0) m |= misr::kNp;
+  if (s.eisr != 0) m |= misr::kEoi;
+  if ((s.hcr & hcr::kUie) && valid_lr_count(cpu) <= 1) m |= misr::kU;
+  if ((s.hcr & hcr::kLrenpie) && hcr::eoi_count(s.hcr) != 0) m |= misr::kLrenp;
+  if ((s.hcr & hcr::kNpie) && pending_lr_count(cpu) == 0) m |= misr::kNp;
   return m;
 }
 
-void Gic::clear_eoi_status(std::uint32_t mask) {
-  cur_.eisr &= ~mask;
+void Gic::clear_eoi_status(std::uint32_t mask, int cpu) {
+  cpu_at(cpu).vgic.eisr &= ~mask;
   changed_();
 }
 
-bool Gic::maintenance_asserted() const { return (cur_.hcr & hcr::kEn) && misr() != 0; }
-
-VgicState Gic::save() {
-  ++saves_;
-  VTOE_LOG(log_, Debug) << "save: " << valid_lr_count() << " valid LRs";
-  return cur_;
+bool Gic::maintenance_asserted(int cpu) const {
+  return (cpu_at(cpu).vgic.hcr & hcr::kEn) && misr(cpu) != 0;
 }
 
-void Gic::restore(const VgicState& s) {
-  cur_ = s;
-  for (auto& lr : cur_.lr) lr.priority &= kVirtualPriorityMask;
+VgicState Gic::save(int cpu) {
+  const Cpu& c = cpu_at(cpu);
+  ++saves_;
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " save: " << valid_lr_count(cpu) << " valid LRs";
+  return c.vgic;
+}
+
+void Gic::restore(const VgicState& s, int cpu) {
+  Cpu& c = cpu_at(cpu);
+  c.vgic = s;
+  for (auto& lr : c.vgic.lr) lr.priority &= kVirtualPriorityMask;
   ++restores_;
-  VTOE_LOG(log_, Debug) << "restore: " << valid_lr_count() << " valid LRs";
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " restore: " << valid_lr_count(cpu) << " valid LRs";
   changed_();
 }
 
 // ---------------------------------------------------------------------------------------------
-// Virtual CPU interface (GICV)
+// Virtual CPU interfaces (GICV)
 
-void Gic::virtual_set_enabled(bool grp0, bool grp1) {
-  cur_.vmcr &= ~(vmcr::kGrp0En | vmcr::kGrp1En);
-  if (grp0) cur_.vmcr |= vmcr::kGrp0En;
-  if (grp1) cur_.vmcr |= vmcr::kGrp1En;
+void Gic::virtual_set_enabled(bool grp0, bool grp1, int cpu) {
+  std::uint32_t& vmcr = cpu_at(cpu).vgic.vmcr;
+  vmcr &= ~(vmcr::kGrp0En | vmcr::kGrp1En);
+  if (grp0) vmcr |= vmcr::kGrp0En;
+  if (grp1) vmcr |= vmcr::kGrp1En;
   changed_();
 }
 
-void Gic::virtual_set_priority_mask(std::uint8_t pmr) {
-  cur_.vmcr = (cur_.vmcr & ~vmcr::kPriMaskMask) |
-              (static_cast<std::uint32_t>(pmr >> 3) << vmcr::kPriMaskShift);
+void Gic::virtual_set_priority_mask(std::uint8_t pmr, int cpu) {
+  std::uint32_t& vmcr = cpu_at(cpu).vgic.vmcr;
+  vmcr =
+      (vmcr & ~vmcr::kPriMaskMask) | (static_cast<std::uint32_t>(pmr >> 3) << vmcr::kPriMaskShift);
   changed_();
 }
 
-std::uint8_t Gic::virtual_running_priority() const {
-  return gic::virtual_running_priority(cur_);
+std::uint8_t Gic::virtual_running_priority(int cpu) const {
+  return gic::virtual_running_priority(cpu_at(cpu).vgic);
 }
 
-int Gic::virtual_highest_pending() const {
-  const int i = best_virtual_pending_();
-  return i < 0 ? kSpuriousId : cur_.lr[static_cast<std::size_t>(i)].virtual_id;
+int Gic::virtual_highest_pending(int cpu) const {
+  const VgicState& s = cpu_at(cpu).vgic;
+  const int i = best_virtual_pending(s);
+  return i < 0 ? kSpuriousId : s.lr[static_cast<std::size_t>(i)].virtual_id;
 }
 
-bool Gic::virq_asserted() const { return best_virtual_pending_() >= 0; }
+bool Gic::virq_asserted(int cpu) const { return best_virtual_pending(cpu_at(cpu).vgic) >= 0; }
 
-int Gic::virtual_acknowledge() {
-  const int i = acknowledge_virtual(cur_);
+int Gic::virtual_acknowledge(int cpu) {
+  VgicState& s = cpu_at(cpu).vgic;
+  const int i = acknowledge_virtual(s);
   if (i < 0) {
     ++virtual_spurious_;
     return kSpuriousId;
   }
-  const ListRegister& lr = cur_.lr[static_cast<std::size_t>(i)];
+  const ListRegister& lr = s.lr[static_cast<std::size_t>(i)];
   ++virtual_acks_;
-  VTOE_LOG(log_, Debug) << "vack " << lr.virtual_id << " (LR" << i << ")";
+  VTOE_LOG(log_, Debug) << "cpu " << cpu << " vack " << lr.virtual_id << " (LR" << i << ")";
   changed_();
   return lr.virtual_id;
 }
 
-void Gic::virtual_end_of_interrupt(int vid) {
+void Gic::virtual_end_of_interrupt(int vid, int cpu) {
   if (vid == kSpuriousId) return;
+  VgicState& s = cpu_at(cpu).vgic;
   ++virtual_eois_;
-  const int found = end_virtual_interrupt(cur_, vid);
+  const int found = end_virtual_interrupt(s, vid);
   if (found < 0) {
-    VTOE_LOG(log_, Debug) << "veoi " << vid << " not in LRs, EOICount " << hcr::eoi_count(cur_.hcr);
+    VTOE_LOG(log_, Debug) << "veoi " << vid << " not in LRs, EOICount " << hcr::eoi_count(s.hcr);
     changed_();
     return;
   }
-  const ListRegister& lr = cur_.lr[static_cast<std::size_t>(found)];
-  if (lr.hw()) deactivate_(lr.physical_id, "virtual EOI (hardware-linked)");
+  const ListRegister& lr = s.lr[static_cast<std::size_t>(found)];
+  // A hardware-linked LR deactivates its physical interrupt: an SPI, or this CPU's own PPI/SGI.
+  if (lr.hw()) deactivate_(lr.physical_id, cpu, "virtual EOI (hardware-linked)");
   VTOE_LOG(log_, Debug) << "veoi " << vid << " (LR" << found << " -> " << to_string(lr.state)
                         << ")";
   changed_();

@@ -1,19 +1,31 @@
-// Behavioural GICv2 for one CPU: distributor, physical CPU interface (GICC), virtual interface
-// control (GICH, for the hypervisor) and virtual CPU interface (GICV, for the running guest).
+// Behavioural GICv2 for 1 to 8 CPUs: one distributor, and per CPU a physical CPU interface
+// (GICC), a virtual interface control (GICH, for the hypervisor on that CPU) and a virtual CPU
+// interface (GICV, for the guest running there).
 //
-// Software models (hypervisor, guest OS) call the C++ methods below from their own processes; there
-// is no register/TLM interface. State changes take effect at once for the query and acknowledge
-// methods; the output lines (`irq`, `virq`, `maintenance`) follow one delta cycle later, driven by
-// a single internal process (so several software processes may call in without becoming drivers).
+// Software models (hypervisor, guest OS) call the C++ methods below from their own processes; the
+// memory-mapped face is GicRegisters (gic_registers.h). Every per-CPU method takes the CPU as its
+// last argument (default 0, so a uniprocessor platform never names it). State changes take effect
+// at once for the query and acknowledge methods; the output lines (`irq[cpu]`, `virq[cpu]`,
+// `maintenance[cpu]`) follow one delta cycle later, driven by a single internal process (so
+// several software processes may call in without becoming drivers).
 //
 // Interrupt IDs follow GICv2: 0-15 SGIs, 16-31 PPIs, SPIs from 32 (input spi[i] is ID 32 + i),
-// 1023 spurious. PPI 25 is the virtual-interface maintenance interrupt (as on GIC-400): its level
-// is the `maintenance` line, so a hypervisor may enable ID 25 and take it through `irq` like any
-// other.
+// 1023 spurious. SGIs and PPIs are banked: each CPU has its own enable, priority, configuration,
+// pending and active state for IDs 0-31 (a PPI's line is that CPU's, e.g. its generic timer). An
+// SGI is pending per source CPU, as in GICv2: acknowledge() returns the ID with the source CPU in
+// bits [12:10] (GICC_IAR's CPUID) and end_of_interrupt() takes that value back. SPIs are shared:
+// GICD_ITARGETSR's byte per SPI (set_targets) names the CPUs it may go to; every targeted CPU
+// interface signals it, and the first to acknowledge it takes it (GICv2's 1-N model: it is then
+// active, so the others stop signalling it). Targets reset to CPU 0 (model choice), so a platform
+// that never sets them delivers every SPI to CPU 0 as a uniprocessor GIC does; with one CPU the
+// targets are not looked at.
+//
+// PPI 25 is the virtual-interface maintenance interrupt (as on GIC-400): its level is that CPU's
+// `maintenance` line, so a hypervisor may enable ID 25 and take it through `irq` like any other.
 //
 // Paper §4.2 / Fig. 8: at every VM switch the hypervisor calls save() for the outgoing guest and
-// restore() with the incoming guest's VgicState; the virtual CPU interface then acts on whatever
-// list registers are loaded.
+// restore() with the incoming guest's VgicState on that CPU's virtual interface; its virtual CPU
+// interface then acts on whatever list registers are loaded.
 #pragma once
 
 #include <array>
@@ -31,6 +43,13 @@ constexpr int kFirstSpi = 32;
 constexpr int kMaintenanceId = 25;  // PPI carrying the GICH maintenance interrupt
 constexpr int kSpuriousId = 1023;
 constexpr int kListRegisters = 4;
+// GICv2 has CPU interfaces 0-7 (GICD_ITARGETSR and GICD_SGIR hold a byte of them), and the
+// register face (GicRegisters) keeps to those. The behavioural model takes up to 64, for the
+// annotated platform's larger hosts (model choice: target masks as wide as GICv3's affinity
+// routing would reach).
+constexpr int kMaxCpus = 64;
+constexpr int kMaxRegisterCpus = 8;
+using CpuMask = std::uint64_t;                   // bit n = CPU interface n
 constexpr std::uint8_t kIdlePriority = 0xFF;     // running priority when nothing is active
 constexpr std::uint8_t kDefaultPriority = 0xA0;  // reset priority of every interrupt (model choice)
 // List registers and the virtual priority mask hold priority bits [7:3] (32 levels), as in GICv2.
@@ -128,88 +147,106 @@ int end_virtual_interrupt(VgicState& s, int vid);
 class Gic : public core::Module {
  public:
   SC_HAS_PROCESS(Gic);
-  Gic(const sc_core::sc_module_name& name, int num_spis);
+  Gic(const sc_core::sc_module_name& name, int num_spis, int num_cpus = 1);
 
-  // Ports. All must be bound.
+  // Ports. All must be bound; the outputs have one element per CPU interface.
   sc_core::sc_vector<sc_core::sc_in<bool>>
-      spi;                            // level-sensitive (or edge, see set_edge_triggered)
-  sc_core::sc_out<bool> irq;          // physical IRQ to the CPU
-  sc_core::sc_out<bool> virq;         // virtual IRQ to the CPU (the running guest)
-  sc_core::sc_out<bool> maintenance;  // GICH maintenance interrupt (also PPI 25)
+      spi;  // level-sensitive (or edge, see set_edge_triggered)
+  sc_core::sc_vector<sc_core::sc_out<bool>> irq;          // physical IRQ to each CPU
+  sc_core::sc_vector<sc_core::sc_out<bool>> virq;         // virtual IRQ to each CPU's guest
+  sc_core::sc_vector<sc_core::sc_out<bool>> maintenance;  // each GICH's maintenance (PPI 25)
 
   int num_spis() const { return num_spis_; }
   int num_ids() const { return kFirstSpi + num_spis_; }
+  int num_cpus() const { return num_cpus_; }
 
   // ---- Distributor (GICD) ----
-  void set_distributor_enabled(bool on);         // GICD_CTLR; on at reset (model choice)
-  void enable(int id, bool on);                  // GICD_ISENABLER / ICENABLER; all off at reset
-  void set_priority(int id, std::uint8_t prio);  // GICD_IPRIORITYR; lower value = higher priority
-  void set_edge_triggered(int id, bool edge);    // GICD_ICFGR; level-sensitive at reset
-  void set_pending(int id);                      // GICD_ISPENDR (software-triggered, e.g. an SGI)
-  void clear_pending(int id);                    // GICD_ICPENDR (latched state only, not a line)
-  void set_active(int id, bool on);              // GICD_ISACTIVER / ICACTIVER
-  // The level of a PPI's input line (IDs 16-31 but 25, e.g. a generic-timer output); SPIs come
-  // in through the `spi` ports instead.
-  void set_ppi_level(int id, bool level);
-  bool is_edge_triggered(int id) const;
-  bool is_enabled(int id) const;
-  bool is_pending(int id) const;
-  bool is_active(int id) const;
-  std::uint8_t priority(int id) const;
-  bool line_level(int id) const;  // sampled level of the SPI input (PPI 25: the maintenance line)
+  // For IDs 0-31 the `cpu` argument picks the CPU's banked copy; for SPIs it is not used.
+  void set_distributor_enabled(bool on);      // GICD_CTLR; on at reset (model choice)
+  void enable(int id, bool on, int cpu = 0);  // GICD_ISENABLER / ICENABLER; all off at reset
+  void set_priority(int id, std::uint8_t prio, int cpu = 0);  // GICD_IPRIORITYR; lower = higher
+  void set_edge_triggered(int id, bool edge, int cpu = 0);    // GICD_ICFGR; level at reset
+  // GICD_ISPENDR (software-triggered); an SGI is made pending from source `cpu` to itself.
+  void set_pending(int id, int cpu = 0);
+  void clear_pending(int id, int cpu = 0);        // GICD_ICPENDR (latched state only, not a line)
+  void set_active(int id, bool on, int cpu = 0);  // GICD_ISACTIVER / ICACTIVER
+  // GICD_ITARGETSR for an SPI: bit n = CPU interface n (bits beyond num_cpus() are dropped).
+  // Reset 0x01. A mask of 0 leaves the SPI with nowhere to go (pending, never signalled).
+  void set_targets(int id, CpuMask cpu_mask);
+  // An SPI's targets; IDs 0-31 read as the CPU's own bit, as GICD_ITARGETSR0-7 do.
+  CpuMask targets(int id, int cpu = 0) const;
+  // GICD_SGIR: SGI `id` (0-15) from `source` to every CPU in `cpu_mask` (bits beyond num_cpus()
+  // are dropped).
+  void send_sgi(int id, CpuMask cpu_mask, int source);
+  // The level of a PPI's input line on `cpu` (IDs 16-31 but 25, e.g. a generic-timer output);
+  // SPIs come in through the `spi` ports instead.
+  void set_ppi_level(int id, bool level, int cpu = 0);
+  bool is_edge_triggered(int id, int cpu = 0) const;
+  bool is_enabled(int id, int cpu = 0) const;
+  bool is_pending(int id, int cpu = 0) const;
+  bool is_active(int id, int cpu = 0) const;
+  std::uint8_t priority(int id, int cpu = 0) const;
+  // Sampled level of the SPI input (PPIs: that CPU's line; PPI 25: its maintenance line).
+  bool line_level(int id, int cpu = 0) const;
+  // Source CPUs (bit n = CPU n) from which SGI `id` is pending on `cpu`.
+  CpuMask sgi_sources(int id, int cpu = 0) const;
 
-  // ---- Physical CPU interface (GICC) ----
-  void set_cpu_interface_enabled(bool on);   // GICC_CTLR.Enable; on at reset (model choice)
-  void set_priority_mask(std::uint8_t pmr);  // GICC_PMR: signal only priority < pmr; 0xFF reset
-  void set_split_eoi(bool on);               // GICC_CTLR.EOImode: EOI drops priority only
+  // ---- Physical CPU interfaces (GICC), one per CPU ----
+  void set_cpu_interface_enabled(bool on, int cpu = 0);   // GICC_CTLR.Enable; on at reset
+  void set_priority_mask(std::uint8_t pmr, int cpu = 0);  // GICC_PMR: priority < pmr; 0xFF reset
+  void set_split_eoi(bool on, int cpu = 0);               // GICC_CTLR.EOImode: EOI drops only
   bool distributor_enabled() const { return dist_enabled_; }
-  bool cpu_interface_enabled() const { return cpu_enabled_; }
-  std::uint8_t priority_mask() const { return pmr_; }
-  bool split_eoi() const { return split_eoi_; }
-  int acknowledge();                         // GICC_IAR: ID made active, or 1023
-  void end_of_interrupt(int id);             // GICC_EOIR: drop priority (+ deactivate)
-  void deactivate(int id);                   // GICC_DIR (split EOI mode)
-  int highest_pending() const;               // GICC_HPPIR: what acknowledge() would return
-  std::uint8_t running_priority() const;     // GICC_RPR
-  bool irq_asserted() const;                 // level `irq` is being driven to
+  bool cpu_interface_enabled(int cpu = 0) const { return cpu_at(cpu).enabled; }
+  std::uint8_t priority_mask(int cpu = 0) const { return cpu_at(cpu).pmr; }
+  bool split_eoi(int cpu = 0) const { return cpu_at(cpu).split_eoi; }
+  // GICC_IAR: the ID made active (an SGI's source CPU from bit 10: bits [12:10] for GICv2's
+  // eight), or 1023.
+  int acknowledge(int cpu = 0);
+  void end_of_interrupt(int iar, int cpu = 0);  // GICC_EOIR (the IAR value): drop (+ deactivate)
+  void deactivate(int iar, int cpu = 0);        // GICC_DIR (split EOI mode)
+  int highest_pending(int cpu = 0) const;       // GICC_HPPIR: what acknowledge() would return
+  std::uint8_t running_priority(int cpu = 0) const;  // GICC_RPR
+  bool irq_asserted(int cpu = 0) const;              // level `irq[cpu]` is being driven to
 
-  // ---- Virtual interface control (GICH), for the hypervisor ----
-  void write_lr(int i, const ListRegister& lr);
-  ListRegister read_lr(int i) const;
-  int free_lr() const;              // lowest invalid LR, or -1
-  int pending_lr_count() const;     // LRs in pending or pending+active
-  int valid_lr_count() const;       // LRs not invalid
-  void write_hcr(std::uint32_t v);  // GICH_HCR
-  std::uint32_t hcr() const { return cur_.hcr; }
-  void write_vmcr(std::uint32_t v);  // GICH_VMCR
-  std::uint32_t vmcr() const { return cur_.vmcr; }
-  void write_apr(std::uint32_t v);  // GICH_APR
-  std::uint32_t apr() const { return cur_.apr; }
-  std::uint32_t eisr() const { return cur_.eisr; }  // GICH_EISR
-  std::uint32_t elrsr() const;                      // GICH_ELRSR: bit i = LR i invalid
-  std::uint32_t misr() const;                       // GICH_MISR
-  void clear_eoi_status(std::uint32_t mask);        // model convenience: clear EISR bits
-  bool maintenance_asserted() const;                // HCR.En && MISR != 0
-  VgicState save();                                 // outgoing VM (Fig. 8: backup)
-  void restore(const VgicState& s);                 // incoming VM (Fig. 8: restore)
-  // Called on each rising edge of the maintenance line, from the GIC's own method process (so it
-  // must not wait()); the handler should clear the causes (rewrite emptied LRs, EOICount ...).
-  void on_maintenance(std::function<void()> handler) { maintenance_handler_ = std::move(handler); }
+  // ---- Virtual interface control (GICH), one per CPU, for the hypervisor on it ----
+  void write_lr(int i, const ListRegister& lr, int cpu = 0);
+  ListRegister read_lr(int i, int cpu = 0) const;
+  int free_lr(int cpu = 0) const;                // lowest invalid LR, or -1
+  int pending_lr_count(int cpu = 0) const;       // LRs in pending or pending+active
+  int valid_lr_count(int cpu = 0) const;         // LRs not invalid
+  void write_hcr(std::uint32_t v, int cpu = 0);  // GICH_HCR
+  std::uint32_t hcr(int cpu = 0) const { return cpu_at(cpu).vgic.hcr; }
+  void write_vmcr(std::uint32_t v, int cpu = 0);  // GICH_VMCR
+  std::uint32_t vmcr(int cpu = 0) const { return cpu_at(cpu).vgic.vmcr; }
+  void write_apr(std::uint32_t v, int cpu = 0);  // GICH_APR
+  std::uint32_t apr(int cpu = 0) const { return cpu_at(cpu).vgic.apr; }
+  std::uint32_t eisr(int cpu = 0) const { return cpu_at(cpu).vgic.eisr; }  // GICH_EISR
+  std::uint32_t elrsr(int cpu = 0) const;                  // GICH_ELRSR: bit i = LR i invalid
+  std::uint32_t misr(int cpu = 0) const;                   // GICH_MISR
+  void clear_eoi_status(std::uint32_t mask, int cpu = 0);  // model convenience: clear EISR bits
+  bool maintenance_asserted(int cpu = 0) const;            // HCR.En && MISR != 0
+  VgicState save(int cpu = 0);                             // outgoing VM (Fig. 8: backup)
+  void restore(const VgicState& s, int cpu = 0);           // incoming VM (Fig. 8: restore)
+  // Called on each rising edge of `cpu`'s maintenance line, from the GIC's own method process (so
+  // it must not wait()); the handler should clear the causes (rewrite emptied LRs, EOICount ...).
+  void on_maintenance(std::function<void()> handler, int cpu = 0) {
+    cpu_at(cpu).maintenance_handler = std::move(handler);
+  }
 
-  // ---- Virtual CPU interface (GICV), for the running guest ----
-  void virtual_set_enabled(bool grp0, bool grp1 = true);  // GICV_CTLR -> VMCR group enables
-  void virtual_set_priority_mask(std::uint8_t pmr);       // GICV_PMR -> VMCR.VMPriMask
-  int virtual_acknowledge();                              // GICV_IAR: virtual ID or 1023
-  void virtual_end_of_interrupt(int vid);                 // GICV_EOIR
-  int virtual_highest_pending() const;                    // GICV_HPPIR
-  std::uint8_t virtual_running_priority() const;          // GICV_RPR
-  bool virq_asserted() const;                             // level `virq` is being driven to
+  // ---- Virtual CPU interfaces (GICV), one per CPU, for the guest running there ----
+  void virtual_set_enabled(bool grp0, bool grp1 = true, int cpu = 0);  // GICV_CTLR -> VMCR
+  void virtual_set_priority_mask(std::uint8_t pmr, int cpu = 0);       // GICV_PMR -> VMPriMask
+  int virtual_acknowledge(int cpu = 0);                      // GICV_IAR: virtual ID or 1023
+  void virtual_end_of_interrupt(int vid, int cpu = 0);       // GICV_EOIR
+  int virtual_highest_pending(int cpu = 0) const;            // GICV_HPPIR
+  std::uint8_t virtual_running_priority(int cpu = 0) const;  // GICV_RPR
+  bool virq_asserted(int cpu = 0) const;                     // level `virq[cpu]` is being driven to
 
  private:
   struct Irq {
     bool enabled = false;
     bool edge = false;
-    bool latched = false;  // edge- or software-triggered pending state
+    bool latched = false;  // edge- or software-triggered pending state (SGIs: some source)
     bool level = false;    // sampled input line
     bool active = false;
     std::uint8_t prio = kDefaultPriority;
@@ -218,17 +255,49 @@ class Gic : public core::Module {
     int id;
     std::uint8_t prio;
   };
+  // One CPU's banked interrupts (IDs 0-31) and its three interfaces.
+  struct Cpu {
+    std::array<Irq, kFirstSpi> banked{};
+    std::array<CpuMask, kFirstPpi> sgi_sources{};    // per SGI: pending source CPUs
+    std::array<int, kFirstPpi> sgi_active_source{};  // per SGI: the source acknowledged
+    std::vector<int> enabled_banked;                 // ascending IDs 0-31 enabled here
+    bool enabled = true;
+    bool split_eoi = false;
+    std::uint8_t pmr = kIdlePriority;
+    std::vector<Drop> drops;  // running priority = highest (lowest value) among these
+    VgicState vgic;           // the GICH contents: the VM switched in on this CPU
+    std::function<void()> maintenance_handler;
+    bool maintenance_was = false;
+    // The levels of irq, virq and maintenance: read when the simulation starts, then the ones
+    // update_ wrote last.
+    bool irq_driven = false;
+    bool virq_driven = false;
+    bool maintenance_driven = false;
+  };
 
   void check_id(int id, const char* what) const;
+  void check_cpu(int cpu, const char* what) const;
   void check_lr(int i) const;
-  bool pending_(int id) const;
-  int best_pending_() const;
-  int best_virtual_pending_() const;
-  bool virtual_group_enabled_(const ListRegister& lr) const;
-  void deactivate_(int id, const char* who);
+  int interrupt_id(int iar) const;  // the ID in a GICC_IAR value (an SGI's without its source)
+  CpuMask all_cpus() const { return num_cpus_ == 64 ? ~CpuMask{0} : (CpuMask{1} << num_cpus_) - 1; }
+  Cpu& cpu_at(int cpu);
+  const Cpu& cpu_at(int cpu) const;
+  Irq& irq_(int id, int cpu) {
+    return id < kFirstSpi
+               ? cpus_[static_cast<std::size_t>(cpu)].banked[static_cast<std::size_t>(id)]
+               : spis_[static_cast<std::size_t>(id - kFirstSpi)];
+  }
+  const Irq& irq_(int id, int cpu) const {
+    return id < kFirstSpi
+               ? cpus_[static_cast<std::size_t>(cpu)].banked[static_cast<std::size_t>(id)]
+               : spis_[static_cast<std::size_t>(id - kFirstSpi)];
+  }
+  bool pending_(int id, int cpu) const;
+  int best_pending_(int cpu) const;
+  void deactivate_(int id, int cpu, const char* who);
   void changed_();  // state changed: re-evaluate outputs in the next delta
-  // SC_METHOD on the SPI lines and changed_ev_, the only writer of irq/virq/maintenance: samples
-  // the lines (nothing changes for a line that did not move), then drives the outputs, so an SPI
+  // SC_METHOD on the SPI lines and changed_ev_, the only writer of the outputs: samples the lines
+  // (nothing changes for a line that did not move), then drives each CPU's outputs, so an SPI
   // reaches the outputs in the delta after it moved.
   void update_();
   void start_of_simulation() override;
@@ -236,22 +305,12 @@ class Gic : public core::Module {
   void drive_outputs_();
 
   int num_spis_;
-  std::vector<Irq> irqs_;
-  std::vector<int> enabled_ids_;  // ascending; best_pending_() looks only at these (hot path)
+  int num_cpus_;
+  std::vector<Irq> spis_;
+  std::vector<CpuMask> targets_;   // per SPI: GICD_ITARGETSR
+  std::vector<int> enabled_spis_;  // ascending; best_pending_() looks only at these (hot path)
+  std::vector<Cpu> cpus_;
   bool dist_enabled_ = true;
-  bool cpu_enabled_ = true;
-  bool split_eoi_ = false;
-  std::uint8_t pmr_ = kIdlePriority;
-  std::vector<Drop> drops_;  // running priority = highest (lowest value) among these
-
-  VgicState cur_;  // the GICH contents: the switched-in VM's
-  std::function<void()> maintenance_handler_;
-  bool maintenance_was_ = false;
-  // The levels of irq, virq and maintenance: read when the simulation starts, then the ones
-  // update_ wrote last.
-  bool irq_driven_ = false;
-  bool virq_driven_ = false;
-  bool maintenance_driven_ = false;
   sc_core::sc_event changed_ev_;
 
   core::Counter& acks_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
 
 namespace vtoe::gic {
 
@@ -27,8 +28,8 @@ GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
       cpu("cpu"),
       hyp("hyp"),
       vcpu("vcpu"),
-      gic_(gic),
-      group_(static_cast<std::size_t>(gic.num_ids()), 0),
+      gic_(check_cpus(gic)),
+      group_(static_cast<std::size_t>(gic.num_cpus() * kFirstSpi + gic.num_spis()), 0),
       gicd_bank_(std::string(this->name()) + ".gicd"),
       gicc_bank_(std::string(this->name()) + ".gicc"),
       gich_bank_(std::string(this->name()) + ".gich"),
@@ -98,6 +99,7 @@ GicRegisters::GicRegisters(const sc_core::sc_module_name& name, Gic& gic)
   gicc_bank_.expect_all(reg_info::kCpuBank, std::size(reg_info::kCpuBank));
   gich_bank_.expect_all(reg_info::kHypBank, std::size(reg_info::kHypBank));
   gicv_bank_.expect_all(reg_info::kVcpuBank, std::size(reg_info::kVcpuBank));
+  bank_by_cpu();
   decode_distributor();
   decode_cpu();
   decode_hyp();
@@ -109,54 +111,95 @@ void GicRegisters::reset_state() {
   // The architecture's reset state.
   std::fill(group_.begin(), group_.end(), 0);
   gic_.set_distributor_enabled(false);
-  gic_.set_cpu_interface_enabled(false);
-  gic_.set_priority_mask(0);
-  gic_.set_split_eoi(false);
-  for (int id = 0; id < gic_.num_ids(); ++id) {
-    gic_.set_priority(id, 0);
-    gic_.set_edge_triggered(id, id < kFirstPpi);
-    if (id < kFirstPpi) gic_.enable(id, true);
+  for (int c = 0; c < gic_.num_cpus(); ++c) {
+    gic_.set_cpu_interface_enabled(false, c);
+    gic_.set_priority_mask(0, c);
+    gic_.set_split_eoi(false, c);
+    for (int id = 0; id < kFirstSpi; ++id) {  // each CPU's banked SGIs and PPIs
+      gic_.set_priority(id, 0, c);
+      gic_.set_edge_triggered(id, id < kFirstPpi, c);
+      if (id < kFirstPpi) gic_.enable(id, true, c);
+    }
+    // GICH_HCR: the virtual interface off; GICH_VMCR: GICV's reset state with VMBP = 2 and
+    // VMABP = 3 (the binary points GICV_BPR/ABPR show, as QEMU's).
+    gic_.write_hcr(0, c);
+    for (int i = 0; i < kListRegisters; ++i) gic_.write_lr(i, decode_lr(0), c);  // GICH_LRn = 0
+    gic_.write_vmcr((2u << kVmcrVmbpShift) | (3u << kVmcrVmabpShift), c);
   }
-  // GICH_HCR: the virtual interface off; GICH_VMCR: GICV's reset state with VMBP = 2 and
-  // VMABP = 3 (the binary points GICV_BPR/ABPR show, as QEMU's).
-  gic_.write_hcr(0);
-  for (int i = 0; i < kListRegisters; ++i) gic_.write_lr(i, decode_lr(0));  // GICH_LRn = 0
-  gic_.write_vmcr((2u << kVmcrVmbpShift) | (3u << kVmcrVmabpShift));
+  for (int id = kFirstSpi; id < gic_.num_ids(); ++id) {
+    gic_.set_priority(id, 0);
+    gic_.set_edge_triggered(id, false);
+    gic_.set_targets(id, 0x01);  // as QEMU's GIC after reset on CPU 0's view: CPU 0
+  }
 }
 
-std::uint32_t GicRegisters::bus_read(Socket& s, std::uint32_t offset, unsigned size) {
+std::uint32_t GicRegisters::bus_read(Socket& s, std::uint32_t offset, unsigned size, int by) {
   std::uint64_t v = 0;
-  read(s, offset, v, size);
+  read(s, offset, v, size, by);
   return static_cast<std::uint32_t>(v);
 }
 
-std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size) {
-  return bus_read(distributor, offset, size);
+std::uint32_t GicRegisters::read_distributor(std::uint32_t offset, unsigned size, int by) {
+  return bus_read(distributor, offset, size, by);
 }
-void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size) {
-  write(distributor, offset, value, size);
+void GicRegisters::write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size,
+                                     int by) {
+  write(distributor, offset, value, size, by);
 }
-std::uint32_t GicRegisters::read_cpu(std::uint32_t offset) { return bus_read(cpu, offset, 4); }
-void GicRegisters::write_cpu(std::uint32_t offset, std::uint32_t value) {
-  write(cpu, offset, value, 4);
+std::uint32_t GicRegisters::read_cpu(std::uint32_t offset, int by) {
+  return bus_read(cpu, offset, 4, by);
 }
-std::uint32_t GicRegisters::read_hyp(std::uint32_t offset) { return bus_read(hyp, offset, 4); }
-void GicRegisters::write_hyp(std::uint32_t offset, std::uint32_t value) {
-  write(hyp, offset, value, 4);
+void GicRegisters::write_cpu(std::uint32_t offset, std::uint32_t value, int by) {
+  write(cpu, offset, value, 4, by);
 }
-std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset) { return bus_read(vcpu, offset, 4); }
-void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value) {
-  write(vcpu, offset, value, 4);
+std::uint32_t GicRegisters::read_hyp(std::uint32_t offset, int by) {
+  return bus_read(hyp, offset, 4, by);
+}
+void GicRegisters::write_hyp(std::uint32_t offset, std::uint32_t value, int by) {
+  write(hyp, offset, value, 4, by);
+}
+std::uint32_t GicRegisters::read_vcpu(std::uint32_t offset, int by) {
+  return bus_read(vcpu, offset, 4, by);
+}
+void GicRegisters::write_vcpu(std::uint32_t offset, std::uint32_t value, int by) {
+  write(vcpu, offset, value, 4, by);
+}
+
+Gic& GicRegisters::check_cpus(Gic& gic) {
+  if (gic.num_cpus() > kMaxRegisterCpus)
+    throw std::invalid_argument(std::string(gic.name()) + ": GICv2's registers name at most " +
+                                std::to_string(kMaxRegisterCpus) + " CPU interfaces, the GIC has " +
+                                std::to_string(gic.num_cpus()));
+  return gic;
+}
+
+int GicRegisters::interrupt_of(std::uint32_t v) {
+  // GICC_EOIR / GICC_DIR: the interrupt ID [9:0] and, for an SGI, its source CPU [12:10].
+  const std::uint32_t id = v & 0x3FFu;
+  return static_cast<int>(id < static_cast<std::uint32_t>(kFirstPpi) ? v & 0x1FFFu : id);
+}
+
+int GicRegisters::cpu_() const {
+  const int a = accessor();
+  return a >= 0 && a < gic_.num_cpus() ? a : 0;
+}
+
+std::size_t GicRegisters::group_index(int id, int c) const {
+  return static_cast<std::size_t>(id < kFirstSpi ? c * kFirstSpi + id
+                                                 : gic_.num_cpus() * kFirstSpi + id - kFirstSpi);
 }
 
 int GicRegisters::physical_hppir() const {
-  if (!gic_.distributor_enabled() || !gic_.cpu_interface_enabled()) return kSpuriousId;
+  const int c = cpu_();
+  if (!gic_.distributor_enabled() || !gic_.cpu_interface_enabled(c)) return kSpuriousId;
   int best = kSpuriousId;
   std::uint8_t best_prio = 0xFF;
+  const CpuMask bit = CpuMask{1} << c;
   for (int id = 0; id < gic_.num_ids(); ++id) {
-    if (!gic_.is_enabled(id) || gic_.is_active(id) || !gic_.is_pending(id)) continue;
-    const std::uint8_t p = gic_.priority(id);
-    if (p < gic_.priority_mask() && (best == kSpuriousId || p < best_prio)) {
+    if (!gic_.is_enabled(id, c) || gic_.is_active(id, c) || !gic_.is_pending(id, c)) continue;
+    if (gic_.num_cpus() > 1 && !(gic_.targets(id, c) & bit)) continue;
+    const std::uint8_t p = gic_.priority(id, c);
+    if (p < gic_.priority_mask(c) && (best == kSpuriousId || p < best_prio)) {
       best = id;
       best_prio = p;
     }
@@ -165,13 +208,14 @@ int GicRegisters::physical_hppir() const {
 }
 
 int GicRegisters::virtual_hppir() const {
-  const std::uint32_t vmcr = gic_.vmcr();
-  if (!(gic_.hcr() & hcr::kEn)) return kSpuriousId;
+  const int c = cpu_();
+  const std::uint32_t vmcr = gic_.vmcr(c);
+  if (!(gic_.hcr(c) & hcr::kEn)) return kSpuriousId;
   const auto pmr = static_cast<std::uint8_t>((vmcr >> vmcr::kPriMaskShift) << 3);
   int best = kSpuriousId;
   std::uint8_t best_prio = 0xFF;
   for (int i = 0; i < kListRegisters; ++i) {
-    const ListRegister lr = gic_.read_lr(i);
+    const ListRegister lr = gic_.read_lr(i, c);
     const bool group_on = vmcr & (lr.group1 ? vmcr::kGrp1En : vmcr::kGrp0En);
     if (lr.state != LrState::Pending || !group_on || lr.priority >= pmr) continue;
     if (best == kSpuriousId || lr.priority < best_prio) {
@@ -185,7 +229,7 @@ int GicRegisters::virtual_hppir() const {
 std::uint32_t GicRegisters::empty_lrs() const {
   std::uint32_t v = 0;
   for (int i = 0; i < kListRegisters; ++i) {
-    const ListRegister lr = gic_.read_lr(i);
+    const ListRegister lr = gic_.read_lr(i, cpu_());
     if (!lr.valid() && !(lr.eoi_maintenance && !lr.hw())) v |= 1u << i;
   }
   return v;
@@ -194,7 +238,7 @@ std::uint32_t GicRegisters::empty_lrs() const {
 std::uint32_t GicRegisters::eoi_lrs() const {
   std::uint32_t v = 0;
   for (int i = 0; i < kListRegisters; ++i) {
-    const ListRegister lr = gic_.read_lr(i);
+    const ListRegister lr = gic_.read_lr(i, cpu_());
     if (!lr.valid() && lr.eoi_maintenance && !lr.hw()) v |= 1u << i;
   }
   return v;
@@ -203,31 +247,33 @@ std::uint32_t GicRegisters::eoi_lrs() const {
 // ---------------------------------------------------------------------------------------------
 // Distributor
 
-std::uint32_t GicRegisters::bits_of(unsigned index, bool (Gic::*test)(int) const) const {
+std::uint32_t GicRegisters::bits_of(unsigned index, bool (Gic::*test)(int, int) const) const {
   std::uint32_t v = 0;
   const int first = static_cast<int>(index * 32);
+  const int c = cpu_();
   for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i) {
-    if ((gic_.*test)(first + i)) v |= 1u << i;
+    if ((gic_.*test)(first + i, c)) v |= 1u << i;
   }
   return v;
 }
 
 void GicRegisters::set_bits(unsigned index, std::uint64_t array, std::uint32_t value, bool on) {
   const int first = static_cast<int>(index * 32);
+  const int c = cpu_();
   for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i) {
     if (!(value & (1u << i))) continue;
     const int id = first + i;
     if (array == reg::kGicdIsenabler || array == reg::kGicdIcenabler) {
       if (id < kFirstPpi) continue;  // SGIs are always enabled (IMPLEMENTATION DEFINED; QEMU too)
-      gic_.enable(id, on);
+      gic_.enable(id, on, c);
     } else if (array == reg::kGicdIspendr || array == reg::kGicdIcpendr) {
       if (id < kFirstPpi) continue;  // SGIs: GICD_SPENDSGIR/CPENDSGIR, ignored here (as QEMU)
       if (on)
-        gic_.set_pending(id);
+        gic_.set_pending(id, c);
       else
-        gic_.clear_pending(id);
+        gic_.clear_pending(id, c);
     } else {
-      gic_.set_active(id, on);
+      gic_.set_active(id, on, c);
     }
   }
 }
@@ -236,26 +282,29 @@ void GicRegisters::decode_distributor() {
   gicd_ctlr_.on_read([this](unsigned) { return gic_.distributor_enabled() ? 1u : 0u; });
   gicd_ctlr_.on_write(
       [this](unsigned, std::uint32_t v, std::uint32_t) { gic_.set_distributor_enabled(v & 1u); });
-  gicd_typer_.on_read(
-      [this](unsigned) { return static_cast<std::uint32_t>(gic_.num_ids() / 32 - 1); });
+  // ITLinesNumber [4:0], CPUNumber [7:5] = CPU interfaces - 1.
+  gicd_typer_.on_read([this](unsigned) {
+    return static_cast<std::uint32_t>(gic_.num_ids() / 32 - 1) |
+           (static_cast<std::uint32_t>(gic_.num_cpus() - 1) << 5);
+  });
   gicd_iidr_.on_read([](unsigned) { return kImplementer; });
   gicd_igroupr_.on_read([this](unsigned index) {
     std::uint32_t v = 0;
     const int first = static_cast<int>(index * 32);
     for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i)
-      if (group_[static_cast<std::size_t>(first + i)]) v |= 1u << i;
+      if (group_[group_index(first + i, cpu_())]) v |= 1u << i;
     return v;
   });
   gicd_igroupr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t) {
     const int first = static_cast<int>(index * 32);
     for (int i = 0; i < 32 && first + i < gic_.num_ids(); ++i)
-      group_[static_cast<std::size_t>(first + i)] = (v >> i) & 1u;
+      group_[group_index(first + i, cpu_())] = (v >> i) & 1u;
   });
   // The one-bit-per-ID arrays: a set register and a clear register read the same state.
   struct BitArray {
     R* reg;
     std::uint64_t offset;
-    bool (Gic::*test)(int) const;
+    bool (Gic::*test)(int, int) const;
     bool on;
   };
   for (const BitArray& a :
@@ -278,7 +327,8 @@ void GicRegisters::decode_distributor() {
     std::uint32_t v = 0;
     for (int b = 0; b < 4; ++b) {
       const int id = static_cast<int>(index * 4) + b;
-      if (id < gic_.num_ids()) v |= static_cast<std::uint32_t>(gic_.priority(id)) << (8 * b);
+      if (id < gic_.num_ids())
+        v |= static_cast<std::uint32_t>(gic_.priority(id, cpu_())) << (8 * b);
     }
     return v;
   });
@@ -286,32 +336,56 @@ void GicRegisters::decode_distributor() {
     for (int b = 0; b < 4; ++b) {
       const int id = static_cast<int>(index * 4) + b;
       if (id < gic_.num_ids() && ((mask >> (8 * b)) & 0xFFu))
-        gic_.set_priority(id, static_cast<std::uint8_t>(v >> (8 * b)));
+        gic_.set_priority(id, static_cast<std::uint8_t>(v >> (8 * b)), cpu_());
     }
   });
-  // One CPU interface: GICD_ITARGETSR is RAZ/WI (GICv2 4.3.12, and QEMU).
-  gicd_itargetsr_.on_read([](unsigned) { return 0u; });
-  gicd_itargetsr_.on_write([](unsigned, std::uint32_t, std::uint32_t) {});
+  // One byte per ID. A uniprocessor GIC's are RAZ/WI (GICv2 4.3.12, and QEMU); otherwise
+  // ITARGETSR0-7 (SGIs, PPIs) read as the accessing CPU's own bit and ignore writes, and an
+  // SPI's byte holds its targets.
+  gicd_itargetsr_.on_read([this](unsigned index) {
+    if (gic_.num_cpus() == 1) return 0u;
+    std::uint32_t v = 0;
+    for (int b = 0; b < 4; ++b) {
+      const int id = static_cast<int>(index * 4) + b;
+      if (id < gic_.num_ids()) v |= static_cast<std::uint32_t>(gic_.targets(id, cpu_())) << (8 * b);
+    }
+    return v;
+  });
+  gicd_itargetsr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t mask) {
+    if (gic_.num_cpus() == 1) return;
+    for (int b = 0; b < 4; ++b) {
+      const int id = static_cast<int>(index * 4) + b;
+      if (id >= kFirstSpi && id < gic_.num_ids() && ((mask >> (8 * b)) & 0xFFu))
+        gic_.set_targets(id, (v >> (8 * b)) & 0xFFu);
+    }
+  });
   gicd_icfgr_.on_read([this](unsigned index) {
     std::uint32_t v = 0;
     const int first = static_cast<int>(index * 16);
     for (int i = 0; i < 16 && first + i < gic_.num_ids(); ++i)
-      if (gic_.is_edge_triggered(first + i)) v |= 2u << (2 * i);
+      if (gic_.is_edge_triggered(first + i, cpu_())) v |= 2u << (2 * i);
     return v;
   });
   gicd_icfgr_.on_write([this](unsigned index, std::uint32_t v, std::uint32_t) {
     const int first = static_cast<int>(index * 16);
     for (int i = 0; i < 16 && first + i < gic_.num_ids(); ++i) {
       // SGIs are always edge-triggered; PPIs and SPIs take Int_config[1].
-      if (first + i >= kFirstPpi) gic_.set_edge_triggered(first + i, (v >> (2 * i + 1)) & 1u);
+      if (first + i >= kFirstPpi)
+        gic_.set_edge_triggered(first + i, (v >> (2 * i + 1)) & 1u, cpu_());
     }
   });
   gicd_sgir_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
     const std::uint32_t filter = (v >> 24) & 3u, list = (v >> 16) & 0xFFu;
     const int id = static_cast<int>(v & 0xFu);
-    // One CPU interface (number 0): a list naming it, or "this CPU only", reaches it;
-    // "all others" reaches nobody.
-    if ((filter == 0 && (list & 1u)) || filter == 2) gic_.set_pending(id);
+    // TargetListFilter: 0 the CPUs in the list, 1 every CPU but the sender, 2 the sender only
+    // (3 is reserved: nobody).
+    const int self = cpu_();
+    const auto all = static_cast<std::uint32_t>((1u << gic_.num_cpus()) - 1u);
+    const std::uint32_t to = filter == 0   ? list & all
+                             : filter == 1 ? all & ~(1u << self)
+                             : filter == 2 ? 1u << self
+                                           : 0u;
+    if (to != 0) gic_.send_sgi(id, to, self);
   });
   gicd_id_.on_read([](unsigned index) -> std::uint32_t { return kGicv2Id[index]; });
 }
@@ -319,23 +393,23 @@ void GicRegisters::decode_distributor() {
 void GicRegisters::decode_cpu() {
   gicc_ctlr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t mask) {
     gicc_ctlr_.store(0, v, mask);
-    gic_.set_cpu_interface_enabled(gicc_ctlr_ & 3u);
-    gic_.set_split_eoi(gicc_ctlr_ & kCtlrEoiMode);
+    gic_.set_cpu_interface_enabled(gicc_ctlr_ & 3u, cpu_());
+    gic_.set_split_eoi(gicc_ctlr_ & kCtlrEoiMode, cpu_());
   });
-  gicc_pmr_.on_read([this](unsigned) -> std::uint32_t { return gic_.priority_mask(); });
+  gicc_pmr_.on_read([this](unsigned) -> std::uint32_t { return gic_.priority_mask(cpu_()); });
   gicc_pmr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.set_priority_mask(static_cast<std::uint8_t>(v));
+    gic_.set_priority_mask(static_cast<std::uint8_t>(v), cpu_());
   });
-  // SGI source CPU 0: IAR bits [12:10] are 0. A debugger's look at IAR acknowledges nothing.
+  // IAR: an SGI's source CPU in bits [12:10]. A debugger's look at IAR acknowledges nothing.
   for (R* iar : {&gicc_iar_, &gicc_aiar_}) {
-    iar->on_read([this](unsigned) { return static_cast<std::uint32_t>(gic_.acknowledge()); });
+    iar->on_read([this](unsigned) { return static_cast<std::uint32_t>(gic_.acknowledge(cpu_())); });
     iar->on_peek([this](unsigned) { return static_cast<std::uint32_t>(physical_hppir()); });
   }
   for (R* eoir : {&gicc_eoir_, &gicc_aeoir_})
     eoir->on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-      gic_.end_of_interrupt(static_cast<int>(v & 0x3FFu));
+      gic_.end_of_interrupt(interrupt_of(v), cpu_());
     });
-  gicc_rpr_.on_read([this](unsigned) -> std::uint32_t { return gic_.running_priority(); });
+  gicc_rpr_.on_read([this](unsigned) -> std::uint32_t { return gic_.running_priority(cpu_()); });
   for (R* hppir : {&gicc_hppir_, &gicc_ahppir_})
     hppir->on_read([this](unsigned) { return static_cast<std::uint32_t>(physical_hppir()); });
   // GICC_APR0-3 and NSAPR0-3: read as zero, writes ignored (Linux clears them at start-up).
@@ -345,8 +419,8 @@ void GicRegisters::decode_cpu() {
   }
   gicc_iidr_.on_read([](unsigned) { return (2u << 16) | kImplementer; });  // version 2
   gicc_dir_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    const int id = static_cast<int>(v & 0x3FFu);
-    if (id < gic_.num_ids()) gic_.deactivate(id);
+    if ((v & 0x3FFu) < static_cast<std::uint32_t>(gic_.num_ids()))
+      gic_.deactivate(interrupt_of(v), cpu_());
   });
 }
 
@@ -380,57 +454,64 @@ ListRegister GicRegisters::decode_lr(std::uint32_t v) {
 }
 
 void GicRegisters::decode_hyp() {
-  gich_lr_.on_read([this](unsigned i) { return encode_lr(gic_.read_lr(static_cast<int>(i))); });
+  gich_lr_.on_read(
+      [this](unsigned i) { return encode_lr(gic_.read_lr(static_cast<int>(i), cpu_())); });
   gich_lr_.on_write([this](unsigned i, std::uint32_t v, std::uint32_t) {
-    gic_.write_lr(static_cast<int>(i), decode_lr(v));
+    gic_.write_lr(static_cast<int>(i), decode_lr(v), cpu_());
   });
-  gich_hcr_.on_read([this](unsigned) { return gic_.hcr(); });
+  gich_hcr_.on_read([this](unsigned) { return gic_.hcr(cpu_()); });
   gich_hcr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.write_hcr(v & (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie | hcr::kEoiCountMask));
+    gic_.write_hcr(v & (hcr::kEn | hcr::kUie | hcr::kLrenpie | hcr::kNpie | hcr::kEoiCountMask),
+                   cpu_());
   });
   gich_vtr_.on_read([](unsigned) { return kVtrValue; });
-  gich_vmcr_.on_read([this](unsigned) { return gic_.vmcr(); });
-  gich_vmcr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_vmcr(v); });
-  gich_misr_.on_read([this](unsigned) { return gic_.misr(); });
+  gich_vmcr_.on_read([this](unsigned) { return gic_.vmcr(cpu_()); });
+  gich_vmcr_.on_write(
+      [this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_vmcr(v, cpu_()); });
+  gich_misr_.on_read([this](unsigned) { return gic_.misr(cpu_()); });
   gich_eisr0_.on_read([this](unsigned) { return eoi_lrs(); });
   gich_elrsr0_.on_read([this](unsigned) { return empty_lrs(); });
   gich_eisr1_.on_read([](unsigned) { return 0u; });
   gich_elrsr1_.on_read([](unsigned) { return 0u; });
-  gich_apr_.on_read([this](unsigned) { return gic_.apr(); });
-  gich_apr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_apr(v); });
+  gich_apr_.on_read([this](unsigned) { return gic_.apr(cpu_()); });
+  gich_apr_.on_write(
+      [this](unsigned, std::uint32_t v, std::uint32_t) { gic_.write_apr(v, cpu_()); });
 }
 
 void GicRegisters::decode_vcpu() {
   // GICV_CTLR is GICH_VMCR's low bits (EnableGrp0/1, AckCtl, FIQEn, CBPR) and VEM (bit 9).
-  gicv_ctlr_.on_read([this](unsigned) { return gic_.vmcr() & kCtlrMask; });
+  gicv_ctlr_.on_read([this](unsigned) { return gic_.vmcr(cpu_()) & kCtlrMask; });
   gicv_ctlr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.write_vmcr((gic_.vmcr() & ~kCtlrMask) | (v & kCtlrMask));
+    gic_.write_vmcr((gic_.vmcr(cpu_()) & ~kCtlrMask) | (v & kCtlrMask), cpu_());
   });
-  gicv_pmr_.on_read([this](unsigned) { return (gic_.vmcr() >> vmcr::kPriMaskShift) << 3; });
+  gicv_pmr_.on_read([this](unsigned) { return (gic_.vmcr(cpu_()) >> vmcr::kPriMaskShift) << 3; });
   gicv_pmr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.virtual_set_priority_mask(static_cast<std::uint8_t>(v));
+    gic_.virtual_set_priority_mask(static_cast<std::uint8_t>(v), cpu_());
   });
-  gicv_bpr_.on_read([this](unsigned) { return (gic_.vmcr() >> kVmcrVmbpShift) & 7u; });
+  gicv_bpr_.on_read([this](unsigned) { return (gic_.vmcr(cpu_()) >> kVmcrVmbpShift) & 7u; });
   gicv_bpr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmbpShift)) | ((v & 7u) << kVmcrVmbpShift));
+    gic_.write_vmcr((gic_.vmcr(cpu_()) & ~(7u << kVmcrVmbpShift)) | ((v & 7u) << kVmcrVmbpShift),
+                    cpu_());
   });
-  gicv_abpr_.on_read([this](unsigned) { return (gic_.vmcr() >> kVmcrVmabpShift) & 7u; });
+  gicv_abpr_.on_read([this](unsigned) { return (gic_.vmcr(cpu_()) >> kVmcrVmabpShift) & 7u; });
   gicv_abpr_.on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-    gic_.write_vmcr((gic_.vmcr() & ~(7u << kVmcrVmabpShift)) | ((v & 7u) << kVmcrVmabpShift));
+    gic_.write_vmcr((gic_.vmcr(cpu_()) & ~(7u << kVmcrVmabpShift)) | ((v & 7u) << kVmcrVmabpShift),
+                    cpu_());
   });
   for (R* iar : {&gicv_iar_, &gicv_aiar_}) {
     iar->on_read(
-        [this](unsigned) { return static_cast<std::uint32_t>(gic_.virtual_acknowledge()); });
+        [this](unsigned) { return static_cast<std::uint32_t>(gic_.virtual_acknowledge(cpu_())); });
     iar->on_peek([this](unsigned) { return static_cast<std::uint32_t>(virtual_hppir()); });
   }
   for (R* eoir : {&gicv_eoir_, &gicv_aeoir_})
     eoir->on_write([this](unsigned, std::uint32_t v, std::uint32_t) {
-      gic_.virtual_end_of_interrupt(static_cast<int>(v & 0x3FFu));
+      gic_.virtual_end_of_interrupt(static_cast<int>(v & 0x3FFu), cpu_());
     });
-  gicv_rpr_.on_read([this](unsigned) -> std::uint32_t { return gic_.virtual_running_priority(); });
+  gicv_rpr_.on_read(
+      [this](unsigned) -> std::uint32_t { return gic_.virtual_running_priority(cpu_()); });
   for (R* hppir : {&gicv_hppir_, &gicv_ahppir_})
     hppir->on_read([this](unsigned) { return static_cast<std::uint32_t>(virtual_hppir()); });
-  gicv_apr_.on_read([this](unsigned) { return gic_.apr(); });
+  gicv_apr_.on_read([this](unsigned) { return gic_.apr(cpu_()); });
   gicv_iidr_.on_read([](unsigned) { return (2u << 16) | kImplementer; });
 }
 

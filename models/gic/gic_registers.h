@@ -8,10 +8,15 @@
 //   hyp          GICH  (0x0803_0000)             HCR, VTR, VMCR, MISR, EISR0, ELRSR0, APR, LR0-3
 //   vcpu         GICV  (0x0804_0000)             the GICC layout, acting on the list registers
 //
-// One CPU, no Security Extensions (as QEMU's virt machine without secure=on): GICD_TYPER says
-// ITLinesNumber = (IDs / 32) - 1, CPUNumber 0, SecurityExtn 0; a uniprocessor GIC, so
-// GICD_ITARGETSR reads as zero and ignores writes. Registers are 32-bit; IPRIORITYR
-// and ITARGETSR also take byte accesses. The constructor puts the Gic into the architecture's
+// As many CPU interfaces as the Gic has, no Security Extensions (as QEMU's virt machine without
+// secure=on): GICD_TYPER says ITLinesNumber = (IDs / 32) - 1, CPUNumber = CPUs - 1,
+// SecurityExtn 0. The banked registers (the distributor's for IDs 0-31, and all of GICC, GICH
+// and GICV) are decoded for the core that makes the access: the SidebandExtension's `cpu` of
+// the bus access (0 without one; a core beyond the GIC's interfaces is taken as CPU 0), or the
+// `by` argument of the access functions below. A uniprocessor GIC's GICD_ITARGETSR reads as
+// zero and ignores writes; with several CPUs an SPI's byte holds its targets and GICD_SGIR
+// reaches the CPUs its filter names. Registers are 32-bit; IPRIORITYR and ITARGETSR also take
+// byte accesses. The constructor puts the Gic into the architecture's
 // reset state (distributor and CPU interface off, priorities 0, PMR 0, SGIs edge-triggered and
 // always enabled, as QEMU's GIC),
 // which differs from the Gic's own model-friendly defaults used by the behavioural platform.
@@ -54,15 +59,15 @@ class GicRegisters : public core::Peripheral {
   GicRegisters(const sc_core::sc_module_name& name, Gic& gic);
 
   // The register accesses themselves (offset into the region), for tests and debuggers: as a
-  // bus access of `size` bytes (side effects and bad-access counting included).
-  std::uint32_t read_distributor(std::uint32_t offset, unsigned size = 4);
-  void write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size = 4);
-  std::uint32_t read_cpu(std::uint32_t offset);
-  void write_cpu(std::uint32_t offset, std::uint32_t value);
-  std::uint32_t read_hyp(std::uint32_t offset);
-  void write_hyp(std::uint32_t offset, std::uint32_t value);
-  std::uint32_t read_vcpu(std::uint32_t offset);
-  void write_vcpu(std::uint32_t offset, std::uint32_t value);
+  // bus access of `size` bytes by core `by` (side effects and bad-access counting included).
+  std::uint32_t read_distributor(std::uint32_t offset, unsigned size = 4, int by = 0);
+  void write_distributor(std::uint32_t offset, std::uint32_t value, unsigned size = 4, int by = 0);
+  std::uint32_t read_cpu(std::uint32_t offset, int by = 0);
+  void write_cpu(std::uint32_t offset, std::uint32_t value, int by = 0);
+  std::uint32_t read_hyp(std::uint32_t offset, int by = 0);
+  void write_hyp(std::uint32_t offset, std::uint32_t value, int by = 0);
+  std::uint32_t read_vcpu(std::uint32_t offset, int by = 0);
+  void write_vcpu(std::uint32_t offset, std::uint32_t value, int by = 0);
 
   // GICH_LR encoding <-> ListRegister.
   static std::uint32_t encode_lr(const ListRegister& lr);
@@ -70,7 +75,14 @@ class GicRegisters : public core::Peripheral {
 
  private:
   using R = core::Reg<std::uint32_t>;
-  std::uint32_t bus_read(Socket& s, std::uint32_t offset, unsigned size);
+  std::uint32_t bus_read(Socket& s, std::uint32_t offset, unsigned size, int by);
+  // `gic`, if GICv2's registers can name its CPU interfaces (at most 8), else invalid_argument.
+  static Gic& check_cpus(Gic& gic);
+  // The CPU whose banked registers the access being decoded reaches.
+  int cpu_() const;
+  // GICC_EOIR / GICC_DIR's value as Gic takes it: the ID, with an SGI's source CPU.
+  static int interrupt_of(std::uint32_t v);
+  std::size_t group_index(int id, int cpu) const;
   void reset_state() override;
   void decode_distributor();
   void decode_cpu();
@@ -87,11 +99,11 @@ class GicRegisters : public core::Peripheral {
   std::uint32_t empty_lrs() const;
   std::uint32_t eoi_lrs() const;
   // One bit per ID of the 32 IDs of register `index` of a one-bit-per-ID array.
-  std::uint32_t bits_of(unsigned index, bool (Gic::*test)(int) const) const;
+  std::uint32_t bits_of(unsigned index, bool (Gic::*test)(int, int) const) const;
   void set_bits(unsigned index, std::uint64_t array, std::uint32_t value, bool on);
 
   Gic& gic_;
-  std::vector<std::uint8_t> group_;  // GICD_IGROUPR, one entry per ID
+  std::vector<std::uint8_t> group_;  // GICD_IGROUPR: per CPU its IDs 0-31, then the SPIs
   core::RegisterBank gicd_bank_, gicc_bank_, gich_bank_, gicv_bank_;
   R gicd_ctlr_, gicd_typer_, gicd_iidr_, gicd_igroupr_, gicd_isenabler_, gicd_icenabler_,
       gicd_ispendr_, gicd_icpendr_, gicd_isactiver_, gicd_icactiver_, gicd_ipriorityr_,

@@ -86,7 +86,7 @@ constexpr std::uint64_t kRegionSize = 0x10000;  // every bank's window
 // The registers as the model's core::Reg fields take them (offsets within their bank).
 namespace reg_info {
 inline constexpr core::RegisterInfo kGicdCtlr{"GICD_CTLR", 0x0, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Distributor control: bit 0 forwards interrupts."};
-inline constexpr core::RegisterInfo kGicdTyper{"GICD_TYPER", 0x4, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "ITLinesNumber = IDs / 32 - 1, CPUNumber 0, SecurityExtn 0."};
+inline constexpr core::RegisterInfo kGicdTyper{"GICD_TYPER", 0x4, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "ITLinesNumber = IDs / 32 - 1, CPUNumber = CPU interfaces - 1, SecurityExtn 0."};
 inline constexpr core::RegisterInfo kGicdIidr{"GICD_IIDR", 0x8, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Implementer ARM (0x43b)."};
 inline constexpr core::RegisterInfo kGicdIgroupr{"GICD_IGROUPR", 0x80, 4, 32, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Interrupt groups, one bit per ID (stored; both groups signal IRQ)."};
 inline constexpr core::RegisterInfo kGicdIsenabler{"GICD_ISENABLER", 0x100, 4, 32, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Set-enable, one bit per ID (SGIs are always enabled)."};
@@ -96,16 +96,16 @@ inline constexpr core::RegisterInfo kGicdIcpendr{"GICD_ICPENDR", 0x280, 4, 32, 0
 inline constexpr core::RegisterInfo kGicdIsactiver{"GICD_ISACTIVER", 0x300, 4, 32, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Set-active"};
 inline constexpr core::RegisterInfo kGicdIcactiver{"GICD_ICACTIVER", 0x380, 4, 32, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Clear-active"};
 inline constexpr core::RegisterInfo kGicdIpriorityr{"GICD_IPRIORITYR", 0x400, 4, 255, 0x4, 0x0, 0x0, 0x0, core::kAccess8 | core::kAccess16 | core::kAccess32, true, true, "Priorities, one byte per ID."};
-inline constexpr core::RegisterInfo kGicdItargetsr{"GICD_ITARGETSR", 0x800, 4, 255, 0x4, 0x0, 0x0, 0x0, core::kAccess8 | core::kAccess16 | core::kAccess32, true, true, "Targets, one byte per ID: read as zero, writes ignored (a uniprocessor GIC)."};
+inline constexpr core::RegisterInfo kGicdItargetsr{"GICD_ITARGETSR", 0x800, 4, 255, 0x4, 0x0, 0x0, 0x0, core::kAccess8 | core::kAccess16 | core::kAccess32, true, true, "Targets, one byte per ID, bit n = CPU interface n: an SPI goes to the first targeted CPU that acknowledges it (reset: CPU 0); IDs 0-31 read as the accessing CPU's own bit. A uniprocessor GIC's read as zero and ignore writes."};
 inline constexpr core::RegisterInfo kGicdIcfgr{"GICD_ICFGR", 0xc00, 4, 64, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Configuration, two bits per ID: Int_config[1] = edge-triggered (SGIs always are)."};
-inline constexpr core::RegisterInfo kGicdSgir{"GICD_SGIR", 0xf00, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, false, true, "Software-generated interrupt: SGIINTID [3:0], CPUTargetList [23:16], TargetListFilter [25:24]."};
+inline constexpr core::RegisterInfo kGicdSgir{"GICD_SGIR", 0xf00, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, false, true, "Software-generated interrupt: SGIINTID [3:0], CPUTargetList [23:16], TargetListFilter [25:24] (0 the list, 1 all but the sender, 2 the sender)."};
 inline constexpr core::RegisterInfo kGicdId{"GICD_ID", 0xfd0, 4, 12, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "PIDR4-7, PIDR0-3, CIDR0-3 as QEMU's GICv2 (one byte per word)."};
 inline constexpr const core::RegisterInfo* kDistributorBank[] = {&kGicdCtlr, &kGicdTyper, &kGicdIidr, &kGicdIgroupr, &kGicdIsenabler, &kGicdIcenabler, &kGicdIspendr, &kGicdIcpendr, &kGicdIsactiver, &kGicdIcactiver, &kGicdIpriorityr, &kGicdItargetsr, &kGicdIcfgr, &kGicdSgir, &kGicdId};
 inline constexpr core::RegisterInfo kGiccCtlr{"GICC_CTLR", 0x0, 4, 1, 0x4, 0x0, 0xfffffde0, 0x0, core::kAccess32, true, true, "EnableGrp0/1, AckCtl, FIQEn, CBPR, EOImode (bit 9)."};
 inline constexpr core::RegisterInfo kGiccPmr{"GICC_PMR", 0x4, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Priority mask."};
 inline constexpr core::RegisterInfo kGiccBpr{"GICC_BPR", 0x8, 4, 1, 0x4, 0x0, 0xfffffff8, 0x0, core::kAccess32, true, true, "Binary point (stored)."};
-inline constexpr core::RegisterInfo kGiccIar{"GICC_IAR", 0xc, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Interrupt acknowledge: the ID taken (1023 spurious)."};
-inline constexpr core::RegisterInfo kGiccEoir{"GICC_EOIR", 0x10, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, false, true, "End of interrupt."};
+inline constexpr core::RegisterInfo kGiccIar{"GICC_IAR", 0xc, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Interrupt acknowledge: the ID taken [9:0], an SGI's source CPU [12:10] (1023 spurious)."};
+inline constexpr core::RegisterInfo kGiccEoir{"GICC_EOIR", 0x10, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, false, true, "End of interrupt: the value IAR gave."};
 inline constexpr core::RegisterInfo kGiccRpr{"GICC_RPR", 0x14, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Running priority."};
 inline constexpr core::RegisterInfo kGiccHppir{"GICC_HPPIR", 0x18, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Highest-priority pending interrupt the priority mask lets through."};
 inline constexpr core::RegisterInfo kGiccAbpr{"GICC_ABPR", 0x1c, 4, 1, 0x4, 0x1, 0xfffffff8, 0x0, core::kAccess32, true, true, "Aliased binary point (stored)."};

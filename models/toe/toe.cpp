@@ -271,6 +271,10 @@ Toe::Toe(const sc_core::sc_module_name& name, const ToeParams& params)
       in("in"),
       dma("dma"),
       irq("irq"),
+      queue_irq("queue_irq",
+                static_cast<std::size_t>(params.channels < 1 || params.channels > reg::kMaxChannels
+                                             ? 0
+                                             : params.channels)),
       params_(params),
       dma_hub_("dma_hub"),
       control_unit_(std::string(this->name()) + ".control_unit"),
@@ -375,6 +379,7 @@ void Toe::update_irq() {
   } else {
     level = irq_pending_channels_ != 0;
   }
+  if (queue_irqs_bound_) update_queue_irqs();
   if (level != irq_level_) {
     irq_level_ = level;
     // Written at once: the signal's update at the end of this delta is what a driver process
@@ -386,11 +391,30 @@ void Toe::update_irq() {
   }
 }
 
+void Toe::update_queue_irqs() {
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    const bool level = params_.irq_mode == IrqMode::BitVector ? (irq_vector_ >> c) & 1u
+                                                              : channels_[c]->irq_pending();
+    if (level != queue_level_[c]) {
+      queue_level_[c] = level;
+      queue_irq[c]->write(level);
+    }
+  }
+}
+
 void Toe::drive_irq() { irq.write(irq_level_); }
 
 void Toe::end_of_elaboration() {
   core::Module::end_of_elaboration();
   irq_direct_ = dynamic_cast<IrqLine*>(irq.get_interface()) != nullptr;
+  std::size_t bound = 0;
+  for (auto& q : queue_irq) bound += q.size() > 0 ? 1 : 0;
+  if (bound != 0 && bound != queue_irq.size())
+    throw std::logic_error(std::string(name()) + ": bind every queue_irq line or none (" +
+                           std::to_string(bound) + " of " + std::to_string(queue_irq.size()) +
+                           " bound)");
+  queue_irqs_bound_ = bound != 0;
+  queue_level_.assign(channels_.size(), false);
 }
 
 }  // namespace vtoe::toe

@@ -72,6 +72,13 @@ class Toe : public core::Peripheral {
   // in between; bound to a plain sc_signal<bool>, a driver method writes it one delta later.
   sc_core::sc_out<bool> irq;
   using IrqLine = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
+  // Optional per-queue lines, one per channel (a per-queue interrupt vector, as MSI-X gives each
+  // queue): channel c's is high while its bit of the interrupt vector is set (IrqMode::BitVector)
+  // or while it has completions the host has not taken (IrqMode::Level); `irq` stays their OR.
+  // Bind all of them (to IrqLines, written by whichever process changes them) or none.
+  using QueueIrqPort =
+      sc_core::sc_port<sc_core::sc_signal_inout_if<bool>, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
+  sc_core::sc_vector<QueueIrqPort> queue_irq;
 
   SC_HAS_PROCESS(Toe);
   Toe(const sc_core::sc_module_name& name, const ToeParams& params);
@@ -90,6 +97,7 @@ class Toe : public core::Peripheral {
 
  private:
   void update_irq();
+  void update_queue_irqs();
   void drive_irq();
   void end_of_elaboration() override;
 
@@ -106,6 +114,8 @@ class Toe : public core::Peripheral {
   bool irq_direct_ = false;       // irq is bound to an IrqLine
   std::uint32_t irq_vector_ = 0;  // multi-channel control unit (IrqMode::BitVector)
   int irq_pending_channels_ = 0;  // channels whose irq_pending() holds (IrqMode::Level)
+  bool queue_irqs_bound_ = false;
+  std::vector<bool> queue_level_;  // per channel: the level its queue_irq line was written to
   sc_core::sc_event irq_ev_;
   core::RegisterBank control_unit_;
   core::Reg<std::uint32_t> irq_vector_reg_;

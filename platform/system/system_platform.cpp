@@ -134,9 +134,9 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       spi.bind(idle_line_);
   }
   uart_.irq.bind(uart_irq_);
-  gic_.irq.bind(irq_);
-  gic_.virq.bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
-  gic_.maintenance.bind(maintenance_);
+  gic_.irq[0].bind(irq_);
+  gic_.virq[0].bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
+  gic_.maintenance[0].bind(maintenance_);
   cpu_.irq_in.bind(irq_);
 
   cpu::iss::ArmCore& core = cpu_.core();

@@ -131,12 +131,10 @@ def test_quick_study_reports_cores_and_throughput_per_configuration(study):
         assert x["tps"] < 0.1 * x["peers_median"]
 
 
-# Every physical interrupt reaches core 0, which also runs VM 0's vCPU: pair 0 starves under
-# Independent-TAS, Virt-TAS and the TOE under DA at 16 B (hundreds of transactions/s against
-# more than 100,000 for the other pairs), so G fails and V2-V7 are not posed. Strict: when
-# interrupts reach every core (issue 40, item 2) this passes, and the marker must go.
-@pytest.mark.xfail(strict=True, reason="issue 40 item 2: every interrupt reaches core 0, so "
-                   "pair 0 starves at 16 B")
+# The direct-access configurations (Independent-TAS, Virt-TAS, the TOE under DA) steer each VM's
+# channel interrupt to the VM's own core (platform.irq_steering: vm). With every interrupt on
+# core 0, which also runs VM 0's vCPU, pair 0 starved at 16 B (hundreds of transactions/s against
+# more than 100,000 for the other pairs), G failed and V2-V7 were not posed.
 def test_quick_study_starves_no_pair_and_poses_every_verdict(study):
     summary = json.loads((study / "summary.json").read_text())
     assert summary["figures"]["starved"] == []

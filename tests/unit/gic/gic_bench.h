@@ -23,9 +23,9 @@ struct Bench {
     for (int i = 0; i < num_spis; ++i) {
       gic.spi[static_cast<std::size_t>(i)](line[static_cast<std::size_t>(i)]);
     }
-    gic.irq(irq);
-    gic.virq(virq);
-    gic.maintenance(maintenance);
+    gic.irq[0](irq);
+    gic.virq[0](virq);
+    gic.maintenance[0](maintenance);
     gic.on_maintenance([this] { ++maintenance_calls; });
   }
 

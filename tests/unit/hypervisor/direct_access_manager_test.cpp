@@ -98,10 +98,10 @@ struct Bench {
         core("core", cpu::CoreParams{}, vms_),
         hyp("hyp", hp, core, gic, regs),
         da(params(), hyp) {
-    gic.irq(irq);
-    hyp.irq(irq);
-    gic.virq(virq);
-    gic.maintenance(maint);
+    gic.irq[0](irq);
+    hyp.irq[0](irq);
+    gic.virq[0](virq);
+    gic.maintenance[0](maint);
     gic.spi[kToeSpi](spi);
     bus.map(kToeRegs + toe::reg::kControlUnitBase, 0x1000, control_unit.in, "control_unit");
     port.out.bind(bus.in);

@@ -10,8 +10,8 @@
 #include <systemc>
 #include <vector>
 
-#include "models/cpu/native_ports.h"
 #include "models/cpu/bus_port.h"
+#include "models/cpu/native_ports.h"
 #include "models/gic/gic.h"
 #include "models/mem/interconnect.h"
 #include "tests/support/bench.h"
@@ -55,10 +55,10 @@ struct Bench {
           if (tweak) tweak(p);
           return p;
         }()) {
-    gic.irq(irq);
-    hyp.irq(irq);
-    gic.virq(virq);
-    gic.maintenance(maint);
+    gic.irq[0](irq);
+    hyp.irq[0](irq);
+    gic.virq[0](virq);
+    gic.maintenance[0](maint);
     gic.spi[0](spi0);
     gic.spi[1](spi1);
     bus.map(kDevPa, 0x1000, dev.in, "dev");
@@ -260,13 +260,13 @@ TEST(Hypervisor, GuestTimerOnAnIdleCoreCostsNoExit) {
 
 TEST(Hypervisor, PostedDeviceInterruptIsNoExitOfTheRunningVm) {
   Bench b([](hypervisor::HypervisorParams& p) { p.direct_irq = true; });
-  b.hyp.set_direct_irq_check([](int running) { return running == 1; });
+  b.hyp.set_direct_irq_check([](int running, int) { return running == 1; });
   int handled = 0;
   bool posted = false;
   sc_core::sc_event served;
   b.hyp.set_irq_handler(gic::kFirstSpi + 1, [&](cpu::Core::Context& ctx) {
     ++handled;
-    posted = b.hyp.posted_delivery();
+    posted = b.hyp.posted_delivery(ctx);
     served.notify(sc_core::SC_ZERO_TIME);
     b.hyp.spend(ctx, 200, 1);  // quieting the device takes time (the DA manager's bus accesses)
   });
@@ -284,6 +284,99 @@ TEST(Hypervisor, PostedDeviceInterruptIsNoExitOfTheRunningVm) {
   EXPECT_EQ(b.hyp.exits(1).irq, 0u);
   // Only the handler's own work: no exit or IRQ-entry cycles.
   EXPECT_EQ(b.core.busy_ps(1, CycleClass::Hypervisor), b.core.cycles_ps(200));
+}
+
+// Two cores, a GIC with a CPU interface each: the interrupt goes to the core its SPI targets, is
+// acknowledged there, exits the vCPU running there, and its handler runs on that core's IRQ
+// context; with the core idle the cost is the VM's the interrupt serves.
+TEST(Hypervisor, EachCoreTakesThePhysicalInterruptsItsCpuInterfaceIsSent) {
+  hypervisor::HypervisorParams hp;
+  hp.vms = 2;
+  hp.scheduler.pcpus = 2;
+  hp.scheduler.domain = {0, 1};
+  hp.scheduler.affinity = {{0}, {1}};
+  cpu::Core core0{"core0", cpu::CoreParams{}, 2}, core1{"core1", cpu::CoreParams{}, 2};
+  gic::Gic gic{"gic", 2, 2};
+  sc_core::sc_vector<sc_core::sc_signal<bool>> irq{"irq", 2}, virq{"virq", 2}, maint{"maint", 2};
+  sc_core::sc_signal<bool> spi0{"spi0"}, spi1{"spi1"};
+  mem::Interconnect bus{"bus"};
+  Device dev{"dev"};
+  cpu::BusPort port{"cpu_bus"};
+  cpu::BusRegisterPort regs{port.socket(), core0, 100};
+  hypervisor::Hypervisor hyp{"hyp", hp, core0, gic, regs};
+  hyp.add_core(core1, 1);
+  for (std::size_t k = 0; k < 2; ++k) {
+    gic.irq[k](irq[k]);
+    hyp.irq[k](irq[k]);
+    gic.virq[k](virq[k]);
+    gic.maintenance[k](maint[k]);
+  }
+  gic.spi[0](spi0);
+  gic.spi[1](spi1);
+  bus.map(kDevPa, 0x1000, dev.in, "dev");
+  port.out.bind(bus.in);
+
+  std::vector<const cpu::Core::Context*> ran_on;
+  sc_core::sc_event served0, served1;
+  hyp.set_irq_handler(
+      gic::kFirstSpi + 0,
+      [&](cpu::Core::Context& ctx) {
+        ran_on.push_back(&ctx);
+        served0.notify(sc_core::SC_ZERO_TIME);
+        hyp.spend(ctx, 200, 1);  // quieting the device: its line is low by the EOI
+        hyp.inject(1);
+      },
+      1);
+  hyp.set_irq_handler(
+      gic::kFirstSpi + 1,
+      [&](cpu::Core::Context& ctx) {
+        ran_on.push_back(&ctx);
+        served1.notify(sc_core::SC_ZERO_TIME);
+        hyp.spend(ctx, 100, 0);
+      },
+      0);
+  gic.set_targets(gic::kFirstSpi + 0, 0b10);  // SPI 0 to core 1 (VM 1's)
+  gic.set_targets(gic::kFirstSpi + 1, 0b01);  // SPI 1 to core 0 (VM 0's)
+  // VM 0 computes on core 0 the whole time; core 1 is idle.
+  auto& busy0 = core0.add_context("vm0.loop", 2, 0);
+  Proc p0("p0", [&] { core0.execute(busy0, 4e6, CycleClass::GuestUser); });
+  int guest_acks = 0;
+  auto& isr1 = core1.add_context("vm1.isr", 1, 1);
+  Proc guest1("guest1", [&] {
+    cpu::InterruptPort& port1 = hyp.interrupt_port(1);
+    sc_core::wait(port1.pending_event());
+    core1.execute(isr1, 10, CycleClass::GuestKernel);
+    const int id = port1.acknowledge();
+    if (id == hyp.params().toe_virq) ++guest_acks;
+    port1.end_of_interrupt(id);
+  });
+  Proc device("device", [&] {
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_US));
+    spi0.write(true);
+    sc_core::wait(served0);
+    spi0.write(false);
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_US));
+    spi1.write(true);
+    sc_core::wait(served1);
+    spi1.write(false);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+  ASSERT_EQ(ran_on.size(), 2u);
+  EXPECT_NE(ran_on[0], ran_on[1]);  // two cores' IRQ contexts
+  const auto& c = hp.costs;
+  // SPI 0 on idle core 1: no exit, its handling charged there to VM 1 (the interrupt's owner).
+  // (Then VM 1's vCPU, woken by its virtual interrupt, idles again: a WFI exit.)
+  EXPECT_EQ(hyp.exits(1).wfi, 1u);
+  EXPECT_EQ(core1.busy_ps(1, CycleClass::Hypervisor),
+            core1.cycles_ps(c.exit + c.irq + 200 + c.exit + c.wfi));
+  EXPECT_EQ(hyp.exits(1).irq, 0u);
+  EXPECT_EQ(guest_acks, 1);  // VM 1's virtual interrupt reached its vCPU on core 1
+  // SPI 1 on core 0: an IRQ exit of VM 0, whose vCPU runs there.
+  EXPECT_EQ(hyp.exits(0).irq, 1u);
+  EXPECT_EQ(core0.busy_ps(0, CycleClass::Hypervisor), core0.cycles_ps(c.exit + c.irq + 100));
+  EXPECT_EQ(core0.busy_ps(1, CycleClass::Hypervisor), 0u);
+  EXPECT_EQ(gic.stats().counter("acks").value(), 2u);
+  EXPECT_EQ(gic.stats().counter("bad_eois").value(), 0u);
 }
 
 VTOE_TEST_MAIN

@@ -27,9 +27,9 @@ struct GicWithLines {
   gic::Gic gic{"gic", 1};
   sc_core::sc_signal<bool> irq{"irq"}, virq{"virq"}, maint{"maint"}, spi{"spi"};
   GicWithLines() {
-    gic.irq(irq);
-    gic.virq(virq);
-    gic.maintenance(maint);
+    gic.irq[0](irq);
+    gic.virq[0](virq);
+    gic.maintenance[0](maint);
     gic.spi[0](spi);
   }
 };
