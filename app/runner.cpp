@@ -221,6 +221,14 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     std::vector<std::string> names;
     for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
     core::Tracer::instance().set_vm_names(names);  // lanes named by VM name
+    // A platform host's modules are named under the host: its VMs by their names too.
+    if (platform::Topology* t = platform.topology())
+      for (std::size_t h = 0; h < t->host_count(); ++h)
+        if (platform::Platform* hp = t->platform_at(h)) {
+          std::vector<std::string> host_names;
+          for (std::size_t i = 0; i < hp->vm_count(); ++i) host_names.push_back(hp->vm_name(i));
+          core::Tracer::instance().set_vm_names(host_names, t->host_name(h));
+        }
   }
   Progress progress(duration, options && !options->quiet);
   // Runs the simulation for `span` in steps; between steps a signal ends it, the time series

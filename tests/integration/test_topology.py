@@ -58,6 +58,63 @@ def test_a_slower_port_with_a_small_buffer_drops_and_tcp_recovers(vtoe):
         "retransmits"] > 0
 
 
+def test_every_link_switch_port_and_host_over_time_and_in_totals(vtoe):
+    # server0's port at 1 Gbit/s behind the 10 Gbit/s uplink, a 32 KiB buffer: the port's queue
+    # fills and drops; the time series shows it, and its rows add up to results.json's totals.
+    res, out = vtoe.scenario(SCENARIO, *SHORT, "links.1.rate=1Gbps", "switches.0.buffer=32KiB",
+                             extra=["--stats-interval", "1ms"])
+    import csv
+    with open(out / "timeseries.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 40
+    cols = list(rows[0])
+    for link in ("uplink", "to_server0", "to_server1"):
+        for k in ("a_to_b_utilization_share", "b_to_a_utilization_share", "frames_count",
+                  "drops_count", "ecn_marks_count"):
+            assert f"link.{link}.{k}" in cols
+    for port in (0, 1, 2):
+        for k in ("queue_mean_bytes", "queue_max_bytes", "queue_mean_frames", "tx_frames_count",
+                  "drops_count"):
+            assert f"switch.tor.port{port}.{k}" in cols
+    assert "switch.tor.port3.drops_count" not in cols  # no link on port 3
+    for host in ("server0", "server1"):
+        assert f"host.{host}.tx_mbps" in cols and f"host.{host}.rx_mbps" in cols
+    # The platform's columns come first, as they were.
+    assert cols.index("dram.utilization_share") < cols.index("link.uplink.frames_count")
+
+    def total(col):
+        return sum(float(r[col]) for r in rows)
+
+    links = {l["name"]: l for l in res["links"]}
+    (tor,) = res["switches"]
+    for name, l in links.items():  # the rows cover the whole run, warm-up included
+        assert total(f"link.{name}.frames_count") == l["frames"]
+        assert total(f"link.{name}.drops_count") == l["drops"]
+    assert total("switch.tor.port1.drops_count") == tor["port_drops"][1] > 0
+    peak = max(float(r["switch.tor.port1.queue_max_bytes"]) for r in rows)
+    assert 0.5 * 32768 < peak <= 32768
+    assert all(float(r["switch.tor.port1.queue_max_bytes"])
+               >= float(r["switch.tor.port1.queue_mean_bytes"]) for r in rows)
+    # The measured window's totals: per port, per link direction, per host.
+    p1 = tor["ports"][1]
+    assert p1["link"] == "to_server0" and tor["ports"][3]["link"] is None
+    assert 0 < p1["queue_bytes"]["mean"] <= p1["queue_bytes"]["max"] <= 32768
+    assert 0 < p1["queue_frames"]["mean"] <= p1["queue_frames"]["max"]
+    assert p1["drops"] > 0 and p1["tx_frames"] > 0
+    measured = [r for r in rows if float(r["time_s"]) > 0.010 + 1e-9]
+    w = links["to_server0"]["window"]
+    assert links["to_server0"]["a"] == "tor:1" and links["to_server0"]["b"] == "server0"
+    assert links["to_server0"]["rate_gbps"] == 1.0
+    assert w["a_to_b_utilization"] > 0.9  # the slow port is the bottleneck
+    mean_use = sum(float(r["link.to_server0.a_to_b_utilization_share"]) for r in measured) / 30
+    assert mean_use == pytest.approx(w["a_to_b_utilization"], abs=0.01)
+    assert w["a_to_b_frames"] + w["b_to_a_frames"] == total("link.to_server0.frames_count") - sum(
+        float(r["link.to_server0.frames_count"]) for r in rows if r not in measured)
+    server0 = res["hosts"][0]
+    mean_rx = sum(float(r["host.server0.rx_mbps"]) for r in measured) / 30
+    assert server0["rx_mbps"] == pytest.approx(mean_rx, rel=0.01) and server0["rx_mbps"] > 500
+
+
 BASE = """\
 duration: 5ms
 warmup: 1ms

@@ -114,14 +114,18 @@ def test_run_page(quick_run):
     assert "Throughput (Mbit/s)" in titles and "Link, engine and memory use (share)" in titles
     assert "Queues (mean occupancy)" in titles
     imgs = images(text)
-    assert len(imgs) == 1 + len(groups)
+    assert len(imgs) == 1 + len(groups) + 1  # CPU and exits, the time series, the latency CDFs
     for data in imgs:
         w, h = png_size(data)
         assert w > 300 and h > 150
     for t in titles:
         assert f'alt="{t}"' in text
-    # The quickstart's workload has no latency distribution: the page says so.
-    assert "No latency distribution in results.json (workloads: tcp_tx)" in text
+    # The quickstart's tcp_tx: its messages' latency to the completion and to the peer's
+    # receipt, and the TOE's RTT samples, in one figure and a row each of the table.
+    assert 'alt="latency CDF of host"' in text
+    for kind in ("send_to_completion", "send_to_peer_receipt", "rtt"):
+        assert f'<td class="text">{kind}</td>' in text
+    assert f"<td>{results['vms'][0]['rtt']['count']}</td>" in text
 
 
 def test_run_page_latency_cdf(rpc_run):
@@ -137,16 +141,29 @@ def test_every_time_series_column_has_a_figure():
     cols = ["time_s", "vm.a.tx_mbps", "vm.a.cpu.guest_user_share", "cpu.idle_share",
             "vm.a.vm_exits.irq_count", "toe.tx_utilization_share", "toe.ccb_mean_entries",
             "channel.0.sendq_mean_contexts", "vm.a.credit", "vm.a.cwnd_bytes",
-            "toe.retransmits_count", "core.1.busy_share", "link.l1.use_share",
-            "switch.s0.p1.queue_bytes", "host.b.something_new"]
+            "toe.retransmits_count", "core.1.busy_share", "link.l1.a_to_b_utilization_share",
+            "link.l1.drops_count", "switch.s0.port1.queue_mean_bytes",
+            "switch.s0.port1.queue_max_bytes", "switch.s0.port1.queue_mean_frames",
+            "switch.s0.port1.drops_count", "host.b.tx_mbps", "host.b.vm.x.rx_mbps",
+            "host.b.core.0.busy_share", "something.new"]
     groups = dict(report._ts_groups(cols))
     drawn = [c for cs in groups.values() for c in cs]
     assert sorted(drawn) == sorted(cols[1:])  # each once, time_s as the x axis
     assert groups["Queues (mean occupancy)"] == ["toe.ccb_mean_entries",
-                                                 "channel.0.sendq_mean_contexts",
-                                                 "switch.s0.p1.queue_bytes"]
-    assert "link.l1.use_share" in groups["Link, engine and memory use (share)"]
-    assert groups["Other columns"] == ["host.b.something_new"]
+                                                 "channel.0.sendq_mean_contexts"]
+    assert groups["Links: use of the line rate per direction (share)"] == [
+        "link.l1.a_to_b_utilization_share"]
+    assert groups["Switch output queues (bytes: mean and highest in each interval)"] == [
+        "switch.s0.port1.queue_mean_bytes", "switch.s0.port1.queue_max_bytes"]
+    assert groups["Switch output queues (frames, mean)"] == ["switch.s0.port1.queue_mean_frames"]
+    assert groups["Links and switch ports: frames, drops and ECN marks in each interval"] == [
+        "link.l1.drops_count", "switch.s0.port1.drops_count"]
+    assert groups["Hosts of the topology: throughput (Mbit/s)"] == ["host.b.tx_mbps",
+                                                                    "host.b.vm.x.rx_mbps"]
+    assert groups["Throughput (Mbit/s)"] == ["vm.a.tx_mbps"]
+    assert groups["Hosts of the topology: cores busy and flows completed"] == [
+        "host.b.core.0.busy_share"]
+    assert groups["Other columns"] == ["something.new"]
 
 
 # ---------------------------------------------------------------------------------------- sweeps

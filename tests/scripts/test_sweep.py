@@ -63,9 +63,10 @@ def lookup(tree, dotted: str):
 
 
 def leaves(tree, prefix=""):
-    """Dotted paths of every scalar under tree."""
+    """Dotted paths of every scalar under tree (a latency distribution's ``cdf`` steps stay out
+    of the table, as vtoe.sweep leaves them)."""
     if isinstance(tree, dict):
-        items = tree.items()
+        items = [(k, v) for k, v in tree.items() if k != "cdf"]
     elif isinstance(tree, list):
         items = enumerate(tree)
     else:
