@@ -115,6 +115,31 @@ def test_every_link_switch_port_and_host_over_time_and_in_totals(vtoe):
     assert server0["rx_mbps"] == pytest.approx(mean_rx, rel=0.01) and server0["rx_mbps"] > 500
 
 
+def test_the_trace_covers_every_host_link_and_switch_port(vtoe, tmp_path):
+    # Two platforms: B's lanes name B's VMs (echo0, echo1), A's its own; every link, port and
+    # host has its counter tracks.
+    _, out = vtoe.scenario("scenarios/topology/two_platforms.yaml", "duration=15ms",
+                           "warmup=5ms", out=tmp_path / "t", extra=["--trace"])
+    events = json.loads((out / "trace.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    lanes = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            lanes.setdefault(procs[e["pid"]], set()).add(e["args"]["name"])
+    assert {"echo0 exits", "echo1 exits"} <= lanes["b.hypervisor"]
+    assert not any(n.startswith("client") for n in lanes["b.hypervisor"] | lanes["b.cpu0"])
+    assert {"client0 exits", "client1 exits"} <= lanes["hypervisor"]
+    assert not any(n.startswith("echo") for n in lanes["hypervisor"] | lanes["cpu0"])
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    for name in ("link.to_a.a_to_b_utilization_share", "link.to_b.frames_count",
+                 "switch.tor.port0.queue_mean_bytes", "switch.tor.port1.drops_count",
+                 "host.b.vm.echo0.rx_mbps", "host.b.vm.echo1.tx_mbps", "host.b.core.0.busy_share"):
+        assert name in counters, name
+    assert any(e["args"]["value"] > 0 for e in events
+               if e["ph"] == "C" and e["name"] == "host.b.vm.echo0.tx_mbps")
+
+
 BASE = """\
 duration: 5ms
 warmup: 1ms

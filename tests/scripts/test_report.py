@@ -137,6 +137,25 @@ def test_run_page_latency_cdf(rpc_run):
     assert f"<td>{lat['count']}</td>" in text and "request_response" in text
 
 
+def test_a_topology_run_page_draws_links_switch_queues_and_hosts(tmp_path_factory, vtoe_bin):
+    out = tmp_path_factory.mktemp("report-topology") / "run"
+    proc = subprocess.run([str(vtoe_bin), "run", "scenarios/topology/two_hosts_switch.yaml",
+                           "--set", "links.1.rate=1Gbps", "--set", "switches.0.buffer=32KiB",
+                           "--set", "duration=20ms", "--set", "warmup=5ms", "--stats-interval",
+                           "1ms", "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stderr
+    text = report.make_report(out).read_text()
+    for title in ("Links: use of the line rate per direction (share)",
+                  "Switch output queues (bytes: mean and highest in each interval)",
+                  "Switch output queues (frames, mean)",
+                  "Links and switch ports: frames, drops and ECN marks in each interval",
+                  "Hosts of the topology: throughput (Mbit/s)"):
+        assert f'alt="{title}"' in text, title
+    # The switch's ports and the links' windows in the tables.
+    assert "to_server0" in text and "queue_bytes" in text and "a_to_b_utilization" in text
+
+
 def test_every_time_series_column_has_a_figure():
     cols = ["time_s", "vm.a.tx_mbps", "vm.a.cpu.guest_user_share", "cpu.idle_share",
             "vm.a.vm_exits.irq_count", "toe.tx_utilization_share", "toe.ccb_mean_entries",

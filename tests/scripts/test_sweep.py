@@ -215,6 +215,15 @@ def test_cli_lists_points(tmp_path, vtoe_bin):
                         "architecture=de vms.0.workload.message_size=1000")
 
 
+def test_cli_seeds_runs_every_point_with_seeds_one_to_n(tmp_path, vtoe_bin):
+    f = write(tmp_path / "s.yaml", SIX_POINTS)
+    lines = sweep_cli(f, "--list", "--seeds", "3", vtoe=vtoe_bin, check=0).stdout.splitlines()
+    assert len(lines) == 18
+    assert [ln.rsplit(" ", 1)[1] for ln in lines[:3]] == ["seed=1", "seed=2", "seed=3"]
+    proc = sweep_cli(f, "--list", "--seeds", "0", vtoe=vtoe_bin, check=2)
+    assert proc.stderr == "sweep: --seeds 0: give 1 or more\n"
+
+
 # ------------------------------------------------------------------------------------------------
 # Local run: the table holds exactly what the points' results.json say
 
