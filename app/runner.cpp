@@ -188,12 +188,25 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
   net::PcapLimits pcap_limits;
-  if (options)
+  if (options) {
     pcap_limits = {options->pcap_snaplen, options->pcap_limit, options->pcap_from_ps,
                    options->pcap_to_ps};
+    pcap_limits.pcapng = options->pcapng;
+  }
   net::PcapWriter::set_limits(pcap_limits);
   Platform platform(cfg);
-  if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
+  if (!pcap_dir.empty()) {
+    const std::vector<std::string> links = platform.link_names();
+    if (options)
+      for (const std::string& name : options->pcap_links)
+        if (std::find(links.begin(), links.end(), name) == links.end()) {
+          std::string known;
+          for (const std::string& l : links) known += (known.empty() ? "" : ", ") + l;
+          throw UsageError("--pcap=" + name + ": no link is named '" + name + "' (links: " +
+                           known + ")");
+        }
+    platform.enable_pcap(pcap_dir, options ? options->pcap_links : std::vector<std::string>{});
+  }
   std::unique_ptr<WaveformProbe> waveform;
   if (options && !options->vcd.empty())
     waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
@@ -389,9 +402,13 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not
   // (a capture, a trace) would sit beside results they do not belong to.
   // report.html (`vtoe report`) is made from the files afterwards: an earlier one is stale.
-  for (const char* stale :
-       {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv", "report.html"}) {
-    const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
+  const std::string ext = options.pcapng ? ".pcapng" : ".pcap";
+  for (const char* stale : {"link0.pcap", "netvp.pcap", "link0.pcapng", "netvp.pcapng",
+                            "trace.json", "timeseries.csv", "report.html"}) {
+    const std::string name(stale);
+    const bool capture = name.size() > ext.size() &&
+                         name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+    const bool writes = (options.pcap && capture) ||
                         (options.trace && std::string(stale) == "trace.json") ||
                         (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");
     if (!writes) fs::remove(fs::path(dir) / stale, ec);
@@ -459,10 +476,16 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>() << " Mbit/s; "
         << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
         << " frames, " << results["links"][0]["drops"] << " dropped\n";
-    std::string captures;  // one pcap per link (netvp.pcap for the bridge)
-    for (const auto& l : results["links"])
-      captures +=
-          (captures.empty() ? "" : ", ") + dir + "/" + l["name"].get<std::string>() + ".pcap";
+    std::string captures;  // one pcap per link (netvp.pcap for the bridge), or those asked for
+    for (const auto& l : results["links"]) {
+      const std::string name = l["name"].get<std::string>();
+      if (!options.pcap_links.empty() &&
+          std::find(options.pcap_links.begin(), options.pcap_links.end(), name) ==
+              options.pcap_links.end())
+        continue;
+      captures += (captures.empty() ? "" : ", ") + dir + "/" + name +
+                  (options.pcapng ? ".pcapng" : ".pcap");
+    }
     out << "results: " << dir << "/results.json" << (options.pcap ? ", capture: " + captures : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
         << (cfg.get_time("stats_interval") ? ", time series: " + dir + "/timeseries.csv" : "")

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "config/params.h"
+#include "models/net/pcap_writer.h"
 #include "models/tcpip/stack.h"
 
 namespace vtoe::platform {
@@ -956,13 +957,27 @@ void Platform::build_topology() {
   topology_->build(wire_out(), wire_in(), std::move(hosts));
 }
 
-void Platform::enable_pcap(const std::string& dir) {
+std::vector<std::string> Platform::link_names() {
+  if (topology_) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < topology_->link_count(); ++i)
+      names.push_back(topology_->link_name(i));
+    return names;
+  }
+  return {netvp_port_ ? "netvp" : "link0"};
+}
+
+void Platform::enable_pcap(const std::string& dir, const std::vector<std::string>& only) {
+  auto wanted = [&only](const std::string& name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
+  const std::string ext = net::PcapWriter::extension();
   if (topology_)
-    topology_->enable_pcap(dir);
-  else if (netvp_port_)
-    netvp_port_->enable_pcap(dir + "/netvp.pcap");
-  else
-    link_->enable_pcap(dir + "/link0.pcap");
+    topology_->enable_pcap(dir, only);
+  else if (netvp_port_ && wanted("netvp"))
+    netvp_port_->enable_pcap(dir + "/netvp" + ext);
+  else if (link_ && wanted("link0"))
+    link_->enable_pcap(dir + "/link0" + ext);
 }
 
 void Platform::mark_baseline() {

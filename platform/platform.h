@@ -70,7 +70,11 @@ class Platform {
   explicit Platform(const Config& cfg, bool network_outside = false);
   ~Platform();
 
-  void enable_pcap(const std::string& dir);
+  // Records DIR/<link><ext> for every link (link0, a topology's links, or the NetVP bridge's
+  // netvp), or for those `only` names; ext as net::PcapWriter::extension().
+  void enable_pcap(const std::string& dir, const std::vector<std::string>& only = {});
+  // The names enable_pcap() takes.
+  std::vector<std::string> link_names();
   void mark_baseline();
   // The interrupt lines, for waveforms: the GIC's outputs to the core (irq, virq, maintenance)
   // and its shared peripheral inputs (the TOE's irq is one of them).

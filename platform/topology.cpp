@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/net/pcap_writer.h"
 #include "platform/platform.h"
 
 namespace vtoe::platform {
@@ -593,8 +594,10 @@ void Topology::build(net::FramePort& platform_out, net::FrameExport& platform_in
   if (!platform_linked_) platform_out.bind(*unplugged_);  // a platform apart from the network
 }
 
-void Topology::enable_pcap(const std::string& dir) {
-  for (Link& l : links_) l.module->enable_pcap(dir + "/" + l.name + ".pcap");
+void Topology::enable_pcap(const std::string& dir, const std::vector<std::string>& only) {
+  for (Link& l : links_)
+    if (only.empty() || std::find(only.begin(), only.end(), l.name) != only.end())
+      l.module->enable_pcap(dir + "/" + l.name + net::PcapWriter::extension());
 }
 
 std::string Topology::switch_port_link(std::size_t s, std::size_t port) const {

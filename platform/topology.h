@@ -101,8 +101,9 @@ class Topology {
   const std::string& switch_name(std::size_t i) const { return switches_.at(i).name; }
   net::EthernetSwitch& switch_at(std::size_t i) { return *switches_.at(i).module; }
 
-  // Every link records into DIR/<link name>.pcap.
-  void enable_pcap(const std::string& dir);
+  // Every link (or those `only` names) records into DIR/<link name>.pcap (.pcapng: as
+  // net::PcapWriter::extension()).
+  void enable_pcap(const std::string& dir, const std::vector<std::string>& only = {});
 
  private:
   enum class Kind { Platform, Host, Switch };

@@ -66,6 +66,8 @@ EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePor
       ce(link.stats_.counter(std::string(tag) + "_ce_marks",
                              "frames that entered the link with CE in their IPv4 header")),
       link_(link),
+      lost_note_("dropped by the loss model of link " + std::string(link.name()) + " (" + tag +
+                 ", network.loss / links[].loss)"),
       rng_(splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))),
       jitter_rng_(splitmix64(link.params_.seed ^
                              splitmix64(fnv1a(std::string(link.name()) + "." + tag + ".jitter")))) {
@@ -83,10 +85,13 @@ void EthernetLink::Direction::receive_frame_ahead(Frame&& frame, core::TimePs en
 }
 
 void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps) {
-  if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), enters_ps);
+  const bool lost = link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss;
+  // A pcapng capture says which frames the loss model dropped (they were put on the wire).
+  if (link_.pcap_)
+    link_.pcap_->write(frame.data(), frame.size(), enters_ps, lost ? &lost_note_ : nullptr);
   bytes.add_at(enters_ps, frame.size());  // and `frames` with it
   if (carries_ce(frame)) ce.add_at(enters_ps);
-  if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
+  if (lost) {
     drops.add_at(enters_ps);
     return;
   }

@@ -19,7 +19,7 @@
 //
 // Optional pcap tap: every frame that enters the link (both directions, including frames that the
 // loss model drops afterwards — they were put on the wire) is recorded at the simulated time it
-// entered, in nanoseconds.
+// entered, in nanoseconds; in a pcapng capture a dropped frame carries a comment saying so.
 //
 // Ports (all must be bound; an unbound one is an elaboration error):
 //   a_in, b_in    sc_export<FrameSink>  frames sent by endpoint A (B) enter here
@@ -50,12 +50,12 @@ namespace vtoe::net {
 
 struct EthernetLinkParams {
   core::TimePs delay_ps = 1'000'000;  ///< propagation delay, ps (1 us)
-  core::TimePs jitter_ps = 0;         ///< extra delay per frame, uniform in [0, jitter), ps
   double loss = 0.0;                  ///< probability that a frame is lost, 0..1
   std::uint64_t seed = 1;             ///< seed of the loss model
   /// Frames in an end's transmit queue onto the link (its MAC's) at which ECT frames are
   /// marked CE (EthernetMac::ecn_mark_frames; the platform passes it to both MACs); 0 = never.
   std::uint32_t ecn_threshold = 0;
+  core::TimePs jitter_ps = 0;  ///< extra delay per frame, uniform in [0, jitter), ps (0: none)
 };
 
 // The scenario keys that fill EthernetLinkParams (its seed is the scenario's).
@@ -124,6 +124,7 @@ class EthernetLink : public core::Module {
     void enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps);
 
     EthernetLink& link_;
+    std::string lost_note_;  // the comment on a dropped frame in a pcapng capture
     std::mt19937_64 rng_;
     std::mt19937_64 jitter_rng_;
     core::TimePs last_due_ = 0;  // jitter: the latest delivery time given

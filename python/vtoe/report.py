@@ -356,7 +356,17 @@ def run_page(d) -> Page:
     _dict_table(sec, results.get("channels", []), "TOE channels")
     _dict_table(sec, results.get("links", []), "Links (whole run)")
     _dict_table(sec, results.get("hosts", []), "Hosts (whole run)")
-    _dict_table(sec, results.get("switches", []), "Switches (whole run)")
+    _dict_table(sec, results.get("switches", []), "Switches (whole run)", skip=("ports",))
+    for sw in results.get("switches", []):
+        ports = [p for p in sw.get("ports", []) if p.get("link")]
+        if ports:
+            sec.add_html(f"<h3>{esc(sw['name'])}: output ports (measured window)</h3>")
+            sec.add_table(["port", "link", "tx frames", "drops", "queue mean B", "queue max B",
+                           "queue mean frames", "queue max frames"],
+                          [[p["port"], p["link"], p["tx_frames"], p["drops"],
+                            p["queue_bytes"]["mean"], p["queue_bytes"]["max"],
+                            p["queue_frames"]["mean"], p["queue_frames"]["max"]] for p in ports],
+                          text_columns=(1,))
     if results.get("peer"):
         sec.add_table(["peer"] + list(results["peer"]), [["whole run"] + list(results["peer"].values())])
 

@@ -140,6 +140,75 @@ def test_the_trace_covers_every_host_link_and_switch_port(vtoe, tmp_path):
                if e["ph"] == "C" and e["name"] == "host.b.vm.echo0.tx_mbps")
 
 
+def read_pcapng(path):
+    """(timestamp ns, captured bytes, original length, comment or None) of each enhanced packet
+    block; checks the section header and the one interface (Ethernet, ns resolution)."""
+    import struct
+    data = path.read_bytes()
+    assert struct.unpack_from("<III", data, 0) == (0x0A0D0D0A, 28, 0x1A2B3C4D)
+    pos, out = 28, []
+    assert struct.unpack_from("<IIHH", data, pos)[::2] == (1, 1)  # IDB, LINKTYPE_ETHERNET
+    assert data[pos + 16:pos + 21] == bytes([9, 0, 1, 0, 9])  # if_tsresol = 9 (ns)
+    pos += struct.unpack_from("<I", data, pos + 4)[0]
+    while pos < len(data):
+        kind, size = struct.unpack_from("<II", data, pos)
+        assert kind == 6 and size % 4 == 0 and struct.unpack_from("<I", data, pos + size - 4)[0] == size
+        _, hi, lo, cap, orig = struct.unpack_from("<IIIII", data, pos + 8)
+        opts = pos + 28 + (cap + 3) // 4 * 4
+        comment = None
+        if opts < pos + size - 4:
+            code, n = struct.unpack_from("<HH", data, opts)
+            assert code == 1
+            comment = data[opts + 4:opts + 4 + n].decode()
+        out.append(((hi << 32) | lo, data[pos + 28:pos + 28 + cap], orig, comment))
+        pos += size
+    return out
+
+
+def test_pcapng_of_named_links_comments_every_frame_the_loss_model_dropped(vtoe, tmp_path):
+    _, out = vtoe.scenario(SCENARIO, *SHORT, "links.1.loss=0.005", out=tmp_path / "ng",
+                           extra=["--pcap=to_server0", "--pcap-format", "pcapng"])
+    res = json.loads((out / "results.json").read_text())
+    assert sorted(p.name for p in out.glob("*.pcap*")) == ["to_server0.pcapng"]
+    records = read_pcapng(out / "to_server0.pcapng")
+    link = next(l for l in res["links"] if l["name"] == "to_server0")
+    assert len(records) == link["frames"]  # every frame that entered, dropped ones included
+    dropped = [r for r in records if r[3] is not None]
+    assert len(dropped) == link["drops"] > 10
+    note = "dropped by the loss model of link to_server0 ({}, network.loss / links[].loss)"
+    assert {r[3] for r in dropped} == {note.format("a_to_b"), note.format("b_to_a")}
+    times = [r[0] for r in records]
+    assert times == sorted(times) and times[-1] <= 40_000_000  # ns, within the 40 ms run
+    assert all(len(r[1]) == r[2] for r in records)  # whole frames by default
+    # Wireshark reads it and shows the comments.
+    import shutil
+    import subprocess
+    if shutil.which("tshark"):
+        shown = subprocess.run(["tshark", "-r", str(out / "to_server0.pcapng"), "-Y",
+                                "frame.comment", "-T", "fields", "-e", "frame.comment"],
+                               capture_output=True, text=True, check=True).stdout.split("\n")
+        assert len([ln for ln in shown if "loss model" in ln]) == len(dropped)
+    # A name that is no link's is an error naming it and the links there are.
+    proc = vtoe.run("run", SCENARIO, "--pcap=nowhere", "--out", tmp_path / "bad", "--quiet",
+                    check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == ("vtoe: --pcap=nowhere: no link is named 'nowhere' (links: uplink, "
+                           "to_server0, to_server1)\n"), proc.stderr
+
+
+def test_pcapng_snap_length_and_size_bound(vtoe, tmp_path):
+    _, out = vtoe.scenario(SCENARIO, *SHORT, out=tmp_path / "snap",
+                           extra=["--pcap=uplink", "--pcap-format", "pcapng", "--pcap-snaplen",
+                                  "64", "--pcap-limit", "20KiB"])
+    path = out / "uplink.pcapng"
+    records = read_pcapng(path)
+    assert path.stat().st_size <= 20 * 1024
+    assert all(len(r[1]) == min(64, r[2]) for r in records) and max(r[2] for r in records) > 64
+    run = json.loads((out / "run.json").read_text())
+    assert any(w.startswith(f"{path} reached its bound of 20480 bytes (--pcap-limit)")
+               for w in run["warnings"]), run["warnings"]
+
+
 BASE = """\
 duration: 5ms
 warmup: 1ms

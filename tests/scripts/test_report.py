@@ -153,7 +153,8 @@ def test_a_topology_run_page_draws_links_switch_queues_and_hosts(tmp_path_factor
                   "Hosts of the topology: throughput (Mbit/s)"):
         assert f'alt="{title}"' in text, title
     # The switch's ports and the links' windows in the tables.
-    assert "to_server0" in text and "queue_bytes" in text and "a_to_b_utilization" in text
+    assert "tor: output ports (measured window)" in text and "a_to_b_utilization" in text
+    assert '<td class="text">to_server0</td>' in text
 
 
 def test_every_time_series_column_has_a_figure():
