@@ -99,6 +99,11 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "dropped carries a comment saying so; implies --pcap")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"pcap", "pcapng"}));
+  run->add_option("--seeds", args.run.seeds,
+                  "Run once per seed 1..N, each into DIR/seed-K, and write DIR/seeds.json: "
+                  "each figure's minimum, mean and maximum over the seeds")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
   std::string pcap_limit, pcap_snaplen, pcap_window;
   run->add_option("--pcap-limit", pcap_limit,
                   "Largest size of each capture, e.g. 100MiB (default 1GiB; 0 = no bound): "
@@ -405,6 +410,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
         }
       }
     }
+    if (args.run.seeds && cmd->count("--seed") > 0)
+      throw UsageError("--seeds and --seed: give one (--seeds N runs seeds 1..N)");
     if (args.command == Command::Run && run->count("--pcap-format") > 0) {
       args.run.pcapng = pcap_format == "pcapng";
       args.run.pcap = true;

@@ -1,11 +1,17 @@
 #include "app/runner.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "app/build_info.h"
@@ -374,7 +380,130 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   return results;
 }
 
+namespace {
+
+// --seeds N: each seed's run in a child process of its own (SystemC elaborates once per
+// process), one after another, into DIR/seed-K; then DIR/seeds.json holds every numeric figure
+// of results.json's vms, toe and links (CDF steps left out) as its minimum, mean and maximum
+// over the seeds, and a table of the main ones is printed.
+void numeric_leaves(const ordered_json& j, const std::string& path,
+                    std::vector<std::pair<std::string, double>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items())
+      if (k != "cdf" && k != "each") numeric_leaves(v, path.empty() ? k : path + "." + k, out);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      numeric_leaves(j[i], path + "." + std::to_string(i), out);
+  } else if (j.is_number()) {
+    out.emplace_back(path, j.get<double>());
+  }
+}
+
+int run_seeds(const RunOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string dir = options.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
+    return kExitFailure;
+  }
+  int worst = 0;
+  std::vector<ordered_json> results;
+  ordered_json runs = ordered_json::array();
+  for (std::uint32_t k = 1; k <= options.seeds; ++k) {
+    RunOptions one = options;
+    one.seeds = 0;
+    one.quiet = true;
+    one.out_dir = dir + "/seed-" + std::to_string(k);
+    one.sets.push_back("seed=" + std::to_string(k));
+    std::cout.flush();
+    std::cerr.flush();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::cerr << "vtoe: --seeds: cannot start a run: " << std::strerror(errno) << "\n";
+      return kExitFailure;
+    }
+    if (pid == 0) {
+      int code = kExitFailure;
+      try {
+        const Config cfg = one.scenario.empty() ? Config::defaults(one.sets)
+                                                : Config::load(one.scenario, one.sets);
+        code = run_scenario(cfg, one);
+      } catch (const std::exception& e) {
+        std::cerr << "vtoe: seed " << k << ": " << e.what() << "\n";
+      }
+      std::cout.flush();
+      std::cerr.flush();
+      _exit(code);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0 && worst == 0) worst = code;
+    if (!options.quiet)
+      std::cout << "seed " << k << ": " << one.out_dir << (code ? " (exit " : "")
+                << (code ? std::to_string(code) + ")" : "") << "\n";
+    std::ifstream in(one.out_dir + "/results.json");
+    if (in) {
+      results.push_back(ordered_json::parse(in));
+      runs.push_back({{"seed", k}, {"out", one.out_dir}, {"exit", code}});
+    }
+    if (code == 130 || code == 143) break;  // interrupted: no more seeds
+  }
+  // Each figure's spread over the seeds that wrote results.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> values;
+  for (const ordered_json& r : results) {
+    std::vector<std::pair<std::string, double>> leaves;
+    for (const char* section : {"vms", "toe", "links"})
+      if (r.contains(section)) numeric_leaves(r[section], section, leaves);
+    for (const auto& [path, v] : leaves) {
+      auto [it, fresh] = values.emplace(path, std::vector<double>{});
+      if (fresh) order.push_back(path);
+      it->second.push_back(v);
+    }
+  }
+  ordered_json spread;
+  for (const std::string& path : order) {
+    const std::vector<double>& v = values[path];
+    double sum = 0;
+    for (double x : v) sum += x;
+    spread[path] = {{"min", *std::min_element(v.begin(), v.end())},
+                    {"mean", sum / static_cast<double>(v.size())},
+                    {"max", *std::max_element(v.begin(), v.end())},
+                    {"runs", v.size()}};
+  }
+  ordered_json doc = {{"seeds", options.seeds}, {"runs", runs}, {"spread", spread}};
+  std::ofstream(dir + "/seeds.json") << doc.dump(2) << "\n";
+  if (!options.quiet) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2);
+    out << "\nover " << results.size() << " seeds (min / mean / max):\n";
+    auto ends = [](const std::string& path, const char* tail) {
+      const std::string t(tail);
+      return path.size() > t.size() && path.compare(path.size() - t.size(), t.size(), t) == 0;
+    };
+    for (const std::string& path : order) {
+      if (path.rfind("vms.", 0) != 0) continue;
+      if (!(ends(path, ".tx_mbps") || ends(path, ".rx_mbps") || ends(path, ".transactions") ||
+            ends(path, ".p50_us") || ends(path, ".p99_us")))
+        continue;
+      const ordered_json& s = spread[path];
+      out << "  " << path << ": " << s["min"].get<double>() << " / " << s["mean"].get<double>()
+          << " / " << s["max"].get<double>() << "\n";
+    }
+    out << "spread: " << dir << "/seeds.json\n";
+    std::cout << out.str();
+  }
+  return worst;
+}
+
+}  // namespace
+
 int run_scenario(const Config& cfg, const RunOptions& options) {
+  if (options.seeds > 0) return run_seeds(options);
   core::Logger::set_default_level(options.log_level);
   // Messages reach SystemC's report handler; vtoe prints its own as one line each.
   sc_core::sc_report_handler::set_handler(core::compact_report_handler);

@@ -107,3 +107,26 @@ def test_bad_variation_keys_are_errors_naming_file_and_key(vtoe, tmp_path, key, 
     proc = vtoe.run("validate", scenario, check=False)
     assert proc.returncode == 2, proc.stderr
     assert str(scenario) in proc.stderr and key in proc.stderr, proc.stderr
+
+
+def test_run_with_seeds_gives_each_figure_its_spread(vtoe, tmp_path):
+    out = tmp_path / "seeds"
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=12ms", "--set",
+                    "warmup=4ms", "--set", "network.jitter=20us", "--seeds", "3", "--out", out)
+    doc = json.loads((out / "seeds.json").read_text())
+    assert doc["seeds"] == 3 and [r["seed"] for r in doc["runs"]] == [1, 2, 3]
+    assert all(r["exit"] == 0 for r in doc["runs"])
+    per_seed = [json.loads((out / f"seed-{k}" / "results.json").read_text()) for k in (1, 2, 3)]
+    assert [r["seed"] for r in per_seed] == [1, 2, 3]
+    spread = doc["spread"]
+    rtt = [r["vms"][0]["rtt"]["p50_us"] for r in per_seed]
+    assert spread["vms.0.rtt.p50_us"] == {"min": min(rtt), "mean": pytest.approx(sum(rtt) / 3),
+                                          "max": max(rtt), "runs": 3}
+    assert spread["vms.0.peer_latency.p99_us"]["min"] < spread["vms.0.peer_latency.p99_us"]["max"]
+    assert "links.0.window.a_to_b_utilization" in spread and "toe.tx_mbps" in spread
+    assert not any(".cdf." in k for k in spread)
+    assert "vms.0.rtt.p50_us: " in proc.stdout and f"spread: {out}/seeds.json" in proc.stdout
+    # One seed or many, not both.
+    bad = vtoe.run("run", "scenarios/quickstart.yaml", "--seeds", "2", "--seed", "4", "--out",
+                   tmp_path / "bad", check=False)
+    assert bad.returncode == 2 and "--seeds and --seed" in bad.stderr

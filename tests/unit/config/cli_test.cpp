@@ -99,6 +99,14 @@ TEST(CliParse, PcapOfNamedLinksAndPcapng) {
   EXPECT_NE(usage_error({"run", "--pcap-format", "erf"}).find("--pcap-format"), std::string::npos);
 }
 
+TEST(CliParse, SeedsRunsOnePerSeed) {
+  EXPECT_EQ(parse({"run", "--seeds", "5"}).run.seeds, 5u);
+  EXPECT_EQ(parse({"run"}).run.seeds, 0u);
+  EXPECT_NE(usage_error({"run", "--seeds", "0"}), "<no error>");
+  EXPECT_EQ(usage_error({"run", "--seeds", "2", "--seed", "3"}),
+            "--seeds and --seed: give one (--seeds N runs seeds 1..N)");
+}
+
 TEST(CliParse, ValidateAndKeys) {
   const CliArgs v = parse({"validate", "x.yaml", "--set", "seed=2"});
   EXPECT_EQ(v.command, Command::Validate);
