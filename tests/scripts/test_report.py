@@ -137,15 +137,21 @@ def test_run_page_latency_cdf(rpc_run):
     assert f"<td>{lat['count']}</td>" in text and "request_response" in text
 
 
-def test_a_topology_run_page_draws_links_switch_queues_and_hosts(tmp_path_factory, vtoe_bin):
-    out = tmp_path_factory.mktemp("report-topology") / "run"
-    proc = subprocess.run([str(vtoe_bin), "run", "scenarios/topology/two_hosts_switch.yaml",
-                           "--set", "links.1.rate=1Gbps", "--set", "switches.0.buffer=32KiB",
-                           "--set", "duration=20ms", "--set", "warmup=5ms", "--stats-interval",
-                           "1ms", "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120 * TIMEOUT_FACTOR)
+@pytest.fixture(scope="module")
+def topology_run(tmp_path_factory, vtoe_bin):
+    # A slow switch port (1 Gbit/s behind 10) with a small buffer: it queues and drops.
+    out, proc = run_once(tmp_path_factory, "report-topology",
+                         [str(vtoe_bin), "run", "scenarios/topology/two_hosts_switch.yaml",
+                          "--set", "links.1.rate=1Gbps", "--set", "switches.0.buffer=32KiB",
+                          "--set", "duration=20ms", "--set", "warmup=5ms", "--stats-interval",
+                          "1ms", "--out"], cwd=ROOT, timeout=120 * TIMEOUT_FACTOR)
     assert proc.returncode == 0, proc.stderr
-    text = report.make_report(out).read_text()
+    return out
+
+
+def test_a_topology_run_page_draws_links_switch_queues_and_hosts(topology_run, tmp_path):
+    out = topology_run
+    text = report.make_report(out, tmp_path / "topology.html").read_text()
     for title in ("Links: use of the line rate per direction (share)",
                   "Switch output queues (bytes: mean and highest in each interval)",
                   "Switch output queues (frames, mean)",
@@ -516,7 +522,7 @@ def chromium():
 
 @pytest.mark.skipif(chromium() is None, reason="headless Chromium is missing: "
                     "scripts/install-deps.sh installs Debian's chromium package")
-def test_pages_render_in_headless_chromium(quick_run, sweep_dir, tmp_path):
+def test_pages_render_in_headless_chromium(quick_run, sweep_dir, topology_run, tmp_path):
     """Each kind of page in headless Chromium: it renders, every figure loads (naturalWidth > 0),
     nothing fails to load and nothing reaches the console. The page has no script of its own;
     a copy gets one in <head> that records errors and, at load, what it sees."""
@@ -524,6 +530,7 @@ def test_pages_render_in_headless_chromium(quick_run, sweep_dir, tmp_path):
     paper.mkdir()
     fake_paper(paper)
     pages = {"run": report.make_report(quick_run[0], tmp_path / "run.html"),
+             "topology": report.make_report(topology_run, tmp_path / "topology.html"),
              "sweep": sweep_dir / "report.html",
              "paper": report.make_report(paper)}
     procs = {}
