@@ -89,7 +89,21 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   add_scenario_options(run, args.run, seed);
   run->add_option("--out", args.run.out_dir, "Output directory (default: out/<scenario name>)")
       ->type_name("DIR");
-  run->add_flag("--pcap", args.run.pcap, "Write a pcap file per link");
+  std::string pcap_links, pcap_format = "pcap";
+  run->add_flag("--pcap{*}", pcap_links,
+                "Write a pcap file per link (DIR/<link>.pcap); --pcap=LINK,... only those links "
+                "(by links[].name; link0 or netvp without a topology)")
+      ->type_name("[=LINK,...]");
+  run->add_option("--pcap-format", pcap_format,
+                  "pcap (default) or pcapng: DIR/<link>.pcapng, where each frame the loss model "
+                  "dropped carries a comment saying so; implies --pcap")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"pcap", "pcapng"}));
+  run->add_option("--seeds", args.run.seeds,
+                  "Run once per seed 1..N, each into DIR/seed-K, and write DIR/seeds.json: "
+                  "each figure's minimum, mean and maximum over the seeds")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
   std::string pcap_limit, pcap_snaplen, pcap_window;
   run->add_option("--pcap-limit", pcap_limit,
                   "Largest size of each capture, e.g. 100MiB (default 1GiB; 0 = no bound): "
@@ -379,6 +393,27 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     }
     if (!pcap_window.empty()) {
       std::tie(args.run.pcap_from_ps, args.run.pcap_to_ps) = window("--pcap-window", pcap_window);
+      args.run.pcap = true;
+    }
+    if (!pcap_links.empty()) {
+      args.run.pcap = true;
+      if (pcap_links != "*") {
+        std::size_t from = 0;
+        for (;;) {
+          const std::size_t comma = pcap_links.find(',', from);
+          const std::string name = pcap_links.substr(from, comma - from);
+          if (name.empty())
+            throw UsageError("--pcap=" + pcap_links + ": an empty link name (give LINK,LINK...)");
+          args.run.pcap_links.push_back(name);
+          if (comma == std::string::npos) break;
+          from = comma + 1;
+        }
+      }
+    }
+    if (args.run.seeds && cmd->count("--seed") > 0)
+      throw UsageError("--seeds and --seed: give one (--seeds N runs seeds 1..N)");
+    if (args.command == Command::Run && run->count("--pcap-format") > 0) {
+      args.run.pcapng = pcap_format == "pcapng";
       args.run.pcap = true;
     }
   }

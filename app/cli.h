@@ -48,6 +48,10 @@ struct RunOptions {
   std::vector<std::string> sets;  ///< "key=value" overrides in order; --seed comes last
   std::string out_dir;            ///< --out, default "out/<scenario file stem>" or "out/default"
   bool pcap = false;              ///< write a pcap per link
+  std::vector<std::string> pcap_links;  ///< --pcap=LINK,...: only these links (empty: all)
+  bool pcapng = false;                  ///< --pcap-format pcapng: comments on dropped frames
+  /// --seeds N: the run once per seed 1..N, each in DIR/seed-K, and DIR/seeds.json (0: once)
+  std::uint32_t seeds = 0;
   std::uint32_t pcap_snaplen = 65535;        ///< --pcap-snaplen: bytes kept of each frame
   std::uint64_t pcap_limit = 1ull << 30;     ///< --pcap-limit: bytes per capture; 0 = none
   std::uint64_t stats_limit = 256ull << 20;  ///< --stats-limit: timeseries.csv bytes; 0 = none

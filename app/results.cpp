@@ -123,6 +123,7 @@ ordered_json latency_distribution(const char* kind, const core::LogHistogram& h)
           {"min_us", us(h.min())},
           {"p1_us", us(h.quantile(0.01))},
           {"p50_us", us(h.quantile(0.5))},
+          {"p90_us", us(h.quantile(0.9))},
           {"p99_us", us(h.quantile(0.99))},
           {"p999_us", us(h.quantile(0.999))},
           {"max_us", us(h.max())},
@@ -166,6 +167,9 @@ Snapshot take_snapshot(Platform& p) {
     s.app_trans.push_back(c.transactions);
     s.app_lat.push_back(c.latency_sum_ps);
     s.app_latency.push_back(c.latency);
+    const core::StreamClock* clock = p.peer_clock(i);
+    s.peer_latency.push_back(clock ? clock->latency() : core::LogHistogram{});
+    s.rtt.push_back(p.rtt(i));
     s.interrupts.push_back(p.guest(i).driver().interrupts());
     s.exits.push_back(p.hypervisor() ? p.hypervisor()->exits(static_cast<int>(i))
                                      : hypervisor::ExitCounts{});
@@ -226,14 +230,25 @@ ordered_json vms_section(Platform& p, const Window& w) {
     v["mean_latency_us"] =
         trans ? rounded(static_cast<double>(w.now.app_lat[i] - w.base.app_lat[i]) / trans / 1e6)
               : 0.0;
-    // Workloads with a request/response (rpc) or a flow-completion (flows) notion.
-    if (const guest::WorkloadType t = app.workload().type; t == guest::WorkloadType::Rpc ||
-                                                           t == guest::WorkloadType::Flows ||
-                                                           t == guest::WorkloadType::Connect)
+    // Each workload's latency (docs/outputs.md, "Latency"): a request/response (rpc), a flow's
+    // completion (flows), a connection's setup (connect), a message's send() to its completion
+    // (tcp_tx; with a simulated peer, also to the peer's receipt: peer_latency), a message's
+    // send by the simulated peer to its recv() in the guest (tcp_rx).
+    const guest::WorkloadType t = app.workload().type;
+    const core::LogHistogram peer = w.now.peer_latency[i].since(w.base.peer_latency[i]);
+    if (t == guest::WorkloadType::Rpc || t == guest::WorkloadType::Flows ||
+        t == guest::WorkloadType::Connect || t == guest::WorkloadType::TcpTx)
       v["latency"] = latency_distribution(t == guest::WorkloadType::Rpc     ? "request_response"
                                           : t == guest::WorkloadType::Flows ? "flow_completion"
+                                          : t == guest::WorkloadType::TcpTx ? "send_to_completion"
                                                                             : "connection_setup",
                                           w.now.app_latency[i].since(w.base.app_latency[i]));
+    if (t == guest::WorkloadType::TcpRx && p.peer_clock(i))
+      v["latency"] = latency_distribution("peer_send_to_recv", peer);
+    if (t == guest::WorkloadType::TcpTx && p.peer_clock(i))
+      v["peer_latency"] = latency_distribution("send_to_peer_receipt", peer);
+    // The TOE's TCP engine: every round-trip time sample it took on the VM's connections.
+    v["rtt"] = latency_distribution("rtt", w.now.rtt[i].since(w.base.rtt[i]));
     v["cpu"] = cpu_shares(p, static_cast<int>(i));
     v["interrupts"] = w.now.interrupts[i] - w.base.interrupts[i];
     v["vm_exits"] = vm_exits(p, i, w);
@@ -321,7 +336,46 @@ ordered_json channels_section(Platform& p, const Window& w) {
   return channels;
 }
 
-ordered_json links_section(Platform& p) {
+namespace {
+
+// One link's figures: whole run (as before: frames, bytes, drops, and per direction), and the
+// measured window's (`window`): each direction's use of the line rate (frames with preamble,
+// FCS and gap, as a MAC sends them), frames, drops and CE marks.
+ordered_json link_entry(const std::string& name, const std::string& a, const std::string& b,
+                        net::EthernetLink& l, double rate_bps, double measured_s) {
+  ordered_json window;
+  const char* dirs[] = {"a_to_b", "b_to_a"};
+  const double line_bits = rate_bps * measured_s;
+  for (int d = 0; d < 2; ++d) {
+    const double wire =
+        static_cast<double>(l.bytes_counter(d).measured()) +
+        static_cast<double>(l.frames_counter(d).measured()) * net::EthernetMac::kOverhead;
+    // Frames are counted whole as they enter, so a window can see a little over 100 %: clamp.
+    window[std::string(dirs[d]) + "_utilization"] =
+        rounded(line_bits > 0 ? std::min(1.0, wire * 8 / line_bits) : 0, 6);
+  }
+  for (int d = 0; d < 2; ++d) {
+    const std::string k(dirs[d]);
+    window[k + "_frames"] = l.frames_counter(d).measured();
+    window[k + "_drops"] = l.drops_counter(d).measured();
+    window[k + "_ecn_marks"] = l.ce_counter(d).measured();
+  }
+  return {{"name", name},
+          {"frames", l.frames()},
+          {"bytes", l.bytes()},
+          {"drops", l.drops()},
+          {"a_to_b_frames", l.frames_a_to_b()},
+          {"b_to_a_frames", l.frames_b_to_a()},
+          {"a", a},
+          {"b", b},
+          {"rate_gbps", rounded(rate_bps / 1e9, 6)},
+          {"ecn_marks", l.ce_marks()},
+          {"window", window}};
+}
+
+}  // namespace
+
+ordered_json links_section(Platform& p, double measured_s) {
   ordered_json links = ordered_json::array();
   if (p.netvp()) {
     // The bridge to the real interface stands where the simulated link would.
@@ -331,19 +385,12 @@ ordered_json links_section(Platform& p) {
                      {"from_wire", p.netvp_port().from_wire()},
                      {"drops", p.raw_socket().queue_drops()}});
   } else if (platform::Topology* t = p.topology()) {
-    for (std::size_t i = 0; i < t->link_count(); ++i) {
-      net::EthernetLink& l = t->link(i);
-      links.push_back({{"name", t->link_name(i)},
-                       {"frames", l.frames()},
-                       {"bytes", l.bytes()},
-                       {"drops", l.drops()},
-                       {"a_to_b_frames", l.frames_a_to_b()},
-                       {"b_to_a_frames", l.frames_b_to_a()}});
-    }
+    for (std::size_t i = 0; i < t->link_count(); ++i)
+      links.push_back(link_entry(t->link_name(i), t->link_a(i), t->link_b(i), t->link(i),
+                                 t->link_rate_bps(i), measured_s));
   } else {
-    net::EthernetLink& l = p.link();
-    links.push_back(
-        {{"name", "link0"}, {"frames", l.frames()}, {"bytes", l.bytes()}, {"drops", l.drops()}});
+    links.push_back(link_entry("link0", "platform", "peer", p.link(),
+                               p.toe().mac().params().rate_bps, measured_s));
   }
   return links;
 }
@@ -372,7 +419,7 @@ ordered_json flows_of(const std::vector<net::FlowRecord>& flows) {
 }
 
 // With a topology: every host's traffic, whole run.
-ordered_json hosts_section(platform::Topology& t) {
+ordered_json hosts_section(platform::Topology& t, double measured_s) {
   ordered_json hosts = ordered_json::array();
   for (std::size_t i = 0; i < t.host_count(); ++i) {
     if (net::ProxyHost* px = t.proxy(i)) {
@@ -414,27 +461,43 @@ ordered_json hosts_section(platform::Topology& t) {
                       {"tx_bytes", h.bytes_sent()},
                       {"pattern_errors", h.pattern_errors()},
                       {"clients_done", h.clients_done()},
-                      {"clients_failed", h.clients_failed()}};
+                      {"clients_failed", h.clients_failed()},
+                      {"rx_mbps", rounded(mbps(h.rx_bytes_counter().measured(), measured_s))},
+                      {"tx_mbps", rounded(mbps(h.tx_bytes_counter().measured(), measured_s))}};
     if (!h.flows().empty()) j["flows"] = flows_of(h.flows());
     hosts.push_back(j);
   }
   return hosts;
 }
 
-// With a topology: every switch's forwarding and its output buffers' drops, whole run.
+// With a topology: every switch's forwarding and its output buffers' drops, whole run; and each
+// port's output buffer in the measured window (`ports`).
 ordered_json switches_section(platform::Topology& t) {
   ordered_json switches = ordered_json::array();
+  const core::TimePs now = core::now_ps();
   for (std::size_t i = 0; i < t.switch_count(); ++i) {
     net::EthernetSwitch& s = t.switch_at(i);
     ordered_json port_drops = ordered_json::array();
-    for (std::size_t port = 0; port < s.port_count(); ++port)
+    ordered_json ports = ordered_json::array();
+    for (std::size_t port = 0; port < s.port_count(); ++port) {
       port_drops.push_back(s.port_drops(port));
+      const std::string link = t.switch_port_link(i, port);
+      const core::Accumulator& qb = s.port_queue_bytes_level(port);
+      const core::Accumulator& qf = s.port_queue_frames_level(port);
+      ports.push_back({{"port", port},
+                       {"link", link.empty() ? ordered_json() : ordered_json(link)},
+                       {"tx_frames", s.port_tx_frames_counter(port).measured()},
+                       {"drops", s.port_drops_counter(port).measured()},
+                       {"queue_bytes", {{"mean", rounded(qb.mean(now))}, {"max", qb.max()}}},
+                       {"queue_frames", {{"mean", rounded(qf.mean(now))}, {"max", qf.max()}}}});
+    }
     switches.push_back({{"name", t.switch_name(i)},
                         {"frames", s.frames()},
                         {"forwarded", s.forwarded()},
                         {"drops", s.drops()},
                         {"no_route", s.no_route()},
-                        {"port_drops", port_drops}});
+                        {"port_drops", port_drops},
+                        {"ports", ports}});
   }
   return switches;
 }
@@ -484,10 +547,10 @@ ordered_json collect(Platform& p, const Snapshot& base, double measured_s) {
     r["cores"] = cores_section(p);  // one core without a software stack: as before
   r["toe"] = toe_section(p, w);
   r["channels"] = channels_section(p, w);
-  r["links"] = links_section(p);
+  r["links"] = links_section(p, measured_s);
   if (ordered_json peer = peer_section(p); !peer.is_null()) r["peer"] = peer;
   if (platform::Topology* t = p.topology()) {
-    r["hosts"] = hosts_section(*t);
+    r["hosts"] = hosts_section(*t, measured_s);
     r["switches"] = switches_section(*t);
   }
   r["stats"] = stats_section(p);

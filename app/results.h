@@ -16,7 +16,9 @@ namespace vtoe::app {
 struct Snapshot {
   // Per VM.
   std::vector<std::uint64_t> app_tx, app_rx, app_trans, app_lat, interrupts;
-  std::vector<core::LogHistogram> app_latency;  // the application's latency histogram
+  std::vector<core::LogHistogram> app_latency;   // the application's latency histogram
+  std::vector<core::LogHistogram> peer_latency;  // tcp_tx/tcp_rx with a simulated peer
+  std::vector<core::LogHistogram> rtt;           // the TOE's RTT samples on the VM's connections
   std::vector<std::uint64_t> acked;  // payload the peers acknowledged from the VM's address
   std::vector<hypervisor::ExitCounts> exits;
   std::vector<hypervisor::CreditVmStats> sched;
@@ -43,7 +45,7 @@ nlohmann::ordered_json run_section(platform::Platform& p, double measured_s);  /
 nlohmann::ordered_json vms_section(platform::Platform& p, const Window& w);
 nlohmann::ordered_json toe_section(platform::Platform& p, const Window& w);
 nlohmann::ordered_json channels_section(platform::Platform& p, const Window& w);
-nlohmann::ordered_json links_section(platform::Platform& p);
+nlohmann::ordered_json links_section(platform::Platform& p, double measured_s);
 nlohmann::ordered_json peer_section(platform::Platform& p);  // null with NetVP (no peer)
 nlohmann::ordered_json stats_section(platform::Platform& p);
 

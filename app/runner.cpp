@@ -1,11 +1,17 @@
 #include "app/runner.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "app/build_info.h"
@@ -196,12 +202,25 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   // Captures are bounded (docs/net.md): the limits hold for the writers the platform opens.
   net::PcapLimits pcap_limits;
-  if (options)
+  if (options) {
     pcap_limits = {options->pcap_snaplen, options->pcap_limit, options->pcap_from_ps,
                    options->pcap_to_ps};
+    pcap_limits.pcapng = options->pcapng;
+  }
   net::PcapWriter::set_limits(pcap_limits);
   Platform platform(cfg);
-  if (!pcap_dir.empty()) platform.enable_pcap(pcap_dir);
+  if (!pcap_dir.empty()) {
+    const std::vector<std::string> links = platform.link_names();
+    if (options)
+      for (const std::string& name : options->pcap_links)
+        if (std::find(links.begin(), links.end(), name) == links.end()) {
+          std::string known;
+          for (const std::string& l : links) known += (known.empty() ? "" : ", ") + l;
+          throw UsageError("--pcap=" + name + ": no link is named '" + name + "' (links: " +
+                           known + ")");
+        }
+    platform.enable_pcap(pcap_dir, options ? options->pcap_links : std::vector<std::string>{});
+  }
   std::unique_ptr<WaveformProbe> waveform;
   if (options && !options->vcd.empty())
     waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
@@ -229,6 +248,14 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
     std::vector<std::string> names;
     for (std::size_t i = 0; i < platform.vm_count(); ++i) names.push_back(platform.vm_name(i));
     core::Tracer::instance().set_vm_names(names);  // lanes named by VM name
+    // A platform host's modules are named under the host: its VMs by their names too.
+    if (platform::Topology* t = platform.topology())
+      for (std::size_t h = 0; h < t->host_count(); ++h)
+        if (platform::Platform* hp = t->platform_at(h)) {
+          std::vector<std::string> host_names;
+          for (std::size_t i = 0; i < hp->vm_count(); ++i) host_names.push_back(hp->vm_name(i));
+          core::Tracer::instance().set_vm_names(host_names, t->host_name(h));
+        }
   }
   Progress progress(duration, options && !options->quiet);
   // Runs the simulation for `span` in steps; between steps a signal ends it, the time series
@@ -359,7 +386,130 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   return results;
 }
 
+namespace {
+
+// --seeds N: each seed's run in a child process of its own (SystemC elaborates once per
+// process), one after another, into DIR/seed-K; then DIR/seeds.json holds every numeric figure
+// of results.json's vms, toe and links (CDF steps left out) as its minimum, mean and maximum
+// over the seeds, and a table of the main ones is printed.
+void numeric_leaves(const ordered_json& j, const std::string& path,
+                    std::vector<std::pair<std::string, double>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items())
+      if (k != "cdf" && k != "each") numeric_leaves(v, path.empty() ? k : path + "." + k, out);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      numeric_leaves(j[i], path + "." + std::to_string(i), out);
+  } else if (j.is_number()) {
+    out.emplace_back(path, j.get<double>());
+  }
+}
+
+int run_seeds(const RunOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string dir = options.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
+    return kExitFailure;
+  }
+  int worst = 0;
+  std::vector<ordered_json> results;
+  ordered_json runs = ordered_json::array();
+  for (std::uint32_t k = 1; k <= options.seeds; ++k) {
+    RunOptions one = options;
+    one.seeds = 0;
+    one.quiet = true;
+    one.out_dir = dir + "/seed-" + std::to_string(k);
+    one.sets.push_back("seed=" + std::to_string(k));
+    std::cout.flush();
+    std::cerr.flush();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::cerr << "vtoe: --seeds: cannot start a run: " << std::strerror(errno) << "\n";
+      return kExitFailure;
+    }
+    if (pid == 0) {
+      int code = kExitFailure;
+      try {
+        const Config cfg = one.scenario.empty() ? Config::defaults(one.sets)
+                                                : Config::load(one.scenario, one.sets);
+        code = run_scenario(cfg, one);
+      } catch (const std::exception& e) {
+        std::cerr << "vtoe: seed " << k << ": " << e.what() << "\n";
+      }
+      std::cout.flush();
+      std::cerr.flush();
+      _exit(code);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0 && worst == 0) worst = code;
+    if (!options.quiet)
+      std::cout << "seed " << k << ": " << one.out_dir << (code ? " (exit " : "")
+                << (code ? std::to_string(code) + ")" : "") << "\n";
+    std::ifstream in(one.out_dir + "/results.json");
+    if (in) {
+      results.push_back(ordered_json::parse(in));
+      runs.push_back({{"seed", k}, {"out", one.out_dir}, {"exit", code}});
+    }
+    if (code == 130 || code == 143) break;  // interrupted: no more seeds
+  }
+  // Each figure's spread over the seeds that wrote results.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> values;
+  for (const ordered_json& r : results) {
+    std::vector<std::pair<std::string, double>> leaves;
+    for (const char* section : {"vms", "toe", "links"})
+      if (r.contains(section)) numeric_leaves(r[section], section, leaves);
+    for (const auto& [path, v] : leaves) {
+      auto [it, fresh] = values.emplace(path, std::vector<double>{});
+      if (fresh) order.push_back(path);
+      it->second.push_back(v);
+    }
+  }
+  ordered_json spread;
+  for (const std::string& path : order) {
+    const std::vector<double>& v = values[path];
+    double sum = 0;
+    for (double x : v) sum += x;
+    spread[path] = {{"min", *std::min_element(v.begin(), v.end())},
+                    {"mean", sum / static_cast<double>(v.size())},
+                    {"max", *std::max_element(v.begin(), v.end())},
+                    {"runs", v.size()}};
+  }
+  ordered_json doc = {{"seeds", options.seeds}, {"runs", runs}, {"spread", spread}};
+  std::ofstream(dir + "/seeds.json") << doc.dump(2) << "\n";
+  if (!options.quiet) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2);
+    out << "\nover " << results.size() << " seeds (min / mean / max):\n";
+    auto ends = [](const std::string& path, const char* tail) {
+      const std::string t(tail);
+      return path.size() > t.size() && path.compare(path.size() - t.size(), t.size(), t) == 0;
+    };
+    for (const std::string& path : order) {
+      if (path.rfind("vms.", 0) != 0) continue;
+      if (!(ends(path, ".tx_mbps") || ends(path, ".rx_mbps") || ends(path, ".transactions") ||
+            ends(path, ".p50_us") || ends(path, ".p99_us")))
+        continue;
+      const ordered_json& s = spread[path];
+      out << "  " << path << ": " << s["min"].get<double>() << " / " << s["mean"].get<double>()
+          << " / " << s["max"].get<double>() << "\n";
+    }
+    out << "spread: " << dir << "/seeds.json\n";
+    std::cout << out.str();
+  }
+  return worst;
+}
+
+}  // namespace
+
 int run_scenario(const Config& cfg, const RunOptions& options) {
+  if (options.seeds > 0) return run_seeds(options);
   core::Logger::set_default_level(options.log_level);
   // Messages reach SystemC's report handler; vtoe prints its own as one line each.
   sc_core::sc_report_handler::set_handler(core::compact_report_handler);
@@ -387,9 +537,13 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   // The directory holds this run's files only: outputs an earlier run wrote and this one does not
   // (a capture, a trace) would sit beside results they do not belong to.
   // report.html (`vtoe report`) is made from the files afterwards: an earlier one is stale.
-  for (const char* stale :
-       {"link0.pcap", "netvp.pcap", "trace.json", "timeseries.csv", "report.html", "console.log"}) {
-    const bool writes = (options.pcap && std::string(stale).find(".pcap") != std::string::npos) ||
+  const std::string ext = options.pcapng ? ".pcapng" : ".pcap";
+  for (const char* stale : {"link0.pcap", "netvp.pcap", "link0.pcapng", "netvp.pcapng",
+                            "trace.json", "timeseries.csv", "report.html", "console.log"}) {
+    const std::string name(stale);
+    const bool capture = name.size() > ext.size() &&
+                         name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+    const bool writes = (options.pcap && capture) ||
                         (options.trace && std::string(stale) == "trace.json") ||
                         (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");
     if (!writes) fs::remove(fs::path(dir) / stale, ec);
@@ -457,10 +611,16 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
         << " Mbit/s, rx " << results["toe"]["rx_mbps"].get<double>() << " Mbit/s; "
         << results["links"][0]["name"].get<std::string>() << ": " << results["links"][0]["frames"]
         << " frames, " << results["links"][0]["drops"] << " dropped\n";
-    std::string captures;  // one pcap per link (netvp.pcap for the bridge)
-    for (const auto& l : results["links"])
-      captures +=
-          (captures.empty() ? "" : ", ") + dir + "/" + l["name"].get<std::string>() + ".pcap";
+    std::string captures;  // one pcap per link (netvp.pcap for the bridge), or those asked for
+    for (const auto& l : results["links"]) {
+      const std::string name = l["name"].get<std::string>();
+      if (!options.pcap_links.empty() &&
+          std::find(options.pcap_links.begin(), options.pcap_links.end(), name) ==
+              options.pcap_links.end())
+        continue;
+      captures += (captures.empty() ? "" : ", ") + dir + "/" + name +
+                  (options.pcapng ? ".pcapng" : ".pcap");
+    }
     out << "results: " << dir << "/results.json" << (options.pcap ? ", capture: " + captures : "")
         << (options.trace ? ", timeline: " + dir + "/trace.json (open in ui.perfetto.dev)" : "")
         << (cfg.get_time("stats_interval") ? ", time series: " + dir + "/timeseries.csv" : "")

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/core/tracer.h"
+#include "platform/topology.h"
 
 namespace vtoe::app {
 
@@ -55,6 +56,7 @@ TimeSeries::TimeSeries(Platform& p, const std::string& path, std::uint64_t max_b
   if (p.core_count() > 1)
     for (std::size_t k = 0; k < p.core_count(); ++k)
       columns_.push_back("core." + std::to_string(k) + ".busy_share");
+  add_network_probes();
   std::string header;
   for (std::size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
   header += "\n";
@@ -106,7 +108,90 @@ TimeSeries::Totals TimeSeries::read() {
   t.ccb_area = ccb_carry_ + toe.ccb().stats().accumulator("occupancy").area(t.time_ps);
   for (std::size_t k = 0; k < core_idle_carry_.size(); ++k)
     t.core_idle.push_back(core_idle_carry_[k] + p_.core(k).idle_ps());
+  for (Probe& pr : probes_) t.probes.push_back(pr.carry + pr.raw());
   return t;
+}
+
+void TimeSeries::add_network_probes() {
+  auto add = [&](const std::string& column, Kind kind, std::function<double()> raw,
+                 bool resets = false) {
+    columns_.push_back(column);
+    probes_.push_back({kind, std::move(raw), resets, 0});
+  };
+  auto dbl = [](std::uint64_t v) { return static_cast<double>(v); };
+  // A link: each direction's use of its line rate, as the time its frames (preamble, FCS and gap
+  // included) kept the wire busy; frames, drops and CE marks of both directions.
+  auto add_link = [&](const std::string& name, net::EthernetLink* l, double rate_bps) {
+    const std::string c = "link." + name + ".";
+    for (int d = 0; d < 2; ++d)
+      add(c + (d == 0 ? "a_to_b" : "b_to_a") + "_utilization_share", Kind::Share,
+          [l, d, rate_bps, dbl] {
+            const double wire = dbl(l->bytes_counter(d).value()) +
+                                dbl(l->frames_counter(d).value()) * net::EthernetMac::kOverhead;
+            return wire * 8 / rate_bps * 1e12;
+          });
+    add(c + "frames_count", Kind::Count, [l, dbl] { return dbl(l->frames()); });
+    add(c + "drops_count", Kind::Count, [l, dbl] { return dbl(l->drops()); });
+    add(c + "ecn_marks_count", Kind::Count, [l, dbl] { return dbl(l->ce_marks()); });
+  };
+  platform::Topology* t = p_.topology();
+  if (!t) {
+    if (!p_.netvp()) add_link("link0", &p_.link(), p_.toe().mac().params().rate_bps);
+    return;
+  }
+  for (std::size_t i = 0; i < t->link_count(); ++i)
+    add_link(t->link_name(i), &t->link(i), t->link_rate_bps(i));
+  // Switch ports that a link takes: the output buffer's occupancy (mean and highest, bytes; mean,
+  // frames), frames sent and drops.
+  for (std::size_t s = 0; s < t->switch_count(); ++s) {
+    net::EthernetSwitch* sw = &t->switch_at(s);
+    for (std::size_t port = 0; port < sw->port_count(); ++port) {
+      if (t->switch_port_link(s, port).empty()) continue;
+      const std::string c = "switch." + t->switch_name(s) + ".port" + std::to_string(port) + ".";
+      add(
+          c + "queue_mean_bytes", Kind::Mean,
+          [sw, port] { return sw->port_queue_bytes_level(port).area(core::now_ps()); }, true);
+      add(c + "queue_max_bytes", Kind::Peak,
+          [sw, port] { return static_cast<double>(sw->take_port_queue_peak(port)); });
+      add(
+          c + "queue_mean_frames", Kind::Mean,
+          [sw, port] { return sw->port_queue_frames_level(port).area(core::now_ps()); }, true);
+      add(c + "tx_frames_count", Kind::Count,
+          [sw, port, dbl] { return dbl(sw->port_tx_frames_counter(port).value()); });
+      add(c + "drops_count", Kind::Count,
+          [sw, port, dbl] { return dbl(sw->port_drops_counter(port).value()); });
+    }
+  }
+  // Hosts: a light host's payload sent and received (and a flow client's flows completed), a
+  // proxy's bytes each way, a platform host's VMs' goodput and its cores' busy shares.
+  for (std::size_t h = 0; h < t->host_count(); ++h) {
+    const std::string c = "host." + t->host_name(h) + ".";
+    if (net::PeerHost* ph = t->light(h)) {
+      add(c + "tx_mbps", Kind::Mbps, [ph, dbl] { return dbl(ph->bytes_sent()); });
+      add(c + "rx_mbps", Kind::Mbps, [ph, dbl] { return dbl(ph->bytes_received()); });
+      for (const net::PeerApp& app : t->host_apps(h))
+        if (app.type == net::PeerAppType::FlowClient) {
+          add(c + "flows_done_count", Kind::Count, [ph, dbl] { return dbl(ph->clients_done()); });
+          break;
+        }
+    } else if (net::ProxyHost* px = t->proxy(h)) {
+      add(c + "down_mbps", Kind::Mbps, [px, dbl] { return dbl(px->bytes_down()); });
+      add(c + "up_mbps", Kind::Mbps, [px, dbl] { return dbl(px->bytes_up()); });
+    } else if (Platform* hp = t->platform_at(h)) {
+      for (std::size_t v = 0; v < hp->vm_count(); ++v) {
+        const std::string vc = c + "vm." + hp->vm_name(v) + ".";
+        const tcpip::Ipv4 ip = hp->vm_address(v);
+        add(vc + "tx_mbps", Kind::Mbps,
+            [hp, ip, dbl] { return dbl(hp->toe().ppm().stack().bytes_acked_from(ip)); });
+        add(vc + "rx_mbps", Kind::Mbps,
+            [hp, v, dbl] { return dbl(hp->guest(v).counters().rx_bytes); });
+      }
+      for (std::size_t k = 0; k < hp->core_count(); ++k)
+        add(
+            c + "core." + std::to_string(k) + ".busy_share", Kind::BusyFromIdle,
+            [hp, k, dbl] { return dbl(hp->core(k).idle_ps()); }, true);
+    }
+  }
 }
 
 void TimeSeries::before_baseline() {
@@ -124,6 +209,8 @@ void TimeSeries::before_baseline() {
   ccb_carry_ += p_.toe().ccb().stats().accumulator("occupancy").area(now);
   for (std::size_t k = 0; k < core_idle_carry_.size(); ++k)
     core_idle_carry_[k] += p_.core(k).idle_ps();
+  for (Probe& pr : probes_)
+    if (pr.resets_at_baseline) pr.carry += pr.raw();
 }
 
 void TimeSeries::sample() {
@@ -178,6 +265,27 @@ void TimeSeries::sample() {
   row.push_back(share(now.dram_busy, a.dram_busy));
   for (std::size_t k = 0; k < now.core_idle.size(); ++k)
     row.push_back(1.0 - share(now.core_idle[k], a.core_idle[k]));
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    const double d = now.probes[i] - a.probes[i];
+    switch (probes_[i].kind) {
+      case Kind::Mbps:
+        row.push_back(d * 8 / span_s / 1e6);
+        break;
+      case Kind::Share:
+      case Kind::Mean:
+        row.push_back(d / span_ps);
+        break;
+      case Kind::Count:
+        row.push_back(d);
+        break;
+      case Kind::Peak:
+        row.push_back(now.probes[i]);
+        break;
+      case Kind::BusyFromIdle:
+        row.push_back(1.0 - d / span_ps);
+        break;
+    }
+  }
   if (out_.is_open()) {
     std::string line;
     char buf[32];

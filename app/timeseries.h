@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,30 @@ class TimeSeries {
     std::vector<double> sendq_area, vsendq_area;  // per channel, per VM under device emulation
     double ccb_area = 0;
     std::vector<std::uint64_t> core_idle;  // multi-core hosts: per core, idle time
+    std::vector<double> probes;            // the network's columns' running totals
   };
   Totals read();
+
+  // The network's columns, after the platform's (so that those stay as they were): every link,
+  // every linked switch port and every host of a topology (the single link0 without one). Each
+  // reads a running total (or, Peak, the highest level since the last read); the row shows its
+  // change over the interval.
+  enum class Kind {
+    Mbps,          // bytes: Mbit/s in the interval
+    Share,         // ps of something busy: share of the interval
+    Count,         // events in the interval
+    Mean,          // area of a time-weighted level (value * ps): mean over the interval
+    Peak,          // the level's highest value in the interval (read takes it)
+    BusyFromIdle,  // ps idle: share of the interval not idle
+  };
+  struct Probe {
+    Kind kind;
+    std::function<double()> raw;
+    bool resets_at_baseline = false;  // a level's area, a core's idle time: carried over
+    double carry = 0;
+  };
+  void add_network_probes();
+  std::vector<Probe> probes_;
 
   platform::Platform& p_;
   std::ofstream out_;

@@ -155,6 +155,9 @@ std::vector<Key> topology_keys() {
                    "Line rate of both ends' transmitters; 0 = toe.bandwidth (a link at the "
                    "platform must run at toe.bandwidth)"),
       K::time("links[].delay", "1us", "One-way propagation delay"),
+      K::time("links[].jitter", "0s",
+              "Extra one-way delay per frame, uniform in [0, jitter) from the seed (frames "
+              "keep their order); 0 = none"),
       K::ratio("links[].loss", "0", "Probability that the link drops a frame, per direction"),
   };
 }

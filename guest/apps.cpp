@@ -1,5 +1,6 @@
 #include "guest/apps.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -131,6 +132,11 @@ const std::vector<core::Param<Workload>>& workload_params() {
                      "that hand the core to each other when a poll finds nothing "
                      "(guest.costs.coop_switch), instead of kernel processes",
                      [](W& w) -> auto& { return w.cooperative; }),
+      core::param<W>(ParamKind::Time, "vms[].workload.think_time", "0s",
+                     "rpc: mean wait before each request, exponentially distributed from the "
+                     "seed (requests arrive at random, a Poisson process while responses keep "
+                     "up); latency is timed from the request's send(). 0 = back to back",
+                     [](W& w) -> auto& { return w.think_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.start", "0s", "When the workload starts",
                      [](W& w) -> auto& { return w.start_ps; }),
       core::param<W>(ParamKind::Time, "vms[].workload.stop", "0s",
@@ -206,6 +212,8 @@ Application::Application(const sc_core::sc_module_name& name, const Workload& wo
                                        "bounds them)")),
       iperf3_(this->name(), workload_, sockets_, core_, ctx_, owner, costs_, counters_) {
   if (group_ && !group_->ctx) group_->ctx = &ctx_;
+  // Each process its own stream of think times: the scenario's seed, the VM, the process.
+  rng_.seed(workload_.seed * 0x9e3779b97f4a7c15ull + index_ + 1);
   SC_THREAD(run);
 }
 
@@ -304,18 +312,28 @@ void Application::run_tx() {
   std::vector<std::uint8_t>& msg = buffer_;
   if (!in_place) msg.assign(size, 0);
   std::uint64_t offset = 0;
+  // Each message's latency: from its send() to the completion that covers its last byte.
+  core::StreamClock done(size, &counters_.latency);
+  sockets_.time_send_done(s, &done);
   while (!stopped()) {
     const std::uint8_t* data = core::StreamPattern::view(offset, size);
     if (!in_place) {
       core::StreamPattern::fill(offset, msg.data(), size);
       data = msg.data();
     }
+    const core::TimePs t0 = core::now_ps();
     const std::size_t n =
         sockets_.send(ctx_, s, data, size, {costs_.app_per_message, CycleClass::GuestUser});
     counters_.tx_bytes += n;
     offset += n;
-    if (n < size) return fail("send() stopped early: connection lost");
+    done.handed(offset, t0);
+    if (peer_clock_) peer_clock_->handed(offset, t0);
+    if (n < size) {
+      sockets_.time_send_done(s, nullptr);
+      return fail("send() stopped early: connection lost");
+    }
   }
+  sockets_.time_send_done(s, nullptr);
   sockets_.close(ctx_, s);
 }
 
@@ -336,6 +354,7 @@ void Application::run_rx() {
                   std::to_string(offset + n));
     offset += n;
     counters_.rx_bytes += n;
+    if (peer_clock_) peer_clock_->taken(offset, core::now_ps());
     core_.execute(ctx_, costs_.app_per_message, CycleClass::GuestUser);
   }
   sockets_.close(ctx_, s);
@@ -450,6 +469,15 @@ void Application::run_rpc() {
   resp.assign(std::max<std::uint32_t>(workload_.response_size, 1), 0);
   for (std::size_t next = 0; !stopped(); next = (next + 1) % conns.size()) {
     const int s = conns[next];
+    if (workload_.think_ps) {
+      // -ln(1 - u) * mean, u uniform in [0, 1) from the top 53 bits of one draw.
+      const double u = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
+      const double wait = -std::log1p(-u) * static_cast<double>(workload_.think_ps);
+      if (group_) group_->release();
+      sc_core::wait(core::ps(static_cast<core::TimePs>(wait)));
+      if (group_) group_->acquire();
+      if (stopped()) break;
+    }
     const core::TimePs t0 = core::now_ps();
     if (sockets_.send(ctx_, s, req.data(), req.size(),
                       {costs_.app_per_message, CycleClass::GuestUser}) < req.size())

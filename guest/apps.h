@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <random>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "models/core/histogram.h"
 #include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/stream_clock.h"
 #include "models/cpu/core.h"
 
 namespace vtoe::guest {
@@ -65,6 +67,10 @@ struct Workload {
   // tcp_tx, tcp_rx, rpc, flows, connect: false for a workload meant to move nothing in the
   // measured window; otherwise such a window ends the run with a warning (app/runner.cpp).
   bool expect_progress = true;
+  // rpc: mean of an exponentially distributed wait before each request (requests arrive as a
+  // Poisson process while the server keeps up); 0 = back to back.
+  core::TimePs think_ps = 0;
+  std::uint64_t seed = 1;  // the scenario's seed and the VM's index (set by the builder)
 };
 
 // The threads of a cooperative process: one runs at a time, holding the token.
@@ -87,7 +93,9 @@ struct AppCounters {
   std::uint64_t transactions = 0;
   std::uint64_t latency_sum_ps = 0;
   std::uint64_t first_byte_sum_ps = 0;  // flows: time to first byte, summed over completed flows
-  // rpc: each request/response's latency; flows: each flow's time to completion (ps).
+  // rpc: each request/response's latency; flows: each flow's time to completion; connect: each
+  // connection's setup; tcp_tx: each message's send() to the SendDone completion that covers its
+  // last byte (ps).
   core::LogHistogram latency;
   bool failed = false;
   std::string error;
@@ -112,6 +120,10 @@ class Application : public core::Module {
   // sink, echo: the cores its per-connection server processes go to, round robin (a VM with
   // several vCPUs); empty = the application's own core.
   void set_worker_cores(std::vector<cpu::Core*> cores) { worker_cores_ = std::move(cores); }
+  // tcp_tx: stamps each message at its send() on `clock` too (a simulated peer's receiver takes
+  // them); tcp_rx: each message's last byte returned by recv() is taken from `clock` (the peer
+  // stamped it). The platform owns the clock.
+  void set_peer_clock(core::StreamClock* clock) { peer_clock_ = clock; }
 
  private:
   void run();
@@ -151,6 +163,8 @@ class Application : public core::Module {
   cpu::Core::Context& ctx_;
   GuestCosts costs_;
   AppCounters counters_;
+  core::StreamClock* peer_clock_ = nullptr;  // set_peer_clock()
+  std::mt19937_64 rng_;                      // rpc: think times (workload.think_time)
   // Message buffers live here, not on the thread's stack: a thread still blocked when the
   // simulation ends is never unwound.
   std::vector<std::uint8_t> buffer_;

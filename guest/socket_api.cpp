@@ -330,6 +330,10 @@ SockError SocketLayer::error(int s) const {
   return it == sockets_.end() ? SockError::BadSocket : it->second.err;
 }
 
+void SocketLayer::time_send_done(int s, core::StreamClock* clock) {
+  if (Socket* so = get(s)) so->send_done_clock = clock;
+}
+
 void SocketLayer::on_completion(const toe::EcqDesc& d) {
   Socket* so = get(d.sock);
   if (!so) return;
@@ -348,6 +352,7 @@ void SocketLayer::on_completion(const toe::EcqDesc& d) {
       break;
     case EventType::SendDone:
       so->tx_done += d.length;
+      if (so->send_done_clock) so->send_done_clock->taken(so->tx_done, core::now_ps());
       break;
     case EventType::RxData:
       so->rx_avail_end += d.length;

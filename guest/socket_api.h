@@ -16,6 +16,7 @@
 #include "guest/guest_memory.h"
 #include "guest/toe_driver.h"
 #include "models/core/module.h"
+#include "models/core/stream_clock.h"
 #include "models/cpu/core.h"
 #include "models/toe/descriptors.h"
 
@@ -70,6 +71,9 @@ class SocketLayer : public core::Module {
   // context in the TOE (a connection-rate benchmark's client closes so).
   void close(Ctx& ctx, int s, bool abortive = false);
   SockError error(int s) const;
+  // Times socket `s`'s stream: each SendDone completion tells `clock` how far the TOE is done
+  // with it (bytes since the connection's start; nullptr: no longer).
+  void time_send_done(int s, core::StreamClock* clock);
 
   void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread
   // User space: called by the calling thread before each poll turn of a wait (a cooperative
@@ -96,8 +100,9 @@ class SocketLayer : public core::Module {
     std::uint64_t rx_addr = 0;
     std::uint64_t rx_read = 0, rx_avail_end = 0;
     bool waiting_notify = false;
-    std::uint32_t unreleased = 0;  // consumed bytes not yet handed back to the TOE
-    std::deque<int> accepted;      // listener: sockets whose Accepted arrived
+    std::uint32_t unreleased = 0;                  // consumed bytes not yet handed back to the TOE
+    core::StreamClock* send_done_clock = nullptr;  // time_send_done()
+    std::deque<int> accepted;                      // listener: sockets whose Accepted arrived
     bool cmd_done = false;
     bool accepting = false;  // accept() waits for it: user space checks it now and then only
     int waiters = 0;

@@ -110,7 +110,8 @@ using cpu::CycleClass;
 static void trace_event(const char* component, int vm, const char* what) {
   if (!core::Tracer::on()) return;
   auto& t = core::Tracer::instance();
-  t.instant(t.lane(component, t.vm_label(vm) + " exits"), what, core::now_ps(), "exit");
+  t.instant(t.lane(component, t.vm_label(vm, component) + " exits"), what, core::now_ps(),
+            "exit");
 }
 
 // The vCPU's register accesses: stage 2 passes device pages through, traps the rest.
@@ -521,7 +522,7 @@ void Hypervisor::inject(int vm) {
   ++injections_;
   if (core::Tracer::on()) {
     auto& t = core::Tracer::instance();
-    t.instant(t.lane(name(), t.vm_label(vm) + " virtual IRQs"), "inject", core::now_ps(),
+    t.instant(t.lane(name(), t.vm_label(vm, name()) + " virtual IRQs"), "inject", core::now_ps(),
               "irq");
   }
   place_virq(vm);

@@ -1,10 +1,12 @@
 #include "platform/platform.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
 #include "config/params.h"
+#include "models/net/pcap_writer.h"
 #include "models/tcpip/stack.h"
 
 namespace vtoe::platform {
@@ -40,6 +42,40 @@ Platform::Platform(const Config& cfg, bool network_outside)
   build_shared_memory();
   build_software_stack();
   build_network();
+  time_peer_streams();
+  observe_rtt();
+}
+
+void Platform::time_peer_streams() {
+  peer_clocks_.resize(vms_);
+  if (network_outside_ || netvp_port_) return;
+  for (std::size_t i = 0; i < vms_; ++i) {
+    guest::Application& app = *guests_[i]->apps().front();
+    const guest::Workload& w = app.workload();
+    // One stream per VM: a peer tells its connections apart by the VM's address.
+    if ((w.type != guest::WorkloadType::TcpTx && w.type != guest::WorkloadType::TcpRx) ||
+        guests_[i]->apps().size() != 1 || w.path == guest::Path::Shm)
+      continue;
+    net::PeerHost* host = nullptr;
+    if (topology_) {
+      if (vm_peer_.at(i).light) host = topology_->light(vm_peer_.at(i).host);
+    } else if (!vm_peer_is_vm_.at(i)) {
+      host = peer_.get();
+    }
+    if (!host) continue;
+    peer_clocks_[i] = std::make_unique<core::StreamClock>(w.message_size);
+    app.set_peer_clock(peer_clocks_[i].get());
+    host->time_stream(vm_address(i), peer_clocks_[i].get());
+  }
+}
+
+void Platform::observe_rtt() {
+  rtt_.assign(vms_, core::LogHistogram{});
+  std::map<tcpip::Ipv4, std::size_t> vm_of;
+  for (std::size_t i = 0; i < vms_; ++i) vm_of.emplace(vm_address(i), i);
+  toe_->ppm().stack().set_rtt_observer([this, vm_of](tcpip::Ipv4 local, core::TimePs r) {
+    if (const auto it = vm_of.find(local); it != vm_of.end()) rtt_[it->second].record(r);
+  });
 }
 
 Platform::~Platform() = default;
@@ -438,6 +474,7 @@ void Platform::build_guests() {
     guest::Workload w;
     config::fill_item(cfg_, guest::workload_params(), i, w);
     w.peer_ip = ip_of(cfg_, "network.peer_ip");
+    w.seed = (cfg_.get_uint("seed") << 16) ^ i;
     const bool talks = w.type == guest::WorkloadType::TcpTx ||
                        w.type == guest::WorkloadType::TcpRx || w.type == guest::WorkloadType::Rpc ||
                        w.type == guest::WorkloadType::Flows ||
@@ -974,13 +1011,27 @@ void Platform::build_topology() {
   topology_->build(wire_out(), wire_in(), std::move(hosts));
 }
 
-void Platform::enable_pcap(const std::string& dir) {
+std::vector<std::string> Platform::link_names() {
+  if (topology_) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < topology_->link_count(); ++i)
+      names.push_back(topology_->link_name(i));
+    return names;
+  }
+  return {netvp_port_ ? "netvp" : "link0"};
+}
+
+void Platform::enable_pcap(const std::string& dir, const std::vector<std::string>& only) {
+  auto wanted = [&only](const std::string& name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
+  const std::string ext = net::PcapWriter::extension();
   if (topology_)
-    topology_->enable_pcap(dir);
-  else if (netvp_port_)
-    netvp_port_->enable_pcap(dir + "/netvp.pcap");
-  else
-    link_->enable_pcap(dir + "/link0.pcap");
+    topology_->enable_pcap(dir, only);
+  else if (netvp_port_ && wanted("netvp"))
+    netvp_port_->enable_pcap(dir + "/netvp" + ext);
+  else if (link_ && wanted("link0"))
+    link_->enable_pcap(dir + "/link0" + ext);
 }
 
 void Platform::mark_baseline() {

@@ -23,6 +23,8 @@
 #include "hypervisor/emulated_channel_dma.h"
 #include "hypervisor/hypervisor.h"
 #include "hypervisor/virtual_toe_manager.h"
+#include "models/core/histogram.h"
+#include "models/core/stream_clock.h"
 #include "models/cpu/bus_port.h"
 #include "models/cpu/core.h"
 #include "models/cpu/memory_traffic.h"
@@ -70,7 +72,11 @@ class Platform {
   explicit Platform(const Config& cfg, bool network_outside = false);
   ~Platform();
 
-  void enable_pcap(const std::string& dir);
+  // Records DIR/<link><ext> for every link (link0, a topology's links, or the NetVP bridge's
+  // netvp), or for those `only` names; ext as net::PcapWriter::extension().
+  void enable_pcap(const std::string& dir, const std::vector<std::string>& only = {});
+  // The names enable_pcap() takes.
+  std::vector<std::string> link_names();
   void mark_baseline();
   // The interrupt lines, for waveforms: the GIC's outputs to core `k` (irq, virq, maintenance)
   // and its shared peripheral inputs (the TOE's irq is one of them).
@@ -119,6 +125,12 @@ class Platform {
   const std::string& vm_name(std::size_t i) const { return vm_names_.at(i); }
   // VM i's own IPv4 address on the TOE's segment (host byte order).
   std::uint32_t vm_address(std::size_t i) const { return vm_addresses_.at(i); }
+  // tcp_tx and tcp_rx with one process and a simulated peer: each message's latency between
+  // the guest's send() and the peer's receipt, or the peer's send and the guest's recv()
+  // (docs/outputs.md, "Latency"); nullptr for any other VM.
+  const core::StreamClock* peer_clock(std::size_t vm) const { return peer_clocks_.at(vm).get(); }
+  // The round-trip time samples the TOE's TCP engine took on VM `vm`'s connections (ps).
+  const core::LogHistogram& rtt(std::size_t vm) const { return rtt_.at(vm); }
   tcpip::MacAddr vm_mac_address(std::size_t i) const { return vm_macs_.at(i); }
   // The physical channel VM i's traffic uses, and whether it reaches it directly.
   int channel_of(std::size_t vm) const { return assignment_.at(vm).channel; }
@@ -180,6 +192,10 @@ class Platform {
   std::vector<hypervisor::ChannelAssignment> assignment_;  // per VM
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
+  std::vector<std::unique_ptr<core::StreamClock>> peer_clocks_;  // per VM; peer_clock()
+  std::vector<core::LogHistogram> rtt_;                          // per VM; rtt()
+  void time_peer_streams();
+  void observe_rtt();
   std::unique_ptr<Topology> topology_;
   std::unique_ptr<stack::SoftwareStack> stack_;
   std::string stack_mode_ = "none";

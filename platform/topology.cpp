@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/net/pcap_writer.h"
 #include "platform/platform.h"
 
 namespace vtoe::platform {
@@ -338,6 +339,8 @@ void Topology::read_links(const PlatformEnd& platform) {
     const std::string b_key = item("links", i, "b");
     l.a = parse_end(a_key);
     l.b = parse_end(b_key);
+    l.a_text = cfg_.get_string(a_key);
+    l.b_text = cfg_.get_string(b_key);
     for (const auto& [end, key] : {std::make_pair(l.a, a_key), std::make_pair(l.b, b_key)}) {
       const auto [it, fresh] = used.emplace(std::make_pair(node_of(end), end.port), key);
       if (!fresh)
@@ -366,6 +369,7 @@ void Topology::read_links(const PlatformEnd& platform) {
                             "): a link at the platform runs at that rate (give 0 or change "
                             "toe.bandwidth)");
     l.params.delay_ps = cfg_.get_time(item("links", i, "delay"));
+    l.params.jitter_ps = cfg_.get_time(item("links", i, "jitter"));
     const std::string loss_key = item("links", i, "loss");
     l.params.loss = cfg_.get_double(loss_key);
     if (l.params.loss >= 1.0)
@@ -590,8 +594,17 @@ void Topology::build(net::FramePort& platform_out, net::FrameExport& platform_in
   if (!platform_linked_) platform_out.bind(*unplugged_);  // a platform apart from the network
 }
 
-void Topology::enable_pcap(const std::string& dir) {
-  for (Link& l : links_) l.module->enable_pcap(dir + "/" + l.name + ".pcap");
+void Topology::enable_pcap(const std::string& dir, const std::vector<std::string>& only) {
+  for (Link& l : links_)
+    if (only.empty() || std::find(only.begin(), only.end(), l.name) != only.end())
+      l.module->enable_pcap(dir + "/" + l.name + net::PcapWriter::extension());
+}
+
+std::string Topology::switch_port_link(std::size_t s, std::size_t port) const {
+  for (const Link& l : links_)
+    for (const End* e : {&l.a, &l.b})
+      if (e->kind == Kind::Switch && e->index == s && e->port == port) return l.name;
+  return "";
 }
 
 }  // namespace vtoe::platform

@@ -91,12 +91,19 @@ class Topology {
   std::size_t link_count() const { return links_.size(); }
   const std::string& link_name(std::size_t i) const { return links_.at(i).name; }
   net::EthernetLink& link(std::size_t i) { return *links_.at(i).module; }
+  // A link's ends as the scenario names them (`platform`, a host, `SWITCH:PORT`) and its rate.
+  const std::string& link_a(std::size_t i) const { return links_.at(i).a_text; }
+  const std::string& link_b(std::size_t i) const { return links_.at(i).b_text; }
+  double link_rate_bps(std::size_t i) const { return links_.at(i).rate_bps; }
+  // The link on switch s's port, or "" for an unplugged port.
+  std::string switch_port_link(std::size_t s, std::size_t port) const;
   std::size_t switch_count() const { return switches_.size(); }
   const std::string& switch_name(std::size_t i) const { return switches_.at(i).name; }
   net::EthernetSwitch& switch_at(std::size_t i) { return *switches_.at(i).module; }
 
-  // Every link records into DIR/<link name>.pcap.
-  void enable_pcap(const std::string& dir);
+  // Every link (or those `only` names) records into DIR/<link name>.pcap (.pcapng: as
+  // net::PcapWriter::extension()).
+  void enable_pcap(const std::string& dir, const std::vector<std::string>& only = {});
 
  private:
   enum class Kind { Platform, Host, Switch };
@@ -128,6 +135,7 @@ class Topology {
   struct Link {
     std::string name;
     End a, b;
+    std::string a_text, b_text;  // as the scenario names them
     net::EthernetLinkParams params;
     double rate_bps = 0;
     std::unique_ptr<net::EthernetLink> module;

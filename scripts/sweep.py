@@ -4,6 +4,7 @@
 See docs/sweeps.md; the library is the vtoe package (python/vtoe/sweep.py)."""
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -49,6 +50,9 @@ def main(argv=None):
                     help="rerun every point, even those already finished in DIR")
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                     help=f"per point (default {DEFAULT_TIMEOUT:g})")
+    ap.add_argument("--seeds", type=int, metavar="N",
+                    help="run every point with seeds 1..N (instead of the file's seeds:), so "
+                    "that the table and the page show each figure's spread over seeds")
     ap.add_argument("--list", action="store_true", help="print the points and exit")
     ap.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     ap.add_argument("--no-report", action="store_true",
@@ -57,6 +61,10 @@ def main(argv=None):
 
     try:
         spec = load_sweep(args.sweep)
+        if args.seeds is not None:
+            if args.seeds < 1:
+                raise SweepError(f"--seeds {args.seeds}: give 1 or more")
+            spec = dataclasses.replace(spec, seeds=list(range(1, args.seeds + 1)))
         if args.list:
             for pid, overrides, seed in points_of(spec):
                 sets = " ".join(f"{k}={set_text(v)}" for k, v in overrides.items())

@@ -62,9 +62,20 @@ void Tracer::counter(const std::string& component, const std::string& name, Time
   if (room(at)) events_.push_back({'C', lane(component, name), at, 0, name, "counter", value});
 }
 
-std::string Tracer::vm_label(int vm) const {
-  if (vm >= 0 && static_cast<std::size_t>(vm) < vm_names_.size())
-    return vm_names_[static_cast<std::size_t>(vm)];
+std::string Tracer::vm_label(int vm, const std::string& component) const {
+  const std::vector<std::string>* names = nullptr;
+  std::size_t best = 0;
+  for (const auto& [prefix, list] : vm_names_) {
+    const bool under = prefix.empty() || (component.size() > prefix.size() &&
+                                          component.compare(0, prefix.size(), prefix) == 0 &&
+                                          component[prefix.size()] == '.');
+    if (under && (!names || prefix.size() > best)) {
+      names = &list;
+      best = prefix.size();
+    }
+  }
+  if (names && vm >= 0 && static_cast<std::size_t>(vm) < names->size())
+    return (*names)[static_cast<std::size_t>(vm)];
   return "vm" + std::to_string(vm);
 }
 

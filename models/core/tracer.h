@@ -36,9 +36,14 @@ class Tracer {
   void instant(int lane, const std::string& name, TimePs at, const char* category);
   // A counter track `name` under `component` holds `value` from `at` on.
   void counter(const std::string& component, const std::string& name, TimePs at, double value);
-  // How lanes and spans name VM i: its scenario name once set_vm_names() was called, else "vmI".
-  void set_vm_names(std::vector<std::string> names) { vm_names_ = std::move(names); }
-  std::string vm_label(int vm) const;
+  // How lanes and spans name VM i of the platform whose modules are named under `prefix` (""
+  // for the main platform, a platform host's name for its own): its scenario name once
+  // set_vm_names() was called for that platform, else "vmI". `component` is the module that
+  // asks (its name picks the platform by the longest prefix it starts with).
+  void set_vm_names(std::vector<std::string> names, const std::string& prefix = "") {
+    vm_names_[prefix] = std::move(names);
+  }
+  std::string vm_label(int vm, const std::string& component = "") const;
   std::size_t events() const { return events_.size(); }
   // Writes {"traceEvents": [...]} to `path`; throws std::runtime_error naming the path.
   void write(const std::string& path) const;
@@ -68,7 +73,7 @@ class Tracer {
   std::vector<Lane> lanes_;
   std::map<std::pair<std::string, std::string>, int> lane_ids_;
   std::map<std::string, int> pids_;
-  std::vector<std::string> vm_names_;
+  std::map<std::string, std::vector<std::string>> vm_names_;  // by module-name prefix
 };
 
 }  // namespace vtoe::core

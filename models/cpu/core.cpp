@@ -110,7 +110,7 @@ void Core::add_overhead(double cycles, CycleClass cls, int owner, const char* wh
 void Core::trace_run(const Context& c, TimePs end) {
   auto& t = core::Tracer::instance();
   const std::string lane =
-      c.domain_ == kHypervisorDomain ? std::string("hypervisor") : t.vm_label(c.domain_);
+      c.domain_ == kHypervisorDomain ? std::string("hypervisor") : t.vm_label(c.domain_, name());
   t.span(t.lane(name(), lane), c.name_, c.run_start_, end, "cpu");
 }
 
@@ -121,7 +121,7 @@ void Core::flush_trace() {
   if (current_) trace_run(*current_, now);
   if (vm_sched_ && running_vm_ >= 0) {
     auto& t = core::Tracer::instance();
-    t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now, "vm");
+    t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_, name()), vm_since_, now, "vm");
   }
 }
 
@@ -455,7 +455,7 @@ void Core::decide_vm(TimePs now) {
     if (next >= 0) loaded_vm_ = next;
     if (core::Tracer::on() && running_vm_ >= 0) {
       auto& t = core::Tracer::instance();
-      t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_), vm_since_, now, "vm");
+      t.span(t.lane(name(), "vCPU on core"), t.vm_label(running_vm_, name()), vm_since_, now, "vm");
     }
     vm_since_ = now;
     if (running_vm_ >= 0) vcpu_ps_[running_vm_] += now - vcpu_since_;

@@ -13,6 +13,11 @@ const std::vector<core::Param<EthernetLinkParams>>& ethernet_link_params() {
           ParamKind::Time, "network.link_delay", "1us", "One-way propagation delay of the link",
           [](P & s) -> auto& { return s.delay_ps; }),
       core::param<P>(
+          ParamKind::Time, "network.jitter", "0s",
+          "Extra one-way delay per frame, uniform in [0, jitter) from the seed (frames keep "
+          "their order); 0 = none",
+          [](P & s) -> auto& { return s.jitter_ps; }),
+      core::param<P>(
           ParamKind::Ratio, "network.loss", "0", "Probability that the link drops a frame",
           [](P & s) -> auto& { return s.loss; })
           .range("0", "1"),
@@ -45,6 +50,11 @@ std::uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+// An IPv4 frame (no VLAN tag) whose ECN field is CE.
+bool carries_ce(const Frame& f) {
+  return f.size() >= 14 + 20 && f[12] == 0x08 && f[13] == 0x00 && (f[15] & 0x03) == 0x03;
+}
+
 }  // namespace
 
 EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePort& receiver)
@@ -53,9 +63,14 @@ EthernetLink::Direction::Direction(EthernetLink& link, const char* tag, FramePor
       frames(link.stats_.counter(std::string(tag) + "_frames", "frames that entered the link")),
       bytes(link.stats_.counter(std::string(tag) + "_bytes", "bytes that entered the link")),
       drops(link.stats_.counter(std::string(tag) + "_drops", "frames lost")),
+      ce(link.stats_.counter(std::string(tag) + "_ce_marks",
+                             "frames that entered the link with CE in their IPv4 header")),
       link_(link),
-      rng_(
-          splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))) {
+      lost_note_("dropped by the loss model of link " + std::string(link.name()) + " (" + tag +
+                 ", network.loss / links[].loss)"),
+      rng_(splitmix64(link.params_.seed ^ splitmix64(fnv1a(std::string(link.name()) + "." + tag)))),
+      jitter_rng_(splitmix64(link.params_.seed ^
+                             splitmix64(fnv1a(std::string(link.name()) + "." + tag + ".jitter")))) {
   frames.count_of_timed(bytes);  // one add_at() to `bytes` per frame
   ring_.resize(16);
 }
@@ -70,9 +85,13 @@ void EthernetLink::Direction::receive_frame_ahead(Frame&& frame, core::TimePs en
 }
 
 void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimePs enters_ps) {
-  if (link_.pcap_) link_.pcap_->write(frame.data(), frame.size(), enters_ps);
+  const bool lost = link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss;
+  // A pcapng capture says which frames the loss model dropped (they were put on the wire).
+  if (link_.pcap_)
+    link_.pcap_->write(frame.data(), frame.size(), enters_ps, lost ? &lost_note_ : nullptr);
   bytes.add_at(enters_ps, frame.size());  // and `frames` with it
-  if (link_.params_.loss > 0 && uniform01(rng_) < link_.params_.loss) {
+  if (carries_ce(frame)) ce.add_at(enters_ps);
+  if (lost) {
     drops.add_at(enters_ps);
     return;
   }
@@ -86,7 +105,13 @@ void EthernetLink::Direction::enter(Frame&& frame, core::TimePs now, core::TimeP
   }
   std::size_t tail = head_ + count_;
   if (tail >= ring_.size()) tail -= ring_.size();
-  const core::TimePs due = enters_ps + link_.params_.delay_ps;
+  core::TimePs due = enters_ps + link_.params_.delay_ps;
+  if (link_.params_.jitter_ps > 0) {
+    due += static_cast<core::TimePs>(uniform01(jitter_rng_) *
+                                     static_cast<double>(link_.params_.jitter_ps));
+    if (due < last_due_) due = last_due_;  // no overtaking
+    last_due_ = due;
+  }
   ring_[tail].due = due;
   ring_[tail].frame = std::move(frame);
   if (++count_ == 1) event.notify(core::ps(due - now));
@@ -113,12 +138,15 @@ EthernetLink::EthernetLink(const sc_core::sc_module_name& name, const EthernetLi
       frames_(stats_.counter("frames", "frames that entered the link, both directions")),
       bytes_(stats_.counter("bytes", "bytes that entered the link, both directions")),
       drops_(stats_.counter("drops", "frames lost, both directions")),
+      ce_marks_(
+          stats_.counter("ce_marks", "frames that entered the link with CE set, both directions")),
       a_to_b_(*this, "a_to_b", b_out),
       b_to_a_(*this, "b_to_a", a_out) {
   // The totals are the two directions' sums (each frame is counted once, in its direction).
   frames_.sum_of(a_to_b_.frames, b_to_a_.frames);
   bytes_.sum_of(a_to_b_.bytes, b_to_a_.bytes);
   drops_.sum_of(a_to_b_.drops, b_to_a_.drops);
+  ce_marks_.sum_of(a_to_b_.ce, b_to_a_.ce);
   a_in.bind(a_to_b_);
   b_in.bind(b_to_a_);
   if (!(params_.loss >= 0.0 && params_.loss <= 1.0)) {

@@ -22,7 +22,16 @@ class EthernetSwitch::Port : public FrameSink {
                                     "frames sent out of port " + std::to_string(index))),
         drops(sw.stats_.counter(
             "port" + std::to_string(index) + "_drops",
-            "frames dropped: port " + std::to_string(index) + "'s output buffer was full")) {}
+            "frames dropped: port " + std::to_string(index) + "'s output buffer was full")),
+        queue_bytes_level(sw.stats_.accumulator(
+            "port" + std::to_string(index) + "_queue_bytes",
+            "bytes in port " + std::to_string(index) + "'s output buffer (time-weighted)")),
+        queue_frames_level(sw.stats_.accumulator(
+            "port" + std::to_string(index) + "_queue_frames",
+            "frames in port " + std::to_string(index) + "'s output buffer (time-weighted)")) {
+    queue_bytes_level.level(0, core::now_ps());
+    queue_frames_level.level(0, core::now_ps());
+  }
 
   void receive_frame(Frame&& frame) override { sw_.ingress(index_, std::move(frame)); }
 
@@ -30,7 +39,9 @@ class EthernetSwitch::Port : public FrameSink {
   bool push(Frame&& frame, core::TimePs ready) {
     if (queued_bytes + frame.size() > params_.buffer_bytes) return false;
     queued_bytes += frame.size();
+    if (queued_bytes > peak_bytes) peak_bytes = queued_bytes;
     queue_.push_back({ready, std::move(frame)});
+    record_levels();
     if (queue_.size() == 1) start_next();
     return true;
   }
@@ -40,21 +51,32 @@ class EthernetSwitch::Port : public FrameSink {
     Entry e = std::move(queue_.front());
     queue_.pop_front();
     queued_bytes -= e.frame.size();
+    record_levels();
     ++tx_frames;
     if (!queue_.empty()) start_next();
     sw_.out[index_]->receive_frame(std::move(e.frame));
   }
 
+  std::size_t queued_frames() const { return queue_.size(); }
+
   sc_core::sc_event event;
   std::size_t queued_bytes = 0;
+  std::size_t peak_bytes = 0;  // since the last take_port_queue_peak()
   core::Counter& tx_frames;
   core::Counter& drops;
+  core::Accumulator& queue_bytes_level;
+  core::Accumulator& queue_frames_level;
 
  private:
   struct Entry {
     core::TimePs ready;
     Frame frame;
   };
+  void record_levels() {
+    const core::TimePs now = core::now_ps();
+    queue_bytes_level.level(static_cast<double>(queued_bytes), now);
+    queue_frames_level.level(static_cast<double>(queue_.size()), now);
+  }
   void start_next() {
     const Entry& e = queue_.front();
     const core::TimePs now = core::now_ps();
@@ -121,6 +143,27 @@ std::uint64_t EthernetSwitch::port_tx_frames(std::size_t port) const {
 }
 std::size_t EthernetSwitch::port_queue_bytes(std::size_t port) const {
   return ports_.at(port)->queued_bytes;
+}
+std::size_t EthernetSwitch::port_queue_frames(std::size_t port) const {
+  return ports_.at(port)->queued_frames();
+}
+const core::Counter& EthernetSwitch::port_drops_counter(std::size_t port) const {
+  return ports_.at(port)->drops;
+}
+const core::Counter& EthernetSwitch::port_tx_frames_counter(std::size_t port) const {
+  return ports_.at(port)->tx_frames;
+}
+const core::Accumulator& EthernetSwitch::port_queue_bytes_level(std::size_t port) const {
+  return ports_.at(port)->queue_bytes_level;
+}
+const core::Accumulator& EthernetSwitch::port_queue_frames_level(std::size_t port) const {
+  return ports_.at(port)->queue_frames_level;
+}
+std::size_t EthernetSwitch::take_port_queue_peak(std::size_t port) {
+  Port& p = *ports_.at(port);
+  const std::size_t peak = p.peak_bytes;
+  p.peak_bytes = p.queued_bytes;
+  return peak;
 }
 
 void EthernetSwitch::ingress(std::size_t port, Frame&& frame) {

@@ -10,7 +10,9 @@
 // Each output port serialises its queue at its own rate exactly as EthernetMac does (wire bytes =
 // max(len, 60) + 4 FCS + 8 preamble + 12 gap) and hands a frame to `out` when its last bit
 // leaves. A frame that does not fit the port's buffer (`buffer_bytes`, the frame on the wire
-// included) is dropped and counted per port (`port<i>_drops`) and in total (`drops`).
+// included) is dropped and counted per port (`port<i>_drops`) and in total (`drops`). Each
+// port's buffer occupancy is a time-weighted level in bytes and in frames (`port<i>_queue_bytes`,
+// `port<i>_queue_frames`: mean over time and maximum), the frame on the wire included.
 //
 // Ports (all must be bound; an unbound one is an elaboration error):
 //   in[i]   sc_export<FrameSink>  frames arriving on port i (bind a link end's out here)
@@ -65,6 +67,15 @@ class EthernetSwitch : public core::Module {
   std::uint64_t port_drops(std::size_t port) const;
   std::uint64_t port_tx_frames(std::size_t port) const;
   std::size_t port_queue_bytes(std::size_t port) const;
+  std::size_t port_queue_frames(std::size_t port) const;
+  // Port `port`'s counters and occupancy levels, with the warm-up baseline (measured(), mean()).
+  const core::Counter& port_drops_counter(std::size_t port) const;
+  const core::Counter& port_tx_frames_counter(std::size_t port) const;
+  const core::Accumulator& port_queue_bytes_level(std::size_t port) const;
+  const core::Accumulator& port_queue_frames_level(std::size_t port) const;
+  // The highest occupancy in bytes of the port's buffer since the last call (or the start), and
+  // the next interval starts at today's level: for a reader sampling at intervals (time series).
+  std::size_t take_port_queue_peak(std::size_t port);
   /// The port a destination is forwarded to, or -1 if unknown (flooded or dropped).
   int lookup(const MacAddress& mac) const;
 

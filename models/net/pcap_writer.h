@@ -1,10 +1,17 @@
 // PcapWriter: writes Ethernet frames (DLT_EN10MB, no FCS) to a pcap file with nanosecond
 // timestamps taken from simulated time. The output depends only on the frames and their times
 // (no wall clock), so identical runs give byte-identical files.
+//
+// Format: classic pcap (libpcap's writer), or pcapng (PcapLimits::pcapng; written here, libpcap
+// writes no pcapng): a section header, one interface (LINKTYPE_ETHERNET, the snap length,
+// if_tsresol 9 = ns) and an enhanced packet block per frame, which may carry a comment
+// (opt_comment: a link says which frames its loss model dropped). Wireshark shows the comment
+// in the packet list (`frame.comment`).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,6 +32,7 @@ struct PcapLimits {
   // Frames written with write() (simulated time) at or after `from_ps` and before `to_ps` only;
   // to_ps == 0: no window. NetVP's wall-clock records (write_at_ns) are not windowed.
   core::TimePs from_ps = 0, to_ps = 0;
+  bool pcapng = false;  // pcapng instead of pcap (files DIR/<link>.pcapng)
 };
 
 class PcapWriter {
@@ -36,6 +44,8 @@ class PcapWriter {
   static const PcapLimits& limits();
   // The captures open now, in the order they were opened.
   static const std::vector<const PcapWriter*>& open_writers();
+  // The file name extension of captures opened from now on: ".pcap" or ".pcapng".
+  static const char* extension() { return limits().pcapng ? ".pcapng" : ".pcap"; }
 
   // Creates (truncates) `path`. Throws std::runtime_error naming the path if it cannot be opened.
   explicit PcapWriter(const std::string& path);
@@ -45,7 +55,9 @@ class PcapWriter {
 
   // One record at simulated time `time` (ps, truncated to ns). Frames longer than the snap length
   // are captured truncated (the record keeps the original length); past the size bound, nothing.
-  void write(const std::uint8_t* data, std::size_t len, core::TimePs time);
+  // `comment` (pcapng only; ignored in pcap): a note on the frame, e.g. why it was dropped.
+  void write(const std::uint8_t* data, std::size_t len, core::TimePs time,
+             const std::string* comment = nullptr);
   // One record at `ns` nanoseconds since the Unix epoch (NetVP's captures use the wall clock, so
   // that mergecap lines them up with a tcpdump taken on the real hosts).
   void write_at_ns(const std::uint8_t* data, std::size_t len, std::uint64_t ns);
@@ -62,9 +74,12 @@ class PcapWriter {
   bool wall_clock() const { return wall_clock_; }  // timestamps since the Unix epoch (NetVP)
 
  private:
-  void write_record(const std::uint8_t* data, std::size_t len, std::uint64_t ns);
+  void write_record(const std::uint8_t* data, std::size_t len, std::uint64_t ns,
+                    const std::string* comment = nullptr);
+  void put(const void* data, std::size_t n);  // pcapng: raw bytes to the file
 
   std::string path_;
+  std::FILE* file_ = nullptr;  // pcapng
   PcapLimits limits_;
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;

@@ -242,6 +242,12 @@ void PeerHost::timer_expired() {
   rearm();
 }
 
+core::StreamClock* PeerHost::clock_for(tcpip::ConnId c) const {
+  if (clocks_.empty()) return nullptr;
+  const auto it = clocks_.find(stack_->info(c).remote_ip);
+  return it == clocks_.end() ? nullptr : it->second;
+}
+
 void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
   const core::TimePs now = core::now_ps();
   if (conn.app->type == PeerAppType::Sink && !conn.app->reads) return;  // a stuck reader
@@ -273,6 +279,7 @@ void PeerHost::drain(tcpip::ConnId c, Conn& conn) {
       }
     }
     conn.rx_offset += n;
+    if (conn.clock) conn.clock->taken(conn.rx_offset, now);
     if (seen < buf_.size()) break;  // it saw all there was; reading brings nothing new
   }
   if (conn.owed) fill(c, conn);
@@ -314,6 +321,7 @@ void PeerHost::fill(tcpip::ConnId c, Conn& conn) {
     if (n == 0) break;
     tx_bytes_ += n;
     conn.tx_offset += n;
+    if (conn.clock) conn.clock->handed(conn.tx_offset, now);
     if (app.type != PeerAppType::Source && app.type != PeerAppType::Clients) conn.owed -= n;
   }
   // A flow server closes once its one response is queued (the FIN follows the data).
@@ -334,13 +342,16 @@ void PeerHost::tcp_event(tcpip::Event ev, const tcpip::EventInfo& info) {
     case Event::Accepted: {
       auto it = listeners_.find(info.listener);
       if (it == listeners_.end()) return;
-      conns_[info.conn].app = it->second;
+      Conn& conn = conns_[info.conn];
+      conn.app = it->second;
+      if (conn.app->type == PeerAppType::Sink) conn.clock = clock_for(info.conn);
       break;
     }
     case Event::Connected: {
       auto it = conns_.find(info.conn);
       if (it == conns_.end()) break;
       const PeerApp& app = *it->second.app;
+      if (app.type == PeerAppType::Source) it->second.clock = clock_for(info.conn);
       const std::size_t k = it->second.source;  // read before fill(), which may end the client
       fill(info.conn, it->second);
       if (app.type == PeerAppType::Clients && k < source_ready_.size() && !source_ready_[k]) {

@@ -12,6 +12,7 @@
 
 #include "models/core/module.h"
 #include "models/core/param.h"
+#include "models/core/stream_clock.h"
 #include "models/net/ethernet_mac.h"
 #include "models/net/frame.h"
 #include "models/tcpip/stack.h"
@@ -81,11 +82,18 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   tcpip::Stack& stack() { return *stack_; }
   std::uint64_t bytes_received() const { return rx_bytes_.value(); }
   std::uint64_t bytes_sent() const { return tx_bytes_.value(); }
+  // The same counters, with the warm-up baseline (measured()).
+  const core::Counter& rx_bytes_counter() const { return rx_bytes_; }
+  const core::Counter& tx_bytes_counter() const { return tx_bytes_; }
   std::uint64_t pattern_errors() const { return pattern_errors_.value(); }
   std::uint64_t clients_done() const { return clients_done_.value(); }
   std::uint64_t clients_failed() const { return clients_failed_.value(); }
   // Every flow of the host's flow client, in order.
   const std::vector<FlowRecord>& flows() const { return flows_; }
+  // Times the stream of the connection with `remote` (one a guest opens to a sink here, or a
+  // source here opens to it): a sink takes its bytes from `clock` as it reads them, a source
+  // stamps them on it as its stack takes them. Set before the connection exists; one per address.
+  void time_stream(tcpip::Ipv4 remote, core::StreamClock* clock) { clocks_[remote] = clock; }
 
   // FrameSink (from the MAC) and StackListener (from the stack).
   void receive_frame(Frame&& frame) override;
@@ -99,12 +107,14 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
     const PeerApp* app = nullptr;
     std::uint64_t rx_offset = 0;  // stream offset for pattern checks
     std::uint64_t tx_offset = 0;
-    std::uint64_t owed = 0;           // echo/rpc: bytes to send back
-    std::uint64_t request_bytes = 0;  // rpc: bytes of the current request
-    bool closing = false;             // clients: everything sent, close() called
-    std::size_t source = 0;           // clients: index of the source address
-    std::size_t flow = 0;             // flow client: index in flows_
+    std::uint64_t owed = 0;              // echo/rpc: bytes to send back
+    std::uint64_t request_bytes = 0;     // rpc: bytes of the current request
+    bool closing = false;                // clients: everything sent, close() called
+    std::size_t source = 0;              // clients: index of the source address
+    std::size_t flow = 0;                // flow client: index in flows_
+    core::StreamClock* clock = nullptr;  // time_stream(): a sink's or a source's stream
   };
+  core::StreamClock* clock_for(tcpip::ConnId c) const;
   void start_sources();
   void start_clients(const PeerApp& app, core::TimePs now);
   void start_flow(const PeerApp& app, core::TimePs now);
@@ -120,6 +130,7 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   std::unique_ptr<tcpip::Stack> stack_;
   std::map<tcpip::ConnId, const PeerApp*> listeners_;
   std::map<tcpip::ConnId, Conn> conns_;
+  std::map<tcpip::Ipv4, core::StreamClock*> clocks_;  // time_stream()
   std::vector<std::uint8_t> buf_;
   sc_core::sc_event timer_ev_;
   sc_core::sc_event retry_ev_;

@@ -196,6 +196,11 @@ class Stack final : private TcpHost {
     const auto it = acked_by_local_.find(local);
     return it == acked_by_local_.end() ? 0 : it->second;
   }
+  /// Calls `fn` with each round-trip time sample any connection's estimator takes (its local
+  /// address, the sample); empty: none.
+  void set_rtt_observer(std::function<void(Ipv4 local, TimePs rtt)> fn) {
+    rtt_observer_ = std::move(fn);
+  }
   /// ARP cache lookup (tests).
   bool arp_lookup(Ipv4 ip, MacAddr& mac) const;
 
@@ -233,6 +238,10 @@ class Stack final : private TcpHost {
                    std::size_t len) override {
     listener_.tcp_payload(c.id(), c.listener(), offset, data, len);
   }
+  void tcp_rtt_sample(TcpConnection& c, TimePs rtt) override {
+    if (rtt_observer_) rtt_observer_(c.local_ip(), rtt);
+  }
+  std::function<void(Ipv4, TimePs)> rtt_observer_;
 
   TcpConnection* find(ConnId id) const;
   /// A connection's 4-tuple.

@@ -310,6 +310,7 @@ void TcpConnection::init_cc() {
 }
 
 void TcpConnection::rtt_sample(TimePs r) {
+  host_.tcp_rtt_sample(*this, r);
   // RFC 6298 §2 (alpha 1/8, beta 1/4, K 4).
   if (!have_rtt_) {
     srtt_ = r;

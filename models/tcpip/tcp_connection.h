@@ -63,6 +63,8 @@ class TcpHost {
   /// bytes after its head (the next byte recv() gives), where they are counted, not kept.
   virtual void tcp_payload(TcpConnection& c, std::size_t offset, const std::uint8_t* data,
                            std::size_t len) = 0;
+  /// Each round-trip time sample the connection's estimator takes (RFC 6298).
+  virtual void tcp_rtt_sample(TcpConnection& /*c*/, TimePs /*rtt*/) {}
 
  protected:
   ~TcpHost() = default;

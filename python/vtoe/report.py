@@ -165,8 +165,23 @@ def _ts_groups(columns: list[str]) -> list[tuple[str, list[str]]]:
         taken.update(out)
         return out
 
+    net = ("link.", "switch.", "host.")
     groups = [
-        ("Throughput (Mbit/s)", grab(lambda c: c.endswith("_mbps"))),
+        # The network's columns (docs/outputs.md: links, switch ports, hosts), before the
+        # platform's groups take them by their endings.
+        ("Links: use of the line rate per direction (share)",
+         grab(lambda c: c.startswith("link.") and c.endswith("_utilization_share"))),
+        ("Switch output queues (bytes: mean and highest in each interval)",
+         grab(lambda c: c.startswith("switch.") and c.endswith("_bytes"))),
+        ("Switch output queues (frames, mean)",
+         grab(lambda c: c.startswith("switch.") and c.endswith("queue_mean_frames"))),
+        ("Links and switch ports: frames, drops and ECN marks in each interval",
+         grab(lambda c: c.startswith(("link.", "switch.")) and c.endswith("_count"))),
+        ("Hosts of the topology: throughput (Mbit/s)",
+         grab(lambda c: c.startswith("host.") and c.endswith("_mbps"))),
+        ("Hosts of the topology: cores busy and flows completed",
+         grab(lambda c: c.startswith("host."))),
+        ("Throughput (Mbit/s)", grab(lambda c: c.endswith("_mbps") and not c.startswith(net))),
         ("CPU share of the core, per VM and class", grab(lambda c: ".cpu." in c
                                                         or c == "cpu.idle_share")),
         ("Cores busy (share)", grab(lambda c: c.startswith("core.") and c.endswith("_share"))),
@@ -240,28 +255,31 @@ def _timeseries(sec, d: Path, results: dict, plt):
 
 
 def _latency(sec, results: dict, plt):
-    from .latency import plot_cdf
+    from .latency import KEYS, plot_cdf
 
-    with_lat = [i for i, v in enumerate(results["vms"]) if v.get("latency", {}).get("count")]
-    empty = [v["name"] for v in results["vms"] if "latency" in v and not v["latency"].get("count")]
+    vms = results["vms"]
+    # Every distribution of each VM (latency, peer_latency, rtt), those with samples drawn.
+    have = [(i, k) for i, v in enumerate(vms) for k in KEYS if v.get(k, {}).get("count")]
+    empty = [v["name"] for v in vms if "latency" in v and not v["latency"].get("count")]
     if empty:
         sec.add_warning(f"a latency distribution with no samples: {', '.join(empty)}")
-    if not with_lat:
+    if not have:
         if not empty:
-            kinds = sorted({v["workload"] for v in results["vms"]})
+            kinds = sorted({v["workload"] for v in vms})
             sec.add_note(f"No latency distribution in results.json (workloads: "
                          f"{', '.join(kinds)}).")
         return
-    for i in with_lat:
-        v = results["vms"][i]
+    for i in dict.fromkeys(i for i, _ in have):
+        v = vms[i]
         fig, ax = Page.figure(width=7.5, height=3.6)
-        plot_cdf({v["name"]: results}, vm=i, ax=ax,
-                 title=f"{v['name']}: {v['latency'].get('kind', 'latency')} CDF")
+        for k in (k for j, k in have if j == i):
+            plot_cdf({v[k].get("kind", k): results}, vm=i, ax=ax, key=k)
+        ax.set_title(f"{v['name']}: latency CDFs")
         sec.add_figure(fig, alt=f"latency CDF of {v['name']}")
-    keys = ["count", "min_us", "p1_us", "p50_us", "p99_us", "p999_us", "max_us"]
+    keys = ["count", "min_us", "p1_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
     sec.add_table(["vm", "kind"] + keys,
-                  [[results["vms"][i]["name"], results["vms"][i]["latency"].get("kind", "")]
-                   + [results["vms"][i]["latency"].get(k, "") for k in keys] for i in with_lat],
+                  [[vms[i]["name"], vms[i][k].get("kind", k)]
+                   + [vms[i][k].get(q, "") for q in keys] for i, k in have],
                   text_columns=(0, 1))
 
 
@@ -370,7 +388,17 @@ def run_page(d) -> Page:
     _dict_table(sec, results.get("channels", []), "TOE channels")
     _dict_table(sec, results.get("links", []), "Links (whole run)")
     _dict_table(sec, results.get("hosts", []), "Hosts (whole run)")
-    _dict_table(sec, results.get("switches", []), "Switches (whole run)")
+    _dict_table(sec, results.get("switches", []), "Switches (whole run)", skip=("ports",))
+    for sw in results.get("switches", []):
+        ports = [p for p in sw.get("ports", []) if p.get("link")]
+        if ports:
+            sec.add_html(f"<h3>{esc(sw['name'])}: output ports (measured window)</h3>")
+            sec.add_table(["port", "link", "tx frames", "drops", "queue mean B", "queue max B",
+                           "queue mean frames", "queue max frames"],
+                          [[p["port"], p["link"], p["tx_frames"], p["drops"],
+                            p["queue_bytes"]["mean"], p["queue_bytes"]["max"],
+                            p["queue_frames"]["mean"], p["queue_frames"]["max"]] for p in ports],
+                          text_columns=(1,))
     if results.get("peer"):
         sec.add_table(["peer"] + list(results["peer"]), [["whole run"] + list(results["peer"].values())])
 

@@ -58,6 +58,157 @@ def test_a_slower_port_with_a_small_buffer_drops_and_tcp_recovers(vtoe):
         "retransmits"] > 0
 
 
+def test_every_link_switch_port_and_host_over_time_and_in_totals(vtoe):
+    # server0's port at 1 Gbit/s behind the 10 Gbit/s uplink, a 32 KiB buffer: the port's queue
+    # fills and drops; the time series shows it, and its rows add up to results.json's totals.
+    res, out = vtoe.scenario(SCENARIO, *SHORT, "links.1.rate=1Gbps", "switches.0.buffer=32KiB",
+                             extra=["--stats-interval", "1ms"])
+    import csv
+    with open(out / "timeseries.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 40
+    cols = list(rows[0])
+    for link in ("uplink", "to_server0", "to_server1"):
+        for k in ("a_to_b_utilization_share", "b_to_a_utilization_share", "frames_count",
+                  "drops_count", "ecn_marks_count"):
+            assert f"link.{link}.{k}" in cols
+    for port in (0, 1, 2):
+        for k in ("queue_mean_bytes", "queue_max_bytes", "queue_mean_frames", "tx_frames_count",
+                  "drops_count"):
+            assert f"switch.tor.port{port}.{k}" in cols
+    assert "switch.tor.port3.drops_count" not in cols  # no link on port 3
+    for host in ("server0", "server1"):
+        assert f"host.{host}.tx_mbps" in cols and f"host.{host}.rx_mbps" in cols
+    # The platform's columns come first, as they were.
+    assert cols.index("dram.utilization_share") < cols.index("link.uplink.frames_count")
+
+    def total(col):
+        return sum(float(r[col]) for r in rows)
+
+    links = {l["name"]: l for l in res["links"]}
+    (tor,) = res["switches"]
+    for name, l in links.items():  # the rows cover the whole run, warm-up included
+        assert total(f"link.{name}.frames_count") == l["frames"]
+        assert total(f"link.{name}.drops_count") == l["drops"]
+    assert total("switch.tor.port1.drops_count") == tor["port_drops"][1] > 0
+    peak = max(float(r["switch.tor.port1.queue_max_bytes"]) for r in rows)
+    assert 0.5 * 32768 < peak <= 32768
+    assert all(float(r["switch.tor.port1.queue_max_bytes"])
+               >= float(r["switch.tor.port1.queue_mean_bytes"]) for r in rows)
+    # The measured window's totals: per port, per link direction, per host.
+    p1 = tor["ports"][1]
+    assert p1["link"] == "to_server0" and tor["ports"][3]["link"] is None
+    assert 0 < p1["queue_bytes"]["mean"] <= p1["queue_bytes"]["max"] <= 32768
+    assert 0 < p1["queue_frames"]["mean"] <= p1["queue_frames"]["max"]
+    assert p1["drops"] > 0 and p1["tx_frames"] > 0
+    measured = [r for r in rows if float(r["time_s"]) > 0.010 + 1e-9]
+    w = links["to_server0"]["window"]
+    assert links["to_server0"]["a"] == "tor:1" and links["to_server0"]["b"] == "server0"
+    assert links["to_server0"]["rate_gbps"] == 1.0
+    assert w["a_to_b_utilization"] > 0.9  # the slow port is the bottleneck
+    mean_use = sum(float(r["link.to_server0.a_to_b_utilization_share"]) for r in measured) / 30
+    assert mean_use == pytest.approx(w["a_to_b_utilization"], abs=0.01)
+    assert w["a_to_b_frames"] + w["b_to_a_frames"] == total("link.to_server0.frames_count") - sum(
+        float(r["link.to_server0.frames_count"]) for r in rows if r not in measured)
+    server0 = res["hosts"][0]
+    mean_rx = sum(float(r["host.server0.rx_mbps"]) for r in measured) / 30
+    assert server0["rx_mbps"] == pytest.approx(mean_rx, rel=0.01) and server0["rx_mbps"] > 500
+
+
+def test_the_trace_covers_every_host_link_and_switch_port(vtoe, tmp_path):
+    # Two platforms: B's lanes name B's VMs (echo0, echo1), A's its own; every link, port and
+    # host has its counter tracks.
+    _, out = vtoe.scenario("scenarios/topology/two_platforms.yaml", "duration=15ms",
+                           "warmup=5ms", out=tmp_path / "t", extra=["--trace"])
+    events = json.loads((out / "trace.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    lanes = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            lanes.setdefault(procs[e["pid"]], set()).add(e["args"]["name"])
+    assert {"echo0 exits", "echo1 exits"} <= lanes["b.hypervisor"]
+    assert not any(n.startswith("client") for n in lanes["b.hypervisor"] | lanes["b.cpu0"])
+    assert {"client0 exits", "client1 exits"} <= lanes["hypervisor"]
+    assert not any(n.startswith("echo") for n in lanes["hypervisor"] | lanes["cpu0"])
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    for name in ("link.to_a.a_to_b_utilization_share", "link.to_b.frames_count",
+                 "switch.tor.port0.queue_mean_bytes", "switch.tor.port1.drops_count",
+                 "host.b.vm.echo0.rx_mbps", "host.b.vm.echo1.tx_mbps", "host.b.core.0.busy_share"):
+        assert name in counters, name
+    assert any(e["args"]["value"] > 0 for e in events
+               if e["ph"] == "C" and e["name"] == "host.b.vm.echo0.tx_mbps")
+
+
+def read_pcapng(path):
+    """(timestamp ns, captured bytes, original length, comment or None) of each enhanced packet
+    block; checks the section header and the one interface (Ethernet, ns resolution)."""
+    import struct
+    data = path.read_bytes()
+    assert struct.unpack_from("<III", data, 0) == (0x0A0D0D0A, 28, 0x1A2B3C4D)
+    pos, out = 28, []
+    assert struct.unpack_from("<IIHH", data, pos)[::2] == (1, 1)  # IDB, LINKTYPE_ETHERNET
+    assert data[pos + 16:pos + 21] == bytes([9, 0, 1, 0, 9])  # if_tsresol = 9 (ns)
+    pos += struct.unpack_from("<I", data, pos + 4)[0]
+    while pos < len(data):
+        kind, size = struct.unpack_from("<II", data, pos)
+        assert kind == 6 and size % 4 == 0 and struct.unpack_from("<I", data, pos + size - 4)[0] == size
+        _, hi, lo, cap, orig = struct.unpack_from("<IIIII", data, pos + 8)
+        opts = pos + 28 + (cap + 3) // 4 * 4
+        comment = None
+        if opts < pos + size - 4:
+            code, n = struct.unpack_from("<HH", data, opts)
+            assert code == 1
+            comment = data[opts + 4:opts + 4 + n].decode()
+        out.append(((hi << 32) | lo, data[pos + 28:pos + 28 + cap], orig, comment))
+        pos += size
+    return out
+
+
+def test_pcapng_of_named_links_comments_every_frame_the_loss_model_dropped(vtoe, tmp_path):
+    _, out = vtoe.scenario(SCENARIO, *SHORT, "links.1.loss=0.005", out=tmp_path / "ng",
+                           extra=["--pcap=to_server0", "--pcap-format", "pcapng"])
+    res = json.loads((out / "results.json").read_text())
+    assert sorted(p.name for p in out.glob("*.pcap*")) == ["to_server0.pcapng"]
+    records = read_pcapng(out / "to_server0.pcapng")
+    link = next(l for l in res["links"] if l["name"] == "to_server0")
+    assert len(records) == link["frames"]  # every frame that entered, dropped ones included
+    dropped = [r for r in records if r[3] is not None]
+    assert len(dropped) == link["drops"] > 10
+    note = "dropped by the loss model of link to_server0 ({}, network.loss / links[].loss)"
+    assert {r[3] for r in dropped} == {note.format("a_to_b"), note.format("b_to_a")}
+    times = [r[0] for r in records]
+    assert times == sorted(times) and times[-1] <= 40_000_000  # ns, within the 40 ms run
+    assert all(len(r[1]) == r[2] for r in records)  # whole frames by default
+    # Wireshark reads it and shows the comments.
+    import shutil
+    import subprocess
+    if shutil.which("tshark"):
+        shown = subprocess.run(["tshark", "-r", str(out / "to_server0.pcapng"), "-Y",
+                                "frame.comment", "-T", "fields", "-e", "frame.comment"],
+                               capture_output=True, text=True, check=True).stdout.split("\n")
+        assert len([ln for ln in shown if "loss model" in ln]) == len(dropped)
+    # A name that is no link's is an error naming it and the links there are.
+    proc = vtoe.run("run", SCENARIO, "--pcap=nowhere", "--out", tmp_path / "bad", "--quiet",
+                    check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == ("vtoe: --pcap=nowhere: no link is named 'nowhere' (links: uplink, "
+                           "to_server0, to_server1)\n"), proc.stderr
+
+
+def test_pcapng_snap_length_and_size_bound(vtoe, tmp_path):
+    _, out = vtoe.scenario(SCENARIO, *SHORT, out=tmp_path / "snap",
+                           extra=["--pcap=uplink", "--pcap-format", "pcapng", "--pcap-snaplen",
+                                  "64", "--pcap-limit", "20KiB"])
+    path = out / "uplink.pcapng"
+    records = read_pcapng(path)
+    assert path.stat().st_size <= 20 * 1024
+    assert all(len(r[1]) == min(64, r[2]) for r in records) and max(r[2] for r in records) > 64
+    run = json.loads((out / "run.json").read_text())
+    assert any(w.startswith(f"{path} reached its bound of 20480 bytes (--pcap-limit)")
+               for w in run["warnings"]), run["warnings"]
+
+
 BASE = """\
 duration: 5ms
 warmup: 1ms

@@ -114,14 +114,18 @@ def test_run_page(quick_run):
     assert "Throughput (Mbit/s)" in titles and "Link, engine and memory use (share)" in titles
     assert "Queues (mean occupancy)" in titles
     imgs = images(text)
-    assert len(imgs) == 1 + len(groups)
+    assert len(imgs) == 1 + len(groups) + 1  # CPU and exits, the time series, the latency CDFs
     for data in imgs:
         w, h = png_size(data)
         assert w > 300 and h > 150
     for t in titles:
         assert f'alt="{t}"' in text
-    # The quickstart's workload has no latency distribution: the page says so.
-    assert "No latency distribution in results.json (workloads: tcp_tx)" in text
+    # The quickstart's tcp_tx: its messages' latency to the completion and to the peer's
+    # receipt, and the TOE's RTT samples, in one figure and a row each of the table.
+    assert 'alt="latency CDF of host"' in text
+    for kind in ("send_to_completion", "send_to_peer_receipt", "rtt"):
+        assert f'<td class="text">{kind}</td>' in text
+    assert f"<td>{results['vms'][0]['rtt']['count']}</td>" in text
 
 
 def test_run_page_latency_cdf(rpc_run):
@@ -133,20 +137,59 @@ def test_run_page_latency_cdf(rpc_run):
     assert f"<td>{lat['count']}</td>" in text and "request_response" in text
 
 
+@pytest.fixture(scope="module")
+def topology_run(tmp_path_factory, vtoe_bin):
+    # A slow switch port (1 Gbit/s behind 10) with a small buffer: it queues and drops.
+    out, proc = run_once(tmp_path_factory, "report-topology",
+                         [str(vtoe_bin), "run", "scenarios/topology/two_hosts_switch.yaml",
+                          "--set", "links.1.rate=1Gbps", "--set", "switches.0.buffer=32KiB",
+                          "--set", "duration=20ms", "--set", "warmup=5ms", "--stats-interval",
+                          "1ms", "--out"], cwd=ROOT, timeout=120 * TIMEOUT_FACTOR)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_a_topology_run_page_draws_links_switch_queues_and_hosts(topology_run, tmp_path):
+    out = topology_run
+    text = report.make_report(out, tmp_path / "topology.html").read_text()
+    for title in ("Links: use of the line rate per direction (share)",
+                  "Switch output queues (bytes: mean and highest in each interval)",
+                  "Switch output queues (frames, mean)",
+                  "Links and switch ports: frames, drops and ECN marks in each interval",
+                  "Hosts of the topology: throughput (Mbit/s)"):
+        assert f'alt="{title}"' in text, title
+    # The switch's ports and the links' windows in the tables.
+    assert "tor: output ports (measured window)" in text and "a_to_b_utilization" in text
+    assert '<td class="text">to_server0</td>' in text
+
+
 def test_every_time_series_column_has_a_figure():
     cols = ["time_s", "vm.a.tx_mbps", "vm.a.cpu.guest_user_share", "cpu.idle_share",
             "vm.a.vm_exits.irq_count", "toe.tx_utilization_share", "toe.ccb_mean_entries",
             "channel.0.sendq_mean_contexts", "vm.a.credit", "vm.a.cwnd_bytes",
-            "toe.retransmits_count", "core.1.busy_share", "link.l1.use_share",
-            "switch.s0.p1.queue_bytes", "host.b.something_new"]
+            "toe.retransmits_count", "core.1.busy_share", "link.l1.a_to_b_utilization_share",
+            "link.l1.drops_count", "switch.s0.port1.queue_mean_bytes",
+            "switch.s0.port1.queue_max_bytes", "switch.s0.port1.queue_mean_frames",
+            "switch.s0.port1.drops_count", "host.b.tx_mbps", "host.b.vm.x.rx_mbps",
+            "host.b.core.0.busy_share", "something.new"]
     groups = dict(report._ts_groups(cols))
     drawn = [c for cs in groups.values() for c in cs]
     assert sorted(drawn) == sorted(cols[1:])  # each once, time_s as the x axis
     assert groups["Queues (mean occupancy)"] == ["toe.ccb_mean_entries",
-                                                 "channel.0.sendq_mean_contexts",
-                                                 "switch.s0.p1.queue_bytes"]
-    assert "link.l1.use_share" in groups["Link, engine and memory use (share)"]
-    assert groups["Other columns"] == ["host.b.something_new"]
+                                                 "channel.0.sendq_mean_contexts"]
+    assert groups["Links: use of the line rate per direction (share)"] == [
+        "link.l1.a_to_b_utilization_share"]
+    assert groups["Switch output queues (bytes: mean and highest in each interval)"] == [
+        "switch.s0.port1.queue_mean_bytes", "switch.s0.port1.queue_max_bytes"]
+    assert groups["Switch output queues (frames, mean)"] == ["switch.s0.port1.queue_mean_frames"]
+    assert groups["Links and switch ports: frames, drops and ECN marks in each interval"] == [
+        "link.l1.drops_count", "switch.s0.port1.drops_count"]
+    assert groups["Hosts of the topology: throughput (Mbit/s)"] == ["host.b.tx_mbps",
+                                                                    "host.b.vm.x.rx_mbps"]
+    assert groups["Throughput (Mbit/s)"] == ["vm.a.tx_mbps"]
+    assert groups["Hosts of the topology: cores busy and flows completed"] == [
+        "host.b.core.0.busy_share"]
+    assert groups["Other columns"] == ["something.new"]
 
 
 # ---------------------------------------------------------------------------------------- sweeps
@@ -479,7 +522,7 @@ def chromium():
 
 @pytest.mark.skipif(chromium() is None, reason="headless Chromium is missing: "
                     "scripts/install-deps.sh installs Debian's chromium package")
-def test_pages_render_in_headless_chromium(quick_run, sweep_dir, tmp_path):
+def test_pages_render_in_headless_chromium(quick_run, sweep_dir, topology_run, tmp_path):
     """Each kind of page in headless Chromium: it renders, every figure loads (naturalWidth > 0),
     nothing fails to load and nothing reaches the console. The page has no script of its own;
     a copy gets one in <head> that records errors and, at load, what it sees."""
@@ -487,6 +530,7 @@ def test_pages_render_in_headless_chromium(quick_run, sweep_dir, tmp_path):
     paper.mkdir()
     fake_paper(paper)
     pages = {"run": report.make_report(quick_run[0], tmp_path / "run.html"),
+             "topology": report.make_report(topology_run, tmp_path / "topology.html"),
              "sweep": sweep_dir / "report.html",
              "paper": report.make_report(paper)}
     procs = {}

@@ -63,9 +63,10 @@ def lookup(tree, dotted: str):
 
 
 def leaves(tree, prefix=""):
-    """Dotted paths of every scalar under tree."""
+    """Dotted paths of every scalar under tree (a latency distribution's ``cdf`` steps stay out
+    of the table, as vtoe.sweep leaves them)."""
     if isinstance(tree, dict):
-        items = tree.items()
+        items = [(k, v) for k, v in tree.items() if k != "cdf"]
     elif isinstance(tree, list):
         items = enumerate(tree)
     else:
@@ -212,6 +213,15 @@ def test_cli_lists_points(tmp_path, vtoe_bin):
     assert len(lines) == 6
     assert lines[0] == (f"{points_of(load_sweep(f))[0].id} duration=20ms warmup=5ms "
                         "architecture=de vms.0.workload.message_size=1000")
+
+
+def test_cli_seeds_runs_every_point_with_seeds_one_to_n(tmp_path, vtoe_bin):
+    f = write(tmp_path / "s.yaml", SIX_POINTS)
+    lines = sweep_cli(f, "--list", "--seeds", "3", vtoe=vtoe_bin, check=0).stdout.splitlines()
+    assert len(lines) == 18
+    assert [ln.rsplit(" ", 1)[1] for ln in lines[:3]] == ["seed=1", "seed=2", "seed=3"]
+    proc = sweep_cli(f, "--list", "--seeds", "0", vtoe=vtoe_bin, check=2)
+    assert proc.stderr == "sweep: --seeds 0: give 1 or more\n"
 
 
 # ------------------------------------------------------------------------------------------------

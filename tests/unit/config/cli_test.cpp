@@ -81,6 +81,32 @@ TEST(CliParse, OutputBoundsHaveDefaultsAndTakeSizes) {
             "--pcap-window 20ms: expected FROM:TO, e.g. 20ms:25ms");
 }
 
+TEST(CliParse, PcapOfNamedLinksAndPcapng) {
+  // --pcap alone: every link; --pcap=A,B: those links; the next argument is never a link list.
+  const CliArgs all = parse({"run", "--pcap", "x.yaml"});
+  EXPECT_TRUE(all.run.pcap);
+  EXPECT_TRUE(all.run.pcap_links.empty());
+  EXPECT_EQ(all.run.scenario, "x.yaml");
+  EXPECT_FALSE(all.run.pcapng);
+  const CliArgs some = parse({"run", "x.yaml", "--pcap=uplink,to_server0"});
+  EXPECT_TRUE(some.run.pcap);
+  EXPECT_EQ(some.run.pcap_links, (std::vector<std::string>{"uplink", "to_server0"}));
+  EXPECT_EQ(usage_error({"run", "--pcap=uplink,,b"}),
+            "--pcap=uplink,,b: an empty link name (give LINK,LINK...)");
+  // pcapng implies a capture.
+  const CliArgs ng = parse({"run", "--pcap-format", "pcapng"});
+  EXPECT_TRUE(ng.run.pcap && ng.run.pcapng);
+  EXPECT_NE(usage_error({"run", "--pcap-format", "erf"}).find("--pcap-format"), std::string::npos);
+}
+
+TEST(CliParse, SeedsRunsOnePerSeed) {
+  EXPECT_EQ(parse({"run", "--seeds", "5"}).run.seeds, 5u);
+  EXPECT_EQ(parse({"run"}).run.seeds, 0u);
+  EXPECT_NE(usage_error({"run", "--seeds", "0"}), "<no error>");
+  EXPECT_EQ(usage_error({"run", "--seeds", "2", "--seed", "3"}),
+            "--seeds and --seed: give one (--seeds N runs seeds 1..N)");
+}
+
 TEST(CliParse, ValidateAndKeys) {
   const CliArgs v = parse({"validate", "x.yaml", "--set", "seed=2"});
   EXPECT_EQ(v.command, Command::Validate);

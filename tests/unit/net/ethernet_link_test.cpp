@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "tests/unit/net/net_bench.h"
 
@@ -89,6 +90,70 @@ TEST(EthernetLink, ManyFramesInFlightKeepTheirOrder) {
       ASSERT_GE(at_b.arrivals[i].time, at_b.arrivals[i - 1].time);
     }
   }
+}
+
+TEST(EthernetLink, JitterSpreadsEachFramesDelayWithinItsBoundAndKeepsTheOrder) {
+  EthernetLinkParams p;
+  p.delay_ps = 1'000'000;
+  p.jitter_ps = 400'000;
+  p.seed = 7;
+  EthernetLink link("link", p);
+  Collector at_a;
+  Collector at_b;
+  link.a_out.bind(at_a);
+  link.b_out.bind(at_b);
+  std::vector<vtoe::core::TimePs> entered;
+  Driver drv("drv", [&] {
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      entered.push_back(vtoe::core::now_ps());
+      link.a_in->receive_frame(make_frame(kDst, 64, i));
+      // Half the frames closer together than the jitter, half farther apart.
+      wait(sc_time::from_value(i < 200 ? 50'000 : 1'000'000));
+    }
+  });
+  sc_start();
+  ASSERT_EQ(at_b.arrivals.size(), 400u);
+  vtoe::core::TimePs lo = UINT64_MAX, hi = 0;
+  for (std::uint32_t i = 0; i < 400; ++i) {
+    ASSERT_EQ(tag_of(at_b.arrivals[i].frame), i);  // no overtaking
+    const vtoe::core::TimePs d = at_b.arrivals[i].time - entered[i];
+    ASSERT_GE(d, p.delay_ps) << i;
+    if (i > 0) ASSERT_GE(at_b.arrivals[i].time, at_b.arrivals[i - 1].time);
+    // Later than delay + jitter only when held behind the frame before it.
+    if (d >= p.delay_ps + p.jitter_ps) ASSERT_EQ(at_b.arrivals[i].time, at_b.arrivals[i - 1].time);
+    if (i >= 201) {  // spaced out: the draw itself
+      ASSERT_LT(d, p.delay_ps + p.jitter_ps) << i;
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    }
+  }
+  // 199 uniform draws over 400 ns cover most of the range.
+  EXPECT_LT(lo, p.delay_ps + 40'000);
+  EXPECT_GT(hi, p.delay_ps + 360'000);
+  EXPECT_EQ(link.drops(), 0u);
+}
+
+TEST(EthernetLink, CountsFramesThatEnterCarryingCePerDirection) {
+  EthernetLink link("link", {});
+  Collector at_a;
+  Collector at_b;
+  link.a_out.bind(at_a);
+  link.b_out.bind(at_b);
+  Driver drv("drv", [&] {
+    // IPv4 frames: the tag's second byte is the TOS byte (ECN in its low two bits).
+    link.a_in->receive_frame(make_frame(kDst, 64, 0x0300, 0x0800));  // CE
+    link.a_in->receive_frame(make_frame(kDst, 64, 0x0100, 0x0800));  // ECT(1)
+    link.a_in->receive_frame(make_frame(kDst, 64, 0x0300, 0x88b5));  // not IPv4
+    link.b_in->receive_frame(make_frame(kDst, 64, 0x0300, 0x0800));  // CE
+    link.b_in->receive_frame(make_frame(kDst, 20, 0x0300, 0x0800));  // too short for IPv4
+  });
+  sc_start();
+  EXPECT_EQ(link.ce_counter(0).value(), 1u);
+  EXPECT_EQ(link.ce_counter(1).value(), 1u);
+  EXPECT_EQ(link.ce_marks(), 2u);
+  EXPECT_EQ(link.stats().counter("a_to_b_ce_marks").value(), 1u);
+  EXPECT_EQ(link.frames_counter(0).value(), 3u);
+  EXPECT_EQ(link.bytes_counter(1).value(), 84u);
 }
 
 namespace {

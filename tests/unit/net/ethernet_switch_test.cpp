@@ -119,6 +119,40 @@ TEST(EthernetSwitch, AFullOutputBufferDropsAndCountsPerPort) {
   EXPECT_EQ(b.sw.stats().counter("port2_drops").value(), 3u);
 }
 
+TEST(EthernetSwitch, OutputBufferOccupancyIsATimeWeightedLevelWithAPeak) {
+  // Three 1000-byte frames reach port 2 (1 Gbit/s) at once: 3000, 2000, 1000 bytes queued while
+  // each of them leaves, 8.192 us a frame ((1000 + 24) * 8 bits at 1 Gbit/s), then empty.
+  EthernetSwitchParams p = three_ports(1e9);
+  p.table[kC] = 2;
+  Bench b(p);
+  const vtoe::core::TimePs slot = 8'192'000;  // ps per frame on the wire
+  Driver drv("drv", [&] {
+    for (std::uint32_t i = 0; i < 3; ++i) b.sw.in[0]->receive_frame(frame(kC, kA, 1000, i));
+    wait(sc_time::from_value(slot / 2));
+    EXPECT_EQ(b.sw.port_queue_bytes(2), 3000u);
+    EXPECT_EQ(b.sw.port_queue_frames(2), 3u);
+    EXPECT_EQ(b.sw.take_port_queue_peak(2), 3000u);
+    wait(sc_time::from_value(6 * slot));
+    // The peak since the last take: the level at the take (3000), then lower.
+    EXPECT_EQ(b.sw.take_port_queue_peak(2), 3000u);
+    EXPECT_EQ(b.sw.take_port_queue_peak(2), 0u);
+  });
+  sc_start();
+  ASSERT_EQ(b.at[2].arrivals.size(), 3u);
+  const vtoe::core::Accumulator& qb = b.sw.port_queue_bytes_level(2);
+  const vtoe::core::Accumulator& qf = b.sw.port_queue_frames_level(2);
+  EXPECT_EQ(qb.max(), 3000.0);
+  EXPECT_EQ(qf.max(), 3.0);
+  // Area: 3000 + 2000 + 1000 bytes for one slot each; frames 3 + 2 + 1.
+  const vtoe::core::TimePs end = 7 * slot;
+  EXPECT_NEAR(qb.area(end), 6000.0 * static_cast<double>(slot), 1e-6 * 6000.0 * slot);
+  EXPECT_NEAR(qf.area(end), 6.0 * static_cast<double>(slot), 1e-6 * 6.0 * slot);
+  EXPECT_NEAR(qb.mean(end), 6000.0 / 7, 1.0);
+  EXPECT_EQ(b.sw.port_queue_bytes_level(0).max(), 0.0);  // nothing queued there
+  EXPECT_EQ(b.sw.port_tx_frames_counter(2).value(), 3u);
+  EXPECT_EQ(b.sw.port_drops_counter(2).value(), 0u);
+}
+
 TEST(EthernetSwitch, GivenForwardingDropsUnknownUnicastAndFloodsBroadcast) {
   EthernetSwitchParams p = three_ports();
   p.forwarding = Forwarding::Given;
