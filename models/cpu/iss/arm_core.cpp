@@ -366,6 +366,43 @@ void ArmCore::drop_page(uint32_t page) {
 void ArmCore::update_mmu() {
   ctx_ = (generation_ << 2) | mmu_.update();
   fetch_vpage_ = ~0u;
+  update_cache_hooks();
+}
+
+void ArmCore::update_cache_hooks() {
+  constexpr uint32_t kSctlrC = 1u << 2, kSctlrI = 1u << 12;  // SCTLR and HSCTLR alike
+  const uint32_t sctlr = st_.mode == kHyp ? st_.cp15.hsctlr : st_.cp15.sctlr;
+  dhook_ = l1_ && st_.system && mmu_.on() && (sctlr & kSctlrC) ? l1_ : nullptr;
+  ihook_ = l1_ && st_.system && (sctlr & kSctlrI) ? l1_ : nullptr;
+  mmu_.set_data_cache(dhook_);
+}
+
+__attribute__((noinline)) void ArmCore::fetch_block(uint32_t pc, const Insn* in, uint32_t len) {
+  if (!fetch_page_ || (pc >> PagedMemory::kPageBits) != fetch_vpage_) return;
+  uint32_t bytes = 4 * len;
+  if (st_.thumb) {
+    bytes = 0;
+    for (uint32_t i = 0; i < len; ++i) {
+      bytes += in->len;
+      in += in->len >> 1;
+    }
+  }
+  const uint32_t off = pc & (PagedMemory::kPageSize - 1);
+  if (bytes > PagedMemory::kPageSize - off) bytes = PagedMemory::kPageSize - off;
+  ihook_->fetch((fetch_page_->pa_page << PagedMemory::kPageBits) | off, bytes);
+}
+
+void ArmCore::cache_maintenance(CacheOp op, uint32_t arg) {
+  if (!l1_) return;
+  const bool by_address = op == CacheOp::IcInvalidateMva || op == CacheOp::DcInvalidateMva ||
+                          op == CacheOp::DcCleanMva || op == CacheOp::DcCleanInvalidateMva;
+  if (by_address && mmu_.on()) {
+    uint32_t pa = 0;
+    if (!mmu_.debug_translate(arg, pa)) return;  // nothing mapped there: nothing cached
+    arg = pa;
+  }
+  HostFpScope host_fp(*this);  // a write-back is a bus transaction
+  l1_->maintain(op, arg);
 }
 
 void ArmCore::new_code_generation() {
@@ -589,6 +626,7 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
       uint32_t len = in->blk;
       if (__builtin_expect(len == 0, 0)) len = form_block(pc, *in);
       if (__builtin_expect(len > max - n, 0)) len = static_cast<uint32_t>(max - n);
+      if (__builtin_expect(ihook_ != nullptr, 0)) fetch_block(pc, in, len);
       st_.in_it = false;
       const uint32_t done =
           st_.thumb ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
@@ -629,6 +667,7 @@ void ArmCore::step() {
 
 __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) {
   const Insn& in = fetch_decoded(pc);
+  if (__builtin_expect(ihook_ != nullptr, 0)) fetch_block(pc, &in, 1);
   st_.r[15] = pc + (st_.thumb ? 4 : 8);
   const uint32_t next = pc + in.len;
   st_.next = next;
@@ -1314,7 +1353,8 @@ void ArmCore::load_store_multi(const Insn& in) {
   check_aligned(a, 4, in.sub == 0);
   // The fast path: the registers' words on one page of host memory (as rd and wr would find it).
   if ((a & (PagedMemory::kPageSize - 1)) + 4 * n <= PagedMemory::kPageSize) {
-    uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
+    uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a, 4 * n)
+                             : host_address<uint32_t, false>(a, 4 * n);
     if (h) {
       // Over the list's set bits (lowest first), not all 16: fewer branches, and predictable.
       if (in.sub == 0) {
