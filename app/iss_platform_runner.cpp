@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include "app/build_info.h"
+#include "app/iss_caches.h"
 #include "app/results.h"
 #include "app/stop_on_signal.h"
 #include "config/params.h"
@@ -142,6 +143,7 @@ struct Totals {
   std::uint64_t commands = 0, completions = 0, toe_interrupts = 0, irq_entries = 0;
   std::uint64_t user_by_class[iss::ArmCore::kClasses] = {};
   std::uint64_t all_by_class[iss::ArmCore::kClasses] = {};
+  CacheCounts caches;
 };
 
 const iss::Mode kModes[] = {iss::Mode::Usr, iss::Mode::Fiq, iss::Mode::Irq, iss::Mode::Svc,
@@ -174,6 +176,7 @@ Totals totals(sys::SystemPlatform& p) {
   t.peer_tx = p.peer()->bytes_sent();
   t.frames = p.link()->frames();
   t.drops = p.link()->drops();
+  t.caches = cache_counts(p);
   return t;
 }
 
@@ -304,6 +307,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
                              " while Linux booted: no results");
   if (!console.started()) throw std::runtime_error(boot_failure(p, console, boot_limit));
   const Totals boot = totals(p);
+  const HostClock after_boot;  // the speed after the boot (run.json's after_boot)
 
   // The window: warmup, then duration - warmup, counted from the workload's start.
   const sc_core::sc_time t0 = console.started_at();
@@ -340,8 +344,11 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   const double window = (b.at - a.at).to_seconds();
   const double period_s = sc.clock_period.to_seconds();
   const double idle = window > 0 ? (b.idle - a.idle).to_seconds() / window : 0;
-  const double user =
-      window > 0 ? static_cast<double>(b.user_cycles - a.user_cycles) * period_s / window : 0;
+  // User time: its instructions' cycles and its waits for the caches' line fills.
+  const double user = window > 0 ? (static_cast<double>(b.user_cycles - a.user_cycles) * period_s +
+                                    (b.caches.stall_user - a.caches.stall_user).to_seconds()) /
+                                       window
+                                 : 0;
   const double kernel_share = std::max(0.0, 1.0 - user - idle);
 
   ordered_json r;
@@ -417,9 +424,11 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   // posts) it issued: the software's whole cost of one command, interrupts included.
   s["per_toe_command"] = {{"instructions", per(all_insns, commands)},
                           {"cycles", per(all_cycles, commands)}};
+  s["caches"] = caches_json(sc, a.caches, b.caches, window);
   r["iss"] = s;
   if (run_info) {
     (*run_info)["console"] = console_path;
+    (*run_info)["after_boot"] = after_boot.since((b.at - t0).to_seconds());
     if (stalled)
       (*run_info)["warnings"].push_back(
           "vm " + v["name"].get<std::string>() + " (" + guest::to_string(w.type) +

@@ -47,9 +47,18 @@ def check_cpu(r):
     iss = r["iss"]
     assert iss["instructions"]["kernel"] > 0 and iss["cycles"]["kernel"] > 0, iss
     assert iss["boot_instructions"] > 1e9, iss  # Linux booted on the ISS before the workload
-    # The user share is the user-mode cycles over the window's cycles at cpu_freq.
+    # The user share is the user-mode cycles, and user mode's waits for cache line fills, over
+    # the window's cycles at cpu_freq.
     window_cycles = r["measured_s"] * iss["cpu_freq_hz"]
-    assert cpu["guest_user"] == pytest.approx(iss["cycles"]["user"] / window_cycles, abs=1e-5)
+    caches = iss["caches"]
+    stall_cycles = caches["miss_stall_user_s"] * iss["cpu_freq_hz"] if caches["enabled"] else 0
+    assert cpu["guest_user"] == pytest.approx((iss["cycles"]["user"] + stall_cycles) / window_cycles,
+                                              abs=1e-5)
+    if caches["enabled"]:  # the default (platform.cpu_caches: on)
+        assert caches["icache"]["size"] == 32768 and caches["dcache"]["ways"] == 2, caches
+        assert 0 < caches["icache"]["misses"] < caches["icache"]["accesses"], caches
+        assert 0 < caches["dcache"]["read_misses"] < caches["dcache"]["reads"], caches
+        assert 0 < caches["miss_stall_s"] < r["measured_s"], caches
 
 
 @boots
