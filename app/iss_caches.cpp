@@ -14,6 +14,7 @@ double rate(std::uint64_t misses, std::uint64_t accesses) {
              : 0.0;
 }
 double r6(double v) { return std::round(v * 1e6) / 1e6; }
+double r9(double v) { return std::round(v * 1e9) / 1e9; }  // ns: the stall beside the cycles
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -80,9 +81,9 @@ nlohmann::ordered_json caches_json(const platform::system::SystemConfig& c, cons
                  {"snoop_invalidations", b.snoop_invalidations - a.snoop_invalidations},
                  {"snoop_cleans", b.snoop_cleans - a.snoop_cleans}};
   const double stall = (b.stall - a.stall).to_seconds();
-  j["miss_stall_s"] = r6(stall);
+  j["miss_stall_s"] = r9(stall);
   j["miss_stall_share"] = window_s > 0 ? r6(stall / window_s) : 0.0;
-  j["miss_stall_user_s"] = r6((b.stall_user - a.stall_user).to_seconds());
+  j["miss_stall_user_s"] = r9((b.stall_user - a.stall_user).to_seconds());
   j["dram_utilisation"] =
       window_s > 0 ? r6(static_cast<double>(b.ram_busy_ps - a.ram_busy_ps) * 1e-12 / window_s)
                    : 0.0;

@@ -1170,8 +1170,10 @@ ExecFn ArmCore::executor_for(const Insn& in) const {
       // (neither the base nor a loaded register is the PC).
       const bool reg = in.flags & kFlagRegOff;
       // SCTLR.A: the slow executors, which check the alignment (drop_all_decoded when it
-      // changes), so that the fast ones never look at it.
-      if (st_.cp15.sctlr & kSctlrA) {
+      // changes), so that the fast ones never look at it. With caches too: their loads and
+      // stores go through rd and wr, which tell the data cache (the fast executors stay as
+      // they are without caches).
+      if ((st_.cp15.sctlr & kSctlrA) || l1_) {
         switch (in.sub) {
           case kStr:
             return reg ? &exec_ls_slow<kStr, true> : &exec_ls_slow<kStr, false>;
@@ -1353,9 +1355,9 @@ void ArmCore::load_store_multi(const Insn& in) {
   check_aligned(a, 4, in.sub == 0);
   // The fast path: the registers' words on one page of host memory (as rd and wr would find it).
   if ((a & (PagedMemory::kPageSize - 1)) + 4 * n <= PagedMemory::kPageSize) {
-    uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a, 4 * n)
-                             : host_address<uint32_t, false>(a, 4 * n);
+    uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
     if (h) {
+      if (__builtin_expect(dhook_ != nullptr, 0)) dhook_->data(h, 4 * n, in.sub == 0);
       // Over the list's set bits (lowest first), not all 16: fewer branches, and predictable.
       if (in.sub == 0) {
         for (uint32_t rest = list; rest; rest &= rest - 1) {

@@ -311,7 +311,7 @@ class ArmCore {
   // CP15's maintenance operations act on them, and CCSIDR reports their geometry.
   void set_caches(L1Caches* c) {
     l1_ = c;
-    update_mmu();
+    drop_all_decoded();  // the load/store executors depend on it (executor_for)
   }
   L1Caches* caches() const { return l1_; }
 
@@ -343,18 +343,16 @@ class ArmCore {
       return mem_.read32(a);
   }
   // Host memory for an access of T at `a` when the fast paths of rd and wr would serve it
-  // (null: they would not).
-  // The caches see an access of `len` bytes there (LDM/STM: the whole list).
+  // (null: they would not). The caches do not see it: with caches the load/store executors are
+  // the ones through rd and wr (executor_for), and LDM/STM tells them itself.
   template <typename T, bool Write>
-  uint8_t* host_address(uint32_t a, uint32_t len = sizeof(T)) {
+  uint8_t* host_address(uint32_t a) {
     const uint32_t off = a & (PagedMemory::kPageSize - 1);
     if (off > PagedMemory::kPageSize - sizeof(T)) return nullptr;
     const uint32_t page = a >> PagedMemory::kPageBits;
     if (mmu_.on()) {
       const Mmu::FastTlbEntry& e = mmu_.fast(page);
-      if ((Write ? e.write_va : e.read_va) != page) return nullptr;
-      if (__builtin_expect(dhook_ != nullptr, 0)) dhook_->data(e.host + off, len, Write);
-      return e.host + off;
+      return (Write ? e.write_va : e.read_va) == page ? e.host + off : nullptr;
     }
     uint8_t* p = mem_.host_page(page);
     if (!p || (Write && mem_.is_code(page))) return nullptr;
