@@ -979,7 +979,7 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
   }
 }
 
-template <uint8_t Sub, bool RegOff, uint8_t Form>
+template <uint8_t Sub, bool RegOff, uint8_t Form, bool Cached>
 void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   // The fast path, without a call (so without the register saves a call needs): one access to
   // host memory, found in the software TLB (or, with the MMU off, in the guest memory's pages).
@@ -1005,6 +1005,9 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
         Sub == kStr || Sub == kLdr, uint32_t,
         std::conditional_t<Sub == kStrh || Sub == kLdrh || Sub == kLdrsh, uint16_t, uint8_t>>;
     if (uint8_t* h = c.host_address<T, kStore>(a)) {
+      if constexpr (Cached) {
+        if (c.dhook_) c.dhook_->data(h, sizeof(T), kStore);
+      }
       if constexpr (kStore) {
         const T v = static_cast<T>(c.st_.r[in.rd]);
         std::memcpy(h, &v, sizeof(T));
@@ -1122,7 +1125,7 @@ constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence
 }
 
 template <uint8_t Sub>
-ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
+ExecFn ArmCore::ls_executor(bool reg, uint8_t form, bool cached) {
   static constexpr ExecFn kImm[] = {
       &exec_ls<Sub, false, kLsGeneral>, &exec_ls<Sub, false, kLsOffsetAdd>,
       &exec_ls<Sub, false, kLsOffsetSub>, &exec_ls<Sub, false, kLsPreAdd>,
@@ -1131,6 +1134,15 @@ ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
       &exec_ls<Sub, true, kLsGeneral>, &exec_ls<Sub, true, kLsOffsetAdd>,
       &exec_ls<Sub, true, kLsOffsetSub>, &exec_ls<Sub, true, kLsPreAdd>,
       &exec_ls<Sub, true, kLsPostAdd>};
+  static constexpr ExecFn kImmCached[] = {
+      &exec_ls<Sub, false, kLsGeneral, true>, &exec_ls<Sub, false, kLsOffsetAdd, true>,
+      &exec_ls<Sub, false, kLsOffsetSub, true>, &exec_ls<Sub, false, kLsPreAdd, true>,
+      &exec_ls<Sub, false, kLsPostAdd, true>};
+  static constexpr ExecFn kRegCached[] = {
+      &exec_ls<Sub, true, kLsGeneral, true>, &exec_ls<Sub, true, kLsOffsetAdd, true>,
+      &exec_ls<Sub, true, kLsOffsetSub, true>, &exec_ls<Sub, true, kLsPreAdd, true>,
+      &exec_ls<Sub, true, kLsPostAdd, true>};
+  if (cached) return reg ? kRegCached[form] : kImmCached[form];
   return reg ? kReg[form] : kImm[form];
 }
 
@@ -1170,10 +1182,8 @@ ExecFn ArmCore::executor_for(const Insn& in) const {
       // (neither the base nor a loaded register is the PC).
       const bool reg = in.flags & kFlagRegOff;
       // SCTLR.A: the slow executors, which check the alignment (drop_all_decoded when it
-      // changes), so that the fast ones never look at it. With caches too: their loads and
-      // stores go through rd and wr, which tell the data cache (the fast executors stay as
-      // they are without caches).
-      if ((st_.cp15.sctlr & kSctlrA) || l1_) {
+      // changes), so that the fast ones never look at it.
+      if (st_.cp15.sctlr & kSctlrA) {
         switch (in.sub) {
           case kStr:
             return reg ? &exec_ls_slow<kStr, true> : &exec_ls_slow<kStr, false>;
@@ -1205,23 +1215,23 @@ ExecFn ArmCore::executor_for(const Insn& in) const {
       }
       switch (in.sub) {
         case kStr:
-          return ls_executor<kStr>(reg, form);
+          return ls_executor<kStr>(reg, form, l1_ != nullptr);
         case kStrb:
-          return ls_executor<kStrb>(reg, form);
+          return ls_executor<kStrb>(reg, form, l1_ != nullptr);
         case kStrh:
-          return ls_executor<kStrh>(reg, form);
+          return ls_executor<kStrh>(reg, form, l1_ != nullptr);
         case kStrd:
           return reg ? &exec_ls<kStrd, true, kLsGeneral> : &exec_ls<kStrd, false, kLsGeneral>;
         case kLdr:
-          return ls_executor<kLdr>(reg, form);
+          return ls_executor<kLdr>(reg, form, l1_ != nullptr);
         case kLdrb:
-          return ls_executor<kLdrb>(reg, form);
+          return ls_executor<kLdrb>(reg, form, l1_ != nullptr);
         case kLdrh:
-          return ls_executor<kLdrh>(reg, form);
+          return ls_executor<kLdrh>(reg, form, l1_ != nullptr);
         case kLdrsb:
-          return ls_executor<kLdrsb>(reg, form);
+          return ls_executor<kLdrsb>(reg, form, l1_ != nullptr);
         case kLdrsh:
-          return ls_executor<kLdrsh>(reg, form);
+          return ls_executor<kLdrsh>(reg, form, l1_ != nullptr);
         default:
           return reg ? &exec_ls<kLdrd, true, kLsGeneral> : &exec_ls<kLdrd, false, kLsGeneral>;
       }

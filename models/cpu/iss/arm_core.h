@@ -343,8 +343,8 @@ class ArmCore {
       return mem_.read32(a);
   }
   // Host memory for an access of T at `a` when the fast paths of rd and wr would serve it
-  // (null: they would not). The caches do not see it: with caches the load/store executors are
-  // the ones through rd and wr (executor_for), and LDM/STM tells them itself.
+  // (null: they would not). The caches do not see it: with caches the fast load/store executors
+  // tell them (exec_ls's Cached), and LDM/STM does itself.
   template <typename T, bool Write>
   uint8_t* host_address(uint32_t a) {
     const uint32_t off = a & (PagedMemory::kPageSize - 1);
@@ -535,10 +535,12 @@ class ArmCore {
   // also promise that neither the base nor a loaded register is the PC).
   static constexpr uint8_t kLsGeneral = 0, kLsOffsetAdd = 1, kLsOffsetSub = 2, kLsPreAdd = 3,
                            kLsPostAdd = 4;
-  template <uint8_t Sub, bool RegOff, uint8_t Form>
+  // Cached: a core with caches (set_caches) tells its data cache about the access; the
+  // executors of a core without them are the ones without that call.
+  template <uint8_t Sub, bool RegOff, uint8_t Form, bool Cached = false>
   static void exec_ls(ArmCore& c, const Insn& in);
   template <uint8_t Sub>
-  static ExecFn ls_executor(bool reg, uint8_t form);
+  static ExecFn ls_executor(bool reg, uint8_t form, bool cached);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
