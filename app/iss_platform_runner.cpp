@@ -17,6 +17,7 @@
 
 #include "app/build_info.h"
 #include "app/guest_symbols.h"
+#include "app/iss_caches.h"
 #include "app/results.h"
 #include "app/stop_on_signal.h"
 #include "config/params.h"
@@ -163,6 +164,7 @@ struct Totals {
   std::uint64_t register_accesses = 0, tlb_flushes = 0, tlb_misses = 0;
   std::uint64_t user_by_class[iss::ArmCore::kClasses] = {};
   std::uint64_t all_by_class[iss::ArmCore::kClasses] = {};
+  CacheCounts caches;
 };
 
 const iss::Mode kModes[] = {iss::Mode::Usr, iss::Mode::Fiq, iss::Mode::Irq, iss::Mode::Svc,
@@ -198,6 +200,7 @@ Totals totals(sys::SystemPlatform& p) {
   t.peer_tx = p.peer()->bytes_sent();
   t.frames = p.link()->frames();
   t.drops = p.link()->drops();
+  t.caches = cache_counts(p);
   return t;
 }
 
@@ -379,6 +382,7 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   if (!console.started()) throw std::runtime_error(boot_failure(p, console, boot_limit));
   const Totals boot = totals(p);
   const auto wall_booted = std::chrono::steady_clock::now();
+  const HostClock after_boot;  // the speed after the boot (run.json's after_boot)
 
   // The window: warmup, then duration - warmup, counted from the workload's start.
   const sc_core::sc_time t0 = console.started_at();
@@ -401,7 +405,6 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   run_to(t0 + duration);
   const Totals b = totals(p);
   console.flush();
-  const auto wall_end = std::chrono::steady_clock::now();
   const std::string interrupted = StopOnSignal::signal_number() != 0
                                       ? "stopped by " + StopOnSignal::signal_name() + " at " +
                                             std::to_string(sc_core::sc_time_stamp().to_seconds()) +
@@ -417,8 +420,11 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   const double window = (b.at - a.at).to_seconds();
   const double period_s = sc.clock_period.to_seconds();
   const double idle = window > 0 ? (b.idle - a.idle).to_seconds() / window : 0;
-  const double user =
-      window > 0 ? static_cast<double>(b.user_cycles - a.user_cycles) * period_s / window : 0;
+  // User time: its instructions' cycles and its waits for the caches' line fills.
+  const double user = window > 0 ? (static_cast<double>(b.user_cycles - a.user_cycles) * period_s +
+                                    (b.caches.stall_user - a.caches.stall_user).to_seconds()) /
+                                       window
+                                 : 0;
   const double kernel_share = std::max(0.0, 1.0 - user - idle);
 
   ordered_json r;
@@ -505,19 +511,14 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
                           {"cycles", per(all_cycles, commands)}};
   const std::string program = command.substr(0, command.find(' '));
   s["profile"] = profile(p.cpu().pc_samples(), kernel, console, program);
+  s["caches"] = caches_json(sc, a.caches, b.caches, window);
   r["iss"] = s;
   if (run_info) {
     (*run_info)["console"] = console_path;
-    // The boot and the workload's part apart: the speed after the boot is what a snapshot keeps.
-    const double boot_wall = std::chrono::duration<double>(wall_booted - wall0).count();
-    const double after_wall = std::chrono::duration<double>(wall_end - wall_booted).count();
-    const double after_sim = (b.at - t0).to_seconds();
-    (*run_info)["iss"] = {
-        {"boot_wall_s", boot_wall},
-        {"boot_sim_s", t0.to_seconds()},
-        {"after_boot_wall_s", after_wall},
-        {"after_boot_sim_s", after_sim},
-        {"after_boot_sim_seconds_per_wall_second", after_wall > 0 ? after_sim / after_wall : 0.0}};
+    // The boot and the rest apart: the speed after the boot is what a snapshot keeps.
+    (*run_info)["boot"] = {{"wall_s", std::chrono::duration<double>(wall_booted - wall0).count()},
+                           {"sim_s", t0.to_seconds()}};
+    (*run_info)["after_boot"] = after_boot.since((b.at - t0).to_seconds());
     if (stalled)
       (*run_info)["warnings"].push_back(
           "vm " + v["name"].get<std::string>() + " (" + guest::to_string(w.type) +

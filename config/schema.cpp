@@ -237,6 +237,31 @@ std::vector<Key> builtin_keys() {
               "and the module's load); a run that has not started by then ends with an error "
               "and the console's last lines")
           .above("0s"),
+      K::enumeration("platform.cpu_caches", {"on", "off"}, "on",
+                     "iss: level-1 instruction and data caches on the core (timing only: tags, "
+                     "LRU, dirty bits; docs/caches.md). A miss costs a line fill (and a dirty "
+                     "victim's write-back) through the interconnect to the DRAM, where it "
+                     "contends with the TOE's DMA; the DMA keeps them coherent. off: memory "
+                     "costs only the CPI and the RAM is untimed. On by default: the paper's "
+                     "platform had 32 KB caches (Table 2)"),
+      K::bytes("platform.iss.icache_size", "32KiB",
+               "iss: instruction cache size (Cortex-A15: 32 KB); a power-of-two number of sets "
+               "of icache_ways x cache_line")
+          .at_least("1KiB"),
+      K::uint("platform.iss.icache_ways", "2",
+              "iss: instruction cache associativity (Cortex-A15: 2-way), a power of two")
+          .range("1", "16"),
+      K::bytes("platform.iss.dcache_size", "32KiB",
+               "iss: data cache size (Cortex-A15: 32 KB); a power-of-two number of sets of "
+               "dcache_ways x cache_line")
+          .at_least("1KiB"),
+      K::uint("platform.iss.dcache_ways", "2",
+              "iss: data cache associativity (Cortex-A15: 2-way), a power of two")
+          .range("1", "16"),
+      K::bytes("platform.iss.cache_line", "64B",
+               "iss: line size of both caches (Cortex-A15: 64 bytes), a power of two; each "
+               "miss moves one line")
+          .at_least("16B"),
   });
   {
     // The ISS's timing (issue 39: stated, not tuned): cycles per retired instruction by class,
@@ -251,7 +276,8 @@ std::vector<Key> builtin_keys() {
         {"alu", "1", "data processing, moves, compares"},
         {"multiply", "2", "MUL, MLA and the long multiplies"},
         {"divide", "8", "SDIV, UDIV"},
-        {"load", "1", "single loads (an L1 hit; caches are not modelled yet)"},
+        {"load", "1",
+         "single loads (an L1 hit; with platform.cpu_caches on, a miss adds its line fill)"},
         {"store", "1", "single stores"},
         {"load_multiple", "2", "LDM, POP"},
         {"store_multiple", "2", "STM, PUSH"},

@@ -32,6 +32,8 @@ std::uint8_t* Ram::host(std::uint64_t offset, std::uint64_t len) {
   return data_ + offset;
 }
 
+void Ram::set_timing(const DramParams& p) { timing_ = std::make_unique<DramTiming>(p); }
+
 bool Ram::in_range(const tlm::tlm_generic_payload& t) const {
   const std::uint64_t a = t.get_address(), n = t.get_data_length();
   return a <= size_ && n <= size_ - a;
@@ -52,6 +54,15 @@ void Ram::b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
   else if (t.is_write())
     std::memcpy(p, t.get_data_ptr(), t.get_data_length());
   delay += latency_;
+  if (timing_) {
+    const core::TimePs arrival = core::now_ps() + core::to_ps(delay);
+    const std::uint64_t len = t.get_data_length();
+    const DramTiming::Booking b = timing_->book(t.get_address(), len, len, arrival);
+    delay += core::ps(b.done - arrival);
+    ++transactions_;
+    bytes_ += len;
+    busy_ps_ += b.bus_ps;
+  }
   t.set_dmi_allowed(true);
   t.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -70,6 +70,9 @@ cpu::iss::IssCpuParams cpu_params(const SystemConfig& c) {
   p.clock_period = c.clock_period;
   p.cpi = c.cpi;
   p.sync_on_bus_access = true;  // device registers see the time of the access
+  p.caches = c.caches;
+  p.icache = c.icache;
+  p.dcache = c.dcache;
   return p;
 }
 
@@ -84,6 +87,32 @@ SystemConfig system_config(const config::Config& scenario) {
     c.cpi[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(
         scenario.get_uint(std::string("platform.iss.cpi.") +
                           cpu::iss::to_string(static_cast<cpu::iss::InsnClass>(k))));
+  c.caches = scenario.get_string("platform.cpu_caches") == "on";
+  const auto line = static_cast<std::uint32_t>(scenario.get_bytes("platform.iss.cache_line"));
+  auto geometry = [&](const char* which) {
+    const std::string size_key = std::string("platform.iss.") + which + "_size";
+    const std::string ways_key = std::string("platform.iss.") + which + "_ways";
+    cpu::iss::CacheGeometry g;
+    g.size = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(scenario.get_bytes(size_key), std::uint64_t{1} << 31));
+    g.ways = static_cast<std::uint32_t>(scenario.get_uint(ways_key));
+    g.line = line;
+    try {
+      cpu::iss::check_geometry(g, which);
+    } catch (const std::invalid_argument& e) {
+      const bool line_ok = g.line >= 16 && g.line <= 2048 && !(g.line & (g.line - 1));
+      const std::string key = !line_ok                  ? "platform.iss.cache_line"
+                              : (g.ways & (g.ways - 1)) ? ways_key
+                                                        : size_key;
+      throw config::ConfigError(scenario.where(key), key, e.what());
+    }
+    return g;
+  };
+  if (c.caches) {
+    c.icache = geometry("icache");
+    c.dcache = geometry("dcache");
+    config::fill(scenario, mem::dram_params(), c.dram);
+  }
   c.toe = true;
   c.scenario = &scenario;
   return c;
@@ -115,6 +144,7 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   bus_.map(kUartBase, uart::kPl011Size, uart_.in, "uart");
   cpu_.socket.bind(watch_.in);
   watch_.out.bind(bus_.in);
+  if (c.caches) ram_.set_timing(c.dram);
 
   if (c.toe) {
     if (c.scenario) {
@@ -178,7 +208,16 @@ void SystemPlatform::build_toe(const config::Config& scenario) {
                               "toe.ccb.cache at least toe.ccb.connections (or 0)");
   toe_->irq(toe_irq_);
   toe_->dma.bind(smmu_->upstream);
-  smmu_->downstream.bind(bus_.in);
+  if (config_.caches) {
+    snoop_ = std::make_unique<DmaSnoop>("dma_snoop",
+                                        [this](std::uint64_t addr, std::uint64_t len, bool write) {
+                                          cpu_.snoop(addr, len, write);
+                                        });
+    smmu_->downstream.bind(snoop_->in);
+    snoop_->out.bind(bus_.in);
+  } else {
+    smmu_->downstream.bind(bus_.in);
+  }
   bus_.map(kToeBase, toe::reg::kRegionSize, toe_->in, "toe");
 
   net::EthernetLinkParams lp;

@@ -30,6 +30,7 @@
 #include "models/cpu/iss/iss_cpu.h"
 #include "models/gic/gic.h"
 #include "models/gic/gic_registers.h"
+#include "models/mem/dram.h"
 #include "models/mem/interconnect.h"
 #include "models/mem/ram.h"
 #include "models/net/ethernet_link.h"
@@ -40,6 +41,7 @@
 #include "models/uart/pl011.h"
 #include "platform/system/boot_loader.h"
 #include "platform/system/bus_error_watch.h"
+#include "platform/system/dma_snoop.h"
 
 namespace vtoe::platform::system {
 
@@ -61,11 +63,19 @@ struct SystemConfig {
   // the built-in scenario); off: neither, and no device-tree node.
   bool toe = true;
   const config::Config* scenario = nullptr;
+  // The core's level-1 caches (timing only, docs/caches.md). With them the RAM's b_transport is
+  // timed by `dram` (the DRAM timing core: fills, write-backs and the TOE's DMA contend) and the
+  // TOE's DMA is snooped (DmaSnoop) to keep them coherent; without, both stay as they were.
+  bool caches = false;
+  cpu::iss::CacheGeometry icache, dcache;
+  mem::DramParams dram;
 };
 
 // The platform a scenario with platform.cpu_model=iss runs on: the core at platform.cpu_freq with
-// the platform.iss.cpi.* cycles per class, RAM of platform.guest_memory, the TOE and its network
-// from `scenario` (which must outlive the platform).
+// the platform.iss.cpi.* cycles per class, the caches of platform.cpu_caches and
+// platform.iss.{i,d}cache_*, cache_line (their memory: platform.dram_*), RAM of
+// platform.guest_memory, the TOE and its network from `scenario` (which must outlive the
+// platform). Throws config::ConfigError on a cache geometry that does not fit.
 SystemConfig system_config(const config::Config& scenario);
 
 // How a run ended.
@@ -96,6 +106,8 @@ class SystemPlatform : public sc_core::sc_module {
   toe::Toe* toe() { return toe_.get(); }
   net::PeerHost* peer() { return peer_.get(); }
   net::EthernetLink* link() { return link_.get(); }
+  // Null without caches.
+  DmaSnoop* dma_snoop() { return snoop_.get(); }
   // Rising edges of the TOE's interrupt line (SPI 112) so far.
   std::uint64_t toe_interrupts() const { return toe_interrupts_; }
   const SystemConfig& config() const { return config_; }
@@ -121,6 +133,7 @@ class SystemPlatform : public sc_core::sc_module {
   std::unique_ptr<Firmware> firmware_;
   toe::Toe::IrqLine toe_irq_;
   std::unique_ptr<smmu::Smmu> smmu_;
+  std::unique_ptr<DmaSnoop> snoop_;  // with caches: between the SMMU and the interconnect
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;

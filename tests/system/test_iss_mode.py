@@ -19,7 +19,9 @@ LINUX = ROOT / "build" / "linux"
 KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
 INITRAMFS = ROOT / "build" / preset() / "target" / "initramfs.cpio"
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
-SHORT = ("platform.cpu_model=iss", "duration=12ms", "warmup=2ms")
+# 30 ms measured: with the default caches the core is memory-bound and the simulated time after
+# the boot costs little wall time.
+SHORT = ("platform.cpu_model=iss", "duration=32ms", "warmup=2ms")
 
 boots = pytest.mark.skipif(
     preset() != "release" or not (KERNEL.exists() and INITRAMFS.exists()),
@@ -47,9 +49,18 @@ def check_cpu(r):
     iss = r["iss"]
     assert iss["instructions"]["kernel"] > 0 and iss["cycles"]["kernel"] > 0, iss
     assert iss["boot_instructions"] > 1e9, iss  # Linux booted on the ISS before the workload
-    # The user share is the user-mode cycles over the window's cycles at cpu_freq.
+    # The user share is the user-mode cycles, and user mode's waits for cache line fills, over
+    # the window's cycles at cpu_freq.
     window_cycles = r["measured_s"] * iss["cpu_freq_hz"]
-    assert cpu["guest_user"] == pytest.approx(iss["cycles"]["user"] / window_cycles, abs=1e-5)
+    caches = iss["caches"]
+    stall_cycles = caches["miss_stall_user_s"] * iss["cpu_freq_hz"] if caches["enabled"] else 0
+    assert cpu["guest_user"] == pytest.approx((iss["cycles"]["user"] + stall_cycles) / window_cycles,
+                                              abs=1e-5)
+    if caches["enabled"]:  # the default (platform.cpu_caches: on)
+        assert caches["icache"]["size"] == 32768 and caches["dcache"]["ways"] == 2, caches
+        assert 0 < caches["icache"]["misses"] < caches["icache"]["accesses"], caches
+        assert 0 < caches["dcache"]["read_misses"] < caches["dcache"]["reads"], caches
+        assert 0 < caches["miss_stall_s"] < r["measured_s"], caches
 
 
 @boots
@@ -58,10 +69,12 @@ def test_transmit_through_linux_is_measured_from_the_iss_and_repeats_exactly(tmp
     assert p.returncode == 0, p.stderr
     assert "host      tcp_tx       8000" in p.stdout, p.stdout
     r = results(out)
-    assert r["cpu_model"] == "iss" and r["measured_s"] == pytest.approx(0.010)
+    assert r["cpu_model"] == "iss" and r["measured_s"] == pytest.approx(0.030)
     v = r["vms"][0]
-    assert v["tx_mbps"] > 500, v  # the peer's sink received it
-    assert r["peer"]["pattern_errors"] == 0 and r["peer"]["bytes_received"] > 500_000, r["peer"]
+    # The peer's sink received it (with the default caches the core is memory-bound: hundreds of
+    # Mbit/s, docs/performance.md; without, it sends near the line rate).
+    assert v["tx_mbps"] > 100, v
+    assert r["peer"]["pattern_errors"] == 0 and r["peer"]["bytes_received"] > 100_000, r["peer"]
     check_cpu(r)
     iss = r["iss"]
     assert iss["command"] == "toe_stream 10.0.0.2 5001 0 8000"
@@ -81,7 +94,7 @@ def test_receive_and_rpc_run_as_linux_programs(tmp_path):
     p, out = run(tmp_path, *SHORT, "vms.0.workload.type=tcp_rx", name="rx")
     assert p.returncode == 0, p.stderr
     r = results(out)
-    assert r["vms"][0]["rx_mbps"] > 500 and r["vms"][0]["tx_mbps"] == 0, r["vms"][0]
+    assert r["vms"][0]["rx_mbps"] > 100 and r["vms"][0]["tx_mbps"] == 0, r["vms"][0]
     assert r["iss"]["command"] == "toe_sink 5001 0 8000"
     check_cpu(r)
     p, out = run(tmp_path, *SHORT, "vms.0.workload.type=rpc", "vms.0.workload.message_size=100",

@@ -366,6 +366,43 @@ void ArmCore::drop_page(uint32_t page) {
 void ArmCore::update_mmu() {
   ctx_ = (generation_ << 2) | mmu_.update();
   fetch_vpage_ = ~0u;
+  update_cache_hooks();
+}
+
+void ArmCore::update_cache_hooks() {
+  constexpr uint32_t kSctlrC = 1u << 2, kSctlrI = 1u << 12;  // SCTLR and HSCTLR alike
+  const uint32_t sctlr = st_.mode == kHyp ? st_.cp15.hsctlr : st_.cp15.sctlr;
+  dhook_ = l1_ && st_.system && mmu_.on() && (sctlr & kSctlrC) ? l1_ : nullptr;
+  ihook_ = l1_ && st_.system && (sctlr & kSctlrI) ? l1_ : nullptr;
+  mmu_.set_data_cache(dhook_);
+}
+
+__attribute__((noinline)) void ArmCore::fetch_block(uint32_t pc, const Insn* in, uint32_t len) {
+  if (!fetch_page_ || (pc >> PagedMemory::kPageBits) != fetch_vpage_) return;
+  uint32_t bytes = 4 * len;
+  if (st_.thumb) {
+    bytes = 0;
+    for (uint32_t i = 0; i < len; ++i) {
+      bytes += in->len;
+      in += in->len >> 1;
+    }
+  }
+  const uint32_t off = pc & (PagedMemory::kPageSize - 1);
+  if (bytes > PagedMemory::kPageSize - off) bytes = PagedMemory::kPageSize - off;
+  ihook_->fetch((fetch_page_->pa_page << PagedMemory::kPageBits) | off, bytes);
+}
+
+void ArmCore::cache_maintenance(CacheOp op, uint32_t arg) {
+  if (!l1_) return;
+  const bool by_address = op == CacheOp::IcInvalidateMva || op == CacheOp::DcInvalidateMva ||
+                          op == CacheOp::DcCleanMva || op == CacheOp::DcCleanInvalidateMva;
+  if (by_address && mmu_.on()) {
+    uint32_t pa = 0;
+    if (!mmu_.debug_translate(arg, pa)) return;  // nothing mapped there: nothing cached
+    arg = pa;
+  }
+  HostFpScope host_fp(*this);  // a write-back is a bus transaction
+  l1_->maintain(op, arg);
 }
 
 void ArmCore::new_code_generation() {
@@ -589,6 +626,7 @@ __attribute__((noinline)) uint64_t ArmCore::run_loop(uint64_t max) {
       uint32_t len = in->blk;
       if (__builtin_expect(len == 0, 0)) len = form_block(pc, *in);
       if (__builtin_expect(len > max - n, 0)) len = static_cast<uint32_t>(max - n);
+      if (__builtin_expect(ihook_ != nullptr, 0)) fetch_block(pc, in, len);
       st_.in_it = false;
       const uint32_t done =
           st_.thumb ? run_block<true>(pc, in, len) : run_block<false>(pc, in, len);
@@ -629,6 +667,7 @@ void ArmCore::step() {
 
 __attribute__((always_inline)) inline uint32_t ArmCore::step_inner(uint32_t pc) {
   const Insn& in = fetch_decoded(pc);
+  if (__builtin_expect(ihook_ != nullptr, 0)) fetch_block(pc, &in, 1);
   st_.r[15] = pc + (st_.thumb ? 4 : 8);
   const uint32_t next = pc + in.len;
   st_.next = next;
@@ -940,7 +979,7 @@ void ArmCore::exec_dp(ArmCore& c, const Insn& in) {
   }
 }
 
-template <uint8_t Sub, bool RegOff, uint8_t Form>
+template <uint8_t Sub, bool RegOff, uint8_t Form, bool Cached>
 void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
   // The fast path, without a call (so without the register saves a call needs): one access to
   // host memory, found in the software TLB (or, with the MMU off, in the guest memory's pages).
@@ -966,6 +1005,9 @@ void ArmCore::exec_ls(ArmCore& c, const Insn& in) {
         Sub == kStr || Sub == kLdr, uint32_t,
         std::conditional_t<Sub == kStrh || Sub == kLdrh || Sub == kLdrsh, uint16_t, uint8_t>>;
     if (uint8_t* h = c.host_address<T, kStore>(a)) {
+      if constexpr (Cached) {
+        if (c.dhook_) c.dhook_->data(h, sizeof(T), kStore);
+      }
       if constexpr (kStore) {
         const T v = static_cast<T>(c.st_.r[in.rd]);
         std::memcpy(h, &v, sizeof(T));
@@ -1083,7 +1125,7 @@ constexpr std::array<ExecFn, sizeof...(S)> ArmCore::dp_table(std::index_sequence
 }
 
 template <uint8_t Sub>
-ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
+ExecFn ArmCore::ls_executor(bool reg, uint8_t form, bool cached) {
   static constexpr ExecFn kImm[] = {
       &exec_ls<Sub, false, kLsGeneral>, &exec_ls<Sub, false, kLsOffsetAdd>,
       &exec_ls<Sub, false, kLsOffsetSub>, &exec_ls<Sub, false, kLsPreAdd>,
@@ -1092,6 +1134,15 @@ ExecFn ArmCore::ls_executor(bool reg, uint8_t form) {
       &exec_ls<Sub, true, kLsGeneral>, &exec_ls<Sub, true, kLsOffsetAdd>,
       &exec_ls<Sub, true, kLsOffsetSub>, &exec_ls<Sub, true, kLsPreAdd>,
       &exec_ls<Sub, true, kLsPostAdd>};
+  static constexpr ExecFn kImmCached[] = {
+      &exec_ls<Sub, false, kLsGeneral, true>, &exec_ls<Sub, false, kLsOffsetAdd, true>,
+      &exec_ls<Sub, false, kLsOffsetSub, true>, &exec_ls<Sub, false, kLsPreAdd, true>,
+      &exec_ls<Sub, false, kLsPostAdd, true>};
+  static constexpr ExecFn kRegCached[] = {
+      &exec_ls<Sub, true, kLsGeneral, true>, &exec_ls<Sub, true, kLsOffsetAdd, true>,
+      &exec_ls<Sub, true, kLsOffsetSub, true>, &exec_ls<Sub, true, kLsPreAdd, true>,
+      &exec_ls<Sub, true, kLsPostAdd, true>};
+  if (cached) return reg ? kRegCached[form] : kImmCached[form];
   return reg ? kReg[form] : kImm[form];
 }
 
@@ -1164,23 +1215,23 @@ ExecFn ArmCore::executor_for(const Insn& in) const {
       }
       switch (in.sub) {
         case kStr:
-          return ls_executor<kStr>(reg, form);
+          return ls_executor<kStr>(reg, form, l1_ != nullptr);
         case kStrb:
-          return ls_executor<kStrb>(reg, form);
+          return ls_executor<kStrb>(reg, form, l1_ != nullptr);
         case kStrh:
-          return ls_executor<kStrh>(reg, form);
+          return ls_executor<kStrh>(reg, form, l1_ != nullptr);
         case kStrd:
           return reg ? &exec_ls<kStrd, true, kLsGeneral> : &exec_ls<kStrd, false, kLsGeneral>;
         case kLdr:
-          return ls_executor<kLdr>(reg, form);
+          return ls_executor<kLdr>(reg, form, l1_ != nullptr);
         case kLdrb:
-          return ls_executor<kLdrb>(reg, form);
+          return ls_executor<kLdrb>(reg, form, l1_ != nullptr);
         case kLdrh:
-          return ls_executor<kLdrh>(reg, form);
+          return ls_executor<kLdrh>(reg, form, l1_ != nullptr);
         case kLdrsb:
-          return ls_executor<kLdrsb>(reg, form);
+          return ls_executor<kLdrsb>(reg, form, l1_ != nullptr);
         case kLdrsh:
-          return ls_executor<kLdrsh>(reg, form);
+          return ls_executor<kLdrsh>(reg, form, l1_ != nullptr);
         default:
           return reg ? &exec_ls<kLdrd, true, kLsGeneral> : &exec_ls<kLdrd, false, kLsGeneral>;
       }
@@ -1316,6 +1367,7 @@ void ArmCore::load_store_multi(const Insn& in) {
   if ((a & (PagedMemory::kPageSize - 1)) + 4 * n <= PagedMemory::kPageSize) {
     uint8_t* h = in.sub == 0 ? host_address<uint32_t, true>(a) : host_address<uint32_t, false>(a);
     if (h) {
+      if (__builtin_expect(dhook_ != nullptr, 0)) dhook_->data(h, 4 * n, in.sub == 0);
       // Over the list's set bits (lowest first), not all 16: fewer branches, and predictable.
       if (in.sub == 0) {
         for (uint32_t rest = list; rest; rest &= rest - 1) {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "models/cpu/iss/arm_state.h"
+#include "models/cpu/iss/cache.h"
 #include "models/cpu/iss/cp15.h"
 #include "models/cpu/iss/exception_entry.h"
 #include "models/cpu/iss/generic_timer.h"
@@ -304,6 +305,15 @@ class ArmCore {
   uint64_t tlb_flushes() const { return mmu_.flushes(); }
   // Whether the current regime translates addresses (SCTLR.M, HSCTLR.M in Hyp mode, HCR.VM).
   bool translation_on() const { return mmu_.on(); }
+  // Level-1 caches (timing only, cache.h; null: none, the default). Data accesses are looked up
+  // while the MMU is on and SCTLR.C (HSCTLR.C in Hyp mode) is set: with the MMU off data
+  // accesses are Strongly-ordered, uncached. Instruction fetches are looked up with SCTLR.I.
+  // CP15's maintenance operations act on them, and CCSIDR reports their geometry.
+  void set_caches(L1Caches* c) {
+    l1_ = c;
+    drop_all_decoded();  // the load/store executors depend on it (executor_for)
+  }
+  L1Caches* caches() const { return l1_; }
 
   // Loads and stores of guest code by virtual address: the MMU's when it is on (system mode),
   // else straight to PagedMemory (syscall emulation, MMU off: the fast path).
@@ -320,6 +330,7 @@ class ArmCore {
                            1)) {
         T v;
         std::memcpy(&v, e.host + off, sizeof(T));
+        if (__builtin_expect(dhook_ != nullptr, 0)) dhook_->data(e.host + off, sizeof(T), false);
         return v;
       }
       return mmu_.read<T>(a);
@@ -332,7 +343,8 @@ class ArmCore {
       return mem_.read32(a);
   }
   // Host memory for an access of T at `a` when the fast paths of rd and wr would serve it
-  // (null: they would not).
+  // (null: they would not). The caches do not see it: with caches the fast load/store executors
+  // tell them (exec_ls's Cached), and LDM/STM does itself.
   template <typename T, bool Write>
   uint8_t* host_address(uint32_t a) {
     const uint32_t off = a & (PagedMemory::kPageSize - 1);
@@ -355,6 +367,7 @@ class ArmCore {
                                off <= PagedMemory::kPageSize - sizeof(T),
                            1)) {
         std::memcpy(e.host + off, &v, sizeof(T));
+        if (__builtin_expect(dhook_ != nullptr, 0)) dhook_->data(e.host + off, sizeof(T), true);
         return;
       }
       return mmu_.write<T>(a, v);
@@ -522,10 +535,12 @@ class ArmCore {
   // also promise that neither the base nor a loaded register is the PC).
   static constexpr uint8_t kLsGeneral = 0, kLsOffsetAdd = 1, kLsOffsetSub = 2, kLsPreAdd = 3,
                            kLsPostAdd = 4;
-  template <uint8_t Sub, bool RegOff, uint8_t Form>
+  // Cached: a core with caches (set_caches) tells its data cache about the access; the
+  // executors of a core without them are the ones without that call.
+  template <uint8_t Sub, bool RegOff, uint8_t Form, bool Cached = false>
   static void exec_ls(ArmCore& c, const Insn& in);
   template <uint8_t Sub>
-  static ExecFn ls_executor(bool reg, uint8_t form);
+  static ExecFn ls_executor(bool reg, uint8_t form, bool cached);
   template <uint8_t Sub, bool RegOff>
   static void exec_ls_slow(ArmCore& c, const Insn& in);
   static void exec_branch(ArmCore& c, const Insn& in);
@@ -609,6 +624,17 @@ class ArmCore {
   // The virtual page of the last fetch and its decoded page (~0u: none; reset with ctx_).
   uint32_t fetch_vpage_ = ~0u;
   DecodedPage* fetch_page_ = nullptr;
+  // The caches (set_caches), and what the loads and stores (fetches) look up now: l1_ while
+  // enabled (update_cache_hooks), else null.
+  L1Caches* l1_ = nullptr;
+  L1Caches* dhook_ = nullptr;
+  L1Caches* ihook_ = nullptr;
+  void update_cache_hooks();
+  // The instruction cache's look-up for the `len` instructions of the block at `pc` (its decoded
+  // slots at `in`, on fetch_page_).
+  void fetch_block(uint32_t pc, const Insn* in, uint32_t len);
+  // A maintenance operation: the MVA forms translate their address first (none: nothing to do).
+  void cache_maintenance(CacheOp op, uint32_t arg);
   Mmu mmu_;                    // table walker and TLB (mmu.h)
   Cp15 cp15_{*this};           // the CP15/CP14 access path (cp15.h)
   ExceptionEntry exc_{*this};  // exception entry (exception_entry.h)

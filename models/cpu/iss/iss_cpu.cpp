@@ -1,6 +1,7 @@
 #include "models/cpu/iss/iss_cpu.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace vtoe::cpu::iss {
@@ -20,6 +21,21 @@ class IssCpu::Bus : public MemoryBackend {
   IssCpu& cpu_;
 };
 
+// Line fills and write-backs of the caches, as b_transport calls.
+class IssCpu::LineTransfer : public LineBus {
+ public:
+  explicit LineTransfer(IssCpu& cpu) : cpu_(cpu) {}
+  void fill(uint32_t pa, uint32_t len, bool /*fetch*/) override {
+    cpu_.line_transfer(tlm::TLM_READ_COMMAND, pa, len);
+  }
+  void write_back(uint32_t pa, uint32_t len) override {
+    cpu_.line_transfer(tlm::TLM_WRITE_COMMAND, pa, len);
+  }
+
+ private:
+  IssCpu& cpu_;
+};
+
 IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
     : core::Module(name),
       socket("socket"),
@@ -30,6 +46,14 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
       bus_(std::make_unique<Bus>(*this)),
       dmi_refused_(PagedMemory::kPages, false) {
   mem_.set_backend(bus_.get());
+  if (p_.caches) {
+    check_geometry(p_.icache, std::string(this->name()) + ": instruction cache");
+    check_geometry(p_.dcache, std::string(this->name()) + ": data cache");
+    line_bus_ = std::make_unique<LineTransfer>(*this);
+    l1_ = std::make_unique<L1Caches>(p_.icache, p_.dcache, *line_bus_);
+    line_buf_.resize(std::max(p_.icache.line, p_.dcache.line));
+    core_.set_caches(l1_.get());
+  }
   socket.register_invalidate_direct_mem_ptr(this, &IssCpu::invalidate_direct_mem_ptr);
   min_cpi_ = 0;
   for (uint32_t c : p_.cpi) {
@@ -287,6 +311,34 @@ bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t
   return true;
 }
 
+void IssCpu::line_transfer(tlm::tlm_command cmd, uint32_t pa, uint32_t len) {
+  account();  // the miss happens after every instruction retired so far
+  ArmCore::HostFpScope host_fp(core_);
+  // Timing only: a fill's data is not used (the core reads the memory through DMI); a
+  // write-back carries the memory's own current bytes, so that it changes nothing.
+  if (cmd == tlm::TLM_WRITE_COMMAND) {
+    const uint8_t* host = mem_.host_page(pa >> PagedMemory::kPageBits);
+    if (!host) return;  // the memory went away (DMI taken back): nothing to write back
+    std::memcpy(line_buf_.data(), host + (pa & (PagedMemory::kPageSize - 1)), len);
+  }
+  tlm::tlm_generic_payload& t = line_trans_;
+  t.set_command(cmd);
+  t.set_address(pa);
+  t.set_data_ptr(line_buf_.data());
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_byte_enable_ptr(nullptr);
+  t.set_byte_enable_length(0);
+  t.set_dmi_allowed(false);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const sc_core::sc_time before = qk_.get_local_time();
+  sc_core::sc_time delay = before;
+  socket->b_transport(t, delay);
+  qk_.set(delay);
+  stall_[core_.mode() == Mode::Usr ? 1 : 0] += (delay - before).value();
+  if (qk_.need_sync()) qk_.sync();
+}
+
 void IssCpu::request_dmi(uint32_t addr) {
   tlm::tlm_generic_payload t;
   t.set_command(tlm::TLM_READ_COMMAND);
@@ -310,6 +362,7 @@ void IssCpu::request_dmi(uint32_t addr) {
   if (end < start || first >= stop) return;
   uint8_t* host = dmi.get_dmi_ptr() + (first - start);
   if (mem_.attach(static_cast<uint32_t>(first), stop - first, host)) ++dmi_grants_;
+  if (l1_) l1_->map_host(host, stop - first, static_cast<uint32_t>(first));
 }
 
 void IssCpu::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {

@@ -16,6 +16,10 @@
 //    An interrupt raised by another process is seen when the core next syncs (LT semantics:
 //    the quantum bounds the latency). WFI sleeps until a line rises.
 //  - Instructions retired by class: retired(), and counters in the module's statistics group.
+//  - Optional level-1 caches (IssCpuParams::caches; cache.h, docs/caches.md): timing only, the
+//    data stays in the DMI memory. A miss sends a line fill (and a dirty victim's write-back)
+//    through the socket as a b_transport of a whole line, whose delay the core waits for; the
+//    platform reports other masters' accesses with snoop().
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -33,6 +37,7 @@
 
 #include "models/core/module.h"
 #include "models/cpu/iss/arm_core.h"
+#include "models/cpu/iss/cache.h"
 #include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
@@ -45,6 +50,9 @@ struct IssCpuParams {
   bool sync_on_bus_access = true;  // sync the quantum keeper around every b_transport
   // The generic timer's count: simulated time x this frequency (QEMU virt's 62.5 MHz).
   uint64_t timer_frequency_hz = 62'500'000;
+  // Level-1 instruction and data caches (off: memory costs only the CPI).
+  bool caches = false;
+  CacheGeometry icache, dcache;
 
   static std::array<uint32_t, ArmCore::kClasses> filled(uint32_t v) {
     std::array<uint32_t, ArmCore::kClasses> a{};
@@ -145,12 +153,25 @@ class IssCpu : public core::Module {
   // Simulated time the core has slept in WFI (up to now, a sleep in progress included).
   sc_core::sc_time idle_time() const;
   uint64_t bus_accesses() const { return bus_accesses_; }  // b_transport calls
+  // The caches (null without IssCpuParams::caches).
+  L1Caches* caches() { return l1_.get(); }
+  const L1Caches* caches() const { return l1_.get(); }
+  // Another bus master read or wrote [addr, addr + len) (the platform's DMA snoop).
+  void snoop(uint64_t addr, uint64_t len, bool write) {
+    if (l1_) l1_->snoop(addr, len, write);
+  }
+  // Simulated time the core waited for line fills and write-backs, in user mode and in all.
+  sc_core::sc_time miss_stall() const {
+    return sc_core::sc_time::from_value(stall_[0] + stall_[1]);
+  }
+  sc_core::sc_time miss_stall_user() const { return sc_core::sc_time::from_value(stall_[1]); }
   uint64_t dmi_grants() const { return dmi_grants_; }
   uint64_t dmi_invalidations() const { return dmi_invalidations_; }
   tlm_utils::tlm_quantumkeeper& quantum_keeper() { return qk_; }
 
  private:
   class Bus;
+  class LineTransfer;
 
   void end_of_elaboration() override;
   void thread();
@@ -158,6 +179,8 @@ class IssCpu : public core::Module {
   void account();          // retired instructions since the last call -> local time
   bool transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len);
   void request_dmi(uint32_t addr);
+  // A whole cache line to or from memory (LineTransfer); its delay is the core's.
+  void line_transfer(tlm::tlm_command cmd, uint32_t pa, uint32_t len);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
   void timer_method();  // outputs at the current time, and the wake-up for the next deadline
 
@@ -165,6 +188,11 @@ class IssCpu : public core::Module {
   PagedMemory mem_;
   ArmCore core_;
   std::unique_ptr<Bus> bus_;
+  std::unique_ptr<LineTransfer> line_bus_;
+  std::unique_ptr<L1Caches> l1_;
+  tlm::tlm_generic_payload line_trans_;
+  std::vector<uint8_t> line_buf_;
+  uint64_t stall_[2] = {};  // kernel resolution units: not user, user
   Debugger* debugger_ = nullptr;
   uint32_t debug_polls_ = 0;  // batches run with a debugger (Debugger::interrupted)
   tlm_utils::tlm_quantumkeeper qk_;

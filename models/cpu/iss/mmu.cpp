@@ -518,6 +518,8 @@ T Mmu::read(uint32_t a, bool pl0) {
     return v;
   }
   const uint32_t pa = translate(a, kPermR, pl0);
+  if (dcache_ && mem_.host_page(pa >> PagedMemory::kPageBits))
+    dcache_->data_pa(pa, sizeof(T), false);
   try {
     if constexpr (sizeof(T) == 1)
       return mem_.read8(pa);
@@ -547,6 +549,8 @@ void Mmu::write(uint32_t a, T v, bool pl0) {
     return;
   }
   const uint32_t pa = translate(a, kPermW, pl0);
+  if (dcache_ && mem_.host_page(pa >> PagedMemory::kPageBits))
+    dcache_->data_pa(pa, sizeof(T), true);
   try {
     if constexpr (sizeof(T) == 1)
       mem_.write8(pa, v);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "models/cpu/iss/arm_state.h"
+#include "models/cpu/iss/cache.h"
 #include "models/cpu/iss/paged_memory.h"
 
 namespace vtoe::cpu::iss {
@@ -105,6 +106,9 @@ class Mmu {
 
   uint64_t misses() const { return misses_; }
   uint64_t flushes() const { return flushes_; }
+  // The data cache the loads and stores here look up (the core's fast paths look up the rest):
+  // null while data caching is off (ArmCore::update_cache_hooks).
+  void set_data_cache(L1Caches* c) { dcache_ = c; }
 
  private:
   // A software TLB entry: virtual page -> physical page, with the combined stage 1 and stage 2
@@ -166,6 +170,7 @@ class Mmu {
   std::vector<uint32_t> filled_;
   std::vector<uint8_t> listed_ = std::vector<uint8_t>(2 * kTlbSize);
   uint64_t misses_ = 0, flushes_ = 0;
+  L1Caches* dcache_ = nullptr;
 };
 
 }  // namespace vtoe::cpu::iss

@@ -1,7 +1,8 @@
 // The ISS's TLM-2.0 face (IssCpu): a bare system-mode program computes a checksum over memory
 // behind a TLM target, through b_transport and through DMI; the quantum keeper's time; an IRQ
 // taken mid-run and returned from; a masked IRQ; DMI invalidation; the interrupt port; a fault in
-// syscall emulation. The last two tests print the speed through the socket (not timed checks).
+// syscall emulation; the caches' line fills as b_transport with their delay. The last two tests
+// print the speed through the socket (not timed checks).
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -100,6 +101,8 @@ class TestBus : public sc_core::sc_module {
   std::vector<uint8_t> ram;
   bool dmi = true;
   uint64_t ram_reads = 0, ram_writes = 0;
+  sc_core::sc_time latency = sc_core::SC_ZERO_TIME;  // added to every b_transport
+  std::vector<uint64_t> line_reads;                  // addresses of 64-byte reads
   std::function<void()> on_exit, on_ack;
 
   TestBus(const sc_core::sc_module_name& name, size_t size)
@@ -119,9 +122,11 @@ class TestBus : public sc_core::sc_module {
   }
 
  private:
-  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& /*delay*/) {
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     const uint64_t a = t.get_address();
     const uint32_t n = t.get_data_length();
+    delay += latency;
+    if (t.is_read() && n == 64) line_reads.push_back(a);
     if (a + n <= ram.size()) {
       if (t.is_write()) {
         std::memcpy(&ram[a], t.get_data_ptr(), n);
@@ -286,6 +291,28 @@ TEST(IssCpu, MaskedIrqIsNotTaken) {
   EXPECT_EQ(pf.cpu.core().exceptions(Exception::Irq), 0u);
   EXPECT_TRUE(pf.cpu.core().irq());
   EXPECT_EQ(pf.result(kFinalCpsr) & 0x1ff, 0x1d3u);  // SVC, A I F masked
+}
+
+TEST(IssCpu, CacheMissesAreLineFillsWhoseDelayTheCoreWaitsFor) {
+  IssCpuParams p = params(true);
+  p.caches = true;
+  Platform pf(p, 64, false);
+  pf.bus.latency = sc_core::sc_time(100, sc_core::SC_NS);
+  ArmCore& core = pf.cpu.core();
+  core.set_cp15(1, 0, 0, 0, core.sctlr() | (1u << 12));  // SCTLR.I (the MMU stays off)
+  sc_core::sc_start();
+  ASSERT_TRUE(pf.cpu.done());
+  EXPECT_EQ(pf.result(kSum), reference_sum(64));
+  // The code the run executes (0x00-0x77) spans two lines: one fill of 64 bytes each.
+  const std::vector<uint64_t> fills = {0x00, 0x40};
+  EXPECT_EQ(pf.bus.line_reads, fills);
+  ASSERT_NE(pf.cpu.caches(), nullptr);
+  EXPECT_EQ(pf.cpu.caches()->icache().misses(), 2u);
+  EXPECT_GT(pf.cpu.caches()->icache().accesses(), 64u);
+  // With the MMU off, data accesses are not cached.
+  EXPECT_EQ(pf.cpu.caches()->dcache().accesses(), 0u);
+  // The core waited for each fill's delay.
+  EXPECT_EQ(pf.cpu.miss_stall(), sc_core::sc_time(200, sc_core::SC_NS));
 }
 
 TEST(IssCpu, DmiInvalidationFallsBackToBTransport) {
