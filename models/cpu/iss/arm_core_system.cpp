@@ -41,8 +41,12 @@ void ArmCore::reset_system(bool hyp) {
   st_.cp15 = Cp15Regs{};
   st_.tls = tls;
   st_.cp15.sctlr = 0x00c50078;   // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
-  st_.cp15.hsctlr = 0x30c50818;  // the RES1 bits
+  st_.cp15.hsctlr = 0;  // UNKNOWN at reset; QEMU 7.2 reads 0 (its RES1 bits are not set)
   st_.cp15.actlr = 0;
+  // VPIDR and VMPIDR reset to MIDR and MPIDR (QEMU 7.2; a PL1 guest reads them as its MIDR and
+  // MPIDR until Hyp code writes them).
+  st_.cp15.vpidr = Cp15::kMidr;
+  st_.cp15.vmpidr = Cp15::kMpidr;
   // The mode's registers keep their values (UNKNOWN at reset); the banks are cleared.
   std::fill(std::begin(st_.spsr), std::end(st_.spsr), 0u);
   st_.elr_hyp = 0;

@@ -40,8 +40,8 @@ enum Trap : uint8_t {
   kTimerV
 };
 
-constexpr uint32_t kMidr = 0x414fc0f0;   // Cortex-A15 r4p0, as QEMU 7.2 reports it
-constexpr uint32_t kMpidr = 0x80000000;  // multiprocessor extensions, one core, affinity 0
+constexpr uint32_t kMidr = Cp15::kMidr;
+constexpr uint32_t kMpidr = Cp15::kMpidr;
 constexpr uint32_t kCcsidr[3] = {0x701fe00a, 0x201fe00a, 0x711fe07a};  // L1 D, L1 I, L2
 
 }  // namespace
