@@ -78,11 +78,12 @@ void ArmCore::bkpt(const Insn& in) {
 }
 
 // SRS: LR and SPSR of the current mode onto the stack of mode `in.imm` (B9.3.16). Undefined in
-// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same).
+// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same); in
+// System mode UNPREDICTABLE, undefined as in QEMU 7.2.
 void ArmCore::srs(const Insn& in) {
   const uint8_t m = static_cast<uint8_t>(in.imm);
   if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp ||
-      bank_of(m) < 0 || m == kHyp) {
+      st_.mode == static_cast<uint8_t>(Mode::Sys) || bank_of(m) < 0 || m == kHyp) {
     undefined(in);
   }
   uint32_t& sp = bank_of(m) == bank_of(st_.mode) ? st_.r[13] : st_.bank_sp[bank_of(m)];
