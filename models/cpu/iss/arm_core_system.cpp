@@ -137,19 +137,21 @@ void ArmCore::smc(const Insn& in) {
 
 void ArmCore::wfi(const Insn& in) {
   if (!st_.system) return;  // syscall emulation: a NOP
+  // WFE completes at once, never trapped (HCR.TWE) nor asleep: a hint that may complete at any
+  // time, as QEMU 7.2 runs it (a yield); with one core there is no event to wait for.
+  if (in.sub) return;
   // A pending wake-up event (an interrupt, masked or not; a virtual one only where HCR routes
-  // it) completes WFI at once; HCR.TWI/TWE trap only a WFI/WFE that would suspend execution
+  // it) completes WFI at once; HCR.TWI traps only a WFI that would suspend execution
   // (ARM ARM B1.14.9; QEMU does the same).
   const uint32_t hcr = below_hyp() ? st_.cp15.hcr : 0;
   const bool wake = st_.irq || st_.fiq || ((hcr & kHcrImo) && (st_.virq || (hcr & kHcrVi))) ||
                     ((hcr & kHcrFmo) && (st_.vfiq || (hcr & kHcrVf))) ||
                     ((hcr & kHcrAmo) && (hcr & kHcrVa));
   if (wake) return;
-  if (below_hyp() && (st_.cp15.hcr & (in.sub ? kHcrTwe : kHcrTwi))) {
-    hyp_trap(hsr_ec::kWfiWfe, trap_cond(in) | in.sub, in);
+  if (below_hyp() && (st_.cp15.hcr & kHcrTwi)) {
+    hyp_trap(hsr_ec::kWfiWfe, trap_cond(in), in);
     return;
   }
-  // WFE waits as WFI does (one core: no event from another).
   st_.wfi = true;
   update_attention();
 }
