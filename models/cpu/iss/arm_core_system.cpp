@@ -157,7 +157,7 @@ void ArmCore::wfi(const Insn& in) {
 }
 
 void ArmCore::eret(const Insn& in) {
-  if (!st_.system || bank_of(st_.mode) == 0) undefined(in);
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
   if (st_.mode == kHyp) {
     exception_return(st_.elr_hyp);
     return;
