@@ -628,7 +628,12 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     c.st_.cp14.teehbr = v & ~3u;
     return 0;
   }
-  if (pl0 || opc1 != 0) c.undefined(in);
+  if (opc1 != 0) c.undefined(in);
+  // PL0 may read DBGDIDR, DBGDSCRint, DBGDRAR and DBGDSAR (as in QEMU 7.2), nothing else.
+  if (pl0 && !(read && opc2 == 0 &&
+               ((crn == 0 && (crm == 0 || crm == 1)) || ((crn == 1 || crn == 2) && crm == 0)))) {
+    c.undefined(in);
+  }
   uint32_t* reg = nullptr;
   uint32_t value = 0;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR
