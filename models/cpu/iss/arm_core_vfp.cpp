@@ -384,7 +384,8 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       return;
     case kVmsr:
       if (in.rn != 1) {
-        if (in.rn != 8) undefined(in);                // FPEXC is the only writable one
+        // FPEXC is the only writable one, and only above PL0.
+        if (in.rn != 8 || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
         st_.cp15.fpexc = st_.r[in.rd] & 0x60000000u;  // EX is never set: no trapped exceptions
         return;
       }
