@@ -42,20 +42,20 @@ def selected():
     return which.split(",")
 
 
-def case_at(source: str, elf, pc: int) -> str:
-    """The generated case whose code holds `pc` (its `case_N` label is the nearest below it)."""
+def where(source: str, elf, want, step: int) -> str:
+    """The case being run before `step` (the last `case_N` label the trace passed) and the label
+    nearest below the instruction (the case's body, the harness's register dump, a handler)."""
     nm = subprocess.run(["arm-linux-gnueabihf-nm", "-n", str(elf)], capture_output=True,
-                        text=True).stdout
-    best = None
-    for line in nm.splitlines():
-        addr, _, sym = line.split()
-        m = re.fullmatch(r"case_(\d+)", sym)
-        if m and int(addr, 16) <= pc:
-            best = int(m.group(1))
-    if best is None:
-        return "the harness"
-    m = re.search(rf"^@ case {best}: (.*)$", source, re.M)
-    return f"case {best} ({m.group(1) if m else '?'})"
+                        text=True, check=True).stdout
+    labels = [(int(a, 16), sym) for a, _, sym in (line.split() for line in nm.splitlines())
+              if sym.startswith(("case_", "body_", "dump", "vectors", "hyp_vectors", "pl1_",
+                                 "hyp_", "exit_"))]
+    cases = {a: int(sym[5:]) for a, sym in labels if re.fullmatch(r"case_\d+", sym)}
+    case = next((cases[s[15]] for s in reversed(want[:step]) if s[15] in cases), None)
+    pc = want[step - 1][15] if step else 0
+    near = max(((a, sym) for a, sym in labels if a <= pc), default=(0, "?"))[1]
+    m = re.search(rf"^@ case {case}: (.*)$", source, re.M)
+    return f"case {case} ({m.group(1) if m else '?'}), in {near}"
 
 
 @pytest.mark.parametrize("name", [
@@ -70,7 +70,7 @@ def test_corpus_program_in_lockstep_with_qemu(tmp_path, name):
                    capture_output=True, text=True, timeout=120, check=True)
     trace = tmp_path / "vtoe.trace"
     cmd = [str(vtoe_binary()), "system", "run", "--kernel", str(elf), "--trace", str(trace),
-           "--trace-limit", "0", "--max-instructions", str(MAX_INSTRUCTIONS)]
+           "--trace-limit", str(MAX_INSTRUCTIONS), "--max-instructions", str(MAX_INSTRUCTIONS)]
     if hyp:
         cmd.append("--virtualization")
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -80,7 +80,7 @@ def test_corpus_program_in_lockstep_with_qemu(tmp_path, name):
     step = first_divergence(want, got)
     if step is not None:
         source = (tmp_path / f"{name}.S").read_text()
-        pytest.fail(f"{name}: {case_at(source, elf, want[step - 1][15] if step else 0)}: "
+        pytest.fail(f"{name}: {where(source, elf, want, step)}: "
                     f"{side_by_side(want, got, step)}\n  (logs in {tmp_path})")
     assert len(got) == len(want), (f"{name}: vtoe traced {len(got)} steps, QEMU {len(want)} "
                                    f"(vtoe: {run.stderr.strip()[-600:]})")
