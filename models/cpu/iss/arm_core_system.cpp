@@ -47,6 +47,9 @@ void ArmCore::reset_system(bool hyp) {
   // MPIDR until Hyp code writes them).
   st_.cp15.vpidr = Cp15::kMidr;
   st_.cp15.vmpidr = Cp15::kMpidr;
+  // HDCR.HPMN resets to the number of event counters QEMU 7.2's Cortex-A15 reports (6); the PMU
+  // itself is not modelled.
+  st_.cp15.hdcr = 6;
   // The mode's registers keep their values (UNKNOWN at reset); the banks are cleared.
   std::fill(std::begin(st_.spsr), std::end(st_.spsr), 0u);
   st_.elr_hyp = 0;

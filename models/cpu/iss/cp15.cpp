@@ -159,8 +159,9 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c) -> uint64_t { return c.st_.cp15.hdcr; },
        [](C& c, uint64_t v) { c.st_.cp15.hdcr = static_cast<uint32_t>(v) & 0xfff; }},
       {"HCPTR", false, k(1, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.hcptr | 0x000033ffu; },  // RES1 bits
-       [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v) & 0x80108c00u; }},
+       // Read as written, the RES1 bits included (as QEMU 7.2 keeps it; 0 at reset).
+       [](C& c) -> uint64_t { return c.st_.cp15.hcptr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v); }},
       {"HSTR", false, k(1, 4, 1, 3), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hstr; },
        [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v) & 0x3bfef; }},
@@ -183,17 +184,19 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TTBCR", false, k(2, 0, 0, 2), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.ttbcr; },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbcr = static_cast<uint32_t>(v) & 0xb7f7f7b7u;
+         // Without the Security Extensions PD0/PD1 do not exist; bits [21:19], [15:14] and
+         // [6:3] are dropped in both formats, as QEMU 7.2 does before ARMv8.
+         c.st_.cp15.ttbcr = static_cast<uint32_t>(v) & 0xb7c73787u;
          c.tlb_flush();
        }},
       {"HTCR", false, k(2, 4, 0, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.htcr | 0x80800000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.htcr; },  // no RES1 bits, as QEMU 7.2
        [](C& c, uint64_t v) {
          c.st_.cp15.htcr = static_cast<uint32_t>(v) & 0x00003f07u;
          c.tlb_flush();
        }},
       {"VTCR", false, k(2, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.vtcr | 0x80000000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.vtcr; },  // no RES1 bit, as QEMU 7.2
        [](C& c, uint64_t v) {
          c.st_.cp15.vtcr = static_cast<uint32_t>(v) & 0x00003fdfu;
          c.tlb_flush();
