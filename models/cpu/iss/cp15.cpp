@@ -140,7 +140,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.actlr = static_cast<uint32_t>(v); }},
       {"CPACR", false, k(1, 0, 0, 2), kPl1RW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.cpacr; },
-       [](C& c, uint64_t v) { c.st_.cp15.cpacr = static_cast<uint32_t>(v) & 0x00f00000u; }},
+       // cp10, cp11, and ASEDIS/D32DIS kept as written (QEMU 7.2; no Advanced SIMD here)
+       [](C& c, uint64_t v) { c.st_.cp15.cpacr = static_cast<uint32_t>(v) & 0xc0f00000u; }},
       {"HSCTLR", false, k(1, 4, 0, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hsctlr; },
        [](C& c, uint64_t v) {
@@ -234,10 +235,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       // c5, c6: fault status and address
       {"DFSR", false, k(5, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.dfsr; },
-       [](C& c, uint64_t v) { c.st_.cp15.dfsr = static_cast<uint32_t>(v) & 0x3ebfu; }},
+       [](C& c, uint64_t v) { c.st_.cp15.dfsr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"IFSR", false, k(5, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.ifsr; },
-       [](C& c, uint64_t v) { c.st_.cp15.ifsr = static_cast<uint32_t>(v) & 0x163fu; }},
+       [](C& c, uint64_t v) { c.st_.cp15.ifsr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"ADFSR", false, k(5, 0, 1, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.adfsr; },
        [](C& c, uint64_t v) { c.st_.cp15.adfsr = static_cast<uint32_t>(v); }},
@@ -406,7 +407,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.timer.cntfrq = static_cast<uint32_t>(v); }},
       {"CNTKCTL", false, k(14, 0, 1, 0), kPl1RW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.cntkctl; },
-       [](C& c, uint64_t v) { c.st_.timer.cntkctl = static_cast<uint32_t>(v) & 0x3ff; }},
+       [](C& c, uint64_t v) { c.st_.timer.cntkctl = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"CNTP_TVAL", false, k(14, 0, 2, 0), kAllRW, kTimerP,
        [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Physical, c.counter()); },
        [](C& c, uint64_t v) {
