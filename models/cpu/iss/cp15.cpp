@@ -608,7 +608,7 @@ uint64_t Cp15::access(const Insn& in, bool is64, bool read, uint64_t value) {
 }
 
 // CP14: ThumbEE's two registers, and the ARMv7.1 debug registers Linux's hw_breakpoint probes
-// and resets (PL1 and Hyp only), with
+// and resets (PL1 and Hyp only; PL0 reads DBGDIDR, DBGDRAR and DBGDSAR), with
 // QEMU's cortex-a15 DBGDIDR (6 breakpoints, 4 watchpoints, v7.1): storage only, no debug event
 // is ever raised. Anything else in CP14 is undefined.
 uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
@@ -633,9 +633,8 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     return 0;
   }
   if (opc1 != 0) c.undefined(in);
-  // PL0 may read DBGDIDR, DBGDSCRint, DBGDRAR and DBGDSAR (as in QEMU 7.2), nothing else.
-  if (pl0 && !(read && opc2 == 0 &&
-               ((crn == 0 && (crm == 0 || crm == 1)) || ((crn == 1 || crn == 2) && crm == 0)))) {
+  // PL0 may read DBGDIDR, DBGDRAR and DBGDSAR (as in QEMU 7.2), nothing else.
+  if (pl0 && !(read && opc2 == 0 && crm == 0 && crn <= 2)) {
     c.undefined(in);
   }
   uint32_t* reg = nullptr;
