@@ -134,7 +134,9 @@ void ArmCore::smc(const Insn& in) {
     hyp_trap(hsr_ec::kSmc, 0, in);
     return;
   }
-  if (firmware_ && firmware_->smc(*this)) return;
+  // SMC is the firmware's conduit only with Hyp mode (QEMU's virt: HVC without it); otherwise,
+  // with no Monitor mode, it is undefined.
+  if (st_.has_hyp && firmware_ && firmware_->smc(*this)) return;
   undefined(in);
 }
 
