@@ -227,8 +227,8 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
   if (target == 0x11 && st_.mode == 0x11) return nullptr;
   if (n >= 8 && n <= 12) return target == 0x11 ? &st_.fiq_hi[n - 8] : &st_.usr_hi[n - 8];
   if (n == 13) return &st_.bank_sp[bank_of(target)];
-  // LR: Hyp mode's LR is LR_usr, which in Hyp mode is the current r14.
-  if (target == 0x10 && st_.mode == kHyp) return &st_.r[14];
+  // LR_usr is Hyp mode's own LR: UNPREDICTABLE there, undefined as in QEMU 7.2.
+  if (target == 0x10 && n == 14 && st_.mode == kHyp) return nullptr;
   return &st_.bank_lr[lr_bank_of(target)];
 }
 
