@@ -106,7 +106,8 @@ def fam_rfe(isa, hyp):
               ("exit_t32", SVC | MASKS | T_BIT), ("exit_a32", ABT | 0x80 | 0x08000000),
               ("exit_a32", SYS | MASKS | 0x000F0000), ("exit_a32", HYP | MASKS),
               ("exit_a32", MON | MASKS), ("exit_a32", 0x15 | MASKS)]
-    for mode in modes(hyp):
+    # Not in Hyp mode, where the architecture makes RFE undefined and QEMU 7.2 runs it.
+    for mode in [m for m in modes(hyp) if m != HYP]:
         for form in forms:
             for wb in ("", "!"):
                 for i, (label, psr) in enumerate(frames):
@@ -196,6 +197,8 @@ def fam_eret(isa, hyp):
                           ("ldmib sp, {r1, r2, pc}^", ["ldr sp, =data+0x80", f"ldr r0, ={label}",
                                                        "str r0, [sp, #12]",
                                                        "ldmib sp, {r1, r2, pc}^"])]
+            if mode == SYS and spsr & 0x1F == SYS:
+                continue  # QEMU 7.2 loses SP and LR in a return from System to System mode
             for form, body in forms:
                 # MSR SPSR in usr/sys is unpredictable: skip it there, the SPSR is the harness's.
                 pre = set_spsr if mode not in (USR, SYS) else []
@@ -204,9 +207,11 @@ def fam_eret(isa, hyp):
 
 
 def fam_ldm_user(isa, hyp):
+    # Not in System mode (UNPREDICTABLE): QEMU 7.2 reads and writes its stale copy of the user
+    # SP and LR there.
     if isa != "a32":
         return
-    for mode in modes(hyp):
+    for mode in [m for m in modes(hyp) if m != SYS]:
         yield Case(f"stmia {{r0-r14}}^ in {MODE_NAMES[mode]}", mode,
                    ["stmia r0, {r0-r14}^", "ldm r0, {r1-r12}"], regs={0: "data+0x40"})
         yield Case(f"stmdb {{r8-r14}}^ in {MODE_NAMES[mode]}", mode,
@@ -377,8 +382,9 @@ def fam_cp15(isa, hyp):
 
 def fam_vfp(isa, hyp):
     # VFP and Advanced SIMD enables: CPACR cp10/cp11 and ASEDIS, FPEXC.EN, HCPTR.TCP10/11 and TASE.
-    insns = ["vmrs r4, fpexc", "vmrs r4, fpscr", "vmrs r4, fpsid", "vmrs r4, mvfr0",
-             "vmrs r4, mvfr1", "vmsr fpscr, r5", "vmov s0, r5", "vadd.f32 s0, s1, s2",
+    # MVFR0/1 are left out: vtoe reports the VFPv3-D16 it implements (QEMU: 32 D registers,
+    # Advanced SIMD, VFPv4), see docs/iss.md.
+    insns = ["vmrs r4, fpexc", "vmrs r4, fpscr", "vmrs r4, fpsid", "vmsr fpscr, r5", "vmov s0, r5", "vadd.f32 s0, s1, s2",
              "vldr d0, [r0]", "vmsr fpexc, r6"]
     states = [  # (CPACR, FPEXC, HCPTR)
         (0x00F00000, 0x40000000, 0x000033FF), (0x00000000, 0x40000000, 0x000033FF),
@@ -407,21 +413,22 @@ def fam_random(isa, hyp):
               "mrs r{d}, spsr", "msr cpsr_f, r{n}", "msr cpsr_c, r{n}", "mrs r{d}, sp_usr",
               "mrs r{d}, lr_irq", "msr sp_und, r{n}", "clrex", "isb", "mrc p15, 0, r{d}, c1, c0, 0",
               "mrc p15, 0, r{d}, c13, c0, 3", "mcr p15, 0, r{n}, c13, c0, 2",
-              "ldrt r{d}, [r12]", "strt r{n}, [r12]", "srsdb sp!, #0x1f", "svc #0x77"]
+              "ldrt r{d}, [r7]", "strt r{n}, [r7]", "srsdb sp!, #0x1f", "svc #0x77"]
     for k in range(40):
         mode = rng.choice(modes(hyp))
         body = []
         for _ in range(12):
-            d, n, m = rng.randrange(0, 11), rng.randrange(0, 11), rng.randrange(0, 11)
+            # r7, not banked in any mode, is the base of the loads and stores: never written.
+            d = rng.choice([0, 1, 2, 3, 4, 5, 6, 8, 9, 10])
+            n, m = rng.randrange(0, 11), rng.randrange(0, 11)
             if rng.random() < 0.35:
                 body.append(rng.choice(system).format(d=d, n=n))
             elif rng.random() < 0.2:
-                body.append(f"ldr r{d}, [r12, #{rng.randrange(0, 64) * 4}]")
+                body.append(f"ldr r{d}, [r7, #{rng.randrange(0, 64) * 4}]")
             else:
                 body.append(f"{rng.choice(alu)} r{d}, r{n}, r{m}")
-        # r12 (FIQ mode's own) set in the mode itself: the base of the loads and stores.
-        yield Case(f"random stream {k} in {MODE_NAMES[mode]}", mode,
-                   ["ldr r12, =data+0x100"] + body)
+        yield Case(f"random stream {k} in {MODE_NAMES[mode]}", mode, body,
+                   regs={7: "data+0x100"})
 
 
 def fam_regress(isa, hyp):
@@ -433,9 +440,6 @@ def fam_regress(isa, hyp):
     yield Case("mrs spsr in sys: System mode's own", SYS, ["msr spsr_fsxc, r5", "mrs r4, spsr"],
                regs={5: 0x600001D3})
     yield Case("mrs spsr in usr: undefined", USR, ["mrs r4, spsr"])
-    if isa == "a32":
-        yield Case("stmia ^ in sys", SYS, ["stmia r0, {r13, r14}^", "ldm r0, {r1, r2}"],
-                   regs={0: "data+0x40"})
     yield Case("eret in sys: with System mode's SPSR", SYS,
                ["msr spsr_fsxc, r5", "ldr lr, =exit_a32", "eret"], regs={5: 0x000001D3},
                exit=False)
@@ -446,6 +450,8 @@ def fam_regress(isa, hyp):
     yield Case(f"{conduit} with a function PSCI does not know: NOT_SUPPORTED", SVC, [conduit],
                regs={0: 0x12345678})
     yield Case("wfe: a hint, never asleep", SVC, ["wfe"])
+    yield Case("smc #0 without Hyp mode's conduit: undefined" if not hyp else "smc #0 PSCI_VERSION",
+               SVC, ["smc #0"], regs={0: 0x84000000})
     if hyp:
         yield Case("wfe with HCR.TWE: not trapped", SVC, ["wfe"],
                    setup=["ldr r0, =0x00004000", "mcr p15, 4, r0, c1, c1, 0"])
@@ -455,6 +461,21 @@ def fam_regress(isa, hyp):
     yield Case("mrc p14 DBGDIDR in usr", USR, ["mrc p14, 0, r4, c0, c0, 0"])
     yield Case("vmsr fpexc in usr: undefined", USR, ["vmsr fpexc, r6"], regs={6: 0x40000000},
                setup=["ldr r0, =0x00f00000", "mcr p15, 0, r0, c1, c0, 2", "isb"])
+    yield Case("mrc p14 DBGDSCRint in usr: undefined", USR, ["mrc p14, 0, r4, c0, c1, 0"])
+    # CP15 registers read back as QEMU 7.2 keeps them (the Hyp ones' reset values are in the
+    # register read before every case of the hyp programs).
+    for name, crn, crm, op2, value in (("DFSR", 5, 0, 0, 0xFFFFFFFF), ("IFSR", 5, 0, 1, 0xFFFFFFFF),
+                                       ("TTBCR", 2, 0, 2, 0x00000037),
+                                       ("CPACR", 1, 0, 2, 0xFFFFFFFF),
+                                       ("CNTKCTL", 14, 1, 0, 0xFFFFFFFF)):
+        yield Case(f"mcr {name} {value:x}, read back", SVC,
+                   [f"mcr p15, 0, r5, c{crn}, c{crm}, {op2}", "isb",
+                    f"mrc p15, 0, r4, c{crn}, c{crm}, {op2}"], regs={5: value})
+    if hyp:
+        yield Case("mcr HCPTR 0xfff, read back", HYP,
+                   ["mcr p15, 4, r5, c1, c1, 2", "isb", "mrc p15, 4, r4, c1, c1, 2"],
+                   regs={5: 0x00000FFF})
+        yield Case("mrs r4, lr_usr in hyp: undefined", HYP, ["mrs r4, lr_usr"])
 
 
 FAMILIES = {
