@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Debian's kernel in lockstep with qemu-system-arm 7.2 from start_kernel (issue 43, item 1):
-both boot the same vmlinuz and initramfs; QEMU logs r0-r15 and the CPSR before every instruction
-in the kernel's virtual range (`-singlestep -d cpu,nochain,int -dfilter`), vtoe from the first
+both boot the same vmlinuz and initramfs; QEMU runs at full speed to a breakpoint at
+start_kernel (its GDB stub), where the script turns on its one-instruction blocks and its log
+through the stub's monitor commands (`singlestep on`, `log cpu,nochain,int`), so that it logs
+r0-r15 and the CPSR before every instruction from there; vtoe traces from the first
 instruction at start_kernel (`vtoe system run --trace FIFO --trace-at ADDR`); both logs stream
 through named pipes and are compared state by state from QEMU's first state at start_kernel, up
 to --steps instructions, QEMU's first asynchronous interrupt or the first divergence, which is
@@ -14,6 +16,7 @@ Exit status 0 when the steps are equal, 1 at a divergence, 2 when a side ends ea
 import argparse
 import bisect
 import os
+import socket
 import re
 import subprocess
 import sys
@@ -42,6 +45,39 @@ def where(syms, pc):
     addrs, names = syms
     i = bisect.bisect_right(addrs, pc) - 1
     return f"{names[i]}+0x{pc - addrs[i]:x}" if i >= 0 else f"0x{pc:08x}"
+
+
+class Gdb:
+    """Just enough of GDB's remote protocol to stop QEMU at an address and send monitor
+    commands."""
+
+    def __init__(self, port):
+        for _ in range(100):
+            try:
+                self.s = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError(f"QEMU's GDB stub on port {port} does not answer")
+
+    def cmd(self, payload, timeout=600):
+        self.s.settimeout(timeout)
+        self.s.sendall(f"${payload}#{sum(payload.encode()) % 256:02x}".encode())
+        data = b""
+        while True:
+            data += self.s.recv(4096)
+            m = re.search(rb"\$([^#]*)#..", data)
+            # O + hex digits: console output of qRcmd, before its answer
+            if m and not re.fullmatch(rb"O[0-9a-fA-F]+", m.group(1)):
+                self.s.sendall(b"+")
+                return m.group(1).decode()
+            if m:
+                self.s.sendall(b"+")
+                data = data[m.end():]
+
+    def monitor(self, text):
+        return self.cmd("qRcmd," + text.encode().hex())
 
 
 class Stream:
@@ -121,10 +157,13 @@ def main():
     os.mkfifo(qfifo)
     os.mkfifo(vfifo)
     machine = "virt,highmem=off" + (",virtualization=on" if args.virtualization else "")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     qemu_cmd = ["qemu-system-arm", "-M", machine, "-cpu", "cortex-a15", "-nodefaults",
                 "-display", "none", "-serial", "null", "-kernel", args.kernel, "-initrd",
-                args.initrd, "-append", args.append, "-singlestep", "-d", "cpu,nochain,int",
-                "-dfilter", "0xc0000000..0xffffffff", "-D", str(qfifo)]
+                args.initrd, "-append", args.append, "-D", str(qfifo), "-S", "-gdb",
+                f"tcp:127.0.0.1:{port}"]
     vtoe_cmd = [args.vtoe, "system", "run", "--kernel", args.kernel, "--initrd", args.initrd,
                 "--append", args.append, "--trace", str(vfifo), "--trace-at", hex(start),
                 "--trace-limit", str(args.steps + 1)]
@@ -137,6 +176,14 @@ def main():
     procs = [subprocess.Popen(qemu_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
              subprocess.Popen(vtoe_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     q, v = Stream(qfifo, start), Stream(vfifo)
+    gdb = Gdb(port)
+    assert gdb.cmd(f"Z1,{start:x},4") == "OK", "QEMU refused the breakpoint at start_kernel"
+    stop = gdb.cmd("c")
+    print(f"QEMU at start_kernel ({stop[:3]}) after {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    gdb.cmd(f"z1,{start:x},4")
+    gdb.monitor("singlestep on")
+    gdb.monitor("log cpu,nochain,int")
+    gdb.s.sendall(b"$D#44")  # detach: QEMU runs on
     status, base, prev = 0, 0, None
     try:
         for step in range(args.steps):
