@@ -40,8 +40,8 @@ void ArmCore::reset_system(bool hyp) {
   uint32_t tls = st_.tls;  // TPIDRURO resets UNKNOWN; keep what a loader may have set
   st_.cp15 = Cp15Regs{};
   st_.tls = tls;
-  st_.cp15.sctlr = 0x00c50078;   // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
-  st_.cp15.hsctlr = 0;  // UNKNOWN at reset; QEMU 7.2 reads 0 (its RES1 bits are not set)
+  st_.cp15.sctlr = 0x00c50078;  // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
+  st_.cp15.hsctlr = 0;          // UNKNOWN at reset; QEMU 7.2 reads 0 (its RES1 bits are not set)
   st_.cp15.actlr = 0;
   // VPIDR and VMPIDR reset to MIDR and MPIDR (QEMU 7.2; a PL1 guest reads them as its MIDR and
   // MPIDR until Hyp code writes them).
