@@ -833,7 +833,10 @@ void ArmCore::execute(const Insn& in) {
       // Undefined in User mode; in System mode (UNPREDICTABLE) a return with System mode's
       // SPSR, as QEMU 7.2 does.
       if (st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
-      if (st_.mode == kHyp) {  // T32 ERET is SUBS PC, LR, #0; in Hyp mode it returns to ELR_hyp
+      if (st_.mode == kHyp) {
+        // T32 ERET is SUBS PC, LR, #0: in Hyp mode it returns to ELR_hyp. Every other exception
+        // return by an ALU instruction is undefined in Hyp mode (ALUExceptionReturn; QEMU 7.2).
+        if (!st_.thumb || in.imm != 0) undefined(in);
         eret(in);
         return;
       }
