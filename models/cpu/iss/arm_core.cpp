@@ -1268,9 +1268,10 @@ uint32_t register_count(uint32_t list) {
 }  // namespace
 
 void ArmCore::load_store_multi_user(const Insn& in) {
-  // Undefined in User mode (UNPREDICTABLE); in System mode (UNPREDICTABLE too) the user
-  // registers are its own and an exception return uses its SPSR, as in QEMU 7.2.
-  if (st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  // Undefined in User mode (UNPREDICTABLE) and in Hyp mode (UNDEFINED; QEMU 7.2 runs it there);
+  // in System mode (UNPREDICTABLE too) the user registers are its own and an exception return
+  // uses its SPSR, as in QEMU 7.2.
+  if (st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp) undefined(in);
   uint32_t list = in.imm;
   uint32_t n = register_count(list);
   uint32_t base = st_.r[in.rn];
