@@ -632,6 +632,12 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     c.st_.cp14.teehbr = v & ~3u;
     return 0;
   }
+  // The trivial Jazelle implementation's JIDR, JOSCR and JMCR (PL1): read as zero, writes
+  // ignored, as in QEMU 7.2.
+  if (opc1 == 7 && crm == 0 && opc2 == 0 && crn <= 2) {
+    if (pl0) c.undefined(in);
+    return 0;
+  }
   if (opc1 != 0) c.undefined(in);
   // PL0 may read DBGDIDR, DBGDRAR and DBGDSAR (as in QEMU 7.2), nothing else.
   if (pl0 && !(read && opc2 == 0 && crm == 0 && crn <= 2)) {
