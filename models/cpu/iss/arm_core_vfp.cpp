@@ -170,6 +170,12 @@ void ArmCore::execute_vfp(const Insn& in) {
 // HCPTR.TCP10/TCP11 (a Hyp trap from the other modes, undefined in Hyp mode), then FPEXC.EN,
 // which the system registers (FPSID, MVFR0/1, FPEXC) do not need.
 bool ArmCore::check_vfp_enabled(const Insn& in) {
+  // VMRS/VMSR of a system register other than FPSCR from PL0 is undefined before any Hyp trap
+  // (as QEMU 7.2 takes it).
+  if ((in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1 &&
+      st_.mode == static_cast<uint8_t>(Mode::Usr)) {
+    undefined(in);
+  }
   const uint32_t cp10 = (st_.cp15.cpacr >> 20) & 3;
   if (st_.mode != kHyp) {
     const bool pl0 = st_.mode == static_cast<uint8_t>(Mode::Usr);
