@@ -138,6 +138,22 @@ class Stream:
             del self.states[:n]
 
 
+def same_dtb(tmp: Path, args) -> Path:
+    """The device tree QEMU gives the kernel (its own, without the random seeds it would refill at
+    reset, through its -dtb path once, dumped after it: /chosen, /psci and the rest as QEMU writes
+    them), so that both simulators rewrite it in place and give the kernel the same bytes."""
+    machine = "virt,highmem=off" + (",virtualization=on" if args.virtualization else "")
+    qemu = ["qemu-system-arm", "-cpu", "cortex-a15", "-nodefaults", "-display", "none"]
+    raw, final = tmp / "virt.dtb", tmp / "virt-final.dtb"
+    subprocess.run(qemu + ["-M", f"{machine},dumpdtb={raw}"], check=True, capture_output=True)
+    for prop in ("rng-seed", "kaslr-seed"):
+        subprocess.run(["fdtput", "-d", str(raw), "/chosen", prop], capture_output=True)
+    subprocess.run(qemu + ["-M", f"{machine},dumpdtb={final}", "-dtb", str(raw), "-kernel",
+                           args.kernel, "-initrd", args.initrd, "-append", args.append],
+                   check=True, capture_output=True)
+    return final
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=5_000_000)
@@ -147,7 +163,8 @@ def main():
     ap.add_argument("--initrd", default=str(ROOT / "build" / "linux" / "initrd.cpio"))
     ap.add_argument("--system-map", default=str(ROOT / "build" / "linux" / "System.map"))
     ap.add_argument("--append", default="console=ttyAMA0")
-    ap.add_argument("--dtb", help="the same device tree on both (default: each its own)")
+    ap.add_argument("--dtb", help="the same device tree on both (default: QEMU's own, dumped, "
+                                  "with /chosen filled in; 'own': each simulator its own)")
     args = ap.parse_args()
 
     syms = symbols(Path(args.system_map))
@@ -156,6 +173,10 @@ def main():
     qfifo, vfifo = tmp / "qemu.fifo", tmp / "vtoe.fifo"
     os.mkfifo(qfifo)
     os.mkfifo(vfifo)
+    if args.dtb is None:
+        args.dtb = str(same_dtb(tmp, args))
+    elif args.dtb == "own":
+        args.dtb = None
     machine = "virt,highmem=off" + (",virtualization=on" if args.virtualization else "")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
