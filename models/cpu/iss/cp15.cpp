@@ -173,13 +173,14 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TTBR0", false, k(2, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr0); },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbr0 = static_cast<uint32_t>(v);
+         // MCR writes bits [31:0]; [63:32] (MCRR's) are kept, as in QEMU 7.2.
+         c.st_.cp15.ttbr0 = (c.st_.cp15.ttbr0 & ~0xffffffffull) | static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBR1", false, k(2, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr1); },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbr1 = static_cast<uint32_t>(v);
+         c.st_.cp15.ttbr1 = (c.st_.cp15.ttbr1 & ~0xffffffffull) | static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBCR", false, k(2, 0, 0, 2), kPl1RW, kTrapTvm,
