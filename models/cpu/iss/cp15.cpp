@@ -165,7 +165,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v); }},
       {"HSTR", false, k(1, 4, 1, 3), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hstr; },
-       [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v) & 0x3bfef; }},
+       [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"HACR", false, k(1, 4, 1, 7), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hacr; },
        [](C& c, uint64_t v) { c.st_.cp15.hacr = static_cast<uint32_t>(v); }},
@@ -269,7 +269,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.hifar = static_cast<uint32_t>(v); }},
       {"HPFAR", false, k(6, 4, 0, 4), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hpfar; },
-       [](C& c, uint64_t v) { c.st_.cp15.hpfar = static_cast<uint32_t>(v) & 0xfffffff0u; }},
+       [](C& c, uint64_t v) { c.st_.cp15.hpfar = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       // c7: cache maintenance (no caches: nothing to do for data; written code is tracked by
       // the decoded-instruction cache anyway), address translation, barriers
       {"ICIALLUIS", false, k(7, 0, 1, 0), kPl1WO, kTrapTpu, nullptr, nop},
@@ -435,7 +435,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        }},
       {"CNTHCTL", false, k(14, 4, 1, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.cnthctl; },
-       [](C& c, uint64_t v) { c.st_.timer.cnthctl = static_cast<uint32_t>(v) & 0xff; }},
+       [](C& c, uint64_t v) { c.st_.timer.cnthctl = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"CNTHP_TVAL", false, k(14, 4, 2, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Hyp, c.counter()); },
        [](C& c, uint64_t v) {
