@@ -182,8 +182,9 @@ bool ArmCore::check_vfp_enabled(const Insn& in) {
     if (cp10 == 0 || cp10 == 2 || (pl0 && cp10 != 3)) undefined(in);
   }
   if (st_.has_hyp && (st_.cp15.hcptr & (3u << 10))) {
-    if (st_.mode == kHyp) undefined(in);
-    hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in);
+    // From Hyp mode: the Undefined Instruction vector (HVBAR + 0x04) with the trap's syndrome
+    // (EC 0x07), as QEMU 7.2 takes it.
+    hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in, 0x04);
     return false;
   }
   const bool sysreg = (in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1;
