@@ -11,7 +11,7 @@ PHASE := scripts/phase.sh run
 # output (the sanitizer build; nothing else links UBSan's runtime).
 export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
 
-.PHONY: quickstart test deps build pgo bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke linux-images
+.PHONY: quickstart test deps build pgo bench bench-iss clean format asan asan-ctest venv paper study-toe fuzz fuzz-smoke linux-images system-corpus linux-lockstep
 FUZZ_SECONDS ?= 600
 
 # The main job: vtoe built with a profile of its own runs (`make pgo`, below; the same results as
@@ -107,6 +107,14 @@ studies: build venv
 
 bench: build
 	bench/run_bench.sh $(VTOE)
+
+# The whole generated system-mode corpus in lockstep with qemu-system-arm (`make test` runs its
+# sample; docs/iss.md has its size and result), and Debian's kernel in lockstep from start_kernel.
+system-corpus: build venv
+	env VTOE_PRESET=$(PRESET) VTOE_SYSTEM_CORPUS=all $(VENV)/bin/pytest -q -n $(JOBS) tests/system/test_system_corpus.py
+
+linux-lockstep: build venv linux-images
+	$(VENV)/bin/python scripts/linux_lockstep.py --vtoe $(VTOE)
 
 # ISS speed: the CoreMark-like program on vtoe's ISS and on qemu-arm (docs/iss.md#speed).
 bench-iss: build

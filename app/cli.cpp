@@ -270,6 +270,12 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                    "goes on untraced")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  std::string trace_at;
+  system_run
+      ->add_option("--trace-at", trace_at,
+                   "Start the trace at the first instruction at this virtual address (for "
+                   "example a kernel's start_kernel; the core runs at full speed before it)")
+      ->type_name("ADDR");
 
   // CLI11 would report a mistyped command as a missing one.
   const auto& commands = app.get_subcommands([](const CLI::App*) { return true; });
@@ -308,6 +314,20 @@ CliArgs parse_cli(int argc, const char* const* argv) {
 
   if (system_run->parsed()) {
     args.command = Command::SystemRun;
+    if (!trace_at.empty()) {
+      std::size_t used = 0;
+      unsigned long long va = 0;
+      try {
+        va = std::stoull(trace_at, &used, 0);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != trace_at.size() || va > 0xffffffffULL) {
+        throw UsageError("--trace-at: '" + trace_at + "' is not a 32-bit address");
+      }
+      if (so.trace.empty()) throw UsageError("--trace-at needs --trace FILE");
+      so.trace_at = static_cast<std::uint32_t>(va);
+    }
     if (!memory.empty()) {
       try {
         so.memory = core::parse_bytes(memory, core::BareNumber::BaseUnit);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,6 +97,7 @@ struct SystemOptions {
   unsigned gdb_port = 0;                  ///< --gdb PORT; 0 = none
   std::string trace;                      ///< --trace FILE: registers before each instruction
   std::uint64_t trace_limit = 2'000'000;  ///< --trace-limit N: instructions traced at most
+  std::optional<std::uint32_t> trace_at;  ///< --trace-at ADDR: trace from there on
   std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in
   std::vector<std::string> sets;  ///< --set key=value, over the scenario
 };

@@ -138,15 +138,18 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       trace.reset(std::fopen(opts.trace.c_str(), "w"));
       if (!trace) throw std::runtime_error("cannot write " + opts.trace);
       std::FILE* f = trace.get();
-      platform->cpu().set_instruction_observer(
-          [f](const iss::IssCpu::TraceRecord& rec) {
-            // QEMU's -d cpu layout, so that tests/system/test_system_lockstep.py reads both alike.
-            for (int r = 0; r < 16; ++r) {
-              std::fprintf(f, "R%02d=%08x%c", r, rec.r[r], r % 4 == 3 ? '\n' : ' ');
-            }
-            std::fprintf(f, "PSR=%08x\n", rec.cpsr);
-          },
-          opts.trace_limit);
+      auto write = [f](const iss::IssCpu::TraceRecord& rec) {
+        // QEMU's -d cpu layout, so that tests/system/lockstep.py reads both alike.
+        for (int r = 0; r < 16; ++r) {
+          std::fprintf(f, "R%02d=%08x%c", r, rec.r[r], r % 4 == 3 ? '\n' : ' ');
+        }
+        std::fprintf(f, "PSR=%08x\n", rec.cpsr);
+      };
+      if (opts.trace_at) {
+        platform->cpu().set_instruction_observer_from(write, opts.trace_limit, *opts.trace_at);
+      } else {
+        platform->cpu().set_instruction_observer(write, opts.trace_limit);
+      }
     }
     if (opts.gdb_port) {
       gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);

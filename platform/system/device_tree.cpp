@@ -4,6 +4,7 @@ extern "C" {
 #include <libfdt.h>
 }
 
+#include <algorithm>
 #include <cstdio>
 
 #include "models/toe/descriptors.h"
@@ -212,13 +213,15 @@ void check_device_tree(const std::vector<std::uint8_t>& blob, const std::string&
 std::vector<std::uint8_t> update_chosen(std::vector<std::uint8_t> blob, const DeviceTreeConfig& c,
                                         const std::string& what) {
   check_device_tree(blob, what);
-  const std::size_t room = fdt_totalsize(blob.data()) + c.bootargs.size() + 512;
+  // As QEMU 7.2 loads a -dtb file: opened into (file size + 10000) * 2 bytes, zeroed, and not
+  // packed again, so that the kernel sees the same tree, header and size on both (the lockstep
+  // from start_kernel compares it); room for bootargs beyond that when they are long.
+  const std::size_t room =
+      std::max((blob.size() + 10000) * 2, fdt_totalsize(blob.data()) + c.bootargs.size() + 512);
   std::vector<std::uint8_t> out(room);
   const int err = fdt_open_into(blob.data(), out.data(), static_cast<int>(out.size()));
   if (err < 0) throw DeviceTreeError(what + ": " + fdt_strerror(err));
   set_chosen(out, c);
-  check(fdt_pack(out.data()), "pack");
-  out.resize(fdt_totalsize(out.data()));
   return out;
 }
 

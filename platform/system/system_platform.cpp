@@ -42,8 +42,13 @@ class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
 
  private:
   bool call(cpu::iss::ArmCore& core) {
+    // Every call through the conduit is PSCI's: a function PSCI does not know returns
+    // NOT_SUPPORTED (-1) in r0, as QEMU 7.2 answers (never an Undefined Instruction).
     const std::uint32_t fn = core.reg(0);
-    if (!psci::Psci::is_psci(fn)) return false;  // not PSCI's: undefined, as QEMU
+    if (!psci::Psci::is_psci(fn)) {
+      core.set_reg(0, 0xffffffffu);
+      return true;
+    }
     const psci::Result r = p_.psci_.call(fn, core.reg(1), core.reg(2), core.reg(3));
     core.set_reg(0, r.r0);
     if (r.action == psci::Action::PowerOff) p_.end(StopReason::PowerOff);

@@ -10,13 +10,13 @@ register files. Skipped, with the reason, without the cross compiler or qemu-sys
 
 Not compared yet (the issue's full harness): the banked registers, SPSRs and CP15 registers
 that software can read."""
-import re
 import subprocess
 
 import pytest
 
 from system_paths import (MISSING, QEMU, QEMU_ARGS, SKIP_REASON, qemu_machine, target_dir,
                           vtoe_binary)
+from lockstep import MODES, describe, states
 from test_bare_metal import PROGRAMS
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
@@ -25,27 +25,6 @@ pytestmark = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
 TIMING = {
     "cntvoff": "reads the generic timer's count (CNTVCT/CNTPCT), each simulator's own time",
 }
-
-STATE = re.compile(r"R00=([0-9a-f]{8}) R01=([0-9a-f]{8}) R02=([0-9a-f]{8}) R03=([0-9a-f]{8})\s+"
-                   r"R04=([0-9a-f]{8}) R05=([0-9a-f]{8}) R06=([0-9a-f]{8}) R07=([0-9a-f]{8})\s+"
-                   r"R08=([0-9a-f]{8}) R09=([0-9a-f]{8}) R10=([0-9a-f]{8}) R11=([0-9a-f]{8})\s+"
-                   r"R12=([0-9a-f]{8}) R13=([0-9a-f]{8}) R14=([0-9a-f]{8}) R15=([0-9a-f]{8})\s+"
-                   r"PSR=([0-9a-f]{8})")
-ASYNC = re.compile(r"Taking exception (5|6) \[(IRQ|FIQ)\]|Taking exception \d+ \[Virtual (IRQ|FIQ)")
-MODES = {0x10: "usr", 0x11: "fiq", 0x12: "irq", 0x13: "svc", 0x17: "abt", 0x1a: "hyp",
-         0x1b: "und", 0x1f: "sys"}
-
-
-def states(text):
-    """r0-r15 and the CPSR before each instruction, up to the first asynchronous interrupt."""
-    cut = ASYNC.search(text)
-    return [tuple(int(g, 16) for g in m.groups()) for m in STATE.finditer(text[:cut.start()]
-                                                                           if cut else text)]
-
-
-def describe(state):
-    regs = " ".join(f"r{i}={v:08x}" for i, v in enumerate(state[:16]))
-    return f"{regs} cpsr={state[16]:08x} ({MODES.get(state[16] & 0x1f, '?')})"
 
 
 @pytest.mark.parametrize("name", [

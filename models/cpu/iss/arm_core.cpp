@@ -775,8 +775,10 @@ void ArmCore::execute(const Insn& in) {
     }
     case Op::StoreEx: {
       uint32_t a = st_.r[in.rn] + in.imm;
-      check_aligned(a, in.sub, in.op == Op::StoreEx);
+      // An address the monitor does not hold fails without an access, so without an alignment
+      // fault either (QEMU 7.2 compares the address first).
       if (st_.monitor && st_.monitor_addr == a) {
+        check_aligned(a, in.sub, in.op == Op::StoreEx);
         switch (in.sub) {
           case 1:
             wr<uint8_t>(a, static_cast<uint8_t>(st_.r[in.rm]));
@@ -803,8 +805,9 @@ void ArmCore::execute(const Insn& in) {
       st_.monitor = false;
       return;
     case Op::Mrs:
-      if (in.ra) {  // SPSR: only the exception modes have one
-        if (bank_of(st_.mode) == 0) undefined(in);
+      if (in.ra) {  // SPSR: undefined in User mode; System mode's (UNPREDICTABLE) is a
+        // register of its own, as in QEMU 7.2
+        if (st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
         st_.r[in.rd] = spsr();
       } else {
         st_.r[in.rd] = cpsr() & ~0x0700FC20u;  // the execution-state bits (IT, J, T) read as zero
@@ -871,8 +874,13 @@ void ArmCore::execute(const Insn& in) {
       svc_->svc(*this, in.imm);
       return;
     case Op::ExcReturn: {
-      if (bank_of(st_.mode) == 0) undefined(in);  // USR and SYS have no SPSR to return with
-      if (st_.mode == kHyp) {  // T32 ERET is SUBS PC, LR, #0; in Hyp mode it returns to ELR_hyp
+      // Undefined in User mode; in System mode (UNPREDICTABLE) a return with System mode's
+      // SPSR, as QEMU 7.2 does.
+      if (st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+      if (st_.mode == kHyp) {
+        // T32 ERET is SUBS PC, LR, #0: in Hyp mode it returns to ELR_hyp. Every other exception
+        // return by an ALU instruction is undefined in Hyp mode (ALUExceptionReturn; QEMU 7.2).
+        if (!st_.thumb || in.imm != 0) undefined(in);
         eret(in);
         return;
       }
@@ -1272,9 +1280,9 @@ void ArmCore::msr(const Insn& in) {
   uint32_t v = in.opnd == kOpImm ? in.imm : st_.r[in.rm];
   uint32_t mask = ((in.sub & 8) ? 0xff000000u : 0u) | ((in.sub & 4) ? 0x00ff0000u : 0u) |
                   ((in.sub & 2) ? 0x0000ff00u : 0u) | ((in.sub & 1) ? 0x000000ffu : 0u);
-  if (in.ra) {  // SPSR: every bit of the fields written
+  if (in.ra) {  // SPSR: every bit of the fields written (System mode's as MRS reads it)
     int b = bank_of(st_.mode);
-    if (b == 0) undefined(in);
+    if (st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
     st_.spsr[b] = (st_.spsr[b] & ~mask) | (v & mask);
     return;
   }
@@ -1316,7 +1324,10 @@ uint32_t register_count(uint32_t list) {
 }  // namespace
 
 void ArmCore::load_store_multi_user(const Insn& in) {
-  if (bank_of(st_.mode) == 0) undefined(in);  // UNPREDICTABLE in USR and SYS
+  // Undefined in User mode (UNPREDICTABLE) and in Hyp mode (UNDEFINED; QEMU 7.2 runs it there);
+  // in System mode (UNPREDICTABLE too) the user registers are its own and an exception return
+  // uses its SPSR, as in QEMU 7.2.
+  if (st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp) undefined(in);
   uint32_t list = in.imm;
   uint32_t n = register_count(list);
   uint32_t base = st_.r[in.rn];

@@ -40,9 +40,16 @@ void ArmCore::reset_system(bool hyp) {
   uint32_t tls = st_.tls;  // TPIDRURO resets UNKNOWN; keep what a loader may have set
   st_.cp15 = Cp15Regs{};
   st_.tls = tls;
-  st_.cp15.sctlr = 0x00c50078;   // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
-  st_.cp15.hsctlr = 0x30c50818;  // the RES1 bits
+  st_.cp15.sctlr = 0x00c50078;  // Cortex-A15: MMU, caches, alignment checks off; V, TE clear
+  st_.cp15.hsctlr = 0;          // UNKNOWN at reset; QEMU 7.2 reads 0 (its RES1 bits are not set)
   st_.cp15.actlr = 0;
+  // VPIDR and VMPIDR reset to MIDR and MPIDR (QEMU 7.2; a PL1 guest reads them as its MIDR and
+  // MPIDR until Hyp code writes them).
+  st_.cp15.vpidr = Cp15::kMidr;
+  st_.cp15.vmpidr = Cp15::kMpidr;
+  // HDCR.HPMN resets to the number of event counters QEMU 7.2's Cortex-A15 reports (6); the PMU
+  // itself is not modelled.
+  st_.cp15.hdcr = 6;
   // The mode's registers keep their values (UNKNOWN at reset); the banks are cleared.
   std::fill(std::begin(st_.spsr), std::end(st_.spsr), 0u);
   st_.elr_hyp = 0;
@@ -74,11 +81,12 @@ void ArmCore::bkpt(const Insn& in) {
 }
 
 // SRS: LR and SPSR of the current mode onto the stack of mode `in.imm` (B9.3.16). Undefined in
-// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same).
+// User and Hyp mode and for a mode that does not exist or is Hyp (QEMU 7.2 does the same); in
+// System mode UNPREDICTABLE, undefined as in QEMU 7.2.
 void ArmCore::srs(const Insn& in) {
   const uint8_t m = static_cast<uint8_t>(in.imm);
   if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr) || st_.mode == kHyp ||
-      bank_of(m) < 0 || m == kHyp) {
+      st_.mode == static_cast<uint8_t>(Mode::Sys) || bank_of(m) < 0 || m == kHyp) {
     undefined(in);
   }
   uint32_t& sp = bank_of(m) == bank_of(st_.mode) ? st_.r[13] : st_.bank_sp[bank_of(m)];
@@ -126,31 +134,35 @@ void ArmCore::smc(const Insn& in) {
     hyp_trap(hsr_ec::kSmc, 0, in);
     return;
   }
-  if (firmware_ && firmware_->smc(*this)) return;
+  // SMC is the firmware's conduit only with Hyp mode (QEMU's virt: HVC without it); otherwise,
+  // with no Monitor mode, it is undefined.
+  if (st_.has_hyp && firmware_ && firmware_->smc(*this)) return;
   undefined(in);
 }
 
 void ArmCore::wfi(const Insn& in) {
   if (!st_.system) return;  // syscall emulation: a NOP
+  // WFE completes at once, never trapped (HCR.TWE) nor asleep: a hint that may complete at any
+  // time, as QEMU 7.2 runs it (a yield); with one core there is no event to wait for.
+  if (in.sub) return;
   // A pending wake-up event (an interrupt, masked or not; a virtual one only where HCR routes
-  // it) completes WFI at once; HCR.TWI/TWE trap only a WFI/WFE that would suspend execution
+  // it) completes WFI at once; HCR.TWI traps only a WFI that would suspend execution
   // (ARM ARM B1.14.9; QEMU does the same).
   const uint32_t hcr = below_hyp() ? st_.cp15.hcr : 0;
   const bool wake = st_.irq || st_.fiq || ((hcr & kHcrImo) && (st_.virq || (hcr & kHcrVi))) ||
                     ((hcr & kHcrFmo) && (st_.vfiq || (hcr & kHcrVf))) ||
                     ((hcr & kHcrAmo) && (hcr & kHcrVa));
   if (wake) return;
-  if (below_hyp() && (st_.cp15.hcr & (in.sub ? kHcrTwe : kHcrTwi))) {
-    hyp_trap(hsr_ec::kWfiWfe, trap_cond(in) | in.sub, in);
+  if (below_hyp() && (st_.cp15.hcr & kHcrTwi)) {
+    hyp_trap(hsr_ec::kWfiWfe, trap_cond(in), in);
     return;
   }
-  // WFE waits as WFI does (one core: no event from another).
   st_.wfi = true;
   update_attention();
 }
 
 void ArmCore::eret(const Insn& in) {
-  if (!st_.system || bank_of(st_.mode) == 0) undefined(in);
+  if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
   if (st_.mode == kHyp) {
     exception_return(st_.elr_hyp);
     return;
@@ -215,8 +227,8 @@ uint32_t* ArmCore::banked_register(uint32_t sysm, bool& is_spsr) {
   if (target == 0x11 && st_.mode == 0x11) return nullptr;
   if (n >= 8 && n <= 12) return target == 0x11 ? &st_.fiq_hi[n - 8] : &st_.usr_hi[n - 8];
   if (n == 13) return &st_.bank_sp[bank_of(target)];
-  // LR: Hyp mode's LR is LR_usr, which in Hyp mode is the current r14.
-  if (target == 0x10 && st_.mode == kHyp) return &st_.r[14];
+  // LR_usr is Hyp mode's own LR: UNPREDICTABLE there, undefined as in QEMU 7.2.
+  if (target == 0x10 && n == 14 && st_.mode == kHyp) return nullptr;
   return &st_.bank_lr[lr_bank_of(target)];
 }
 

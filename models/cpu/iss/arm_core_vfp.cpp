@@ -170,14 +170,21 @@ void ArmCore::execute_vfp(const Insn& in) {
 // HCPTR.TCP10/TCP11 (a Hyp trap from the other modes, undefined in Hyp mode), then FPEXC.EN,
 // which the system registers (FPSID, MVFR0/1, FPEXC) do not need.
 bool ArmCore::check_vfp_enabled(const Insn& in) {
+  // VMRS/VMSR of a system register other than FPSCR from PL0 is undefined before any Hyp trap
+  // (as QEMU 7.2 takes it).
+  if ((in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1 &&
+      st_.mode == static_cast<uint8_t>(Mode::Usr)) {
+    undefined(in);
+  }
   const uint32_t cp10 = (st_.cp15.cpacr >> 20) & 3;
   if (st_.mode != kHyp) {
     const bool pl0 = st_.mode == static_cast<uint8_t>(Mode::Usr);
     if (cp10 == 0 || cp10 == 2 || (pl0 && cp10 != 3)) undefined(in);
   }
   if (st_.has_hyp && (st_.cp15.hcptr & (3u << 10))) {
-    if (st_.mode == kHyp) undefined(in);
-    hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in);
+    // From Hyp mode: the Undefined Instruction vector (HVBAR + 0x04) with the trap's syndrome
+    // (EC 0x07), as QEMU 7.2 takes it.
+    hyp_trap(hsr_ec::kCp10, trap_cond(in) | 0xa, in, 0x04);
     return false;
   }
   const bool sysreg = (in.sub == kVmrs || in.sub == kVmsr) && in.rn != 1;
@@ -384,7 +391,8 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
       return;
     case kVmsr:
       if (in.rn != 1) {
-        if (in.rn != 8) undefined(in);                // FPEXC is the only writable one
+        // FPEXC is the only writable one, and only above PL0.
+        if (in.rn != 8 || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
         st_.cp15.fpexc = st_.r[in.rd] & 0x60000000u;  // EX is never set: no trapped exceptions
         return;
       }

@@ -40,8 +40,8 @@ enum Trap : uint8_t {
   kTimerV
 };
 
-constexpr uint32_t kMidr = 0x414fc0f0;   // Cortex-A15 r4p0, as QEMU 7.2 reports it
-constexpr uint32_t kMpidr = 0x80000000;  // multiprocessor extensions, one core, affinity 0
+constexpr uint32_t kMidr = Cp15::kMidr;
+constexpr uint32_t kMpidr = Cp15::kMpidr;
 constexpr uint32_t kCcsidr[3] = {0x701fe00a, 0x201fe00a, 0x711fe07a};  // L1 D, L1 I, L2
 
 }  // namespace
@@ -142,7 +142,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.actlr = static_cast<uint32_t>(v); }},
       {"CPACR", false, k(1, 0, 0, 2), kPl1RW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.cpacr; },
-       [](C& c, uint64_t v) { c.st_.cp15.cpacr = static_cast<uint32_t>(v) & 0x00f00000u; }},
+       // cp10, cp11, and ASEDIS/D32DIS kept as written (QEMU 7.2; no Advanced SIMD here)
+       [](C& c, uint64_t v) { c.st_.cp15.cpacr = static_cast<uint32_t>(v) & 0xc0f00000u; }},
       {"HSCTLR", false, k(1, 4, 0, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hsctlr; },
        [](C& c, uint64_t v) {
@@ -161,11 +162,12 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c) -> uint64_t { return c.st_.cp15.hdcr; },
        [](C& c, uint64_t v) { c.st_.cp15.hdcr = static_cast<uint32_t>(v) & 0xfff; }},
       {"HCPTR", false, k(1, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.hcptr | 0x000033ffu; },  // RES1 bits
-       [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v) & 0x80108c00u; }},
+       // Read as written, the RES1 bits included (as QEMU 7.2 keeps it; 0 at reset).
+       [](C& c) -> uint64_t { return c.st_.cp15.hcptr; },
+       [](C& c, uint64_t v) { c.st_.cp15.hcptr = static_cast<uint32_t>(v); }},
       {"HSTR", false, k(1, 4, 1, 3), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hstr; },
-       [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v) & 0x3bfef; }},
+       [](C& c, uint64_t v) { c.st_.cp15.hstr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"HACR", false, k(1, 4, 1, 7), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hacr; },
        [](C& c, uint64_t v) { c.st_.cp15.hacr = static_cast<uint32_t>(v); }},
@@ -173,29 +175,32 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TTBR0", false, k(2, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr0); },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbr0 = static_cast<uint32_t>(v);
+         // MCR writes bits [31:0]; [63:32] (MCRR's) are kept, as in QEMU 7.2.
+         c.st_.cp15.ttbr0 = (c.st_.cp15.ttbr0 & ~0xffffffffull) | static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBR1", false, k(2, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr1); },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbr1 = static_cast<uint32_t>(v);
+         c.st_.cp15.ttbr1 = (c.st_.cp15.ttbr1 & ~0xffffffffull) | static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"TTBCR", false, k(2, 0, 0, 2), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.ttbcr; },
        [](C& c, uint64_t v) {
-         c.st_.cp15.ttbcr = static_cast<uint32_t>(v) & 0xb7f7f7b7u;
+         // Without the Security Extensions PD0/PD1 do not exist; bits [21:19], [15:14] and
+         // [6:3] are dropped in both formats, as QEMU 7.2 does before ARMv8.
+         c.st_.cp15.ttbcr = static_cast<uint32_t>(v) & 0xb7c73787u;
          c.tlb_flush();
        }},
       {"HTCR", false, k(2, 4, 0, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.htcr | 0x80800000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.htcr; },  // no RES1 bits, as QEMU 7.2
        [](C& c, uint64_t v) {
          c.st_.cp15.htcr = static_cast<uint32_t>(v) & 0x00003f07u;
          c.tlb_flush();
        }},
       {"VTCR", false, k(2, 4, 1, 2), kHypRW, kTrapNone,
-       [](C& c) -> uint64_t { return c.st_.cp15.vtcr | 0x80000000u; },
+       [](C& c) -> uint64_t { return c.st_.cp15.vtcr; },  // no RES1 bit, as QEMU 7.2
        [](C& c, uint64_t v) {
          c.st_.cp15.vtcr = static_cast<uint32_t>(v) & 0x00003fdfu;
          c.tlb_flush();
@@ -233,10 +238,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       // c5, c6: fault status and address
       {"DFSR", false, k(5, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.dfsr; },
-       [](C& c, uint64_t v) { c.st_.cp15.dfsr = static_cast<uint32_t>(v) & 0x3ebfu; }},
+       [](C& c, uint64_t v) { c.st_.cp15.dfsr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"IFSR", false, k(5, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.ifsr; },
-       [](C& c, uint64_t v) { c.st_.cp15.ifsr = static_cast<uint32_t>(v) & 0x163fu; }},
+       [](C& c, uint64_t v) { c.st_.cp15.ifsr = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"ADFSR", false, k(5, 0, 1, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.adfsr; },
        [](C& c, uint64_t v) { c.st_.cp15.adfsr = static_cast<uint32_t>(v); }},
@@ -266,7 +271,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.hifar = static_cast<uint32_t>(v); }},
       {"HPFAR", false, k(6, 4, 0, 4), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hpfar; },
-       [](C& c, uint64_t v) { c.st_.cp15.hpfar = static_cast<uint32_t>(v) & 0xfffffff0u; }},
+       [](C& c, uint64_t v) { c.st_.cp15.hpfar = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       // c7: cache maintenance (on the modelled caches' tags, ArmCore::set_caches; without them
       // nothing to do: written code is tracked by the decoded-instruction cache anyway),
       // address translation, barriers
@@ -416,7 +421,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.timer.cntfrq = static_cast<uint32_t>(v); }},
       {"CNTKCTL", false, k(14, 0, 1, 0), kPl1RW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.cntkctl; },
-       [](C& c, uint64_t v) { c.st_.timer.cntkctl = static_cast<uint32_t>(v) & 0x3ff; }},
+       [](C& c, uint64_t v) { c.st_.timer.cntkctl = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"CNTP_TVAL", false, k(14, 0, 2, 0), kAllRW, kTimerP,
        [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Physical, c.counter()); },
        [](C& c, uint64_t v) {
@@ -443,7 +448,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        }},
       {"CNTHCTL", false, k(14, 4, 1, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.cnthctl; },
-       [](C& c, uint64_t v) { c.st_.timer.cnthctl = static_cast<uint32_t>(v) & 0xff; }},
+       [](C& c, uint64_t v) { c.st_.timer.cnthctl = static_cast<uint32_t>(v); }},  // as QEMU 7.2
       {"CNTHP_TVAL", false, k(14, 4, 2, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.timer.tval(TimerKind::Hyp, c.counter()); },
        [](C& c, uint64_t v) {
@@ -617,7 +622,7 @@ uint64_t Cp15::access(const Insn& in, bool is64, bool read, uint64_t value) {
 }
 
 // CP14: ThumbEE's two registers, and the ARMv7.1 debug registers Linux's hw_breakpoint probes
-// and resets (PL1 and Hyp only), with
+// and resets (PL1 and Hyp only; PL0 reads DBGDIDR, DBGDRAR and DBGDSAR), with
 // QEMU's cortex-a15 DBGDIDR (6 breakpoints, 4 watchpoints, v7.1): storage only, no debug event
 // is ever raised. Anything else in CP14 is undefined.
 uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
@@ -641,7 +646,17 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     c.st_.cp14.teehbr = v & ~3u;
     return 0;
   }
-  if (pl0 || opc1 != 0) c.undefined(in);
+  // The trivial Jazelle implementation's JIDR, JOSCR and JMCR (PL1): read as zero, writes
+  // ignored, as in QEMU 7.2.
+  if (opc1 == 7 && crm == 0 && opc2 == 0 && crn <= 2) {
+    if (pl0) c.undefined(in);
+    return 0;
+  }
+  if (opc1 != 0) c.undefined(in);
+  // PL0 may read DBGDIDR, DBGDRAR and DBGDSAR (as in QEMU 7.2), nothing else.
+  if (pl0 && !(read && opc2 == 0 && crm == 0 && crn <= 2)) {
+    c.undefined(in);
+  }
   uint32_t* reg = nullptr;
   uint32_t value = 0;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR

@@ -48,7 +48,9 @@ class GenericTimer {
 
   uint32_t cntfrq = kDefaultFrequency;
   uint32_t cntkctl = 0;  // PL0 access: PL0PCTEN 0, PL0VCTEN 1, PL0VTEN 8, PL0PTEN 9
-  uint32_t cnthctl = 0;  // PL1 access to the physical counter (PL1PCTEN 0) and timer (PL1PCEN 1)
+  // PL1 access to the physical counter (PL1PCTEN 0) and timer (PL1PCEN 1); both allowed at reset,
+  // as in QEMU 7.2 (the value is UNKNOWN at reset).
+  uint32_t cnthctl = 3;
   uint64_t cntvoff = 0;
 
  private:

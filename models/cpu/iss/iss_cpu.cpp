@@ -245,6 +245,12 @@ void IssCpu::thread() {
       }
       account();
       if (core_.halted()) break;
+      if (observe_pending_ && core_.at_breakpoint() && core_.reg(15) == observe_at_) {
+        core_.remove_breakpoint(observe_at_);  // a debugger's own breakpoint there is its to set
+        observe_left_ = observe_pending_;
+        observe_pending_ = 0;
+        continue;
+      }
       if (debugger_ && (core_.at_breakpoint() || (++debug_polls_ % kInterruptPollBatches == 0 &&
                                                   debugger_->interrupted()))) {
         debugger_->stopped(false);

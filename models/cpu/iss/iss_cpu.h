@@ -140,6 +140,15 @@ class IssCpu : public core::Module {
     pc_samples_.clear();
   }
   const std::unordered_map<uint32_t, uint64_t>& pc_samples() const { return pc_samples_; }
+  // The same, from the first instruction at virtual address `va` on (the core runs at full
+  // speed before it; a breakpoint of its own finds it): a trace of a kernel from start_kernel.
+  void set_instruction_observer_from(std::function<void(const TraceRecord&)> f, uint64_t limit,
+                                     uint32_t va) {
+    observer_ = std::move(f);
+    observe_pending_ = limit;
+    observe_at_ = va;
+    core_.add_breakpoint(va);
+  }
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -204,6 +213,8 @@ class IssCpu : public core::Module {
   std::string fault_;
   std::function<void(const TraceRecord&)> observer_;
   uint64_t observe_left_ = 0;
+  uint64_t observe_pending_ = 0;  // observe_left_ once the core reaches observe_at_
+  uint32_t observe_at_ = 0;
   uint64_t limit_ = 0;
   bool limit_reached_ = false, exception_loop_ = false;
   uint32_t min_cpi_ = 1;
