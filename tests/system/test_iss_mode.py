@@ -91,14 +91,16 @@ def test_transmit_through_linux_is_measured_from_the_iss_and_repeats_exactly(tmp
 
 @boots
 def test_receive_and_rpc_run_as_linux_programs(tmp_path):
-    p, out = run(tmp_path, *SHORT, "vms.0.workload.type=tcp_rx", name="rx")
+    # Caches off here (the transmit test has them on): the same programs, a boot 40 % cheaper.
+    p, out = run(tmp_path, *SHORT, "platform.cpu_caches=off", "vms.0.workload.type=tcp_rx",
+                 name="rx")
     assert p.returncode == 0, p.stderr
     r = results(out)
     assert r["vms"][0]["rx_mbps"] > 100 and r["vms"][0]["tx_mbps"] == 0, r["vms"][0]
     assert r["iss"]["command"] == "toe_sink 5001 0 8000"
     check_cpu(r)
-    p, out = run(tmp_path, *SHORT, "vms.0.workload.type=rpc", "vms.0.workload.message_size=100",
-                 name="rpc")
+    p, out = run(tmp_path, *SHORT, "platform.cpu_caches=off", "vms.0.workload.type=rpc",
+                 "vms.0.workload.message_size=100", name="rpc")
     assert p.returncode == 0, p.stderr
     r = results(out)
     assert r["vms"][0]["transactions"] > 100, r["vms"][0]
@@ -114,7 +116,7 @@ def test_a_module_that_does_not_load_ends_the_run_with_the_console(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_initramfs.py"), "--busybox",
                     str(BUSYBOX), "--module", str(broken), "--command-line-run", "--out",
                     str(initrd)], check=True)
-    p, out = run(tmp_path, *SHORT, f"platform.iss.initramfs={initrd}")
+    p, out = run(tmp_path, *SHORT, "platform.cpu_caches=off", f"platform.iss.initramfs={initrd}")
     assert p.returncode == 1, p.stderr
     assert "the workload did not start" in p.stderr, p.stderr
     assert "VTOE-INSMOD vtoe_toe.ko failed" in p.stderr, p.stderr
