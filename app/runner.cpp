@@ -216,8 +216,8 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
         if (std::find(links.begin(), links.end(), name) == links.end()) {
           std::string known;
           for (const std::string& l : links) known += (known.empty() ? "" : ", ") + l;
-          throw UsageError("--pcap=" + name + ": no link is named '" + name + "' (links: " +
-                           known + ")");
+          throw UsageError("--pcap=" + name + ": no link is named '" + name + "' (links: " + known +
+                           ")");
         }
     platform.enable_pcap(pcap_dir, options ? options->pcap_links : std::vector<std::string>{});
   }
@@ -405,15 +405,20 @@ void numeric_leaves(const ordered_json& j, const std::string& path,
   }
 }
 
+// Creates `dir` (and its parents); false, after saying why, when it cannot.
+bool make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) return true;
+  std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
+  return false;
+}
+
 int run_seeds(const RunOptions& options) {
   namespace fs = std::filesystem;
   const std::string dir = options.out_dir;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
-    return kExitFailure;
-  }
+  if (!make_output_dir(dir)) return kExitFailure;
   int worst = 0;
   std::vector<ordered_json> results;
   ordered_json runs = ordered_json::array();
@@ -517,11 +522,7 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   namespace fs = std::filesystem;
   const std::string dir = options.out_dir;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    std::cerr << "vtoe: cannot create output directory '" << dir << "': " << ec.message() << "\n";
-    return kExitFailure;
-  }
+  if (!make_output_dir(dir)) return kExitFailure;
   if (options.trace && options.trace_to_ps && options.trace_from_ps >= cfg.get_time("duration")) {
     std::cerr << "vtoe: --trace-window starts at " << options.trace_from_ps / core::kPsPerMs
               << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
@@ -541,8 +542,8 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
   for (const char* stale : {"link0.pcap", "netvp.pcap", "link0.pcapng", "netvp.pcapng",
                             "trace.json", "timeseries.csv", "report.html", "console.log"}) {
     const std::string name(stale);
-    const bool capture = name.size() > ext.size() &&
-                         name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+    const bool capture =
+        name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
     const bool writes = (options.pcap && capture) ||
                         (options.trace && std::string(stale) == "trace.json") ||
                         (cfg.get_time("stats_interval") && std::string(stale) == "timeseries.csv");

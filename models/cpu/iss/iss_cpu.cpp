@@ -291,21 +291,31 @@ void IssCpu::thread() {
   done_event_.notify();
 }
 
-bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len) {
-  account();  // the access happens after every instruction retired so far
-  // The target, and every process that runs while this one waits, see the host's rounding mode
-  // and exception flags, not the guest's.
-  ArmCore::HostFpScope host_fp(core_);
-  tlm::tlm_generic_payload& t = trans_;
+namespace {
+
+// A plain read or write of `len` bytes at `addr`, ready for b_transport.
+void prepare(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t addr, unsigned char* data,
+             uint32_t len) {
   t.set_command(cmd);
   t.set_address(addr);
-  t.set_data_ptr(static_cast<unsigned char*>(data));
+  t.set_data_ptr(data);
   t.set_data_length(len);
   t.set_streaming_width(len);
   t.set_byte_enable_ptr(nullptr);
   t.set_byte_enable_length(0);
   t.set_dmi_allowed(false);
   t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+
+}  // namespace
+
+bool IssCpu::transport(tlm::tlm_command cmd, uint32_t addr, void* data, uint32_t len) {
+  account();  // the access happens after every instruction retired so far
+  // The target, and every process that runs while this one waits, see the host's rounding mode
+  // and exception flags, not the guest's.
+  ArmCore::HostFpScope host_fp(core_);
+  tlm::tlm_generic_payload& t = trans_;
+  prepare(t, cmd, addr, static_cast<unsigned char*>(data), len);
   sc_core::sc_time delay = qk_.get_local_time();
   socket->b_transport(t, delay);
   qk_.set(delay);
@@ -328,15 +338,7 @@ void IssCpu::line_transfer(tlm::tlm_command cmd, uint32_t pa, uint32_t len) {
     std::memcpy(line_buf_.data(), host + (pa & (PagedMemory::kPageSize - 1)), len);
   }
   tlm::tlm_generic_payload& t = line_trans_;
-  t.set_command(cmd);
-  t.set_address(pa);
-  t.set_data_ptr(line_buf_.data());
-  t.set_data_length(len);
-  t.set_streaming_width(len);
-  t.set_byte_enable_ptr(nullptr);
-  t.set_byte_enable_length(0);
-  t.set_dmi_allowed(false);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  prepare(t, cmd, pa, line_buf_.data(), len);
   const sc_core::sc_time before = qk_.get_local_time();
   sc_core::sc_time delay = before;
   socket->b_transport(t, delay);
