@@ -41,8 +41,12 @@ int reg_regions(const std::vector<std::uint8_t>& dtb, const char* path) {
   return len / 16;  // two address and two size cells
 }
 
+// ctest runs each test in a process of its own, in parallel: the file's name carries the test's
+// name and the process id, or one test would boot the program another has just written.
 std::string temp_file(const std::string& name, const std::vector<std::uint8_t>& bytes) {
-  const std::string path = ::testing::TempDir() + name;
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string path = ::testing::TempDir() + (t ? std::string(t->name()) + "-" : "") +
+                           std::to_string(::getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
