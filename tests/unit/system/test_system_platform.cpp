@@ -6,6 +6,7 @@
 
 extern "C" {
 #include <libfdt.h>
+#include <unistd.h>
 }
 
 #include <cstdio>
