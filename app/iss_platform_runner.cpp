@@ -1,5 +1,7 @@
 #include "app/iss_platform_runner.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <systemc>
@@ -33,6 +36,9 @@
 #ifndef VTOE_DEFAULT_TARGET_DIR
 #define VTOE_DEFAULT_TARGET_DIR "build/release/target"
 #endif
+#ifndef VTOE_DEFAULT_SNAPSHOT_DIR
+#define VTOE_DEFAULT_SNAPSHOT_DIR "build/release/snapshots"
+#endif
 #ifndef VTOE_DEFAULT_INITRAMFS
 #define VTOE_DEFAULT_INITRAMFS "build/release/target/initramfs.cpio"
 #endif
@@ -50,6 +56,7 @@ namespace sys = platform::system;
 
 // The initramfs's markers (scripts/make_initramfs.py).
 const std::string kWorkloadStart = "VTOE-WORKLOAD-START";
+const std::string kReady = "VTOE-READY";
 const std::string kRunExit = "VTOE-RUN-EXIT";
 const std::string kRunSkipped = "VTOE-RUN-SKIPPED";
 const std::string kInsmod = "VTOE-INSMOD";
@@ -65,8 +72,8 @@ guest::Workload workload_of(const Config& cfg) {
   return w;
 }
 
-// The program of target/apps that runs `w`, with its arguments (the kernel command line's
-// vtoe_run: no quotes inside).
+// The program of target/apps that runs `w`, with its arguments (the line /init reads from the
+// console: no quotes inside).
 std::string workload_command(const Config& cfg, const guest::Workload& w) {
   const std::string peer = tcpip::ipv4_to_string(platform::ip_of(cfg, "network.peer_ip"));
   std::ostringstream c;
@@ -111,6 +118,8 @@ class Console {
     line_.clear();
     if (lines_.size() > 12) lines_.pop_front();
   }
+  // /init waits for its command on the console (the modules loaded).
+  bool ready() const { return ready_; }
   bool started() const { return started_; }
   const sc_core::sc_time& started_at() const { return started_at_; }
   // Where Linux put each module's .text ("vtoe_toe" -> 0xbf000000).
@@ -129,7 +138,9 @@ class Console {
 
  private:
   void line(const std::string& l) {
-    if (!started_ && l.rfind(kWorkloadStart, 0) == 0) {
+    if (!ready_ && l.rfind(kReady, 0) == 0) {
+      ready_ = true;
+    } else if (!started_ && l.rfind(kWorkloadStart, 0) == 0) {
       started_ = true;
       started_at_ = sc_core::sc_time_stamp();
       sc_core::sc_pause();  // the runner takes it from here, at this very time
@@ -148,7 +159,7 @@ class Console {
   std::uint64_t written_ = 0;
   std::string line_;
   std::deque<std::string> lines_;
-  bool started_ = false;
+  bool ready_ = false, started_ = false;
   sc_core::sc_time started_at_;
   std::string ended_;
   std::vector<std::pair<std::string, std::uint32_t>> modules_;
@@ -261,6 +272,81 @@ ordered_json profile(const std::unordered_map<std::uint32_t, std::uint64_t>& sam
   return p;
 }
 
+// Booted snapshots (platform/system/snapshot.h): what a snapshot depends on, and where it is.
+constexpr std::size_t kSnapshotsKept = 8;
+
+std::uint64_t fnv1a(const char* data, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ull) {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string hex64(std::uint64_t v) {
+  std::ostringstream o;
+  o << std::hex;
+  o.width(16);
+  o.fill('0');
+  o << v;
+  return o.str();
+}
+
+// The size and FNV-1a hash of a file's contents ("" if it cannot be read).
+std::string file_identity(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  std::uint64_t h = 0xcbf29ce484222325ull, size = 0;
+  std::vector<char> buf(1 << 20);
+  while (f) {
+    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(f.gcount());
+    h = fnv1a(buf.data(), n, h);
+    size += n;
+  }
+  return std::to_string(size) + " bytes, fnv1a " + hex64(h);
+}
+
+// Everything a booted snapshot depends on: this binary, the kernel, the initramfs and the
+// scenario but for what only the workload's part of a run reads (the workload, the duration,
+// the warm-up, the snapshots' own keys and the boot's time limit).
+std::string snapshot_key(const Config& cfg, const std::string& kernel,
+                         const std::string& initramfs) {
+  YAML::Node scenario = YAML::Load(cfg.resolved_yaml());
+  for (const char* k : {"duration", "warmup", "stats_interval"}) scenario.remove(k);
+  if (scenario["vms"] && scenario["vms"].IsSequence())
+    for (YAML::Node vm : scenario["vms"]) vm.remove("workload");
+  if (YAML::Node iss = scenario["platform"]["iss"])
+    for (const char* k : {"snapshots", "snapshot_dir", "boot_limit"}) iss.remove(k);
+  YAML::Emitter e;
+  e << scenario;
+  std::ostringstream key;
+  key << "vtoe booted snapshot\n"
+      << "binary: " << file_identity("/proc/self/exe") << "\n"
+      << "kernel: " << file_identity(kernel) << "\n"
+      << "initramfs: " << file_identity(initramfs) << "\n"
+      << "scenario:\n"
+      << e.c_str() << "\n";
+  return key.str();
+}
+
+std::string snapshot_dir(const Config& cfg) {
+  const std::string d = cfg.get_string("platform.iss.snapshot_dir");
+  return d.empty() ? std::string(VTOE_DEFAULT_SNAPSHOT_DIR) : d;
+}
+
+// Keeps the `keep` most recently written snapshots of `dir`.
+void prune_snapshots(const std::string& dir, std::size_t keep) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<fs::file_time_type, fs::path>> snaps;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".snap") snaps.emplace_back(e.last_write_time(ec), e.path());
+  if (snaps.size() <= keep) return;
+  std::sort(snaps.begin(), snaps.end());
+  for (std::size_t i = 0; i + keep < snaps.size(); ++i) fs::remove(snaps[i].second, ec);
+}
+
 std::string boot_failure(sys::SystemPlatform& p, const Console& console,
                          const sc_core::sc_time& limit) {
   std::ostringstream m;
@@ -356,11 +442,31 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
   sys::SystemPlatform p("system", sc, [&console](char c) { console.put(c); });
   if (options && options->pcap && !options->out_dir.empty())
     p.link()->enable_pcap(options->out_dir + "/link0.pcap");
-  sys::BootFiles files;
-  files.kernel = kernel;
-  files.initrd = initramfs;
-  files.append = "console=ttyAMA0 earlycon=pl011,0x9000000 vtoe_run=\"" + command + "\"";
-  p.boot(files);
+
+  // A booted snapshot with this run's key, if there is one (docs/iss-mode.md).
+  namespace fs = std::filesystem;
+  const bool snapshots = cfg.get_string("platform.iss.snapshots") == "on";
+  std::string snap_key, snap_path;
+  std::vector<std::string> snap_warnings;
+  std::optional<sys::Snapshot> snap;
+  if (snapshots) {
+    snap_key = snapshot_key(cfg, kernel, initramfs);
+    snap_path =
+        snapshot_dir(cfg) + "/boot-" + hex64(fnv1a(snap_key.data(), snap_key.size())) + ".snap";
+    std::error_code ec;
+    if (fs::exists(snap_path, ec)) {
+      try {
+        snap = sys::load_snapshot(snap_path);
+        if (snap->key != snap_key) {
+          snap_warnings.push_back("snapshot " + snap_path +
+                                  " was made for another key (a hash collision): booting");
+          snap.reset();
+        }
+      } catch (const sys::SnapshotError& e) {
+        snap_warnings.push_back(std::string(e.what()) + ": booting, and writing it again");
+      }
+    }
+  }
 
   const StopOnSignal stop_on_signal;
   const auto wall0 = std::chrono::steady_clock::now();
@@ -368,10 +474,75 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
     return StopOnSignal::signal_number() == 0 && sc_core::sc_get_status() != sc_core::SC_STOPPED &&
            p.stop_reason() == sys::StopReason::Running;
   };
-  // Boot: until the workload starts (the console pauses the simulation at its marker).
   const sc_core::sc_time boot_limit(static_cast<double>(cfg.get_time("platform.iss.boot_limit")),
                                     sc_core::SC_PS);
   const sc_core::sc_time step(1, sc_core::SC_MS);
+  // The snapshot's point: /init waits for its command, the core asleep with nothing due at that
+  // instant; looked for every 100 us from 5 us after the step that saw VTOE-READY (off the grid
+  // of the core's quantum and the platform's monitor, which are due on it), as in every run.
+  const sc_core::sc_time settle_offset(5, sc_core::SC_US), settle_step(100, sc_core::SC_US);
+  bool restored = false, saved = false;
+  if (snap) {
+    // Restore: the devices replay what the core did to them up to the snapshot's point (its
+    // console output included), then the core and the RAM take the snapshot's state.
+    p.begin_restore(*snap);
+    sc_core::sc_start(sc_core::sc_time::from_value(snap->time));
+    try {
+      p.finish_restore(*snap);
+    } catch (const sys::SnapshotError& e) {
+      throw std::runtime_error("platform.cpu_model=iss: restoring " + snap_path + ": " + e.what() +
+                               " (remove the file, or set platform.iss.snapshots=off)");
+    }
+    if (!console.ready())
+      throw std::runtime_error("platform.cpu_model=iss: restoring " + snap_path +
+                               ": the replayed console has no " + kReady + " (remove the file)");
+    restored = true;
+    snap.reset();  // its RAM image is in the RAM now
+  } else {
+    sys::BootFiles files;
+    files.kernel = kernel;
+    files.initrd = initramfs;
+    files.append = "console=ttyAMA0 earlycon=pl011,0x9000000";
+    p.boot(files);
+    if (snapshots) p.record_device_inputs();
+    // Boot: until /init waits for its command, then to the snapshot's point.
+    while (!console.ready() && console.ended().empty() && running() &&
+           sc_core::sc_time_stamp() < boot_limit)
+      sc_core::sc_start(std::min(step, boot_limit - sc_core::sc_time_stamp()));
+    if (console.ready()) {
+      std::string why_not;
+      sc_core::sc_start(settle_offset);
+      while (!p.quiescent(&why_not) && console.ended().empty() && running() &&
+             sc_core::sc_time_stamp() < boot_limit) {
+        sc_core::sc_start(std::min(settle_step, boot_limit - sc_core::sc_time_stamp()));
+      }
+      if (p.quiescent(&why_not)) {
+        const bool logged = p.device_inputs_logged();
+        sys::Snapshot taken = p.take_snapshot();  // settles the core in every run
+        if (snapshots && !logged) {
+          snap_warnings.push_back(
+              "no snapshot saved: the log of the core's inputs to the devices overflowed");
+        } else if (snapshots) {
+          taken.key = snap_key;
+          try {
+            fs::create_directories(snapshot_dir(cfg));
+            sys::save_snapshot(taken, snap_path);
+            prune_snapshots(snapshot_dir(cfg), kSnapshotsKept);
+            saved = true;
+          } catch (const std::exception& e) {
+            snap_warnings.push_back(std::string("no snapshot saved: ") + e.what());
+          }
+        }
+      } else if (snapshots && console.ended().empty() && running()) {
+        snap_warnings.push_back("no snapshot saved: no quiescent point after " + kReady + " (" +
+                                why_not + ")");
+      }
+    }
+  }
+  const auto wall_ready = std::chrono::steady_clock::now();
+  // The workload: its command typed on the console, as a terminal at 115200 baud would.
+  if (console.ready() && console.ended().empty() && running())
+    p.uart().type(command + "\n", sc_core::sc_time(86800, sc_core::SC_NS));
   while (!console.started() && console.ended().empty() && running() &&
          sc_core::sc_time_stamp() < boot_limit)
     sc_core::sc_start(std::min(step, boot_limit - sc_core::sc_time_stamp()));
@@ -380,6 +551,8 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
     throw std::runtime_error("stopped by " + StopOnSignal::signal_name() +
                              " while Linux booted: no results");
   if (!console.started()) throw std::runtime_error(boot_failure(p, console, boot_limit));
+  // The peer's applications that connect to the guest (a tcp_rx source) start with it.
+  p.peer()->start_apps_now();
   const Totals boot = totals(p);
   const auto wall_booted = std::chrono::steady_clock::now();
   const HostClock after_boot;  // the speed after the boot (run.json's after_boot)
@@ -518,6 +691,16 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
     // The boot and the rest apart: the speed after the boot is what a snapshot keeps.
     (*run_info)["boot"] = {{"wall_s", std::chrono::duration<double>(wall_booted - wall0).count()},
                            {"sim_s", t0.to_seconds()}};
+    ordered_json snapshot = {{"enabled", snapshots}};
+    if (snapshots) {
+      snapshot["path"] = snap_path;
+      snapshot["restored"] = restored;
+      snapshot["saved"] = saved;
+      // To the snapshot's point: the boot, or the restore (replay, RAM, core).
+      snapshot["wall_s"] = std::chrono::duration<double>(wall_ready - wall0).count();
+    }
+    (*run_info)["snapshot"] = snapshot;
+    for (const std::string& w : snap_warnings) (*run_info)["warnings"].push_back(w);
     (*run_info)["after_boot"] = after_boot.since((b.at - t0).to_seconds());
     if (stalled)
       (*run_info)["warnings"].push_back(

@@ -229,9 +229,19 @@ std::vector<Key> builtin_keys() {
                 "iss: the Linux zImage to boot; empty: the set-up's Debian kernel "
                 "(build/linux/vmlinuz, make linux-images)"),
       K::string("platform.iss.initramfs", "",
-                "iss: the initramfs (busybox, vtoe_toe.ko, the applications, an /init that runs "
-                "the kernel command line's vtoe_run); empty: the build's "
-                "(build/<preset>/target/initramfs.cpio)"),
+                "iss: the initramfs (busybox, vtoe_toe.ko, the applications, an /init that "
+                "loads the module, prints VTOE-READY and runs the command typed on the "
+                "console); empty: the build's (build/<preset>/target/initramfs.cpio)"),
+      K::enumeration("platform.iss.snapshots", {"on", "off"}, "on",
+                     "iss: booted snapshots. on: a run that boots saves the booted, idle system "
+                     "(core, RAM, what the devices saw) in platform.iss.snapshot_dir, keyed by "
+                     "everything it depends on (the binary, the kernel, the initramfs, the "
+                     "scenario but for the workload, duration and warmup); a later run with "
+                     "the same key starts from it, with the same results as one that boots "
+                     "(docs/iss-mode.md). off: every run boots"),
+      K::string("platform.iss.snapshot_dir", "",
+                "iss: where booted snapshots are kept (at most 8, the oldest removed first; "
+                "about 30 MB each); empty: the build's (build/<preset>/snapshots)"),
       K::time("platform.iss.boot_limit", "20s",
               "iss: simulated time allowed from power-on to the workload's start (Linux's boot "
               "and the module's load); a run that has not started by then ends with an error "

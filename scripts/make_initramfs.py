@@ -12,9 +12,11 @@ does not load skips the commands). --program puts FILE in /bin under its own nam
 COMMAND is run in order after the modules, followed by `VTOE-RUN-EXIT STATUS COMMAND`. With
 --command-line-run, /init then runs the command the kernel's command line gives as
 `vtoe_run="PROGRAM ARGS"` (the kernel hands unknown key=value parameters to init as environment
-variables), after a line `VTOE-WORKLOAD-START` that tells `vtoe run` the workload begins: one
-archive, built by the set-up, serves every scenario (platform.cpu_model=iss). The marker comes
-last, before the power-off, whatever happened.
+variables) or, without one, prints `VTOE-READY` and reads the command as a line from the console
+(`vtoe run` types it into the serial port: the system waits idle there, the point where a
+booted snapshot is taken), after a line `VTOE-WORKLOAD-START` that tells `vtoe run` the
+workload begins: one archive, built by the set-up, serves every scenario
+(platform.cpu_model=iss). The marker comes last, before the power-off, whatever happened.
 
 With --kallsyms, /init first prints the running kernel's symbol table (/proc/kallsyms, the
 format of System.map) between KALLSYMS_BEGIN and KALLSYMS_END: Debian's linux-image package ships
@@ -29,6 +31,7 @@ from pathlib import Path
 
 MARKER = "VTOE-INITRAMFS-REACHED"
 WORKLOAD_START = "VTOE-WORKLOAD-START"
+READY = "VTOE-READY"
 MODULE_TEXT = "VTOE-MODULE-TEXT"
 KALLSYMS_BEGIN, KALLSYMS_END = "VTOE-KALLSYMS-BEGIN", "VTOE-KALLSYMS-END"
 
@@ -53,9 +56,12 @@ def workload(modules, commands, command_line_run=False) -> str:
         lines.append(f"if [ $loaded = 1 ]; then {cmd}; {bb} echo VTOE-RUN-EXIT $? '{quoted}'; "
                      f"else {bb} echo VTOE-RUN-SKIPPED '{quoted}': a module did not load; fi")
     if command_line_run:
+        # Without vtoe_run on the command line, the command comes from the console.
+        lines.append(f'if [ -z "$vtoe_run" ] && [ $loaded = 1 ]; then {bb} echo {READY}; '
+                     f'read -r vtoe_run; fi')
         # Unquoted: the shell splits the variable into the program and its arguments.
-        lines.append(f'if [ -z "$vtoe_run" ]; then {bb} echo VTOE-RUN-SKIPPED: the kernel command '
-                     f'line gives no vtoe_run; elif [ $loaded = 1 ]; then '
+        lines.append(f'if [ -z "$vtoe_run" ]; then {bb} echo VTOE-RUN-SKIPPED: no command from the '
+                     f'kernel command line or the console; elif [ $loaded = 1 ]; then '
                      f'{bb} echo {WORKLOAD_START}; $vtoe_run; {bb} echo VTOE-RUN-EXIT $? "$vtoe_run"; '
                      f'else {bb} echo VTOE-RUN-SKIPPED "$vtoe_run": a module did not load; fi')
     return "\n".join(lines) + "\n"

@@ -95,6 +95,12 @@ PeerHost::PeerHost(const sc_core::sc_module_name& name, const PeerHostParams& pa
   sensitive << retry_ev_;
 }
 
+void PeerHost::start_apps_now() {
+  const core::TimePs now = core::now_ps();
+  for (PeerApp& app : params_.apps) app.start_ps = std::min(app.start_ps, now);
+  retry_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void PeerHost::start_sources() {
   // Runs at time 0 and again on retries; connects every source whose start time has come and that
   // has no connection yet.

@@ -94,6 +94,10 @@ class PeerHost : public core::Module, public tcpip::StackListener, public FrameS
   // source here opens to it): a sink takes its bytes from `clock` as it reads them, a source
   // stamps them on it as its stack takes them. Set before the connection exists; one per address.
   void time_stream(tcpip::Ipv4 remote, core::StreamClock* clock) { clocks_[remote] = clock; }
+  // The applications that open connections (sources, clients, flow clients) start now, whatever
+  // start time they were given (a platform whose guest boots first starts them when its
+  // workload starts: give them a start time of UINT64_MAX, never, until then).
+  void start_apps_now();
 
   // FrameSink (from the MAC) and StackListener (from the stack).
   void receive_frame(Frame&& frame) override;

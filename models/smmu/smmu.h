@@ -111,6 +111,8 @@ class Smmu : public core::Module {
     walk_size_ = size;
   }
   bool bypass() const { return bypass_; }
+  // Bytes forwarded so far (translated or bypassed): whether the device has used its DMA.
+  std::uint64_t bytes_forwarded() const { return bytes_.value(); }
 
   // TLB maintenance (the hypervisor's TLBI): one stream, or all.
   void tlb_invalidate(std::uint32_t stream);

@@ -77,6 +77,25 @@ Pl011::Pl011(const sc_core::sc_module_name& name, std::function<void(char)> outp
   pcell_id_.on_read([](unsigned i) -> std::uint32_t { return kPCellId[i]; });
   SC_METHOD(drive_irq);
   sensitive << changed_;
+  SC_METHOD(type_next);
+  sensitive << type_event_;
+  dont_initialize();
+}
+
+void Pl011::type(const std::string& text, sc_core::sc_time char_time) {
+  char_time_ = char_time;
+  const bool idle = typed_.empty();
+  typed_.insert(typed_.end(), text.begin(), text.end());
+  if (idle && !typed_.empty()) type_event_.notify(char_time_);
+}
+
+void Pl011::type_next() {
+  if (typed_.empty()) return;
+  if (rx_.size() < fifo_depth()) {
+    receive(typed_.front());
+    typed_.pop_front();
+  }
+  if (!typed_.empty()) type_event_.notify(char_time_);
 }
 
 void Pl011::reset_state() {

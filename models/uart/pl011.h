@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <systemc>
 
 #include "models/core/peripheral.h"
@@ -38,6 +39,10 @@ class Pl011 : public core::Peripheral {
 
   // A character arrives on the serial line (dropped, with the overrun bit, when the FIFO is full).
   void receive(char c);
+  // A terminal on the serial line types `text`: a character every `char_time` (86.8 us at
+  // 115200 baud, 8N1), each held back while the receive FIFO is full (flow control: nothing
+  // is lost). During the simulation.
+  void type(const std::string& text, sc_core::sc_time char_time);
 
   // Register access as a 32-bit bus access at `offset` (tests and tools).
   std::uint32_t read(std::uint32_t offset);
@@ -49,6 +54,7 @@ class Pl011 : public core::Peripheral {
   void reset_state() override;
   void update();  // RIS/FR changed: drive `irq` (one delta later, from drive_irq)
   void drive_irq();
+  void type_next();  // SC_METHOD: the next typed character, when the FIFO has room
   unsigned fifo_depth() const;
   std::uint32_t flags() const;
 
@@ -60,6 +66,9 @@ class Pl011 : public core::Peripheral {
   core::Reg<std::uint32_t> dr_, rsr_, fr_, ilpr_, ibrd_, fbrd_, lcr_h_, cr_, ifls_, imsc_, ris_reg_,
       mis_, icr_, dmacr_, periph_id_, pcell_id_;
   sc_core::sc_event changed_;
+  std::deque<char> typed_;
+  sc_core::sc_time char_time_;
+  sc_core::sc_event type_event_;
   core::Counter& chars_out_;
   core::Counter& chars_in_;
 };

@@ -45,6 +45,7 @@ class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
     // Every call through the conduit is PSCI's: a function PSCI does not know returns
     // NOT_SUPPORTED (-1) in r0, as QEMU 7.2 answers (never an Undefined Instruction).
     const std::uint32_t fn = core.reg(0);
+    p_.inputs_.record({kFirmwareCall, fn, core.reg(1), core.reg(2), core.reg(3)});
     if (!psci::Psci::is_psci(fn)) {
       core.set_reg(0, 0xffffffffu);
       return true;
@@ -120,6 +121,7 @@ SystemConfig system_config(const config::Config& scenario) {
   }
   c.toe = true;
   c.scenario = &scenario;
+  c.peer_waits_for_workload = true;
   return c;
 }
 
@@ -138,6 +140,7 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
                if (stop_ == StopReason::Running) error_address_ = addr;
                end(StopReason::BusErrorLoop);
              }),
+      inputs_("device_inputs", kRamBase, checked_memory(c.memory)),
       toe_irq_("toe_irq") {
   config_.memory = ram_.size();
   tlm::tlm_global_quantum::instance().set(c.quantum);
@@ -147,7 +150,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   bus_.map(kGicHypInterfaceBase, gic::kHypInterfaceSize, gic_regs_.hyp, "gich");
   bus_.map(kGicVirtualCpuInterfaceBase, gic::kVirtualCpuInterfaceSize, gic_regs_.vcpu, "gicv");
   bus_.map(kUartBase, uart::kPl011Size, uart_.in, "uart");
-  cpu_.socket.bind(watch_.in);
+  cpu_.socket.bind(inputs_.in);
+  inputs_.out.bind(watch_.in);
   watch_.out.bind(bus_.in);
   if (c.caches) ram_.set_timing(c.dram);
 
@@ -180,6 +184,7 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   // The generic timer is IssCpu's (its count: simulated time x 62.5 MHz); its outputs are PPIs.
   cpu_.set_timer_output_listener([this](cpu::iss::TimerKind k, bool level) {
     using cpu::iss::TimerKind;
+    inputs_.record({kTimerLevel, static_cast<std::uint32_t>(k), level, 0, 0});
     gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
                        : k == TimerKind::Virtual ? kVirtualTimerPpi
                                                  : kHypTimerPpi,
@@ -236,7 +241,10 @@ void SystemPlatform::build_toe(const config::Config& scenario) {
   guest::Workload w;
   config::fill_item(scenario, guest::workload_params(), 0, w);
   net::PeerApp app;
-  if (peer_app_for(w, tp.stack.ip, app)) pp.apps.push_back(app);
+  if (peer_app_for(w, tp.stack.ip, app)) {
+    if (config_.peer_waits_for_workload) app.start_ps = UINT64_MAX;
+    pp.apps.push_back(app);
+  }
   peer_ = std::make_unique<net::PeerHost>("peer", pp);
   toe_->mac().to_wire.bind(link_->a_in);
   link_->a_out.bind(toe_->mac().from_wire);
@@ -254,6 +262,103 @@ void SystemPlatform::end(StopReason r) {
   if (stop_ != StopReason::Running) return;
   stop_ = r;
   cpu_.halt();
+}
+
+bool SystemPlatform::quiescent(std::string* why_not) const {
+  auto no = [why_not](const char* why) {
+    if (why_not) *why_not = why;
+    return false;
+  };
+  if (!cpu_.sleeping()) return no("the core is not asleep in WFI");
+  if (sc_core::sc_pending_activity_at_current_time())
+    return no("something is still due at this instant");
+  if (smmu_ && smmu_->bytes_forwarded() != 0)
+    return no("the TOE has used its DMA (a snapshot does not replay it)");
+  if (stop_ != StopReason::Running) return no("the run has ended");
+  return true;
+}
+
+Snapshot SystemPlatform::take_snapshot() {
+  inputs_.stop_recording();
+  cpu_.settle();
+  Snapshot s;
+  s.time = sc_core::sc_time_stamp().value();
+  s.resolution =
+      static_cast<std::uint64_t>(sc_core::sc_get_time_resolution().to_seconds() * 1e15 + 0.5);
+  s.cpu = cpu_.save();
+  s.monitor_last = monitor_last_;
+  s.monitor_asleep = monitor_asleep_.value();
+  s.inputs = inputs_.inputs();
+  s.input_bytes = inputs_.bytes();
+  s.ram_size = ram_.size();
+  const std::uint8_t* ram = ram_.host(0, ram_.size());
+  static const std::uint8_t zero[kSnapshotPage] = {};
+  for (std::uint64_t page = 0; page < ram_.size() / kSnapshotPage; ++page) {
+    const std::uint8_t* p = ram + page * kSnapshotPage;
+    if (std::memcmp(p, zero, kSnapshotPage) == 0) continue;
+    s.ram_pages.push_back(static_cast<std::uint32_t>(page));
+    s.ram_data.insert(s.ram_data.end(), p, p + kSnapshotPage);
+  }
+  return s;
+}
+
+void SystemPlatform::begin_restore(Snapshot& s) {
+  if (s.ram_size != ram_.size())
+    throw SnapshotError("the snapshot has " + std::to_string(s.ram_size) +
+                        " bytes of RAM, this platform " + std::to_string(ram_.size()));
+  const auto resolution =
+      static_cast<std::uint64_t>(sc_core::sc_get_time_resolution().to_seconds() * 1e15 + 0.5);
+  if (s.resolution != resolution)
+    throw SnapshotError("the snapshot counts time in units of " + std::to_string(s.resolution) +
+                        " fs, this simulation in " + std::to_string(resolution));
+  cpu_.hold();
+  monitor_held_ = true;
+  inputs_.replay(std::move(s.inputs), std::move(s.input_bytes),
+                 [this](const DeviceInputLog::Input& in) { replay_event(in); });
+}
+
+void SystemPlatform::replay_event(const DeviceInputLog::Input& in) {
+  switch (in.args[0]) {
+    case kTimerLevel: {
+      const auto k = static_cast<cpu::iss::TimerKind>(in.args[1]);
+      using cpu::iss::TimerKind;
+      gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
+                         : k == TimerKind::Virtual ? kVirtualTimerPpi
+                                                   : kHypTimerPpi,
+                         in.args[2] != 0);
+      break;
+    }
+    case kFirmwareCall:
+      // Only PSCI keeps state (its actions, power-off and reset, would have ended the run).
+      if (psci::Psci::is_psci(in.args[1]))
+        psci_.call(in.args[1], in.args[2], in.args[3], in.args[4]);
+      break;
+    default:
+      break;
+  }
+}
+
+void SystemPlatform::finish_restore(const Snapshot& s) {
+  if (sc_core::sc_time_stamp().value() != s.time)
+    throw SnapshotError("the restore reached " + sc_core::sc_time_stamp().to_string() +
+                        ", not the snapshot's time");
+  if (!inputs_.replayed())
+    throw SnapshotError(
+        "the replay of the core's inputs to the devices did not finish by the "
+        "snapshot's time");
+  if (!inputs_.divergence().empty())
+    throw SnapshotError("the devices went another way than when the snapshot was taken: " +
+                        inputs_.divergence());
+  std::uint8_t* ram = ram_.host(0, ram_.size());
+  std::memset(ram, 0, ram_.size());
+  for (std::size_t i = 0; i < s.ram_pages.size(); ++i)
+    std::memcpy(ram + std::uint64_t{s.ram_pages[i]} * kSnapshotPage,
+                s.ram_data.data() + i * kSnapshotPage, kSnapshotPage);
+  monitor_last_ = s.monitor_last;
+  monitor_asleep_ = sc_core::sc_time::from_value(s.monitor_asleep);
+  cpu_.restore(s.cpu, static_cast<std::uint32_t>(kRamBase));
+  monitor_held_ = false;
+  released_.notify(sc_core::SC_ZERO_TIME);
 }
 
 BootInfo SystemPlatform::boot(const BootFiles& files) {
@@ -275,10 +380,22 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
 
 void SystemPlatform::monitor() {
   const sc_core::sc_time step = config_.quantum;
-  sc_core::sc_time asleep = sc_core::SC_ZERO_TIME;
-  std::uint64_t last = 0;
+  bool woken = false;
+  if (monitor_held_) {
+    // Restored: on from the snapshot's time (off the grid: nothing is due at a snapshot's
+    // point), its next check on the grid of steps from time 0 that the run that booted follows.
+    sc_core::wait(released_);
+    const std::uint64_t into = sc_core::sc_time_stamp().value() % step.value();
+    if (into) {
+      sc_core::wait(sc_core::sc_time::from_value(step.value() - into), cpu_.done_event());
+      woken = true;
+    }
+  }
+  sc_core::sc_time& asleep = monitor_asleep_;
+  std::uint64_t& last = monitor_last_;
   for (;;) {
-    sc_core::wait(step, cpu_.done_event());
+    if (!woken) sc_core::wait(step, cpu_.done_event());
+    woken = false;
     if (cpu_.done() || stop_ != StopReason::Running) {
       if (stop_ == StopReason::Running) stop_ = StopReason::CoreError;
       break;

@@ -41,7 +41,9 @@
 #include "models/uart/pl011.h"
 #include "platform/system/boot_loader.h"
 #include "platform/system/bus_error_watch.h"
+#include "platform/system/device_input_log.h"
 #include "platform/system/dma_snoop.h"
+#include "platform/system/snapshot.h"
 
 namespace vtoe::platform::system {
 
@@ -63,6 +65,10 @@ struct SystemConfig {
   // the built-in scenario); off: neither, and no device-tree node.
   bool toe = true;
   const config::Config* scenario = nullptr;
+  // The peer's applications that open connections wait for PeerHost::start_apps_now() (the
+  // runner calls it when the guest's workload starts) instead of starting at their time: the
+  // network stays silent while Linux boots, so a booted snapshot does not depend on the workload.
+  bool peer_waits_for_workload = false;
   // The core's level-1 caches (timing only, docs/caches.md). With them the RAM's b_transport is
   // timed by `dram` (the DRAM timing core: fills, write-backs and the TOE's DMA contend) and the
   // TOE's DMA is snooped (DmaSnoop) to keep them coherent; without, both stay as they were.
@@ -94,6 +100,24 @@ class SystemPlatform : public sc_core::sc_module {
   // Loads the images and sets the core up to enter them (before sc_start). Throws BootError.
   BootInfo boot(const BootFiles& files);
 
+  // Booted snapshots (snapshot.h). Before sc_start: log what the core does to the devices.
+  void record_device_inputs() { inputs_.start_recording(); }
+  // Whether the log since time 0 is complete (recording, not overflowed).
+  bool device_inputs_logged() const { return inputs_.recording() && !inputs_.overflowed(); }
+  // A quiescent point, where a snapshot may be taken: the core asleep in WFI, nothing else due
+  // at this instant, the devices' DMA never used. False with what is missing in `why_not`.
+  bool quiescent(std::string* why_not = nullptr) const;
+  // At a quiescent point: settles the core (IssCpu::settle, as a restore does) and returns the
+  // snapshot (its key left to the caller; of use when device_inputs_logged()). The log stops.
+  Snapshot take_snapshot();
+  // Instead of boot(), before sc_start: holds the core and the monitor, and replays the
+  // snapshot's inputs (moved out of `s`) to the devices from time 0. Throws SnapshotError when
+  // the snapshot does not fit this platform (its RAM size, the kernel's time resolution).
+  void begin_restore(Snapshot& s);
+  // Once the simulation has reached s.time: checks that the replay gave the recorded answers,
+  // loads the RAM, restores the core and the monitor and lets them run. Throws SnapshotError.
+  void finish_restore(const Snapshot& s);
+
   StopReason stop_reason() const { return stop_; }
   // BusErrorLoop: the address of the last of the bus errors in a row.
   std::uint64_t error_address() const { return error_address_; }
@@ -119,6 +143,9 @@ class SystemPlatform : public sc_core::sc_module {
   void count_toe_irq();  // SC_METHOD: the TOE's line rising
   void end(StopReason r);
   void build_toe(const config::Config& scenario);
+  void replay_event(const DeviceInputLog::Input& in);
+  // DeviceInputLog events: what crossed from the core to the devices outside the bus.
+  enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall };
 
   SystemConfig config_;
   mem::Interconnect bus_;
@@ -128,6 +155,7 @@ class SystemPlatform : public sc_core::sc_module {
   uart::Pl011 uart_;
   cpu::iss::IssCpu cpu_;
   BusErrorWatch watch_;
+  DeviceInputLog inputs_;
   psci::Psci psci_;
   sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
@@ -140,6 +168,11 @@ class SystemPlatform : public sc_core::sc_module {
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
   std::uint64_t toe_interrupts_ = 0;
+  // The monitor's state (a snapshot carries it), and its hold while a restore replays.
+  std::uint64_t monitor_last_ = 0;
+  sc_core::sc_time monitor_asleep_;
+  bool monitor_held_ = false;
+  sc_core::sc_event released_;
 };
 
 }  // namespace vtoe::platform::system

@@ -1,9 +1,10 @@
 """platform.cpu_model=iss: `vtoe run` boots Debian's Linux on the ISS with the build's initramfs
 (target/: the TOE driver module and the applications), the scenario's workload runs as the ARM
-program that /init starts from the kernel command line, and results.json counts the CPU from the
+program whose command `vtoe run` types on the console, and results.json counts the CPU from the
 instructions the ISS retired. Checked: transmit, receive and rpc each move data through Linux's
-driver (the peer's pattern check included), the CPU shares add up and come from the ISS, the
-same scenario gives byte-identical results twice, and what the ISS model does not run yet, or a
+driver (the peer's pattern check included), the CPU shares add up and come from the ISS, a run
+that starts from the booted snapshot the first one saved gives byte-identical results and
+console, a snapshot serves another workload, and what the ISS model does not run yet, or a
 module that does not load, ends with a clear error (the key, or the console's last lines).
 
 The boots are release-only (3.3e9 instructions each, about 15 s); the refusals run everywhere."""
@@ -30,8 +31,10 @@ boots = pytest.mark.skipif(
 
 
 def run(tmp_path, *sets, name="run"):
+    """A run whose booted snapshots are kept in tmp_path/snapshots (shared by the test's runs)."""
     out = tmp_path / name
-    args = [str(vtoe_binary()), "run", str(QUICKSTART), "--out", str(out)]
+    args = [str(vtoe_binary()), "run", str(QUICKSTART), "--out", str(out),
+            "--set", f"platform.iss.snapshot_dir={tmp_path / 'snapshots'}"]
     for s in sets:
         args += ["--set", s]
     p = subprocess.run(args, capture_output=True, text=True, timeout=600)
@@ -40,6 +43,10 @@ def run(tmp_path, *sets, name="run"):
 
 def results(out):
     return json.loads((out / "results.json").read_text())
+
+
+def snapshot(out):
+    return json.loads((out / "run.json").read_text())["snapshot"]
 
 
 def check_cpu(r):
@@ -64,9 +71,11 @@ def check_cpu(r):
 
 
 @boots
-def test_transmit_through_linux_is_measured_from_the_iss_and_repeats_exactly(tmp_path):
+def test_transmit_through_linux_is_measured_from_the_iss_and_its_snapshot_repeats_it(tmp_path):
     p, out = run(tmp_path, *SHORT)
     assert p.returncode == 0, p.stderr
+    booted = snapshot(out)
+    assert booted["saved"] and not booted["restored"], booted
     assert "host      tcp_tx       8000" in p.stdout, p.stdout
     r = results(out)
     assert r["cpu_model"] == "iss" and r["measured_s"] == pytest.approx(0.030)
@@ -83,18 +92,27 @@ def test_transmit_through_linux_is_measured_from_the_iss_and_repeats_exactly(tmp
     assert iss["toe_commands"] > 100 and 1_000 < iss["per_toe_command"]["instructions"] < 100_000
     assert iss["toe_interrupts"] > 0 and iss["irq_entries"] >= iss["toe_interrupts"]
     console = (out / "console.log").read_text()
-    assert "VTOE-INSMOD vtoe_toe.ko ok" in console and "VTOE-WORKLOAD-START" in console
+    assert "VTOE-INSMOD vtoe_toe.ko ok" in console and "VTOE-READY" in console
+    assert "VTOE-WORKLOAD-START" in console and iss["command"] in console  # typed, echoed
+    # From the booted snapshot: the same results and console, byte for byte, in a fraction of
+    # the time (the boot retires 3.3e9 instructions; the restore replays the devices' inputs).
     again, out2 = run(tmp_path, *SHORT, name="again")
     assert again.returncode == 0, again.stderr
+    restored = snapshot(out2)
+    assert restored["restored"] and restored["path"] == booted["path"], restored
+    assert restored["wall_s"] < booted["wall_s"] / 5, (restored, booted)
     assert (out2 / "results.json").read_bytes() == (out / "results.json").read_bytes()
+    assert (out2 / "console.log").read_bytes() == (out / "console.log").read_bytes()
 
 
 @boots
-def test_receive_and_rpc_run_as_linux_programs(tmp_path):
-    # Caches off here (the transmit test has them on): the same programs, a boot 40 % cheaper.
+def test_receive_and_rpc_run_as_linux_programs_from_one_boot(tmp_path):
+    # Caches off here (the transmit test has them on): the same programs, a boot 40 % cheaper,
+    # and one boot for both workloads (the snapshot's key leaves the workload out).
     p, out = run(tmp_path, *SHORT, "platform.cpu_caches=off", "vms.0.workload.type=tcp_rx",
                  name="rx")
     assert p.returncode == 0, p.stderr
+    assert snapshot(out)["saved"], snapshot(out)
     r = results(out)
     assert r["vms"][0]["rx_mbps"] > 100 and r["vms"][0]["tx_mbps"] == 0, r["vms"][0]
     assert r["iss"]["command"] == "toe_sink 5001 0 8000"
@@ -102,6 +120,7 @@ def test_receive_and_rpc_run_as_linux_programs(tmp_path):
     p, out = run(tmp_path, *SHORT, "platform.cpu_caches=off", "vms.0.workload.type=rpc",
                  "vms.0.workload.message_size=100", name="rpc")
     assert p.returncode == 0, p.stderr
+    assert snapshot(out)["restored"], snapshot(out)
     r = results(out)
     assert r["vms"][0]["transactions"] > 100, r["vms"][0]
     assert r["iss"]["command"] == "toe_rpc 10.0.0.2 5001 100 64 0"

@@ -104,6 +104,8 @@ class ArmCore {
 
  public:
   static constexpr int kClasses = static_cast<int>(InsnClass::Count);
+  // Retired instructions are counted in kRetiredBanks counters per class (see retired_).
+  static constexpr int kRetiredBanks = 4;
 
   explicit ArmCore(PagedMemory& mem);
   ~ArmCore();
@@ -171,6 +173,18 @@ class ArmCore {
   // contents it changed behind the core's back (invalidate_decoded).
   const ArmState& state() const { return st_; }
   void restore_state(const ArmState& s);
+  // The counters a snapshot carries beside the state, so that totals go on across it: retired
+  // instructions by class, by mode and by class in mode, and exception entries. Plain data.
+  struct Statistics {
+    std::array<uint64_t, kClasses * kRetiredBanks> retired;
+    uint64_t mode_retired[32];
+    uint64_t mode_start;
+    uint64_t mode_class_retired[32][kClasses];
+    uint64_t mode_class_start[kClasses];
+    ExceptionEntry::Counts exceptions;
+  };
+  Statistics statistics() const;
+  void restore_statistics(const Statistics& s);
 
   // Hyp mode's own registers, for the platform and tests.
   uint32_t elr_hyp() const { return st_.elr_hyp; }
@@ -645,7 +659,6 @@ class ArmCore {
   // instructions of a block take in turn: one counter incremented by every instruction of a run
   // of ALU instructions was a chain of read-modify-writes through memory (a store forwarded to
   // the next load, several cycles each) that the executors could not overlap.
-  static constexpr int kRetiredBanks = 4;
   std::array<uint64_t, kClasses* kRetiredBanks> retired_ = {};
   void count_retired(const Insn& in, uint32_t bank) {
     ++retired_[static_cast<int>(in.cls) * kRetiredBanks + (bank & (kRetiredBanks - 1))];

@@ -72,6 +72,26 @@ void ArmCore::restore_state(const ArmState& s) {
   update_attention();
 }
 
+ArmCore::Statistics ArmCore::statistics() const {
+  Statistics s{};
+  s.retired = retired_;
+  std::memcpy(s.mode_retired, mode_retired_, sizeof mode_retired_);
+  s.mode_start = mode_start_;
+  std::memcpy(s.mode_class_retired, mode_class_retired_, sizeof mode_class_retired_);
+  std::memcpy(s.mode_class_start, mode_class_start_, sizeof mode_class_start_);
+  s.exceptions = exc_.counts();
+  return s;
+}
+
+void ArmCore::restore_statistics(const Statistics& s) {
+  retired_ = s.retired;
+  std::memcpy(mode_retired_, s.mode_retired, sizeof mode_retired_);
+  mode_start_ = s.mode_start;
+  std::memcpy(mode_class_retired_, s.mode_class_retired, sizeof mode_class_retired_);
+  std::memcpy(mode_class_start_, s.mode_class_start, sizeof mode_class_start_);
+  exc_.restore_counts(s.exceptions);
+}
+
 // BKPT: a debug event, taken as a prefetch abort (IFSR/IFSC "debug event", IFAR 0) as QEMU 7.2
 // takes it (there is no external debugger to halt): to ABT mode, or in Hyp mode to its prefetch
 // abort vector with HSR EC 0x21. The return address is the BKPT itself.

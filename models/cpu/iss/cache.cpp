@@ -120,6 +120,7 @@ bool Cache::clean_invalidate_set_way(uint32_t set, uint32_t way, uint32_t& victi
 
 void Cache::invalidate_all() {
   for (Line& l : lines_) l = Line{};
+  clock_ = 0;  // as built: the LRU order starts afresh
 }
 
 void Cache::snoop(uint32_t pa, uint32_t len, bool write) {

@@ -175,6 +175,15 @@ class L1Caches {
   // Another master's access (the TOE's DMA): see Cache::snoop.
   void snoop(uint64_t pa, uint64_t len, bool write);
 
+  // Both caches' lines invalid, without write-backs (the data is in memory: a snapshot's point,
+  // IssCpu::settle).
+  void invalidate_all() {
+    i_.invalidate_all();
+    d_.invalidate_all();
+    forget_last();
+    d_last_dirty_ = false;
+  }
+
   // Write-backs issued (dirty victims and maintenance cleans), line fills issued.
   uint64_t write_backs() const { return write_backs_; }
   uint64_t fills() const { return fills_; }

@@ -97,6 +97,23 @@ class ExceptionEntry {
   // its address and mode, the vector and the mode it entered, and how many times in a row.
   std::string last_fault() const;
 
+  // The entry counters, for a snapshot (the storm detector's run of repeats starts afresh).
+  struct Counts {
+    uint64_t entries, fetch_faults;
+    std::array<uint64_t, static_cast<int>(Exception::Count)> taken, hyp_taken;
+    std::array<uint64_t, 64> hyp_ec;
+  };
+  Counts counts() const { return {entries_, fetch_faults_, taken_, hyp_taken_, hyp_ec_}; }
+  void restore_counts(const Counts& c) {
+    entries_ = c.entries;
+    fetch_faults_ = c.fetch_faults;
+    taken_ = c.taken;
+    hyp_taken_ = c.hyp_taken;
+    hyp_ec_ = c.hyp_ec;
+    have_last_ = false;
+    repeats_ = 0;
+  }
+
   uint64_t taken(Exception e) const { return taken_[static_cast<int>(e)]; }
   uint64_t hyp_entries(uint8_t ec) const { return hyp_ec_[ec & 63]; }
   uint64_t hyp_interrupts(Exception e) const { return hyp_taken_[static_cast<int>(e)]; }

@@ -189,7 +189,55 @@ sc_core::sc_time IssCpu::idle_time() const {
   return asleep_ ? idle_ + (sc_core::sc_time_stamp() - asleep_since_) : idle_;
 }
 
+IssCpu::Saved IssCpu::save() const {
+  Saved s{};
+  s.state = core_.state();
+  s.statistics = core_.statistics();
+  s.accounted = accounted_;
+  s.cycles = cycles_;
+  s.bus_accesses = bus_accesses_;
+  s.dmi_grants = dmi_grants_;
+  s.dmi_invalidations = dmi_invalidations_;
+  s.idle = idle_time().value();
+  s.stall[0] = stall_[0];
+  s.stall[1] = stall_[1];
+  s.timer_levels = timer_levels_;
+  return s;
+}
+
+void IssCpu::settle() {
+  core_.restore_state(core_.state());  // the TLB flushed, a new code generation
+  if (l1_) l1_->invalidate_all();
+}
+
+void IssCpu::restore(const Saved& s, uint32_t dmi_address) {
+  request_dmi(dmi_address);
+  core_.restore_state(s.state);
+  core_.restore_statistics(s.statistics);
+  accounted_ = s.accounted;
+  cycles_ = s.cycles;
+  bus_accesses_ = s.bus_accesses;
+  dmi_grants_ = s.dmi_grants;
+  dmi_invalidations_ = s.dmi_invalidations;
+  // The sleep in progress counts from now: idle_time() goes on from the snapshot's.
+  idle_ = sc_core::sc_time::from_value(s.idle);
+  stall_[0] = s.stall[0];
+  stall_[1] = s.stall[1];
+  timer_levels_ = s.timer_levels;
+  // The statistics group goes on from the snapshot's totals too (it counts from zero here).
+  for (int c = 0; c < ArmCore::kClasses; ++c) {
+    core::Counter* k = retired_stats_[static_cast<std::size_t>(c)];
+    if (k) k->add(core_.retired(static_cast<InsnClass>(c)) - k->value());
+  }
+  if (cycles_stat_) cycles_stat_->add(cycles_ - cycles_stat_->value());
+  settle();
+  timer_event_.notify(sc_core::SC_ZERO_TIME);
+  held_ = false;
+  released_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void IssCpu::thread() {
+  if (held_) sc_core::wait(released_);
   qk_.reset();
   try {
     bool resumed = true;  // at the start or after a stop: the current PC runs

@@ -149,6 +149,34 @@ class IssCpu : public core::Module {
     observe_at_ = va;
     core_.add_breakpoint(va);
   }
+  // Snapshots of a whole platform (platform/system/snapshot.h): the architectural state, the
+  // counters behind retired(), cycles(), idle_time() and the miss stalls, and the timer's output
+  // levels; taken while the core sleeps in WFI with nothing pending (a quiescent point). Plain
+  // data: a snapshot file is read only by the binary that wrote it.
+  struct Saved {
+    ArmState state;
+    ArmCore::Statistics statistics;
+    std::array<uint64_t, ArmCore::kClasses> accounted;
+    uint64_t cycles, bus_accesses, dmi_grants, dmi_invalidations;
+    uint64_t idle;  // idle_time() at the snapshot, in kernel time units
+    uint64_t stall[2];
+    std::array<bool, 3> timer_levels;
+  };
+  Saved save() const;
+  // Sleeping in WFI (the thread waits for an interrupt line or the timer).
+  bool sleeping() const { return asleep_; }
+  // Brings what only caches state to the state a restored core starts in: the TLB and the
+  // decoded code dropped, the caches' lines invalid (timing only: the data is in memory). At a
+  // snapshot's point, so that the run that booted and every run restored from it go on alike.
+  void settle();
+  // Before the simulation starts: the thread waits, before its first instruction, for
+  // restore(). A platform being restored replays to its devices what they saw up to the
+  // snapshot (the core must not run meanwhile).
+  void hold() { held_ = true; }
+  // At the snapshot's time: installs `s`, takes the DMI pointer of the memory at
+  // `dmi_address` (the RAM: the booted core had it), settles, looks at the timer's deadline
+  // again, and lets the thread run (asleep in WFI, as the snapshot's core was).
+  void restore(const Saved& s, uint32_t dmi_address);
   // The run ended (halt, or an error in syscall emulation); fault() says which error, if any.
   bool done() const { return done_; }
   const sc_core::sc_event& done_event() const { return done_event_; }
@@ -227,6 +255,8 @@ class IssCpu : public core::Module {
   uint64_t sample_interval_ = 0, sample_left_ = 0;
   std::unordered_map<uint32_t, uint64_t> pc_samples_;
   bool asleep_ = false;
+  bool held_ = false;
+  sc_core::sc_event released_;
 };
 
 }  // namespace vtoe::cpu::iss
