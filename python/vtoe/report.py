@@ -319,6 +319,9 @@ def _iss_section(page, iss: dict, top: int = 25):
              f"{iss.get('toe_interrupts')}"],
             ["per TOE command: instructions / cycles",
              f"{iss['per_toe_command']['instructions']} / {iss['per_toe_command']['cycles']}"],
+            ["per interrupt handled: instructions / cycles",
+             f"{iss.get('per_interrupt', {}).get('instructions', '')} / "
+             f"{iss.get('per_interrupt', {}).get('cycles', '')}"],
             ["device stall cycles", iss.get("device_stall_cycles", "")],
             ["boot: simulated s / instructions",
              f"{iss.get('boot_s')} / {iss.get('boot_instructions')}"]]

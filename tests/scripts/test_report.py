@@ -571,6 +571,7 @@ def test_run_page_of_an_iss_run_shows_where_the_instructions_went(quick_run, tmp
         "instructions": {"user": 1200, "kernel": 98800}, "cycles": {"user": 1500, "kernel": 123000},
         "toe_commands": 10, "toe_completions": 10, "toe_interrupts": 9,
         "per_toe_command": {"instructions": 10000.0, "cycles": 12450.0},
+        "per_interrupt": {"interrupts_handled": 9, "instructions": 1900.5, "cycles": 2315.5},
         "device_stall_cycles": 400, "boot_s": 1.77, "boot_instructions": 3300000000,
         "profile": {"interval_instructions": 1009, "samples": 99,
                     "by_image": {"kernel": 0.9, "vtoe_toe": 0.1},
@@ -582,6 +583,7 @@ def test_run_page_of_an_iss_run_shows_where_the_instructions_went(quick_run, tmp
     text = report.make_report(d).read_text()
     assert ">Linux on the ISS: where the instructions went</h2>" in text
     assert "toe_stream 10.0.0.2 5001 0 8000" in text and "10000.0 / 12450.0" in text
+    assert "1900.5 / 2315.5" in text
     assert "arm_copy_from_user" in text and "60.60%" in text and "toe_post" in text
     assert "every 1009 instructions" in text
     # A run without the section has none.

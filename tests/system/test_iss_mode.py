@@ -91,6 +91,11 @@ def test_transmit_through_linux_is_measured_from_the_iss_and_its_snapshot_repeat
     # programmed I/O included) is thousands of instructions, not tens nor millions.
     assert iss["toe_commands"] > 100 and 1_000 < iss["per_toe_command"]["instructions"] < 100_000
     assert iss["toe_interrupts"] > 0 and iss["irq_entries"] >= iss["toe_interrupts"]
+    # An interrupt's handling, entry to return (the vector, the GIC, the driver, the softirqs):
+    # hundreds to thousands of instructions; every IRQ taken is handled (one may straddle an end).
+    per_irq = iss["per_interrupt"]
+    assert abs(per_irq["interrupts_handled"] - iss["irq_entries"]) <= 1, per_irq
+    assert 200 < per_irq["instructions"] < 20_000 and per_irq["cycles"] >= per_irq["instructions"]
     console = (out / "console.log").read_text()
     assert "VTOE-INSMOD vtoe_toe.ko ok" in console and "VTOE-READY" in console
     assert "VTOE-WORKLOAD-START" in console and iss["command"] in console  # typed, echoed

@@ -283,7 +283,24 @@ void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
 
 void ArmCore::exception_return(uint32_t target) { return_to(target, st_.spsr[bank_of(st_.mode)]); }
 
+void ArmCore::irq_entered() {
+  if (in_irq_) return;  // (a nested one is part of the first's handling)
+  in_irq_ = true;
+  irq_return_pc_ = st_.pc;
+  irq_from_mode_ = st_.mode;
+  for (int c = 0; c < kClasses; ++c) irq_start_[c] = retired(static_cast<InsnClass>(c));
+}
+
 void ArmCore::return_to(uint32_t target, uint32_t spsr) {
+  const uint8_t to_mode = spsr & 0x1f;
+  if (in_irq_ && (to_mode == static_cast<uint8_t>(Mode::Usr) ||
+                  ((target & ~1u) == (irq_return_pc_ & ~1u) && to_mode == irq_from_mode_))) {
+    // (The return itself retires after: not counted.)
+    in_irq_ = false;
+    ++irqs_handled_;
+    for (int c = 0; c < kClasses; ++c)
+      irq_retired_[c] += retired(static_cast<InsnClass>(c)) - irq_start_[c];
+  }
   // A return to a mode the current one may not enter (Hyp from PL1, PL1 from Hyp is allowed;
   // a reserved mode) is UNPREDICTABLE: the mode is left as it is, as QEMU does.
   uint8_t m = spsr & 0x1f;

@@ -182,6 +182,8 @@ class ArmCore {
     uint64_t mode_class_retired[32][kClasses];
     uint64_t mode_class_start[kClasses];
     ExceptionEntry::Counts exceptions;
+    uint64_t irqs_handled;
+    uint64_t irq_retired[kClasses];
   };
   Statistics statistics() const;
   void restore_statistics(const Statistics& s);
@@ -223,6 +225,14 @@ class ArmCore {
   void remove_breakpoint(uint32_t va);
   bool at_breakpoint() const { return bp_hit_; }
 
+  // Interrupt handling (statistics): from an IRQ's entry (physical or virtual, to a PL1 mode)
+  // to the exception return that goes back to the interrupted instruction in its mode, or to
+  // any return to User mode (a task switched in on the way out counts its switch): the vector,
+  // the handler and what its exit runs (Linux's softirqs). Not the returns inside (Linux's
+  // vector stub enters SVC mode by one). How many such spans ended, and the instructions they
+  // retired by class.
+  uint64_t irqs_handled() const { return irqs_handled_; }
+  uint64_t irq_handler_retired(InsnClass c) const { return irq_retired_[static_cast<int>(c)]; }
   // Retired instructions by the mode they ran in (statistics).
   uint64_t retired_in_mode(Mode m) const;
   // Instructions of class `c` retired in mode `m` (cycles by mode: IssCpu::cycles_in_mode).
@@ -624,6 +634,14 @@ class ArmCore {
   // By mode and class, counted at mode switches (a few per system call, not per instruction).
   uint64_t mode_class_retired_[32][kClasses] = {};
   uint64_t mode_class_start_[kClasses] = {};  // retired(class) when the current mode was entered
+  // An IRQ's handling in progress (irq_entered .. the next return_to), and the totals.
+  void irq_entered();
+  bool in_irq_ = false;
+  uint32_t irq_return_pc_ = 0;
+  uint8_t irq_from_mode_ = 0;
+  uint64_t irq_start_[kClasses] = {};
+  uint64_t irqs_handled_ = 0;
+  uint64_t irq_retired_[kClasses] = {};
   // Host floating-point environment while guest code runs (see GuestFpScope).
   bool in_guest_fp_ = false;
   int host_fp_flags_ = 0, host_rounding_ = 0;

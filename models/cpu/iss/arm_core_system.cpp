@@ -80,6 +80,8 @@ ArmCore::Statistics ArmCore::statistics() const {
   std::memcpy(s.mode_class_retired, mode_class_retired_, sizeof mode_class_retired_);
   std::memcpy(s.mode_class_start, mode_class_start_, sizeof mode_class_start_);
   s.exceptions = exc_.counts();
+  s.irqs_handled = irqs_handled_;
+  std::memcpy(s.irq_retired, irq_retired_, sizeof irq_retired_);
   return s;
 }
 
@@ -90,6 +92,9 @@ void ArmCore::restore_statistics(const Statistics& s) {
   std::memcpy(mode_class_retired_, s.mode_class_retired, sizeof mode_class_retired_);
   std::memcpy(mode_class_start_, s.mode_class_start, sizeof mode_class_start_);
   exc_.restore_counts(s.exceptions);
+  irqs_handled_ = s.irqs_handled;
+  std::memcpy(irq_retired_, s.irq_retired, sizeof irq_retired_);
+  in_irq_ = false;
 }
 
 // BKPT: a debug event, taken as a prefetch abort (IFSR/IFSC "debug event", IFAR 0) as QEMU 7.2

@@ -316,6 +316,7 @@ bool ExceptionEntry::take_pending_interrupt() {
       return true;
     case 3:
     case 6:
+      c.irq_entered();
       take_exception(Exception::Irq, c.st_.pc + 4, c.cpsr());
       return true;
     case 2:
