@@ -163,6 +163,7 @@ void ArmCore::leave_guest_fp() {
 
 void ArmCore::execute_vfp(const Insn& in) {
   if (st_.system && !check_vfp_enabled(in)) return;  // trapped to Hyp mode
+  if (!in_guest_fp_) enter_guest_fp();  // (GuestFpScope: left at the end of the run)
   execute_vfp_op(in, in.flags & kFlagDouble);
 }
 
