@@ -221,8 +221,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("N");
   iss_run
       ->add_option("--trace-limit", args.iss.trace_limit,
-                   "Trace at most N instructions, about 560 bytes each (default 400000, "
-                   "about 220 MB; 0: no limit); the program runs on untraced, with a message")
+                   "Trace at most N instructions, about 570 bytes each (default 400000, "
+                   "about 230 MB; 0: no limit); the program runs on untraced, with a message")
       ->type_name("N");
   // PROGRAM and everything after it belong to the program, options included.
   iss_run->prefix_command();
@@ -278,7 +278,7 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("FILE");
   system_run
       ->add_option("--trace-limit", so.trace_limit,
-                   "Instructions traced at most (default 1000000, about 220 bytes each: 220 MB); "
+                   "Instructions traced at most (default 1000000, 221 bytes each: 221 MB); "
                    "the run goes on untraced, with a warning")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));

@@ -86,8 +86,8 @@ struct IssOptions {
   std::string stats;              ///< --stats FILE: JSON of instructions retired and MIPS
   std::string trace;              ///< --trace FILE: registers before every instruction
   std::uint64_t trace_from = 0;   ///< --trace-from N: instructions run untraced first
-  /// --trace-limit N: instructions traced at most (0: no limit); about 560 bytes each, so the
-  /// default keeps a trace near 220 MB, below the 256 MiB of the other outputs' bounds.
+  /// --trace-limit N: instructions traced at most (0: no limit); about 570 bytes each, so the
+  /// default keeps a trace near 230 MB, below the 256 MiB of the other outputs' bounds.
   std::uint64_t trace_limit = 400'000;
 };
 
@@ -100,7 +100,7 @@ struct SystemOptions {
   std::string stats;                   ///< --stats FILE
   unsigned gdb_port = 0;               ///< --gdb PORT; 0 = none
   std::string trace;                   ///< --trace FILE: registers before each instruction
-  /// --trace-limit N: instructions traced at most; about 220 bytes each: 220 MB by default.
+  /// --trace-limit N: instructions traced at most; 221 bytes each: 221 MB by default.
   std::uint64_t trace_limit = 1'000'000;
   std::optional<std::uint32_t> trace_at;  ///< --trace-at ADDR: trace from there on
   std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in

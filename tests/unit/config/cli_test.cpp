@@ -97,7 +97,7 @@ TEST(CliParse, OutputBoundsHaveDefaultsAndTakeSizes) {
 }
 
 TEST(CliParse, IssTracesStayNearTheOtherOutputsBounds) {
-  // About 560 and 220 bytes per instruction: both defaults near 220 MB (docs/outputs.md).
+  // About 570 and 220 bytes per instruction: both defaults near 230 MB (docs/outputs.md).
   EXPECT_EQ(parse({"iss", "run", "--trace", "t.log", "prog"}).iss.trace_limit, 400'000u);
   EXPECT_EQ(parse({"system", "run", "--kernel", "k", "--trace", "t.log"}).system.trace_limit,
             1'000'000u);
