@@ -55,6 +55,7 @@ endforeach()
 # package) goes with the prefix; one installed elsewhere is found where it is.
 set(VTOE_SYSTEMC_BUNDLED OFF)
 set(VTOE_INSTALL_SYSTEMCDIR ${CMAKE_INSTALL_LIBDIR}/vtoe/systemc)
+set(VTOE_SYSTEMC_HINT "${SystemCLanguage_DIR}")  # where the package looks for one not bundled
 if(SystemCLanguage_FOUND)
   # SystemCLanguage_DIR is <root>/lib*/cmake/SystemCLanguage
   get_filename_component(vtoe_systemc_root "${SystemCLanguage_DIR}/../../.." ABSOLUTE)
@@ -62,6 +63,7 @@ if(SystemCLanguage_FOUND)
   cmake_path(IS_PREFIX PROJECT_BINARY_DIR "${vtoe_systemc_root}" NORMALIZE vtoe_systemc_in_build)
   if(vtoe_systemc_in_tree OR vtoe_systemc_in_build)
     set(VTOE_SYSTEMC_BUNDLED ON)
+    set(VTOE_SYSTEMC_HINT "")  # the prefix names no path of the tree
     file(RELATIVE_PATH vtoe_systemc_cmakedir "${vtoe_systemc_root}" "${SystemCLanguage_DIR}")
     install(DIRECTORY ${vtoe_systemc_root}/ DESTINATION ${VTOE_INSTALL_SYSTEMCDIR}
             USE_SOURCE_PERMISSIONS PATTERN ".built-*" EXCLUDE)

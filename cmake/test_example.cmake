@@ -1,8 +1,9 @@
 # ctest's example_against_install: installs this build into a temporary prefix, moves the prefix
 # elsewhere (it must not depend on its own path), checks that nothing in it points into the source
 # or build tree (SystemC under build/systemc-fast included: it is installed with the prefix), then
-# configures and builds examples/traffic_generator against the prefix alone (find_package(vtoe)),
-# checks that its compile and link lines and the headers it read stay out of the tree, and runs it.
+# configures and builds examples/traffic_generator against the prefix alone (find_package(vtoe))
+# with the tree's SystemC hidden where a mount namespace can be made, checks that its compile and
+# link lines and the headers it read stay out of the tree, and runs it.
 #   cmake -DVTOE_BUILD=<build dir> -DVTOE_SOURCE=<source dir> [-DCMAKE_GENERATOR=...] -P this
 file(REAL_PATH "${VTOE_BUILD}" build_dir)
 set(work ${build_dir}/example)
@@ -44,10 +45,39 @@ set(generator)
 if(CMAKE_GENERATOR)
   set(generator -G ${CMAKE_GENERATOR})
 endif()
-run("configuring the example" ${CMAKE_COMMAND} -S ${VTOE_SOURCE}/examples/traffic_generator
-    -B ${build} ${generator} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
+set(configure ${CMAKE_COMMAND} -S ${VTOE_SOURCE}/examples/traffic_generator -B ${build}
+    ${generator} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-run("building the example" ${CMAKE_COMMAND} --build ${build})
+# The tree's own SystemC builds (build/systemc-*) out of reach while the example is configured
+# and built: an empty file system over each, in a mount namespace of its own (unshare, where
+# this user may make one; else the checks below alone).
+file(GLOB tree_systemc LIST_DIRECTORIES true ${tree}/build/systemc-*)
+set(hide "")
+foreach(dir ${tree_systemc})
+  if(IS_DIRECTORY ${dir})
+    string(APPEND hide "mount -t tmpfs vtoe-hidden '${dir}' && ")
+  endif()
+endforeach()
+find_program(UNSHARE unshare)
+set(hidden FALSE)
+if(UNSHARE AND hide)
+  execute_process(COMMAND ${UNSHARE} -m sh -c "${hide}true" RESULT_VARIABLE rc OUTPUT_QUIET
+                  ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(hidden TRUE)
+  endif()
+endif()
+if(hidden)
+  message(STATUS "the example is built with ${tree_systemc} hidden")
+  list(JOIN configure "' '" configure_line)
+  run("configuring and building the example with ${tree_systemc} hidden" ${UNSHARE} -m sh -c
+      "${hide}'${configure_line}' && '${CMAKE_COMMAND}' --build '${build}'")
+else()
+  message(STATUS "no mount namespace here: ${tree_systemc} stays visible; the checks below "
+                 "tell whether the example used it")
+  run("configuring the example" ${configure})
+  run("building the example" ${CMAKE_COMMAND} --build ${build})
+endif()
 # What the build used: the packages it found, its compile and link lines, and (Ninja) every
 # header the compiler read.
 file(STRINGS ${build}/CMakeCache.txt found REGEX "_DIR:")
