@@ -200,3 +200,11 @@ TEST(VcdWriter, NamesTheFileItCannotCreate) {
 }
 
 }  // namespace
+
+// VcdWriter is plain C++, but vtoe_app pulls in libsystemc, whose main() needs an sc_main. This
+// file's main() takes precedence over libsystemc's; sc_main runs the same tests if it is ever used.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
+extern "C" int sc_main(int argc, char* argv[]) { return main(argc, argv); }
