@@ -41,7 +41,11 @@ VcdWriter::~VcdWriter() {
 
 std::size_t VcdWriter::add(const std::string& name, unsigned width) {
   if (header_written_) throw std::logic_error("VcdWriter::add(" + name + ") after the first value");
-  vars_.push_back({name, code_of(vars_.size()), std::max(width, 1u)});
+  // VCD words end at white space: a scenario's VM name with a space would split the declaration.
+  std::string word = name;
+  for (char& ch : word)
+    if (static_cast<unsigned char>(ch) <= ' ') ch = '_';
+  vars_.push_back({word, code_of(vars_.size()), std::max(width, 1u)});
   return vars_.size() - 1;
 }
 

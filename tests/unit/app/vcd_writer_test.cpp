@@ -190,6 +190,17 @@ TEST(VcdWriter, WithoutABoundWritesEverything) {
   std::filesystem::remove(path);
 }
 
+TEST(VcdWriter, NamesWithSpacesStayOneWord) {
+  const std::string path = temp_path("vcd_spaces");
+  {
+    VcdWriter vcd(path, VcdBounds{0, 0, 0});
+    vcd.set(0, vcd.add("vtoe_manager.web server.vsendq", 32), 3);
+    vcd.close(kNs);
+  }
+  EXPECT_EQ(parse(read(path)).widths.count("vtoe_manager.web_server.vsendq"), 1u);
+  std::filesystem::remove(path);
+}
+
 TEST(VcdWriter, NamesTheFileItCannotCreate) {
   try {
     VcdWriter vcd("/nonexistent-dir/wave.vcd", VcdBounds{});
