@@ -144,10 +144,22 @@ CliArgs parse_cli(int argc, const char* const* argv) {
                   "Largest size of timeseries.csv, e.g. 10MiB (default 256MiB; 0 = no bound): "
                   "rows after the bound are left out, with a warning")
       ->type_name("SIZE");
-  run->add_option("--vcd", args.run.vcd,
-                  "Write a waveform (VCD, for GTKWave) of interrupt lines, the interrupt bit "
-                  "vector, queue occupancies, link busy and the running VM")
-      ->type_name("FILE");
+  CLI::Option* vcd =
+      run->add_option("--vcd", args.run.vcd,
+                      "Write a waveform (VCD, for GTKWave) of interrupt lines, the interrupt bit "
+                      "vector, queue occupancies, link busy and the running VM")
+          ->type_name("FILE");
+  std::string vcd_limit, vcd_window;
+  run->add_option("--vcd-limit", vcd_limit,
+                  "Largest size of the --vcd file, e.g. 50MiB (default 256MiB; 0 = no bound): "
+                  "value changes after the bound are left out, with a warning")
+      ->type_name("SIZE")
+      ->needs(vcd);
+  run->add_option("--vcd-window", vcd_window,
+                  "Simulated time span the --vcd file covers, e.g. 20ms:25ms (default: the "
+                  "whole run)")
+      ->type_name("FROM:TO")
+      ->needs(vcd);
 
   CLI::App* validate = app.add_subcommand("validate", "Check a scenario and print it resolved");
   add_scenario_options(validate, args.run, seed);
@@ -209,8 +221,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("N");
   iss_run
       ->add_option("--trace-limit", args.iss.trace_limit,
-                   "Trace at most N instructions, about 580 bytes each (default 2000000, "
-                   "0: no limit); the program runs on untraced")
+                   "Trace at most N instructions, about 570 bytes each (default 400000, "
+                   "about 230 MB; 0: no limit); the program runs on untraced, with a message")
       ->type_name("N");
   // PROGRAM and everything after it belong to the program, options included.
   iss_run->prefix_command();
@@ -266,8 +278,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("FILE");
   system_run
       ->add_option("--trace-limit", so.trace_limit,
-                   "Instructions traced at most (default 2000000, about 230 bytes each); the run "
-                   "goes on untraced")
+                   "Instructions traced at most (default 1000000, 221 bytes each: 221 MB); "
+                   "the run goes on untraced, with a warning")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   std::string trace_at;
@@ -372,7 +384,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
     args.run.log_level = core::parse_log_level(log_level);
     for (const auto& [text, option, value] :
          {std::tuple{pcap_limit, "--pcap-limit", &args.run.pcap_limit},
-          std::tuple{stats_limit, "--stats-limit", &args.run.stats_limit}}) {
+          std::tuple{stats_limit, "--stats-limit", &args.run.stats_limit},
+          std::tuple{vcd_limit, "--vcd-limit", &args.run.vcd_limit}}) {
       if (text.empty()) continue;
       try {
         *value = core::parse_bytes(text, core::BareNumber::BaseUnit);
@@ -411,6 +424,8 @@ CliArgs parse_cli(int argc, const char* const* argv) {
           window("--trace-window", trace_window);
       args.run.trace = true;
     }
+    if (!vcd_window.empty())
+      std::tie(args.run.vcd_from_ps, args.run.vcd_to_ps) = window("--vcd-window", vcd_window);
     if (!pcap_window.empty()) {
       std::tie(args.run.pcap_from_ps, args.run.pcap_to_ps) = window("--pcap-window", pcap_window);
       args.run.pcap = true;

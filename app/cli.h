@@ -62,6 +62,9 @@ struct RunOptions {
   bool quiet = false;  ///< no progress or summary on stdout
   bool trace = false;  ///< write DIR/trace.json (Chrome trace events, opens in Perfetto)
   std::string vcd;     ///< --vcd FILE: a waveform of interrupts, queues, link and scheduler
+  std::uint64_t vcd_limit = 256ull << 20;  ///< --vcd-limit: bytes of the VCD; 0 = none
+  /// --vcd-window in ps: changes at or after `from` and before `to`; to == 0: the whole run.
+  std::uint64_t vcd_from_ps = 0, vcd_to_ps = 0;
   /// --trace-limit: events trace.json holds at most (about 104 bytes each); 0 = no bound.
   std::uint64_t trace_limit = 2'500'000;
   /// Trace window in ps; trace_to_ps == 0 means the default: 10 ms from the end of warm-up.
@@ -83,20 +86,22 @@ struct IssOptions {
   std::string stats;              ///< --stats FILE: JSON of instructions retired and MIPS
   std::string trace;              ///< --trace FILE: registers before every instruction
   std::uint64_t trace_from = 0;   ///< --trace-from N: instructions run untraced first
-  /// --trace-limit N: instructions traced at most (0: no limit); about 580 bytes each.
-  std::uint64_t trace_limit = 2'000'000;
+  /// --trace-limit N: instructions traced at most (0: no limit); about 570 bytes each, so the
+  /// default keeps a trace near 230 MB, below the 256 MiB of the other outputs' bounds.
+  std::uint64_t trace_limit = 400'000;
 };
 
 /// `vtoe system run`: an ELF or zImage on the system platform (QEMU virt's memory map).
 struct SystemOptions {
   std::string kernel, initrd, append, dtb;
-  bool virtualization = false;            ///< start in Hyp mode
-  std::uint64_t memory = 0;               ///< RAM bytes; 0 = 128 MiB
-  std::uint64_t max_instructions = 0;     ///< 0 = no limit
-  std::string stats;                      ///< --stats FILE
-  unsigned gdb_port = 0;                  ///< --gdb PORT; 0 = none
-  std::string trace;                      ///< --trace FILE: registers before each instruction
-  std::uint64_t trace_limit = 2'000'000;  ///< --trace-limit N: instructions traced at most
+  bool virtualization = false;         ///< start in Hyp mode
+  std::uint64_t memory = 0;            ///< RAM bytes; 0 = 128 MiB
+  std::uint64_t max_instructions = 0;  ///< 0 = no limit
+  std::string stats;                   ///< --stats FILE
+  unsigned gdb_port = 0;               ///< --gdb PORT; 0 = none
+  std::string trace;                   ///< --trace FILE: registers before each instruction
+  /// --trace-limit N: instructions traced at most; 221 bytes each: 221 MB by default.
+  std::uint64_t trace_limit = 1'000'000;
   std::optional<std::uint32_t> trace_at;  ///< --trace-at ADDR: trace from there on
   std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in
   std::vector<std::string> sets;  ///< --set key=value, over the scenario

@@ -46,7 +46,7 @@ void trace_registers(std::FILE* f, const iss::ArmCore& core) {
 
 // Bytes one trace_registers() record takes (16 core and 16 VFP registers): the unit of the
 // projected trace size.
-constexpr std::uint64_t kTraceRecordBytes = 4 * 48 + 13 + 16 * 21 + 16;
+constexpr std::uint64_t kTraceRecordBytes = 4 * 52 + 13 + 16 * 21 + 16;
 // Below this much free space the trace stops: a full disk hurts more than a short trace.
 constexpr std::uint64_t kTraceReserveBytes = 256ull << 20;
 
@@ -111,12 +111,12 @@ int run_iss(const IssOptions& opts, std::ostream& err) {
         err << "vtoe: iss run: cannot write " << opts.trace << "\n";
         return kExitFailure;
       }
-      // A trace takes about 580 bytes per instruction: say so before the disk fills.
+      // A trace takes about 570 bytes per instruction: say so before the disk fills.
       const std::uint64_t projected = opts.trace_limit * kTraceRecordBytes;
       if (opts.trace_limit == 0 || projected + kTraceReserveBytes > free_bytes(opts.trace))
         err << "vtoe: iss run: warning: the trace may take up to "
             << (opts.trace_limit ? std::to_string(projected >> 20) + " MiB"
-                                 : "580 bytes per instruction")
+                                 : "573 bytes per instruction")
             << " and " << opts.trace << "'s file system has " << (free_bytes(opts.trace) >> 20)
             << " MiB free; it stops with 256 MiB left\n";
       const std::string cut = run_traced(core, f.get(), opts);

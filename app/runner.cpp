@@ -223,7 +223,9 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
   }
   std::unique_ptr<WaveformProbe> waveform;
   if (options && !options->vcd.empty())
-    waveform = std::make_unique<WaveformProbe>("waveform", platform, options->vcd, kVcdPeriod);
+    waveform = std::make_unique<WaveformProbe>(
+        "waveform", platform, options->vcd, kVcdPeriod,
+        VcdBounds{options->vcd_from_ps, options->vcd_to_ps, options->vcd_limit});
   // Ends the run at the next step, and asks the NetVP pacer to stop at its next tick.
   const StopOnSignal stop_on_signal(&netvp::Pacer::request_stop);
   // Ended by hand (SIGINT, SIGTERM; the NetVP pacer notices them too) or by the pacer's failure.
@@ -358,6 +360,18 @@ ordered_json simulate(const Config& cfg, const std::string& pcap_dir, const std:
           "the interface: ethtool -K IF gso off gro off)");
   }
   for (const std::string& w : capture_warnings()) warnings_out(run_info, w);
+  if (waveform) {
+    const VcdWriter& vcd = waveform->finish();
+    if (vcd.left_out() != 0) {
+      std::ostringstream m;
+      m << vcd.path() << " " << kCaptureFull << " of " << vcd.max_bytes()
+        << " bytes (--vcd-limit) at " << std::fixed << std::setprecision(6)
+        << static_cast<double>(vcd.full_at_ps()) / 1e12 << " s of simulated time: the "
+        << vcd.left_out()
+        << " value changes after that are not in it (raise --vcd-limit or narrow --vcd-window)";
+      warnings_out(run_info, m.str());
+    }
+  }
   if (series && series->rows_left_out() != 0) {
     std::ostringstream m;
     m << options->out_dir << "/timeseries.csv " << kCaptureFull << " of " << options->stats_limit
@@ -527,6 +541,13 @@ int run_scenario(const Config& cfg, const RunOptions& options) {
     std::cerr << "vtoe: --trace-window starts at " << options.trace_from_ps / core::kPsPerMs
               << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
               << "): the trace would be empty\n";
+    return kExitUsage;
+  }
+  if (!options.vcd.empty() && options.vcd_to_ps &&
+      options.vcd_from_ps >= cfg.get_time("duration")) {
+    std::cerr << "vtoe: --vcd-window starts at " << options.vcd_from_ps / core::kPsPerMs
+              << " ms, at or after the end of the run (duration " << cfg.get_text("duration")
+              << "): the waveform would be empty\n";
     return kExitUsage;
   }
   if (options.pcap_to_ps && options.pcap_from_ps >= cfg.get_time("duration")) {

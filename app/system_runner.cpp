@@ -249,6 +249,16 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     }
   }
   if (status != 0 && platform->stop_reason() != sys::StopReason::Reset) tail.print(err);
+  // A trace that reached its bound says so (docs/outputs.md, "Bounds of every output").
+  std::string trace_warning;
+  if (const uint64_t full_at = platform->cpu().observer_full_at(); full_at != 0 && n > full_at) {
+    trace_warning = opts.trace + " reached its bound of " + std::to_string(opts.trace_limit) +
+                    " instructions (--trace-limit) at instruction " + std::to_string(full_at) +
+                    ": the " + std::to_string(n - full_at) +
+                    " instructions after that are not in it (raise --trace-limit, or start it "
+                    "later with --trace-at)";
+    err << "vtoe: system run: warning: " << trace_warning << "\n";
+  }
   if (gdb) gdb->exited(status);
   if (!opts.stats.empty()) {
     nlohmann::ordered_json j;
@@ -302,6 +312,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       j["toe"] = t;
     }
     j["psci_calls"] = platform->psci().calls();
+    j["warnings"] = trace_warning.empty() ? nlohmann::ordered_json::array()
+                                          : nlohmann::ordered_json::array({trace_warning});
     j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();
     j["wall_seconds"] = seconds;
     j["mips"] = seconds > 0 ? static_cast<double>(n) / seconds / 1e6 : 0.0;

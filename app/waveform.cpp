@@ -4,64 +4,80 @@
 
 namespace vtoe::app {
 
+namespace {
+
+std::string with_extension(const std::string& file) {
+  const bool has = file.size() > 4 && file.compare(file.size() - 4, 4, ".vcd") == 0;
+  return has ? file : file + ".vcd";
+}
+
+}  // namespace
+
 WaveformProbe::WaveformProbe(const sc_core::sc_module_name& name, platform::Platform& p,
-                             const std::string& file, core::TimePs period)
-    : sc_core::sc_module(name), p_(p), period_(period) {
-  std::string base = file;
-  if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0)
-    base.resize(base.size() - 4);  // SystemC adds the extension
-  tf_ = sc_core::sc_create_vcd_trace_file(base.c_str());
-  if (!tf_) throw std::runtime_error("--vcd " + file + ": cannot create the trace file");
-  tf_->set_time_unit(1, sc_core::SC_NS);  // edges to the ns; also keeps SystemC's notice quiet
-  sc_core::sc_trace(tf_, p.gic_irq(), "gic.irq");
-  sc_core::sc_trace(tf_, p.gic_virq(), "gic.virq");
-  sc_core::sc_trace(tf_, p.gic_maintenance(), "gic.maintenance");
+                             const std::string& file, core::TimePs period, VcdBounds bounds)
+    : sc_core::sc_module(name), p_(p), period_(period), vcd_(with_extension(file), bounds) {
+  auto line = [this](const sc_core::sc_signal_in_if<bool>& s, const std::string& var) {
+    lines_.emplace_back(&s, vcd_.add(var, 1));
+  };
+  line(p.gic_irq(), "gic.irq");
+  line(p.gic_virq(), "gic.virq");
+  line(p.gic_maintenance(), "gic.maintenance");
   for (std::size_t k = 1; k < p.core_count(); ++k) {  // the other cores' CPU interfaces
-    sc_core::sc_trace(tf_, p.gic_irq(k), "gic.irq" + std::to_string(k));
-    sc_core::sc_trace(tf_, p.gic_virq(k), "gic.virq" + std::to_string(k));
-    sc_core::sc_trace(tf_, p.gic_maintenance(k), "gic.maintenance" + std::to_string(k));
+    line(p.gic_irq(k), "gic.irq" + std::to_string(k));
+    line(p.gic_virq(k), "gic.virq" + std::to_string(k));
+    line(p.gic_maintenance(k), "gic.maintenance" + std::to_string(k));
   }
   for (std::size_t i = 0; i < p.spi_lines().size(); ++i)
-    sc_core::sc_trace(tf_, *p.spi_lines()[i], "gic.spi" + std::to_string(i));
-  sc_core::sc_trace(tf_, irq_vector_, "toe.irq_vector", 32);
-  sc_core::sc_trace(tf_, ccb_entries_, "toe.ccb_entries", 32);
-  sendq_.assign(static_cast<std::size_t>(p.toe().channel_count()), 0);
-  for (std::size_t c = 0; c < sendq_.size(); ++c)
-    sc_core::sc_trace(tf_, sendq_[c], "toe.channel" + std::to_string(c) + ".sendq", 32);
-  if (p.vtoe_manager()) {
-    vsendq_.assign(p.vm_count(), 0);
-    for (std::size_t s = 0; s < vsendq_.size(); ++s)
-      sc_core::sc_trace(tf_, vsendq_[s], "vtoe_manager." + p.vm_name(s) + ".vsendq", 32);
-  }
-  sc_core::sc_trace(tf_, link_tx_busy_, "link.tx_busy");
-  sc_core::sc_trace(tf_, link_rx_busy_, "link.rx_busy");
-  sc_core::sc_trace(tf_, running_vm_, "scheduler.running_vm");
+    line(*p.spi_lines()[i], "gic.spi" + std::to_string(i));
+  irq_vector_id_ = vcd_.add("toe.irq_vector", 32);
+  ccb_id_ = vcd_.add("toe.ccb_entries", 32);
+  for (int c = 0; c < p.toe().channel_count(); ++c)
+    sendq_ids_.push_back(vcd_.add("toe.channel" + std::to_string(c) + ".sendq", 32));
+  if (p.vtoe_manager())
+    for (std::size_t s = 0; s < p.vm_count(); ++s)
+      vsendq_ids_.push_back(vcd_.add("vtoe_manager." + p.vm_name(s) + ".vsendq", 32));
+  link_tx_id_ = vcd_.add("link.tx_busy", 1);
+  link_rx_id_ = vcd_.add("link.rx_busy", 1);
+  vm_id_ = vcd_.add("scheduler.running_vm", 32);
+
+  SC_METHOD(read_lines);
+  for (const auto& l : lines_) sensitive << l.first->value_changed_event();
   SC_METHOD(sample);
 }
 
-WaveformProbe::~WaveformProbe() {
-  if (tf_) sc_core::sc_close_vcd_trace_file(tf_);
+void WaveformProbe::read_lines() {
+  const core::TimePs t = core::now_ps();
+  for (const auto& [signal, id] : lines_) vcd_.set(t, id, signal->read() ? 1 : 0);
 }
 
 void WaveformProbe::sample() {
+  const core::TimePs t = core::now_ps();
   toe::Toe& toe = p_.toe();
-  irq_vector_ = toe.irq_vector();
-  ccb_entries_ = static_cast<std::uint32_t>(toe.ccb().stats().accumulator("occupancy").current());
-  for (std::size_t c = 0; c < sendq_.size(); ++c)
-    sendq_[c] =
-        static_cast<std::uint32_t>(toe.channel(static_cast<int>(c)).sendq_occupancy().current());
+  vcd_.set(t, irq_vector_id_, toe.irq_vector());
+  vcd_.set(t, ccb_id_,
+           static_cast<std::uint64_t>(toe.ccb().stats().accumulator("occupancy").current()));
+  for (std::size_t c = 0; c < sendq_ids_.size(); ++c)
+    vcd_.set(
+        t, sendq_ids_[c],
+        static_cast<std::uint64_t>(toe.channel(static_cast<int>(c)).sendq_occupancy().current()));
   if (hypervisor::VirtualToeManager* m = p_.vtoe_manager())
-    for (std::size_t s = 0; s < vsendq_.size(); ++s)
-      vsendq_[static_cast<std::size_t>(m->channel(static_cast<int>(s)).vm())] =
-          static_cast<std::uint32_t>(m->vsendq_occupancy(static_cast<int>(s)).current());
+    for (std::size_t s = 0; s < vsendq_ids_.size(); ++s)
+      vcd_.set(t, vsendq_ids_[static_cast<std::size_t>(m->channel(static_cast<int>(s)).vm())],
+               static_cast<std::uint64_t>(m->vsendq_occupancy(static_cast<int>(s)).current()));
   // The TOE is end A of the simulated link (NetVP has no simulated link: the MAC's counters).
   const std::uint64_t tx = toe.mac().tx_frames(), rx = toe.mac().rx_frames();
-  link_tx_busy_ = tx != last_tx_frames_;
-  link_rx_busy_ = rx != last_rx_frames_;
+  vcd_.set(t, link_tx_id_, tx != last_tx_frames_ ? 1 : 0);
+  vcd_.set(t, link_rx_id_, rx != last_rx_frames_ ? 1 : 0);
   last_tx_frames_ = tx;
   last_rx_frames_ = rx;
-  running_vm_ = p_.core().running_vm();
+  // Two's complement in 32 bits, as a signed value in a waveform viewer.
+  vcd_.set(t, vm_id_, static_cast<std::uint32_t>(p_.core().running_vm()));
   next_trigger(core::ps(period_));
+}
+
+const VcdWriter& WaveformProbe::finish() {
+  vcd_.close(core::now_ps());
+  return vcd_;
 }
 
 }  // namespace vtoe::app

@@ -4,7 +4,9 @@
 #   target_link_libraries(my_platform PRIVATE vtoe::toe vtoe::mem vtoe::net)   # or vtoe::models
 # (examples/traffic_generator does). Headers go to include/vtoe/ with the tree's own paths, so
 # `#include "models/toe/toe.h"` works the same inside and outside. The vtoe program is installed
-# too; tests, the Python side and the fuzz harnesses are not.
+# too; tests, the Python side and the fuzz harnesses are not. The prefix needs nothing of the
+# build tree: a SystemC built inside the tree (build/systemc-fast) is installed with it, under
+# lib/vtoe/systemc, and the package finds it there (cmake/test_example.cmake checks).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -12,8 +14,8 @@ set(VTOE_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/vtoe)
 set(VTOE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/vtoe)
 
 # library target -> vtoe::<name>
-set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm toe stack hypervisor guest netvp config
-                  platform)
+set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm uart psci toe stack hypervisor guest
+                  netvp config platform system_platform)
 set(vtoe_export_targets)
 foreach(name ${vtoe_exported})
   if(TARGET vtoe_${name})
@@ -49,6 +51,24 @@ foreach(dir models hypervisor guest netvp config platform)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${VTOE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h" PATTERN "target*" EXCLUDE)
 endforeach()
+# SystemC from inside the source tree (scripts/build-systemc.sh's install, a relocatable CMake
+# package) goes with the prefix; one installed elsewhere is found where it is.
+set(VTOE_SYSTEMC_BUNDLED OFF)
+set(VTOE_INSTALL_SYSTEMCDIR ${CMAKE_INSTALL_LIBDIR}/vtoe/systemc)
+set(VTOE_SYSTEMC_HINT "${SystemCLanguage_DIR}")  # where the package looks for one not bundled
+if(SystemCLanguage_FOUND)
+  # SystemCLanguage_DIR is <root>/lib*/cmake/SystemCLanguage
+  get_filename_component(vtoe_systemc_root "${SystemCLanguage_DIR}/../../.." ABSOLUTE)
+  cmake_path(IS_PREFIX PROJECT_SOURCE_DIR "${vtoe_systemc_root}" NORMALIZE vtoe_systemc_in_tree)
+  cmake_path(IS_PREFIX PROJECT_BINARY_DIR "${vtoe_systemc_root}" NORMALIZE vtoe_systemc_in_build)
+  if(vtoe_systemc_in_tree OR vtoe_systemc_in_build)
+    set(VTOE_SYSTEMC_BUNDLED ON)
+    set(VTOE_SYSTEMC_HINT "")  # the prefix names no path of the tree
+    file(RELATIVE_PATH vtoe_systemc_cmakedir "${vtoe_systemc_root}" "${SystemCLanguage_DIR}")
+    install(DIRECTORY ${vtoe_systemc_root}/ DESTINATION ${VTOE_INSTALL_SYSTEMCDIR}
+            USE_SOURCE_PERMISSIONS PATTERN ".built-*" EXCLUDE)
+  endif()
+endif()
 install(EXPORT vtoeTargets NAMESPACE vtoe:: DESTINATION ${VTOE_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vtoeConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/vtoeConfig.cmake

@@ -191,6 +191,43 @@ def test_vcd_traces_interrupts_queues_link_and_scheduler(vtoe, tmp_path):
     assert times == sorted(times) and max(times) <= 40_000_000  # ns
 
 
+def test_a_waveform_stops_at_its_bound_and_says_so(vtoe, tmp_path):
+    vcd, out, limit = tmp_path / "wave.vcd", tmp_path / "out", 8192
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--vcd", vcd, "--vcd-limit", f"{limit}B", "--out", out,
+                    "--quiet")
+    assert proc.returncode == 0, proc.stderr  # the run itself is complete
+    said = f"{vcd} reached its bound of {limit} bytes (--vcd-limit) at "
+    assert f"vtoe: warning: {said}" in proc.stderr, proc.stderr
+    assert any(w.startswith(said) for w in json.loads((out / "run.json").read_text())["warnings"])
+    assert limit - 64 < vcd.stat().st_size <= limit
+    # The changes from the start of the run up to the bound, none after it.
+    _, changes = vcd_changes(vcd)
+    times = sorted(t for c in changes.values() for t, _ in c)
+    assert times[0] == 0 and times[-1] < 5_000_000  # ns
+    # Without the bound the same run writes more, and says nothing.
+    proc = vtoe.run("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set",
+                    "warmup=1ms", "--vcd", tmp_path / "whole.vcd", "--out", out, "--quiet")
+    assert proc.stderr == "" and (tmp_path / "whole.vcd").stat().st_size > limit
+
+
+def test_a_waveform_window_keeps_only_its_changes(vtoe, tmp_path):
+    vcd, out = tmp_path / "wave.vcd", tmp_path / "out"
+    short = ("run", "scenarios/quickstart.yaml", "--set", "duration=5ms", "--set", "warmup=1ms",
+             "--out", out, "--quiet")
+    vtoe.run(*short, "--vcd", vcd, "--vcd-window", "2ms:3ms")
+    _, changes = vcd_changes(vcd)
+    # Every variable's value at the window's start, then its changes inside it.
+    assert all(c[0][0] == 2_000_000 for c in changes.values())
+    times = [t for c in changes.values() for t, _ in c]
+    assert len(times) > 100 and max(times) < 3_000_000
+    for bad, says in ((("--vcd", vcd, "--vcd-window", "5ms:6ms"), "the waveform would be empty"),
+                      (("--vcd", vcd, "--vcd-limit", "big"), "--vcd-limit big"),
+                      (("--vcd-limit", "1MiB"), "--vcd-limit requires --vcd")):
+        proc = vtoe.run(*short, *bad, check=False)
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
 def test_trace_has_counter_tracks_and_lanes_named_by_vm(vtoe, tmp_path):
     out = tmp_path / "out"
     vtoe.run("run", "scenarios/virt/qos_4vm.yaml", "--set", "vms.0.name=alice", "--set",

@@ -58,6 +58,26 @@ def test_a_slower_port_with_a_small_buffer_drops_and_tcp_recovers(vtoe):
         "retransmits"] > 0
 
 
+def test_a_vm_waiting_for_its_retransmission_timer_holds_the_dispatchers_pool(vtoe, tmp_path):
+    # docs/topology.md, "Loss on one VM's link holds up the other VM's sends": vm0's lost
+    # segments leave its contexts waiting in the TOE for its timer (200 ms), and the four
+    # contexts of toe.dispatcher.depth that the manager keeps in the TOE are all vm0's.
+    def run(depth):
+        out = tmp_path / f"depth{depth}"
+        proc = vtoe.run("run", SCENARIO, "--set", "links.1.loss=0.01", "--set",
+                        f"toe.dispatcher.depth={depth}", "--out", out, "--quiet", check=False)
+        res = json.loads((out / "results.json").read_text())
+        return proc, res["vms"][1], {link["name"]: link for link in res["links"]}
+    proc, vm1, links = run(4)
+    assert proc.returncode == 5 and "vm vm1 (rpc): no progress" in proc.stderr, proc.stderr
+    assert vm1["transactions"] == 0 and vm1["no_progress"]
+    assert links["to_server1"]["frames"] < 10  # ARP and the handshake; no request
+    # With room for vm1's request beside vm0's stuck contexts, vm1 goes on.
+    proc, vm1, links = run(64)
+    assert proc.returncode == 0, proc.stderr
+    assert vm1["transactions"] > 100 and links["to_server1"]["frames"] > 200
+
+
 def test_every_link_switch_port_and_host_over_time_and_in_totals(vtoe):
     # server0's port at 1 Gbit/s behind the 10 Gbit/s uplink, a 32 KiB buffer: the port's queue
     # fills and drops; the time series shows it, and its rows add up to results.json's totals.

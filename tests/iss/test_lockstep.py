@@ -97,7 +97,8 @@ def test_lockstep(corpus, program, variant, tmp_path):
     vfp = program.startswith("vfp")  # VFP registers too (the logs are much longer)
     ref_run = subprocess.run([QEMU, "-singlestep", "-d", "cpu,fpu,nochain" if vfp else "cpu,nochain",
                               "-D", str(qlog), str(exe)], capture_output=True, timeout=300)
-    got_run = subprocess.run([str(vtoe_binary()), "iss", "run", "--trace", str(vlog), str(exe)],
+    got_run = subprocess.run([str(vtoe_binary()), "iss", "run", "--trace", str(vlog),
+                              "--trace-limit", "2000000", str(exe)],
                              capture_output=True, timeout=300)
     begin = symbol(exe, "lockstep_begin")
     ref, got = states(qlog.read_text(), vfp), states(vlog.read_text(), vfp)

@@ -1,5 +1,5 @@
 """`vtoe iss run --trace` is bounded: a long program once wrote 30 GB of trace in four minutes.
---trace-limit (default 2,000,000 instructions) and --trace-from choose the window; the program
+--trace-limit (default 400,000 instructions, about 230 MB) and --trace-from choose the window; the program
 runs to its end untraced after it, and stderr says where the trace stopped."""
 import re
 import subprocess

@@ -41,7 +41,7 @@ def test_registers_equal_qemu_before_every_instruction(tmp_path, name):
                    capture_output=True, text=True, timeout=120, check=True)
     trace = tmp_path / "vtoe.trace"
     cmd = [str(vtoe_binary()), "system", "run", "--kernel", str(program), "--trace", str(trace),
-           "--max-instructions", "2000000"]
+           "--max-instructions", "2000000", "--trace-limit", "2000000"]
     if hyp:
         cmd.append("--virtualization")
     subprocess.run(cmd, capture_output=True, text=True, timeout=120)

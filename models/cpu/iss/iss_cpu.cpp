@@ -276,7 +276,7 @@ void IssCpu::thread() {
           core_.step();
           if (core_.fetch_faults() == fetch_faults) {
             observer_(rec);
-            --observe_left_;
+            if (--observe_left_ == 0) observe_full_at_ = core_.retired();
           }
         }
       } else {

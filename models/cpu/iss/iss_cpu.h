@@ -133,6 +133,9 @@ class IssCpu : public core::Module {
     observer_ = std::move(f);
     observe_left_ = limit;
   }
+  // The instructions retired when the observer had seen its `limit` of them (0: not yet): a
+  // trace that reached its bound says where.
+  uint64_t observer_full_at() const { return observe_full_at_; }
   // A profile: the PC after every `interval` instructions retired (0: off), counted by address;
   // exact and deterministic (by instruction count, not by time). Turning it on or off clears it.
   void set_pc_sampling(uint64_t interval) {
@@ -242,6 +245,7 @@ class IssCpu : public core::Module {
   std::function<void(const TraceRecord&)> observer_;
   uint64_t observe_left_ = 0;
   uint64_t observe_pending_ = 0;  // observe_left_ once the core reaches observe_at_
+  uint64_t observe_full_at_ = 0;  // retired() when observe_left_ reached 0
   uint32_t observe_at_ = 0;
   uint64_t limit_ = 0;
   bool limit_reached_ = false, exception_loop_ = false;

@@ -79,6 +79,28 @@ TEST(CliParse, OutputBoundsHaveDefaultsAndTakeSizes) {
             "--pcap-window 25ms:20ms: the end must be after the start");
   EXPECT_EQ(usage_error({"run", "--pcap-window", "20ms"}),
             "--pcap-window 20ms: expected FROM:TO, e.g. 20ms:25ms");
+  // The waveform: 256 MiB and the whole run by default; its options need --vcd.
+  EXPECT_EQ(d.run.vcd_limit, 256ull << 20);
+  EXPECT_EQ(d.run.vcd_to_ps, 0u);
+  const CliArgs v =
+      parse({"run", "--vcd", "w.vcd", "--vcd-limit", "50MiB", "--vcd-window", "1ms:2ms"});
+  EXPECT_EQ(v.run.vcd_limit, 50ull << 20);
+  EXPECT_EQ(v.run.vcd_from_ps, 1'000'000'000ull);
+  EXPECT_EQ(v.run.vcd_to_ps, 2'000'000'000ull);
+  EXPECT_EQ(
+      usage_error({"run", "--vcd", "w.vcd", "--vcd-limit", "big"}).rfind("--vcd-limit big: ", 0),
+      0u);
+  EXPECT_EQ(usage_error({"run", "--vcd", "w.vcd", "--vcd-window", "2ms:1ms"}),
+            "--vcd-window 2ms:1ms: the end must be after the start");
+  EXPECT_NE(usage_error({"run", "--vcd-limit", "1MiB"}).find("--vcd"), std::string::npos);
+  EXPECT_NE(usage_error({"run", "--vcd-window", "1ms:2ms"}), "<no error>");
+}
+
+TEST(CliParse, IssTracesStayNearTheOtherOutputsBounds) {
+  // About 570 and 220 bytes per instruction: both defaults near 230 MB (docs/outputs.md).
+  EXPECT_EQ(parse({"iss", "run", "--trace", "t.log", "prog"}).iss.trace_limit, 400'000u);
+  EXPECT_EQ(parse({"system", "run", "--kernel", "k", "--trace", "t.log"}).system.trace_limit,
+            1'000'000u);
 }
 
 TEST(CliParse, PcapOfNamedLinksAndPcapng) {
