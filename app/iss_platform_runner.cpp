@@ -711,6 +711,9 @@ ordered_json simulate_iss(const Config& cfg, const std::string& console_path,
       snapshot["path"] = snap_path;
       snapshot["restored"] = restored;
       snapshot["saved"] = saved;
+      std::error_code ec;
+      const auto size = fs::file_size(snap_path, ec);
+      snapshot["bytes"] = ec ? 0 : static_cast<std::uint64_t>(size);
       // To the snapshot's point: the boot, or the restore (replay, RAM, core).
       snapshot["wall_s"] = std::chrono::duration<double>(wall_ready - wall0).count();
     }

@@ -45,9 +45,10 @@ class DeviceInputLog : public sc_core::sc_module {
   };
 
   // Accesses to [ram_base, ram_base + ram_size) are the RAM's: not logged (a snapshot saves the
-  // RAM's contents instead). At most `limit` inputs are logged; beyond, overflowed().
+  // RAM's contents instead). At most `limit` inputs are logged (about 64 bytes each; a Linux
+  // boot to its shell logs some tens of thousands); beyond, overflowed() and no snapshot.
   DeviceInputLog(const sc_core::sc_module_name& name, std::uint64_t ram_base,
-                 std::uint64_t ram_size, std::size_t limit = 50'000'000);
+                 std::uint64_t ram_size, std::size_t limit = 2'000'000);
 
   void start_recording() { recording_ = true; }
   void stop_recording() { recording_ = false; }
