@@ -66,7 +66,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
   auto flush = [](C& c, uint64_t) { c.tlb_flush(); };
   auto flush_mva = [](C& c, uint64_t v) { c.tlb_flush_va(static_cast<uint32_t>(v)); };
   auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
-  static const std::vector<Reg> table = {
+  static const std::vector<Reg> table = with_reserved_id_space({
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
       // without the Virtualization Extensions when the core has no Hyp mode, as QEMU clears them)
       {"MIDR", false, k(0, 0, 0, 0), kPl1RO, kTrapNone, midr, nullptr},
@@ -490,8 +490,22 @@ const std::vector<Cp15::Reg>& Cp15::table() {
          c.st_.timer.set_cval(TimerKind::Hyp, v);
          c.timer_changed();
        }},
-  };
+  });
   return table;
+}
+
+// ARMv7 reserves the rest of the identification space (CRn c0, opc1 0, CRm c2 opc2 6-7 and CRm
+// c3-c7) as read-as-zero, trapped by HCR.TID3 like its neighbours, and QEMU's cortex-a15 reads
+// it so: Xen's identify_cpu reads ID_MMFR4, ID_ISAR6, ID_PFR2, ID_DFR1 and ID_MMFR5 there.
+std::vector<Cp15::Reg> Cp15::with_reserved_id_space(std::vector<Reg> t) {
+  auto zero = [](ArmCore&) -> uint64_t { return 0; };
+  for (uint32_t crm = 2; crm <= 7; ++crm) {
+    for (uint32_t opc2 = crm == 2 ? 6 : 0; opc2 <= 7; ++opc2) {
+      t.push_back({"ID (reserved, RAZ)", false, cp15_key(0, 0, crm, opc2), kPl1RO, kTrapTid3, zero,
+                   nullptr});
+    }
+  }
+  return t;
 }
 
 const Cp15::Reg* Cp15::find(bool is64, uint32_t key) {

@@ -24,6 +24,15 @@ int main(void) {
   CP15("id_isar3", 0, c0, c2, 3);
   CP15("id_isar4", 0, c0, c2, 4);
   CP15("id_isar5", 0, c0, c2, 5);
+  // The reserved rest of the identification space reads as zero (ID_MMFR4, ID_ISAR6, ID_PFR2,
+  // ID_DFR1, ID_MMFR5 in later architectures; Xen's identify_cpu reads them).
+  CP15("id_mmfr4", 0, c0, c2, 6);
+  CP15("id_isar6", 0, c0, c2, 7);
+  CP15("c0_c3_0", 0, c0, c3, 0);
+  CP15("id_pfr2", 0, c0, c3, 4);
+  CP15("id_dfr1", 0, c0, c3, 5);
+  CP15("id_mmfr5", 0, c0, c3, 6);
+  CP15("c0_c7_7", 0, c0, c7, 7);
   CP15("clidr", 1, c0, c0, 1);
   CP15("aidr", 1, c0, c0, 7);
   for (uint32_t sel = 0; sel < 3; ++sel) {
