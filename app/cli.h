@@ -98,8 +98,9 @@ struct SystemOptions {
   std::string trace;                      ///< --trace FILE: registers before each instruction
   std::uint64_t trace_limit = 2'000'000;  ///< --trace-limit N: instructions traced at most
   std::optional<std::uint32_t> trace_at;  ///< --trace-at ADDR: trace from there on
-  std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in
-  std::vector<std::string> sets;  ///< --set key=value, over the scenario
+  std::string scenario;              ///< --scenario FILE: the TOE and its network; "" = built-in
+  std::vector<std::string> sets;     ///< --set key=value, over the scenario
+  std::vector<std::string> devices;  ///< --device guest-loader,addr=...,kernel=|initrd=...
 };
 
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).
