@@ -673,6 +673,9 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
   }
   uint32_t* reg = nullptr;
   uint32_t value = 0;
+  bool write_only = false;
+  // The HDCR bit that traps the register to Hyp mode from PL0 and PL1 (with TDE).
+  uint32_t hdcr_trap = ArmCore::kHdcrTda;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR
     if (opc2 == 4 && crm < 6)
       reg = &c.st_.cp14.bvr[crm];
@@ -694,21 +697,35 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     reg = &c.st_.cp14.vcr;  // DBGVCR
   } else if ((crn == 1 || crn == 2) && crm == 0 && opc2 == 0) {
     value = 0;  // DBGDRAR, DBGDSAR: no memory-mapped debug
+    hdcr_trap = ArmCore::kHdcrTdra;
   } else if (crn == 1 && crm == 0 && opc2 == 4) {
     if (read) c.undefined(in);  // DBGOSLAR: write-only; the OS lock is not modelled
-    return 0;
+    write_only = true;
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 1 && opc2 == 4) {
     value = 0;  // DBGOSLSR: unlocked
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 3 && opc2 == 4) {
     reg = &c.st_.cp14.osdlr;  // DBGOSDLR
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 5 && opc2 == 4) {
     value = 0;  // DBGPRSR
   } else {
     c.undefined(in);
   }
+  if (!read && !reg && !write_only) c.undefined(in);  // a read-only register
+  // HDCR.TDA/TDRA/TDOSA (or TDE) trap a PL0 or PL1 access that would otherwise succeed to Hyp
+  // mode, EC 0x05 with the ISS of a CP15 trap (Xen traps every debug register of its guests;
+  // Linux's hw_breakpoint then finds that it cannot enable monitor mode, as on QEMU).
+  if (c.below_hyp() && (c.st_.cp15.hdcr & (hdcr_trap | ArmCore::kHdcrTde))) {
+    c.hyp_trap(hsr_ec::kMcrMrcCp14,
+               c.trap_cond(in) | opc2 << 17 | opc1 << 14 | crn << 10 | uint32_t{in.rd} << 5 |
+                   crm << 1 | (read ? 1u : 0u),
+               in);
+    return 0;
+  }
   if (read) return reg ? *reg : value;
-  if (!reg) c.undefined(in);  // a read-only register
-  *reg = v;
+  if (reg) *reg = v;
   return 0;
 }
 

@@ -215,8 +215,10 @@ TEST_F(IssHyp, Cp15TrapsCarryTheirSyndrome) {
   EXPECT_EQ(core.elr_hyp(), kGuest);
   core.set_cpsr(kSvc | kA | kI | kF);
   core.set_pc(kGuest + 4);
+  core.set_reg(5, 0x5555);
   core.step();
   EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (5u << 5) | (1u << 1) | 1u);  // CRm 1, Rt 5
+  EXPECT_EQ(core.reg(5), 0x5555u);  // a trapped read writes no register
   core.set_cpsr(kSvc | kA | kI | kF);
   core.set_pc(kGuest + 8);
   core.step();
@@ -424,6 +426,58 @@ TEST_F(IssHyp, DebugRegistersAsLinuxProbesThem) {
   steps(2);
   EXPECT_EQ(core.reg(3), 0x12345678u & ~3u);
   EXPECT_EQ(core.mode(), Mode::Usr);
+}
+
+// HDCR.TDA, TDRA and TDOSA trap PL1's debug register accesses to Hyp mode with EC 0x05 (Xen
+// sets all three for its guests and emulates DBGDIDR, DBGDSCR and the breakpoints).
+TEST_F(IssHyp, HdcrTrapsDebugRegisterAccessesWithEc05) {
+  constexpr uint32_t kTde = 1u << 8, kTda = 1u << 9, kTdosa = 1u << 10, kTdra = 1u << 11;
+  enter_guest(0);
+  a32_at(kGuest, {0xee100e10,    // mrc p14, 0, r0, c0, c0, 0 (DBGDIDR)
+                  0xee002e52,    // mcr p14, 0, r2, c0, c2, 2 (DBGDSCRext)
+                  0xee111e10,    // mrc p14, 0, r1, c1, c0, 0 (DBGDRAR: TDRA)
+                  0xee113e91});  // mrc p14, 0, r3, c1, c1, 4 (DBGOSLSR: TDOSA)
+  core.set_cp15(1, 4, 1, 1, kTda);
+  core.set_reg(0, 0x1234);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | 1u);  // CV, COND, all fields 0, Rt 0, read
+  EXPECT_EQ(core.elr_hyp(), kGuest);
+  EXPECT_EQ(core.reg(0), 0x1234u);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 4);
+  core.step();
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (2u << 17) | (2u << 5) | (2u << 1));  // write
+  // DBGDRAR and DBGOSLSR are TDRA's and TDOSA's, not TDA's.
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 8);
+  core.set_reg(1, 7);
+  core.set_reg(3, 7);
+  steps(2);
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(1), 0u);
+  EXPECT_EQ(core.reg(3), 0u);
+  core.set_cp15(1, 4, 1, 1, kTdra | kTdosa);
+  core.set_pc(kGuest + 8);
+  core.step();
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (1u << 10) | (1u << 5) | 1u);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 12);
+  core.step();
+  EXPECT_EQ(iss(),
+            (1u << 24) | (0xEu << 20) | (4u << 17) | (1u << 10) | (3u << 5) | (1u << 1) | 1u);
+  // TDE traps them all; Hyp mode itself is never trapped.
+  core.set_cp15(1, 4, 1, 1, kTde);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(core.reg(0), 0x3515f021u);
 }
 
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
