@@ -1,7 +1,9 @@
 // Hyp mode as a hypervisor uses it: ERET to a guest in SVC; the guest's HVC, a WFI trapped by
 // HCR.TWI and an SMC trapped by HCR.TSC reach Hyp with their HSR, ELR_hyp and SPSR_hyp; a
 // virtual IRQ asserted by HCR.VI and one from a GIC list register are taken by the guest at its
-// own vectors (HCR.IMO), the second acknowledged and ended through GICV.
+// own vectors (HCR.IMO), the second acknowledged and ended through GICV. HDCR.TDA traps the
+// guest's debug register read (EC 0x05; the register keeps its value), as Xen sets it for dom0;
+// GICV_APR1 reads as zero.
 #include "rt.h"
 
 static volatile int phase, guest_irqs;
@@ -43,7 +45,7 @@ uint32_t on_hyp_trap(uint32_t hsr, uint32_t elr, uint32_t spsr) {
     }
     return 0;
   }
-  if (ec == 0x01 || ec == 0x13) return elr + 4;  // trapped WFI or SMC: skip it
+  if (ec == 0x01 || ec == 0x13 || ec == 0x05) return elr + 4;  // WFI, SMC, CP14: skip it
   return 0;
 }
 
@@ -75,6 +77,12 @@ static void guest_main(void) {
   __asm__ volatile("mov r0, #0; smc #0" ::: "r0", "memory");
   puts_("guest writes HCR\n");
   hcr_write(0);  // a PL1 access to a Hyp register: undefined, as the architecture says
+  puts_("guest reads DBGDIDR\n");
+  uint32_t dbgdidr = 0x77;
+  __asm__ volatile("mrc p14, 0, %0, c0, c0, 0" : "+r"(dbgdidr)::"memory");
+  show("guest dbgdidr", dbgdidr);
+  wr32(GICV_BASE + 0xd4, 0xffffffffu);
+  show("guest gicv_apr1", rd32(GICV_BASE + 0xd4));
   puts_("guest enables irqs (HCR.VI)\n");
   phase = 1;
   __asm__ volatile("hvc #4" ::: "memory");
@@ -105,6 +113,7 @@ int main(void) {
   wr32(GICV_BASE + GICV_PMR, 0xF8);
   wr32(GICV_BASE + GICV_CTLR, 1);
   hcr_write(HCR_TWI | HCR_TSC | HCR_IMO);
+  __asm__ volatile("mcr p15, 4, %0, c1, c1, 1" ::"r"(1u << 9));  // HDCR.TDA
   show("hcr", hcr_read());
   __asm__ volatile("msr elr_hyp, %0; msr spsr_cxsf, %1; eret" ::"r"(guest_main), "r"(0x1d3u)
                    : "memory");
