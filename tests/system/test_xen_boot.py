@@ -40,13 +40,37 @@ def missing_reason():
     return ""
 
 
-pytestmark = [
+needs_images = [
     pytest.mark.skipif(bool(missing_reason()), reason=missing_reason() or "-"),
     pytest.mark.skipif(os.environ.get("VTOE_PRESET", "release") != "release",
                        reason="billions of instructions: release preset only"),
 ]
 
 
+def with_marks(marks):
+    def apply(fn):
+        for mark in marks:
+            fn = mark(fn)
+        return fn
+    return apply
+
+
+@pytest.mark.parametrize("device, message", [
+    ("guest-loader,addr=0x60000000,kernel=/nonexistent/dom0",
+     "--device guest-loader kernel /nonexistent/dom0: cannot open"),
+    ("guest-loader,kernel=/nonexistent/dom0", "no addr="),
+    ("loader,addr=0x60000000,kernel=k", "unknown device 'loader'"),
+])
+def test_guest_loader_errors_name_the_option_and_the_file(device, message, tmp_path):
+    kernel = tmp_path / "raw.bin"
+    kernel.write_bytes(b"\xfe\xff\xff\xea")  # b .
+    run = subprocess.run([str(vtoe_binary()), "system", "run", "--kernel", str(kernel),
+                          "--device", device, "--max-instructions", "10"],
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1 and message in run.stderr, run.stderr
+
+
+@with_marks(needs_images)
 def test_qemu_boots_dom0_to_its_init():
     if shutil.which(QEMU) is None:
         pytest.skip(f"{QEMU} is missing (qemu-system-arm)")
@@ -61,6 +85,7 @@ def test_qemu_boots_dom0_to_its_init():
     print(f"QEMU: Xen boots dom0 to its init and powers off in {seconds:.1f} s")
 
 
+@with_marks(needs_images)
 def test_vtoe_boots_dom0_to_its_init(tmp_path):
     stats = tmp_path / "stats.json"
     cmd = [str(vtoe_binary()), "system", "run", "--virtualization", "--memory", "2GiB",
