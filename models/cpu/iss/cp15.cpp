@@ -130,9 +130,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"SCTLR", false, k(1, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.sctlr; },
        [](C& c, uint64_t v) {
-         // RES1/RAO bits stay; M, A, C, Z, I, V, EE, TRE, AFE, TE act (C, Z, I: no caches).
+         // Kept as written, as QEMU 7.2 keeps it (RES1 bits included: a write of 0 reads 0);
+         // M, A, C, I, V, WXN, UWXN, AFE, TE act (C, I: the optional caches' timing).
          const uint32_t old = c.st_.cp15.sctlr;
-         c.st_.cp15.sctlr = (static_cast<uint32_t>(v) & 0x72003c07u) | 0x00c50078u;
+         c.st_.cp15.sctlr = static_cast<uint32_t>(v);
          // The load/store executors are chosen by SCTLR.A (alignment checks or not).
          if ((old ^ c.st_.cp15.sctlr) & C::kSctlrA) c.drop_all_decoded();
          c.tlb_flush();
@@ -147,7 +148,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"HSCTLR", false, k(1, 4, 0, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hsctlr; },
        [](C& c, uint64_t v) {
-         c.st_.cp15.hsctlr = (static_cast<uint32_t>(v) & 0x4208100fu) | 0x30c50818u;
+         // As written, as QEMU 7.2 keeps it (Xen reads back its CP15BEN and bit 6).
+         c.st_.cp15.hsctlr = static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"HACTLR", false, k(1, 4, 0, 1), kHypRW, kTrapNone, zero, nop},

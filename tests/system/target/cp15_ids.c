@@ -40,6 +40,12 @@ int main(void) {
     CP15("ccsidr", 1, c0, c0, 0);
   }
   CP15("sctlr", 0, c1, c0, 0);
+  // SCTLR keeps what is written, RES1 bits included, as QEMU 7.2 keeps it.
+  uint32_t sctlr;
+  __asm__ volatile("mrc p15, 0, %0, c1, c0, 0" : "=r"(sctlr));
+  __asm__ volatile("mcr p15, 0, %0, c1, c0, 0\n isb" ::"r"(0x60u));
+  CP15("sctlr written 0x60", 0, c1, c0, 0);
+  __asm__ volatile("mcr p15, 0, %0, c1, c0, 0\n isb" ::"r"(sctlr));
   CP15("cntfrq", 0, c14, c0, 0);
   return 0;
 }

@@ -105,6 +105,10 @@ static uint32_t guest_irq_stack[256] __attribute__((aligned(8)));
 
 int main(void) {
   show("mode", start_cpsr & 0x1f);
+  // HSCTLR keeps what is written (Xen reads back its CP15BEN and bit 6), as QEMU 7.2 keeps it.
+  __asm__ volatile("mcr p15, 4, %0, c1, c0, 0\n isb" ::"r"(0x30c5187au & ~2u));
+  CP15("hsctlr", 4, c1, c0, 0);
+  __asm__ volatile("mcr p15, 4, %0, c1, c0, 0\n isb" ::"r"(0u));
   uint32_t svc_sp = (uint32_t)&guest_stack[1024], irq_sp = (uint32_t)&guest_irq_stack[256];
   __asm__ volatile("msr sp_svc, %0; msr sp_irq, %1; msr sp_und, %1; msr sp_abt, %1" ::"r"(svc_sp),
                    "r"(irq_sp));

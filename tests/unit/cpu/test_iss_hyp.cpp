@@ -97,6 +97,11 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.cp15(0, 0, 2, 7), 0u);
   // 142 registers and operations and the 42 reserved identification encodings (docs/iss.md).
   EXPECT_EQ(ArmCore::cp15_register_names().size(), 184u);
+  // SCTLR and HSCTLR keep what is written, RES1 bits included, as QEMU 7.2.
+  ASSERT_TRUE(core.set_cp15(1, 0, 0, 0, 0x60));
+  EXPECT_EQ(core.cp15(1, 0, 0, 0), 0x60u);
+  ASSERT_TRUE(core.set_cp15(1, 4, 0, 0, 0x30c5187a));
+  EXPECT_EQ(core.cp15(1, 4, 0, 0), 0x30c5187au);
 }
 
 TEST_F(IssHyp, EretToGuestAndHvcTakesTheHypTrapVector) {
