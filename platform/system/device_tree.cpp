@@ -86,7 +86,9 @@ void set_chosen(std::vector<std::uint8_t>& b, const DeviceTreeConfig& c) {
   // bootargs (libfdt puts each new one first).
   for (const DeviceTreeConfig::Module& m : c.modules) {
     const std::string name = "module@0x" + hex(m.addr);
-    const int node = fdt_add_subnode(b.data(), chosen, name.c_str());
+    // A --dtb file that has the node already (QEMU's dumpdtb of the same command line) keeps it.
+    int node = fdt_subnode_offset(b.data(), chosen, name.c_str());
+    if (node < 0) node = fdt_add_subnode(b.data(), chosen, name.c_str());
     check(node, name.c_str());
     const fdt32_t reg[4] = {cpu_to_fdt32(static_cast<std::uint32_t>(m.addr >> 32)),
                             cpu_to_fdt32(static_cast<std::uint32_t>(m.addr)),
