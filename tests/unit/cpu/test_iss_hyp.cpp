@@ -485,6 +485,32 @@ TEST_F(IssHyp, HdcrTrapsDebugRegisterAccessesWithEc05) {
   EXPECT_EQ(core.reg(0), 0x3515f021u);
 }
 
+// HCR.TID3 traps VMRS of MVFR0/MVFR1 and HCR.TID0 of FPSID from PL1 (EC 0x08, as QEMU 7.2
+// reports it: the MRC p10, 7 form, COND 0xE); Xen sets TID3 for dom0.
+TEST_F(IssHyp, HcrTid0AndTid3TrapVmrsOfTheVfpIdRegisters) {
+  enter_guest((1u << 18) | (1u << 15));   // TID3, TID0
+  core.set_cp15(1, 0, 0, 2, 0x00f00000);  // CPACR: full access
+  a32_at(kGuest, {0xeef62a10,             // vmrs r2, mvfr1
+                  0xeef04a10});           // vmrs r4, fpsid
+  core.set_reg(2, 0x2222);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(ec(), hsr_ec::kMrcCp10Id);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (7u << 14) | (6u << 10) | (2u << 5) | 1u);
+  EXPECT_EQ(core.reg(2), 0x2222u);  // not written
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 4);
+  core.step();
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (7u << 14) | (4u << 5) | 1u);
+  // Without the traps the guest reads them.
+  core.set_cp15(1, 4, 1, 0, 0);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(2), 0u);  // MVFR1
+}
+
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {
   a32_at(kCode, {0xe2800001, 0xe2800001, 0xe2800001, 0xe2800001});  // add r0, r0, #1 (x4)
   core.set_reg(0, 0);
