@@ -497,13 +497,14 @@ const std::vector<Cp15::Reg>& Cp15::table() {
 }
 
 // ARMv7 reserves the rest of the identification space (CRn c0, opc1 0, CRm c2 opc2 6-7 and CRm
-// c3-c7) as read-as-zero, trapped by HCR.TID3 like its neighbours, and QEMU's cortex-a15 reads
-// it so: Xen's identify_cpu reads ID_MMFR4, ID_ISAR6, ID_PFR2, ID_DFR1 and ID_MMFR5 there.
+// c3-c7) as read-as-zero, and QEMU's cortex-a15 reads it so: Xen's identify_cpu reads ID_MMFR4,
+// ID_ISAR6, ID_PFR2, ID_DFR1 and ID_MMFR5 there. Not ID group 3 in ARMv7 (ARMv8 traps it by
+// HCR.TID3; QEMU traps it on v8 cores only).
 std::vector<Cp15::Reg> Cp15::with_reserved_id_space(std::vector<Reg> t) {
   auto zero = [](ArmCore&) -> uint64_t { return 0; };
   for (uint32_t crm = 2; crm <= 7; ++crm) {
     for (uint32_t opc2 = crm == 2 ? 6 : 0; opc2 <= 7; ++opc2) {
-      t.push_back({"ID (reserved, RAZ)", false, cp15_key(0, 0, crm, opc2), kPl1RO, kTrapTid3, zero,
+      t.push_back({"ID (reserved, RAZ)", false, cp15_key(0, 0, crm, opc2), kPl1RO, kTrapNone, zero,
                    nullptr});
     }
   }

@@ -491,7 +491,8 @@ TEST_F(IssHyp, HcrTid0AndTid3TrapVmrsOfTheVfpIdRegisters) {
   enter_guest((1u << 18) | (1u << 15));   // TID3, TID0
   core.set_cp15(1, 0, 0, 2, 0x00f00000);  // CPACR: full access
   a32_at(kGuest, {0xeef62a10,             // vmrs r2, mvfr1
-                  0xeef04a10});           // vmrs r4, fpsid
+                  0xeef04a10,             // vmrs r4, fpsid
+                  0xee106f93});  // mrc p15, 0, r6, c0, c3, 4 (ID_PFR2's encoding: reserved)
   core.set_reg(2, 0x2222);
   core.step();
   EXPECT_EQ(core.mode(), Mode::Hyp);
@@ -502,6 +503,13 @@ TEST_F(IssHyp, HcrTid0AndTid3TrapVmrsOfTheVfpIdRegisters) {
   core.set_pc(kGuest + 4);
   core.step();
   EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (7u << 14) | (4u << 5) | 1u);
+  // The reserved identification space is not ID group 3 in ARMv7: read as zero, not trapped.
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 8);
+  core.set_reg(6, 0x6666);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(6), 0u);
   // Without the traps the guest reads them.
   core.set_cp15(1, 4, 1, 0, 0);
   core.set_cpsr(kSvc | kA | kI | kF);
