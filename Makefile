@@ -52,6 +52,7 @@ venv: $(VENV)/.stamp
 linux-images: deps
 	@$(PHASE) "Debian's Linux images" sh -c 'scripts/fetch-debian-linux.sh || echo "linux-images: could not fetch Debian'"'"'s kernel; the boot test will be skipped"'
 	@$(PHASE) "Debian's kernel headers" sh -c 'scripts/fetch-linux-headers.sh || echo "linux-images: could not fetch the kernel headers; the TOE module is not built and its test is skipped"'
+	@$(PHASE) "Debian's Xen" scripts/fetch-debian-xen.sh
 
 # pytest runs on two workers (pytest-xdist) with the slowest tests listed; the NetVP tests, which
 # race real Linux peers in real time, run after the rest on their own.

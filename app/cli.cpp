@@ -240,6 +240,12 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("FILE");
   system_run->add_option("--append", so.append, "Kernel command line (/chosen/bootargs)")
       ->type_name("STRING");
+  system_run
+      ->add_option("--device", so.devices,
+                   "A hypervisor's boot module, as QEMU's: guest-loader,addr=ADDR,kernel=FILE"
+                   "[,bootargs=STRING] or guest-loader,addr=ADDR,initrd=FILE (repeatable; a "
+                   "/chosen/module@ node each)")
+      ->type_name("SPEC");
   system_run->add_option("--dtb", so.dtb, "Device tree blob instead of the generated one")
       ->type_name("FILE");
   system_run->add_flag("--virtualization", so.virtualization,

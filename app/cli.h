@@ -103,8 +103,9 @@ struct SystemOptions {
   /// --trace-limit N: instructions traced at most; 221 bytes each: 221 MB by default.
   std::uint64_t trace_limit = 1'000'000;
   std::optional<std::uint32_t> trace_at;  ///< --trace-at ADDR: trace from there on
-  std::string scenario;           ///< --scenario FILE: the TOE and its network; "" = built-in
-  std::vector<std::string> sets;  ///< --set key=value, over the scenario
+  std::string scenario;              ///< --scenario FILE: the TOE and its network; "" = built-in
+  std::vector<std::string> sets;     ///< --set key=value, over the scenario
+  std::vector<std::string> devices;  ///< --device guest-loader,addr=...,kernel=|initrd=...
 };
 
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).

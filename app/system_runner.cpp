@@ -132,6 +132,9 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.initrd = opts.initrd;
     files.append = opts.append;
     files.dtb = opts.dtb;
+    for (const std::string& spec : opts.devices) {
+      files.modules.push_back(sys::parse_guest_loader(spec));
+    }
     boot = platform->boot(files);
     platform->cpu().set_instruction_limit(opts.max_instructions);
     if (!opts.trace.empty()) {

@@ -511,7 +511,12 @@ void GicRegisters::decode_vcpu() {
       [this](unsigned) -> std::uint32_t { return gic_.virtual_running_priority(cpu_()); });
   for (R* hppir : {&gicv_hppir_, &gicv_ahppir_})
     hppir->on_read([this](unsigned) { return static_cast<std::uint32_t>(virtual_hppir()); });
-  gicv_apr_.on_read([this](unsigned) { return gic_.apr(cpu_()); });
+  // One virtual active-priorities register (32 levels): APR0 is GICH_APR, as QEMU's GICV;
+  // Linux's gic_cpu_init zeroes all four.
+  gicv_apr_.on_read([this](unsigned i) { return i == 0 ? gic_.apr(cpu_()) : 0u; });
+  gicv_apr_.on_write([this](unsigned i, std::uint32_t v, std::uint32_t) {
+    if (i == 0) gic_.write_apr(v, cpu_());
+  });
   gicv_iidr_.on_read([](unsigned) { return (2u << 16) | kImplementer; });
 }
 

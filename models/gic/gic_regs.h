@@ -139,7 +139,7 @@ inline constexpr core::RegisterInfo kGicvAbpr{"GICV_ABPR", 0x1c, 4, 1, 0x4, 0x0,
 inline constexpr core::RegisterInfo kGicvAiar{"GICV_AIAR", 0x20, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Aliased IAR."};
 inline constexpr core::RegisterInfo kGicvAeoir{"GICV_AEOIR", 0x24, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, false, true, "Aliased EOIR."};
 inline constexpr core::RegisterInfo kGicvAhppir{"GICV_AHPPIR", 0x28, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Aliased HPPIR."};
-inline constexpr core::RegisterInfo kGicvApr{"GICV_APR", 0xd0, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Active priorities (GICH_APR); writes are ignored as bad accesses."};
+inline constexpr core::RegisterInfo kGicvApr{"GICV_APR", 0xd0, 4, 4, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Active priorities: GICV_APR0 is GICH_APR (read and written); APR1-3 read as zero, writes ignored (32 priority levels, as QEMU)."};
 inline constexpr core::RegisterInfo kGicvIidr{"GICV_IIDR", 0xfc, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "Architecture version 2, implementer ARM."};
 inline constexpr const core::RegisterInfo* kVcpuBank[] = {&kGicvCtlr, &kGicvPmr, &kGicvBpr, &kGicvIar, &kGicvEoir, &kGicvRpr, &kGicvHppir, &kGicvAbpr, &kGicvAiar, &kGicvAeoir, &kGicvAhppir, &kGicvApr, &kGicvIidr};
 }  // namespace reg_info

@@ -33,7 +33,61 @@ std::string hex(std::uint64_t v) {
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
+// QEMU's option text: comma-separated key=value pairs, ",," for a comma inside a value.
+std::vector<std::string> split_options(const std::string& spec) {
+  std::vector<std::string> out(1);
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i] != ',') {
+      out.back().push_back(spec[i]);
+    } else if (i + 1 < spec.size() && spec[i + 1] == ',') {
+      out.back().push_back(',');
+      ++i;
+    } else {
+      out.emplace_back();
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+BootModule parse_guest_loader(const std::string& spec) {
+  auto fail = [&](const std::string& why) { throw BootError("--device " + spec + ": " + why); };
+  const std::vector<std::string> parts = split_options(spec);
+  if (parts[0] != "guest-loader") {
+    fail("unknown device '" + parts[0] + "' (vtoe system run knows guest-loader)");
+  }
+  BootModule m;
+  bool have_addr = false, have_kernel = false, have_initrd = false;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::size_t eq = parts[i].find('=');
+    if (eq == std::string::npos) fail("'" + parts[i] + "' is not KEY=VALUE");
+    const std::string key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
+    if (key == "addr") {
+      std::size_t used = 0;
+      try {
+        m.addr = std::stoull(value, &used, 0);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (value.empty() || used != value.size()) fail("addr '" + value + "' is not a number");
+      have_addr = true;
+    } else if (key == "kernel" || key == "initrd") {
+      if (value.empty()) fail(key + " names no file");
+      m.path = value;
+      m.kernel = key == "kernel";
+      (m.kernel ? have_kernel : have_initrd) = true;
+    } else if (key == "bootargs") {
+      m.bootargs = value;
+    } else {
+      fail("unknown key '" + key + "' (guest-loader takes addr, kernel, initrd, bootargs)");
+    }
+  }
+  if (!have_addr) fail("no addr= (where the module goes)");
+  if (have_kernel == have_initrd) fail("give either kernel=FILE or initrd=FILE");
+  if (have_initrd && !m.bootargs.empty()) fail("bootargs go with a kernel= module");
+  return m;
+}
 
 BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64_t ram_size,
                          const MemoryWriter& write) {
@@ -94,7 +148,30 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
     write(b.initrd_start, rd.data(), rd.size());
   }
 
+  // Boot modules: each file at its address; it must fit in RAM and overlap neither the image,
+  // the initrd nor another module.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> taken = {{b.kernel_start, b.kernel_end}};
+  if (b.initrd_end > b.initrd_start) taken.emplace_back(b.initrd_start, b.initrd_end);
+  std::vector<DeviceTreeConfig::Module> modules;
+  for (const BootModule& m : f.modules) {
+    const std::string what =
+        "--device guest-loader " + std::string(m.kernel ? "kernel " : "initrd ") + m.path;
+    const std::vector<std::uint8_t> data = read_file(
+        m.path, m.kernel ? "--device guest-loader kernel" : "--device guest-loader initrd");
+    fits(m.addr, data.size(), what);
+    for (auto [start, end] : taken) {
+      if (m.addr < end && start < m.addr + data.size()) {
+        throw BootError(what + ": [" + hex(m.addr) + ", " + hex(m.addr + data.size()) +
+                        ") overlaps [" + hex(start) + ", " + hex(end) + ")");
+      }
+    }
+    taken.emplace_back(m.addr, m.addr + data.size());
+    write(m.addr, data.data(), data.size());
+    modules.push_back({m.addr, data.size(), m.kernel, m.bootargs});
+  }
+
   DeviceTreeConfig dc;
+  dc.modules = modules;
   dc.ram_size = ram_size;
   dc.virtualization = f.virtualization;
   dc.toe_channels = f.toe_channels;
@@ -119,6 +196,13 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   }
   b.dtb_size = dtb.size();
   fits(b.dtb_start, dtb.size(), "device tree");
+  for (const DeviceTreeConfig::Module& m : modules) {
+    if (m.addr < b.dtb_start + b.dtb_size && b.dtb_start < m.addr + m.size) {
+      throw BootError("--device guest-loader at " + hex(m.addr) +
+                      ": overlaps the device tree at [" + hex(b.dtb_start) + ", " +
+                      hex(b.dtb_start + b.dtb_size) + ")");
+    }
+  }
   write(b.dtb_start, dtb.data(), dtb.size());
   if (b.linux_image) b.r2 = static_cast<std::uint32_t>(b.dtb_start);
   return b;

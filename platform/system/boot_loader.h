@@ -9,6 +9,11 @@
 //    RAM + min(RAM / 2, 128 MiB); the DTB after the initrd on the next 4 KiB boundary.
 // Anything else, an image that does not fit in RAM, or a DTB that does not parse is a BootError
 // naming the file.
+//
+// Boot modules for a hypervisor, as QEMU's `-device guest-loader` loads them (Xen's dom0 kernel
+// and initrd): each file at its address, and a /chosen/module@0xADDR node per file with
+// compatible "multiboot,module" + "multiboot,kernel" (with its bootargs) or "multiboot,ramdisk",
+// and reg = <address size>.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +29,27 @@ class BootError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One `--device guest-loader,addr=A,kernel=FILE[,bootargs=S]` or `...,initrd=FILE`.
+struct BootModule {
+  std::uint64_t addr = 0;
+  std::string path;
+  bool kernel = true;    // "multiboot,kernel" (else "multiboot,ramdisk")
+  std::string bootargs;  // the module node's bootargs (kernels only)
+};
+
+// Parses QEMU's option text `guest-loader,addr=...,kernel=...|initrd=...[,bootargs=...]` (a
+// comma inside a value is written ",,", as QEMU's option syntax has it); throws BootError naming
+// the option and what is wrong.
+BootModule parse_guest_loader(const std::string& spec);
+
 struct BootFiles {
   std::string kernel;  // ELF or zImage (required)
   std::string initrd;  // optional
   std::string append;  // kernel command line -> /chosen/bootargs
   std::string dtb;     // optional: this blob instead of the generated one (/chosen updated)
   bool virtualization = false;
-  int toe_channels = 0;  // the TOE's node in the device tree (0: no TOE)
+  int toe_channels = 0;             // the TOE's node in the device tree (0: no TOE)
+  std::vector<BootModule> modules;  // --device guest-loader, in command-line order
 };
 
 struct BootInfo {

@@ -81,6 +81,30 @@ void set_chosen(std::vector<std::uint8_t>& b, const DeviceTreeConfig& c) {
           "linux,initrd-start");
     check(fdt_setprop_u64(b.data(), chosen, "linux,initrd-end", c.initrd_end), "linux,initrd-end");
   }
+  // As QEMU 7.2's guest-loader: the node's name keeps the "0x", each node is added as the first
+  // subnode of /chosen (the last module comes first), and properties are set reg, compatible,
+  // bootargs (libfdt puts each new one first).
+  for (const DeviceTreeConfig::Module& m : c.modules) {
+    const std::string name = "module@0x" + hex(m.addr);
+    // A --dtb file that has the node already (QEMU's dumpdtb of the same command line) keeps it.
+    int node = fdt_subnode_offset(b.data(), chosen, name.c_str());
+    if (node < 0) node = fdt_add_subnode(b.data(), chosen, name.c_str());
+    check(node, name.c_str());
+    const fdt32_t reg[4] = {cpu_to_fdt32(static_cast<std::uint32_t>(m.addr >> 32)),
+                            cpu_to_fdt32(static_cast<std::uint32_t>(m.addr)),
+                            cpu_to_fdt32(static_cast<std::uint32_t>(m.size >> 32)),
+                            cpu_to_fdt32(static_cast<std::uint32_t>(m.size))};
+    check(fdt_setprop(b.data(), node, "reg", reg, sizeof reg), "module reg");
+    std::string compatible("multiboot,module");
+    compatible.push_back('\0');
+    compatible.append(m.kernel ? "multiboot,kernel" : "multiboot,ramdisk").push_back('\0');
+    check(fdt_setprop(b.data(), node, "compatible", compatible.data(),
+                      static_cast<int>(compatible.size())),
+          "module compatible");
+    if (!m.bootargs.empty()) {
+      check(fdt_setprop_string(b.data(), node, "bootargs", m.bootargs.c_str()), "module bootargs");
+    }
+  }
 }
 
 }  // namespace
@@ -216,8 +240,10 @@ std::vector<std::uint8_t> update_chosen(std::vector<std::uint8_t> blob, const De
   // As QEMU 7.2 loads a -dtb file: opened into (file size + 10000) * 2 bytes, zeroed, and not
   // packed again, so that the kernel sees the same tree, header and size on both (the lockstep
   // from start_kernel compares it); room for bootargs beyond that when they are long.
-  const std::size_t room =
-      std::max((blob.size() + 10000) * 2, fdt_totalsize(blob.data()) + c.bootargs.size() + 512);
+  std::size_t modules = 0;
+  for (const DeviceTreeConfig::Module& m : c.modules) modules += 128 + m.bootargs.size();
+  const std::size_t room = std::max((blob.size() + 10000) * 2,
+                                    fdt_totalsize(blob.data()) + c.bootargs.size() + 512 + modules);
   std::vector<std::uint8_t> out(room);
   const int err = fdt_open_into(blob.data(), out.data(), static_cast<int>(out.size()));
   if (err < 0) throw DeviceTreeError(what + ": " + fdt_strerror(err));

@@ -23,6 +23,14 @@ struct DeviceTreeConfig {
   // The TOE's node (compatible "vtoe,toe"; 0: none): its register window at kToeBase, SPI
   // kToeSpi, coherent DMA, and `vtoe,channels`.
   int toe_channels = 0;
+  // /chosen/module@0xADDR nodes for a hypervisor's boot modules, as QEMU's guest-loader writes
+  // them (reg = <addr size>, compatible "multiboot,module" and "multiboot,kernel"/"ramdisk").
+  struct Module {
+    std::uint64_t addr = 0, size = 0;
+    bool kernel = true;
+    std::string bootargs;
+  };
+  std::vector<Module> modules;
 };
 
 // A DTB (big-endian blob). Throws DeviceTreeError if libfdt fails.

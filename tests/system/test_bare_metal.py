@@ -114,7 +114,8 @@ def test_virtual_interface_registers_without_hyp():
 
 def test_stats_count_modes_and_hyp_traps(tmp_path):
     """--stats of hyp_guest: the run ended by PSCI, instructions by mode, and the guest's
-    exceptions to Hyp by HSR class (5 HVC, 1 trapped WFI, 1 trapped SMC), as its output says."""
+    exceptions to Hyp by HSR class (5 HVC, 1 trapped WFI, 1 trapped SMC, 1 trapped debug register
+    read, 1 trapped VMRS of MVFR0), as its output says."""
     stats = tmp_path / "stats.json"
     run = subprocess.run([str(vtoe_binary()), "system", "run", "--virtualization", "--kernel",
                           str(elf("hyp_guest")), "--stats", str(stats)],
@@ -122,7 +123,8 @@ def test_stats_count_modes_and_hyp_traps(tmp_path):
     assert run.returncode == 0, run.stderr
     j = json.loads(stats.read_text())
     assert j["stop"] == "power-off" and j["exit_status"] == 0 and j["psci_calls"] == 1
-    assert j["hyp_traps_by_ec"] == {"0x01": 1, "0x12": 5, "0x13": 1}
+    assert j["hyp_traps_by_ec"] == {"0x01": 1, "0x05": 1, "0x08": 1, "0x12": 5,
+                                  "0x13": 1}
     assert j["by_mode"]["hyp"] > 0 and j["by_mode"]["svc"] > 0 and j["by_mode"]["irq"] > 0
     assert sum(j["by_mode"].values()) == j["instructions"] == sum(j["by_class"].values())
     assert j["uart_chars"] == len(run.stdout)

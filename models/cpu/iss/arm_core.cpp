@@ -838,12 +838,14 @@ void ArmCore::execute(const Insn& in) {
     case Op::Msr:
       msr(in);
       return;
-    case Op::Mrc:
-      if (in.sub == 14)
-        write_reg(in.rd, cp15_.cp14_access(in, true, 0));
-      else
-        write_reg(in.rd, static_cast<uint32_t>(cp15_.access(in, false, true, 0)));
+    case Op::Mrc: {
+      const uint8_t mode = st_.mode;
+      const uint32_t v = in.sub == 14 ? cp15_.cp14_access(in, true, 0)
+                                      : static_cast<uint32_t>(cp15_.access(in, false, true, 0));
+      // A read trapped to Hyp mode writes no register (the hypervisor emulates it).
+      if (st_.mode == mode) write_reg(in.rd, v);
       return;
+    }
     case Op::Mcr:
       if (in.sub == 14)
         cp15_.cp14_access(in, false, st_.r[in.rd]);
@@ -851,7 +853,9 @@ void ArmCore::execute(const Insn& in) {
         cp15_.access(in, false, false, st_.r[in.rd]);
       return;
     case Op::Mrrc: {
+      const uint8_t mode = st_.mode;
       uint64_t v = cp15_.access(in, true, true, 0);
+      if (st_.mode != mode) return;  // trapped to Hyp mode: no register written
       st_.r[in.rd] = static_cast<uint32_t>(v);
       st_.r[in.ra] = static_cast<uint32_t>(v >> 32);
       return;

@@ -435,6 +435,9 @@ class ArmCore {
                             kHcrTidcp = 1u << 20, kHcrTac = 1u << 21, kHcrTsw = 1u << 22,
                             kHcrTpc = 1u << 23, kHcrTpu = 1u << 24, kHcrTtlb = 1u << 25,
                             kHcrTvm = 1u << 26, kHcrTge = 1u << 27, kHcrTrvm = 1u << 30;
+  // HDCR's debug traps (B4.1.64): TDE makes the other three act as set.
+  static constexpr uint32_t kHdcrTde = 1u << 8, kHdcrTda = 1u << 9, kHdcrTdosa = 1u << 10,
+                            kHdcrTdra = 1u << 11;
 
   class GuestFpScope;
   uint64_t run_loop(uint64_t max);

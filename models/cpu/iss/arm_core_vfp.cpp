@@ -198,6 +198,18 @@ bool ArmCore::check_vfp_enabled(const Insn& in) {
 // would make Linux and glibc use instructions the ISS does not have).
 uint32_t ArmCore::vfp_system_register(const Insn& in) {
   if (!st_.system || st_.mode == static_cast<uint8_t>(Mode::Usr)) undefined(in);
+  // From PL1, HCR.TID0 traps FPSID and HCR.TID3 MVFR0/1 to Hyp mode (EC 0x08, the ISS of an
+  // MRC p10, 7, Rt, cN, c0, 0 with COND 0xE, as QEMU 7.2 reports it); Xen sets TID3 for its
+  // guests and emulates them.
+  const uint32_t hcr = st_.cp15.hcr;
+  if (below_hyp() &&
+      ((in.rn == 0 && (hcr & kHcrTid0)) || ((in.rn == 6 || in.rn == 7) && (hcr & kHcrTid3)))) {
+    hyp_trap(hsr_ec::kMrcCp10Id,
+             (1u << 24) | (0xEu << 20) | (7u << 14) | (uint32_t{in.rn} << 10) |
+                 (uint32_t{in.rd} << 5) | 1u,
+             in);
+    return 0;
+  }
   switch (in.rn) {
     case 0:
       return 0x410430f0;  // FPSID: ARM, VFPv3+ subarchitecture, as QEMU's cortex-a15
@@ -382,7 +394,9 @@ void ArmCore::execute_vfp_op(const Insn& in, bool dbl) {
     }
     case kVmrs:
       if (in.rn != 1) {  // only FPSCR is readable in user mode
-        st_.r[in.rd] = vfp_system_register(in);
+        const uint8_t mode = st_.mode;
+        const uint32_t v = vfp_system_register(in);
+        if (st_.mode == mode) st_.r[in.rd] = v;  // a read trapped to Hyp mode writes nothing
         return;
       }
       if (in.rd == 15)

@@ -68,7 +68,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
   // TLBIASID: every non-global entry (no ASIDs are kept; the kernel's global ones stay).
   auto flush_asid = [](C& c, uint64_t) { c.tlb_flush_non_global(); };
   auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
-  static const std::vector<Reg> table = {
+  static const std::vector<Reg> table = with_reserved_id_space({
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
       // without the Virtualization Extensions when the core has no Hyp mode, as QEMU clears them)
       {"MIDR", false, k(0, 0, 0, 0), kPl1RO, kTrapNone, midr, nullptr},
@@ -132,9 +132,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"SCTLR", false, k(1, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.sctlr; },
        [](C& c, uint64_t v) {
-         // RES1/RAO bits stay; M, A, C, Z, I, V, EE, TRE, AFE, TE act (C, Z, I: no caches).
+         // Kept as written, as QEMU 7.2 keeps it (RES1 bits included: a write of 0 reads 0);
+         // M, A, C, I, V, WXN, UWXN, AFE, TE act (C, I: the optional caches' timing).
          const uint32_t old = c.st_.cp15.sctlr;
-         c.st_.cp15.sctlr = (static_cast<uint32_t>(v) & 0x72003c07u) | 0x00c50078u;
+         c.st_.cp15.sctlr = static_cast<uint32_t>(v);
          // The load/store executors are chosen by SCTLR.A (alignment checks or not).
          if ((old ^ c.st_.cp15.sctlr) & C::kSctlrA) c.drop_all_decoded();
          c.tlb_flush();
@@ -149,7 +150,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"HSCTLR", false, k(1, 4, 0, 0), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hsctlr; },
        [](C& c, uint64_t v) {
-         c.st_.cp15.hsctlr = (static_cast<uint32_t>(v) & 0x4208100fu) | 0x30c50818u;
+         // As written, as QEMU 7.2 keeps it (Xen reads back its CP15BEN and bit 6).
+         c.st_.cp15.hsctlr = static_cast<uint32_t>(v);
          c.tlb_flush();
        }},
       {"HACTLR", false, k(1, 4, 0, 1), kHypRW, kTrapNone, zero, nop},
@@ -502,8 +504,23 @@ const std::vector<Cp15::Reg>& Cp15::table() {
          c.st_.timer.set_cval(TimerKind::Hyp, v);
          c.timer_changed();
        }},
-  };
+  });
   return table;
+}
+
+// ARMv7 reserves the rest of the identification space (CRn c0, opc1 0, CRm c2 opc2 6-7 and CRm
+// c3-c7) as read-as-zero, and QEMU's cortex-a15 reads it so: Xen's identify_cpu reads ID_MMFR4,
+// ID_ISAR6, ID_PFR2, ID_DFR1 and ID_MMFR5 there. Not ID group 3 in ARMv7 (ARMv8 traps it by
+// HCR.TID3; QEMU traps it on v8 cores only).
+std::vector<Cp15::Reg> Cp15::with_reserved_id_space(std::vector<Reg> t) {
+  auto zero = [](ArmCore&) -> uint64_t { return 0; };
+  for (uint32_t crm = 2; crm <= 7; ++crm) {
+    for (uint32_t opc2 = crm == 2 ? 6 : 0; opc2 <= 7; ++opc2) {
+      t.push_back({"ID (reserved, RAZ)", false, cp15_key(0, 0, crm, opc2), kPl1RO, kTrapNone, zero,
+                   nullptr});
+    }
+  }
+  return t;
 }
 
 const Cp15::Reg* Cp15::find(bool is64, uint32_t key) {
@@ -671,6 +688,9 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
   }
   uint32_t* reg = nullptr;
   uint32_t value = 0;
+  bool write_only = false;
+  // The HDCR bit that traps the register to Hyp mode from PL0 and PL1 (with TDE).
+  uint32_t hdcr_trap = ArmCore::kHdcrTda;
   if (crn == 0 && opc2 >= 4) {  // DBGBVR, DBGBCR, DBGWVR, DBGWCR
     if (opc2 == 4 && crm < 6)
       reg = &c.st_.cp14.bvr[crm];
@@ -692,21 +712,35 @@ uint32_t Cp15::cp14_access(const Insn& in, bool read, uint32_t v) {
     reg = &c.st_.cp14.vcr;  // DBGVCR
   } else if ((crn == 1 || crn == 2) && crm == 0 && opc2 == 0) {
     value = 0;  // DBGDRAR, DBGDSAR: no memory-mapped debug
+    hdcr_trap = ArmCore::kHdcrTdra;
   } else if (crn == 1 && crm == 0 && opc2 == 4) {
     if (read) c.undefined(in);  // DBGOSLAR: write-only; the OS lock is not modelled
-    return 0;
+    write_only = true;
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 1 && opc2 == 4) {
     value = 0;  // DBGOSLSR: unlocked
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 3 && opc2 == 4) {
     reg = &c.st_.cp14.osdlr;  // DBGOSDLR
+    hdcr_trap = ArmCore::kHdcrTdosa;
   } else if (crn == 1 && crm == 5 && opc2 == 4) {
     value = 0;  // DBGPRSR
   } else {
     c.undefined(in);
   }
+  if (!read && !reg && !write_only) c.undefined(in);  // a read-only register
+  // HDCR.TDA/TDRA/TDOSA (or TDE) trap a PL0 or PL1 access that would otherwise succeed to Hyp
+  // mode, EC 0x05 with the ISS of a CP15 trap (Xen traps every debug register of its guests;
+  // Linux's hw_breakpoint then finds that it cannot enable monitor mode, as on QEMU).
+  if (c.below_hyp() && (c.st_.cp15.hdcr & (hdcr_trap | ArmCore::kHdcrTde))) {
+    c.hyp_trap(hsr_ec::kMcrMrcCp14,
+               c.trap_cond(in) | opc2 << 17 | opc1 << 14 | crn << 10 | uint32_t{in.rd} << 5 |
+                   crm << 1 | (read ? 1u : 0u),
+               in);
+    return 0;
+  }
   if (read) return reg ? *reg : value;
-  if (!reg) c.undefined(in);  // a read-only register
-  *reg = v;
+  if (reg) *reg = v;
   return 0;
 }
 

@@ -35,9 +35,9 @@ const char* to_string(Exception e);
 // HSR exception classes (ARM ARM B3.13.6) the core reports.
 namespace hsr_ec {
 constexpr uint8_t kUnknown = 0x00, kWfiWfe = 0x01, kMcrMrcCp15 = 0x03, kMcrrMrrcCp15 = 0x04,
-                  kCp10 = 0x07, kMrcCp10Id = 0x08, kSvc = 0x11, kHvc = 0x12, kSmc = 0x13,
-                  kPrefetchAbortLower = 0x20, kPrefetchAbortHyp = 0x21, kDataAbortLower = 0x24,
-                  kDataAbortHyp = 0x25;
+                  kMcrMrcCp14 = 0x05, kCp10 = 0x07, kMrcCp10Id = 0x08, kSvc = 0x11, kHvc = 0x12,
+                  kSmc = 0x13, kPrefetchAbortLower = 0x20, kPrefetchAbortHyp = 0x21,
+                  kDataAbortLower = 0x24, kDataAbortHyp = 0x25;
 }
 
 // The same synchronous exception taken again and again at the same instruction with no

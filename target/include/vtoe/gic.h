@@ -104,6 +104,8 @@
 #define GICV_AEOIR 0x24u
 #define GICV_AHPPIR 0x28u
 #define GICV_APR 0xd0u
+#define GICV_APR_COUNT 4u
+#define GICV_APR_STRIDE 0x4u
 #define GICV_IIDR 0xfcu
 
 #endif /* VTOE_GIC_H */

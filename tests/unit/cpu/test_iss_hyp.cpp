@@ -92,7 +92,16 @@ TEST_F(IssHyp, ResetIntoHypOrSvc) {
   EXPECT_EQ(core.cpsr() & 0x1ff, kA | kI | kF | kSvc);
   EXPECT_EQ(core.cp15(0, 0, 1, 1), 0x00010001u);
   EXPECT_FALSE(core.cp15(15, 0, 0, 0).has_value());
-  EXPECT_EQ(ArmCore::cp15_register_names().size(), 142u);  // docs/iss.md gives this number
+  // The reserved identification space reads as zero (Xen's identify_cpu reads ID_PFR2 there).
+  EXPECT_EQ(core.cp15(0, 0, 3, 4), 0u);
+  EXPECT_EQ(core.cp15(0, 0, 2, 7), 0u);
+  // 142 registers and operations and the 42 reserved identification encodings (docs/iss.md).
+  EXPECT_EQ(ArmCore::cp15_register_names().size(), 184u);
+  // SCTLR and HSCTLR keep what is written, RES1 bits included, as QEMU 7.2.
+  ASSERT_TRUE(core.set_cp15(1, 0, 0, 0, 0x60));
+  EXPECT_EQ(core.cp15(1, 0, 0, 0), 0x60u);
+  ASSERT_TRUE(core.set_cp15(1, 4, 0, 0, 0x30c5187a));
+  EXPECT_EQ(core.cp15(1, 4, 0, 0), 0x30c5187au);
 }
 
 TEST_F(IssHyp, EretToGuestAndHvcTakesTheHypTrapVector) {
@@ -211,8 +220,10 @@ TEST_F(IssHyp, Cp15TrapsCarryTheirSyndrome) {
   EXPECT_EQ(core.elr_hyp(), kGuest);
   core.set_cpsr(kSvc | kA | kI | kF);
   core.set_pc(kGuest + 4);
+  core.set_reg(5, 0x5555);
   core.step();
   EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (5u << 5) | (1u << 1) | 1u);  // CRm 1, Rt 5
+  EXPECT_EQ(core.reg(5), 0x5555u);  // a trapped read writes no register
   core.set_cpsr(kSvc | kA | kI | kF);
   core.set_pc(kGuest + 8);
   core.step();
@@ -420,6 +431,92 @@ TEST_F(IssHyp, DebugRegistersAsLinuxProbesThem) {
   steps(2);
   EXPECT_EQ(core.reg(3), 0x12345678u & ~3u);
   EXPECT_EQ(core.mode(), Mode::Usr);
+}
+
+// HDCR.TDA, TDRA and TDOSA trap PL1's debug register accesses to Hyp mode with EC 0x05 (Xen
+// sets all three for its guests and emulates DBGDIDR, DBGDSCR and the breakpoints).
+TEST_F(IssHyp, HdcrTrapsDebugRegisterAccessesWithEc05) {
+  constexpr uint32_t kTde = 1u << 8, kTda = 1u << 9, kTdosa = 1u << 10, kTdra = 1u << 11;
+  enter_guest(0);
+  a32_at(kGuest, {0xee100e10,    // mrc p14, 0, r0, c0, c0, 0 (DBGDIDR)
+                  0xee002e52,    // mcr p14, 0, r2, c0, c2, 2 (DBGDSCRext)
+                  0xee111e10,    // mrc p14, 0, r1, c1, c0, 0 (DBGDRAR: TDRA)
+                  0xee113e91});  // mrc p14, 0, r3, c1, c1, 4 (DBGOSLSR: TDOSA)
+  core.set_cp15(1, 4, 1, 1, kTda);
+  core.set_reg(0, 0x1234);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | 1u);  // CV, COND, all fields 0, Rt 0, read
+  EXPECT_EQ(core.elr_hyp(), kGuest);
+  EXPECT_EQ(core.reg(0), 0x1234u);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 4);
+  core.step();
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (2u << 17) | (2u << 5) | (2u << 1));  // write
+  // DBGDRAR and DBGOSLSR are TDRA's and TDOSA's, not TDA's.
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 8);
+  core.set_reg(1, 7);
+  core.set_reg(3, 7);
+  steps(2);
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(1), 0u);
+  EXPECT_EQ(core.reg(3), 0u);
+  core.set_cp15(1, 4, 1, 1, kTdra | kTdosa);
+  core.set_pc(kGuest + 8);
+  core.step();
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (1u << 10) | (1u << 5) | 1u);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 12);
+  core.step();
+  EXPECT_EQ(iss(),
+            (1u << 24) | (0xEu << 20) | (4u << 17) | (1u << 10) | (3u << 5) | (1u << 1) | 1u);
+  // TDE traps them all; Hyp mode itself is never trapped.
+  core.set_cp15(1, 4, 1, 1, kTde);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(ec(), hsr_ec::kMcrMrcCp14);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(core.reg(0), 0x3515f021u);
+}
+
+// HCR.TID3 traps VMRS of MVFR0/MVFR1 and HCR.TID0 of FPSID from PL1 (EC 0x08, as QEMU 7.2
+// reports it: the MRC p10, 7 form, COND 0xE); Xen sets TID3 for dom0.
+TEST_F(IssHyp, HcrTid0AndTid3TrapVmrsOfTheVfpIdRegisters) {
+  enter_guest((1u << 18) | (1u << 15));   // TID3, TID0
+  core.set_cp15(1, 0, 0, 2, 0x00f00000);  // CPACR: full access
+  a32_at(kGuest, {0xeef62a10,             // vmrs r2, mvfr1
+                  0xeef04a10,             // vmrs r4, fpsid
+                  0xee106f93});  // mrc p15, 0, r6, c0, c3, 4 (ID_PFR2's encoding: reserved)
+  core.set_reg(2, 0x2222);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Hyp);
+  EXPECT_EQ(ec(), hsr_ec::kMrcCp10Id);
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (7u << 14) | (6u << 10) | (2u << 5) | 1u);
+  EXPECT_EQ(core.reg(2), 0x2222u);  // not written
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 4);
+  core.step();
+  EXPECT_EQ(iss(), (1u << 24) | (0xEu << 20) | (7u << 14) | (4u << 5) | 1u);
+  // The reserved identification space is not ID group 3 in ARMv7: read as zero, not trapped.
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest + 8);
+  core.set_reg(6, 0x6666);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(6), 0u);
+  // Without the traps the guest reads them.
+  core.set_cp15(1, 4, 1, 0, 0);
+  core.set_cpsr(kSvc | kA | kI | kF);
+  core.set_pc(kGuest);
+  core.step();
+  EXPECT_EQ(core.mode(), Mode::Svc);
+  EXPECT_EQ(core.reg(2), 0u);  // MVFR1
 }
 
 TEST_F(IssHyp, BreakpointsStopRunBeforeTheInstruction) {

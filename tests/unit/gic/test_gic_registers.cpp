@@ -145,6 +145,17 @@ TEST(GicRegisters, ListRegistersThroughGichAndGicv) {
     EXPECT_EQ(b.regs.read_hyp(0x20), 1u);       // EISR0
     EXPECT_EQ(b.regs.read_hyp(0x10) & 1u, 1u);  // MISR.EOI
     EXPECT_EQ(b.regs.read_vcpu(0x08), 2u);      // GICV_BPR from VMCR
+    // GICV_APR0 is GICH_APR, read and written; APR1-3 read as zero and ignore writes, with no
+    // bad access (Linux's gic_cpu_init zeroes all four, as dom0 does under Xen).
+    b.regs.write_vcpu(0xD0, 1u << 3);
+    EXPECT_EQ(b.regs.read_hyp(0xF0), 1u << 3);
+    for (std::uint32_t off : {0xD4u, 0xD8u, 0xDCu}) {
+      b.regs.write_vcpu(off, 0xFFFFFFFFu);
+      EXPECT_EQ(b.regs.read_vcpu(off), 0u);
+    }
+    b.regs.write_vcpu(0xD0, 0);
+    EXPECT_EQ(b.regs.read_vcpu(0xD0), 0u);
+    EXPECT_EQ(b.regs.stats().counter("bad_accesses").value(), 0u);
   });
   run(p);
 }

@@ -205,6 +205,90 @@ TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
   EXPECT_NE(load(f, 128u << 20).find("cannot open"), std::string::npos);
 }
 
+// QEMU's -device guest-loader: each file at its address and a /chosen/module@0xADDR node per
+// file, as qemu-system-arm 7.2 writes them (checked with its dumpdtb): the last one first.
+TEST(SystemBootLoader, LoadsGuestLoaderModulesWithTheirChosenNodes) {
+  std::vector<std::uint8_t> ram(256u << 20);
+  sys::BootFiles f;
+  f.kernel = temp_file("xen.bin", zimage({0xEAFFFFFE}));
+  f.append = "dom0_mem=64M";
+  f.modules.push_back(
+      sys::parse_guest_loader("guest-loader,addr=0x4a000000,kernel=" +
+                              temp_file("dom0.bin", std::vector<std::uint8_t>(6000, 0x5a)) +
+                              ",bootargs=console=hvc0 earlycon=pl011,,0x9000000"));
+  f.modules.push_back(
+      sys::parse_guest_loader("guest-loader,addr=0x4b000000,initrd=" +
+                              temp_file("rd.bin", std::vector<std::uint8_t>(100, 0xa5))));
+  const sys::BootInfo b = sys::load_boot_files(
+      f, sys::kRamBase, ram.size(), [&](std::uint64_t a, const void* d, std::size_t n) {
+        std::memcpy(ram.data() + (a - sys::kRamBase), d, n);
+      });
+  EXPECT_EQ(ram[0x0a000000], 0x5a);
+  EXPECT_EQ(ram[0x0a000000 + 5999], 0x5a);
+  EXPECT_EQ(ram[0x0b000000], 0xa5);
+  std::vector<std::uint8_t> dtb(ram.begin() + (b.dtb_start - sys::kRamBase),
+                                ram.begin() + (b.dtb_start - sys::kRamBase) + b.dtb_size);
+  sys::check_device_tree(dtb, "loaded");
+  EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "dom0_mem=64M");
+  EXPECT_EQ(prop_string(dtb, "/chosen/module@0x4a000000", "bootargs"),
+            "console=hvc0 earlycon=pl011,0x9000000");
+  const int chosen = fdt_path_offset(dtb.data(), "/chosen");
+  const int first = fdt_first_subnode(dtb.data(), chosen);
+  EXPECT_STREQ(fdt_get_name(dtb.data(), first, nullptr), "module@0x4b000000");
+  int len = 0;
+  const char* compat = static_cast<const char*>(fdt_getprop(dtb.data(), first, "compatible", &len));
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(std::string(compat, static_cast<std::size_t>(len)),
+            std::string("multiboot,module\0multiboot,ramdisk\0", 35));
+  const auto* reg = static_cast<const fdt32_t*>(fdt_getprop(dtb.data(), first, "reg", &len));
+  ASSERT_EQ(len, 16);
+  EXPECT_EQ(fdt32_to_cpu(reg[1]), 0x4b000000u);
+  EXPECT_EQ(fdt32_to_cpu(reg[3]), 100u);
+  const int kernel = fdt_path_offset(dtb.data(), "/chosen/module@0x4a000000");
+  compat = static_cast<const char*>(fdt_getprop(dtb.data(), kernel, "compatible", &len));
+  EXPECT_EQ(std::string(compat, static_cast<std::size_t>(len)),
+            std::string("multiboot,module\0multiboot,kernel\0", 34));
+}
+
+TEST(SystemBootLoader, GuestLoaderErrorsNameTheOptionAndTheFile) {
+  auto parse = [](const std::string& spec) {
+    try {
+      sys::parse_guest_loader(spec);
+    } catch (const sys::BootError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(parse("loader,addr=1"),
+            "--device loader,addr=1: unknown device 'loader' (vtoe system run knows guest-loader)");
+  EXPECT_NE(parse("guest-loader,kernel=k").find("no addr="), std::string::npos);
+  EXPECT_NE(parse("guest-loader,addr=0x4g,kernel=k").find("addr '0x4g' is not a number"),
+            std::string::npos);
+  EXPECT_NE(parse("guest-loader,addr=1,kernel=k,initrd=i").find("either kernel=FILE or initrd"),
+            std::string::npos);
+  EXPECT_NE(parse("guest-loader,addr=1,file=k").find("unknown key 'file'"), std::string::npos);
+  auto load = [](const sys::BootFiles& f) {
+    try {
+      sys::load_boot_files(f, sys::kRamBase, 128u << 20,
+                           [](std::uint64_t, const void*, std::size_t) {});
+    } catch (const sys::BootError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  sys::BootFiles f;
+  f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
+  f.modules.push_back(
+      sys::parse_guest_loader("guest-loader,addr=0x44000000,kernel=/nonexistent/k"));
+  EXPECT_EQ(load(f),
+            "--device guest-loader kernel /nonexistent/k: cannot open: No such file or directory");
+  f.modules[0] = sys::parse_guest_loader("guest-loader,addr=0x80000000,initrd=" + f.kernel);
+  EXPECT_NE(load(f).find("--device guest-loader initrd " + f.kernel + ": [0x80000000"),
+            std::string::npos);
+  f.modules[0] = sys::parse_guest_loader("guest-loader,addr=0x40010000,initrd=" + f.kernel);
+  EXPECT_NE(load(f).find("overlaps"), std::string::npos);
+}
+
 TEST(SystemBootLoader, NamesTheFileThatIsADirectoryOrCannotBeRead) {
   auto load = [](const sys::BootFiles& f) {
     try {
