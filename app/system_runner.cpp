@@ -291,6 +291,33 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       }
     }
     j["hyp_traps_by_ec"] = traps;
+    // What the hypervisor running here spent per entry to Hyp mode, by cause: the instructions
+    // from the entry to the return out of Hyp mode, by class (cycles: at the run's CPI).
+    nlohmann::ordered_json handling;
+    for (int cause = 0; cause < iss::ArmCore::kHypCauses; ++cause) {
+      const std::uint64_t spans = core.hyp_handled(cause);
+      if (!spans) continue;
+      char name[8];
+      std::snprintf(name, sizeof name, "0x%02x", cause);
+      nlohmann::ordered_json h;
+      h["handled"] = spans;
+      std::uint64_t insns = 0, cycles = 0;
+      nlohmann::ordered_json classes;
+      for (int k = 0; k < iss::ArmCore::kClasses; ++k) {
+        const auto cls = static_cast<iss::InsnClass>(k);
+        const std::uint64_t n = core.hyp_handling_retired(cause, cls);
+        insns += n;
+        cycles += n * platform->cpu().params().cpi[static_cast<std::size_t>(k)];
+        if (n) classes[iss::to_string(cls)] = n;
+      }
+      h["instructions"] = insns;
+      h["cycles"] = cycles;
+      h["by_class"] = classes;
+      handling[cause == iss::ArmCore::kHypCauseIrq   ? std::string("irq")
+               : cause == iss::ArmCore::kHypCauseFiq ? std::string("fiq")
+                                                     : std::string(name)] = h;
+    }
+    j["hyp_handling"] = handling;
     nlohmann::ordered_json ex;
     for (int k = 0; k < static_cast<int>(iss::Exception::Count); ++k) {
       auto e = static_cast<iss::Exception>(k);

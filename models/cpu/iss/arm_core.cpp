@@ -291,7 +291,19 @@ void ArmCore::irq_entered() {
   for (int c = 0; c < kClasses; ++c) irq_start_[c] = retired(static_cast<InsnClass>(c));
 }
 
+void ArmCore::hyp_entered(int cause) {
+  in_hyp_span_ = true;
+  hyp_cause_ = cause;
+  for (int c = 0; c < kClasses; ++c) hyp_start_[c] = retired(static_cast<InsnClass>(c));
+}
+
 void ArmCore::return_to(uint32_t target, uint32_t spsr) {
+  if (in_hyp_span_ && st_.mode == kHyp && (spsr & 0x1f) != kHyp) {
+    in_hyp_span_ = false;  // (the return itself retires after: not counted)
+    ++hyp_handled_[hyp_cause_];
+    for (int c = 0; c < kClasses; ++c)
+      hyp_retired_[hyp_cause_][c] += retired(static_cast<InsnClass>(c)) - hyp_start_[c];
+  }
   const uint8_t to_mode = spsr & 0x1f;
   if (in_irq_ && (to_mode == static_cast<uint8_t>(Mode::Usr) ||
                   ((target & ~1u) == (irq_return_pc_ & ~1u) && to_mode == irq_from_mode_))) {

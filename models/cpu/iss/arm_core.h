@@ -106,6 +106,9 @@ class ArmCore {
   static constexpr int kClasses = static_cast<int>(InsnClass::Count);
   // Retired instructions are counted in kRetiredBanks counters per class (see retired_).
   static constexpr int kRetiredBanks = 4;
+  // Why Hyp mode was entered from another mode: the HSR exception class (0-63), or an
+  // interrupt taken to Hyp mode.
+  static constexpr int kHypCauseIrq = 64, kHypCauseFiq = 65, kHypCauses = 66;
 
   explicit ArmCore(PagedMemory& mem);
   ~ArmCore();
@@ -184,6 +187,8 @@ class ArmCore {
     ExceptionEntry::Counts exceptions;
     uint64_t irqs_handled;
     uint64_t irq_retired[kClasses];
+    uint64_t hyp_handled[kHypCauses];
+    uint64_t hyp_retired[kHypCauses][kClasses];
   };
   Statistics statistics() const;
   void restore_statistics(const Statistics& s);
@@ -233,6 +238,14 @@ class ArmCore {
   // retired by class.
   uint64_t irqs_handled() const { return irqs_handled_; }
   uint64_t irq_handler_retired(InsnClass c) const { return irq_retired_[static_cast<int>(c)]; }
+  // A hypervisor's handling (statistics): from an entry to Hyp mode from another mode to the
+  // exception return that leaves Hyp mode (an exception taken inside belongs to the first), by
+  // cause (kHypCause*: the HSR class, or an interrupt): how many such spans ended, and the
+  // instructions they retired by class. What a trap costs the hypervisor that runs here.
+  uint64_t hyp_handled(int cause) const { return hyp_handled_[cause]; }
+  uint64_t hyp_handling_retired(int cause, InsnClass c) const {
+    return hyp_retired_[cause][static_cast<int>(c)];
+  }
   // Retired instructions by the mode they ran in (statistics).
   uint64_t retired_in_mode(Mode m) const;
   // Instructions of class `c` retired in mode `m` (cycles by mode: IssCpu::cycles_in_mode).
@@ -648,6 +661,12 @@ class ArmCore {
   uint64_t mode_class_start_[kClasses] = {};  // retired(class) when the current mode was entered
   // An IRQ's handling in progress (irq_entered .. the next return_to), and the totals.
   void irq_entered();
+  void hyp_entered(int cause);
+  bool in_hyp_span_ = false;
+  int hyp_cause_ = 0;
+  uint64_t hyp_start_[kClasses] = {};
+  uint64_t hyp_handled_[kHypCauses] = {};
+  uint64_t hyp_retired_[kHypCauses][kClasses] = {};
   bool in_irq_ = false;
   uint32_t irq_return_pc_ = 0;
   uint8_t irq_from_mode_ = 0;

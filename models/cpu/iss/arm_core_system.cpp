@@ -82,6 +82,8 @@ ArmCore::Statistics ArmCore::statistics() const {
   s.exceptions = exc_.counts();
   s.irqs_handled = irqs_handled_;
   std::memcpy(s.irq_retired, irq_retired_, sizeof irq_retired_);
+  std::memcpy(s.hyp_handled, hyp_handled_, sizeof hyp_handled_);
+  std::memcpy(s.hyp_retired, hyp_retired_, sizeof hyp_retired_);
   return s;
 }
 
@@ -95,6 +97,9 @@ void ArmCore::restore_statistics(const Statistics& s) {
   irqs_handled_ = s.irqs_handled;
   std::memcpy(irq_retired_, s.irq_retired, sizeof irq_retired_);
   in_irq_ = false;
+  std::memcpy(hyp_handled_, s.hyp_handled, sizeof hyp_handled_);
+  std::memcpy(hyp_retired_, s.hyp_retired, sizeof hyp_retired_);
+  in_hyp_span_ = false;
 }
 
 // BKPT: a debug event, taken as a prefetch abort (IFSR/IFSC "debug event", IFAR 0) as QEMU 7.2

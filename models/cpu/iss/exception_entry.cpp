@@ -230,6 +230,10 @@ void ExceptionEntry::take_fault_entry(Exception e, uint32_t addr, bool write, bo
 
 void ExceptionEntry::enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t spsr) {
   ArmCore& c = core_;
+  if (c.st_.mode != ArmCore::kHyp)  // (the HSR is written before, for every synchronous cause)
+    c.hyp_entered(offset == 0x18   ? ArmCore::kHypCauseIrq
+                  : offset == 0x1C ? ArmCore::kHypCauseFiq
+                                   : static_cast<int>(c.st_.cp15.hsr >> 26));
   c.switch_mode(ArmCore::kHyp);
   c.st_.spsr[c.bank_of(ArmCore::kHyp)] = spsr;
   c.st_.elr_hyp = return_addr;
