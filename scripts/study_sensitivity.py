@@ -184,6 +184,14 @@ def across(v):
         v["verdict"], "not posed throughout")
 
 
+def none(rows, why):
+    """The record of a study whose verdicts rest on no assumed cost: every verdict holds, and
+    the report says why nothing is swept."""
+    return {"constants": [], "rows": {}, "none": why,
+            "verdicts": {r["id"]: {"verdict": r["verdict"], "holds": True, "flips": []}
+                         for r in rows}}
+
+
 def fmt(v):
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
