@@ -146,8 +146,15 @@ def main(argv=None):
 
 
 def git(*argv):
-    proc = subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    """git's answer, or None outside a work tree (Popen: the tests stand in for subprocess.run
+    with the studies)."""
+    try:
+        with subprocess.Popen(["git", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) as proc:
+            out = proc.communicate()[0]
+    except OSError:
+        return None
+    return out.strip() if proc.returncode == 0 else None
 
 
 def write_page(args, studies, commands, walls, codes, wall):
