@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,6 +120,7 @@ def sweep(study: Study, constants, out, jobs, quick):
     """Runs every constant's values; returns the sensitivity record of summary.json:
     {constants: [...], rows: {id: {constant: {values, margins, verdicts}}},
      verdicts: {id: {holds, flips: [{constant, at, factor}]}}}."""
+    begin = time.monotonic()
     out = Path(out) / "sensitivity"
     scratch = out / "scenarios"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -172,6 +174,9 @@ def sweep(study: Study, constants, out, jobs, quick):
                               "factor": found[0] / study_value})
         record["verdicts"][r["id"]] = {"verdict": r["verdict"], "holds": not flips,
                                        "flips": flips}
+    runs = sum(c["runs_per_value"] * (len(c["factors"]) - 1) for c in record["constants"])
+    print(f"{study.name}: sensitivity sweep of {len(record['constants'])} assumed costs, "
+          f"{runs} runs, {time.monotonic() - begin:.1f} s (wall)", flush=True)
     return record
 
 
