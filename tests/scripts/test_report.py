@@ -475,8 +475,8 @@ def test_vtoe_report_errors(vtoe_bin, tmp_path):
                           text=True, timeout=120 * TIMEOUT_FACTOR)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"vtoe report: {tmp_path}: no results.json (a run), "
-                                   "results.csv (a sweep) or report.md (make paper's or a "
-                                   "study's output) in it")
+                                   "results.csv (a sweep), report.md (make paper's or a "
+                                   "study's output) or studies.json (make studies') in it")
     proc = subprocess.run([str(vtoe_bin), "report"], capture_output=True, text=True)
     assert proc.returncode == 2 and "dir is required" in proc.stderr
     env = dict(os.environ, VTOE_PYTHON=str(tmp_path / "no-python"))
