@@ -103,6 +103,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
     begin = time.monotonic()
+    # The tree the studies ran from, as it was when they started.
+    args.commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    args.dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     study_common.plotting(args.no_figures, "studies")  # fail before any run, not after
     studies = args.only or STUDIES
     args.out.mkdir(parents=True, exist_ok=True)
@@ -160,8 +163,7 @@ def git(*argv):
 def write_page(args, studies, commands, walls, codes, wall):
     """OUT/studies.json (the commit, the commands, the walls) and OUT/report.html from it and
     the studies' reports; None with --no-figures (a page without its figures is not written)."""
-    info = {"commit": git("rev-parse", "--short=12", "HEAD") or "unknown",
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+    info = {"commit": args.commit, "dirty": args.dirty,
             "variant": "quick" if args.quick else "full",
             "command": " ".join(["python3 scripts/studies.py", *args.argv]),
             "wall_s": wall,
