@@ -85,6 +85,10 @@ ASSUMED = [
         "guest_tick", "the guest's tick handler", ("guest.costs.tick",),
         "assumed 2000 cycles (timekeeping and the scheduler tick of a Linux guest); half to "
         "twice", lambda p: {"guest.costs.tick": 2000.0}),
+    study_sensitivity.Constant(
+        "host_tick", "the host's scheduler tick", ("hypervisor.costs.tick",),
+        "assumed 800 cycles, not among the four fitted hypervisor costs; half to twice",
+        lambda p: {"hypervisor.costs.tick": 800.0} if p["config"] != "bare" else {}),
 ]
 
 

@@ -105,6 +105,11 @@ ASSUMED = [
         "assumed 200 cycles (saving and restoring registers, no kernel); half to twice",
         lambda p: {"guest.costs.coop_switch": 200.0}
         if p["kind"] == "share" and p["share"] == "UC" else {}, quick=True),
+    study_sensitivity.Constant(
+        "context_switch", "a switch between kernel processes", ("guest.costs.context_switch",),
+        "assumed 1500 cycles; Linux on vtoe's ISS spends 2415 in the scheduler per command, "
+        "more than one switch (docs/calibration.md); half to twice",
+        lambda p: {"guest.costs.context_switch": 1500.0} if uses_socket(p) else {}),
 ]
 
 
