@@ -99,9 +99,10 @@ study-toe: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/study_toe.py --jobs $(JOBS)
 
 # The related papers as studies (issues 29, 40): out/studies/<paper>/report.md, each opening with
-# its verdict table, and out/studies/summary.md, the four studies' verdicts and the check of the
-# figures the docs quote from them; fails when a verdict fails (scripts/studies.py). A quick
-# variant of each runs in `make test` (tests/scripts/test_study_*.py).
+# its verdict table and its sensitivity to the assumed costs (swept), out/studies/summary.md, the
+# four studies' verdicts and the check of the figures the docs quote from them, and
+# out/studies/report.html, all of it on one page; fails when a verdict fails
+# (scripts/studies.py). A quick variant of each runs in `make test` (tests/scripts/test_study_*.py).
 .PHONY: studies
 studies: build venv
 	VTOE_BIN=$(VTOE) $(VENV)/bin/python scripts/studies.py --jobs $(JOBS)

@@ -6,9 +6,12 @@ verdict table and writes OUT/<study>/report.md and summary.json), then prints an
 OUT/summary.md: per study its runs, how many verdicts pass, fail or are not posed, and which
 fail; then checks the figures the docs quote from this variant of the studies (full, or
 `<study>_quick` with --quick) against the summaries just written (scripts/doc_figures.py,
-docs/figures.yaml).
+docs/figures.yaml); and OUT/report.html, one page with every study's verdict table, its
+sensitivity to the assumed costs, its figures, the commit and the commands that made it
+(`vtoe report OUT`: python/vtoe/report.py, from OUT/studies.json).
 
-Exit status 1 when a study fails to run, a verdict fails (a construction guard among them) or a
+Exit status 2 when matplotlib is missing (unless --no-figures, which writes no page either);
+1 when a study fails to run, a verdict fails (a construction guard among them) or a
 quoted figure differs from the fresh run; `scripts/doc_figures.py update --kind studies
 --summary NAME=DIR ...` (the command is printed) rewrites the figures after an intended change.
 
@@ -38,20 +41,32 @@ def figure_name(study, quick):
     return f"{study}_quick" if quick else study
 
 
+def flips(summary):
+    """The verdicts that flip inside an assumed cost's range (scripts/study_sensitivity.py), and
+    the constant that flips each, nearest the study's value first."""
+    sens = summary.get("sensitivity")
+    if sens is None:
+        return "not swept"
+    found = [f"{i} ({', '.join(f['constant'] for f in v['flips'])})"
+             for i, v in sens["verdicts"].items() if v["flips"]]
+    return ", ".join(found) or "none"
+
+
 def summary_table(summaries, walls):
     """Lines of the combined summary: a row per study."""
-    lines = ["| study | variant | runs | pass | fail | not posed | failing | wall (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| study | variant | runs | pass | fail | not posed | failing | flips under an assumed "
+             "cost | wall (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, s in summaries.items():
         if s is None:
-            lines.append(f"| {name} | - | - | - | - | - | the study did not run to its end | "
+            lines.append(f"| {name} | - | - | - | - | - | the study did not run to its end | - | "
                          f"{walls[name]:.0f} |")
             continue
         n = s["counts"]
         failing = [f"{i} ({v['class']})" for i, v in s["verdicts"].items()
                    if v["verdict"] == study_common.FAIL]
         lines.append(f"| {name} | {s['variant']} | {len(s['runs'])} | {n['pass']} | {n['fail']} | "
-                     f"{n['not posed']} | {', '.join(failing) or '-'} | {walls[name]:.0f} |")
+                     f"{n['not posed']} | {', '.join(failing) or '-'} | {flips(s)} | "
+                     f"{walls[name]:.0f} |")
     return lines
 
 
@@ -86,10 +101,15 @@ def main(argv=None):
     ap.add_argument("--no-docs", action="store_true", help="skip the check of the docs' figures")
     ap.add_argument("--no-figures", action="store_true", help="the studies draw no figures")
     args = ap.parse_args(argv)
+    args.argv = list(argv if argv is not None else sys.argv[1:])
+    begin = time.monotonic()
+    # The tree the studies ran from, as it was when they started.
+    args.commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    args.dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     study_common.plotting(args.no_figures, "studies")  # fail before any run, not after
     studies = args.only or STUDIES
     args.out.mkdir(parents=True, exist_ok=True)
-    summaries, walls, codes = {}, {}, {}
+    summaries, walls, codes, commands = {}, {}, {}, {}
     for study in studies:
         out = args.out / study
         summary = out / "summary.json"
@@ -99,6 +119,8 @@ def main(argv=None):
                str(args.jobs), "--out", str(out)]
         cmd += ["--quick"] if args.quick else []
         cmd += ["--no-figures"] if args.no_figures else []
+        commands[study] = "python3 " + " ".join(
+            os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in cmd[1:])
         print(f"== {study}: {' '.join(cmd[1:])}", flush=True)
         start = time.monotonic()
         codes[study] = subprocess.run(cmd).returncode
@@ -120,7 +142,41 @@ def main(argv=None):
     (args.out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n" + "\n".join(lines[2:]))
     print(f"{args.out / 'summary.md'}")
+    page = write_page(args, studies, commands, walls, codes, time.monotonic() - begin)
+    if page:
+        print(page)
     return 0 if ok else 1
+
+
+def git(*argv):
+    """git's answer, or None outside a work tree (Popen: the tests stand in for subprocess.run
+    with the studies)."""
+    try:
+        with subprocess.Popen(["git", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) as proc:
+            out = proc.communicate()[0]
+    except OSError:
+        return None
+    return out.strip() if proc.returncode == 0 else None
+
+
+def write_page(args, studies, commands, walls, codes, wall):
+    """OUT/studies.json (the commit, the commands, the walls) and OUT/report.html from it and
+    the studies' reports; None with --no-figures (a page without its figures is not written)."""
+    info = {"commit": args.commit, "dirty": args.dirty,
+            "variant": "quick" if args.quick else "full",
+            "command": " ".join(["python3 scripts/studies.py", *args.argv]),
+            "wall_s": wall,
+            "studies": [{"name": s, "command": commands[s], "wall_s": walls[s],
+                         "returncode": codes[s]} for s in studies
+                        if (args.out / s / "report.md").is_file()]}
+    (args.out / "studies.json").write_text(json.dumps(info, indent=1) + "\n")
+    if args.no_figures:
+        print("report.html not written (--no-figures: the page shows the figures)")
+        return None
+    sys.path.insert(0, str(ROOT / "python"))
+    from vtoe import report
+    return report.make_report(args.out)
 
 
 if __name__ == "__main__":

@@ -121,9 +121,11 @@ def figure_note(drawn, no_figures) -> list[str]:
     return ["", "Figures not drawn (--no-figures)."] if no_figures and not drawn else []
 
 
-def finish(study, rows, runs, figures, out, quick) -> int:
-    """Writes OUT/summary.json (verdicts by id, the figures the docs quote, rows, runs), prints
-    the verdict table and a one-line summary; returns the exit status: 1 when a verdict fails."""
+def finish(study, rows, runs, figures, out, quick, sensitivity=None) -> int:
+    """Writes OUT/summary.json (verdicts by id, the figures the docs quote, rows, runs, and the
+    sweep of the assumed costs: scripts/study_sensitivity.py), prints the verdict table and a
+    one-line summary; returns the exit status: 1 when a verdict fails (a verdict that flips
+    inside an assumed cost's range is a finding the report states, not a failure)."""
     ids = [r["id"] for r in rows]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
@@ -133,6 +135,8 @@ def finish(study, rows, runs, figures, out, quick) -> int:
                "verdicts": {r["id"]: {"verdict": r["verdict"], "class": r["class"],
                                       "reason": reason(r)} for r in rows},
                "figures": figures, "rows": rows, "runs": runs}
+    if sensitivity is not None:
+        summary["sensitivity"] = sensitivity
     (Path(out) / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"{study} ({variant}): verdicts")
     print("\n".join(verdict_table(rows)))

@@ -37,7 +37,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import yaml
+
 import study_common
+import study_sensitivity
 from study_common import verdict, vtoe_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,32 +55,91 @@ PAIRS = 4
 # SocksDirect (shared/papers/socksdirect-evaluation.tex:117): 8-byte inter-host round trip 1.7 us,
 # "17x lower than Linux": Linux's is 28.9 us (bare metal, two Xeon servers, 100 GbE).
 LINUX_RTT_US = 1.7 * 17
+# The keys' defaults (docs/keys.md), for a scenario that leaves a key to its default.
+DEFAULTS = {"software_stack.tx_cycles": 2000.0, "software_stack.rx_cycles": 2500.0,
+            "software_stack.vswitch_cycles": 1000.0,
+            "software_stack.vswitch_cycles_per_byte": 0.5, "guest.costs.syscall": 1000.0}
+
+
+def file_value(cfg, key):
+    """A key's value in configuration `cfg`'s scenario (server A; B's is the same), or its
+    default."""
+    node = yaml.safe_load((STUDY / f"{cfg}.yaml").read_text())
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return float(node) if node is not None else DEFAULTS[key]
+
+
+def assumed(keys, configs):
+    return lambda p: ({k: file_value(p["config"], k) for k in keys}
+                      if p["config"] in configs else {})
+
+
+# The software stacks' assumed costs (scenarios/paper/calibration.yaml `assumed`), swept by
+# scripts/study_sensitivity.py in both servers of the configurations that use them.
+ASSUMED = [
+    study_sensitivity.Constant(
+        "kernel_stack", "the kernel stack's per-frame work",
+        ("software_stack.tx_cycles", "software_stack.rx_cycles"),
+        "assumed 2000 / 2500 cycles per frame sent / received (1 / 1.25 us); transmit and "
+        "receive scaled together, half to twice", assumed(
+            ("software_stack.tx_cycles", "software_stack.rx_cycles"), ("vk", "nk"))),
+    study_sensitivity.Constant(
+        "tas_stack", "TAS's per-frame work",
+        ("software_stack.tx_cycles", "software_stack.rx_cycles"),
+        "assumed 600 / 700 cycles per frame (about a third of the kernel's); scaled together, "
+        "half to twice", assumed(
+            ("software_stack.tx_cycles", "software_stack.rx_cycles"), ("vi", "vs")), quick=True),
+    study_sensitivity.Constant(
+        "vswitch", "the virtual switch's work",
+        ("software_stack.vswitch_cycles", "software_stack.vswitch_cycles_per_byte"),
+        "assumed 1000 cycles per frame + 0.5 per byte; scaled together, half to twice",
+        assumed(("software_stack.vswitch_cycles", "software_stack.vswitch_cycles_per_byte"),
+                ("vk", "vi"))),
+    study_sensitivity.Constant(
+        "tas_call", "a libTAS call (TAS's system call)", ("guest.costs.syscall",),
+        "assumed 200 cycles (a call on shared-memory queues, no kernel crossing); half to "
+        "twice", assumed(("guest.costs.syscall",), ("vi", "vs"))),
+]
+
+
+def spec(point, duration):
+    """(scenario file, overrides) of one point."""
+    cfg, size = point["config"], point["size"]
+    sets = {"duration": duration}
+    for i in range(1 if cfg == "nk" else PAIRS):
+        sets[f"vms.{i}.workload.message_size"] = f"{size}B"
+        sets[f"vms.{i}.workload.response_size"] = f"{size}B"
+    return STUDY / f"{cfg}.yaml", sets
 
 
 def run_point(point, duration="20ms"):
     """One vtoe run: (point, measured dict). Raises on a failed run."""
-    cfg, size = point["config"], point["size"]
-    sets = [f"duration={duration}"]
-    for i in range(1 if cfg == "nk" else PAIRS):
-        sets += [f"vms.{i}.workload.message_size={size}B", f"vms.{i}.workload.response_size={size}B"]
+    scenario, sets = spec(point, duration)
     with tempfile.TemporaryDirectory() as out:
-        cmd = [vtoe_bin(), "run", str(STUDY / f"{cfg}.yaml"), "--out", out, "--quiet"]
-        for s in sets:
-            cmd += ["--set", s]
+        cmd = [vtoe_bin(), "run", str(scenario), "--out", out, "--quiet"]
+        for k, v in sets.items():
+            cmd += ["--set", f"{k}={v}"]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         # 5: a pair moved nothing (docs/outputs.md); the results are written, and row G judges it.
         if proc.returncode not in (0, 5):
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
         res = json.loads((Path(out) / "results.json").read_text())
+    return point, measure(point, res)
+
+
+def measure(point, res):
+    """The measured dict of one point's results.json."""
+    cfg, size = point["config"], point["size"]
     host_b = res["hosts"][0]
     if cfg == "nk":  # one pair, native: the round trip
         v = res["vms"][0]
-        return point, {"rtt_us": v["mean_latency_us"], "transactions": v["transactions"],
-                       "errors": [x["error"] for x in res["vms"] + host_b["vms"] if x.get("error")]}
+        return {"rtt_us": v["mean_latency_us"], "transactions": v["transactions"],
+                "errors": [x["error"] for x in res["vms"] + host_b["vms"] if x.get("error")]}
     a, b = res["cores"], host_b["cores"]
     tps = sum(v["transactions"] for v in res["vms"]) / res["measured_s"]
     stack = {k: v for k, v in res["stats"].items() if k in ("stack", "b.stack")}
-    return point, {
+    return {
         "tps": tps,
         "gbps": tps * size * 8 / 1e9,  # payload each way
         # Mean over every transaction (the pairs weighted by what they did).
@@ -127,7 +189,7 @@ def label(key):
     return f"{key[0]} {key[1]} B"
 
 
-def analyse(runs, quick):
+def analyse(runs, quick=False, costs=None):
     anchor = [m for p, m in runs if p["config"] == "nk"]
     failed = guard(runs)
     runs = [(p, m) for p, m in runs if p["config"] != "nk"]
@@ -135,13 +197,16 @@ def analyse(runs, quick):
     sizes = sorted({p["size"] for p, _ in runs})
     rows = []
 
-    def row(id_, claim, paper, vtoe, test, cls, ok, uses=()):
+    def row(id_, claim, paper, vtoe, test, cls, ok, uses=(), margin=None):
         """A row; `uses` are the runs its verdict rests on: one that failed its guard is no data
-        point, so the verdict is then not posed."""
-        rows.append(study_common.not_posed(
-            {"id": id_, "claim": claim, "paper": paper, "vtoe": vtoe, "test": test,
-             "class": cls, "verdict": verdict(ok)},
-            [label(k) for k in sorted(set(uses)) if k in failed]))
+        point, so the verdict is then not posed. `margin`: how far the test is from failing, as
+        a fraction of its threshold (the sensitivity plot)."""
+        x = {"id": id_, "claim": claim, "paper": paper, "vtoe": vtoe, "test": test,
+             "class": cls, "verdict": verdict(ok)}
+        if margin is not None:
+            x["margin"] = margin
+        rows.append(study_common.not_posed(x, [label(k) for k in sorted(set(uses))
+                                               if k in failed]))
 
     def runs_of(configs, of_sizes=None):
         return [(c, m) for c in configs for m in (of_sizes or sizes)]
@@ -165,7 +230,7 @@ def analyse(runs, quick):
         "('resource efficiency', 000:22)", "goal, no number",
         f"VS / best other: {min(margins):.2f}x to {max(margins):.2f}x",
         "VS per core > VI and > VK at every size", "hypothesis", min(margins) > 1.0,
-        runs_of(("vs", "vi", "vk")))
+        runs_of(("vs", "vi", "vk")), min(margins) - 1)
 
     # V3: the shared fast path keeps up with per-VM stacks at small messages.
     small = [m for m in sizes if m <= 256]
@@ -173,7 +238,7 @@ def analyse(runs, quick):
     row("V3", "a shared fast path loses no aggregate throughput to per-VM stacks at small "
         "messages ('higher throughput', 000:22)", "goal, no number",
         f"VS / VI: {min(ratios):.3f} to {max(ratios):.3f}", "VS >= 0.95 x VI for m <= 256 B",
-        "hypothesis", min(ratios) >= 0.95, runs_of(("vs", "vi"), small))
+        "hypothesis", min(ratios) >= 0.95, runs_of(("vs", "vi"), small), min(ratios) / 0.95 - 1)
 
     # V4: Independent-TAS's goal against the kernel stack (000:45-46).
     tput = [by[("vi", m)]["tps"] / by[("vk", m)]["tps"] for m in sizes]
@@ -182,27 +247,30 @@ def analyse(runs, quick):
         "(000:45-46)", "goal, no number",
         f"VI / VK throughput {min(tput):.2f}x to {max(tput):.2f}x, latency {min(lat):.2f}x to "
         f"{max(lat):.2f}x", "VI throughput > VK and VI latency < VK at every size",
-        "hypothesis", min(tput) > 1.0 and max(lat) < 1.0, runs_of(("vi", "vk")))
+        "hypothesis", min(tput) > 1.0 and max(lat) < 1.0, runs_of(("vi", "vk")),
+        min(min(tput) - 1, 1 - max(lat)))
 
     # V5: vtoe's question: the shared hardware fast path against VirtTAS's software one.
     hw = [per_core(by[("vtda", m)]) / per_core(by[("vs", m)]) for m in sizes]
     row("V5", "(vtoe) the shared TOE under DA gives more throughput per allocated core than "
         "the shared software fast path", "-", f"VT-DA / VS: {min(hw):.2f}x to {max(hw):.2f}x",
         "VT-DA per core > VS per core at every size", "hypothesis", min(hw) > 1.0,
-        runs_of(("vtda", "vs")))
+        runs_of(("vtda", "vs")), min(hw) - 1)
 
     # V6: device emulation's VMM intervention costs throughput against direct access.
     de = [by[("vtde", m)]["tps"] / by[("vtda", m)]["tps"] for m in sizes]
     row("V6", "(vtoe, toe-virtualization paper §5) device emulation's traps cost throughput "
         "against direct access", "DE < DA", f"VT-DE / VT-DA: {min(de):.2f} to {max(de):.2f}",
-        "VT-DE < VT-DA at every size", "shape", max(de) < 1.0, runs_of(("vtde", "vtda")))
+        "VT-DE < VT-DA at every size", "shape", max(de) < 1.0, runs_of(("vtde", "vtda")),
+        1 - max(de))
 
     # V7: throughput falls and latency rises with the message size (copies per byte).
     mono = all(by[(c, sizes[0])]["tps"] > by[(c, sizes[-1])]["tps"] for c in CONFIGS)
+    fall = min(by[(c, sizes[0])]["tps"] / by[(c, sizes[-1])]["tps"] for c in CONFIGS)
     row("V7", "transactions per second fall from the smallest to the largest message in every "
         "configuration", "-", "yes" if mono else "no",
         f"tps({sizes[0]} B) > tps({sizes[-1]} B) for each configuration", "shape", mono,
-        runs_of(CONFIGS, (sizes[0], sizes[-1])))
+        runs_of(CONFIGS, (sizes[0], sizes[-1])), fall - 1)
 
     # V8: the kernel stack's assumed costs against a measured Linux round trip. vtoe charges CPU
     # work only (no interrupt moderation, no scheduler wake-up latency), so its round trip should
@@ -213,7 +281,8 @@ def analyse(runs, quick):
             "round trip between two hosts against SocksDirect's measured Linux 8 B inter-host "
             "round trip (004:117)", f"{LINUX_RTT_US:.1f} us", f"{rtt:.1f} us",
             "0.25 x Linux <= vtoe <= Linux", "shape",
-            0.25 * LINUX_RTT_US <= rtt <= LINUX_RTT_US, [("nk", 16)])
+            0.25 * LINUX_RTT_US <= rtt <= LINUX_RTT_US, [("nk", 16)],
+            min(rtt / (0.25 * LINUX_RTT_US) - 1, 1 - rtt / LINUX_RTT_US))
 
     # G: every run is sound: no failed workload, no stack drop, no starved pair.
     n_runs = len(runs) + len(anchor)
@@ -272,7 +341,7 @@ def figure(plt, runs, out):
     return True
 
 
-def report(rows, runs, quick, out, drew, no_figures=False):
+def report(rows, runs, quick, out, drew, no_figures=False, sensitivity=()):
     lines = study_common.report_head(
         "VirtTAS: a shared TCP fast path against per-VM stacks, posed in vtoe", rows)
     lines += ["Paper: the VirtTAS multiplexing experiment (shared/papers/virttas-multiplexing.tex, "
@@ -285,6 +354,7 @@ def report(rows, runs, quick, out, drew, no_figures=False):
              "scenarios/paper/calibration.yaml `assumed`). " +
              ("Quick run (16 and 4096 B, 10 ms). " if quick else ""), ""]
     lines += study_common.claims_table(rows)
+    lines += [""] + list(sensitivity)
     lines += ["", "## Every run", "",
               "Cores busy count a polling stack's dedicated cores whole (they spin); "
               "'work' is the time the cores did modelled work.", "",
@@ -344,9 +414,37 @@ def main(argv=None):
     rows = analyse(runs, args.quick)
     pairs = [(p, m) for p, m in runs if p["config"] != "nk"]  # the four-pair configurations
     drew = figure(plt, pairs, out)
-    report(rows, pairs, args.quick, out, drew, args.no_figures)
+    sens = sensitivity(runs, args, duration, out)
+    report(rows, pairs, args.quick, out, drew, args.no_figures,
+           study_sensitivity.report_lines(sens, study_sensitivity.plot(plt, sens, out),
+                                          args.quick))
     return study_common.finish("virttas", rows, [{**p, **m} for p, m in runs],
-                               figures(rows, runs), out, args.quick)
+                               figures(rows, runs), out, args.quick, sens)
+
+
+def sensitivity(runs, args, duration, out):
+    """The verdicts again with each assumed cost over its range (study_sensitivity.py). Server
+    B's scenario is a file of its own, so the constant is written into copies of both."""
+    def spec_of(point, values, scratch):
+        cfg = point["config"]
+        tag = "-".join(f"{k.rsplit('.', 1)[1]}{v:.6g}" for k, v in sorted(values.items()))
+        folder = scratch / f"{cfg}-{tag}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in (f"{cfg}.yaml", f"{cfg}_b.yaml"):
+            scen = yaml.safe_load((STUDY / name).read_text())
+            for k, v in values.items():
+                node = scen
+                *parents, leaf = k.split(".")
+                for part in parents:
+                    node = node.setdefault(part, {})
+                node[leaf] = v
+            text = yaml.safe_dump(scen, sort_keys=False)
+            if not (folder / name).exists() or (folder / name).read_text() != text:
+                (folder / name).write_text(text)
+        return folder / f"{cfg}.yaml", spec(point, duration)[1]
+    study = study_sensitivity.Study("virttas", [p for p, _ in runs], runs, spec_of, measure,
+                                    lambda r, costs: analyse(r, args.quick, costs))
+    return study_sensitivity.sweep(study, ASSUMED, out, args.jobs, args.quick)
 
 
 if __name__ == "__main__":

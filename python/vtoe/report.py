@@ -1,6 +1,7 @@
 """``vtoe report DIR [--out FILE]``: one self-contained HTML page for a run directory, a sweep
-directory or a directory with a report.md (``make paper``'s out/paper, a study's), figures drawn
-with matplotlib and embedded (docs/outputs.md, "The report page").
+directory, a directory with a report.md (``make paper``'s out/paper, a study's) or ``make
+studies``' directory (out/studies: every study on one page), figures drawn with matplotlib and
+embedded (docs/outputs.md, "The report page").
 
     python -m vtoe.report out/quickstart            # -> out/quickstart/report.html
     vtoe-report out/sweeps/example --out /tmp/s.html
@@ -9,8 +10,9 @@ with matplotlib and embedded (docs/outputs.md, "The report page").
 From Python: ``vtoe.report.make_report(dir, out=None) -> Path``; ``run_page``, ``sweep_page``
 and ``paper_page`` return a :class:`vtoe.page.Page` to add to or write elsewhere.
 
-What DIR is, is told by what it holds: ``report.md`` (make paper's, a study's), ``results.csv``
-(a sweep), ``results.json`` (a run, a sweep's point included).
+What DIR is, is told by what it holds: ``report.md`` (make paper's, a study's), ``studies.json``
+(make studies', beside a folder per study with its report.md), ``results.csv`` (a sweep),
+``results.json`` (a run, a sweep's point included).
 
 Exit status of the command: 0 when the page is written; 2 when DIR is none of those, or a
 package the page needs (matplotlib, pandas) is missing: the message names it and the
@@ -38,24 +40,27 @@ class ReportError(Exception):
 
 
 def kind_of(d: Path) -> str:
-    """'paper', 'sweep' or 'run', from the files in ``d``; ReportError otherwise."""
+    """'paper', 'studies', 'sweep' or 'run', from the files in ``d``; ReportError otherwise."""
     if not d.is_dir():
         raise ReportError(f"{d}: not a directory")
     if (d / "report.md").is_file():
         return "paper"
+    if (d / "studies.json").is_file():
+        return "studies"
     if (d / "results.csv").is_file():
         return "sweep"
     if (d / "results.json").is_file():
         return "run"
-    raise ReportError(f"{d}: no results.json (a run), results.csv (a sweep) or report.md "
-                      "(make paper's or a study's output) in it")
+    raise ReportError(f"{d}: no results.json (a run), results.csv (a sweep), report.md "
+                      "(make paper's or a study's output) or studies.json (make studies') in it")
 
 
 def make_report(d, out=None) -> Path:
     """Write the page for directory ``d`` to ``out`` (default ``d/report.html``); returns it."""
     d = Path(d)
     kind = kind_of(d)
-    page = {"paper": paper_page, "sweep": sweep_page, "run": run_page}[kind](d)
+    page = {"paper": paper_page, "studies": studies_page, "sweep": sweep_page,
+            "run": run_page}[kind](d)
     return page.write(Path(out) if out is not None else d / "report.html")
 
 
@@ -746,16 +751,10 @@ def paper_page(d) -> Page:
     study's of ``make studies``): report.md as HTML with its figures embedded; in make paper's,
     each figure of section 5 with the paper's numbers and claims for it on the left and vtoe's
     figure and table on the right."""
-    from .page import file_data_uri
-
     d = Path(d)
     require_matplotlib()
     sections = parse_markdown((d / "report.md").read_text())
-    images = {}
-    for md in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (d / "report.md").read_text()):
-        if not (d / md).is_file():
-            raise ReportError(f"{d}/report.md shows {md}, which is not in the directory")
-        images[md] = file_data_uri(d / md)
+    images = _report_images(d)
     head = sections[0][1]
     title = next((ln[2:] for ln in head if ln.startswith("# ")), "vtoe: reproduction")
     page = Page(title, [ln for ln in head if ln.strip() and not ln.startswith("# ")])
@@ -789,6 +788,51 @@ def paper_page(d) -> Page:
     return page
 
 
+def _report_images(d: Path) -> dict[str, str]:
+    """The figures a report.md shows, as data URIs; one it shows but the folder lacks is an error."""
+    from .page import file_data_uri
+
+    images = {}
+    for md in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (d / "report.md").read_text()):
+        if not (d / md).is_file():
+            raise ReportError(f"{d}/report.md shows {md}, which is not in the directory")
+        images[md] = file_data_uri(d / md)
+    return images
+
+
+def studies_page(d) -> Page:
+    """``make studies``' page (scripts/studies.py writes DIR/studies.json): the commit and the
+    commands that made it, the summary of every study's verdicts, then each study's report.md
+    (its verdict table, sensitivity to the assumed costs with its plot, tables and figures)."""
+    d = Path(d)
+    require_matplotlib()
+    info = _read_json(d / "studies.json")
+    studies = info.get("studies") or []
+    missing = [s["name"] for s in studies if not (d / s["name"] / "report.md").is_file()]
+    if missing:
+        raise ReportError(f"{d}: no report.md for {', '.join(missing)} (the study did not run "
+                          "to its end)")
+    dirty = " (with uncommitted changes)" if info.get("dirty") else ""
+    page = Page(f"vtoe: the related papers as studies ({info.get('variant', '?')} variants)",
+                [f"Made at git {info.get('commit', '?')}{dirty} by {info.get('command', '?')}, "
+                 f"{info.get('wall_s', 0):.0f} s."])
+    sec = page.section("Summary")
+    summary = (d / "summary.md").read_text().splitlines() if (d / "summary.md").is_file() else []
+    sec.add_html(markdown_html([ln for ln in summary if not ln.startswith("# ")], {}))
+    sec.add_html("<h3>Commands</h3>" + markdown_html(
+        ["```"] + [s["command"] for s in studies] + ["```"], {}))
+    for s in studies:
+        sd = d / s["name"]
+        images = _report_images(sd)
+        lines = (sd / "report.md").read_text().splitlines()
+        title = next((ln[2:] for ln in lines if ln.startswith("# ")), s["name"])
+        # The study's level-2 sections become level 3 under its own.
+        body = [("### " + ln[3:]) if ln.startswith("## ") else ln for ln in lines
+                if not ln.startswith("# ")]
+        page.section(title).add_html(markdown_html(body, images))
+    return page
+
+
 # ------------------------------------------------------------------------------------------ command
 
 def require_pandas():
@@ -806,7 +850,7 @@ def main(argv=None) -> int:
         "for a run directory, a sweep directory or a report.md directory (make paper's, a "
         "study's).")
     ap.add_argument("dir", help="run directory (results.json), sweep directory (results.csv), "
-                    "or out/paper or a study's directory (report.md)")
+                    "out/paper or a study's directory (report.md), or out/studies (studies.json)")
     ap.add_argument("--out", metavar="FILE", help="the page (default DIR/report.html)")
     args = ap.parse_args(argv)
     try:

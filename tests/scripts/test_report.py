@@ -400,6 +400,57 @@ def test_a_studys_report_md_is_a_page_too(tmp_path):
     assert len(images(text)) == 1
 
 
+def fake_studies(out: Path):
+    """What `make studies` leaves in its directory (scripts/studies.py): studies.json, summary.md
+    and a folder per study with its report.md and figures."""
+    from vtoe.page import require_matplotlib
+
+    plt = require_matplotlib()
+    out.mkdir(parents=True, exist_ok=True)
+    names = ["haas", "virttas"]
+    for name in names:
+        (out / name).mkdir()
+        for png in ("rtt_cdf.png", "sensitivity.png"):
+            fig, ax = plt.subplots(figsize=(3, 2))
+            ax.plot([0, 1], [1, 0])
+            fig.savefig(out / name / png)
+            plt.close(fig)
+        (out / name / "report.md").write_text(
+            f"# {name}: a study\n\n## Verdicts\n\n| # | verdict | class | reason |\n"
+            "|---|---|---|---|\n| X1 | pass | shape | 1.2; test: > 1 |\n\n"
+            "## Sensitivity to the assumed costs\n\n| # | verdict | across every range | "
+            "flipped by |\n|---|---|---|---|\n| X1 | pass | flips | c at 3 |\n\n"
+            "![verdict margins against the assumed constants](sensitivity.png)\n\n"
+            "## Tables\n\n![cdf](rtt_cdf.png)\n")
+    (out / "summary.md").write_text("# The studies (full variants)\n\n| study | pass |\n"
+                                    "|---|---|\n| haas | 1 |\n| virttas | 1 |\n")
+    (out / "studies.json").write_text(json.dumps({
+        "commit": "0123456789ab", "dirty": False, "variant": "full",
+        "command": "python3 scripts/studies.py --jobs 2", "wall_s": 600.0,
+        "studies": [{"name": n, "command": f"python3 scripts/study_{n}.py --jobs 2 --out "
+                     f"out/studies/{n}", "wall_s": 1.0, "returncode": 0} for n in names]}))
+    return out
+
+
+def test_studies_page_has_every_study_the_commit_and_the_commands(tmp_path):
+    d = fake_studies(tmp_path / "studies")
+    text = report.make_report(d).read_text()
+    no_outside_references(text)
+    assert "Made at git 0123456789ab by python3 scripts/studies.py --jobs 2, 600 s." in text
+    assert "python3 scripts/study_virttas.py --jobs 2 --out out/studies/virttas" in text
+    for name in ("haas", "virttas"):
+        assert f"<h2>{name}: a study</h2>" in text
+    # Each study's own sections sit under its section; its figures are embedded.
+    assert text.count("<h3>Sensitivity to the assumed costs</h3>") == 2
+    assert len(images(text)) == 4
+    (d / "virttas" / "sensitivity.png").unlink()
+    with pytest.raises(report.ReportError, match="sensitivity.png"):
+        report.make_report(d)
+    (d / "virttas" / "report.md").unlink()
+    with pytest.raises(report.ReportError, match="no report.md for virttas"):
+        report.make_report(d)
+
+
 def test_paper_page_missing_figure_is_an_error(tmp_path):
     fake_paper(tmp_path)
     (tmp_path / "fig12.png").unlink()
@@ -424,8 +475,8 @@ def test_vtoe_report_errors(vtoe_bin, tmp_path):
                           text=True, timeout=120 * TIMEOUT_FACTOR)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"vtoe report: {tmp_path}: no results.json (a run), "
-                                   "results.csv (a sweep) or report.md (make paper's or a "
-                                   "study's output) in it")
+                                   "results.csv (a sweep), report.md (make paper's or a "
+                                   "study's output) or studies.json (make studies') in it")
     proc = subprocess.run([str(vtoe_bin), "report"], capture_output=True, text=True)
     assert proc.returncode == 2 and "dir is required" in proc.stderr
     env = dict(os.environ, VTOE_PYTHON=str(tmp_path / "no-python"))
@@ -532,7 +583,8 @@ def test_pages_render_in_headless_chromium(quick_run, sweep_dir, topology_run, t
     pages = {"run": report.make_report(quick_run[0], tmp_path / "run.html"),
              "topology": report.make_report(topology_run, tmp_path / "topology.html"),
              "sweep": sweep_dir / "report.html",
-             "paper": report.make_report(paper)}
+             "paper": report.make_report(paper),
+             "studies": report.make_report(fake_studies(tmp_path / "studies"))}
     procs = {}
     for name, page in pages.items():
         copy = tmp_path / f"{name}.check.html"

@@ -94,3 +94,29 @@ def test_report_opens_with_the_verdict_table_the_script_prints(study):
 
 def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
     figures = check_docs_quote_quick_figures("haas_quick", study)
+
+
+def test_the_quick_variant_sweeps_halt_polling_in_the_runs_that_use_it(study):
+    """The quick sensitivity sweep (scripts/study_sensitivity.py): halt polling's window at
+    half and twice the study's value in the four vfio runs, through the sweep runner."""
+    summary = json.loads((study / "summary.json").read_text())
+    sens = summary["sensitivity"]
+    (c,) = sens["constants"]
+    assert c["id"] == "halt_poll" and c["values"] == [100.0, 200.0, 400.0]
+    assert c["runs_per_value"] == 4
+    # The runs reached vtoe with the values swept: the sweep's resolved scenarios say so.
+    seen = sorted(line.strip() for f in (study / "sensitivity").glob("haas-halt_poll-*/points/*/"
+                                                                     "scenario.yaml")
+                  for line in f.read_text().splitlines() if "halt_poll:" in line)
+    assert seen == ["halt_poll: 100us"] * 4 + ["halt_poll: 400us"] * 4
+    # At the study's value the sweep's verdicts and margins are the study's own.
+    rows = {r["id"]: r for r in summary["rows"]}
+    for rid, by in sens["rows"].items():
+        e = by["halt_poll"]
+        assert e["verdicts"][1] == rows[rid]["verdict"] and e["margins"][1] == rows[rid].get("margin")
+    # Every verdict says whether it holds over the range; the report has the table and the plot.
+    assert set(sens["verdicts"]) == set(rows)
+    section = (study / "report.md").read_text().split("## Sensitivity to the assumed costs")[1]
+    for rid, v in sens["verdicts"].items():
+        assert f"| {rid} | {v['verdict']} | " in section
+    assert "(sensitivity.png)" in section and (study / "sensitivity.png").stat().st_size > 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import study_virttas as s
 from scripts_paths import (TIMEOUT_FACTOR, check_docs_quote_quick_figures,
@@ -149,3 +150,25 @@ def test_report_opens_with_the_verdict_table_the_script_prints(study):
 
 def test_the_docs_quote_the_quick_variants_figures_as_it_gives_them(study):
     figures = check_docs_quote_quick_figures("virttas_quick", study)
+
+
+def test_the_quick_variant_sweeps_tas_costs_in_both_servers(study):
+    """The quick sensitivity sweep (scripts/study_sensitivity.py): TAS's per-frame costs at half
+    and twice in the vi and vs runs, written into copies of both servers' scenarios (server B's is
+    a file of its own, out of --set's reach)."""
+    summary = json.loads((study / "summary.json").read_text())
+    (c,) = summary["sensitivity"]["constants"]
+    assert c["id"] == "tas_stack" and c["values"] == [300.0, 600.0, 1200.0]
+    assert c["runs_per_value"] == 2 * len(s.QUICK_SIZES)
+    for cfg in ("vi", "vs"):
+        for tx, rx in ((300, 350), (1200, 1400)):
+            folder = study / "sensitivity" / "scenarios" / f"{cfg}-rx_cycles{rx}-tx_cycles{tx}"
+            for name in (f"{cfg}.yaml", f"{cfg}_b.yaml"):
+                stack = yaml.safe_load((folder / name).read_text())["software_stack"]
+                assert (stack["tx_cycles"], stack["rx_cycles"]) == (tx, rx), (folder, name)
+    # At the study's value the sweep's verdicts are the study's own; every verdict is reported.
+    rows = {r["id"]: r for r in summary["rows"]}
+    assert {i: e["tas_stack"]["verdicts"][1] for i, e in summary["sensitivity"]["rows"].items()} \
+        == {i: r["verdict"] for i, r in rows.items()}
+    section = (study / "report.md").read_text().split("## Sensitivity to the assumed costs")[1]
+    assert all(f"| {i} | {r['verdict']} | " in section for i, r in rows.items())
