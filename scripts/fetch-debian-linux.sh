@@ -60,11 +60,9 @@ if [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.cpio" ]; then
   system_map
   exit 0
 fi
-mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs" "$DIR/extract"
-touch "$DIR/apt/status"
-APT=(-q -o "Dir::State::Lists=$DIR/apt/lists" -o "Dir::Cache=$DIR/apt/cache"
-     -o "Dir::State::status=$DIR/apt/status" -o APT::Architecture=armhf
-     -o APT::Architectures::=armhf -o Debug::NoLocking=1)
+# shellcheck source=scripts/armhf-apt.sh
+. "$ROOT/scripts/armhf-apt.sh"
+armhf_apt_setup "$DIR"
 # A suite that fails to update (a mirror in sync, say) is tolerated when the main armhf index
 # arrived: the kernel and busybox come from there.
 if ! apt-get "${APT[@]}" update >"$DIR/apt-update.log" 2>&1; then

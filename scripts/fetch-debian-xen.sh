@@ -22,11 +22,9 @@ give_up() {
   echo "fetch-debian-xen: $1" | tee "$DIR/fetch-error.txt" >&2
   exit 0
 }
-mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs" "$DIR/extract"
-touch "$DIR/apt/status"
-APT=(-q -o "Dir::State::Lists=$DIR/apt/lists" -o "Dir::Cache=$DIR/apt/cache"
-     -o "Dir::State::status=$DIR/apt/status" -o APT::Architecture=armhf
-     -o APT::Architectures::=armhf -o Debug::NoLocking=1)
+# shellcheck source=scripts/armhf-apt.sh
+. "$ROOT/scripts/armhf-apt.sh"
+armhf_apt_setup "$DIR"
 deb="$DIR/debs/${XEN_PACKAGE}_${XEN_PACKAGE_VERSION//:/%3a}_armhf.deb"
 if [ ! -s "$deb" ]; then
   # A suite that fails to update is tolerated when the main armhf index arrived (apt-get

@@ -4,15 +4,10 @@ namespace vtoe::platform::system {
 
 BusErrorWatch::BusErrorWatch(const sc_core::sc_module_name& name, unsigned limit,
                              std::function<void(std::uint64_t)> on_loop)
-    : sc_core::sc_module(name), in("in"), out("out"), limit_(limit), on_loop_(std::move(on_loop)) {
-  in.register_b_transport(this, &BusErrorWatch::b_transport);
-  in.register_get_direct_mem_ptr(this, &BusErrorWatch::get_direct_mem_ptr);
-  in.register_transport_dbg(this, &BusErrorWatch::transport_dbg);
-  out.register_invalidate_direct_mem_ptr(this, &BusErrorWatch::invalidate);
-}
+    : BusPassThrough(name), limit_(limit), on_loop_(std::move(on_loop)) {}
 
 void BusErrorWatch::b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-  out->b_transport(t, delay);
+  forward(t, delay);
   if (!t.is_response_error()) {
     in_a_row_ = 0;
     return;

@@ -8,16 +8,7 @@ namespace vtoe::platform::system {
 
 DeviceInputLog::DeviceInputLog(const sc_core::sc_module_name& name, std::uint64_t ram_base,
                                std::uint64_t ram_size, std::size_t limit)
-    : sc_core::sc_module(name),
-      in("in"),
-      out("out"),
-      ram_base_(ram_base),
-      ram_size_(ram_size),
-      limit_(limit) {
-  in.register_b_transport(this, &DeviceInputLog::b_transport);
-  in.register_get_direct_mem_ptr(this, &DeviceInputLog::get_direct_mem_ptr);
-  in.register_transport_dbg(this, &DeviceInputLog::transport_dbg);
-  out.register_invalidate_direct_mem_ptr(this, &DeviceInputLog::invalidate);
+    : BusPassThrough(name), ram_base_(ram_base), ram_size_(ram_size), limit_(limit) {
   SC_HAS_PROCESS(DeviceInputLog);
   SC_THREAD(replay_thread);
 }
@@ -45,13 +36,13 @@ void DeviceInputLog::b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& 
   const std::uint64_t a = t.get_address();
   const bool ram = a >= ram_base_ && a - ram_base_ < ram_size_;
   if (!recording_ || ram || t.get_command() == tlm::TLM_IGNORE_COMMAND) {
-    out->b_transport(t, delay);
+    forward(t, delay);
     return;
   }
   if (inputs_.size() >= limit_ || t.get_byte_enable_ptr()) {
     // (The core never sends byte enables; an input that cannot be replayed spoils the log.)
     overflowed_ = true;
-    out->b_transport(t, delay);
+    forward(t, delay);
     return;
   }
   const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
@@ -61,7 +52,7 @@ void DeviceInputLog::b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& 
   i.address = a;
   i.length = t.get_data_length();
   if (write) bytes_.insert(bytes_.end(), t.get_data_ptr(), t.get_data_ptr() + i.length);
-  out->b_transport(t, delay);
+  forward(t, delay);
   // (By index: an event recorded during the access may have moved the vector.)
   Input& done = inputs_[index];
   done.response = static_cast<std::int32_t>(t.get_response_status());

@@ -3,7 +3,7 @@
 // a save and restore function in each model.
 //
 // Sits between the core and the rest of the bus (BusErrorWatch) and passes everything through
-// (b_transport, DMI, debug, DMI invalidation). While recording, it logs every b_transport outside
+// (BusPassThrough). While recording, it logs every b_transport outside
 // the RAM (a device register: the time, the annotated delay, the command, the address, the data
 // written or read, the response); the platform adds the inputs that do not cross the bus (the
 // generic timer's PPI levels, the firmware's PSCI calls) with record(). Nothing else reaches the
@@ -14,9 +14,6 @@
 // made by the same binary cannot happen; a bug can): the first one is kept for the error.
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -24,13 +21,12 @@
 #include <tlm>
 #include <vector>
 
+#include "platform/system/bus_pass_through.h"
+
 namespace vtoe::platform::system {
 
-class DeviceInputLog : public sc_core::sc_module {
+class DeviceInputLog : public BusPassThrough {
  public:
-  tlm_utils::simple_target_socket<DeviceInputLog> in;
-  tlm_utils::simple_initiator_socket<DeviceInputLog> out;
-
   // One input. Plain data: a snapshot file holds the array as it is.
   struct Input {
     enum Kind : std::uint8_t { Read, Write, Event };
@@ -69,14 +65,7 @@ class DeviceInputLog : public sc_core::sc_module {
   const std::string& divergence() const { return divergence_; }
 
  private:
-  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
-  bool get_direct_mem_ptr(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
-    return out->get_direct_mem_ptr(t, dmi);
-  }
-  unsigned int transport_dbg(tlm::tlm_generic_payload& t) { return out->transport_dbg(t); }
-  void invalidate(sc_dt::uint64 start, sc_dt::uint64 end) {
-    in->invalidate_direct_mem_ptr(start, end);
-  }
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) override;
   Input& append(Input::Kind kind);
   void replay_thread();
   void replay_access(const Input& in);

@@ -54,6 +54,16 @@ std::string temp_file(const std::string& name, const std::vector<std::uint8_t>& 
   return path;
 }
 
+// The error loading `f` into `ram` bytes of RAM gives ("no error" if none).
+std::string load_error(const sys::BootFiles& f, std::uint64_t ram = 128u << 20) {
+  try {
+    sys::load_boot_files(f, sys::kRamBase, ram, [](std::uint64_t, const void*, std::size_t) {});
+  } catch (const sys::BootError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 // A zImage-shaped image: a branch over the header, the magic at 0x24, code from 0x40.
 std::vector<std::uint8_t> zimage(std::vector<std::uint32_t> code) {
   std::vector<std::uint32_t> words(16, 0);
@@ -183,26 +193,18 @@ TEST(SystemBootLoader, LoadsARawImageAsQemuDoes) {
 }
 
 TEST(SystemBootLoader, RefusesWhatIsNotAnArmImageOrDoesNotFit) {
-  auto load = [](const sys::BootFiles& f, std::uint64_t size) {
-    try {
-      sys::load_boot_files(f, sys::kRamBase, size, [](std::uint64_t, const void*, std::size_t) {});
-    } catch (const sys::BootError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   sys::BootFiles f;
   f.kernel = temp_file("empty.bin", std::vector<std::uint8_t>());
-  EXPECT_NE(load(f, 128u << 20).find("empty.bin: empty file"), std::string::npos);
+  EXPECT_NE(load_error(f, 128u << 20).find("empty.bin: empty file"), std::string::npos);
   f.kernel = temp_file("u.img", std::vector<std::uint8_t>{0x27, 0x05, 0x19, 0x56, 0, 0, 0, 0});
-  EXPECT_NE(load(f, 128u << 20).find("u.img: a U-Boot uImage"), std::string::npos);
+  EXPECT_NE(load_error(f, 128u << 20).find("u.img: a U-Boot uImage"), std::string::npos);
   f.kernel = temp_file("big.bin", zimage(std::vector<std::uint32_t>(40000, 0)));
-  EXPECT_NE(load(f, 64u << 10).find("does not fit in RAM"), std::string::npos);
+  EXPECT_NE(load_error(f, 64u << 10).find("does not fit in RAM"), std::string::npos);
   f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
   f.dtb = temp_file("bad.dtb", std::vector<std::uint8_t>(64, 1));
-  EXPECT_NE(load(f, 128u << 20).find("bad.dtb"), std::string::npos);
+  EXPECT_NE(load_error(f, 128u << 20).find("bad.dtb"), std::string::npos);
   f.dtb = "/nonexistent/x.dtb";
-  EXPECT_NE(load(f, 128u << 20).find("cannot open"), std::string::npos);
+  EXPECT_NE(load_error(f, 128u << 20).find("cannot open"), std::string::npos);
 }
 
 // QEMU's -device guest-loader: each file at its address and a /chosen/module@0xADDR node per
@@ -267,50 +269,32 @@ TEST(SystemBootLoader, GuestLoaderErrorsNameTheOptionAndTheFile) {
   EXPECT_NE(parse("guest-loader,addr=1,kernel=k,initrd=i").find("either kernel=FILE or initrd"),
             std::string::npos);
   EXPECT_NE(parse("guest-loader,addr=1,file=k").find("unknown key 'file'"), std::string::npos);
-  auto load = [](const sys::BootFiles& f) {
-    try {
-      sys::load_boot_files(f, sys::kRamBase, 128u << 20,
-                           [](std::uint64_t, const void*, std::size_t) {});
-    } catch (const sys::BootError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   sys::BootFiles f;
   f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
   f.modules.push_back(
       sys::parse_guest_loader("guest-loader,addr=0x44000000,kernel=/nonexistent/k"));
-  EXPECT_EQ(load(f),
+  EXPECT_EQ(load_error(f),
             "--device guest-loader kernel /nonexistent/k: cannot open: No such file or directory");
   f.modules[0] = sys::parse_guest_loader("guest-loader,addr=0x80000000,initrd=" + f.kernel);
-  EXPECT_NE(load(f).find("--device guest-loader initrd " + f.kernel + ": [0x80000000"),
+  EXPECT_NE(load_error(f).find("--device guest-loader initrd " + f.kernel + ": [0x80000000"),
             std::string::npos);
   f.modules[0] = sys::parse_guest_loader("guest-loader,addr=0x40010000,initrd=" + f.kernel);
-  EXPECT_NE(load(f).find("overlaps"), std::string::npos);
+  EXPECT_NE(load_error(f).find("overlaps"), std::string::npos);
 }
 
 TEST(SystemBootLoader, NamesTheFileThatIsADirectoryOrCannotBeRead) {
-  auto load = [](const sys::BootFiles& f) {
-    try {
-      sys::load_boot_files(f, sys::kRamBase, 128u << 20,
-                           [](std::uint64_t, const void*, std::size_t) {});
-    } catch (const sys::BootError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   const std::string dir = std::filesystem::temp_directory_path().string();
   sys::BootFiles f;
   f.kernel = dir;
-  EXPECT_EQ(load(f), "kernel " + dir + ": is a directory");
+  EXPECT_EQ(load_error(f), "kernel " + dir + ": is a directory");
   f.kernel = temp_file("ok.bin", zimage({0xEAFFFFFE}));
   f.initrd = dir;
-  EXPECT_EQ(load(f), "initrd " + dir + ": is a directory");
+  EXPECT_EQ(load_error(f), "initrd " + dir + ": is a directory");
   f.initrd = "";
   f.dtb = dir;
-  EXPECT_EQ(load(f), "dtb " + dir + ": is a directory");
+  EXPECT_EQ(load_error(f), "dtb " + dir + ": is a directory");
   f.dtb = "/nonexistent/x.dtb";
-  EXPECT_EQ(load(f), "dtb /nonexistent/x.dtb: cannot open: No such file or directory");
+  EXPECT_EQ(load_error(f), "dtb /nonexistent/x.dtb: cannot open: No such file or directory");
 }
 
 namespace {
