@@ -49,78 +49,61 @@ bool Mmu::stage2_enabled() const { return st_.has_hyp && (st_.cp15.hcr & kHcrVm)
 
 void Mmu::flush() {
   // A fast entry is filled only with its TLB entry (translate), so these are all there are.
-  for (uint32_t i : filled_)
-    if (listed_[i]) drop(i);
+  for (uint32_t i : filled_) {
+    tlb_storage_[i].va_page = ~0u;
+    fast_invalidate(i);
+    listed_[i] = 0;
+  }
   filled_.clear();
-  blocks_.clear();
-  for (auto& d : by_domain_) d.clear();
   ++flushes_;
 }
 
 void Mmu::flush_va(uint32_t va) {
-  // The page's own entry in each regime (the TLB is direct-mapped), and every entry that came
-  // from a block covering `va` (a section fills one entry per 4 KiB page it is used at). No
-  // ASIDs are kept, so every ASID's entry goes.
+  // The page's entry, and every entry that came from a block covering `va` (a section fills one
+  // entry per 4 KiB page it is used at). No ASIDs are kept, so every ASID's entry goes.
   const uint32_t page = va >> PagedMemory::kPageBits;
-  for (uint32_t i : {page % kTlbSize, kTlbSize + page % kTlbSize})
-    if (listed_[i] && tlb_storage_[i].va_page == page) drop(i);
-  for (uint32_t i : blocks_) {
-    const TlbEntry& e = tlb_storage_[i];
-    if (!listed_[i] || !e.block) continue;
+  size_t kept = 0;
+  for (uint32_t i : filled_) {  // every valid entry is among them
+    TlbEntry& e = tlb_storage_[i];
+    // The page, or a block that covers it (its entries are one per 4 KiB page used).
     const unsigned k = e.block_bits - PagedMemory::kPageBits;
-    if ((e.va_page >> k) == (page >> k)) drop(i);
+    if ((e.va_page >> k) == (page >> k)) {
+      e.va_page = ~0u;
+      fast_invalidate(i);
+      listed_[i] = 0;
+    } else {
+      filled_[kept++] = i;
+    }
   }
+  filled_.resize(kept);
+  ++flushes_;
+}
+
+template <typename Pred>
+void Mmu::flush_if(Pred drop) {
+  size_t kept = 0;
+  for (uint32_t i : filled_) {
+    TlbEntry& e = tlb_storage_[i];
+    if (drop(e, i)) {
+      e.va_page = ~0u;
+      fast_invalidate(i);
+      listed_[i] = 0;
+    } else {
+      filled_[kept++] = i;
+    }
+  }
+  filled_.resize(kept);
   ++flushes_;
 }
 
 void Mmu::flush_non_global() {
-  for (uint32_t i : filled_)
-    if (i < kTlbSize && listed_[i] && !tlb_storage_[i].global) drop(i);
-  ++flushes_;
+  flush_if([](const TlbEntry& e, uint32_t i) { return i < kTlbSize && !e.global; });
 }
 
 void Mmu::flush_domains(uint16_t domains) {
-  for (unsigned d = 0; d < 16; ++d) {
-    if (!((domains >> d) & 1)) continue;
-    for (uint32_t i : by_domain_[d])
-      if (listed_[i] && tlb_storage_[i].domain == d) drop(i);
-    by_domain_[d].clear();
-  }
-  ++flushes_;
-}
-
-void Mmu::compact(std::vector<uint32_t>& list, size_t bound,
-                  const std::function<bool(uint32_t)>& keep) {
-  if (list.size() <= bound) return;
-  std::vector<uint8_t> seen(2 * kTlbSize);
-  size_t kept = 0;
-  for (uint32_t i : list)
-    if (!seen[i] && keep(i)) {
-      seen[i] = 1;
-      list[kept++] = i;
-    }
-  list.resize(kept);
-}
-
-void Mmu::note_filled(uint32_t i) {
-  const TlbEntry& e = tlb_storage_[i];
-  constexpr size_t kBound = 4 * 2 * kTlbSize;
-  if (!listed_[i]) {
-    listed_[i] = 1;
-    filled_.push_back(i);
-    compact(filled_, kBound, [this](uint32_t j) { return listed_[j] != 0; });
-  }
-  if (e.block) {
-    blocks_.push_back(i);
-    compact(blocks_, kBound, [this](uint32_t j) { return listed_[j] && tlb_storage_[j].block; });
-  }
-  if (e.domain != kNoDomain) {
-    auto& list = by_domain_[e.domain];
-    list.push_back(i);
-    const uint8_t d = e.domain;
-    compact(list, kBound,
-            [this, d](uint32_t j) { return listed_[j] && tlb_storage_[j].domain == d; });
-  }
+  flush_if([domains](const TlbEntry& e, uint32_t i) {
+    return i < kTlbSize && e.domain != kNoDomain && ((domains >> e.domain) & 1);
+  });
 }
 
 void Mmu::forget_host() { std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{}); }
@@ -528,6 +511,10 @@ uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
     f.level = s2.level;
     throw MmuAbort(va, write, fetch, f);
   }
+  if (const size_t i = static_cast<size_t>(&e - tlb_storage_.data()); !listed_[i]) {
+    listed_[i] = 1;
+    filled_.push_back(static_cast<uint32_t>(i));
+  }
   e.va_page = page;
   e.pa_page = static_cast<uint32_t>(w.pa >> PagedMemory::kPageBits);
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
@@ -536,7 +523,6 @@ uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
   // (Only a stage-1 walk of PL1&0 sets nG and a domain; Walk's defaults are global, none.)
   e.global = w.global;
   e.domain = w.short_format ? w.domain : kNoDomain;
-  note_filled(static_cast<uint32_t>(&e - tlb_storage_.data()));
   // Its fast entries: Hyp's regime has one (PL2 uses the PL1 bits), PL1&0's one per privilege.
   uint8_t* const host = mem_.host_page(e.pa_page);
   const bool writable = host && !mem_.is_code(e.pa_page);

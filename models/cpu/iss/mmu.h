@@ -18,9 +18,7 @@
 // is thrown as MmuAbort and the core's exception entry reports it.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -150,17 +148,9 @@ class Mmu {
     bool global = true;         // stage 1's nG clear
     bool short_format = false;  // stage 1 in the short format: `domain` applies
   };
-  // Drops entry i (its fast entries too); it may stay in the lists below, which check.
-  void drop(uint32_t i) {
-    tlb_storage_[i].va_page = ~0u;
-    fast_invalidate(i);
-    listed_[i] = 0;
-  }
-  // Entry i was filled: into the lists (each kept within a bound by removing what no longer
-  // qualifies, and repeats).
-  void note_filled(uint32_t i);
-  static void compact(std::vector<uint32_t>& list, size_t bound,
-                      const std::function<bool(uint32_t)>& keep);
+  // Drops the entries `drop` says (the Mmu's TLB, their fast entries and list places).
+  template <typename Pred>
+  void flush_if(Pred drop);
   // The full walk for a regime; never throws.
   Walk walk(uint32_t va, bool hyp_regime, bool stage2_on);
   Walk walk_short(uint32_t va, bool stage2_on);
@@ -195,12 +185,6 @@ class Mmu {
   // system call: TLBIASID, TLBIMVAA over a range) visits those, not all 2048.
   std::vector<uint32_t> filled_;
   std::vector<uint8_t> listed_ = std::vector<uint8_t>(2 * kTlbSize);
-  // Candidates for the targeted flushes (they may hold indices whose entry changed since: each
-  // flush checks): the entries from a block mapping (TLBIMVA drops those covering its page),
-  // and the short-format entries by domain (a DACR write drops its changed domains'). Linux
-  // asks for tens of both per system call.
-  std::vector<uint32_t> blocks_;
-  std::array<std::vector<uint32_t>, 16> by_domain_;
   uint64_t misses_ = 0, flushes_ = 0;
   L1Caches* dcache_ = nullptr;
 };
