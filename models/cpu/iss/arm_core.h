@@ -511,15 +511,6 @@ class ArmCore {
     mmu_.flush();
     new_code_generation();
   }
-  void tlb_flush_non_global() {
-    mmu_.flush_non_global();
-    new_code_generation();
-  }
-  void tlb_flush_domains(uint16_t domains) {
-    if (!domains) return;
-    mmu_.flush_domains(domains);
-    new_code_generation();
-  }
   void tlb_flush_va(uint32_t va) {
     mmu_.flush_va(va);
     new_code_generation();

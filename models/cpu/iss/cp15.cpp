@@ -65,8 +65,6 @@ const std::vector<Cp15::Reg>& Cp15::table() {
   auto zero = [](C&) -> uint64_t { return 0; };
   auto flush = [](C& c, uint64_t) { c.tlb_flush(); };
   auto flush_mva = [](C& c, uint64_t v) { c.tlb_flush_va(static_cast<uint32_t>(v)); };
-  // TLBIASID: every non-global entry (no ASIDs are kept; the kernel's global ones stay).
-  auto flush_asid = [](C& c, uint64_t) { c.tlb_flush_non_global(); };
   auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
   static const std::vector<Reg> table = with_reserved_id_space({
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
@@ -179,11 +177,9 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TTBR0", false, k(2, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr0); },
        [](C& c, uint64_t v) {
-         // MCR writes bits [31:0]; [63:32] (MCRR's) are kept, as in QEMU 7.2. A new process's
-         // table: its non-global entries go (global ones may stay, as on the hardware; what
-         // else changed is for the software's TLB maintenance, as on QEMU).
+         // MCR writes bits [31:0]; [63:32] (MCRR's) are kept, as in QEMU 7.2.
          c.st_.cp15.ttbr0 = (c.st_.cp15.ttbr0 & ~0xffffffffull) | static_cast<uint32_t>(v);
-         c.tlb_flush_non_global();
+         c.tlb_flush();
        }},
       {"TTBR1", false, k(2, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return static_cast<uint32_t>(c.st_.cp15.ttbr1); },
@@ -215,7 +211,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c) -> uint64_t { return c.st_.cp15.ttbr0; },
        [](C& c, uint64_t v) {
          c.st_.cp15.ttbr0 = v & 0x00ffffffffffffffull;
-         c.tlb_flush_non_global();  // (and its ASID, in the long format)
+         c.tlb_flush();
        }},
       {"TTBR1", true, cp15_key64(1, 2), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.ttbr1; },
@@ -238,13 +234,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"DACR", false, k(3, 0, 0, 0), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.dacr; },
        [](C& c, uint64_t v) {
-         // The entries of the domains whose access changed (their permissions include it).
-         const uint32_t changed = c.st_.cp15.dacr ^ static_cast<uint32_t>(v);
          c.st_.cp15.dacr = static_cast<uint32_t>(v);
-         uint16_t domains = 0;
-         for (int d = 0; d < 16; ++d)
-           if ((changed >> (2 * d)) & 3) domains |= static_cast<uint16_t>(1u << d);
-         c.tlb_flush_domains(domains);
+         c.tlb_flush();
        }},
       // c5, c6: fault status and address
       {"DFSR", false, k(5, 0, 0, 0), kPl1RW, kTrapTvm,
@@ -342,17 +333,17 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       // flush what they must and possibly more (never less).
       {"TLBIALLIS", false, k(8, 0, 3, 0), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIMVAIS", false, k(8, 0, 3, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"TLBIASIDIS", false, k(8, 0, 3, 2), kPl1WO, kTrapTtlb, nullptr, flush_asid},
+      {"TLBIASIDIS", false, k(8, 0, 3, 2), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIMVAAIS", false, k(8, 0, 3, 3), kPl1WO, kTrapTtlb, nullptr, flush_mva},
       {"ITLBIALL", false, k(8, 0, 5, 0), kPl1WO, kTrapTtlb, nullptr, flush},
       {"ITLBIMVA", false, k(8, 0, 5, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"ITLBIASID", false, k(8, 0, 5, 2), kPl1WO, kTrapTtlb, nullptr, flush_asid},
+      {"ITLBIASID", false, k(8, 0, 5, 2), kPl1WO, kTrapTtlb, nullptr, flush},
       {"DTLBIALL", false, k(8, 0, 6, 0), kPl1WO, kTrapTtlb, nullptr, flush},
       {"DTLBIMVA", false, k(8, 0, 6, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"DTLBIASID", false, k(8, 0, 6, 2), kPl1WO, kTrapTtlb, nullptr, flush_asid},
+      {"DTLBIASID", false, k(8, 0, 6, 2), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIALL", false, k(8, 0, 7, 0), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIMVA", false, k(8, 0, 7, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"TLBIASID", false, k(8, 0, 7, 2), kPl1WO, kTrapTtlb, nullptr, flush_asid},
+      {"TLBIASID", false, k(8, 0, 7, 2), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIMVAA", false, k(8, 0, 7, 3), kPl1WO, kTrapTtlb, nullptr, flush_mva},
       {"TLBIALLHIS", false, k(8, 4, 3, 0), kHypW, kTrapNone, nullptr, flush},
       {"TLBIMVAHIS", false, k(8, 4, 3, 1), kHypW, kTrapNone, nullptr, flush_mva},
@@ -411,11 +402,8 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"CONTEXTIDR", false, k(13, 0, 0, 1), kPl1RW, kTrapTvm,
        [](C& c) -> uint64_t { return c.st_.cp15.contextidr; },
        [](C& c, uint64_t v) {
-         // A new ASID (short-descriptor format: bits 7:0) changes what non-global entries may
-         // be used (no ASIDs are kept: they go); PROCID alone changes nothing.
-         const bool asid_changed = ((c.st_.cp15.contextidr ^ static_cast<uint32_t>(v)) & 0xff) != 0;
          c.st_.cp15.contextidr = static_cast<uint32_t>(v);
-         if (asid_changed) c.tlb_flush_non_global();
+         c.tlb_flush();  // the ASID (short-descriptor format) changes what the TLB may hold
        }},
       {"TPIDRURW", false, k(13, 0, 0, 2), kAllRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.tpidrurw; },

@@ -79,33 +79,6 @@ void Mmu::flush_va(uint32_t va) {
   ++flushes_;
 }
 
-template <typename Pred>
-void Mmu::flush_if(Pred drop) {
-  size_t kept = 0;
-  for (uint32_t i : filled_) {
-    TlbEntry& e = tlb_storage_[i];
-    if (drop(e, i)) {
-      e.va_page = ~0u;
-      fast_invalidate(i);
-      listed_[i] = 0;
-    } else {
-      filled_[kept++] = i;
-    }
-  }
-  filled_.resize(kept);
-  ++flushes_;
-}
-
-void Mmu::flush_non_global() {
-  flush_if([](const TlbEntry& e, uint32_t i) { return i < kTlbSize && !e.global; });
-}
-
-void Mmu::flush_domains(uint16_t domains) {
-  flush_if([domains](const TlbEntry& e, uint32_t i) {
-    return i < kTlbSize && e.domain != kNoDomain && ((domains >> e.domain) & 1);
-  });
-}
-
 void Mmu::forget_host() { std::fill(fast_storage_.begin(), fast_storage_.end(), FastTlbEntry{}); }
 
 void Mmu::protect_code(uint32_t pa_page) {
@@ -245,9 +218,8 @@ Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
     w.fault.level = 2;
     if (!read_desc((l1 & ~0x3ffu) + ((va >> 12) & 0xff) * 4, false, d2, w, stage2_on)) return w;
     const uint32_t l2 = static_cast<uint32_t>(d2);
-    if ((l2 & 3) == 0) return w;   // translation fault, page
-    w.global = !((l2 >> 11) & 1);  // nG, in both page formats
-    if ((l2 & 3) == 1) {           // large page, 64 KiB
+    if ((l2 & 3) == 0) return w;  // translation fault, page
+    if ((l2 & 3) == 1) {          // large page, 64 KiB
       w.block = true;
       w.block_bits = 16;
       pa = (l2 & 0xffff0000u) | (va & 0xffffu);
@@ -260,7 +232,6 @@ Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
   } else {
     w.block = true;  // section or supersection
     w.block_bits = (l1 & (1u << 18)) ? 24 : 20;
-    w.global = !((l1 >> 17) & 1);  // nG
     pxn = l1 & 1;
     xn = (l1 >> 4) & 1;
     ap = ((l1 >> 10) & 3) | (((l1 >> 15) & 1) << 2);
@@ -277,7 +248,6 @@ Mmu::Walk Mmu::walk_short(uint32_t va, bool stage2_on) {
   }
   // The domain: no access (and the reserved value) faults any access; manager skips the
   // permission checks (XN too, as QEMU); client checks them.
-  w.short_format = true;
   const uint32_t dom = (st_.cp15.dacr >> (2 * domain)) & 3;
   uint8_t perms;
   if (dom == 0 || dom == 2) {
@@ -400,7 +370,6 @@ Mmu::Walk Mmu::walk_long(uint32_t va, bool hyp_regime, bool stage2_on) {
     const uint64_t mask = (uint64_t{1} << shift) - 1;
     w.block = level < 3;
     w.block_bits = static_cast<uint8_t>(shift);
-    w.global = hyp_regime || !((d >> 11) & 1);  // nG (Hyp's regime has no ASIDs)
     const uint32_t attr_index = (d >> 2) & 7;
     const uint32_t mair = hyp_regime ? (attr_index < 4 ? st_.cp15.hmair0 : st_.cp15.hmair1)
                                      : (attr_index < 4 ? st_.cp15.prrr : st_.cp15.nmrr);
@@ -520,9 +489,6 @@ uint32_t Mmu::translate(uint32_t va, uint8_t need, bool pl0) {
   e.perms = static_cast<uint8_t>(w.s1perms & w.s2perms);
   e.block = w.block;
   e.block_bits = w.block ? w.block_bits : 12;
-  // (Only a stage-1 walk of PL1&0 sets nG and a domain; Walk's defaults are global, none.)
-  e.global = w.global;
-  e.domain = w.short_format ? w.domain : kNoDomain;
   // Its fast entries: Hyp's regime has one (PL2 uses the PL1 bits), PL1&0's one per privilege.
   uint8_t* const host = mem_.host_page(e.pa_page);
   const bool writable = host && !mem_.is_code(e.pa_page);

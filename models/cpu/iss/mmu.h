@@ -97,14 +97,6 @@ class Mmu {
   // more than asked).
   void flush();
   void flush_va(uint32_t va);
-  // The PL1&0 regime's non-global entries (nG set), whatever their ASID: a change of ASID or of
-  // TTBR0, TLBIASID. (No ASIDs are kept: every process's non-global entries go, the kernel's
-  // global ones stay, as they may on the hardware.)
-  void flush_non_global();
-  // The short-format entries of the domains in `domains` (bit d: domain d), whose DACR field
-  // changed: the permissions an entry holds include its domain's access. (Linux changes the
-  // user domain's around each access to user memory, CONFIG_CPU_SW_DOMAIN_PAN.)
-  void flush_domains(uint16_t domains);
   // The fast entries when host memory goes away, or a physical page starts holding code.
   void forget_host();
   void protect_code(uint32_t pa_page);
@@ -128,10 +120,7 @@ class Mmu {
     uint8_t perms = 0;
     bool block = false;
     uint8_t block_bits = 12;  // log2 of the stage-1 mapping's size (12: a page)
-    bool global = true;       // stage 1's nG clear (or no stage 1, or Hyp's regime)
-    uint8_t domain = kNoDomain;
   };
-  static constexpr uint8_t kNoDomain = 16;  // a long-format or untranslated entry
   // The result of a walk: the output address and the permissions of each stage.
   struct Walk {
     uint64_t pa = 0;
@@ -145,12 +134,7 @@ class Mmu {
     uint8_t block_bits = 12;  // log2 of that mapping's size
     // Long format, stage 1: the MAIR attribute byte and SH of the mapping (for PAR only).
     uint8_t attr = 0, sh = 0;
-    bool global = true;         // stage 1's nG clear
-    bool short_format = false;  // stage 1 in the short format: `domain` applies
   };
-  // Drops the entries `drop` says (the Mmu's TLB, their fast entries and list places).
-  template <typename Pred>
-  void flush_if(Pred drop);
   // The full walk for a regime; never throws.
   Walk walk(uint32_t va, bool hyp_regime, bool stage2_on);
   Walk walk_short(uint32_t va, bool stage2_on);
