@@ -251,6 +251,16 @@ CliArgs parse_cli(int argc, const char* const* argv) {
   system_run->add_flag("--virtualization", so.virtualization,
                        "Start in Hyp mode (as QEMU's -M virt,virtualization=on)");
   system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");
+  std::string guest_memory;
+  system_run
+      ->add_option("--guests", so.guests,
+                   "Boot the kernel N times, each in a VM under the hypervisor model (in Hyp "
+                   "mode: implies --virtualization; docs/hypervisor-iss.md)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 16));
+  system_run
+      ->add_option("--guest-memory", guest_memory, "Each VM's RAM with --guests (default 128MiB)")
+      ->type_name("SIZE");
   system_run
       ->add_option("--max-instructions", so.max_instructions,
                    "End the run after exactly N instructions and exception entries "
@@ -353,6 +363,25 @@ CliArgs parse_cli(int argc, const char* const* argv) {
         throw UsageError("system run: --memory " + memory + ": " + e.what());
       }
       if (so.memory == 0) throw UsageError("system run: --memory must be more than 0");
+    }
+    if (!guest_memory.empty()) {
+      try {
+        so.guest_memory = core::parse_bytes(guest_memory, core::BareNumber::BaseUnit);
+      } catch (const core::UnitError& e) {
+        throw UsageError("system run: --guest-memory " + guest_memory + ": " + e.what());
+      }
+      if (so.guests == 0) throw UsageError("system run: --guest-memory needs --guests N");
+    }
+    if (so.guests > 0) {
+      if (!memory.empty())
+        throw UsageError(
+            "system run: --memory with --guests: the RAM is the guests' "
+            "(--guest-memory each) and the hypervisor's 16 MiB");
+      if (!so.devices.empty() || !so.dtb.empty())
+        throw UsageError(
+            "system run: --guests boots the kernel itself in each VM, with a device "
+            "tree of its own (no --device, no --dtb)");
+      so.virtualization = true;
     }
     return args;
   }

@@ -106,6 +106,9 @@ struct SystemOptions {
   std::string scenario;              ///< --scenario FILE: the TOE and its network; "" = built-in
   std::vector<std::string> sets;     ///< --set key=value, over the scenario
   std::vector<std::string> devices;  ///< --device guest-loader,addr=...,kernel=|initrd=...
+  /// --guests N: the kernel N times, each in a VM under the hypervisor model (0: on the core)
+  int guests = 0;
+  std::uint64_t guest_memory = 0x800'0000;  ///< --guest-memory SIZE: each VM's RAM
 };
 
 /// Exit status of a system run stopped by --max-instructions (or asleep for good).

@@ -108,6 +108,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   sys::SystemConfig c;
   c.memory = opts.memory;
   c.virtualization = opts.virtualization;
+  c.guests = opts.guests;
+  c.guest_memory = opts.guest_memory;
   // The bound is the core's own (exact, exception entries included), not the platform's
   // per-quantum look.
   c.max_instructions = 0;
@@ -342,6 +344,30 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       j["toe"] = t;
     }
     j["psci_calls"] = platform->psci().calls();
+    if (auto* hyp = platform->hypervisor()) {
+      // The hypervisor model's guests: exits by cause, CPU time and why each stopped.
+      nlohmann::ordered_json h;
+      h["vm_switches"] = hyp->vm_switches();
+      h["model_cycles"] = platform->cpu().model_cycles();
+      nlohmann::ordered_json vms = nlohmann::ordered_json::array();
+      const auto& sched = hyp->scheduler().stats();
+      for (int vm = 0; vm < hyp->vm_count(); ++vm) {
+        const auto& e = hyp->exits(vm);
+        const auto& s = sched.vm.at(static_cast<std::size_t>(vm));
+        vms.push_back({{"stop", hyp->vm_stop_reason(vm)},
+                       {"run_seconds", static_cast<double>(s.run_ps) * 1e-12},
+                       {"picks", s.picks},
+                       {"exits",
+                        {{"data_abort", e.data_abort},
+                         {"irq", e.irq},
+                         {"wfi", e.wfi},
+                         {"hvc", e.hvc},
+                         {"timer", e.timer},
+                         {"vtimer", e.vtimer}}}});
+      }
+      h["vms"] = vms;
+      j["hypervisor"] = h;
+    }
     j["warnings"] = trace_warning.empty() ? nlohmann::ordered_json::array()
                                           : nlohmann::ordered_json::array({trace_warning});
     j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();

@@ -125,23 +125,42 @@ SystemConfig system_config(const config::Config& scenario) {
   return c;
 }
 
+namespace {
+
+std::uint64_t ram_size(const SystemConfig& c) {
+  if (c.guests <= 0) return checked_memory(c.memory);
+  if (c.guest_memory % (2u << 20) || c.guest_memory == 0 || c.guest_memory > (1ull << 30))
+    throw std::invalid_argument("guest memory " + std::to_string(c.guest_memory) +
+                                ": each VM's RAM must be a multiple of 2 MiB, at most 1 GiB");
+  const std::uint64_t total =
+      kHypervisorMemory + c.guest_memory * static_cast<std::uint64_t>(c.guests);
+  if (total > kMaxRamSize)
+    throw std::invalid_argument(std::to_string(c.guests) + " guests of " +
+                                std::to_string(c.guest_memory) +
+                                " bytes do not fit in the 3 GiB of RAM a 32-bit platform has");
+  return total;
+}
+
+}  // namespace
+
 SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const SystemConfig& c,
                                std::function<void(char)> console)
     : sc_core::sc_module(name),
       config_(c),
       bus_("bus", 0),
-      ram_("ram", checked_memory(c.memory)),
+      ram_("ram", ram_size(c)),
       gic_("gic", kSpiCount),
       gic_regs_("gic_registers", gic_),
-      uart_("uart", std::move(console)),
+      uart_("uart", console),
       cpu_("cpu", cpu_params(c)),
       watch_("bus_error_watch", 64,
              [this](std::uint64_t addr) {
                if (stop_ == StopReason::Running) error_address_ = addr;
                end(StopReason::BusErrorLoop);
              }),
-      inputs_("device_inputs", kRamBase, checked_memory(c.memory)),
-      toe_irq_("toe_irq") {
+      inputs_("device_inputs", kRamBase, ram_size(c)),
+      toe_irq_("toe_irq"),
+      console_(std::move(console)) {
   config_.memory = ram_.size();
   tlm::tlm_global_quantum::instance().set(c.quantum);
   bus_.map(kRamBase, ram_.size(), ram_.in, "ram");
@@ -198,10 +217,48 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
     sensitive << toe_irq_;
     dont_initialize();
   }
+  if (c.guests > 0) build_hypervisor();
   SC_THREAD(monitor);
 }
 
 SystemPlatform::~SystemPlatform() = default;
+
+void SystemPlatform::build_hypervisor() {
+  if (!config_.virtualization)
+    throw std::invalid_argument("guests need the Virtualization Extensions (virtualization on)");
+  hypervisor::IssHypervisorParams p;
+  p.layout.ram_ipa = kRamBase;
+  p.layout.ram_size = config_.guest_memory;
+  p.layout.gicd_ipa = kGicDistributorBase;
+  p.layout.gicc_ipa = kGicCpuInterfaceBase;
+  p.layout.gicv_pa = kGicVirtualCpuInterfaceBase;
+  p.layout.uart_ipa = kUartBase;
+  p.layout.uart_virq = gic::kFirstSpi + kUartSpi;
+  // The VMs' RAM one after the other from the base of RAM, the hypervisor's after them.
+  const std::uint64_t hyp_offset =
+      config_.guest_memory * static_cast<std::uint64_t>(config_.guests);
+  for (int i = 0; i < config_.guests; ++i)
+    p.vm_ram_pa.push_back(kRamBase + config_.guest_memory * static_cast<std::uint64_t>(i));
+  p.costs = config_.hypervisor_costs;
+  p.scheduler = config_.scheduler;
+  p.tables_pa = kRamBase + hyp_offset;
+  p.tables = ram_.host(hyp_offset, kHypervisorMemory);
+  p.tables_size = kHypervisorMemory;
+  p.cntfrq = kTimerFrequencyHz;
+  guest_line_start_.assign(static_cast<std::size_t>(config_.guests), true);
+  hyp_ = std::make_unique<hypervisor::IssHypervisor>(
+      "hypervisor", p, cpu_, gic_, [this](int vm, char ch) { guest_console(vm, ch); });
+}
+
+void SystemPlatform::guest_console(int vm, char c) {
+  if (!console_) return;
+  auto&& start = guest_line_start_[static_cast<std::size_t>(vm)];
+  if (start) {
+    for (char p : "[vm" + std::to_string(vm) + "] ") console_(p);
+  }
+  console_(c);
+  start = c == '\n';
+}
 
 void SystemPlatform::build_toe(const config::Config& scenario) {
   // The scenario's first guest is the one Linux runs: its address is the TOE's, its workload
@@ -362,6 +419,27 @@ void SystemPlatform::finish_restore(const Snapshot& s) {
 }
 
 BootInfo SystemPlatform::boot(const BootFiles& files) {
+  if (hyp_) {
+    // Each guest's images in its own RAM, at the IPAs QEMU would use, with a device tree of
+    // its own (no Virtualization Extensions: PSCI over HVC, no GICH/GICV; no TOE yet).
+    std::vector<hypervisor::IssVmBoot> boots;
+    BootInfo first;
+    for (int i = 0; i < config_.guests; ++i) {
+      BootFiles f = files;
+      f.virtualization = false;
+      f.toe_channels = 0;
+      const std::uint64_t pa = kRamBase + config_.guest_memory * static_cast<std::uint64_t>(i);
+      const BootInfo b =
+          load_boot_files(f, kRamBase, config_.guest_memory,
+                          [this, pa](std::uint64_t addr, const void* data, std::size_t len) {
+                            std::memcpy(ram_.host(addr - kRamBase + pa - kRamBase, len), data, len);
+                          });
+      boots.push_back({b.entry, b.r0, b.r1, b.r2});
+      if (i == 0) first = b;
+    }
+    hyp_->start(boots);
+    return first;
+  }
   BootFiles f = files;
   f.virtualization = config_.virtualization;
   f.toe_channels = toe_ ? toe_->channel_count() : 0;
@@ -396,6 +474,7 @@ void SystemPlatform::monitor() {
   for (;;) {
     if (!woken) sc_core::wait(step, cpu_.done_event());
     woken = false;
+    if (hyp_ && hyp_->all_stopped() && stop_ == StopReason::Running) end(StopReason::PowerOff);
     if (cpu_.done() || stop_ != StopReason::Running) {
       if (stop_ == StopReason::Running) stop_ = StopReason::CoreError;
       break;

@@ -27,6 +27,7 @@
 #include <systemc>
 
 #include "config/config.h"
+#include "hypervisor/iss_hypervisor.h"
 #include "models/cpu/iss/iss_cpu.h"
 #include "models/gic/gic.h"
 #include "models/gic/gic_registers.h"
@@ -75,7 +76,19 @@ struct SystemConfig {
   bool caches = false;
   cpu::iss::CacheGeometry icache, dcache;
   mem::DramParams dram;
+  // Guests under the hypervisor model (hypervisor/iss_hypervisor.h): 0 runs the kernel on the
+  // core itself; N boots it N times, each in a VM of `guest_memory` bytes with its own device
+  // tree, UART and distributor, the consoles' lines prefixed "[vmN] ". RAM is then
+  // kHypervisorMemory for the hypervisor plus the VMs' (`memory` is not used).
+  int guests = 0;
+  std::uint64_t guest_memory = 0x800'0000;  // Table 2: 128 MiB
+  hypervisor::HypervisorCosts hypervisor_costs;
+  hypervisor::CreditParams scheduler;
 };
+
+// The hypervisor model's own memory (its stage-2 tables), after the guests' RAM when it hosts
+// guests.
+constexpr std::uint64_t kHypervisorMemory = 0x100'0000;
 
 // The platform a scenario with platform.cpu_model=iss runs on: the core at platform.cpu_freq with
 // the platform.iss.cpi.* cycles per class, the caches of platform.cpu_caches and
@@ -132,6 +145,8 @@ class SystemPlatform : public sc_core::sc_module {
   net::EthernetLink* link() { return link_.get(); }
   // Null without caches.
   DmaSnoop* dma_snoop() { return snoop_.get(); }
+  // Null without guests (SystemConfig::guests).
+  hypervisor::IssHypervisor* hypervisor() { return hyp_.get(); }
   // Rising edges of the TOE's interrupt line (SPI 112) so far.
   std::uint64_t toe_interrupts() const { return toe_interrupts_; }
   const SystemConfig& config() const { return config_; }
@@ -144,6 +159,8 @@ class SystemPlatform : public sc_core::sc_module {
   void end(StopReason r);
   void build_toe(const config::Config& scenario);
   void replay_event(const DeviceInputLog::Input& in);
+  void build_hypervisor();
+  void guest_console(int vm, char c);
   // DeviceInputLog events: what crossed from the core to the devices outside the bus.
   enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall };
 
@@ -165,6 +182,9 @@ class SystemPlatform : public sc_core::sc_module {
   std::unique_ptr<toe::Toe> toe_;
   std::unique_ptr<net::EthernetLink> link_;
   std::unique_ptr<net::PeerHost> peer_;
+  std::function<void(char)> console_;
+  std::unique_ptr<hypervisor::IssHypervisor> hyp_;
+  std::vector<bool> guest_line_start_;  // per VM: its next character begins a line
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
   std::uint64_t toe_interrupts_ = 0;

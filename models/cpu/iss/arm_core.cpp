@@ -281,6 +281,13 @@ void ArmCore::invalidate_decoded(uint32_t addr, uint32_t len) {
   }
 }
 
+void ArmCore::return_from_hyp(uint32_t target) {
+  hyp_exit_ = false;
+  return_to(target, st_.spsr[bank_of(kHyp)]);
+  st_.pc = st_.next;  // (return_to leaves the PC to the run loop, outside which this runs)
+  update_attention();
+}
+
 void ArmCore::exception_return(uint32_t target) { return_to(target, st_.spsr[bank_of(st_.mode)]); }
 
 void ArmCore::irq_entered() {
@@ -323,7 +330,7 @@ void ArmCore::return_to(uint32_t target, uint32_t spsr) {
 
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   code_changed_ = false;
-  if (halted_ || st_.wfi) return false;
+  if (halted_ || hyp_exit_ || st_.wfi) return false;
   if (take_pending_interrupt()) {
     // The entry uses one of run()'s budget: back to run(), which counts it and goes on.
     entered_in_loop_ = true;
@@ -693,7 +700,7 @@ void ArmCore::step() {
   bp_hit_ = false;
   if (attention_) {
     code_changed_ = false;
-    if (halted_ || st_.wfi || take_pending_interrupt()) return;
+    if (halted_ || hyp_exit_ || st_.wfi || take_pending_interrupt()) return;
     update_attention();
   }
   guarded([&] { step_inner(st_.pc); });

@@ -323,12 +323,25 @@ class ArmCore {
   // Whether step() would now run (or attempt, if it faults) the instruction at the PC: not
   // halted, not asleep, no interrupt to take first (a register trace logs these, but for one
   // whose fetch faults: fetch_faults()).
-  bool instruction_next() const { return !halted_ && !st_.wfi && !interrupt_takeable(); }
+  bool instruction_next() const {
+    return !halted_ && !hyp_exit_ && !st_.wfi && !interrupt_takeable();
+  }
   void halt() {
     halted_ = true;
     attention_ = true;
   }
   bool halted() const { return halted_; }
+
+  // A hypervisor that is a model, not code (hypervisor/iss_hypervisor.h): with hyp exits on, an
+  // exception that enters Hyp mode from another mode (a trap with its HSR, a physical IRQ or
+  // FIQ routed there by HCR) completes its entry as the architecture has it (HSR, HDFAR, HPFAR,
+  // ELR_hyp, SPSR_hyp) and then stops run() before the first instruction at HVBAR:
+  // hyp_exit_pending() holds until return_from_hyp(), which the model calls when it has done
+  // the handler's work, to return to the mode in SPSR_hyp at `target` as ERET does.
+  void set_hyp_exits(bool on) { hyp_exits_ = on; }
+  bool hyp_exits() const { return hyp_exits_; }
+  bool hyp_exit_pending() const { return hyp_exit_; }
+  void return_from_hyp(uint32_t target);
 
   uint64_t retired() const;
   uint64_t retired(InsnClass c) const {
@@ -471,7 +484,7 @@ class ArmCore {
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return st_.mode != static_cast<uint8_t>(Mode::Usr); }
   void update_attention() {
-    attention_ = halted_ || st_.wfi || code_changed_ || interrupt_takeable();
+    attention_ = halted_ || hyp_exit_ || st_.wfi || code_changed_ || interrupt_takeable();
   }
   bool interrupt_takeable() const {
     if (!(st_.cp15.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && st_.mode != kHyp) {  // the common case
@@ -635,6 +648,8 @@ class ArmCore {
   // flags below before it measured 5-7 % slower on the boot's first 1.5 G instructions.)
   ArmState st_;  // the architectural state (arm_state.h)
   bool halted_ = false;
+  bool hyp_exits_ = false;  // Hyp mode is a model's: entries stop run() (set_hyp_exits)
+  bool hyp_exit_ = false;   // one is pending
   bool attention_ = false;  // halted, asleep, or an unmasked interrupt: run() looks before a step
   bool code_changed_ = false;  // decoded code was dropped: a basic block in flight must end
   FirmwareCall* firmware_ = nullptr;

@@ -243,6 +243,10 @@ void ExceptionEntry::enter_hyp(uint32_t offset, uint32_t return_addr, uint32_t s
   c.st_.thumb = c.st_.cp15.hsctlr & ArmCore::kSctlrTe;
   c.st_.pc = c.st_.next = c.st_.cp15.hvbar + offset;
   c.st_.wfi = false;
+  // A hypervisor model takes it from here (the entry from Hyp mode itself is code's: there is
+  // none with a model, so that one is the architecture's, at HVBAR).
+  if (c.hyp_exits_ && c.st_.spsr[c.bank_of(ArmCore::kHyp)] % 32 != ArmCore::kHyp)
+    c.hyp_exit_ = true;
   c.update_attention();
   ++entries_;
 }

@@ -205,6 +205,23 @@ IssCpu::Saved IssCpu::save() const {
   return s;
 }
 
+void IssCpu::spend(uint64_t cycles) {
+  if (!cycles) return;
+  model_cycles_ += cycles;
+  sc_core::wait(p_.clock_period * static_cast<double>(cycles));
+}
+
+void IssCpu::switch_state(const ArmState& s) {
+  ArmState next = s;
+  const ArmState& now = core_.state();
+  next.irq = now.irq;
+  next.fiq = now.fiq;
+  next.virq = now.virq;
+  next.vfiq = now.vfiq;
+  core_.restore_state(next);
+  timer_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void IssCpu::settle() {
   core_.restore_state(core_.state());  // the TLB flushed, a new code generation
   if (l1_) l1_->invalidate_all();
@@ -293,6 +310,13 @@ void IssCpu::thread() {
       }
       account();
       if (core_.halted()) break;
+      if (hyp_model_ && core_.hyp_exit_pending()) {
+        qk_.sync();
+        hyp_model_->hyp_exit();
+        qk_.reset();
+        if (core_.halted()) break;
+        continue;
+      }
       if (observe_pending_ && core_.at_breakpoint() && core_.reg(15) == observe_at_) {
         core_.remove_breakpoint(observe_at_);  // a debugger's own breakpoint there is its to set
         observe_left_ = observe_pending_;

@@ -110,6 +110,32 @@ class IssCpu : public core::Module {
   };
   static constexpr uint32_t kInterruptPollBatches = 256;
   void set_debugger(Debugger* d) { debugger_ = d; }
+  // A hypervisor that is a model (hypervisor/iss_hypervisor.h) instead of code in Hyp mode: the
+  // core's entries to Hyp mode stop it (ArmCore::set_hyp_exits), and the thread calls
+  // hyp_exit(), at the core's local time (synced), which does the handler's work, takes the
+  // simulated time it costs (spend(), or waits for an event while no guest can run) and returns
+  // to a guest with ArmCore::return_from_hyp.
+  class HypervisorModel {
+   public:
+    virtual ~HypervisorModel() = default;
+    virtual void hyp_exit() = 0;
+  };
+  void set_hypervisor_model(HypervisorModel* m) {
+    hyp_model_ = m;
+    core_.set_hyp_exits(m != nullptr);
+  }
+  // From hyp_exit(): `cycles` of the core's clock pass (counted in model_cycles()).
+  void spend(uint64_t cycles);
+  uint64_t model_cycles() const { return model_cycles_; }
+  // Notified when an interrupt line of the core rises or the timer needs a look (what ends a
+  // WFI): a model with no guest to run waits for it.
+  const sc_core::sc_event& wake_event() const { return wake_; }
+  // The timer's registers were changed from outside the core's instructions (a model): its
+  // outputs and deadline are looked at again.
+  void timer_changed() { timer_event_.notify(sc_core::SC_ZERO_TIME); }
+  // Installs another guest's state (a hypervisor model's vCPU switch): the input lines stay the
+  // core's, the TLB and decoded code go, the timer's outputs and deadline are looked at again.
+  void switch_state(const ArmState& s);
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
   // A bound on the run: it ends (done(), limit_reached()) after exactly `n` instructions retired
@@ -238,6 +264,8 @@ class IssCpu : public core::Module {
   tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload trans_;
   sc_core::sc_event wake_, done_event_, timer_event_;
+  HypervisorModel* hyp_model_ = nullptr;
+  uint64_t model_cycles_ = 0;
   std::function<void(TimerKind, bool)> timer_output_;
   std::array<bool, 3> timer_levels_ = {};
   bool done_ = false;
