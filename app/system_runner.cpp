@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include "app/cli.h"
+#include "app/iss_hypervisor_stats.h"
 #include "app/stop_on_signal.h"
 #include "config/config.h"
 #include "models/cpu/iss/arm_core.h"
@@ -246,6 +247,13 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
           status = kExitFailure;
           break;
         }
+        if (auto* hyp = platform->hypervisor(); hyp && hyp->all_stopped()) {
+          // Every guest stopped, some for a fault: which, and why.
+          for (int vm = 0; vm < hyp->vm_count(); ++vm)
+            err << "vtoe: system run: vm" << vm << " stopped: " << hyp->vm_stop_reason(vm) << "\n";
+          status = kExitFailure;
+          break;
+        }
         err << "vtoe: system run: the core stopped " << where(core) << ": "
             << (platform->cpu().fault().empty() ? "(no reason given)" : platform->cpu().fault())
             << ", after " << n << " instructions" << firmware_hint(*platform) << "\n";
@@ -344,30 +352,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       j["toe"] = t;
     }
     j["psci_calls"] = platform->psci().calls();
-    if (auto* hyp = platform->hypervisor()) {
-      // The hypervisor model's guests: exits by cause, CPU time and why each stopped.
-      nlohmann::ordered_json h;
-      h["vm_switches"] = hyp->vm_switches();
-      h["model_cycles"] = platform->cpu().model_cycles();
-      nlohmann::ordered_json vms = nlohmann::ordered_json::array();
-      const auto& sched = hyp->scheduler().stats();
-      for (int vm = 0; vm < hyp->vm_count(); ++vm) {
-        const auto& e = hyp->exits(vm);
-        const auto& s = sched.vm.at(static_cast<std::size_t>(vm));
-        vms.push_back({{"stop", hyp->vm_stop_reason(vm)},
-                       {"run_seconds", static_cast<double>(s.run_ps) * 1e-12},
-                       {"picks", s.picks},
-                       {"exits",
-                        {{"data_abort", e.data_abort},
-                         {"irq", e.irq},
-                         {"wfi", e.wfi},
-                         {"hvc", e.hvc},
-                         {"timer", e.timer},
-                         {"vtimer", e.vtimer}}}});
-      }
-      h["vms"] = vms;
-      j["hypervisor"] = h;
-    }
+    if (auto* hyp = platform->hypervisor())
+      j["hypervisor"] = hypervisor_stats(*hyp, platform->cpu().model_cycles());
     j["warnings"] = trace_warning.empty() ? nlohmann::ordered_json::array()
                                           : nlohmann::ordered_json::array({trace_warning});
     j["simulated_seconds"] = sc_core::sc_time_stamp().to_seconds();

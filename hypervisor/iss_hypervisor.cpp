@@ -23,7 +23,7 @@ constexpr std::uint64_t kS2ReadWrite = 3ull << 6;
 constexpr std::uint64_t kS2InnerShareable = 3ull << 8;
 constexpr std::uint64_t kS2AccessFlag = 1ull << 10;
 constexpr std::uint64_t kTableBytes = 4096;
-constexpr std::uint64_t kTablesPerVm = 4;  // level 1, level 2 below 1 GiB, level 3 (GIC), RAM
+constexpr std::uint64_t kTablesPerVm = 16;  // level 1, level 2s, level 3s of device pages
 constexpr std::uint64_t kBlock = 2ull << 20;
 
 // HCR for a guest: stage 2, SWIO, FIQ/IRQ/abort routing, WFI and SMC trapped (as Xen sets it,
@@ -88,6 +88,7 @@ struct IssHypervisor::Vm {
   std::uint64_t ram_pa = 0;
   IssVmBoot boot;
   std::uint64_t tables_pa = 0;
+  std::uint64_t tables_used = 0;
   cpu::iss::ArmState state;  // while not loaded on the core
   gic::VgicState vgic;       // the same
   std::unique_ptr<gic::Gic> dist;
@@ -181,30 +182,49 @@ IssHypervisor::IssHypervisor(const sc_core::sc_module_name& name, const IssHyper
 
 IssHypervisor::~IssHypervisor() = default;
 
+std::uint64_t* IssHypervisor::table_at(std::uint64_t pa) {
+  return reinterpret_cast<std::uint64_t*>(params_.tables + (pa - params_.tables_pa));
+}
+
+std::uint64_t IssHypervisor::new_table(int vm) {
+  Vm& v = *vms_[static_cast<std::size_t>(vm)];
+  if (v.tables_used == kTablesPerVm)
+    throw std::invalid_argument("iss hypervisor: vm" + std::to_string(vm) +
+                                "'s stage-2 tables are full");
+  const std::uint64_t pa = v.tables_pa + v.tables_used++ * kTableBytes;
+  std::memset(table_at(pa), 0, kTableBytes);
+  return pa;
+}
+
+// The level-2 table for the GiB of `ipa`, made on first use.
+std::uint64_t* IssHypervisor::level2(int vm, std::uint64_t ipa) {
+  Vm& v = *vms_[static_cast<std::size_t>(vm)];
+  std::uint64_t& l1 = table_at(v.tables_pa)[ipa >> 30];
+  if (!(l1 & 1)) l1 = new_table(vm) | kS2Table;
+  return table_at(l1 & 0xfffff000ull);
+}
+
+void IssHypervisor::map_device(int vm, std::uint64_t ipa, std::uint64_t pa, std::uint64_t size) {
+  for (std::uint64_t off = 0; off < size; off += 4096) {
+    std::uint64_t& l2 = level2(vm, ipa + off)[((ipa + off) >> 21) & 0x1ff];
+    if (!(l2 & 1)) l2 = new_table(vm) | kS2Table;
+    table_at(l2 & 0xfffff000ull)[((ipa + off) >> 12) & 0x1ff] =
+        (pa + off) | kS2Page | kS2Device | kS2ReadWrite | kS2AccessFlag;
+  }
+}
+
 void IssHypervisor::build_stage2(int vm) {
   Vm& v = *vms_[static_cast<std::size_t>(vm)];
   const IssGuestLayout& l = params_.layout;
-  auto table = [&](int k) {
-    return reinterpret_cast<std::uint64_t*>(params_.tables + (v.tables_pa - params_.tables_pa) +
-                                            static_cast<std::uint64_t>(k) * kTableBytes);
-  };
-  auto table_pa = [&](int k) { return v.tables_pa + static_cast<std::uint64_t>(k) * kTableBytes; };
-  for (int k = 0; k < static_cast<int>(kTablesPerVm); ++k) std::memset(table(k), 0, kTableBytes);
-  std::uint64_t* l1 = table(0);
-  std::uint64_t* low = table(1);
-  std::uint64_t* gic = table(2);
-  std::uint64_t* ram = table(3);
-  // Below 1 GiB only the GIC's virtual CPU interface is mapped (at the guest's GICC): the
-  // distributor, the UART and the TOE's page trap.
-  l1[0] = table_pa(1) | kS2Table;
-  low[l.gicc_ipa >> 21] = table_pa(2) | kS2Table;
-  for (std::uint64_t off = 0; off < l.gicc_size; off += 4096)
-    gic[((l.gicc_ipa + off) >> 12) & 0x1ff] =
-        (l.gicv_pa + off) | kS2Page | kS2Device | kS2ReadWrite | kS2AccessFlag;
-  l1[1] = table_pa(3) | kS2Table;
+  v.tables_used = 0;
+  new_table(vm);  // level 1 (its first 32 bytes are the four entries of a 32-bit IPA space)
+  // The RAM in 2 MiB blocks; of the devices only the GIC's virtual CPU interface (at the
+  // guest's GICC): the distributor, the UART and the TOE's control page trap.
+  std::uint64_t* ram = level2(vm, l.ram_ipa);
   for (std::uint64_t off = 0; off < l.ram_size; off += kBlock)
-    ram[off >> 21] =
+    ram[((l.ram_ipa + off) >> 21) & 0x1ff] =
         (v.ram_pa + off) | kS2Block | kS2Normal | kS2ReadWrite | kS2InnerShareable | kS2AccessFlag;
+  map_device(vm, l.gicc_ipa, l.gicv_pa, l.gicc_size);
 }
 
 void IssHypervisor::add_device(int vm, std::uint64_t ipa, std::uint64_t size, GuestDevice* device) {
@@ -283,6 +303,7 @@ void IssHypervisor::start(const std::vector<IssVmBoot>& boots) {
 void IssHypervisor::hyp_exit() {
   in_guest_ = false;
   in_exit_ = true;
+  cpu_process_ = sc_core::sc_get_current_process_handle();
   ArmCore& core = cpu_.core();
   ++exits_total_;
   const std::uint32_t offset = core.pc() - core.hvbar();
@@ -324,7 +345,9 @@ void IssHypervisor::hyp_exit() {
 
 void IssHypervisor::charge(double cycles) {
   if (cycles <= 0) return;
-  if (in_exit_)
+  // Only the core's own thread, in an exit, takes the time; a device's process (a method, or a
+  // thread of its own running while the core waits) leaves it owed.
+  if (in_exit_ && sc_core::sc_get_current_process_handle() == cpu_process_)
     cpu_.spend(static_cast<std::uint64_t>(cycles));
   else
     owed_ += static_cast<std::uint64_t>(cycles);  // paid at the next exit
@@ -456,7 +479,9 @@ void IssHypervisor::resume_guest() {
     }
     if (!physical_irq_pending()) {
       in_exit_ = false;
+      const sc_core::sc_time since = now();
       sc_core::wait(cpu_.wake_event() | vtimer_event_ | model_event_);
+      cpu_.add_idle(now() - since);
       in_exit_ = true;
     }
     if (physical_irq_pending()) handle_irq();
@@ -634,18 +659,21 @@ void IssHypervisor::place_pending(int vm) {
     if (it->level()) v.pending.push_back(*it);
     it = v.levels.erase(it);
   }
+  bool lr_short = false;  // an enabled interrupt waits for a list register
   for (auto it = v.pending.begin(); it != v.pending.end();) {
     if (place(v, *it)) {
       charge(params_.costs.vgic_inject);
       it = v.pending.erase(it);
     } else {
+      lr_short = lr_short || (v.dist->distributor_enabled() && v.dist->is_enabled(it->vid, 0));
       ++it;
     }
   }
   if (loaded) {
-    // Underflow maintenance while interrupts wait for a list register.
+    // Underflow maintenance while an enabled interrupt waits for a list register (one the
+    // guest disabled waits for its enable, which traps).
     std::uint32_t h = gic_.hcr(0);
-    h = v.pending.empty() ? (h & ~gic::hcr::kUie) : (h | gic::hcr::kUie);
+    h = lr_short ? (h | gic::hcr::kUie) : (h & ~gic::hcr::kUie);
     gic_.write_hcr(h, 0);
   }
 }

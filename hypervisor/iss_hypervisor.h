@@ -75,7 +75,7 @@ struct IssHypervisorParams {
   std::vector<std::uint64_t> vm_ram_pa;
   HypervisorCosts costs;
   CreditParams scheduler;
-  // Host memory for the stage-2 tables: 12 KiB per VM at `tables_pa` (its host view: `tables`).
+  // Host memory for the stage-2 tables: 64 KiB per VM at `tables_pa` (its host view: `tables`).
   std::uint64_t tables_pa = 0;
   std::uint8_t* tables = nullptr;
   std::uint64_t tables_size = 0;
@@ -102,6 +102,12 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   // Device emulation: accesses by `vm` to [ipa, ipa + size) (not mapped in its stage 2) go to
   // `device`.
   void add_device(int vm, std::uint64_t ipa, std::uint64_t size, GuestDevice* device);
+  // Direct access: `vm` reaches [pa, pa + size) at [ipa, ipa + size) through its stage 2
+  // (device memory, 4 KiB pages).
+  void map_device(int vm, std::uint64_t ipa, std::uint64_t pa, std::uint64_t size);
+  // Hypervisor cycles for work a handler does (inside an exit: spent at once; else owed until
+  // the next exit, since a device's process cannot take the core's time).
+  void charge(double cycles);
   // Physical interrupt `id` (an SPI) is served by `handler`, at the cost of HypervisorCosts::irq.
   void set_irq_handler(int id, std::function<void()> handler);
   // Makes virtual interrupt `vid` pending for `vm` (level: held while `level_source` says the
@@ -146,9 +152,9 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   // Leaves the model: places waiting virtual interrupts, decides who runs, waits while nobody
   // can, and returns to that vCPU.
   void resume_guest();
-  // Hypervisor cycles: spent at once inside an exit, else owed until the next one (a device's
-  // interrupt handled from its own process cannot take the core's time).
-  void charge(double cycles);
+  std::uint64_t* table_at(std::uint64_t pa);
+  std::uint64_t new_table(int vm);
+  std::uint64_t* level2(int vm, std::uint64_t ipa);
   void schedule();
   void load(int vm);
   void unload();
@@ -175,9 +181,10 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   std::uint64_t switches_ = 0;
   sc_core::sc_event vtimer_event_, all_stopped_event_, model_event_;
   bool kick_sent_ = false;
-  bool in_exit_ = false;           // hyp_exit() runs (not waiting): cycles may be spent
-  std::uint64_t owed_ = 0;         // cycles charged outside an exit
-  sc_core::sc_signal<bool> idle_;  // the VMs' distributors' SPI inputs (unused)
+  bool in_exit_ = false;                    // hyp_exit() runs (not waiting): cycles may be spent
+  sc_core::sc_process_handle cpu_process_;  // the core's thread (hyp_exit's caller)
+  std::uint64_t owed_ = 0;                  // cycles charged outside an exit
+  sc_core::sc_signal<bool> idle_;           // the VMs' distributors' SPI inputs (unused)
   core::Counter& exits_total_;
   core::Counter& bad_accesses_;
 };

@@ -119,6 +119,19 @@ SystemConfig system_config(const config::Config& scenario) {
     c.dcache = geometry("dcache");
     config::fill(scenario, mem::dram_params(), c.dram);
   }
+  // Under a hypervisor: each of the scenario's VMs a guest of guest_memory, the hypervisor
+  // model's costs and scheduler from the scenario (architecture de is refused by the runner).
+  const std::string arch = scenario.get_string("architecture");
+  if (arch != "native") {
+    c.guests = static_cast<int>(scenario.list_size("vms"));
+    c.guest_memory = c.memory;
+    c.virtualization = true;
+    c.direct_access = arch == "da";
+    hypervisor::HypervisorParams hp;
+    config::fill(scenario, hypervisor::hypervisor_params(), hp);
+    c.hypervisor_costs = hp.costs;
+    c.scheduler = hp.scheduler;
+  }
   c.toe = true;
   c.scenario = &scenario;
   c.peer_waits_for_workload = true;
@@ -248,12 +261,60 @@ void SystemPlatform::build_hypervisor() {
   guest_line_start_.assign(static_cast<std::size_t>(config_.guests), true);
   hyp_ = std::make_unique<hypervisor::IssHypervisor>(
       "hypervisor", p, cpu_, gic_, [this](int vm, char ch) { guest_console(vm, ch); });
+  if (config_.direct_access && toe_) build_direct_access();
+}
+
+namespace {
+
+// The TOE's control page as a guest with direct access sees it (trapped): one channel, no
+// interrupt vector of its own (the hypervisor decodes the physical one), writes ignored.
+class GuestToeControl : public hypervisor::GuestDevice {
+ public:
+  std::uint32_t read(std::uint64_t offset, unsigned /*size*/) override {
+    return offset == toe::reg::kChannelCount ? 1u : 0u;
+  }
+  void write(std::uint64_t, std::uint32_t, unsigned) override {}
+};
+
+}  // namespace
+
+void SystemPlatform::build_direct_access() {
+  if (config_.guests > toe_->channel_count())
+    throw std::invalid_argument(
+        std::to_string(config_.guests) + " guests with direct access need " +
+        "as many TOE channels; the TOE has " + std::to_string(toe_->channel_count()));
+  toe_control_ = std::make_unique<GuestToeControl>();
+  for (int vm = 0; vm < config_.guests; ++vm) {
+    // VM i's channel i at the guest's TOE address, its control page trapped.
+    hyp_->map_device(vm, kToeBase,
+                     kToeBase + toe::reg::kChannelStride * static_cast<std::uint64_t>(vm),
+                     toe::reg::kChannelStride);
+    hyp_->add_device(vm, kToeBase + toe::reg::kControlUnitBase, toe::reg::kChannelStride,
+                     toe_control_.get());
+    // Its DMA (stream = channel) through the VM's stage 2.
+    auto table = std::make_shared<smmu::Stage2Table>("vm" + std::to_string(vm) + ".stage2");
+    table->map(kRamBase, kRamBase + config_.guest_memory * static_cast<std::uint64_t>(vm),
+               config_.guest_memory, smmu::Perm::rw());
+    smmu_->set_context(static_cast<std::uint32_t>(vm), table, static_cast<std::uint16_t>(vm + 1));
+    dma_stage2_.push_back(std::move(table));
+  }
+  // The physical interrupt: the bit vector says which channels completed; each owner gets its
+  // virtual TOE interrupt (the guest's device tree gives it the same ID).
+  const int id = gic::kFirstSpi + kToeSpi;
+  hyp_->set_irq_handler(id, [this, id] {
+    std::uint64_t bits = 0;
+    toe_->read(toe_->in, toe::reg::kControlUnitBase + toe::reg::kIrqVector, bits);
+    toe_->write(toe_->in, toe::reg::kControlUnitBase + toe::reg::kIrqVector, bits);
+    hyp_->charge(config_.hypervisor_costs.bitvector);
+    for (int vm = 0; vm < config_.guests; ++vm)
+      if (bits >> vm & 1) hyp_->inject(vm, id);
+  });
 }
 
 void SystemPlatform::guest_console(int vm, char c) {
   if (!console_) return;
   auto&& start = guest_line_start_[static_cast<std::size_t>(vm)];
-  if (start) {
+  if (start && config_.guests > 1) {
     for (char p : "[vm" + std::to_string(vm) + "] ") console_(p);
   }
   console_(c);
@@ -263,11 +324,13 @@ void SystemPlatform::guest_console(int vm, char c) {
 void SystemPlatform::build_toe(const config::Config& scenario) {
   // The scenario's first guest is the one Linux runs: its address is the TOE's, its workload
   // says what the peer runs.
-  toe::ToeParams tp = scenario_toe_params(scenario, 1, toe::IrqMode::Level);
+  const bool direct = config_.guests > 0 && config_.direct_access;
+  toe::ToeParams tp =
+      scenario_toe_params(scenario, 1, direct ? toe::IrqMode::BitVector : toe::IrqMode::Level);
   smmu::SmmuParams sp;
   config::fill(scenario, smmu::smmu_params(), sp);
   smmu_ = std::make_unique<smmu::Smmu>("smmu", sp);
-  smmu_->set_bypass(true);  // native: the driver gives the TOE physical addresses
+  smmu_->set_bypass(!direct);  // native: the driver gives the TOE physical addresses
   toe_ = std::make_unique<toe::Toe>("toe", tp);
   if (toe_->ccb().cache_entries() < tp.ccb_capacity)
     throw config::ConfigError(scenario.where("toe.ccb.cache"), "toe.ccb.cache",
@@ -326,6 +389,7 @@ bool SystemPlatform::quiescent(std::string* why_not) const {
     if (why_not) *why_not = why;
     return false;
   };
+  if (hyp_) return no("guests under the hypervisor model are not snapshotted yet");
   if (!cpu_.sleeping()) return no("the core is not asleep in WFI");
   if (sc_core::sc_pending_activity_at_current_time())
     return no("something is still due at this instant");
@@ -427,7 +491,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
     for (int i = 0; i < config_.guests; ++i) {
       BootFiles f = files;
       f.virtualization = false;
-      f.toe_channels = 0;
+      f.toe_channels = config_.direct_access && toe_ ? 1 : 0;
       const std::uint64_t pa = kRamBase + config_.guest_memory * static_cast<std::uint64_t>(i);
       const BootInfo b =
           load_boot_files(f, kRamBase, config_.guest_memory,
@@ -474,7 +538,12 @@ void SystemPlatform::monitor() {
   for (;;) {
     if (!woken) sc_core::wait(step, cpu_.done_event());
     woken = false;
-    if (hyp_ && hyp_->all_stopped() && stop_ == StopReason::Running) end(StopReason::PowerOff);
+    if (hyp_ && hyp_->all_stopped() && stop_ == StopReason::Running) {
+      bool faulted = false;
+      for (int vm = 0; vm < hyp_->vm_count(); ++vm)
+        faulted = faulted || hyp_->vm_stop_reason(vm) != "power-off";
+      end(faulted ? StopReason::CoreError : StopReason::PowerOff);
+    }
     if (cpu_.done() || stop_ != StopReason::Running) {
       if (stop_ == StopReason::Running) stop_ = StopReason::CoreError;
       break;

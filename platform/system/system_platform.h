@@ -78,10 +78,15 @@ struct SystemConfig {
   mem::DramParams dram;
   // Guests under the hypervisor model (hypervisor/iss_hypervisor.h): 0 runs the kernel on the
   // core itself; N boots it N times, each in a VM of `guest_memory` bytes with its own device
-  // tree, UART and distributor, the consoles' lines prefixed "[vmN] ". RAM is then
-  // kHypervisorMemory for the hypervisor plus the VMs' (`memory` is not used).
+  // tree, UART and distributor, the consoles' lines prefixed "[vmN] " (with more than one). RAM is
+  // then kHypervisorMemory for the hypervisor plus the VMs' (`memory` is not used).
   int guests = 0;
   std::uint64_t guest_memory = 0x800'0000;  // Table 2: 128 MiB
+  // With guests and the TOE: direct access (paper §3.2): VM i drives channel i through its
+  // stage 2, its DMA translated by the SystemMMU with the VM's stage 2, the interrupt bit vector
+  // decoded by the hypervisor; off: the guests have no TOE (device emulation is not modelled on
+  // the ISS yet).
+  bool direct_access = false;
   hypervisor::HypervisorCosts hypervisor_costs;
   hypervisor::CreditParams scheduler;
 };
@@ -160,6 +165,7 @@ class SystemPlatform : public sc_core::sc_module {
   void build_toe(const config::Config& scenario);
   void replay_event(const DeviceInputLog::Input& in);
   void build_hypervisor();
+  void build_direct_access();
   void guest_console(int vm, char c);
   // DeviceInputLog events: what crossed from the core to the devices outside the bus.
   enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall };
@@ -185,6 +191,8 @@ class SystemPlatform : public sc_core::sc_module {
   std::function<void(char)> console_;
   std::unique_ptr<hypervisor::IssHypervisor> hyp_;
   std::vector<bool> guest_line_start_;  // per VM: its next character begins a line
+  std::vector<std::shared_ptr<smmu::Stage2Table>> dma_stage2_;  // per VM (direct access)
+  std::unique_ptr<hypervisor::GuestDevice> toe_control_;        // the control page each VM sees
   StopReason stop_ = StopReason::Running;
   std::uint64_t error_address_ = 0;
   std::uint64_t toe_interrupts_ = 0;

@@ -127,6 +127,8 @@ class IssCpu : public core::Module {
   // From hyp_exit(): `cycles` of the core's clock pass (counted in model_cycles()).
   void spend(uint64_t cycles);
   uint64_t model_cycles() const { return model_cycles_; }
+  // From hyp_exit(): the model waited `t` with nothing to run (counted in idle_time()).
+  void add_idle(const sc_core::sc_time& t) { idle_ += t; }
   // Notified when an interrupt line of the core rises or the timer needs a look (what ends a
   // WFI): a model with no guest to run waits for it.
   const sc_core::sc_event& wake_event() const { return wake_; }
