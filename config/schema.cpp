@@ -232,6 +232,13 @@ std::vector<Key> builtin_keys() {
                 "iss: the initramfs (busybox, vtoe_toe.ko, the applications, an /init that "
                 "loads the module, prints VTOE-READY and runs the command typed on the "
                 "console); empty: the build's (build/<preset>/target/initramfs.cpio)"),
+      K::enumeration("platform.iss.hypervisor_costs", {"xen", "scenario"}, "xen",
+                     "iss under de/da: what the hypervisor model charges per trap. xen: the "
+                     "cycles Debian's Xen 4.17 retires on the ISS per physical IRQ with its "
+                     "virtual injection (4782), MMIO data abort (1896) and HVC (3487), "
+                     "measured by scripts/xen_trap_costs.py (WFI, the VM switch and the bit "
+                     "vector's decode stay hypervisor.costs.*: assumed); scenario: "
+                     "hypervisor.costs.* as the annotated model (fitted to section 5.2)"),
       K::enumeration("platform.iss.snapshots", {"on", "off"}, "on",
                      "iss: booted snapshots. on: a run that boots saves the booted, idle system "
                      "(core, RAM, what the devices saw) in platform.iss.snapshot_dir, keyed by "

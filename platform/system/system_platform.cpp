@@ -129,7 +129,9 @@ SystemConfig system_config(const config::Config& scenario) {
     c.direct_access = arch == "da";
     hypervisor::HypervisorParams hp;
     config::fill(scenario, hypervisor::hypervisor_params(), hp);
-    c.hypervisor_costs = hp.costs;
+    c.hypervisor_costs = scenario.get_string("platform.iss.hypervisor_costs") == "xen"
+                             ? hypervisor::xen_on_iss_costs(hp.costs)
+                             : hp.costs;
     c.scheduler = hp.scheduler;
   }
   c.toe = true;
