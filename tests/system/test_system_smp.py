@@ -1,0 +1,115 @@
+"""More than one core (`vtoe system run --smp N`) against qemu-system-arm 7.2's `-smp N`.
+
+- tests/system/target/smp_cores.c on two cores: PSCI CPU_ON, AFFINITY_INFO and CPU_OFF, each
+  core's MPIDR and banked GIC registers, SGIs between the cores through GICD_SGIR, LDREX/STREX
+  across cores. What it prints must be QEMU's; two runs must give byte-identical consoles and
+  --stats (the cores interleave by quantum, deterministically).
+- Debian's armmp kernel boots with 2 and 4 cores to its initramfs and /proc/cpuinfo lists them
+  (release preset only: billions of instructions).
+- What the platform cannot do with several cores is refused with a clear error.
+Skipped, with the reason, without the cross compiler, qemu-system-arm or the Linux images."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from system_paths import (MISSING, QEMU, QEMU_ARGS, ROOT, SKIP_REASON, qemu_machine, target_dir,
+                          vtoe_binary)
+
+LINUX = ROOT / "build" / "linux"
+KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
+MARKER = "VTOE-INITRAMFS-REACHED"
+APPEND = "console=ttyAMA0 earlycon=pl011,0x9000000"
+# Per core; the bare-metal program retires about 2.5 million on each.
+BARE_METAL_MAX = 20_000_000
+LINUX_MAX = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
+
+
+def smp_elf():
+    path = target_dir() / "smp_cores.elf"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (make build builds tests/system/target)")
+    return path
+
+
+def vtoe_smp(args, stats=None, timeout=120):
+    cmd = [str(vtoe_binary()), "system", "run", *args]
+    if stats:
+        cmd += ["--stats", str(stats)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
+def test_two_cores_print_what_qemu_prints_and_twice_the_same(tmp_path):
+    program = smp_elf()
+    ref = subprocess.run([QEMU, *qemu_machine(False), *QEMU_ARGS, "-smp", "2", "-kernel",
+                          str(program)], capture_output=True, text=True, timeout=60)
+    assert ref.returncode == 0, f"QEMU: status {ref.returncode}\n{ref.stdout}\n{ref.stderr}"
+    assert ref.stdout.endswith("power off\n"), f"QEMU did not reach SYSTEM_OFF:\n{ref.stdout}"
+    assert "counter=0x00030d40" in ref.stdout  # 2 x 100000 increments, none lost
+
+    outputs = []
+    for i in range(2):
+        stats = tmp_path / f"stats{i}.json"
+        run = vtoe_smp(["--smp", "2", "--kernel", str(program), "--max-instructions",
+                        str(BARE_METAL_MAX)], stats)
+        assert run.returncode == 0, f"vtoe: status {run.returncode}\n{run.stdout}\n{run.stderr}"
+        assert run.stdout == ref.stdout
+        j = json.loads(stats.read_text())
+        assert j["cpus"] == 2 and len(j["instructions_by_cpu"]) == 2
+        assert all(n > 1_000_000 for n in j["instructions_by_cpu"])
+        for volatile in ("wall_seconds", "mips"):
+            j.pop(volatile)
+        outputs.append((run.stdout, j))
+    assert outputs[0] == outputs[1], "two runs of the same image differ"
+
+
+def test_what_several_cores_cannot_do_is_refused(tmp_path):
+    for bad in ("0", "9"):
+        run = vtoe_smp(["--smp", bad, "--kernel", "/nonexistent"])
+        assert run.returncode != 0 and "--smp" in run.stderr, run.stderr
+    kernel = target_dir() / "hello.elf"
+    if not kernel.exists():
+        pytest.skip(f"{kernel} is missing (no ARM cross compiler)")
+    for extra, what in ((["--gdb", "0"], "--gdb"), (["--trace", str(tmp_path / "t")], "--trace"),
+                        (["--set", "platform.cpu_caches=on"], "caches")):
+        run = vtoe_smp(["--smp", "2", "--kernel", str(kernel), *extra])
+        assert run.returncode != 0 and what in run.stderr and "--smp 2" in run.stderr, run.stderr
+
+
+def test_one_core_by_default_has_one_cpu_node(tmp_path):
+    kernel = target_dir() / "hello.elf"
+    if not kernel.exists():
+        pytest.skip(f"{kernel} is missing (no ARM cross compiler)")
+    stats = tmp_path / "stats.json"
+    run = vtoe_smp(["--kernel", str(kernel)], stats)
+    assert run.returncode == 0, run.stderr
+    assert "cpus" not in json.loads(stats.read_text())  # --stats unchanged for one core
+
+
+@pytest.mark.skipif(os.environ.get("VTOE_PRESET", "release") != "release",
+                    reason="billions of instructions: too slow under the sanitizers")
+@pytest.mark.skipif(not (KERNEL.exists() and BUSYBOX.exists()),
+                    reason=f"{KERNEL} and {BUSYBOX} are missing: scripts/fetch-debian-linux.sh "
+                           "(make linux-images) fetches them")
+@pytest.mark.parametrize("cpus", [2, 4])
+def test_linux_boots_and_lists_every_cpu(cpus, tmp_path):
+    initrd = tmp_path / "initrd.cpio"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_initramfs.py"), "--busybox",
+                    str(BUSYBOX), "--out", str(initrd), "--run", "/bin/busybox cat /proc/cpuinfo"],
+                   check=True)
+    stats = tmp_path / "stats.json"
+    run = vtoe_smp(["--smp", str(cpus), "--kernel", str(KERNEL), "--initrd", str(initrd),
+                    "--append", APPEND, "--max-instructions", str(LINUX_MAX)], stats, timeout=900)
+    tail = "\n".join(run.stdout.splitlines()[-30:])
+    assert run.returncode == 0 and MARKER in run.stdout, f"{tail}\n{run.stderr[-2000:]}"
+    processors = [line for line in run.stdout.splitlines() if line.startswith("processor")]
+    assert len(processors) == cpus, tail
+    assert f"smp: Brought up 1 node, {cpus} CPUs" in run.stdout, tail
+    j = json.loads(stats.read_text())
+    assert j["stop"] == "power-off" and j["cpus"] == cpus
+    print(f"vtoe --smp {cpus} boot to the marker: {j['instructions']} instructions "
+          f"({j['instructions_by_cpu']}), {j['wall_seconds']:.1f} s")
