@@ -23,7 +23,7 @@ LINUX = ROOT / "build" / "linux"
 KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
 MARKER = "VTOE-INITRAMFS-REACHED"
 APPEND = "console=ttyAMA0 earlycon=pl011,0x9000000"
-# Per core; the bare-metal program retires about 2.5 million on each.
+# Per core; the bare-metal program retires about 0.7 million on each.
 BARE_METAL_MAX = 20_000_000
 LINUX_MAX = int(os.environ.get("VTOE_BOOT_MAX_INSTRUCTIONS", 4_000_000_000))
 
@@ -60,7 +60,7 @@ def test_two_cores_print_what_qemu_prints_and_twice_the_same(tmp_path):
         assert run.stdout == ref.stdout
         j = json.loads(stats.read_text())
         assert j["cpus"] == 2 and len(j["instructions_by_cpu"]) == 2
-        assert all(n > 1_000_000 for n in j["instructions_by_cpu"])
+        assert all(n > 500_000 for n in j["instructions_by_cpu"])  # 100000 increments each
         for volatile in ("wall_seconds", "mips"):
             j.pop(volatile)
         outputs.append((run.stdout, j))
@@ -74,8 +74,7 @@ def test_what_several_cores_cannot_do_is_refused(tmp_path):
     kernel = target_dir() / "hello.elf"
     if not kernel.exists():
         pytest.skip(f"{kernel} is missing (no ARM cross compiler)")
-    for extra, what in ((["--gdb", "0"], "--gdb"), (["--trace", str(tmp_path / "t")], "--trace"),
-                        (["--set", "platform.cpu_caches=on"], "caches")):
+    for extra, what in ((["--gdb", "1234"], "--gdb"), (["--trace", str(tmp_path / "t")], "--trace")):
         run = vtoe_smp(["--smp", "2", "--kernel", str(kernel), *extra])
         assert run.returncode != 0 and what in run.stderr and "--smp 2" in run.stderr, run.stderr
 
