@@ -136,9 +136,9 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     for (const std::string& spec : opts.devices) {
       files.modules.push_back(sys::parse_guest_loader(spec));
     }
-    if (opts.smp > 1 && (!opts.trace.empty() || opts.gdb_port))
-      throw std::invalid_argument(std::string(opts.gdb_port ? "--gdb" : "--trace") +
-                                  " follows one core: not with --smp " + std::to_string(opts.smp));
+    if (opts.smp > 1 && !opts.trace.empty())
+      throw std::invalid_argument("--trace follows one core: not with --smp " +
+                                  std::to_string(opts.smp));
     boot = platform->boot(files);
     // With several cores the bound is each core's.
     for (int i = 0; i < platform->cpus(); ++i)
@@ -161,8 +161,10 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       }
     }
     if (opts.gdb_port) {
-      gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);
-      platform->cpu().set_debugger(gdb.get());
+      std::vector<iss::IssCpu*> cpus;  // one GDB thread per core
+      for (int i = 0; i < platform->cpus(); ++i) cpus.push_back(&platform->cpu(i));
+      gdb = std::make_unique<iss::GdbServer>(cpus, opts.gdb_port, err);
+      for (int i = 0; i < platform->cpus(); ++i) platform->cpu(i).set_debugger(&gdb->debugger(i));
     }
   } catch (const std::exception& e) {
     err << "vtoe: system run: " << e.what() << "\n";

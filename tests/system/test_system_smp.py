@@ -6,11 +6,15 @@
   --stats (the cores interleave by quantum, deterministically).
 - Debian's armmp kernel boots with 2 and 4 cores to its initramfs and /proc/cpuinfo lists them
   (release preset only: billions of instructions).
+- GDB sees one thread per core: a breakpoint that core 1 hits stops there, each thread's
+  registers are its core's.
 - What the platform cannot do with several cores is refused with a clear error.
 Skipped, with the reason, without the cross compiler, qemu-system-arm or the Linux images."""
 import json
+import re
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -74,9 +78,42 @@ def test_what_several_cores_cannot_do_is_refused(tmp_path):
     kernel = target_dir() / "hello.elf"
     if not kernel.exists():
         pytest.skip(f"{kernel} is missing (no ARM cross compiler)")
-    for extra, what in ((["--gdb", "1234"], "--gdb"), (["--trace", str(tmp_path / "t")], "--trace")):
-        run = vtoe_smp(["--smp", "2", "--kernel", str(kernel), *extra])
-        assert run.returncode != 0 and what in run.stderr and "--smp 2" in run.stderr, run.stderr
+    run = vtoe_smp(["--smp", "2", "--kernel", str(kernel), "--trace", str(tmp_path / "t")])
+    assert run.returncode != 0 and "--trace" in run.stderr and "--smp 2" in run.stderr, run.stderr
+
+
+@pytest.mark.skipif(shutil.which("gdb-multiarch") is None or bool(MISSING),
+                    reason="needs gdb-multiarch and the bare-metal programs")
+def test_gdb_shows_a_thread_per_core():
+    program = smp_elf()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    vtoe = subprocess.Popen([str(vtoe_binary()), "system", "run", "--smp", "2", "--kernel",
+                             str(program), "--gdb", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert "waiting for GDB" in vtoe.stderr.readline()
+        gdb = subprocess.run(
+            ["gdb-multiarch", "-batch", "-nx", str(program), "-ex",
+             f"target remote 127.0.0.1:{port}", "-ex", "info threads", "-ex",
+             "break secondary_main", "-ex", "continue", "-ex", "info threads", "-ex",
+             "print/x $r0", "-ex", "print/x $sp", "-ex", "thread 1", "-ex", "print/x $sp",
+             "-ex", "delete", "-ex", "continue"],
+            capture_output=True, text=True, timeout=60)
+        out, err = vtoe.communicate(timeout=60)
+    finally:
+        if vtoe.poll() is None:
+            vtoe.kill()
+    text = gdb.stdout
+    assert "Thread 2 hit Breakpoint 1" in text, text + gdb.stderr
+    assert text.count("Thread 2") >= 2 and "Thread 1" in text, text
+    values = re.findall(r"^\$\d+ = (0x[0-9a-f]+)$", text, re.M)
+    assert len(values) == 3, text
+    r0, sp1, sp0 = (int(v, 16) for v in values)
+    assert r0 == sp1 and sp0 != sp1, text  # core 1 on its own stack (its r0), core 0 on its own
+    assert "exited normally" in text, text
+    assert vtoe.returncode == 0 and out.endswith("power off\n"), err
 
 
 def test_one_core_by_default_has_one_cpu_node(tmp_path):
