@@ -301,7 +301,7 @@ std::string GdbServer::handle(const std::string& p) {
       if (smp && p == "qfThreadInfo") {
         std::string list = "m";
         for (std::size_t i = 0; i < cpus_.size(); ++i) {
-          char id[8];
+          char id[24];
           std::snprintf(id, sizeof id, "%s%zx", i ? "," : "", i + 1);
           list += id;
         }
