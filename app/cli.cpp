@@ -262,6 +262,12 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->add_option("--guest-memory", guest_memory, "Each VM's RAM with --guests (default 128MiB)")
       ->type_name("SIZE");
   system_run
+      ->add_option("--smp", so.smp,
+                   "Cores, 1 to 8 (as QEMU's -smp N: the others start powered off, PSCI CPU_ON "
+                   "starts them)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 8));
+  system_run
       ->add_option("--max-instructions", so.max_instructions,
                    "End the run after exactly N instructions and exception entries "
                    "(exit status 4)")

@@ -96,6 +96,7 @@ struct SystemOptions {
   std::string kernel, initrd, append, dtb;
   bool virtualization = false;         ///< start in Hyp mode
   std::uint64_t memory = 0;            ///< RAM bytes; 0 = 128 MiB
+  int smp = 1;                         ///< --smp N: cores, 1 to 8
   std::uint64_t max_instructions = 0;  ///< 0 = no limit
   std::string stats;                   ///< --stats FILE
   unsigned gdb_port = 0;               ///< --gdb PORT; 0 = none

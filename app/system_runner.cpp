@@ -111,6 +111,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   c.virtualization = opts.virtualization;
   c.guests = opts.guests;
   c.guest_memory = opts.guest_memory;
+  c.cpus = opts.smp;
   // The bound is the core's own (exact, exception entries included), not the platform's
   // per-quantum look.
   c.max_instructions = 0;
@@ -138,8 +139,13 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     for (const std::string& spec : opts.devices) {
       files.modules.push_back(sys::parse_guest_loader(spec));
     }
+    if (opts.smp > 1 && !opts.trace.empty())
+      throw std::invalid_argument("--trace follows one core: not with --smp " +
+                                  std::to_string(opts.smp));
     boot = platform->boot(files);
-    platform->cpu().set_instruction_limit(opts.max_instructions);
+    // With several cores the bound is each core's.
+    for (int i = 0; i < platform->cpus(); ++i)
+      platform->cpu(i).set_instruction_limit(opts.max_instructions);
     if (!opts.trace.empty()) {
       trace.reset(std::fopen(opts.trace.c_str(), "w"));
       if (!trace) throw std::runtime_error("cannot write " + opts.trace);
@@ -158,8 +164,10 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
       }
     }
     if (opts.gdb_port) {
-      gdb = std::make_unique<iss::GdbServer>(platform->cpu(), opts.gdb_port, err);
-      platform->cpu().set_debugger(gdb.get());
+      std::vector<iss::IssCpu*> cpus;  // one GDB thread per core
+      for (int i = 0; i < platform->cpus(); ++i) cpus.push_back(&platform->cpu(i));
+      gdb = std::make_unique<iss::GdbServer>(cpus, opts.gdb_port, err);
+      for (int i = 0; i < platform->cpus(); ++i) platform->cpu(i).set_debugger(&gdb->debugger(i));
     }
   } catch (const std::exception& e) {
     err << "vtoe: system run: " << e.what() << "\n";
@@ -184,7 +192,13 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   std::fflush(stdout);
 
   iss::ArmCore& core = platform->cpu().core();
-  const uint64_t n = platform->cpu().retired();
+  // Every core's (core 0's registers and details below).
+  uint64_t n = 0;
+  bool limit_reached = false;
+  for (int i = 0; i < platform->cpus(); ++i) {
+    n += platform->cpu(i).retired();
+    limit_reached = limit_reached || platform->cpu(i).limit_reached();
+  }
   const uint64_t entries = core.exception_entries();
   // What the last synchronous exception was, for a run that ends in or after a loop of them.
   const std::string last = core.last_exception();
@@ -200,7 +214,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
         << "\n";
     status = StopOnSignal::exit_status();
     stop = "interrupted";
-  } else if (platform->cpu().limit_reached()) {
+  } else if (limit_reached) {
     err << "vtoe: system run: stopped after " << n << " instructions and " << entries
         << " exception entries (--max-instructions " << opts.max_instructions << ") " << where(core)
         << last_note << firmware_hint(*platform) << "\n";
@@ -279,6 +293,12 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     j["stop"] = stop;
     j["exit_status"] = status;
     j["instructions"] = n;
+    if (platform->cpus() > 1) {
+      nlohmann::ordered_json per = nlohmann::ordered_json::array();
+      for (int i = 0; i < platform->cpus(); ++i) per.push_back(platform->cpu(i).retired());
+      j["cpus"] = platform->cpus();
+      j["instructions_by_cpu"] = per;
+    }
     j["exception_entries"] = entries;
     nlohmann::ordered_json by;
     for (int k = 0; k < iss::ArmCore::kClasses; ++k) {

@@ -49,6 +49,7 @@ struct BootFiles {
   std::string dtb;     // optional: this blob instead of the generated one (/chosen updated)
   bool virtualization = false;
   int toe_channels = 0;             // the TOE's node in the device tree (0: no TOE)
+  int cpus = 1;                     // the device tree's cpu nodes
   std::vector<BootModule> modules;  // --device guest-loader, in command-line order
 };
 

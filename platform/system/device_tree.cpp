@@ -17,7 +17,6 @@ namespace {
 // GIC interrupt specifier (three cells): type (0 SPI, 1 PPI), number, flags.
 constexpr std::uint32_t kSpi = 0, kPpi = 1;
 constexpr std::uint32_t kLevelHigh = 4;
-constexpr std::uint32_t kPpiCpuMask = 1u << 8;  // PPI delivered to CPU 0 (one core)
 constexpr std::uint32_t kGicPhandle = 0x8001, kClockPhandle = 0x8000;
 
 void check(int err, const char* what) {
@@ -110,6 +109,8 @@ void set_chosen(std::vector<std::uint8_t>& b, const DeviceTreeConfig& c) {
 }  // namespace
 
 std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
+  // A PPI's flags name the CPUs it goes to (bits [15:8], GICv2's binding), as QEMU writes them.
+  const std::uint32_t ppi_cpus = ((1u << c.cpus) - 1) << 8;
   std::vector<std::uint8_t> b(64 * 1024);
   check(fdt_create(b.data(), static_cast<int>(b.size())), "create");
   check(fdt_finish_reservemap(b.data()), "reserve map");
@@ -142,9 +143,9 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
   w.begin("timer");
   w.empty("always-on");
   w.cells("interrupts",
-          {kPpi, kSecureTimerPpi - 16, kPpiCpuMask | kLevelHigh,  //
-           kPpi, kPhysicalTimerPpi - 16, kPpiCpuMask | kLevelHigh, kPpi, kVirtualTimerPpi - 16,
-           kPpiCpuMask | kLevelHigh, kPpi, kHypTimerPpi - 16, kPpiCpuMask | kLevelHigh});
+          {kPpi, kSecureTimerPpi - 16, ppi_cpus | kLevelHigh,  //
+           kPpi, kPhysicalTimerPpi - 16, ppi_cpus | kLevelHigh, kPpi, kVirtualTimerPpi - 16,
+           ppi_cpus | kLevelHigh, kPpi, kHypTimerPpi - 16, ppi_cpus | kLevelHigh});
   w.strings("compatible", {"arm,armv7-timer"});
   w.end();
 
@@ -177,7 +178,7 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
   w.begin(("intc@" + hex(kGicDistributorBase)).c_str());
   w.u32("phandle", kGicPhandle);
   if (c.virtualization) {
-    w.cells("interrupts", {kPpi, kMaintenancePpi - 16, kPpiCpuMask | kLevelHigh});
+    w.cells("interrupts", {kPpi, kMaintenancePpi - 16, ppi_cpus | kLevelHigh});
     w.reg2({{kGicDistributorBase, 0x10000},
             {kGicCpuInterfaceBase, 0x10000},
             {kGicHypInterfaceBase, 0x10000},
@@ -196,11 +197,14 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
   w.begin("cpus");
   w.u32("#size-cells", 0);
   w.u32("#address-cells", 1);
-  w.begin("cpu@0");
-  w.u32("reg", 0);
-  w.str("compatible", "arm,cortex-a15");
-  w.str("device_type", "cpu");
-  w.end();
+  for (int i = 0; i < c.cpus; ++i) {
+    w.begin(("cpu@" + std::to_string(i)).c_str());
+    w.u32("reg", static_cast<std::uint32_t>(i));     // MPIDR's affinity
+    if (c.cpus > 1) w.str("enable-method", "psci");  // as QEMU: only with secondaries to start
+    w.str("compatible", "arm,cortex-a15");
+    w.str("device_type", "cpu");
+    w.end();
+  }
   w.end();
 
   w.end();  // root

@@ -18,6 +18,7 @@ class DeviceTreeError : public std::runtime_error {
 struct DeviceTreeConfig {
   std::uint64_t ram_size = 0;
   bool virtualization = false;  // GICH/GICV and the maintenance interrupt; PSCI over SMC
+  int cpus = 1;                 // /cpus/cpu@N nodes (with enable-method psci beyond one)
   std::string bootargs;         // /chosen/bootargs (omitted when empty)
   std::uint64_t initrd_start = 0, initrd_end = 0;  // /chosen/linux,initrd-* (when end > start)
   // The TOE's node (compatible "vtoe,toe"; 0: none): its register window at kToeBase, SPI

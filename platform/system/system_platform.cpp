@@ -36,7 +36,7 @@ const char* to_string(StopReason r) {
 // PSCI behind the core's SMC (and HVC without Hyp mode), as QEMU's virt conduit.
 class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
  public:
-  explicit Firmware(SystemPlatform& p) : p_(p) {}
+  explicit Firmware(SystemPlatform& p, int index = 0) : p_(p), index_(index) {}
   bool smc(cpu::iss::ArmCore& core) override { return call(core); }
   bool hvc(cpu::iss::ArmCore& core) override { return call(core); }
 
@@ -45,18 +45,21 @@ class SystemPlatform::Firmware : public cpu::iss::FirmwareCall {
     // Every call through the conduit is PSCI's: a function PSCI does not know returns
     // NOT_SUPPORTED (-1) in r0, as QEMU 7.2 answers (never an Undefined Instruction).
     const std::uint32_t fn = core.reg(0);
-    p_.inputs_.record({kFirmwareCall, fn, core.reg(1), core.reg(2), core.reg(3)});
+    if (index_ == 0) p_.inputs_.record({kFirmwareCall, fn, core.reg(1), core.reg(2), core.reg(3)});
     if (!psci::Psci::is_psci(fn)) {
       core.set_reg(0, 0xffffffffu);
       return true;
     }
-    const psci::Result r = p_.psci_.call(fn, core.reg(1), core.reg(2), core.reg(3));
+    const psci::Result r = p_.psci_.call(fn, core.reg(1), core.reg(2), core.reg(3), index_);
     core.set_reg(0, r.r0);
     if (r.action == psci::Action::PowerOff) p_.end(StopReason::PowerOff);
     if (r.action == psci::Action::Reset) p_.end(StopReason::Reset);
+    if (r.action == psci::Action::CpuOn) p_.power_on(r.target, r.entry, r.context_id);
+    if (r.action == psci::Action::CpuOff) p_.cpu(index_).power_off();
     return true;
   }
   SystemPlatform& p_;
+  int index_;
 };
 
 namespace {
@@ -69,6 +72,13 @@ std::uint64_t checked_memory(std::uint64_t m) {
                                 "at 0x40000000 in a 32-bit address space)");
   }
   return m;
+}
+
+int checked_cpus(int n) {
+  if (n < 1 || n > gic::kMaxRegisterCpus)
+    throw std::invalid_argument("--smp " + std::to_string(n) +
+                                ": the platform has 1 to 8 cores (GICv2's CPU interfaces)");
+  return n;
 }
 
 cpu::iss::IssCpuParams cpu_params(const SystemConfig& c) {
@@ -164,7 +174,7 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       config_(c),
       bus_("bus", 0),
       ram_("ram", ram_size(c)),
-      gic_("gic", kSpiCount),
+      gic_("gic", kSpiCount, checked_cpus(c.cpus)),
       gic_regs_("gic_registers", gic_),
       uart_("uart", console),
       cpu_("cpu", cpu_params(c)),
@@ -174,8 +184,18 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
                end(StopReason::BusErrorLoop);
              }),
       inputs_("device_inputs", kRamBase, ram_size(c)),
+      psci_(cpu::iss::Cp15::kMpidr, c.cpus),
       toe_irq_("toe_irq"),
       console_(std::move(console)) {
+  if (c.cpus > 1 && c.caches)
+    throw std::invalid_argument(
+        "the level-1 caches (platform.cpu_caches) are modelled for one core only: not with "
+        "--smp " +
+        std::to_string(c.cpus));
+  if (c.cpus > 1 && c.guests > 0)
+    throw std::invalid_argument(
+        "guests under the hypervisor model run on one core: not with --smp " +
+        std::to_string(c.cpus));
   config_.memory = ram_.size();
   tlm::tlm_global_quantum::instance().set(c.quantum);
   bus_.map(kRamBase, ram_.size(), ram_.in, "ram");
@@ -217,12 +237,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   core.set_firmware(firmware_.get());
   // The generic timer is IssCpu's (its count: simulated time x 62.5 MHz); its outputs are PPIs.
   cpu_.set_timer_output_listener([this](cpu::iss::TimerKind k, bool level) {
-    using cpu::iss::TimerKind;
     inputs_.record({kTimerLevel, static_cast<std::uint32_t>(k), level, 0, 0});
-    gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
-                       : k == TimerKind::Virtual ? kVirtualTimerPpi
-                                                 : kHypTimerPpi,
-                       level);
+    timer_to_gic(k, level, 0);
   });
   SC_METHOD(follow_virq);
   sensitive << virq_;
@@ -234,6 +250,12 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   }
   if (c.guests > 0) build_hypervisor();
   SC_THREAD(monitor);
+  for (int i = 1; i < c.cpus; ++i) add_secondary(i);
+  if (c.cpus > 1) {
+    std::vector<cpu::iss::ArmCore*> cores;
+    for (int i = 0; i < c.cpus; ++i) cores.push_back(&cpu(i).core());
+    cluster_ = std::make_unique<cpu::iss::Cluster>(cores);
+  }
 }
 
 SystemPlatform::~SystemPlatform() = default;
@@ -323,6 +345,67 @@ void SystemPlatform::guest_console(int vm, char c) {
   start = c == '\n';
 }
 
+void SystemPlatform::timer_to_gic(cpu::iss::TimerKind k, bool level, int cpu) {
+  using cpu::iss::TimerKind;
+  gic_.set_ppi_level(k == TimerKind::Physical  ? kPhysicalTimerPpi
+                     : k == TimerKind::Virtual ? kVirtualTimerPpi
+                                               : kHypTimerPpi,
+                     level, cpu);
+}
+
+void SystemPlatform::add_secondary(int i) {
+  const std::string n = std::to_string(i);
+  Secondary s;
+  cpu::iss::IssCpuParams p = cpu_params(config_);
+  p.cpu_index = static_cast<std::uint16_t>(i);
+  s.cpu = std::make_unique<cpu::iss::IssCpu>(("cpu" + n).c_str(), p);
+  s.watch = std::make_unique<BusErrorWatch>(("bus_error_watch" + n).c_str(), 64,
+                                            [this](std::uint64_t addr) {
+                                              if (stop_ == StopReason::Running)
+                                                error_address_ = addr;
+                                              end(StopReason::BusErrorLoop);
+                                            });
+  s.cpu->socket.bind(s.watch->in);
+  s.watch->out.bind(bus_.in);
+  s.irq = std::make_unique<sc_core::sc_signal<bool>>(("irq" + n).c_str());
+  s.virq = std::make_unique<sc_core::sc_signal<bool>>(("virq" + n).c_str());
+  s.maintenance = std::make_unique<sc_core::sc_signal<bool>>(("maintenance" + n).c_str());
+  const auto k = static_cast<std::size_t>(i);
+  gic_.irq[k].bind(*s.irq);
+  gic_.virq[k].bind(*s.virq);
+  gic_.maintenance[k].bind(*s.maintenance);
+  s.cpu->irq_in.bind(*s.irq);
+  s.firmware = std::make_unique<Firmware>(*this, i);
+  cpu::iss::IssCpu* cpu = s.cpu.get();
+  cpu->core().set_firmware(s.firmware.get());
+  cpu->core().set_mpidr(cpu::iss::Cp15::kMpidr | static_cast<std::uint32_t>(i));
+  cpu->set_timer_output_listener(
+      [this, i](cpu::iss::TimerKind t, bool level) { timer_to_gic(t, level, i); });
+  sc_core::sc_spawn_options o;
+  o.spawn_method();
+  o.set_sensitivity(s.virq.get());
+  o.dont_initialize();
+  sc_core::sc_signal<bool>* virq = s.virq.get();
+  sc_core::sc_spawn([cpu, virq] { cpu->set_virq(virq->read()); }, ("follow_virq" + n).c_str(), &o);
+  cpu->start_off();  // until PSCI CPU_ON, as QEMU virt's secondaries
+  secondaries_.push_back(std::move(s));
+}
+
+void SystemPlatform::power_on(int i, std::uint32_t entry, std::uint32_t context_id) {
+  cpu::iss::ArmCore& core = cpu(i).core();
+  core.reset_system(config_.virtualization);  // as the first core started: Hyp or SVC
+  for (int r = 1; r < 15; ++r) core.set_reg(r, 0);
+  core.set_reg(0, context_id);
+  core.set_pc(entry);  // bit 0: Thumb
+  cpu(i).power_on();
+}
+
+void SystemPlatform::refuse_with_cores(const char* what) const {
+  if (config_.cpus > 1)
+    throw SnapshotError(std::string(what) + " holds one core's state: not with --smp " +
+                        std::to_string(config_.cpus));
+}
+
 void SystemPlatform::build_toe(const config::Config& scenario) {
   // The scenario's first guest is the one Linux runs: its address is the TOE's, its workload
   // says what the peer runs.
@@ -384,6 +467,7 @@ void SystemPlatform::end(StopReason r) {
   if (stop_ != StopReason::Running) return;
   stop_ = r;
   cpu_.halt();
+  for (Secondary& s : secondaries_) s.cpu->halt();
 }
 
 bool SystemPlatform::quiescent(std::string* why_not) const {
@@ -402,6 +486,7 @@ bool SystemPlatform::quiescent(std::string* why_not) const {
 }
 
 Snapshot SystemPlatform::take_snapshot() {
+  refuse_with_cores("a booted snapshot");
   inputs_.stop_recording();
   cpu_.settle();
   Snapshot s;
@@ -426,6 +511,7 @@ Snapshot SystemPlatform::take_snapshot() {
 }
 
 void SystemPlatform::begin_restore(Snapshot& s) {
+  refuse_with_cores("a booted snapshot");
   if (s.ram_size != ram_.size())
     throw SnapshotError("the snapshot has " + std::to_string(s.ram_size) +
                         " bytes of RAM, this platform " + std::to_string(ram_.size()));
@@ -509,6 +595,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
   BootFiles f = files;
   f.virtualization = config_.virtualization;
   f.toe_channels = toe_ ? toe_->channel_count() : 0;
+  f.cpus = config_.cpus;
   const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
                                      [this](std::uint64_t addr, const void* data, std::size_t len) {
                                        std::memcpy(ram_.host(addr - kRamBase, len), data, len);
@@ -519,6 +606,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
   core.set_reg(1, b.r1);
   core.set_reg(2, b.r2);
   core.set_pc(b.entry);
+  for (int i = 1; i < config_.cpus; ++i) cpu(i).core().reset_system(config_.virtualization);
   return b;
 }
 
@@ -546,19 +634,29 @@ void SystemPlatform::monitor() {
         faulted = faulted || hyp_->vm_stop_reason(vm) != "power-off";
       end(faulted ? StopReason::CoreError : StopReason::PowerOff);
     }
-    if (cpu_.done() || stop_ != StopReason::Running) {
-      if (stop_ == StopReason::Running) stop_ = StopReason::CoreError;
+    bool done = cpu_.done();
+    for (Secondary& s : secondaries_) done = done || s.cpu->done();
+    if (done || stop_ != StopReason::Running) {
+      if (stop_ == StopReason::Running) {
+        stop_ = StopReason::CoreError;
+        for (Secondary& s : secondaries_) s.cpu->halt();  // the others stop with it
+        if (!secondaries_.empty()) cpu_.halt();
+      }
       break;
     }
-    const std::uint64_t n = cpu_.retired();
+    std::uint64_t n = cpu_.retired();
+    for (Secondary& s : secondaries_) n += s.cpu->retired();
     if (config_.max_instructions && n >= config_.max_instructions) {
       end(StopReason::MaxInstructions);
       break;
     }
-    // Asleep with no instruction retired for idle_limit and no timer armed: nothing modelled
-    // can wake it.
-    const bool hopeless =
-        n == last && cpu_.core().waiting_for_interrupt() && !cpu_.core().next_timer_deadline();
+    // Every core asleep (or off) with no instruction retired for idle_limit and no timer armed:
+    // nothing modelled can wake them.
+    bool hopeless = n == last && (!cpu_.powered() || (cpu_.core().waiting_for_interrupt() &&
+                                                      !cpu_.core().next_timer_deadline()));
+    for (Secondary& s : secondaries_)
+      hopeless = hopeless && (!s.cpu->powered() || (s.cpu->core().waiting_for_interrupt() &&
+                                                    !s.cpu->core().next_timer_deadline()));
     asleep = hopeless ? asleep + step : sc_core::SC_ZERO_TIME;
     last = n;
     if (asleep >= config_.idle_limit) {

@@ -14,9 +14,14 @@
 // (platform/toe_slot.h). Beside the TOE platform (platform/platform.h), which models software as
 // cost tables; this one runs it.
 // The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
-// else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
-// (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the
-// GIC's virtual CPU interface drives the core's virtual IRQ.
+// else SVC). With SystemConfig::cpus > 1 the cores are a cluster (cpu::iss::Cluster: one global
+// exclusive monitor, TLB and code maintenance broadcast), each with its own GIC CPU interface,
+// virtual interface and timer PPIs (the Gic's banked copies, chosen by the sideband's `cpu` of
+// its accesses), MPIDR 0x80000000 | index; core 0 starts at the image, the others powered off
+// until PSCI CPU_ON. They run in turn, a quantum each (SystemC's order: deterministic). Its
+// firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs (IssCpu schedules
+// one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the GIC's virtual CPU
+// interface drives the core's virtual IRQ.
 #pragma once
 
 #include <array>
@@ -25,9 +30,11 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <vector>
 
 #include "config/config.h"
 #include "hypervisor/iss_hypervisor.h"
+#include "models/cpu/iss/cluster.h"
 #include "models/cpu/iss/iss_cpu.h"
 #include "models/gic/gic.h"
 #include "models/gic/gic_registers.h"
@@ -50,6 +57,7 @@ namespace vtoe::platform::system {
 
 struct SystemConfig {
   std::uint64_t memory = 0;  // RAM bytes (0: QEMU's default, 128 MiB)
+  int cpus = 1;              // cores, 1 to 8 (`--smp`)
   bool virtualization = false;
   std::uint64_t max_instructions = 0;  // 0: no limit
   sc_core::sc_time clock_period{1, sc_core::SC_NS};
@@ -140,6 +148,13 @@ class SystemPlatform : public sc_core::sc_module {
   // BusErrorLoop: the address of the last of the bus errors in a row.
   std::uint64_t error_address() const { return error_address_; }
   cpu::iss::IssCpu& cpu() { return cpu_; }
+  // Core `i` (0: cpu()).
+  cpu::iss::IssCpu& cpu(int i) {
+    return i == 0 ? cpu_ : *secondaries_[static_cast<std::size_t>(i - 1)].cpu;
+  }
+  int cpus() const { return config_.cpus; }
+  // Null with one core.
+  cpu::iss::Cluster* cluster() { return cluster_.get(); }
   gic::Gic& gic() { return gic_; }
   uart::Pl011& uart() { return uart_; }
   mem::Ram& ram() { return ram_; }
@@ -158,6 +173,18 @@ class SystemPlatform : public sc_core::sc_module {
 
  private:
   class Firmware;
+  // A core beyond the first, with what connects it.
+  struct Secondary {
+    std::unique_ptr<cpu::iss::IssCpu> cpu;
+    std::unique_ptr<BusErrorWatch> watch;
+    std::unique_ptr<sc_core::sc_signal<bool>> irq, virq, maintenance;
+    std::unique_ptr<Firmware> firmware;
+  };
+  void add_secondary(int i);
+  // PSCI CPU_ON's work: core `i` reset and started at `entry` with r0 = `context_id`.
+  void power_on(int i, std::uint32_t entry, std::uint32_t context_id);
+  void timer_to_gic(cpu::iss::TimerKind k, bool level, int cpu);
+  void refuse_with_cores(const char* what) const;
   void monitor();        // ends the run at --max-instructions and after a hopeless WFI
   void follow_virq();    // SC_METHOD: Gic.virq -> the core
   void count_toe_irq();  // SC_METHOD: the TOE's line rising
@@ -182,6 +209,8 @@ class SystemPlatform : public sc_core::sc_module {
   psci::Psci psci_;
   sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
+  std::vector<Secondary> secondaries_;
+  std::unique_ptr<cpu::iss::Cluster> cluster_;
   toe::Toe::IrqLine toe_irq_;
   std::unique_ptr<smmu::Smmu> smmu_;
   std::unique_ptr<DmaSnoop> snoop_;  // with caches: between the SMMU and the interconnect

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "models/cpu/iss/cluster.h"
+
 namespace vtoe::cpu::iss {
 
 namespace {
@@ -146,7 +148,10 @@ const char* to_string(InsnClass c) {
 
 ArmCore::ArmCore(PagedMemory& mem)
     : mem_(mem), pages_(PagedMemory::kPages), code_map_(PagedMemory::kPages), mmu_(mem, st_) {
-  mem_.set_code_write_listener([this](uint32_t page) { drop_page(page); });
+  mem_.set_code_write_listener([this](uint32_t page) {
+    drop_page(page);
+    if (cluster_) cluster_->code_written(cluster_index_, page);  // the others' copies too
+  });
   mem_.set_unmap_listener([this] { mmu_.forget_host(); });
   set_fpscr(0);
 }
@@ -331,6 +336,12 @@ void ArmCore::return_to(uint32_t target, uint32_t spsr) {
 __attribute__((noinline, cold)) bool ArmCore::service_attention() {
   code_changed_ = false;
   if (halted_ || hyp_exit_ || st_.wfi) return false;
+  if (yield_) {
+    yield_ = false;
+    yielded_ = true;
+    update_attention();
+    return false;
+  }
   if (take_pending_interrupt()) {
     // The entry uses one of run()'s budget: back to run(), which counts it and goes on.
     entered_in_loop_ = true;
@@ -397,6 +408,56 @@ void ArmCore::drop_page(uint32_t page) {
   if (!pages_[page]) return;
   dropped_.push_back(std::move(pages_[page]));
   new_code_generation();  // virtual pages may still point at it
+}
+
+void ArmCore::peer_code_marked(uint32_t page) {
+  mem_.mark_code(page);
+  mmu_.protect_code(page);
+}
+
+void ArmCore::peer_code_written(uint32_t page) {
+  mem_.unmark_code(page);
+  drop_page(page);
+}
+
+void ArmCore::tlb_flush_shareable() {
+  tlb_flush();
+  if (cluster_) cluster_->tlb_flush(cluster_index_);
+}
+
+void ArmCore::tlb_flush_va_shareable(uint32_t va) {
+  tlb_flush_va(va);
+  if (cluster_) cluster_->tlb_flush_va(cluster_index_, va);
+}
+
+// LDREX/STREX with the cluster's global monitor, by the RAM's host address (the access itself
+// has just filled the TLB, or is about to fault). Outside RAM only the local monitor counts.
+void ArmCore::exclusive_reserve(uint32_t a, uint8_t sub) {
+  const unsigned len = sub == 1 || sub == 2 || sub == 4 ? sub : 8;
+  if (const uint8_t* h = exclusive_host(a, len, false))
+    cluster_->monitor().reserve(cluster_index_, h, len);
+  else
+    cluster_->monitor().clear(cluster_index_);
+}
+
+bool ArmCore::exclusive_claim(uint32_t a, uint8_t sub) {
+  const unsigned len = sub == 1 || sub == 2 || sub == 4 ? sub : 8;
+  const uint8_t* h = exclusive_host(a, len, true);
+  if (!h) return true;
+  return cluster_->monitor().claim(cluster_index_, h, len);
+}
+
+const uint8_t* ArmCore::exclusive_host(uint32_t a, unsigned len, bool write) {
+  const uint32_t off = a & (PagedMemory::kPageSize - 1);
+  if (off > PagedMemory::kPageSize - len) return nullptr;
+  uint32_t pa = a;
+  if (mmu_.on()) {
+    const Mmu::FastTlbEntry& e = mmu_.fast(a >> PagedMemory::kPageBits);
+    if (e.read_va == (a >> PagedMemory::kPageBits)) return e.host + off;
+    pa = mmu_.translate(a, write ? Mmu::kPermW : Mmu::kPermR);  // a fault is the access's own
+  }
+  const uint8_t* p = mem_.host_page(pa >> PagedMemory::kPageBits);
+  return p ? p + off : nullptr;
 }
 
 void ArmCore::update_mmu() {
@@ -486,6 +547,7 @@ const Insn& ArmCore::lookup(uint32_t pc) {
       owned->va_page = va_page;
       mem_.mark_code(pa_page);  // a store to it now drops it (and bumps the generation)
       mmu_.protect_code(pa_page);
+      if (cluster_) cluster_->code_marked(cluster_index_, pa_page);  // and a peer's store
     }
     m.page = owned.get();
     m.ctx = ctx_;
@@ -812,13 +874,14 @@ void ArmCore::execute(const Insn& in) {
       }
       st_.monitor = true;
       st_.monitor_addr = a;
+      if (cluster_) exclusive_reserve(a, in.sub);
       return;
     }
     case Op::StoreEx: {
       uint32_t a = st_.r[in.rn] + in.imm;
       // An address the monitor does not hold fails without an access, so without an alignment
       // fault either (QEMU 7.2 compares the address first).
-      if (st_.monitor && st_.monitor_addr == a) {
+      if (st_.monitor && st_.monitor_addr == a && (!cluster_ || exclusive_claim(a, in.sub))) {
         check_aligned(a, in.sub, in.op == Op::StoreEx);
         switch (in.sub) {
           case 1:
@@ -838,12 +901,14 @@ void ArmCore::execute(const Insn& in) {
         st_.r[in.rd] = 0;
       } else {
         st_.r[in.rd] = 1;
+        if (cluster_) cluster_->monitor().clear(cluster_index_);
       }
       st_.monitor = false;
       return;
     }
     case Op::Clrex:
       st_.monitor = false;
+      if (cluster_) cluster_->monitor().clear(cluster_index_);
       return;
     case Op::Mrs:
       if (in.ra) {  // SPSR: undefined in User mode; System mode's (UNPREDICTABLE) is a

@@ -41,6 +41,8 @@
 
 namespace vtoe::cpu::iss {
 
+class Cluster;
+
 // An encoding the core does not implement (the architectural Undefined Instruction exception).
 class UndefinedInstruction : public std::runtime_error {
  public:
@@ -101,6 +103,7 @@ class ArmCore {
   // The core's parts that work on its state (see arm_state.h).
   friend class Cp15;
   friend class ExceptionEntry;
+  friend class Cluster;
 
  public:
   static constexpr int kClasses = static_cast<int>(InsnClass::Count);
@@ -147,6 +150,27 @@ class ArmCore {
   void reset_system(bool hyp);
   bool has_hyp() const { return st_.has_hyp; }
   void set_firmware(FirmwareCall* f) { firmware_ = f; }
+  // One core of a cluster (cluster.h): its index there (the global monitor's slot), and the
+  // broadcasts of TLB maintenance and decoded code. Null (the default): a uniprocessor.
+  void set_cluster(Cluster* c, int index) {
+    cluster_ = c;
+    cluster_index_ = index;
+  }
+  Cluster* cluster() const { return cluster_; }
+  // MPIDR (and VMPIDR's reset value): 0x80000000 | the core's Aff0, as QEMU virt numbers them.
+  void set_mpidr(uint32_t v) { st_.mpidr = v; }
+  uint32_t mpidr() const { return st_.mpidr; }
+  // Ends run() after the instruction being executed, the core's state intact (WFE with more
+  // than one core, a core powering itself off); take_yield() says it happened, once.
+  void request_yield() {
+    yield_ = true;
+    attention_ = true;
+  }
+  bool take_yield() {
+    const bool y = yielded_;
+    yielded_ = false;
+    return y;
+  }
   // Virtual interrupt lines from the GIC's virtual CPU interface. A pending virtual interrupt is
   // taken (to IRQ/FIQ mode) only outside Hyp mode with HCR.IMO/FMO set; HCR.VI/VF assert them too.
   void set_virq(bool level) {
@@ -484,7 +508,7 @@ class ArmCore {
   void write_cpsr(uint32_t v, uint32_t mask);
   bool privileged() const { return st_.mode != static_cast<uint8_t>(Mode::Usr); }
   void update_attention() {
-    attention_ = halted_ || hyp_exit_ || st_.wfi || code_changed_ || interrupt_takeable();
+    attention_ = halted_ || hyp_exit_ || st_.wfi || code_changed_ || yield_ || interrupt_takeable();
   }
   bool interrupt_takeable() const {
     if (!(st_.cp15.hcr & (kHcrImo | kHcrFmo | kHcrAmo)) && st_.mode != kHyp) {  // the common case
@@ -562,6 +586,15 @@ class ArmCore {
   const Insn* current_insn() const;
   const Insn& lookup(uint32_t pc);
   void drop_page(uint32_t page);
+  // A peer core of the cluster decoded code from `page` / wrote to a page of code.
+  void peer_code_marked(uint32_t page);
+  void peer_code_written(uint32_t page);
+  // The Inner Shareable TLB maintenance: this core's, then the cluster's other cores'.
+  void tlb_flush_shareable();
+  void tlb_flush_va_shareable(uint32_t va);
+  void exclusive_reserve(uint32_t a, uint8_t sub);
+  bool exclusive_claim(uint32_t a, uint8_t sub);                        // may the STREX store?
+  const uint8_t* exclusive_host(uint32_t a, unsigned len, bool write);  // RAM at `a`, or null
   Insn decode(uint32_t pc, uint32_t pa);
   bool cond_pass(uint32_t cond) const { return (kCondPass[cond & 15] >> st_.nzcv) & 1; }
   void execute(const Insn& in);
@@ -651,6 +684,9 @@ class ArmCore {
   bool hyp_exits_ = false;  // Hyp mode is a model's: entries stop run() (set_hyp_exits)
   bool hyp_exit_ = false;   // one is pending
   bool attention_ = false;  // halted, asleep, or an unmasked interrupt: run() looks before a step
+  Cluster* cluster_ = nullptr;
+  int cluster_index_ = 0;
+  bool yield_ = false, yielded_ = false;
   bool code_changed_ = false;  // decoded code was dropped: a basic block in flight must end
   FirmwareCall* firmware_ = nullptr;
   std::function<uint64_t()> counter_;

@@ -46,7 +46,7 @@ void ArmCore::reset_system(bool hyp) {
   // VPIDR and VMPIDR reset to MIDR and MPIDR (QEMU 7.2; a PL1 guest reads them as its MIDR and
   // MPIDR until Hyp code writes them).
   st_.cp15.vpidr = Cp15::kMidr;
-  st_.cp15.vmpidr = Cp15::kMpidr;
+  st_.cp15.vmpidr = st_.mpidr;
   // HDCR.HPMN resets to the number of event counters QEMU 7.2's Cortex-A15 reports (6); the PMU
   // itself is not modelled.
   st_.cp15.hdcr = 6;
@@ -174,7 +174,10 @@ void ArmCore::wfi(const Insn& in) {
   if (!st_.system) return;  // syscall emulation: a NOP
   // WFE completes at once, never trapped (HCR.TWE) nor asleep: a hint that may complete at any
   // time, as QEMU 7.2 runs it (a yield); with one core there is no event to wait for.
-  if (in.sub) return;
+  if (in.sub) {
+    if (cluster_) request_yield();  // let the other cores run (the holder of a lock)
+    return;
+  }
   // A pending wake-up event (an interrupt, masked or not; a virtual one only where HCR routes
   // it) completes WFI at once; HCR.TWI traps only a WFI that would suspend execution
   // (ARM ARM B1.14.9; QEMU does the same).

@@ -72,6 +72,8 @@ struct ArmState {
   uint32_t elr_hyp = 0;
   uint32_t usr_hi[5] = {}, fiq_hi[5] = {};  // r8-r12 of the mode not current (FIQ or others)
 
+  // MPIDR: which core of the cluster this is (not changed by a reset).
+  uint32_t mpidr = 0x80000000;
   bool monitor = false;  // local exclusive monitor
   uint32_t monitor_addr = 0;
   uint32_t tls = 0;  // TPIDRURO

@@ -41,7 +41,6 @@ enum Trap : uint8_t {
 };
 
 constexpr uint32_t kMidr = Cp15::kMidr;
-constexpr uint32_t kMpidr = Cp15::kMpidr;
 constexpr uint32_t kCcsidr[3] = {0x701fe00a, 0x201fe00a, 0x711fe07a};  // L1 D, L1 I, L2
 
 }  // namespace
@@ -65,6 +64,9 @@ const std::vector<Cp15::Reg>& Cp15::table() {
   auto zero = [](C&) -> uint64_t { return 0; };
   auto flush = [](C& c, uint64_t) { c.tlb_flush(); };
   auto flush_mva = [](C& c, uint64_t v) { c.tlb_flush_va(static_cast<uint32_t>(v)); };
+  // The Inner Shareable forms reach every core of the cluster (cluster.h).
+  auto flush_is = [](C& c, uint64_t) { c.tlb_flush_shareable(); };
+  auto flush_mva_is = [](C& c, uint64_t v) { c.tlb_flush_va_shareable(static_cast<uint32_t>(v)); };
   auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
   static const std::vector<Reg> table = with_reserved_id_space({
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
@@ -76,7 +78,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TLBTR", false, k(0, 0, 0, 3), kPl1RO, kTrapTid1, zero, nullptr},
       {"MIDR (alias)", false, k(0, 0, 0, 4), kPl1RO, kTrapNone, midr, nullptr},
       {"MPIDR", false, k(0, 0, 0, 5), kPl1RO, kTrapNone,
-       [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vmpidr : kMpidr; }, nullptr},
+       [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vmpidr : c.st_.mpidr; }, nullptr},
       // REVIDR reads as MIDR on QEMU's cortex-a15 (an ARMv7 alias); HCR.TID1 still traps it.
       {"REVIDR", false, k(0, 0, 0, 6), kPl1RO, kTrapTid1, midr, nullptr},
       {"MIDR (alias)", false, k(0, 0, 0, 7), kPl1RO, kTrapNone, midr, nullptr},
@@ -331,10 +333,10 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        [](C& c, uint64_t v) { c.st_.cp15.par = v; }},
       // c8: TLB maintenance. One TLB for all ASIDs and VMIDs: by-ASID and by-MVA operations
       // flush what they must and possibly more (never less).
-      {"TLBIALLIS", false, k(8, 0, 3, 0), kPl1WO, kTrapTtlb, nullptr, flush},
-      {"TLBIMVAIS", false, k(8, 0, 3, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"TLBIASIDIS", false, k(8, 0, 3, 2), kPl1WO, kTrapTtlb, nullptr, flush},
-      {"TLBIMVAAIS", false, k(8, 0, 3, 3), kPl1WO, kTrapTtlb, nullptr, flush_mva},
+      {"TLBIALLIS", false, k(8, 0, 3, 0), kPl1WO, kTrapTtlb, nullptr, flush_is},
+      {"TLBIMVAIS", false, k(8, 0, 3, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva_is},
+      {"TLBIASIDIS", false, k(8, 0, 3, 2), kPl1WO, kTrapTtlb, nullptr, flush_is},
+      {"TLBIMVAAIS", false, k(8, 0, 3, 3), kPl1WO, kTrapTtlb, nullptr, flush_mva_is},
       {"ITLBIALL", false, k(8, 0, 5, 0), kPl1WO, kTrapTtlb, nullptr, flush},
       {"ITLBIMVA", false, k(8, 0, 5, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
       {"ITLBIASID", false, k(8, 0, 5, 2), kPl1WO, kTrapTtlb, nullptr, flush},
@@ -345,9 +347,9 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TLBIMVA", false, k(8, 0, 7, 1), kPl1WO, kTrapTtlb, nullptr, flush_mva},
       {"TLBIASID", false, k(8, 0, 7, 2), kPl1WO, kTrapTtlb, nullptr, flush},
       {"TLBIMVAA", false, k(8, 0, 7, 3), kPl1WO, kTrapTtlb, nullptr, flush_mva},
-      {"TLBIALLHIS", false, k(8, 4, 3, 0), kHypW, kTrapNone, nullptr, flush},
-      {"TLBIMVAHIS", false, k(8, 4, 3, 1), kHypW, kTrapNone, nullptr, flush_mva},
-      {"TLBIALLNSNHIS", false, k(8, 4, 3, 4), kHypW, kTrapNone, nullptr, flush},
+      {"TLBIALLHIS", false, k(8, 4, 3, 0), kHypW, kTrapNone, nullptr, flush_is},
+      {"TLBIMVAHIS", false, k(8, 4, 3, 1), kHypW, kTrapNone, nullptr, flush_mva_is},
+      {"TLBIALLNSNHIS", false, k(8, 4, 3, 4), kHypW, kTrapNone, nullptr, flush_is},
       {"TLBIALLH", false, k(8, 4, 7, 0), kHypW, kTrapNone, nullptr, flush},
       {"TLBIMVAH", false, k(8, 4, 7, 1), kHypW, kTrapNone, nullptr, flush_mva},
       {"TLBIALLNSNH", false, k(8, 4, 7, 4), kHypW, kTrapNone, nullptr, flush},

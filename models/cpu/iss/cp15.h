@@ -23,7 +23,8 @@ class ArmCore;
 class Cp15 {
  public:
   static constexpr uint32_t kMidr = 0x414fc0f0;   // Cortex-A15 r4p0, as QEMU 7.2 reports it
-  static constexpr uint32_t kMpidr = 0x80000000;  // multiprocessor extensions, one core, affinity 0
+  // Multiprocessor Extensions, affinity 0: core 0's (ArmCore::set_mpidr gives the others theirs).
+  static constexpr uint32_t kMpidr = 0x80000000;
 
   explicit Cp15(ArmCore& core) : core_(core) {}
   Cp15(const Cp15&) = delete;

@@ -67,8 +67,31 @@ uint32_t le32(const std::string& hex, size_t at) {  // 8 hex digits, little-endi
 
 }  // namespace
 
+class GdbServer::CoreHook : public IssCpu::Debugger {
+ public:
+  CoreHook(GdbServer& s, int core) : s_(s), core_(core) {}
+  void stopped(bool at_start) override { s_.stopped_on(core_, at_start); }
+  bool breakpoint_at(uint32_t pc) const override { return s_.breakpoint_at(pc); }
+  bool interrupted() override { return s_.interrupted(); }
+
+ private:
+  GdbServer& s_;
+  int core_;
+};
+
 GdbServer::GdbServer(IssCpu& cpu, unsigned port, std::ostream& log)
-    : cpu_(cpu), log_(log), port_(port) {
+    : GdbServer(std::vector<IssCpu*>{&cpu}, port, log) {}
+
+IssCpu::Debugger& GdbServer::debugger(int i) {
+  if (i == 0) return *this;
+  return *hooks_.at(static_cast<std::size_t>(i - 1));
+}
+
+GdbServer::GdbServer(const std::vector<IssCpu*>& cpus, unsigned port, std::ostream& log)
+    : cpus_(cpus), log_(log), port_(port) {
+  if (cpus_.empty()) throw std::invalid_argument("--gdb: no core to debug");
+  for (std::size_t i = 1; i < cpus_.size(); ++i)
+    hooks_.push_back(std::make_unique<CoreHook>(*this, static_cast<int>(i)));
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (listen_fd_ < 0) throw std::runtime_error("--gdb: cannot create a socket");
   int one = 1;
@@ -124,8 +147,23 @@ void GdbServer::send_packet(const std::string& payload) {
   if (::recv(fd_, &ack, 1, 0) == 1 && ack == '-') ::send(fd_, p.data(), p.size(), MSG_NOSIGNAL);
 }
 
+std::string GdbServer::stop_reply(int signal) const {
+  char reply[32];
+  if (cpus_.size() > 1)
+    std::snprintf(reply, sizeof reply, "T%02xthread:%02x;", signal, stopped_ + 1);
+  else
+    std::snprintf(reply, sizeof reply, "T%02x", signal);
+  return reply;
+}
+
+void GdbServer::remove_breakpoints() {
+  for (uint32_t a : breakpoints_)
+    for (IssCpu* c : cpus_) c->core().remove_breakpoint(a);
+  breakpoints_.clear();
+}
+
 std::string GdbServer::read_registers() {
-  ArmCore& core = cpu_.core();
+  ArmCore& core = selected();
   std::string s;
   for (int i = 0; i < 16; ++i) s += hex32(core.reg(i));
   return s + hex32(core.cpsr());
@@ -146,12 +184,20 @@ std::string GdbServer::target_xml(const std::string& annex, const std::string& r
 }
 
 std::string GdbServer::handle(const std::string& p) {
-  ArmCore& core = cpu_.core();
+  ArmCore& core = selected();
+  const bool smp = cpus_.size() > 1;
+  // A thread ID of the packet (hex; 0 any, -1 all: the core that stopped) -> core index, or -1.
+  const auto thread = [&](const std::string& id) {
+    if (id == "-1" || id == "0") return stopped_;
+    uint32_t t = 0;
+    if (!parse_hex(id, t) || t < 1 || t > cpus_.size()) return -1;
+    return static_cast<int>(t) - 1;
+  };
   resume_ = Resume::None;
   if (p.empty()) return "";
   switch (p[0]) {
     case '?':
-      return "S05";
+      return smp ? stop_reply(5) : "S05";
     case 'g':
       return read_registers();
     case 'G': {
@@ -224,8 +270,10 @@ std::string GdbServer::handle(const std::string& p) {
                      addr)) {
         return "E01";
       }
-      if (p[0] == 'Z' && breakpoints_.insert(addr).second) core.add_breakpoint(addr);
-      if (p[0] == 'z' && breakpoints_.erase(addr)) core.remove_breakpoint(addr);
+      if (p[0] == 'Z' && breakpoints_.insert(addr).second)
+        for (IssCpu* c : cpus_) c->core().add_breakpoint(addr);
+      if (p[0] == 'z' && breakpoints_.erase(addr))
+        for (IssCpu* c : cpus_) c->core().remove_breakpoint(addr);
       return "OK";
     }
     case 'c':
@@ -241,10 +289,30 @@ std::string GdbServer::handle(const std::string& p) {
       resume_ = Resume::Kill;
       return "";
     case 'H':
+      if (smp && p.size() > 2 && p[1] == 'g') {
+        const int c = thread(p.substr(2));
+        if (c < 0) return "E01";
+        selected_ = c;
+      }
       return "OK";
     case 'T':
-      return "OK";
+      return !smp || thread(p.substr(1)) >= 0 ? "OK" : "E01";
     case 'q':
+      if (smp && p == "qfThreadInfo") {
+        std::string list = "m";
+        for (std::size_t i = 0; i < cpus_.size(); ++i) {
+          char id[24];
+          std::snprintf(id, sizeof id, "%s%zx", i ? "," : "", i + 1);
+          list += id;
+        }
+        return list;
+      }
+      if (smp && p == "qsThreadInfo") return "l";
+      if (smp && p == "qC") {
+        char id[16];
+        std::snprintf(id, sizeof id, "QC%x", stopped_ + 1);
+        return id;
+      }
       if (p.rfind("qSupported", 0) == 0) return "PacketSize=4000;qXfer:features:read+";
       if (p == "qAttached") return "1";
       if (p.rfind("qXfer:features:read:", 0) == 0) {
@@ -259,8 +327,13 @@ std::string GdbServer::handle(const std::string& p) {
   }
 }
 
-void GdbServer::stopped(bool at_start) {
+void GdbServer::stopped(bool at_start) { stopped_on(0, at_start); }
+
+void GdbServer::stopped_on(int core, bool at_start) {
   if (detached_) return;
+  // GDB attaches when core 0 starts; the others start while it runs on.
+  if (at_start && core != 0) return;
+  stopped_ = selected_ = core;
   if (fd_ < 0) {
     log_ << "vtoe: system run: waiting for GDB on 127.0.0.1:" << port_ << std::endl;
     fd_ = ::accept(listen_fd_, nullptr, nullptr);
@@ -272,17 +345,14 @@ void GdbServer::stopped(bool at_start) {
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
   if (!at_start) {
-    char reply[8];
-    std::snprintf(reply, sizeof reply, "T%02x", stop_signal_);
-    send_packet(reply);
+    send_packet(stop_reply(stop_signal_));
     stop_signal_ = 5;
   }
   std::string packet;
   for (;;) {
     if (!read_packet(packet)) {  // GDB went away: run on without it
       detached_ = true;
-      for (uint32_t a : breakpoints_) cpu_.core().remove_breakpoint(a);
-      breakpoints_.clear();
+      remove_breakpoints();
       return;
     }
     const std::string reply = handle(packet);
@@ -291,21 +361,21 @@ void GdbServer::stopped(bool at_start) {
         send_packet(reply);
         break;
       case Resume::Step:
-        cpu_.core().step();
-        send_packet("T05");
+        cpus_[static_cast<std::size_t>(stopped_)]->core().step();
+        selected_ = stopped_;
+        send_packet(stop_reply(5));
         break;
       case Resume::Continue:
         return;
       case Resume::Detach:
         send_packet(reply);
-        for (uint32_t a : breakpoints_) cpu_.core().remove_breakpoint(a);
-        breakpoints_.clear();
+        remove_breakpoints();
         detached_ = true;
         return;
       case Resume::Kill:
         killed_ = true;
         detached_ = true;
-        cpu_.halt();
+        for (IssCpu* c : cpus_) c->halt();
         return;
     }
   }

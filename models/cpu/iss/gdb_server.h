@@ -12,14 +12,24 @@
 // IssCpu::kInterruptPollBatches batches. Not supported: watchpoints, the VFP registers, no-ack
 // mode.
 //
-// The server runs in the core's SystemC thread (IssCpu::Debugger): while GDB holds the core
-// stopped, simulated time stands still.
+// Several cores (a platform's `--smp N`): one GDB thread per core, thread ID = core index + 1, as
+// QEMU's gdbstub shows its vCPUs: qfThreadInfo/qsThreadInfo list them, qC names the current one,
+// T<id> says whether one exists, Hg<id> picks the core whose registers g/G/p/P and memory m/M
+// reach (by its own translation), and the stop replies are T05thread:<id>; for the core that
+// stopped. All-stop: a core stopped holds every other (they run in turn in one SystemC kernel);
+// c runs them all on; s steps the core that stopped (Hc is taken and ignored); breakpoints are
+// every core's. With one core the packets and replies are as they always were.
+//
+// The server runs in the stopped core's SystemC thread (IssCpu::Debugger): while GDB holds the
+// core stopped, simulated time stands still.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "models/cpu/iss/iss_cpu.h"
 
@@ -30,6 +40,10 @@ class GdbServer : public IssCpu::Debugger {
   // Listens on 127.0.0.1:port at once (throws std::runtime_error if it cannot); the first
   // stopped() call waits for GDB to connect.
   GdbServer(IssCpu& cpu, unsigned port, std::ostream& log);
+  // Every core of a platform (cpus[0] first): set_debugger(&debugger(i)) on each.
+  GdbServer(const std::vector<IssCpu*>& cpus, unsigned port, std::ostream& log);
+  // Core i's Debugger (0: this server itself).
+  IssCpu::Debugger& debugger(int i);
   ~GdbServer() override;
   GdbServer(const GdbServer&) = delete;
   GdbServer& operator=(const GdbServer&) = delete;
@@ -48,12 +62,20 @@ class GdbServer : public IssCpu::Debugger {
 
  private:
   enum class Resume { None, Continue, Step, Detach, Kill };
+  class CoreHook;  // a secondary core's Debugger: stopped() on that core
+  void stopped_on(int core, bool at_start);
+  std::string stop_reply(int signal) const;
+  ArmCore& selected() { return cpus_[static_cast<std::size_t>(selected_)]->core(); }
+  void remove_breakpoints();
   bool read_packet(std::string& out);  // false: connection closed
   void send_packet(const std::string& payload);
   std::string read_registers();
   std::string target_xml(const std::string& annex, const std::string& range);
 
-  IssCpu& cpu_;
+  std::vector<IssCpu*> cpus_;
+  std::vector<std::unique_ptr<CoreHook>> hooks_;
+  int stopped_ = 0;   // the core that stopped (where s steps)
+  int selected_ = 0;  // Hg's core
   std::ostream& log_;
   int listen_fd_ = -1, fd_ = -1;
   unsigned port_;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "models/core/sideband.h"
+
 namespace vtoe::cpu::iss {
 
 // The core's accesses to pages without host memory, as b_transport calls.
@@ -55,6 +57,13 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
     core_.set_caches(l1_.get());
   }
   socket.register_invalidate_direct_mem_ptr(this, &IssCpu::invalidate_direct_mem_ptr);
+  if (p_.cpu_index != 0) {  // the payloads own their extensions
+    for (tlm::tlm_generic_payload* t : {&trans_, &line_trans_}) {
+      auto* ext = new core::SidebandExtension;
+      ext->cpu = p_.cpu_index;
+      t->set_extension(ext);
+    }
+  }
   min_cpi_ = 0;
   for (uint32_t c : p_.cpi) {
     if (c && (!min_cpi_ || c < min_cpi_)) min_cpi_ = c;
@@ -149,6 +158,16 @@ void IssCpu::set_vfiq(bool level) {
 
 void IssCpu::halt() {
   core_.halt();
+  if (sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void IssCpu::power_off() {
+  off_ = true;
+  core_.request_yield();
+}
+
+void IssCpu::power_on() {
+  off_ = false;
   if (sc_core::sc_is_running()) wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -266,6 +285,17 @@ void IssCpu::thread() {
         if (core_.halted()) break;
       }
       resumed = true;
+      if (off_) {  // powered off: time passes, nothing runs, until power_on()
+        qk_.sync();
+        asleep_ = true;
+        asleep_since_ = sc_core::sc_time_stamp();
+        while (off_ && !core_.halted()) sc_core::wait(wake_);
+        idle_ += sc_core::sc_time_stamp() - asleep_since_;
+        asleep_ = false;
+        qk_.reset();
+        if (core_.halted()) break;
+        continue;
+      }
       uint64_t n = batch();
       if (limit_) {
         const uint64_t used = core_.retired() + core_.exception_entries();
@@ -315,6 +345,11 @@ void IssCpu::thread() {
         hyp_model_->hyp_exit();
         qk_.reset();
         if (core_.halted()) break;
+        continue;
+      }
+      // WFE or CPU_OFF of a core of several: the rest of the quantum goes to the others.
+      if (core_.take_yield()) {
+        qk_.sync();
         continue;
       }
       if (observe_pending_ && core_.at_breakpoint() && core_.reg(15) == observe_at_) {

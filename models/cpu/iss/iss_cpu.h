@@ -53,6 +53,9 @@ struct IssCpuParams {
   // Level-1 instruction and data caches (off: memory costs only the CPI).
   bool caches = false;
   CacheGeometry icache, dcache;
+  // Which core of the platform this is: its bus accesses carry it (core::SidebandExtension's
+  // `cpu`, what a GIC's banked registers decode by). 0 adds no extension.
+  uint16_t cpu_index = 0;
 
   static std::array<uint32_t, ArmCore::kClasses> filled(uint32_t v) {
     std::array<uint32_t, ArmCore::kClasses> a{};
@@ -140,6 +143,14 @@ class IssCpu : public core::Module {
   void switch_state(const ArmState& s);
   // Stops the core after the instruction it is executing (from a target, a test, an SVC handler).
   void halt();
+  // Power (PSCI): a core powered off runs nothing and sleeps until power_on(). start_off()
+  // before the simulation (a secondary core at reset); power_off() from the core's own
+  // instruction (CPU_OFF: it ends after that instruction); power_on() from anywhere, with the
+  // core's state set up first (CPU_ON's entry point).
+  void start_off() { off_ = true; }
+  void power_off();
+  void power_on();
+  bool powered() const { return !off_; }
   // A bound on the run: it ends (done(), limit_reached()) after exactly `n` instructions retired
   // and exception entries together (ArmCore::exception_entries), so that neither a program nor
   // an exception loop runs past it. 0: no bound.
@@ -290,6 +301,7 @@ class IssCpu : public core::Module {
   std::unordered_map<uint32_t, uint64_t> pc_samples_;
   bool asleep_ = false;
   bool held_ = false;
+  bool off_ = false;
   sc_core::sc_event released_;
 };
 

@@ -87,6 +87,8 @@ class PagedMemory {
 
   // Code pages: a write to a marked page calls the listener with the page number, then unmarks it.
   void mark_code(uint32_t page) { code_[page] = 1; }
+  // Unmarks without telling the listener (a peer core's write already dropped the code).
+  void unmark_code(uint32_t page) { code_[page] = 0; }
   void set_code_write_listener(std::function<void(uint32_t page)> f) { on_code_write_ = f; }
   bool is_code(uint32_t page) const { return code_[page] != 0; }
   // Host memory of a page (null: none), for a core's software TLB. unmap() and detach() take

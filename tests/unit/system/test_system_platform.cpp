@@ -111,6 +111,28 @@ TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
   EXPECT_EQ(prop_string(hyp, "/psci", "method"), "smc");
 }
 
+TEST(SystemDeviceTree, ListsEveryCpuAndTheirPpisAsQemuDoes) {
+  sys::DeviceTreeConfig c;
+  c.ram_size = 128ull << 20;
+  const auto one = sys::build_device_tree(c);
+  EXPECT_EQ(prop_string(one, "/cpus/cpu@0", "compatible"), "arm,cortex-a15");
+  EXPECT_EQ(prop_string(one, "/cpus/cpu@0", "enable-method"), "<no property>");
+  EXPECT_LT(fdt_path_offset(one.data(), "/cpus/cpu@1"), 0);
+  c.cpus = 4;
+  const auto four = sys::build_device_tree(c);
+  for (const char* cpu : {"/cpus/cpu@0", "/cpus/cpu@3"})
+    EXPECT_EQ(prop_string(four, cpu, "enable-method"), "psci") << cpu;
+  int len = 0;
+  const void* reg =
+      fdt_getprop(four.data(), fdt_path_offset(four.data(), "/cpus/cpu@3"), "reg", &len);
+  ASSERT_EQ(len, 4);
+  EXPECT_EQ(fdt32_to_cpu(*static_cast<const fdt32_t*>(reg)), 3u);  // MPIDR's affinity
+  const void* irqs =
+      fdt_getprop(four.data(), fdt_path_offset(four.data(), "/timer"), "interrupts", &len);
+  ASSERT_EQ(len, 4 * 12);
+  EXPECT_EQ(fdt32_to_cpu(static_cast<const fdt32_t*>(irqs)[2]), 0xF04u);  // CPUs 0-3, level
+}
+
 TEST(SystemDeviceTree, NamesTheToeWithItsWindowInterruptAndCoherentDma) {
   sys::DeviceTreeConfig c;
   c.ram_size = 128ull << 20;
@@ -361,6 +383,31 @@ TEST(SystemPlatform, AnAbortHandlerThatJumpsBackToUnmappedMemoryIsStopped) {
   code.resize((0x80 - 0x40) / 4, 0);
   code.insert(code.end(), 8, 0xE12FFF10);  // the vector table at 0x40010080
   run(code, sys::StopReason::BusErrorLoop, 10'000'000);
+}
+
+TEST(SystemPlatform, SeveralCoresEachWithItsMpidrTheSecondariesOff) {
+  sys::SystemConfig c;
+  c.cpus = 3;
+  sys::SystemPlatform p("system", c, [](char) {});
+  ASSERT_EQ(p.cpus(), 3);
+  ASSERT_NE(p.cluster(), nullptr);
+  EXPECT_EQ(p.gic().num_cpus(), 3);
+  EXPECT_EQ(p.psci().cores(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(p.cpu(i).core().mpidr(), 0x80000000u | static_cast<std::uint32_t>(i));
+    EXPECT_EQ(p.cpu(i).powered(), i == 0) << i;
+    EXPECT_EQ(p.cpu(i).params().cpu_index, i);
+  }
+  EXPECT_EQ(&p.cpu(0), &p.cpu());
+}
+
+TEST(SystemPlatform, RefusesMoreThanEightCoresAndCachesWithSeveral) {
+  sys::SystemConfig c;
+  c.cpus = 9;
+  EXPECT_THROW(sys::SystemPlatform("nine", c, [](char) {}), std::invalid_argument);
+  c.cpus = 2;
+  c.caches = true;
+  EXPECT_THROW(sys::SystemPlatform("cached", c, [](char) {}), std::invalid_argument);
 }
 
 VTOE_TEST_MAIN
