@@ -36,3 +36,28 @@ def target_dir() -> Path:
 
 def qemu_machine(virtualization: bool):
     return ["-M", "virt,highmem=off" + (",virtualization=on" if virtualization else "")]
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gdb_session(vtoe_args, gdb_commands, port):
+    """`vtoe system run *vtoe_args --gdb PORT` and, once it listens, gdb_commands (a whole GDB
+    command line) against it; returns (GDB's CompletedProcess, vtoe's stdout, vtoe's stderr,
+    vtoe's exit status). vtoe is killed if it is still running at the end."""
+    import subprocess
+    vtoe = subprocess.Popen([str(vtoe_binary()), "system", "run", *vtoe_args, "--gdb", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # vtoe says when it listens; GDB connects after that.
+        assert "waiting for GDB" in vtoe.stderr.readline()
+        gdb = subprocess.run(gdb_commands, capture_output=True, text=True, timeout=60)
+        out, err = vtoe.communicate(timeout=60)
+    finally:
+        if vtoe.poll() is None:
+            vtoe.kill()
+    return gdb, out, err, vtoe.returncode

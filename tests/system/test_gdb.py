@@ -10,17 +10,12 @@ import time
 
 import pytest
 
-from system_paths import CC, QEMU, QEMU_ARGS, ROOT, preset, qemu_machine, target_dir, vtoe_binary
+from system_paths import (CC, QEMU, QEMU_ARGS, ROOT, free_port, gdb_session, preset, qemu_machine,
+                          target_dir, vtoe_binary)
 
 GDB = "gdb-multiarch"
 pytestmark = pytest.mark.skipif(shutil.which(GDB) is None or shutil.which(CC) is None,
                                 reason=f"needs {GDB} and {CC} (scripts/install-deps.sh)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def symbol(elf, name):
@@ -38,23 +33,13 @@ def test_gdb_breaks_steps_reads_and_sees_the_exit():
     if not elf.exists():
         pytest.fail(f"{elf} is missing: build first")
     port = free_port()
-    vtoe = subprocess.Popen([str(vtoe_binary()), "system", "run", "--kernel", str(elf),
-                             "--gdb", str(port)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        # vtoe says when it listens; GDB connects after that.
-        assert "waiting for GDB" in vtoe.stderr.readline()
-        gdb = subprocess.run(
-            [GDB, "-batch", "-nx", str(elf), "-ex", f"target remote 127.0.0.1:{port}",
-             "-ex", "break main", "-ex", "continue", "-ex", "print/x $pc",
-             "-ex", "print/x $cpsr", "-ex", "x/1wx &start_cpsr", "-ex", "stepi",
-             "-ex", "print/x $pc", "-ex", "set $r5 = 0x1234", "-ex", "print/x $r5",
-             "-ex", "delete", "-ex", "continue"],
-            capture_output=True, text=True, timeout=60)
-        out, err = vtoe.communicate(timeout=60)
-    finally:
-        if vtoe.poll() is None:
-            vtoe.kill()
+    gdb, out, err, status = gdb_session(
+        ["--kernel", str(elf)],
+        [GDB, "-batch", "-nx", str(elf), "-ex", f"target remote 127.0.0.1:{port}",
+         "-ex", "break main", "-ex", "continue", "-ex", "print/x $pc",
+         "-ex", "print/x $cpsr", "-ex", "x/1wx &start_cpsr", "-ex", "stepi",
+         "-ex", "print/x $pc", "-ex", "set $r5 = 0x1234", "-ex", "print/x $r5",
+         "-ex", "delete", "-ex", "continue"], port)
     main = symbol(elf, "main")
     text = gdb.stdout
     assert "Breakpoint 1, " in text and "in main ()" in text, text + gdb.stderr
@@ -67,7 +52,7 @@ def test_gdb_breaks_steps_reads_and_sees_the_exit():
     assert ":\t0x400001d3" in text, "start_cpsr in memory: SVC with A, I, F masked"
     assert pcs[3] == 0x1234
     assert "exited normally" in text, text
-    assert vtoe.returncode == 0, err
+    assert status == 0, err
     assert out.startswith("hello from the system platform\n")
 
 

@@ -16,7 +16,6 @@ import json
 import re
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -25,8 +24,8 @@ import pytest
 from test_kvm_unit_tests import TARBALL
 from test_kvm_unit_tests import images as kvm_images  # noqa: F401 (a fixture)
 from test_kvm_unit_tests import result as kvm_result
-from system_paths import (MISSING, QEMU, QEMU_ARGS, ROOT, SKIP_REASON, qemu_machine, target_dir,
-                          vtoe_binary)
+from system_paths import (MISSING, QEMU, QEMU_ARGS, ROOT, SKIP_REASON, free_port, gdb_session,
+                          qemu_machine, target_dir, vtoe_binary)
 
 LINUX = ROOT / "build" / "linux"
 KERNEL, BUSYBOX = LINUX / "vmlinuz", LINUX / "extract" / "bin" / "busybox"
@@ -112,25 +111,13 @@ def test_what_several_cores_cannot_do_is_refused(tmp_path):
                     reason="needs gdb-multiarch and the bare-metal programs")
 def test_gdb_shows_a_thread_per_core():
     program = smp_elf()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    vtoe = subprocess.Popen([str(vtoe_binary()), "system", "run", "--smp", "2", "--kernel",
-                             str(program), "--gdb", str(port)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert "waiting for GDB" in vtoe.stderr.readline()
-        gdb = subprocess.run(
-            ["gdb-multiarch", "-batch", "-nx", str(program), "-ex",
-             f"target remote 127.0.0.1:{port}", "-ex", "info threads", "-ex",
-             "break secondary_main", "-ex", "continue", "-ex", "info threads", "-ex",
-             "print/x $r0", "-ex", "print/x $sp", "-ex", "thread 1", "-ex", "print/x $sp",
-             "-ex", "delete", "-ex", "continue"],
-            capture_output=True, text=True, timeout=60)
-        out, err = vtoe.communicate(timeout=60)
-    finally:
-        if vtoe.poll() is None:
-            vtoe.kill()
+    port = free_port()
+    gdb, out, err, status = gdb_session(
+        ["--smp", "2", "--kernel", str(program)],
+        ["gdb-multiarch", "-batch", "-nx", str(program), "-ex", f"target remote 127.0.0.1:{port}",
+         "-ex", "info threads", "-ex", "break secondary_main", "-ex", "continue", "-ex",
+         "info threads", "-ex", "print/x $r0", "-ex", "print/x $sp", "-ex", "thread 1", "-ex",
+         "print/x $sp", "-ex", "delete", "-ex", "continue"], port)
     text = gdb.stdout
     assert "Thread 2 hit Breakpoint 1" in text, text + gdb.stderr
     assert text.count("Thread 2") >= 2 and "Thread 1" in text, text
@@ -139,7 +126,7 @@ def test_gdb_shows_a_thread_per_core():
     r0, sp1, sp0 = (int(v, 16) for v in values)
     assert r0 == sp1 and sp0 != sp1, text  # core 1 on its own stack (its r0), core 0 on its own
     assert "exited normally" in text, text
-    assert vtoe.returncode == 0 and out.endswith("power off\n"), err
+    assert status == 0 and out.endswith("power off\n"), err
 
 
 def test_one_core_by_default_has_one_cpu_node(tmp_path):
