@@ -22,6 +22,12 @@ nlohmann::ordered_json hypervisor_stats(hypervisor::IssHypervisor& hyp,
                      {"hvc", e.hvc},
                      {"timer", e.timer},
                      {"vtimer", e.vtimer}}}});
+    nlohmann::ordered_json cycles;
+    using Cause = hypervisor::IssHypervisor::Cause;
+    for (int c = 0; c < static_cast<int>(Cause::Count); ++c)
+      cycles[hypervisor::IssHypervisor::to_string(static_cast<Cause>(c))] =
+          hyp.cycles(vm, static_cast<Cause>(c));
+    vms.back()["hypervisor_cycles"] = cycles;
   }
   h["vms"] = vms;
   return h;

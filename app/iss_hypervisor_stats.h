@@ -1,6 +1,7 @@
 // The "hypervisor" object of `vtoe system run --stats` and of results.json's "iss" section when
 // guests run under the hypervisor model (hypervisor/iss_hypervisor.h): VM switches, the model's
-// cycles, and per VM why it stopped, its CPU time and its exits by cause.
+// cycles, and per VM why it stopped, its CPU time, its exits by cause and the hypervisor's
+// cycles by cause (over the whole run).
 #pragma once
 
 #include <cstdint>

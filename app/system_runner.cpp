@@ -111,6 +111,8 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
   c.virtualization = opts.virtualization;
   c.guests = opts.guests;
   c.guest_memory = opts.guest_memory;
+  // The trap costs measured from Xen on the ISS, as platform.iss.hypervisor_costs' default.
+  c.hypervisor_costs = hypervisor::xen_on_iss_costs(hypervisor::HypervisorCosts{});
   c.cpus = opts.smp;
   // The bound is the core's own (exact, exception entries included), not the platform's
   // per-quantum look.

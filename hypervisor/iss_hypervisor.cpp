@@ -3,6 +3,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -119,6 +120,7 @@ struct IssHypervisor::Vm {
   std::vector<Pending> levels;  // level interrupts placed: injected again after an EOI while high
   psci::Psci psci;
   ExitCounts exits;
+  std::array<std::uint64_t, static_cast<int>(Cause::Count)> cycles{};
   std::string stop;
   bool blocked = false;               // in WFI with nothing pending
   std::uint64_t vtimer_deadline = 0;  // physical count, while not loaded (0: none)
@@ -261,6 +263,28 @@ const std::string& IssHypervisor::vm_stop_reason(int vm) const {
   return vms_.at(static_cast<std::size_t>(vm))->stop;
 }
 
+const char* IssHypervisor::to_string(Cause c) {
+  switch (c) {
+    case Cause::DataAbort:
+      return "data_abort";
+    case Cause::Irq:
+      return "irq";
+    case Cause::Wfi:
+      return "wfi";
+    case Cause::Hvc:
+      return "hvc";
+    case Cause::Switch:
+      return "vm_switch";
+    case Cause::Count:
+      break;
+  }
+  return "?";
+}
+
+std::uint64_t IssHypervisor::cycles(int vm, Cause c) const {
+  return vms_.at(static_cast<std::size_t>(vm))->cycles[static_cast<std::size_t>(c)];
+}
+
 const ExitCounts& IssHypervisor::exits(int vm) const {
   return vms_.at(static_cast<std::size_t>(vm))->exits;
 }
@@ -326,12 +350,16 @@ void IssHypervisor::hyp_exit() {
   const std::uint32_t ec = hsr >> 26;
   const std::uint32_t mode = core.spsr(cpu::iss::Mode::Hyp) & 0x1f;
   Vm& v = *vms_[static_cast<std::size_t>(current_)];
+  const bool synchronous = offset == 0x14;
+  cause_ = !synchronous                              ? Cause::Irq
+           : ec == cpu::iss::hsr_ec::kDataAbortLower ? Cause::DataAbort
+           : ec == cpu::iss::hsr_ec::kWfiWfe         ? Cause::Wfi
+                                                     : Cause::Hvc;
   charge(params_.costs.exit + static_cast<double>(owed_));
   owed_ = 0;
   // Back to the guest's mode first (ERET), so that the handler reads and writes the registers
   // the guest sees; a trapped instruction that completes (an emulated access, WFI, SMC) is
   // stepped over, HVC's return address is already the next one.
-  const bool synchronous = offset == 0x14;
   const bool step =
       synchronous && (ec == cpu::iss::hsr_ec::kDataAbortLower || ec == cpu::iss::hsr_ec::kWfiWfe ||
                       ec == cpu::iss::hsr_ec::kSmc);
@@ -361,9 +389,12 @@ void IssHypervisor::charge(double cycles) {
   if (cycles <= 0) return;
   // Only the core's own thread, in an exit, takes the time; a device's process (a method, or a
   // thread of its own running while the core waits) leaves it owed.
-  if (in_exit_ && sc_core::sc_get_current_process_handle() == cpu_process_)
+  if (in_exit_ && sc_core::sc_get_current_process_handle() == cpu_process_) {
     cpu_.spend(static_cast<std::uint64_t>(cycles));
-  else
+    if (current_ >= 0)
+      vms_[static_cast<std::size_t>(current_)]->cycles[static_cast<std::size_t>(cause_)] +=
+          static_cast<std::uint64_t>(cycles);
+  } else
     owed_ += static_cast<std::uint64_t>(cycles);  // paid at the next exit
 }
 
@@ -498,7 +529,10 @@ void IssHypervisor::resume_guest() {
       cpu_.add_idle(now() - since);
       in_exit_ = true;
     }
-    if (physical_irq_pending()) handle_irq();
+    if (physical_irq_pending()) {
+      cause_ = Cause::Irq;
+      handle_irq();
+    }
   }
   for (auto& v : vms_)
     if (v->index != current_) place_pending(v->index);
@@ -512,7 +546,10 @@ void IssHypervisor::schedule() {
       current_ >= 0 && !vms_[static_cast<std::size_t>(current_)]->blocked ? current_ : -1;
   const int next = scheduler_.pick(running, t);
   if (next >= 0 && next != current_) {
+    const Cause was = cause_;
+    cause_ = Cause::Switch;
     charge(params_.costs.vm_switch);
+    cause_ = was;
     unload();
     load(next);
   }

@@ -91,6 +91,10 @@ struct IssHypervisorParams {
 
 class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorModel {
  public:
+  // What the hypervisor's cycles went to, per VM: the exits by cause (an IRQ exit's handling,
+  // the scheduler's tick and the virtual timer's included) and the VM switches.
+  enum class Cause { DataAbort, Irq, Wfi, Hvc, Switch, Count };
+  static const char* to_string(Cause c);
   using Console = std::function<void(int vm, char c)>;
 
   SC_HAS_PROCESS(IssHypervisor);
@@ -130,6 +134,7 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   const std::string& vm_stop_reason(int vm) const;
   bool all_stopped() const;
   const ExitCounts& exits(int vm) const;
+  std::uint64_t cycles(int vm, Cause c) const;
   std::uint64_t vm_switches() const { return switches_; }
   CreditScheduler& scheduler() { return scheduler_; }
   // Notified when the last VM stops.
@@ -188,6 +193,7 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   std::uint64_t switches_ = 0;
   sc_core::sc_event vtimer_event_, all_stopped_event_, model_event_;
   bool kick_sent_ = false;
+  Cause cause_ = Cause::Irq;                // what the cycles charged now are for
   bool in_exit_ = false;                    // hyp_exit() runs (not waiting): cycles may be spent
   sc_core::sc_process_handle cpu_process_;  // the core's thread (hyp_exit's caller)
   std::uint64_t owed_ = 0;                  // cycles charged outside an exit
