@@ -28,6 +28,8 @@ nlohmann::ordered_json hypervisor_stats(hypervisor::IssHypervisor& hyp,
       cycles[hypervisor::IssHypervisor::to_string(static_cast<Cause>(c))] =
           hyp.cycles(vm, static_cast<Cause>(c));
     vms.back()["hypervisor_cycles"] = cycles;
+    vms.back()["instructions"] = {{"user", hyp.guest_instructions(vm, true)},
+                                  {"kernel", hyp.guest_instructions(vm, false)}};
   }
   h["vms"] = vms;
   return h;

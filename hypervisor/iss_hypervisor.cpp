@@ -121,6 +121,9 @@ struct IssHypervisor::Vm {
   psci::Psci psci;
   ExitCounts exits;
   std::array<std::uint64_t, static_cast<int>(Cause::Count)> cycles{};
+  // Instructions retired while loaded: the totals of the spans before, and the core's counts
+  // when the current span began (user, all).
+  std::uint64_t user_insns = 0, all_insns = 0, user_mark = 0, all_mark = 0;
   std::string stop;
   bool blocked = false;               // in WFI with nothing pending
   std::uint64_t vtimer_deadline = 0;  // physical count, while not loaded (0: none)
@@ -279,6 +282,19 @@ const char* IssHypervisor::to_string(Cause c) {
       break;
   }
   return "?";
+}
+
+std::uint64_t IssHypervisor::guest_instructions(int vm, bool user) const {
+  const Vm& v = *vms_.at(static_cast<std::size_t>(vm));
+  const cpu::iss::ArmCore& core = cpu_.core();
+  std::uint64_t u = v.user_insns, a = v.all_insns;
+  if (vm == current_) {
+    u += core.retired_in_mode(cpu::iss::Mode::Usr) - v.user_mark;
+    a += core.retired() - v.all_mark;
+  }
+  // (Every instruction the core retires is a guest's: the hypervisor is the model. An HVC,
+  // which retires after its entry to Hyp mode, counts as its guest kernel's.)
+  return user ? u : a - u;
 }
 
 std::uint64_t IssHypervisor::cycles(int vm, Cause c) const {
@@ -565,6 +581,8 @@ void IssHypervisor::load(int vm) {
   s.timer.set_cval(TimerKind::Hyp, live.cval(TimerKind::Hyp));
   cpu_.switch_state(s);
   gic_.restore(v.vgic, 0);
+  v.user_mark = cpu_.core().retired_in_mode(cpu::iss::Mode::Usr);
+  v.all_mark = cpu_.core().retired();
   v.vtimer_deadline = 0;  // the core's timer has it now
   current_ = vm;
   ++switches_;
@@ -573,6 +591,8 @@ void IssHypervisor::load(int vm) {
 void IssHypervisor::unload() {
   if (current_ < 0) return;
   Vm& v = *vms_[static_cast<std::size_t>(current_)];
+  v.user_insns += cpu_.core().retired_in_mode(cpu::iss::Mode::Usr) - v.user_mark;
+  v.all_insns += cpu_.core().retired() - v.all_mark;
   v.state = cpu_.core().state();
   v.vgic = gic_.save(0);
   // Its virtual timer goes on without the core: the model makes it pending at its deadline.

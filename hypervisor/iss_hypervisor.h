@@ -135,6 +135,8 @@ class IssHypervisor : public core::Module, public cpu::iss::IssCpu::HypervisorMo
   bool all_stopped() const;
   const ExitCounts& exits(int vm) const;
   std::uint64_t cycles(int vm, Cause c) const;
+  // Instructions the VM's vCPU retired in user mode and in its kernel's modes (PL1) so far.
+  std::uint64_t guest_instructions(int vm, bool user) const;
   std::uint64_t vm_switches() const { return switches_; }
   CreditScheduler& scheduler() { return scheduler_; }
   // Notified when the last VM stops.

@@ -61,6 +61,10 @@ def test_each_guest_prints_what_the_bare_platform_prints(program, tmp_path):
         # Each trap costs what Xen 4.17 retires for it on the ISS (docs/calibration.md).
         assert v["hypervisor_cycles"]["data_abort"] == 1896 * v["exits"]["data_abort"]
         assert v["hypervisor_cycles"]["hvc"] == 3487 * v["exits"]["hvc"]
+    # Every instruction retired is one VM's (the bare-metal programs run at PL1 only).
+    assert sum(v["instructions"]["kernel"] for v in hyp["vms"]) == stats["instructions"]
+    assert all(v["instructions"]["user"] == 0 and v["instructions"]["kernel"] > 0
+               for v in hyp["vms"])
     # The hypervisor is the model: no code runs in Hyp mode (an HVC retires after its entry, so
     # the HVCs themselves are all the ISS counts there).
     assert stats["by_mode"]["hyp"] == sum(v["exits"]["hvc"] for v in hyp["vms"])
@@ -98,6 +102,7 @@ def test_linux_boots_to_init_in_two_vms(tmp_path):
         assert v["stop"] == "power-off"
         assert v["exits"]["vtimer"] > 0 and v["exits"]["timer"] > 0
         assert v["run_seconds"] > 1
+        assert v["instructions"]["user"] > 0 and v["instructions"]["kernel"] > 1e9
 
 
 @linux
