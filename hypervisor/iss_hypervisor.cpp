@@ -661,7 +661,7 @@ void IssHypervisor::wake(int vm, bool io) {
   if (!v.blocked || !v.stop.empty()) return;
   v.blocked = false;
   const bool now = scheduler_.wake(vm, io, now_ps());
-  if (now || vm != current_) kick();
+  if (now || vm != current_ || !in_guest_) kick();  // (idle in the model: it looks again)
 }
 
 void IssHypervisor::kick() {
