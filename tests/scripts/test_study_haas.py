@@ -120,3 +120,17 @@ def test_the_quick_variant_sweeps_halt_polling_in_the_runs_that_use_it(study):
     for rid, v in sens["verdicts"].items():
         assert f"| {rid} | {v['verdict']} | " in section
     assert "(sensitivity.png)" in section and (study / "sensitivity.png").stat().st_size > 0
+
+
+def test_h2b_fails_with_the_back_end_on_the_vms_own_core(study, monkeypatch):
+    """The third core is the mechanism: the same back-end thread on the VM's core (core 0, which
+    then also takes the TOE's interrupt) falls off the line rate as vhost does."""
+    runs = runs_of(study)
+    shared = s.CONFIGS["vhost3"][:-2] + ["platform.irq_core=0", "hypervisor.backend_thread=true"]
+    monkeypatch.setitem(s.CONFIGS, "vhost3", shared)
+    _, m = s.run_point({"config": "vhost3", "workload": "rx_fast"}, quick=True)
+    swapped = [(p, m if (p["config"], p["workload"]) == ("vhost3", "rx_fast") else x)
+               for p, x in runs]
+    rows = {r["id"]: r for r in s.analyse(swapped)}
+    assert rows["H2b"]["verdict"] == "fail", rows["H2b"]["vtoe"]
+    assert verdicts(runs)["H2b"] == "pass"
