@@ -539,6 +539,20 @@ void Hypervisor::inject(int vm, const Ctx* from) {
   virq_ev_[static_cast<std::size_t>(vm)]->notify(sc_core::SC_ZERO_TIME);
 }
 
+void Hypervisor::guest_ipi(int vm, Ctx& from, const cpu::Core& to) {
+  if (guest_sgis_) ++*guest_sgis_;
+  spend(from, params_.costs.exit + params_.costs.data_abort, vm);
+  int source = -1, target = -1;
+  for (std::size_t k = 0; k < cores_.size(); ++k) {
+    if (cores_[k] == &from.core()) source = static_cast<int>(k);
+    if (cores_[k] == &to) target = static_cast<int>(k);
+  }
+  if (source < 0 || target < 0 || source == target) return;
+  // A vCPU blocked or halt-polled is woken by the process it gets: no exit to deliver.
+  if (to.running_vm() != vm || to.halt_polling()) return;
+  gic_.send_sgi(kKickSgi, gic::CpuMask{1} << target, source);
+}
+
 // GICv2 and v3 have no remote list-register writes: a vCPU in guest mode on another core takes
 // the interrupt only once that core's hypervisor runs, so it is sent an SGI (an IPI exit there).
 // A blocked or halt-polled vCPU needs none: its wake-up or poll sees the interrupt.

@@ -144,6 +144,15 @@ class Hypervisor : public core::Module {
   // only after an exit there, so that core is sent an IPI (kKickSgi) unless interrupts are posted.
   void inject(int vm, const Ctx* from = nullptr);
   static constexpr int kKickSgi = 1;
+  // A guest IPI from VM `vm`'s context `from` to its vCPU on core `to`: the sender's write of the
+  // SGI register traps (exit + data_abort cycles on `from`, stats.hypervisor.guest_sgis; a
+  // system-register or MSR-write exit, not counted in vm_exits), and a target vCPU in guest mode
+  // exits to take it (an IPI exit, kKickSgi), posted interrupts or not (HaaS's DTID keeps them).
+  void guest_ipi(int vm, Ctx& from, const cpu::Core& to);
+  // Counts guest IPIs from now on (a host with a VM of several vCPUs; others report none).
+  void count_guest_ipis() {
+    guest_sgis_ = &stats_.counter("guest_sgis", "guest IPIs sent (trapped SGI register writes)");
+  }
   // The hypervisor's own register access to a device (costs charged to `charge_to`).
   void device_access(Ctx& ctx, bool write, std::uint64_t pa, std::uint32_t& value, int charge_to);
   // Spend hypervisor cycles on `ctx` on behalf of `vm`.
@@ -213,6 +222,7 @@ class Hypervisor : public core::Module {
   core::Counter& bad_accesses_;
   core::Counter& injections_;
   core::Counter& phys_irqs_;
+  core::Counter* guest_sgis_ = nullptr;
 };
 
 }  // namespace vtoe::hypervisor

@@ -567,6 +567,14 @@ void Platform::build_guests() {
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
     guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(), gp,
                                                        regs, irq, timer, app_cores));
+    // A VM of several vCPUs: its kernel wakes a process on another vCPU with an IPI.
+    if (hyp_ && pin.size() > 1) {
+      hyp_->count_guest_ipis();
+      hypervisor::Hypervisor* hyp = hyp_.get();
+      const int vm = static_cast<int>(i);
+      guests_.back()->sockets().set_ipi(
+          [hyp, vm](cpu::Core::Context& from, cpu::Core& to) { hyp->guest_ipi(vm, from, to); });
+    }
     // A server VM with several vCPUs serves its connections on all of them, round robin.
     if (arch_ != Architecture::Native && !moving && pin.size() > 1 &&
         (w.type == guest::WorkloadType::Sink || w.type == guest::WorkloadType::Echo)) {
