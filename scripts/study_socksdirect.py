@@ -80,7 +80,7 @@ SHARE = {"K": {"path": "socket", "cooperative": False},
 def swept(p):
     """Is the point in the sensitivity sweeps? The scaling runs (several pairs, many connections)
     are not: they would double the study's time (docs/studies-socksdirect.md)."""
-    return p["kind"] != "conns" and p.get("pairs", 1) == 1
+    return p["kind"] not in ("conns", "pairs")
 
 
 def uses_socket(p):
@@ -149,8 +149,8 @@ def scenario(point, quick):
     duration, warmup = window(size, quick)
     base["duration"], base["warmup"] = duration, warmup
     client_type = {"rtt": "rpc", "stream": "tcp_tx", "connect": "connect",
-                   "share": "rpc", "conns": "rpc"}[point["kind"]]
-    server_type = "echo" if point["kind"] in ("rtt", "share", "conns") else "sink"
+                   "share": "rpc", "conns": "rpc", "pairs": "rpc"}[point["kind"]]
+    server_type = "echo" if point["kind"] in ("rtt", "share", "conns", "pairs") else "sink"
     pairs = point.get("pairs", 1)
     vms, regions = [], []
     for i in range(pairs):
@@ -238,8 +238,10 @@ def grid(quick):
     sizes = QUICK_SIZES if quick else SIZES
     points = [{"kind": k, "path": p, "size": m} for k in ("rtt", "stream") for p in PATHS
               for m in sizes]
-    points += [{"kind": "rtt", "path": p, "size": 8, "pairs": n} for p in PAIR_PATHS
-               for n in pair_counts(quick) if n > 1]
+    # The scaling series has its own one-pair runs: its points are not in the sensitivity sweeps,
+    # and a ratio of a swept run to an unswept one would measure the sweep.
+    points += [{"kind": "pairs", "path": p, "size": 8, "pairs": n} for p in PAIR_PATHS
+               for n in pair_counts(quick)]
     points += [{"kind": "conns", "path": p, "conns": n} for p in PAIR_PATHS
                for n in conn_counts(quick)]
     points += [{"kind": "connect", "path": p} for p in ("K", "U")]
@@ -349,22 +351,22 @@ def analyse(runs, costs=None):
                     f"best UZ/U throughput at >= 8 KiB: {uz:.2f}x",
                     "UZ > U at some size >= 8 KiB", "shape", uz > 1, single, margin=uz - 1))
     n = max(pairs_of(runs))
-    scale = {p: r[("rtt", p, 8, n)]["msgs_per_s"] / r[("rtt", p, 8, 1)]["msgs_per_s"]
+    scale = {p: r[("pairs", p, 8, n)]["msgs_per_s"] / r[("pairs", p, 8, 1)]["msgs_per_s"]
              for p in PAIR_PATHS}
     rows.append(row("S10", "Throughput scales linearly with cores (004:88, 190-193)",
                     "306 M msg/s with 16 pairs = 13.3x one pair",
                     f"{n} pairs: " + ", ".join(f"{p} {scale[p]:.2f}x" for p in PAIR_PATHS) +
                     " one pair",
                     f"S >= {0.9 * n:.1f}x (U and K reported: their pairs share one TOE)", "shape",
-                    scale["S"] >= 0.9 * n, lambda k: k[0] == "rtt" and k[2] == 8,
+                    scale["S"] >= 0.9 * n, lambda k: k[0] == "pairs",
                     margin=scale["S"] / (0.9 * n) - 1))
-    x1 = r[("rtt", "S", 8, 1)]["msgs_per_s"] / r[("rtt", "K", 8, 1)]["msgs_per_s"]
-    xn = r[("rtt", "S", 8, n)]["msgs_per_s"] / r[("rtt", "K", 8, n)]["msgs_per_s"]
+    x1 = r[("pairs", "S", 8, 1)]["msgs_per_s"] / r[("pairs", "K", 8, 1)]["msgs_per_s"]
+    xn = r[("pairs", "S", 8, n)]["msgs_per_s"] / r[("pairs", "K", 8, n)]["msgs_per_s"]
     rows.append(row("S13", f"With {n} pairs shared memory's lead over the kernel socket is no "
                            "smaller than with one (004:193)", "40x Linux with 16 pairs (20x "
                     "with one, 004:79)", f"S/K round trips per second: {x1:.1f}x with one pair, "
                     f"{xn:.1f}x with {n}", f"S/K with {n} pairs >= S/K with one", "shape",
-                    xn >= x1, lambda k: k[0] == "rtt" and k[2] == 8 and k[1] in ("S", "K"),
+                    xn >= x1, lambda k: k[0] == "pairs" and k[1] in ("S", "K"),
                     margin=xn / x1 - 1))
     conn = {p: r[("connect", p, 8, 1)]["msgs_per_s"] for p in ("K", "U")}
     rows.append(row("S11", "Connection setup: a user-space path far above the kernel per core "
@@ -432,8 +434,7 @@ def analyse(runs, costs=None):
 
 
 def pairs_of(runs):
-    return sorted({p.get("pairs", 1) for p, _ in runs if p["kind"] == "rtt" and
-                   p.get("size") == 8 and p["path"] == "S"})
+    return sorted({p["pairs"] for p, _ in runs if p["kind"] == "pairs" and p["path"] == "S"})
 
 
 def conn_counts_of(runs):
@@ -459,9 +460,9 @@ def figures(runs):
         "msg_x_8k": rate("S", 8192) / rate("K", 8192), "rtt_x_8k": rtt("K", 8192) / rtt("S", 8192),
         "zc_msg_x": rate("SZ", big) / rate("K", big), "zc_rtt_x": rtt("K", big) / rtt("SZ", big),
         "pairs": max(pairs_of(runs)),
-        "scale": {p: r[("rtt", p, 8, max(pairs_of(runs)))]["msgs_per_s"] /
-                  r[("rtt", p, 8, 1)]["msgs_per_s"] for p in PAIR_PATHS},
-        "pairs_msgs_per_s": {p: {str(n): r[("rtt", p, 8, n)]["msgs_per_s"]
+        "scale": {p: r[("pairs", p, 8, max(pairs_of(runs)))]["msgs_per_s"] /
+                  r[("pairs", p, 8, 1)]["msgs_per_s"] for p in PAIR_PATHS},
+        "pairs_msgs_per_s": {p: {str(n): r[("pairs", p, 8, n)]["msgs_per_s"]
                                  for n in pairs_of(runs)} for p in PAIR_PATHS},
         "conns_msgs_per_s": {p: {str(c): r[("conns", p, 8, c)]["msgs_per_s"]
                                  for c in conn_counts_of(runs)} for p in PAIR_PATHS},
@@ -508,7 +509,7 @@ def tables(runs):
               "|---|" + "---|" * len(pairs)]
     for p in PAIR_PATHS:
         lines.append(f"| {p} | " + " | ".join(
-            f"{r[('rtt', p, 8, n)]['msgs_per_s'] / 1e6:.3f} M" for n in pairs) + " |")
+            f"{r[('pairs', p, 8, n)]['msgs_per_s'] / 1e6:.3f} M" for n in pairs) + " |")
     conns = conn_counts_of(runs)
     lines += ["", f"## Connections served round robin by one client (8 B round trips per "
               f"second; toe.ccb.cache {CCB_CACHE})", "",
@@ -566,7 +567,8 @@ def figure(plt, runs, out):
     pairs, conns = pairs_of(runs), conn_counts_of(runs)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     for p in PAIR_PATHS:
-        left.plot(pairs, [r[("rtt", p, 8, n)]["msgs_per_s"] / 1e6 for n in pairs], "o-", label=p)
+        left.plot(pairs, [r[("pairs", p, 8, n)]["msgs_per_s"] / 1e6 for n in pairs], "o-",
+                  label=p)
         right.plot(conns, [r[("conns", p, 8, c)]["msgs_per_s"] / 1e6 for c in conns], "o-",
                    label=p)
     left.set_xlabel("pairs of VMs, each VM on a core of its own")
