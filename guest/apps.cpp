@@ -94,7 +94,9 @@ const std::vector<core::Param<Workload>>& workload_params() {
           .range("1B", "1MiB"),
       core::param<W>(ParamKind::Uint, "vms[].workload.connections", "1",
                      "rpc: connections to the peer opened first and then served round robin, "
-                     "one request outstanding at a time (SocksDirect's many-connection test)",
+                     "one request outstanding at a time (SocksDirect's many-connection test); "
+                     "echo: one process accepts this many and answers on each in turn, "
+                     "message_size bytes at a time (1 = a process per connection)",
                      [](W& w) -> auto& { return w.connections; })
           .range("1", "65536"),
       core::param<W>(ParamKind::Uint, "vms[].workload.flows", "0",
@@ -370,6 +372,7 @@ void Application::run_cpu() {
 void Application::run_server(bool echo) {
   const int ls = listen_on_port();
   if (ls < 0) return;
+  if (echo && workload_.connections > 1) return run_echo_round_robin(ls);
   while (!stopped()) {
     // With a worker limit, the next connection waits in the accept queue until a worker is free.
     while (workload_.workers && idle_.empty() && workers_.size() >= workload_.workers)
@@ -398,6 +401,36 @@ void Application::run_server(bool echo) {
     w.echo = echo;
     ++server_processes_;
     sc_core::sc_spawn([this, &w] { worker_loop(w); }, name.c_str());
+  }
+}
+
+// echo with workload.connections > 1: one process accepts that many connections, then answers
+// a message on each in turn, the order in which the peer's rpc sends them (SocksDirect's test:
+// two processes, many connections between them). A process per connection would measure the
+// process switches instead.
+void Application::run_echo_round_robin(int listening) {
+  std::vector<int> conns;
+  while (conns.size() < workload_.connections && !stopped()) {
+    const int s = sockets_.accept(ctx_, listening);
+    if (s == static_cast<int>(SockError::Reset)) continue;
+    if (s < 0) return fail("accept() failed with error " + std::to_string(s));
+    ++counters_.transactions;  // connections served
+    conns.push_back(s);
+  }
+  std::vector<std::uint8_t>& buf = buffer_;
+  buf.assign(std::max<std::uint32_t>(workload_.message_size, 1), 0);
+  const cpu::Core::Work handling{costs_.app_per_message, CycleClass::GuestUser};
+  for (std::size_t next = 0; !conns.empty() && !stopped(); next = (next + 1) % conns.size()) {
+    const int s = conns[next];
+    std::size_t got = 0;
+    while (got < buf.size()) {
+      const std::size_t n = sockets_.recv(ctx_, s, buf.data() + got, buf.size() - got);
+      if (n == 0) return;  // the client closed
+      got += n;
+    }
+    counters_.rx_bytes += got;
+    if (sockets_.send(ctx_, s, buf.data(), got, handling) < got) return fail("send() failed");
+    counters_.tx_bytes += got;
   }
 }
 

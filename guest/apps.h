@@ -132,6 +132,7 @@ class Application : public core::Module {
   void run_cpu();
   void run_rpc();
   void run_server(bool echo);
+  void run_echo_round_robin(int listening);
   void run_iperf3();
   void run_flows();
   void run_shm();

@@ -69,13 +69,16 @@ void SocketLayer::block(Ctx& ctx, Socket& so) {
     return;
   }
   ++so.waiters;
+  so.sleeper = &ctx;
   sc_core::wait(so.ev);
   --so.waiters;
 }
 
 void SocketLayer::wake(Socket& so) {
   if (so.waiters > 0) {
-    // The kernel thread makes the sleeping process runnable.
+    // The kernel thread makes the sleeping process runnable; on another vCPU, through an IPI.
+    Ctx& waker = driver_.kthread_context();
+    if (ipi_ && so.sleeper && &so.sleeper->core() != &waker.core()) ipi_(waker, so.sleeper->core());
     so.ev.notify(sc_core::SC_ZERO_TIME);
   }
 }

@@ -76,6 +76,10 @@ class SocketLayer : public core::Module {
   void time_send_done(int s, core::StreamClock* clock);
 
   void on_completion(const toe::EcqDesc& d);  // from the driver's kernel thread
+  // A wake-up of a process sleeping on another core than the kernel thread's is a reschedule
+  // IPI (Linux's remote wake-up): `send(from, to)` sends it from the waker's context to that
+  // core. Unset: such wake-ups cost nothing beyond `wakeup` (native, one vCPU).
+  void set_ipi(std::function<void(Ctx& from, cpu::Core& to)> send) { ipi_ = std::move(send); }
   // User space: called by the calling thread before each poll turn of a wait (a cooperative
   // thread hands the core on there). Set per thread.
   void set_idle_hook(std::function<void()> hook) {
@@ -106,6 +110,7 @@ class SocketLayer : public core::Module {
     bool cmd_done = false;
     bool accepting = false;  // accept() waits for it: user space checks it now and then only
     int waiters = 0;
+    Ctx* sleeper = nullptr;  // the process sleeping in block(), last to sleep
     sc_core::sc_event ev;
   };
   Socket* get(int s);
@@ -141,6 +146,7 @@ class SocketLayer : public core::Module {
   SocketParams params_;
   std::map<int, Socket> sockets_;
   std::map<const sc_core::sc_object*, std::function<void()>> idle_hooks_;
+  std::function<void(Ctx&, cpu::Core&)> ipi_;
   int next_id_ = 1;
   std::uint32_t next_cookie_ = 1;
   std::vector<std::uint8_t> bounce_;

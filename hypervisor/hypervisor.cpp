@@ -52,6 +52,13 @@ const std::vector<core::Param<HypervisorParams>>& hypervisor_params() {
                      "A guest's timer interrupt (guest.tick) reaches its running vCPU without an "
                      "exit (GICv4.1 / direct timer delivery)",
                      [](P& s) -> auto& { return s.direct_timer; }),
+      core::param<P>(ParamKind::Bool, "hypervisor.backend_thread", "false",
+                     "de: the device emulation runs in a back-end thread on platform.irq_core "
+                     "(vhost's worker; a core of its own when no vCPU is pinned there): a "
+                     "doorbell's exit only queues the kick, and kicks that arrive while the back "
+                     "end works are served by its pass without waking it (notification "
+                     "coalescing). false = the emulation runs in the exit, on the vCPU's core",
+                     [](P& s) -> auto& { return s.backend_thread; }),
       core::param<P>(ParamKind::Real, "hypervisor.costs.exit", "1000",
                      "CPU cycles to take an exception to Hyp mode, save guest state and return",
                      [](P& s) -> auto& { return s.costs.exit; })
@@ -433,6 +440,7 @@ void Hypervisor::irq_loop(int pcpu) {
   const auto k = static_cast<std::size_t>(pcpu);
   cpu::Core& core = *cores_.at(k);
   Ctx& ctx = *irq_ctxs_.at(k);
+  gic_.enable(kKickSgi, true, pcpu);  // other cores' kicks (inject)
   for (;;) {
     while (!gic_.irq_asserted(pcpu)) sc_core::wait(irq[k].posedge_event());
     // The VM whose vCPU is loaded on this core, and whether it is in guest mode (not halt-polled
@@ -447,6 +455,7 @@ void Hypervisor::irq_loop(int pcpu) {
       // The interrupt takes the core from whoever runs: an IRQ exit if that is a guest.
       if (running >= 0) {
         ++exits_[static_cast<std::size_t>(running)].irq;
+        if (next < gic::kFirstPpi) ++exits_[static_cast<std::size_t>(running)].ipi;
         trace_event(name(), running, "IRQ");
       }
       // An idle core's handling is charged to the VM the interrupt serves (VM 0 for a shared one).
@@ -518,7 +527,7 @@ void Hypervisor::place_virq(int vm) {
   write(free, gic::ListRegister::make_pending(vid, gic::kDefaultPriority));
 }
 
-void Hypervisor::inject(int vm) {
+void Hypervisor::inject(int vm, const Ctx* from) {
   ++injections_;
   if (core::Tracer::on()) {
     auto& t = core::Tracer::instance();
@@ -526,7 +535,38 @@ void Hypervisor::inject(int vm) {
               "irq");
   }
   place_virq(vm);
+  if (from) kick(vm, *from);
   virq_ev_[static_cast<std::size_t>(vm)]->notify(sc_core::SC_ZERO_TIME);
+}
+
+void Hypervisor::guest_ipi(int vm, Ctx& from, const cpu::Core& to) {
+  if (guest_sgis_) ++*guest_sgis_;
+  spend(from, params_.costs.exit + params_.costs.data_abort, vm);
+  int source = -1, target = -1;
+  for (std::size_t k = 0; k < cores_.size(); ++k) {
+    if (cores_[k] == &from.core()) source = static_cast<int>(k);
+    if (cores_[k] == &to) target = static_cast<int>(k);
+  }
+  if (source < 0 || target < 0 || source == target) return;
+  // A vCPU blocked or halt-polled is woken by the process it gets: no exit to deliver.
+  if (to.running_vm() != vm || to.halt_polling()) return;
+  gic_.send_sgi(kKickSgi, gic::CpuMask{1} << target, source);
+}
+
+// GICv2 and v3 have no remote list-register writes: a vCPU in guest mode on another core takes
+// the interrupt only once that core's hypervisor runs, so it is sent an SGI (an IPI exit there).
+// A blocked or halt-polled vCPU needs none: its wake-up or poll sees the interrupt.
+void Hypervisor::kick(int vm, const Ctx& from) {
+  if (params_.direct_irq) return;  // posted: delivered to the running vCPU without an exit
+  const int on = loaded_on_[static_cast<std::size_t>(vm)];
+  if (on < 0) return;
+  int source = -1;
+  for (std::size_t k = 0; k < cores_.size(); ++k)
+    if (cores_[k] == &from.core()) source = static_cast<int>(k);
+  if (source < 0 || source == on) return;
+  const cpu::Core& target = *cores_[static_cast<std::size_t>(on)];
+  if (target.running_vm() != vm || target.halt_polling()) return;
+  gic_.send_sgi(kKickSgi, gic::CpuMask{1} << on, source);
 }
 
 bool Hypervisor::virq_pending(int vm) {

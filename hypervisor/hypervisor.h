@@ -47,11 +47,12 @@ struct HypervisorCosts {
   double bitvector = 300;      // DA: decode the interrupt bit vector
 };
 
-// Exits by cause. irq: device interrupts; timer: the host's (scheduler's) timer; vtimer: a
-// guest's periodic tick that found a vCPU running and was not delivered directly. Inter-processor
-// interrupts are not modelled (docs/hypervisor.md).
+// Exits by cause. irq: physical interrupts; timer: the host's (scheduler's) timer; vtimer: a
+// guest's periodic tick that found a vCPU running and was not delivered directly. ipi: those of
+// irq that were inter-processor interrupts (another core's hypervisor kicking this vCPU).
 struct ExitCounts {
   std::uint64_t data_abort = 0, irq = 0, wfi = 0, hvc = 0, timer = 0, vtimer = 0;
+  std::uint64_t ipi = 0;
 };
 
 struct HypervisorParams {
@@ -63,6 +64,7 @@ struct HypervisorParams {
   bool tickless = false;       // no host tick while a vCPU runs alone on the core (nohz_full)
   bool direct_irq = false;     // device interrupts posted to the running vCPU (GICv4 vLPI)
   bool direct_timer = false;   // guest timer interrupts delivered to the running vCPU directly
+  bool backend_thread = false;  // de: emulation in a back-end thread on platform.irq_core
   int toe_virq = 32 + 16;  // virtual interrupt ID guests see for their TOE (a virtual SPI)
 };
 
@@ -137,8 +139,20 @@ class Hypervisor : public core::Module {
   // shared by every VM).
   void set_irq_handler(int id, IrqHandler handler, int owner = -1);
 
-  // Makes the TOE's virtual interrupt pending for `vm` (costs are charged by the caller).
-  void inject(int vm);
+  // Makes the TOE's virtual interrupt pending for `vm` (costs are charged by the caller). `from`:
+  // the hypervisor context injecting; a vCPU in guest mode on another core sees the list register
+  // only after an exit there, so that core is sent an IPI (kKickSgi) unless interrupts are posted.
+  void inject(int vm, const Ctx* from = nullptr);
+  static constexpr int kKickSgi = 1;
+  // A guest IPI from VM `vm`'s context `from` to its vCPU on core `to`: the sender's write of the
+  // SGI register traps (exit + data_abort cycles on `from`, stats.hypervisor.guest_sgis; a
+  // system-register or MSR-write exit, not counted in vm_exits), and a target vCPU in guest mode
+  // exits to take it (an IPI exit, kKickSgi), posted interrupts or not (HaaS's DTID keeps them).
+  void guest_ipi(int vm, Ctx& from, const cpu::Core& to);
+  // Counts guest IPIs from now on (a host with a VM of several vCPUs; others report none).
+  void count_guest_ipis() {
+    guest_sgis_ = &stats_.counter("guest_sgis", "guest IPIs sent (trapped SGI register writes)");
+  }
   // The hypervisor's own register access to a device (costs charged to `charge_to`).
   void device_access(Ctx& ctx, bool write, std::uint64_t pa, std::uint32_t& value, int charge_to);
   // Spend hypervisor cycles on `ctx` on behalf of `vm`.
@@ -155,6 +169,7 @@ class Hypervisor : public core::Module {
   class GuestTimerPort;
   void deliver_timer(int vm);
   bool runs_alone(int vm) const;
+  void kick(int vm, const Ctx& from);
   class PcpuScheduler;
   struct Trap {
     int vm;
@@ -207,6 +222,7 @@ class Hypervisor : public core::Module {
   core::Counter& bad_accesses_;
   core::Counter& injections_;
   core::Counter& phys_irqs_;
+  core::Counter* guest_sgis_ = nullptr;
 };
 
 }  // namespace vtoe::hypervisor

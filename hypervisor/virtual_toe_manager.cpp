@@ -143,6 +143,7 @@ void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, 
   Ring ring = Ring::Cmd;
   switch (v->write(offset, value, &ring)) {
     case VirtualChannel::Effect::Doorbell:
+      if (backend_) return kick(*v, ring);  // the exit only queues it: the back end does the work
       doorbell(*v, ctx, ring);
       return;
     case VirtualChannel::Effect::EcqFreed: {
@@ -153,7 +154,7 @@ void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, 
       if (v->flush_held(guest, &written)) {
         forwarded_ += written;
         hyp_.spend(ctx, hyp_.costs().vgic_inject, vm);
-        hyp_.inject(vm);
+        hyp_.inject(vm, &ctx);
       }
       // Contexts left in the guest's rings while it was backlogged are taken now.
       if (v->left_behind && v->held() < params_.held_limit) {
@@ -165,6 +166,49 @@ void VirtualToeManager::register_access(int vm, Ctx& ctx, std::uint64_t offset, 
     }
     case VirtualChannel::Effect::None:
       return;
+  }
+}
+
+void VirtualToeManager::set_backend(Ctx& ctx) {
+  backend_ = &ctx;
+  queued_.assign(vchannels_.size(), {});
+  kicks_ = &stats_.counter("backend_kicks",
+                           "hypervisor.backend_thread: doorbells queued for the back end");
+  coalesced_ = &stats_.counter(
+      "backend_coalesced", "kicks that found the back end at work: served by its pass, no wake-up");
+  backend_passes_ =
+      &stats_.counter("backend_passes", "times the back end woke and drained the kicked rings");
+  sc_core::sc_spawn([this] { backend_loop(); }, "backend");
+}
+
+void VirtualToeManager::kick(VirtualChannel& v, Ring ring) {
+  ++*kicks_;
+  bool& queued = queued_[static_cast<std::size_t>(slot_of(v))][static_cast<std::size_t>(ring)];
+  if (!queued) {
+    queued = true;
+    kicked_.emplace_back(slot_of(v), ring);
+  }
+  if (backend_busy_) {
+    ++*coalesced_;  // vhost has notifications off while it works: its pass takes this ring
+    return;
+  }
+  backend_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// vhost's worker: woken by a kick, it drains every kicked ring (those kicked meanwhile too) on
+// its own core, then sleeps with notifications on again.
+void VirtualToeManager::backend_loop() {
+  for (;;) {
+    if (kicked_.empty()) sc_core::wait(backend_ev_);
+    backend_busy_ = true;
+    ++*backend_passes_;
+    while (!kicked_.empty()) {
+      const auto [slot, ring] = kicked_.front();
+      kicked_.pop_front();
+      queued_[static_cast<std::size_t>(slot)][static_cast<std::size_t>(ring)] = false;
+      doorbell(vchannels_[static_cast<std::size_t>(slot)], *backend_, ring);
+    }
+    backend_busy_ = false;
   }
 }
 
@@ -217,7 +261,7 @@ void VirtualToeManager::doorbell(VirtualChannel& v, Ctx& ctx, Ring ring) {
   // Contexts refused here completed at once: tell the guest.
   if (v.ring(Ring::Ecq).produce_index() != ecq_before) {
     hyp_.spend(ctx, hyp_.costs().vgic_inject, v.vm());
-    hyp_.inject(v.vm());
+    hyp_.inject(v.vm(), &ctx);
   }
 }
 
@@ -424,7 +468,7 @@ void VirtualToeManager::handle_interrupt(Ctx& ctx) {
   for (std::size_t i = 0; i < vchannels_.size(); ++i) {
     if (!notify[i]) continue;
     hyp_.spend(ctx, hyp_.costs().vgic_inject, vchannels_[i].vm());
-    hyp_.inject(vchannels_[i].vm());
+    hyp_.inject(vchannels_[i].vm(), &ctx);
   }
 }
 

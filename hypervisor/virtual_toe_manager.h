@@ -14,7 +14,10 @@
 // completion to its VM's virtual ECQ and injects a virtual interrupt.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <vector>
 
 #include "hypervisor/hypervisor.h"
@@ -58,6 +61,9 @@ class VirtualToeManager : public core::Module {
 
   // The physical channel's interrupt (called from the hypervisor's interrupt handler).
   void handle_interrupt(Ctx& ctx);
+  // hypervisor.backend_core: doorbells are served by a back end running on `ctx` (a hypervisor
+  // context of its own core), not in the trapping vCPU's exit. Call before simulation starts.
+  void set_backend(Ctx& ctx);
   // platform.cpu_memory_traffic: the hypervisor's copies of contexts and completions become
   // memory transactions (null: they cost only their cycles).
   void set_traffic(cpu::MemoryTraffic* traffic) { traffic_ = traffic; }
@@ -79,6 +85,8 @@ class VirtualToeManager : public core::Module {
   class PhysicalAccess;  // the ring driver's view of the physical channel
 
   void register_access(int vm, Ctx& ctx, std::uint64_t offset, bool write, std::uint32_t& value);
+  void kick(VirtualChannel& v, toe::Ring ring);
+  void backend_loop();
   void doorbell(VirtualChannel& v, Ctx& ctx, toe::Ring ring);
   void handle_command(VirtualChannel& v, Ctx& ctx, toe::CmdDesc cmd);
   void handle_recv(VirtualChannel& v, Ctx& ctx, toe::RecvDesc rd);
@@ -119,6 +127,16 @@ class VirtualToeManager : public core::Module {
   core::Counter& backlogged_;
   core::Counter& quota_refusals_;
   std::vector<core::Accumulator*> vsendq_occupancy_;  // per slot, time-weighted
+  // The back end (hypervisor.backend_core): kicked rings in arrival order, each queued once.
+  Ctx* backend_ = nullptr;
+  std::deque<std::pair<int, toe::Ring>> kicked_;
+  std::vector<std::array<bool, toe::kRings>> queued_;  // per slot and ring: in kicked_
+  bool backend_busy_ = false;
+  sc_core::sc_event backend_ev_;
+  // Counted only with a back end (a run without one reports none of them).
+  core::Counter* kicks_ = nullptr;
+  core::Counter* coalesced_ = nullptr;
+  core::Counter* backend_passes_ = nullptr;
 };
 
 }  // namespace vtoe::hypervisor

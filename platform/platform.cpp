@@ -229,6 +229,9 @@ void Platform::check_timer_keys(const hypervisor::HypervisorParams& hp) const {
          "hold the core past it");
   if (hp.scheduler.tick_phase >= hp.scheduler.tick)
     fail("hypervisor.scheduler.tick_phase", "must be below the tick (hypervisor.scheduler.tick)");
+  if (hp.backend_thread && arch_ != Architecture::DeviceEmulation)
+    fail("hypervisor.backend_thread",
+         "a back-end thread serves the emulated device: it needs architecture de");
   if (hp.direct_irq && arch_ != Architecture::DirectAccess)
     fail("hypervisor.direct_irq",
          "direct device interrupts need architecture da: under de no device interrupt belongs "
@@ -301,6 +304,8 @@ void Platform::build_virtualization() {
                           static_cast<std::uint32_t>(vp.socket_quota * emulated.size()));
     for (int vm : emulated) vp.addresses.push_back(vm_ip(cfg_, static_cast<std::size_t>(vm)));
     vtoe_ = std::make_unique<hypervisor::VirtualToeManager>("vtoe_manager", vp, *hyp_, *dram_);
+    if (hp.backend_thread)  // vhost's worker, where the TOE's interrupt is taken
+      vtoe_->set_backend(core(irq_core()).add_hypervisor_context("vtoe_backend"));
     std::vector<hypervisor::MemoryRange> emulated_ram;
     for (int vm : emulated)
       emulated_ram.push_back(
@@ -562,6 +567,14 @@ void Platform::build_guests() {
     cpu::TimerPort* timer = hyp_ ? &hyp_->timer_port(static_cast<int>(i)) : nullptr;
     guests_.push_back(std::make_unique<guest::GuestOs>(name.c_str(), os_core, *memories_.back(), gp,
                                                        regs, irq, timer, app_cores));
+    // A VM of several vCPUs: its kernel wakes a process on another vCPU with an IPI.
+    if (hyp_ && pin.size() > 1) {
+      hyp_->count_guest_ipis();
+      hypervisor::Hypervisor* hyp = hyp_.get();
+      const int vm = static_cast<int>(i);
+      guests_.back()->sockets().set_ipi(
+          [hyp, vm](cpu::Core::Context& from, cpu::Core& to) { hyp->guest_ipi(vm, from, to); });
+    }
     // A server VM with several vCPUs serves its connections on all of them, round robin.
     if (arch_ != Architecture::Native && !moving && pin.size() > 1 &&
         (w.type == guest::WorkloadType::Sink || w.type == guest::WorkloadType::Echo)) {

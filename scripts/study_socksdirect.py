@@ -12,8 +12,9 @@ Intra-host paths between two VMs, each on a core of its own under direct access
   SZ  S with page remapping at >= 8 KiB (SocksDirect's zero copy)
 
 Sweeps: message size (ping-pong RTT with p1/p50/p99, and one-way streaming throughput), pairs of
-VMs on their own cores (S and U), and connection setup per second (K and U, the connect
-workload). The report orders the paths by latency as the paper's text does, and gives a verdict
+VMs on their own cores (S, U and K, 1 to 16 pairs as the paper's Fig. corenum), connections
+served round robin by one rpc client (S, U and K, across toe.ccb.cache as the paper's
+Fig. connnum), and connection setup per second (K and U, the connect workload). The report orders the paths by latency as the paper's text does, and gives a verdict
 per claim computed from the runs (docs/studies-socksdirect.md). The report opens with the
 verdict table (pass, fail or not posed, with the reason; the script prints it too);
 OUT/summary.json holds every number (the figures the doc quotes among them). A run with an
@@ -56,7 +57,17 @@ PATHS = {
 ORDER = ["S", "U", "K"]  # the paper's: shared memory < NIC hairpin / RDMA < kernel (004:108-111)
 SIZES = [8, 512, 8192, 65536, 1048576]
 QUICK_SIZES = [8, 8192, 1048576]
-PAIRS = [1, 2, 3]  # da gives each VM a TOE channel of its own: 7 VMs at most
+# Pairs of VMs on their own cores, up to the paper's 16 (004:193): 32 VMs under da, each with a
+# TOE channel of its own (toe.channels at most 32, a bit each in the TOE's interrupt vector).
+PAIRS = [1, 2, 4, 8, 16]
+QUICK_PAIRS = [1, 4, 16]
+PAIR_PATHS = ["S", "U", "K"]
+# Connections one rpc client serves round robin (004:181-185), against the TOE's on-chip
+# connection cache (toe.ccb.cache), the NIC cache behind RDMA's drop past 512. Both ends of a
+# loopback connection hold a context in the one TOE: CCB_CACHE / 2 connections fit.
+CCB_CACHE = 256
+CONNS = [1, 32, 128, 256, 1024]
+QUICK_CONNS = [1, 128, 1024]
 WORKERS = 4  # co-located workers on the client's core (SD6), of which ACTIVE send
 ACTIVE = [1, 2, 4]
 # SD6 paths: the client's; the server is a kernel-socket echo in every case (its idle workers
@@ -66,14 +77,22 @@ SHARE = {"K": {"path": "socket", "cooperative": False},
          "UC": {"path": "user", "cooperative": True}}
 
 
+def swept(p):
+    """Is the point in the sensitivity sweeps? The scaling runs (several pairs, many connections)
+    are not: they would double the study's time (docs/studies-socksdirect.md)."""
+    return p["kind"] not in ("conns", "pairs")
+
+
 def uses_socket(p):
     """Does the point make system calls (a kernel-socket VM in it)? Co-located workers' runs
     always do: their server is a kernel-socket echo."""
-    return p["kind"] == "share" or p["path"] == "K"
+    return swept(p) and (p["kind"] == "share" or p["path"] == "K")
 
 
 def uses_poll(p):
     """Does a VM of the point poll (shared memory or the user-space TOE channel)?"""
+    if not swept(p):
+        return False
     if p["kind"] == "share":
         return p["share"] in ("U", "UC")
     return p["path"] != "K"
@@ -130,8 +149,8 @@ def scenario(point, quick):
     duration, warmup = window(size, quick)
     base["duration"], base["warmup"] = duration, warmup
     client_type = {"rtt": "rpc", "stream": "tcp_tx", "connect": "connect",
-                   "share": "rpc"}[point["kind"]]
-    server_type = "echo" if point["kind"] in ("rtt", "share") else "sink"
+                   "share": "rpc", "conns": "rpc", "pairs": "rpc"}[point["kind"]]
+    server_type = "echo" if point["kind"] in ("rtt", "share", "conns", "pairs") else "sink"
     pairs = point.get("pairs", 1)
     vms, regions = [], []
     for i in range(pairs):
@@ -144,7 +163,25 @@ def scenario(point, quick):
             **common, "type": server_type, "message_size": size}})
         regions.append({"name": f"pair{i}", "vms": f"{c},{s}", "size": "4MiB", "slot": "64KiB"})
     base["vms"], base["shared_memory"] = vms, regions
-    base["platform"] = {"cores": 2 * pairs}
+    # Each channel's interrupt on its own VM's core (a vector per queue, as RSS or irqbalance
+    # place them): on one core the hypervisor's handling for every pair starves that core's
+    # pair. The co-located workers (SD6) keep the TOE's one interrupt on core 0.
+    base["platform"] = {"cores": 2 * pairs,
+                        "irq_steering": "core" if point["kind"] == "share" else "vm"}
+    if pairs > 1:
+        # 1 GiB of DRAM holds 32 guests of 24 MiB and the pairs' regions (not 128 MiB each).
+        base["platform"]["guest_memory"] = "24MiB"
+    if 2 * pairs > base["toe"].get("channels", 8):  # a channel of its own for every VM
+        base["toe"]["channels"] = 2 * pairs
+    if point["kind"] == "conns":
+        # Every connection is set up (K about 13 us each) before the measured window opens.
+        setup_ms = 2 + point["conns"] * 0.02
+        base["warmup"] = f"{setup_ms:.2f}ms"
+        base["duration"] = f"{setup_ms + (5 if quick else 10):.2f}ms"
+        vms[0]["workload"]["connections"] = point["conns"]
+        vms[1]["workload"]["connections"] = point["conns"]  # one echo process serves them all
+        base["toe"]["ccb"] = {"cache": point.get("cache", CCB_CACHE),
+                              "connections": 2 * max(CONNS) + 16}
     if point["kind"] == "connect":
         base["vms"][1]["workload"]["path"] = "socket" if path["path"] == "socket" else "user"
     if point["kind"] == "share":
@@ -189,12 +226,24 @@ def measure(point, res):
     return m
 
 
+def pair_counts(quick):
+    return QUICK_PAIRS if quick else PAIRS
+
+
+def conn_counts(quick):
+    return QUICK_CONNS if quick else CONNS
+
+
 def grid(quick):
     sizes = QUICK_SIZES if quick else SIZES
     points = [{"kind": k, "path": p, "size": m} for k in ("rtt", "stream") for p in PATHS
               for m in sizes]
-    points += [{"kind": "rtt", "path": p, "size": 8, "pairs": n} for p in ("S", "U")
-               for n in PAIRS if n > 1]
+    # The scaling series has its own one-pair runs: its points are not in the sensitivity sweeps,
+    # and a ratio of a swept run to an unswept one would measure the sweep.
+    points += [{"kind": "pairs", "path": p, "size": 8, "pairs": n} for p in PAIR_PATHS
+               for n in pair_counts(quick)]
+    points += [{"kind": "conns", "path": p, "conns": n} for p in PAIR_PATHS
+               for n in conn_counts(quick)]
     points += [{"kind": "connect", "path": p} for p in ("K", "U")]
     points += [{"kind": "share", "path": "K", "share": c, "workers": k, "active": a}
                for c in SHARE for k, a in [(1, 1)] + [(WORKERS, a) for a in ACTIVE]]
@@ -204,6 +253,8 @@ def grid(quick):
 def key(p):
     if p["kind"] == "share":
         return ("share", p["share"], p["workers"], p["active"])
+    if p["kind"] == "conns":
+        return ("conns", p["path"], 8, p["conns"])
     return (p["kind"], p["path"], p.get("size", 8), p.get("pairs", 1))
 
 
@@ -299,15 +350,24 @@ def analyse(runs, costs=None):
                            "(004:120, the inter-host 2x over LibVMA)", "2x",
                     f"best UZ/U throughput at >= 8 KiB: {uz:.2f}x",
                     "UZ > U at some size >= 8 KiB", "shape", uz > 1, single, margin=uz - 1))
-    scale = {p: r[("rtt", p, 8, max(PAIRS))]["msgs_per_s"] / r[("rtt", p, 8, 1)]["msgs_per_s"]
-             for p in ("S", "U")}
-    n = max(PAIRS)
-    rows.append(row("S10", "Throughput scales linearly with cores (004:88, 192-193)",
+    n = max(pairs_of(runs))
+    scale = {p: r[("pairs", p, 8, n)]["msgs_per_s"] / r[("pairs", p, 8, 1)]["msgs_per_s"]
+             for p in PAIR_PATHS}
+    rows.append(row("S10", "Throughput scales linearly with cores (004:88, 190-193)",
                     "306 M msg/s with 16 pairs = 13.3x one pair",
-                    f"{n} pairs: S {scale['S']:.2f}x, U {scale['U']:.2f}x one pair",
-                    f"S >= {0.9 * n:.1f}x (U reported: its pairs share one TOE)", "shape",
-                    scale["S"] >= 0.9 * n, lambda k: k[0] == "rtt" and k[2] == 8,
+                    f"{n} pairs: " + ", ".join(f"{p} {scale[p]:.2f}x" for p in PAIR_PATHS) +
+                    " one pair",
+                    f"S >= {0.9 * n:.1f}x (U and K reported: their pairs share one TOE)", "shape",
+                    scale["S"] >= 0.9 * n, lambda k: k[0] == "pairs",
                     margin=scale["S"] / (0.9 * n) - 1))
+    x1 = r[("pairs", "S", 8, 1)]["msgs_per_s"] / r[("pairs", "K", 8, 1)]["msgs_per_s"]
+    xn = r[("pairs", "S", 8, n)]["msgs_per_s"] / r[("pairs", "K", 8, n)]["msgs_per_s"]
+    rows.append(row("S13", f"With {n} pairs shared memory's lead over the kernel socket is no "
+                           "smaller than with one (004:193)", "40x Linux with 16 pairs (20x "
+                    "with one, 004:79)", f"S/K round trips per second: {x1:.1f}x with one pair, "
+                    f"{xn:.1f}x with {n}", f"S/K with {n} pairs >= S/K with one", "shape",
+                    xn >= x1, lambda k: k[0] == "pairs" and k[1] in ("S", "K"),
+                    margin=xn / x1 - 1))
     conn = {p: r[("connect", p, 8, 1)]["msgs_per_s"] for p in ("K", "U")}
     rows.append(row("S11", "Connection setup: a user-space path far above the kernel per core "
                            "(004:88, 198)", "1.4 M/s per core, 20x Linux",
@@ -335,13 +395,31 @@ def analyse(runs, costs=None):
                     all(c < k for c, k in zip(coop, kern)), lambda k: k[0] == "share",
                     margin=min([1 - coop[0] / (1.05 * alone), coop[-1] / coop[0] - 1] +
                                [1 - c / k for c, k in zip(coop, kern)])))
-    for rid, claim in (("S8", "One queue multiplexes connections: no drop with their number "
-                              "(004:85, 183-185)"),
-                       ("S9", "RDMA falls off past 512 connections (NIC cache, 004:185)")):
-        rows.append(row(rid, claim, "stated", "-", "connection count against toe.ccb.cache",
-                        "not checkable", None, why="not run yet: the connection-count sweep "
-                        "needs more connections per pair than the study sets up "
-                        "(docs/studies-socksdirect.md)"))
+    conns = conn_counts_of(runs)
+    most, fits = max(conns), CCB_CACHE // 2
+
+    def conn_rate(path, c):
+        return r[("conns", path, 8, c)]["msgs_per_s"]
+
+    keep = {p: conn_rate(p, most) / conn_rate(p, 1) for p in PAIR_PATHS}
+    rows.append(row("S8", "One queue multiplexes connections: no drop with their number, unlike "
+                          "RDMA, LibVMA and Linux (004:183-185)", "flat to 100 M connections",
+                    f"{most} connections against one, round trips per second: " +
+                    ", ".join(f"{p} {keep[p]:.2f}" for p in PAIR_PATHS),
+                    "S keeps >= 0.9 and more than U and K keep", "shape",
+                    keep["S"] >= 0.9 and keep["S"] > max(keep["U"], keep["K"]),
+                    lambda k: k[0] == "conns",
+                    margin=min(keep["S"] / 0.9 - 1, keep["S"] / max(keep["U"], keep["K"]) - 1)))
+    below = conn_rate("U", fits) / conn_rate("U", 1)
+    past = conn_rate("U", most) / conn_rate("U", fits)
+    rows.append(row("S9", "The RDMA analogue falls off past the NIC's connection cache (004:185)",
+                    "sharp drop past 512 connections",
+                    f"U: {fits} connections ({2 * fits} contexts, toe.ccb.cache) {below:.2f}x one "
+                    f"connection, {most} {past:.2f}x {fits}",
+                    f"U at {most} < 0.8x U at {fits}, and at {fits} >= 0.8x one connection",
+                    "shape", past < 0.8 and below >= 0.8,
+                    lambda k: k[0] == "conns" and k[1] == "U",
+                    margin=min(1 - past / 0.8, below / 0.8 - 1)))
     rows.append(row("N1", "Absolute numbers (0.3 us, 23 M msg/s, 306 M msg/s), inter-host "
                           "results", "stated", "-", "hardware specific; inter-host not in this "
                     "study", "not checkable", None, why="hardware specific (Xeon, RDMA NIC); "
@@ -353,6 +431,14 @@ def analyse(runs, costs=None):
                     or f"all {n_runs} runs sound", "no run fails its guard", "construction",
                     not failed))
     return rows
+
+
+def pairs_of(runs):
+    return sorted({p["pairs"] for p, _ in runs if p["kind"] == "pairs" and p["path"] == "S"})
+
+
+def conn_counts_of(runs):
+    return sorted({p["conns"] for p, _ in runs if p["kind"] == "conns"})
 
 
 def figures(runs):
@@ -373,9 +459,14 @@ def figures(runs):
         "rtt_x_8": rtt("K") / rtt("S"), "msg_x_8": rate("S", 8) / rate("K", 8),
         "msg_x_8k": rate("S", 8192) / rate("K", 8192), "rtt_x_8k": rtt("K", 8192) / rtt("S", 8192),
         "zc_msg_x": rate("SZ", big) / rate("K", big), "zc_rtt_x": rtt("K", big) / rtt("SZ", big),
-        "pairs": max(PAIRS),
-        "scale": {p: r[("rtt", p, 8, max(PAIRS))]["msgs_per_s"] / r[("rtt", p, 8, 1)]["msgs_per_s"]
-                  for p in ("S", "U")},
+        "pairs": max(pairs_of(runs)),
+        "scale": {p: r[("pairs", p, 8, max(pairs_of(runs)))]["msgs_per_s"] /
+                  r[("pairs", p, 8, 1)]["msgs_per_s"] for p in PAIR_PATHS},
+        "pairs_msgs_per_s": {p: {str(n): r[("pairs", p, 8, n)]["msgs_per_s"]
+                                 for n in pairs_of(runs)} for p in PAIR_PATHS},
+        "conns_msgs_per_s": {p: {str(c): r[("conns", p, 8, c)]["msgs_per_s"]
+                                 for c in conn_counts_of(runs)} for p in PAIR_PATHS},
+        "ccb_cache": CCB_CACHE,
         "connect_per_s": {p: r[("connect", p, 8, 1)]["msgs_per_s"] for p in ("K", "U")},
         "share_p50_us": {c: {"alone": r[("share", c, 1, 1)]["latency"]["p50_us"],
                              **{str(a): r[("share", c, WORKERS, a)]["latency"]["p50_us"]
@@ -412,12 +503,21 @@ def tables(runs):
         lines.append(f"| {p} | " + " | ".join(
             f"{r[('stream', p, m, 1)]['msgs_per_s'] / r[('stream', 'K', m, 1)]['msgs_per_s']:.2f}"
             for m in sizes) + " |")
+    pairs = pairs_of(runs)
     lines += ["", "## Pairs on their own cores (8 B round trips per second, all pairs)", "",
-              "| Path | " + " | ".join(f"{n} pair(s)" for n in PAIRS) + " |",
-              "|---|" + "---|" * len(PAIRS)]
-    for p in ("S", "U"):
+              "| Path | " + " | ".join(f"{n} pair(s)" for n in pairs) + " |",
+              "|---|" + "---|" * len(pairs)]
+    for p in PAIR_PATHS:
         lines.append(f"| {p} | " + " | ".join(
-            f"{r[('rtt', p, 8, n)]['msgs_per_s'] / 1e6:.3f} M" for n in PAIRS) + " |")
+            f"{r[('pairs', p, 8, n)]['msgs_per_s'] / 1e6:.3f} M" for n in pairs) + " |")
+    conns = conn_counts_of(runs)
+    lines += ["", f"## Connections served round robin by one client (8 B round trips per "
+              f"second; toe.ccb.cache {CCB_CACHE})", "",
+              "| Path | " + " | ".join(f"{c}" for c in conns) + " |",
+              "|---|" + "---|" * len(conns)]
+    for p in PAIR_PATHS:
+        lines.append(f"| {p} | " + " | ".join(
+            f"{r[('conns', p, 8, c)]['msgs_per_s'] / 1e6:.3f} M" for c in conns) + " |")
     lines += ["", f"## Co-located workers: {WORKERS} rpc processes on the client's core "
               "(p50 round trip µs [p99])", "",
               "| Client | alone | " + " | ".join(f"{a} active" for a in ACTIVE) + " |",
@@ -447,6 +547,42 @@ def figure(plt, runs, out):
     ax = latency.plot_cdf(data, title="SocksDirect: 8 B round trip between two VMs")
     ax.figure.tight_layout()
     ax.figure.savefig(out / "rtt_cdf.png", dpi=110)
+    sizes = sorted({p["size"] for p, _ in runs if p["kind"] == "rtt" and "pairs" not in p})
+    fig, (tput, lat) = plt.subplots(1, 2, figsize=(10, 4))
+    for p in PATHS:  # the paper's Fig. msgsize-intra: throughput and latency against size
+        tput.plot(sizes, [r[("stream", p, m, 1)]["msgs_per_s"] / 1e6 for m in sizes], "o-",
+                  label=p)
+        lat.plot(sizes, [r[("rtt", p, m, 1)]["latency"]["p50_us"] for m in sizes], "o-",
+                 label=p)
+    for ax, ylabel in ((tput, "M messages/s (one way)"), (lat, "round trip p50 (µs)")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (B)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("SocksDirect: intra-host paths against message size")
+    fig.tight_layout()
+    fig.savefig(out / "msgsize.png", dpi=110)
+    pairs, conns = pairs_of(runs), conn_counts_of(runs)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for p in PAIR_PATHS:
+        left.plot(pairs, [r[("pairs", p, 8, n)]["msgs_per_s"] / 1e6 for n in pairs], "o-",
+                  label=p)
+        right.plot(conns, [r[("conns", p, 8, c)]["msgs_per_s"] / 1e6 for c in conns], "o-",
+                   label=p)
+    left.set_xlabel("pairs of VMs, each VM on a core of its own")
+    right.set_xlabel("connections served round robin by one client")
+    right.set_xscale("log", base=2)
+    right.axvline(CCB_CACHE, color="grey", linestyle=":", label="toe.ccb.cache")
+    for ax in (left, right):
+        ax.set_yscale("log")
+        ax.set_ylabel("M round trips/s (8 B)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("SocksDirect: scaling with cores and with connections")
+    fig.tight_layout()
+    fig.savefig(out / "scaling.png", dpi=110)
     return True
 
 
@@ -462,7 +598,9 @@ def report(rows, runs, quick, out, drew, no_figures=False, sensitivity=()):
     lines += [""] + list(sensitivity)
     lines += [""] + tables(runs)
     if drew:
-        lines += ["", "![8 B round-trip CDF](rtt_cdf.png)"]
+        lines += ["", "![8 B round-trip CDF](rtt_cdf.png)", "",
+                  "![Throughput and latency against message size](msgsize.png)", "",
+                  "![Scaling with pairs and with connections](scaling.png)"]
     lines += study_common.figure_note(drew, no_figures)
     (out / "report.md").write_text("\n".join(lines) + "\n")
 

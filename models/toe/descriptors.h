@@ -29,15 +29,15 @@ constexpr std::uint64_t kRingTail = 0x10;  // within one ring
 
 // Bank control_unit: The multi-channel control unit (paper section 3.2), one page after the
 // channels' pages.
-constexpr std::uint64_t kControlUnitBase = 0x10000;
+constexpr std::uint64_t kControlUnitBase = 0x20000;
 constexpr std::uint64_t kControlUnitSize = 0x1000;
 constexpr std::uint64_t kIrqVector = 0x0;
 constexpr std::uint64_t kChannelCount = 0x4;
 
-constexpr std::uint64_t kRegionSize = 0x11000;  // every bank's window
+constexpr std::uint64_t kRegionSize = 0x21000;  // every bank's window
 
-// Channel pages below the control unit.
-constexpr int kMaxChannels = 16;
+// Channel pages below the control unit, one per bit of IRQ_VECTOR.
+constexpr int kMaxChannels = 32;
 
 }  // namespace reg
 
@@ -155,7 +155,7 @@ inline constexpr core::RegisterInfo kRingSize{"RING_SIZE", 0x108, 4, 4, 0x20, 0x
 inline constexpr core::RegisterInfo kRingHead{"RING_HEAD", 0x10c, 4, 4, 0x20, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Consumer index (written by the host for the ECQ only)."};
 inline constexpr core::RegisterInfo kRingTail{"RING_TAIL", 0x110, 4, 4, 0x20, 0x0, 0x0, 0x0, core::kAccess32, true, true, "Producer index; a host write of a CmdQ, SendQ or RecvQ tail is the doorbell."};
 inline constexpr const core::RegisterInfo* kChannelBank[] = {&kCtrl, &kStatus, &kRingAddrLo, &kRingAddrHi, &kRingSize, &kRingHead, &kRingTail};
-inline constexpr core::RegisterInfo kIrqVector{"IRQ_VECTOR", 0x0, 4, 1, 0x4, 0x0, 0xffff0000, 0xffff, core::kAccess32, true, true, "Interrupt bit vector: bit i, channel i wrote completions since the bit was cleared."};
+inline constexpr core::RegisterInfo kIrqVector{"IRQ_VECTOR", 0x0, 4, 1, 0x4, 0x0, 0x0, 0xffffffff, core::kAccess32, true, true, "Interrupt bit vector: bit i, channel i wrote completions since the bit was cleared (one bit per channel: 32 channels at most)."};
 inline constexpr core::RegisterInfo kChannelCount{"CHANNEL_COUNT", 0x4, 4, 1, 0x4, 0x0, 0x0, 0x0, core::kAccess32, true, false, "The TOE's channels (toe.channels)."};
 inline constexpr const core::RegisterInfo* kControlUnitBank[] = {&kIrqVector, &kChannelCount};
 }  // namespace reg_info

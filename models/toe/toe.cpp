@@ -72,9 +72,10 @@ const std::vector<core::Param<ToeParams>>& toe_params() {
       core::param<P>(
           ParamKind::Uint, "toe.channels", "8",
           "Physical control channels of the multi-channel TOE (da: one per VM; VMs "
-          "beyond the last channel share it through device emulation)",
+          "beyond the last channel share it through device emulation). At most 32: the "
+          "control unit's interrupt vector has a bit per channel",
           [](P & s) -> auto& { return s.channels; })
-          .range("1", "16"),
+          .range("1", "32"),
       core::enum_param<P>(
           "toe.dispatcher.policy", {"fcfs", "rr", "dwrr"}, "rr",
           "QoS dispatcher between VMs' send contexts: first come first served, round robin, or "

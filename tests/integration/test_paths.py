@@ -103,3 +103,22 @@ def test_cooperative_threads_that_cannot_share_a_core_are_refused(vtoe, sets, wo
     proc = vtoe.run(*args, check=False)
     assert proc.returncode != 0
     assert "vms.0.workload.cooperative" in proc.stderr and words in proc.stderr, proc.stderr
+
+
+def test_more_channels_than_the_interrupt_vector_has_bits_are_refused(vtoe):
+    """The TOE's control unit has one interrupt-vector bit per channel: 32 channels at most."""
+    proc = vtoe.run("run", LOOP, "--quiet", "--out", vtoe.tmp / "bad", "--set", "architecture=da",
+                    "--set", "toe.channels=33", check=False)
+    assert proc.returncode != 0
+    assert "toe.channels" in proc.stderr and "32" in proc.stderr, proc.stderr
+
+
+def test_one_echo_process_serves_many_connections_round_robin(vtoe):
+    """SocksDirect's connection-count test: two processes, many connections between them."""
+    res, _ = vtoe.scenario(LOOP, "vms.0.workload.connections=64",
+                           "vms.1.workload.connections=64", *TWO_CORES)
+    client, server = res["vms"]
+    assert client["error"] == "" and server["error"] == ""
+    assert client["transactions"] > 100
+    assert server["transactions"] == 64  # connections accepted, all before the first request
+    assert res["stats"]["server.app0"]["server_processes"] == 0  # no process per connection

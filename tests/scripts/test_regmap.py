@@ -90,7 +90,7 @@ def test_the_generated_cpp_tables_follow_the_description():
     # The ring registers are one strided array per register of the group.
     assert 'kRingTail{"RING_TAIL", 0x110, 4, 4, 0x20,' in header
     assert "constexpr std::uint64_t kRingTail = 0x10;" in header
-    assert "constexpr std::uint64_t kRegionSize = 0x11000;" in header
+    assert "constexpr std::uint64_t kRegionSize = 0x21000;" in header
     assert "static_assert(sizeof(EcqDesc) == 32" in header
 
 

@@ -120,3 +120,38 @@ def test_the_quick_variant_sweeps_halt_polling_in_the_runs_that_use_it(study):
     for rid, v in sens["verdicts"].items():
         assert f"| {rid} | {v['verdict']} | " in section
     assert "(sensitivity.png)" in section and (study / "sensitivity.png").stat().st_size > 0
+
+
+def test_h2b_fails_with_the_back_end_on_the_vms_own_core(study, monkeypatch):
+    """The third core is the mechanism: the same back-end thread on the VM's core (core 0, which
+    then also takes the TOE's interrupt) falls off the line rate as vhost does."""
+    runs = runs_of(study)
+    shared = s.CONFIGS["vhost3"][:-2] + ["platform.irq_core=0", "hypervisor.backend_thread=true"]
+    monkeypatch.setitem(s.ALL_CONFIGS, "vhost3", shared)
+    _, m = s.run_point({"config": "vhost3", "workload": "rx_fast"}, quick=True)
+    swapped = [(p, m if (p["config"], p["workload"]) == ("vhost3", "rx_fast") else x)
+               for p, x in runs]
+    rows = {r["id"]: r for r in s.analyse(swapped)}
+    assert rows["H2b"]["verdict"] == "fail", rows["H2b"]["vtoe"]
+    assert verdicts(runs)["H2b"] == "pass"
+
+
+def test_h10_measures_ipis_on_two_vcpus_and_fails_when_timers_still_exit(study):
+    runs = runs_of(study)
+    two = {p["config"]: m for p, m in runs if p["config"] in s.CONFIGS2}
+    # The guest's wake-ups of the stream on vCPU 1 exit as IPIs in both; DTID removes the rest.
+    assert two["dtid2"]["per_s"]["irq_ipi"] > 0 and two["opti2"]["per_s"]["irq_ipi"] > 0
+    assert two["dtid2"]["per_s"]["irq_timer"] == 0 < two["opti2"]["per_s"]["irq_timer"]
+    assert verdicts(runs)["H10"] == "pass"
+    ticking = copy.deepcopy(runs)
+    for p, m in ticking:
+        if p["config"] == "dtid2":
+            m["per_s"]["irq_timer"] = 500.0
+            m["per_s"]["total"] += 500.0
+    assert verdicts(ticking)["H10"] == "fail"
+    no_ipi = copy.deepcopy(runs)
+    for p, m in no_ipi:
+        if p["config"] == "dtid2":
+            m["per_s"]["total"] -= m["per_s"]["irq_ipi"]
+            m["per_s"]["irq_ipi"] = 0.0
+    assert verdicts(no_ipi)["H10"] == "fail"

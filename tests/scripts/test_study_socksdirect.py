@@ -36,7 +36,7 @@ def study(tmp_path_factory):
 
 def runs_of(study):
     summary = json.loads((study / "summary.json").read_text())
-    point_keys = ("kind", "path", "size", "pairs", "share", "workers", "active")
+    point_keys = ("kind", "path", "size", "pairs", "share", "workers", "active", "conns")
     return [({k: r[k] for k in point_keys if k in r},
              {k: v for k, v in r.items() if k not in point_keys}) for r in summary["runs"]]
 
@@ -90,13 +90,37 @@ def test_a_starved_pair_fails_the_guard_and_the_scaling_verdict_is_not_posed(stu
     runs = runs_of(study)
     starved = copy.deepcopy(runs)
     for p, m in starved:
-        if p["kind"] == "rtt" and p["path"] == "S" and p.get("pairs", 1) == max(s.PAIRS):
+        if p["kind"] == "pairs" and p["path"] == "S" and p["pairs"] == max(s.QUICK_PAIRS):
             m["per_pair"] = [m["per_pair"][0] / 20] + m["per_pair"][1:]
     rows = {r["id"]: r for r in s.analyse(starved)}
     assert rows["G"]["verdict"] == "fail" and "pair 0" in rows["G"]["vtoe"]
-    assert rows["S10"]["verdict"] == "not posed" and "rtt S 8 3" in rows["S10"]["reason"]
+    assert rows["S10"]["verdict"] == "not posed" and "pairs S 8 16" in rows["S10"]["reason"]
     assert rows["S1"]["verdict"] == "pass"  # the one-pair sweeps do not need that run
     # The quick run itself: every pair of every multi-pair run within a tenth of the others.
     for p, m in runs:
         assert len(m["per_pair"]) == p.get("pairs", 1)
         assert not study_common.starved(m["per_pair"])
+
+
+def test_the_scaling_verdicts_fail_when_the_runs_disagree(study):
+    runs = runs_of(study)
+    # The quick run has the paper's 16 pairs and connections past the TOE's connection cache.
+    assert max(p.get("pairs", 1) for p, _ in runs) == 16
+    assert max(p.get("conns", 1) for p, _ in runs) > s.CCB_CACHE
+    # The kernel socket scaling as well as shared memory: its lead no longer grows (S13).
+    linear = copy.deepcopy(runs)
+    k1 = next(m["msgs_per_s"] for p, m in runs if p["kind"] == "pairs" and p["path"] == "K"
+              and p["pairs"] == 1)
+    for p, m in linear:
+        if p["kind"] == "pairs" and p["path"] == "K" and p["pairs"] > 1:
+            m["msgs_per_s"] = 2 * k1 * p["pairs"]
+    assert {r["id"]: r["verdict"] for r in s.analyse(linear)}["S13"] == "fail"
+    # No cliff past the connection cache (a cache as large as the connections): S9 fails, and
+    # S8 with it once the TOE paths keep their rate as shared memory does.
+    flat = copy.deepcopy(runs)
+    base = {p["path"]: m["msgs_per_s"] for p, m in runs if p["kind"] == "conns" and p["conns"] == 1}
+    for p, m in flat:
+        if p["kind"] == "conns":
+            m["msgs_per_s"] = base[p["path"]]
+    rows = {r["id"]: r["verdict"] for r in s.analyse(flat)}
+    assert rows["S9"] == "fail" and rows["S8"] == "fail"

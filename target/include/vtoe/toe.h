@@ -27,12 +27,12 @@
 #define TOE_RING_TAIL 0x10u /* within one ring */
 
 /* Bank control_unit: The multi-channel control unit (paper section 3.2), one page after the channels' pages. */
-#define TOE_CONTROL_UNIT_BASE 0x10000u
+#define TOE_CONTROL_UNIT_BASE 0x20000u
 #define TOE_CONTROL_UNIT_SIZE 0x1000u
 #define TOE_IRQ_VECTOR 0x0u
 #define TOE_CHANNEL_COUNT 0x4u
 
-#define TOE_MAX_CHANNELS 16
+#define TOE_MAX_CHANNELS 32
 #define TOE_RINGS 4
 #define TOE_DESC_BYTES 32u
 #define TOE_RECV_NOTIFY_NOW 1u
