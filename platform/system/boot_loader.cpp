@@ -180,7 +180,14 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   dc.initrd_end = b.initrd_end;
   std::vector<std::uint8_t> dtb;
   try {
-    dtb = f.dtb.empty() ? build_device_tree(dc) : update_chosen(read_file(f.dtb, "dtb"), dc, f.dtb);
+    if (f.dtb.empty()) {
+      dtb = build_device_tree(dc);
+    } else if (f.dtb_as_is) {
+      dtb = read_file(f.dtb, "dtb");
+      check_device_tree(dtb, f.dtb);
+    } else {
+      dtb = update_chosen(read_file(f.dtb, "dtb"), dc, f.dtb);
+    }
   } catch (const DeviceTreeError& e) {
     throw BootError(std::string("--dtb ") + e.what());
   }

@@ -134,6 +134,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       gic_("gic", kSpiCount),
       gic_regs_("gic_registers", gic_),
       uart_("uart", std::move(console)),
+      rtc_("rtc"),
+      pcie_("pcie"),
       cpu_("cpu", cpu_params(c)),
       watch_("bus_error_watch", 64,
              [this](std::uint64_t addr) {
@@ -150,6 +152,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   bus_.map(kGicHypInterfaceBase, gic::kHypInterfaceSize, gic_regs_.hyp, "gich");
   bus_.map(kGicVirtualCpuInterfaceBase, gic::kVirtualCpuInterfaceSize, gic_regs_.vcpu, "gicv");
   bus_.map(kUartBase, uart::kPl011Size, uart_.in, "uart");
+  bus_.map(kRtcBase, rtc::kPl031Size, rtc_.in, "rtc");
+  bus_.map(kPcieEcamBase, pci::kEcamSize, pcie_.ecam, "pcie_ecam");
   cpu_.socket.bind(inputs_.in);
   inputs_.out.bind(watch_.in);
   watch_.out.bind(bus_.in);
@@ -167,12 +171,15 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
     auto& spi = gic_.spi[static_cast<std::size_t>(i)];
     if (i == kUartSpi)
       spi.bind(uart_irq_);
+    else if (i == kRtcSpi)
+      spi.bind(rtc_irq_);
     else if (i == kToeSpi && toe_)
       spi.bind(toe_irq_);
     else
       spi.bind(idle_line_);
   }
   uart_.irq.bind(uart_irq_);
+  rtc_.irq.bind(rtc_irq_);
   gic_.irq[0].bind(irq_);
   gic_.virq[0].bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
   gic_.maintenance[0].bind(maintenance_);
@@ -189,6 +196,10 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
                        : k == TimerKind::Virtual ? kVirtualTimerPpi
                                                  : kHypTimerPpi,
                        level);
+  });
+  core.set_pmu_listener([this](bool level) {
+    inputs_.record({kPmuLevel, level, 0, 0, 0});
+    gic_.set_ppi_level(kPmuPpi, level);
   });
   SC_METHOD(follow_virq);
   sensitive << virq_;
@@ -319,6 +330,9 @@ void SystemPlatform::begin_restore(Snapshot& s) {
 
 void SystemPlatform::replay_event(const DeviceInputLog::Input& in) {
   switch (in.args[0]) {
+    case kPmuLevel:
+      gic_.set_ppi_level(kPmuPpi, in.args[1] != 0);
+      break;
     case kTimerLevel: {
       const auto k = static_cast<cpu::iss::TimerKind>(in.args[1]);
       using cpu::iss::TimerKind;

@@ -4,6 +4,8 @@
 //     ^ irq_in                        +-- GicRegisters   GICD 0x0800_0000, GICC 0x0801_0000,
 //     |                               |                  GICH 0x0803_0000, GICV 0x0804_0000
 //     +------ Gic.irq <-- spi[1] <----+-- Pl011          0x0900_0000 (SPI 1 = ID 33)
+//                   <-- spi[2] <----+-- Pl031          0x0901_0000 (SPI 2 = ID 34)
+//                                   +-- PcieHost       0x3f00_0000 (ECAM: the host bridge only)
 //                   <-- spi[112] <--+-- Toe            0x0c00_0000 (SPI 112 = ID 144)
 //                                   |     dma -> Smmu (bypass) -> Interconnect -> Ram
 //                                   |     mac <-> link0 <-> peer (a simulated host)
@@ -15,8 +17,8 @@
 // cost tables; this one runs it.
 // The core starts as QEMU's -kernel starts it (ArmCore::reset_system: Hyp with virtualization,
 // else SVC). Its firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs
-// (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the
-// GIC's virtual CPU interface drives the core's virtual IRQ.
+// (IssCpu schedules one wake-up at the next deadline, no polling) drive PPIs 26/27/30, the PMU's
+// overflow interrupt PPI 23; the GIC's virtual CPU interface drives the core's virtual IRQ.
 #pragma once
 
 #include <array>
@@ -35,7 +37,9 @@
 #include "models/mem/ram.h"
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
+#include "models/pci/pcie_host.h"
 #include "models/psci/psci.h"
+#include "models/rtc/pl031.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 #include "models/uart/pl011.h"
@@ -124,6 +128,7 @@ class SystemPlatform : public sc_core::sc_module {
   cpu::iss::IssCpu& cpu() { return cpu_; }
   gic::Gic& gic() { return gic_; }
   uart::Pl011& uart() { return uart_; }
+  rtc::Pl031& rtc() { return rtc_; }
   mem::Ram& ram() { return ram_; }
   psci::Psci& psci() { return psci_; }
   // Null when SystemConfig::toe is off.
@@ -145,7 +150,7 @@ class SystemPlatform : public sc_core::sc_module {
   void build_toe(const config::Config& scenario);
   void replay_event(const DeviceInputLog::Input& in);
   // DeviceInputLog events: what crossed from the core to the devices outside the bus.
-  enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall };
+  enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall, kPmuLevel };
 
   SystemConfig config_;
   mem::Interconnect bus_;
@@ -153,11 +158,13 @@ class SystemPlatform : public sc_core::sc_module {
   gic::Gic gic_;
   gic::GicRegisters gic_regs_;
   uart::Pl011 uart_;
+  rtc::Pl031 rtc_;
+  pci::PcieHost pcie_;
   cpu::iss::IssCpu cpu_;
   BusErrorWatch watch_;
   DeviceInputLog inputs_;
   psci::Psci psci_;
-  sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
+  sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, rtc_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
   toe::Toe::IrqLine toe_irq_;
   std::unique_ptr<smmu::Smmu> smmu_;
