@@ -175,6 +175,7 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   dc.ram_size = ram_size;
   dc.virtualization = f.virtualization;
   dc.toe_channels = f.toe_channels;
+  dc.pcie = f.pcie;
   dc.bootargs = f.append;
   dc.initrd_start = b.initrd_start;
   dc.initrd_end = b.initrd_end;

@@ -51,6 +51,7 @@ struct BootFiles {
   bool dtb_as_is = false;
   bool virtualization = false;
   int toe_channels = 0;             // the TOE's node in the device tree (0: no TOE)
+  bool pcie = true;                 // the PCIe host's node in the device tree
   std::vector<BootModule> modules;  // --device guest-loader, in command-line order
 };
 

@@ -169,29 +169,31 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
 
   // QEMU virt's PCIe host (create_pcie), without its msi-map: vtoe has no GICv2m frame. INTx of
   // slot s, pin p (1-4) is SPI kPcieFirstSpi + (s + p - 1) % 4, the swizzle QEMU writes.
-  w.begin(("pcie@" + hex(kPcieMmioBase)).c_str());
-  w.cells("interrupt-map-mask", {0x1800, 0, 0, 7});
-  std::vector<std::uint64_t> map;
-  for (std::uint32_t slot = 0; slot < 4; ++slot) {
-    for (std::uint32_t pin = 1; pin <= 4; ++pin) {
-      map.insert(map.end(), {slot << 11, 0, 0, pin, kGicPhandle, 0, 0, kSpi,
-                             kPcieFirstSpi + (slot + pin - 1) % 4, kLevelHigh});
+  if (c.pcie) {
+    w.begin(("pcie@" + hex(kPcieMmioBase)).c_str());
+    w.cells("interrupt-map-mask", {0x1800, 0, 0, 7});
+    std::vector<std::uint64_t> map;
+    for (std::uint32_t slot = 0; slot < 4; ++slot) {
+      for (std::uint32_t pin = 1; pin <= 4; ++pin) {
+        map.insert(map.end(), {slot << 11, 0, 0, pin, kGicPhandle, 0, 0, kSpi,
+                               kPcieFirstSpi + (slot + pin - 1) % 4, kLevelHigh});
+      }
     }
+    w.cells("interrupt-map", map);
+    w.u32("#interrupt-cells", 1);
+    w.cells("ranges", {0x1000000, 0, 0, kPciePioBase >> 32, kPciePioBase, kPciePioSize >> 32,
+                       kPciePioSize, 0x2000000, kPcieMmioBase >> 32, kPcieMmioBase,
+                       kPcieMmioBase >> 32, kPcieMmioBase, kPcieMmioSize >> 32, kPcieMmioSize});
+    w.reg2({{kPcieEcamBase, kPcieEcamSize}});
+    w.empty("dma-coherent");
+    w.cells("bus-range", {0, kPcieEcamSize / (1u << 20) - 1});
+    w.u32("linux,pci-domain", 0);
+    w.u32("#size-cells", 2);
+    w.u32("#address-cells", 3);
+    w.str("device_type", "pci");
+    w.str("compatible", "pci-host-ecam-generic");
+    w.end();
   }
-  w.cells("interrupt-map", map);
-  w.u32("#interrupt-cells", 1);
-  w.cells("ranges", {0x1000000, 0, 0, kPciePioBase >> 32, kPciePioBase, kPciePioSize >> 32,
-                     kPciePioSize, 0x2000000, kPcieMmioBase >> 32, kPcieMmioBase,
-                     kPcieMmioBase >> 32, kPcieMmioBase, kPcieMmioSize >> 32, kPcieMmioSize});
-  w.reg2({{kPcieEcamBase, kPcieEcamSize}});
-  w.empty("dma-coherent");
-  w.cells("bus-range", {0, kPcieEcamSize / (1u << 20) - 1});
-  w.u32("linux,pci-domain", 0);
-  w.u32("#size-cells", 2);
-  w.u32("#address-cells", 3);
-  w.str("device_type", "pci");
-  w.str("compatible", "pci-host-ecam-generic");
-  w.end();
 
   w.begin(("pl031@" + hex(kRtcBase)).c_str());
   w.str("clock-names", "apb_pclk");

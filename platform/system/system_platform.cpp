@@ -120,6 +120,7 @@ SystemConfig system_config(const config::Config& scenario) {
     config::fill(scenario, mem::dram_params(), c.dram);
   }
   c.toe = true;
+  c.pcie = false;  // see SystemConfig::pcie
   c.scenario = &scenario;
   c.peer_waits_for_workload = true;
   return c;
@@ -379,6 +380,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
   BootFiles f = files;
   f.virtualization = config_.virtualization;
   f.toe_channels = toe_ ? toe_->channel_count() : 0;
+  f.pcie = config_.pcie;
   const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
                                      [this](std::uint64_t addr, const void* data, std::size_t len) {
                                        std::memcpy(ram_.host(addr - kRamBase, len), data, len);

@@ -68,6 +68,11 @@ struct SystemConfig {
   // The TOE in the platform-bus window with a simulated peer, configured by `scenario` (null:
   // the built-in scenario); off: neither, and no device-tree node.
   bool toe = true;
+  // The PCIe host's device-tree node (its ECAM is always mapped). Off for the platform a
+  // scenario builds (system_config): with Linux's PCI host driver bound, an ISS-mode run
+  // restored from its booted snapshot differs from the booted run in its cache statistics (to
+  // be found), and the studies need the two equal.
+  bool pcie = true;
   const config::Config* scenario = nullptr;
   // The peer's applications that open connections wait for PeerHost::start_apps_now() (the
   // runner calls it when the guest's workload starts) instead of starting at their time: the
