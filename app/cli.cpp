@@ -248,6 +248,11 @@ CliArgs parse_cli(int argc, const char* const* argv) {
       ->type_name("SPEC");
   system_run->add_option("--dtb", so.dtb, "Device tree blob instead of the generated one")
       ->type_name("FILE");
+  system_run
+      ->add_flag("--dtb-as-is", so.dtb_as_is,
+                 "Give the kernel --dtb's bytes unchanged (no /chosen update, no room added; for "
+                 "example the blob QEMU's kernel saw, dumped from its memory)")
+      ->needs("--dtb");
   system_run->add_flag("--virtualization", so.virtualization,
                        "Start in Hyp mode (as QEMU's -M virt,virtualization=on)");
   system_run->add_option("--memory", memory, "RAM size (default 128MiB)")->type_name("SIZE");

@@ -94,6 +94,7 @@ struct IssOptions {
 /// `vtoe system run`: an ELF or zImage on the system platform (QEMU virt's memory map).
 struct SystemOptions {
   std::string kernel, initrd, append, dtb;
+  bool dtb_as_is = false;              ///< --dtb's bytes unchanged
   bool virtualization = false;         ///< start in Hyp mode
   std::uint64_t memory = 0;            ///< RAM bytes; 0 = 128 MiB
   int smp = 1;                         ///< --smp N: cores, 1 to 8

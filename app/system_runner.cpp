@@ -138,6 +138,7 @@ int run_system(const SystemOptions& opts, std::ostream& err) {
     files.initrd = opts.initrd;
     files.append = opts.append;
     files.dtb = opts.dtb;
+    files.dtb_as_is = opts.dtb_as_is;
     for (const std::string& spec : opts.devices) {
       files.modules.push_back(sys::parse_guest_loader(spec));
     }

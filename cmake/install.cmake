@@ -14,7 +14,7 @@ set(VTOE_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/vtoe)
 set(VTOE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/vtoe)
 
 # library target -> vtoe::<name>
-set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm uart psci toe stack hypervisor guest
+set(vtoe_exported core tcpip mem gic smmu net cpu iss iss_tlm uart rtc pci psci toe stack hypervisor guest
                   netvp config platform system_platform)
 set(vtoe_export_targets)
 foreach(name ${vtoe_exported})

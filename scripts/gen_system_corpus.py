@@ -64,6 +64,14 @@ CP15_HYP = [
     ("HPFAR", 4, 6, 0, 4), ("HMAIR0", 4, 10, 2, 0), ("HMAIR1", 4, 10, 2, 1), ("HVBAR", 4, 12, 0, 0),
     ("HTPIDR", 4, 13, 0, 2), ("CNTHCTL", 4, 14, 1, 0),
 ]
+# The PMU (counting off at reset: every count reads 0 on both); PMCEID0 is ARMv8's (undefined).
+CP15_PMU = [
+    ("PMCR", 0, 9, 12, 0), ("PMCNTENSET", 0, 9, 12, 1), ("PMCNTENCLR", 0, 9, 12, 2),
+    ("PMOVSR", 0, 9, 12, 3), ("PMSELR", 0, 9, 12, 5), ("PMCEID0", 0, 9, 12, 6),
+    ("PMCCNTR", 0, 9, 13, 0), ("PMXEVTYPER", 0, 9, 13, 1), ("PMXEVCNTR", 0, 9, 13, 2),
+    ("PMUSERENR", 0, 9, 14, 0), ("PMINTENSET", 0, 9, 14, 1), ("PMINTENCLR", 0, 9, 14, 2),
+    ("PMEVCNTR0", 0, 14, 8, 0), ("PMEVTYPER5", 0, 14, 12, 5),
+]
 CP15_64 = [("TTBR0_64", 0, 2), ("TTBR1_64", 1, 2), ("PAR_64", 0, 7)]
 CP15_64_HYP = [("HTTBR", 4, 2), ("VTTBR", 6, 2)]
 
@@ -321,7 +329,7 @@ def fam_cp15(isa, hyp):
                         ("AIFSR", 0, 5, 1, 1), ("FCSEIDR", 0, 13, 0, 0), ("ISR", 0, 12, 1, 0)])
     for mode in modes(hyp):
         m = MODE_NAMES[mode]
-        for name, op1, crn, crm, op2 in regs + (CP15_HYP if True else []):
+        for name, op1, crn, crm, op2 in regs + CP15_HYP + CP15_PMU:
             yield Case(f"mrc {name} in {m}", mode, [f"mrc p15, {op1}, r4, c{crn}, c{crm}, {op2}"])
         for name, op1, crm in CP15_64 + CP15_64_HYP:
             yield Case(f"mrrc {name} in {m}", mode, [f"mrrc p15, {op1}, r4, r5, c{crm}"])

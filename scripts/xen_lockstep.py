@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Debian's Xen in lockstep with qemu-system-arm 7.2 from its first instruction (issue 43,
 items 1 and 8): both boot build/xen/xen with dom0's modules as the reference command line has
-them and one device tree, QEMU's own (`dumpdtb` of the same command line, its random
-`rng-seed` and `kaslr-seed` removed with fdtput, given to QEMU as `-dtb` and to vtoe as
-`--dtb`); QEMU logs r0-r15 and the CPSR before every instruction (`-singlestep -d cpu,nochain`)
+them and one device tree, byte for byte: QEMU gets its own (`dumpdtb` of the same command line,
+its random `rng-seed` and `kaslr-seed` removed with fdtput) as `-dtb`, which it rewrites as it
+loads it (/memory again, /chosen); a first QEMU run stops at Xen's entry (its GDB stub) and the
+blob at r2 is dumped from its memory, which vtoe gets unchanged (`--dtb FILE --dtb-as-is`);
+QEMU logs r0-r15 and the CPSR before every instruction (`-singlestep -d cpu,nochain`)
 into a file until it holds --steps states, vtoe traces as many (`--trace`), and
 tests/system/lockstep.py compares them from Xen's entry (0x40010000: QEMU runs its boot stub
 first), printing the first divergence with both register files.
@@ -15,6 +17,7 @@ steps (QEMU's log is about 235 bytes a step). Exit status 0 when the steps are e
 divergence, 2 when a side ends early or a tool is missing."""
 import argparse
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,10 +26,33 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "system"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from linux_lockstep import Gdb  # noqa: E402
 from lockstep import describe, first_divergence, side_by_side, states  # noqa: E402
 
 ENTRY = 0x40010000  # where QEMU's boot stub enters a zImage-format image (RAM + 0x10000)
 APPEND = "dom0_mem=512M console=dtuart dtuart=/pl011@9000000"
+
+
+def entry_dtb(qemu, out: Path):
+    """The blob QEMU gives Xen: QEMU stopped at Xen's entry, r2's blob read from its memory (the
+    MMU is off: physical addresses)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*qemu, "-S", "-gdb", f"tcp:127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        gdb = Gdb(port)
+        assert gdb.cmd(f"Z1,{ENTRY:x},4") == "OK", "QEMU refused the breakpoint at Xen's entry"
+        gdb.cmd("c")
+        r2 = gdb.reg(2)
+        header = gdb.read(r2, 8)
+        assert header[:4] == bytes.fromhex("d00dfeed"), f"no device tree at r2 0x{r2:08x}"
+        out.write_bytes(gdb.read(r2, int.from_bytes(header[4:8], "big")))
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def main():
@@ -59,8 +85,12 @@ def main():
     for prop in ("rng-seed", "kaslr-seed"):
         subprocess.run(["fdtput", "-d", str(dtb), "/chosen", prop], check=True)
 
+    machine = ["-M", "virt,virtualization=on,highmem=off", "-dtb", str(dtb)]
+    seen = work / "xen.dtb"
+    entry_dtb([*qemu, *machine, "-serial", "null"], seen)
+
     qlog = work / "qemu.log"
-    proc = subprocess.Popen([*qemu, "-M", "virt,virtualization=on,highmem=off", "-dtb", str(dtb),
+    proc = subprocess.Popen([*qemu, *machine,
                              "-serial", f"file:{work / 'qemu-console.txt'}", "-singlestep", "-d",
                              "cpu,nochain", "-D", str(qlog)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -75,7 +105,7 @@ def main():
 
     vlog = work / "vtoe.log"
     cmd = [args.vtoe, "system", "run", "--virtualization", "--memory", "2GiB", "--kernel",
-           str(xen), "--dtb", str(dtb), "--append", APPEND, "--trace", str(vlog),
+           str(xen), "--dtb", str(seen), "--dtb-as-is", "--append", APPEND, "--trace", str(vlog),
            "--trace-limit", str(args.steps), "--max-instructions", str(args.steps + 1000)]
     for m in modules:
         cmd += ["--device", m]

@@ -95,8 +95,9 @@ void Peripheral::bad_access(int id, bool write, std::uint64_t addr, unsigned byt
     << "+0x" << std::hex << addr << std::dec;
   if (reg) s << " (" << reg << ")";
   s << ": " << why << " ("
-    << (params_.bad_response == BadAccessResponse::ReadAsZero ? "read as zero / ignored"
-                                                              : "bus error")
+    << (params_.bad_response == BadAccessResponse::ReadAsZero   ? "read as zero / ignored"
+        : params_.bad_response == BadAccessResponse::ReadAsOnes ? "read as ones / ignored"
+                                                                : "bus error")
     << ")";
   if (n == params_.warn_limit) s << "; further bad accesses are counted, not logged";
   log_.write(LogLevel::Warn, s.str());
@@ -128,6 +129,10 @@ void Peripheral::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_t
   switch (params_.bad_response) {
     case BadAccessResponse::ReadAsZero:
       if (gp.is_read()) std::memset(gp.get_data_ptr(), 0, bytes);
+      gp.set_response_status(tlm::TLM_OK_RESPONSE);
+      break;
+    case BadAccessResponse::ReadAsOnes:
+      if (gp.is_read()) std::memset(gp.get_data_ptr(), 0xff, bytes);
       gp.set_response_status(tlm::TLM_OK_RESPONSE);
       break;
     case BadAccessResponse::AddressError:

@@ -32,6 +32,7 @@ namespace vtoe::core {
 // How a peripheral answers an access that hit no register or one it may not make.
 enum class BadAccessResponse {
   ReadAsZero,    // TLM_OK_RESPONSE: reads give zeros, writes are ignored
+  ReadAsOnes,    // TLM_OK_RESPONSE: reads give all ones (PCI's absent functions), writes ignored
   AddressError,  // TLM_ADDRESS_ERROR_RESPONSE (a bus error the core turns into an abort)
   GenericError,  // TLM_GENERIC_ERROR_RESPONSE
 };

@@ -176,12 +176,21 @@ BootInfo load_boot_files(const BootFiles& f, std::uint64_t ram_base, std::uint64
   dc.virtualization = f.virtualization;
   dc.toe_channels = f.toe_channels;
   dc.cpus = f.cpus;
+  dc.pcie = f.pcie;
+  dc.rtc = f.rtc;
   dc.bootargs = f.append;
   dc.initrd_start = b.initrd_start;
   dc.initrd_end = b.initrd_end;
   std::vector<std::uint8_t> dtb;
   try {
-    dtb = f.dtb.empty() ? build_device_tree(dc) : update_chosen(read_file(f.dtb, "dtb"), dc, f.dtb);
+    if (f.dtb.empty()) {
+      dtb = build_device_tree(dc);
+    } else if (f.dtb_as_is) {
+      dtb = read_file(f.dtb, "dtb");
+      check_device_tree(dtb, f.dtb);
+    } else {
+      dtb = update_chosen(read_file(f.dtb, "dtb"), dc, f.dtb);
+    }
   } catch (const DeviceTreeError& e) {
     throw BootError(std::string("--dtb ") + e.what());
   }

@@ -47,9 +47,13 @@ struct BootFiles {
   std::string initrd;  // optional
   std::string append;  // kernel command line -> /chosen/bootargs
   std::string dtb;     // optional: this blob instead of the generated one (/chosen updated)
+  // The blob as it is (no /chosen, no room added): the bytes another simulator's kernel saw.
+  bool dtb_as_is = false;
   bool virtualization = false;
   int toe_channels = 0;             // the TOE's node in the device tree (0: no TOE)
   int cpus = 1;                     // the device tree's cpu nodes
+  bool pcie = true;                 // the PCIe host's node in the device tree
+  bool rtc = true;                  // the PL031's node in the device tree
   std::vector<BootModule> modules;  // --device guest-loader, in command-line order
 };
 

@@ -41,6 +41,9 @@ class Writer {
   }
   void u32(const char* name, std::uint32_t v) { check(fdt_property_u32(b_.data(), name, v), name); }
   void cells(const char* name, std::initializer_list<std::uint64_t> v) {
+    cells(name, std::vector<std::uint64_t>(v));
+  }
+  void cells(const char* name, const std::vector<std::uint64_t>& v) {
     std::vector<fdt32_t> c;
     for (std::uint64_t x : v) c.push_back(cpu_to_fdt32(static_cast<std::uint32_t>(x)));
     check(fdt_property(b_.data(), name, c.data(), static_cast<int>(c.size() * 4)), name);
@@ -163,6 +166,49 @@ std::vector<std::uint8_t> build_device_tree(const DeviceTreeConfig& c) {
   w.cells("interrupts", {kSpi, kUartSpi, kLevelHigh});
   w.reg2({{kUartBase, 0x1000}});
   w.strings("compatible", {"arm,pl011", "arm,primecell"});
+  w.end();
+
+  // QEMU virt's PCIe host (create_pcie), without its msi-map: vtoe has no GICv2m frame. INTx of
+  // slot s, pin p (1-4) is SPI kPcieFirstSpi + (s + p - 1) % 4, the swizzle QEMU writes.
+  if (c.pcie) {
+    w.begin(("pcie@" + hex(kPcieMmioBase)).c_str());
+    w.cells("interrupt-map-mask", {0x1800, 0, 0, 7});
+    std::vector<std::uint64_t> map;
+    for (std::uint32_t slot = 0; slot < 4; ++slot) {
+      for (std::uint32_t pin = 1; pin <= 4; ++pin) {
+        map.insert(map.end(), {slot << 11, 0, 0, pin, kGicPhandle, 0, 0, kSpi,
+                               kPcieFirstSpi + (slot + pin - 1) % 4, kLevelHigh});
+      }
+    }
+    w.cells("interrupt-map", map);
+    w.u32("#interrupt-cells", 1);
+    w.cells("ranges", {0x1000000, 0, 0, kPciePioBase >> 32, kPciePioBase, kPciePioSize >> 32,
+                       kPciePioSize, 0x2000000, kPcieMmioBase >> 32, kPcieMmioBase,
+                       kPcieMmioBase >> 32, kPcieMmioBase, kPcieMmioSize >> 32, kPcieMmioSize});
+    w.reg2({{kPcieEcamBase, kPcieEcamSize}});
+    w.empty("dma-coherent");
+    w.cells("bus-range", {0, kPcieEcamSize / (1u << 20) - 1});
+    w.u32("linux,pci-domain", 0);
+    w.u32("#size-cells", 2);
+    w.u32("#address-cells", 3);
+    w.str("device_type", "pci");
+    w.str("compatible", "pci-host-ecam-generic");
+    w.end();
+  }
+
+  if (c.rtc) {
+    w.begin(("pl031@" + hex(kRtcBase)).c_str());
+    w.str("clock-names", "apb_pclk");
+    w.u32("clocks", kClockPhandle);
+    w.cells("interrupts", {kSpi, kRtcSpi, kLevelHigh});
+    w.reg2({{kRtcBase, 0x1000}});
+    w.strings("compatible", {"arm,pl031", "arm,primecell"});
+    w.end();
+  }
+
+  // QEMU 7.2 writes an empty node for an ARMv7 core's PMU (a compatible only for ARMv8's), so
+  // that Linux probes no PMU driver; kvm-unit-tests finds the PMU by ID_DFR0.
+  w.begin("pmu");
   w.end();
 
   if (c.toe_channels > 0) {

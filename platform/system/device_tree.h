@@ -24,6 +24,8 @@ struct DeviceTreeConfig {
   // The TOE's node (compatible "vtoe,toe"; 0: none): its register window at kToeBase, SPI
   // kToeSpi, coherent DMA, and `vtoe,channels`.
   int toe_channels = 0;
+  bool pcie = true;  // the PCIe host's node (/pcie@10000000)
+  bool rtc = true;   // the PL031's node (/pl031@9010000)
   // /chosen/module@0xADDR nodes for a hypervisor's boot modules, as QEMU's guest-loader writes
   // them (reg = <addr size>, compatible "multiboot,module" and "multiboot,kernel"/"ramdisk").
   struct Module {

@@ -13,6 +13,17 @@ constexpr std::uint64_t kGicCpuInterfaceBase = 0x8010000ull;
 constexpr std::uint64_t kGicHypInterfaceBase = 0x8030000ull;
 constexpr std::uint64_t kGicVirtualCpuInterfaceBase = 0x8040000ull;
 constexpr std::uint64_t kUartBase = 0x9000000ull;
+// The PL031 real-time clock.
+constexpr std::uint64_t kRtcBase = 0x9010000ull;
+// The PCIe host's 32-bit memory window (no device: nothing answers there).
+constexpr std::uint64_t kPcieMmioBase = 0x10000000ull;
+constexpr std::uint64_t kPcieMmioSize = 0x2eff0000ull;
+// The PCIe host's I/O window.
+constexpr std::uint64_t kPciePioBase = 0x3eff0000ull;
+constexpr std::uint64_t kPciePioSize = 0x10000ull;
+// The PCIe host's configuration space (ECAM), buses 0-15.
+constexpr std::uint64_t kPcieEcamBase = 0x3f000000ull;
+constexpr std::uint64_t kPcieEcamSize = 0x1000000ull;
 // The platform-bus window: the TOE's registers.
 constexpr std::uint64_t kPlatformBusBase = 0xc000000ull;
 constexpr std::uint64_t kPlatformBusSize = 0x2000000ull;
@@ -25,11 +36,17 @@ constexpr std::uint64_t kMaxRamSize = 0xc0000000ull;
 constexpr int kSpiCount = 256;
 // ID 33.
 constexpr int kUartSpi = 1;
+// ID 34.
+constexpr int kRtcSpi = 2;
+// The PCIe host's INTA-INTD: SPIs 3-6 (IDs 35-38).
+constexpr int kPcieFirstSpi = 3;
 constexpr int kPlatformBusFirstSpi = 112;
 // The TOE's registers: the start of the platform-bus window.
 constexpr std::uint64_t kToeBase = 0xc000000ull;
 // The TOE's interrupt: the platform bus's first SPI (ID 144).
 constexpr int kToeSpi = 112;
+// The PMU's overflow interrupt (QEMU virt's VIRTUAL_PMU_IRQ 7).
+constexpr int kPmuPpi = 23;
 // PPIs (IDs): GIC maintenance 25; generic timer: Hyp 26, virtual 27, secure physical 29, non-secure
 // physical 30.
 constexpr int kMaintenancePpi = 25;

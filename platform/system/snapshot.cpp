@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kMagic[8] = {'V', 'T', 'O', 'E', 'S', 'N', 'A', 'P'};
 // Bumped whenever the layout below changes (the key's binary changes with it anyway).
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;                   // 2: ArmState holds the PMU
 constexpr std::uint64_t kEnd = 0x444e452d50414e53ull;  // "SNAP-END"
 
 static_assert(std::is_trivially_copyable_v<cpu::iss::IssCpu::Saved>);

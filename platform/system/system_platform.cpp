@@ -145,6 +145,7 @@ SystemConfig system_config(const config::Config& scenario) {
     c.scheduler = hp.scheduler;
   }
   c.toe = true;
+  c.pcie = false;  // see SystemConfig::pcie
   c.scenario = &scenario;
   c.peer_waits_for_workload = true;
   return c;
@@ -177,6 +178,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
       gic_("gic", kSpiCount, checked_cpus(c.cpus)),
       gic_regs_("gic_registers", gic_),
       uart_("uart", console),
+      rtc_("rtc"),
+      pcie_("pcie"),
       cpu_("cpu", cpu_params(c)),
       watch_("bus_error_watch", 64,
              [this](std::uint64_t addr) {
@@ -204,6 +207,8 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   bus_.map(kGicHypInterfaceBase, gic::kHypInterfaceSize, gic_regs_.hyp, "gich");
   bus_.map(kGicVirtualCpuInterfaceBase, gic::kVirtualCpuInterfaceSize, gic_regs_.vcpu, "gicv");
   bus_.map(kUartBase, uart::kPl011Size, uart_.in, "uart");
+  bus_.map(kRtcBase, rtc::kPl031Size, rtc_.in, "rtc");
+  bus_.map(kPcieEcamBase, pci::kEcamSize, pcie_.ecam, "pcie_ecam");
   cpu_.socket.bind(inputs_.in);
   inputs_.out.bind(watch_.in);
   watch_.out.bind(bus_.in);
@@ -221,12 +226,15 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
     auto& spi = gic_.spi[static_cast<std::size_t>(i)];
     if (i == kUartSpi)
       spi.bind(uart_irq_);
+    else if (i == kRtcSpi)
+      spi.bind(rtc_irq_);
     else if (i == kToeSpi && toe_)
       spi.bind(toe_irq_);
     else
       spi.bind(idle_line_);
   }
   uart_.irq.bind(uart_irq_);
+  rtc_.irq.bind(rtc_irq_);
   gic_.irq[0].bind(irq_);
   gic_.virq[0].bind(virq_);  // the core's virtual IRQ input comes with Hyp mode (ISS side)
   gic_.maintenance[0].bind(maintenance_);
@@ -239,6 +247,10 @@ SystemPlatform::SystemPlatform(const sc_core::sc_module_name& name, const System
   cpu_.set_timer_output_listener([this](cpu::iss::TimerKind k, bool level) {
     inputs_.record({kTimerLevel, static_cast<std::uint32_t>(k), level, 0, 0});
     timer_to_gic(k, level, 0);
+  });
+  core.set_pmu_listener([this](bool level) {
+    inputs_.record({kPmuLevel, level, 0, 0, 0});
+    gic_.set_ppi_level(kPmuPpi, level);
   });
   SC_METHOD(follow_virq);
   sensitive << virq_;
@@ -528,6 +540,9 @@ void SystemPlatform::begin_restore(Snapshot& s) {
 
 void SystemPlatform::replay_event(const DeviceInputLog::Input& in) {
   switch (in.args[0]) {
+    case kPmuLevel:
+      gic_.set_ppi_level(kPmuPpi, in.args[1] != 0);
+      break;
     case kTimerLevel: {
       const auto k = static_cast<cpu::iss::TimerKind>(in.args[1]);
       using cpu::iss::TimerKind;
@@ -580,6 +595,9 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
       BootFiles f = files;
       f.virtualization = false;
       f.toe_channels = config_.direct_access && toe_ ? 1 : 0;
+      // The host's PL031 and PCIe host are not the guests' (their pages are in no VM's stage 2).
+      f.rtc = false;
+      f.pcie = false;
       const std::uint64_t pa = kRamBase + config_.guest_memory * static_cast<std::uint64_t>(i);
       const BootInfo b =
           load_boot_files(f, kRamBase, config_.guest_memory,
@@ -596,6 +614,7 @@ BootInfo SystemPlatform::boot(const BootFiles& files) {
   f.virtualization = config_.virtualization;
   f.toe_channels = toe_ ? toe_->channel_count() : 0;
   f.cpus = config_.cpus;
+  f.pcie = config_.pcie;
   const BootInfo b = load_boot_files(f, kRamBase, ram_.size(),
                                      [this](std::uint64_t addr, const void* data, std::size_t len) {
                                        std::memcpy(ram_.host(addr - kRamBase, len), data, len);

@@ -4,6 +4,8 @@
 //     ^ irq_in                        +-- GicRegisters   GICD 0x0800_0000, GICC 0x0801_0000,
 //     |                               |                  GICH 0x0803_0000, GICV 0x0804_0000
 //     +------ Gic.irq <-- spi[1] <----+-- Pl011          0x0900_0000 (SPI 1 = ID 33)
+//                   <-- spi[2] <----+-- Pl031          0x0901_0000 (SPI 2 = ID 34)
+//                                   +-- PcieHost       0x3f00_0000 (ECAM: the host bridge only)
 //                   <-- spi[112] <--+-- Toe            0x0c00_0000 (SPI 112 = ID 144)
 //                                   |     dma -> Smmu (bypass) -> Interconnect -> Ram
 //                                   |     mac <-> link0 <-> peer (a simulated host)
@@ -20,8 +22,8 @@
 // its accesses), MPIDR 0x80000000 | index; core 0 starts at the image, the others powered off
 // until PSCI CPU_ON. They run in turn, a quantum each (SystemC's order: deterministic). Its
 // firmware calls (SMC; HVC without Hyp) reach Psci; the generic timer's outputs (IssCpu schedules
-// one wake-up at the next deadline, no polling) drive PPIs 26/27/30; the GIC's virtual CPU
-// interface drives the core's virtual IRQ.
+// one wake-up at the next deadline, no polling) drive PPIs 26/27/30, the PMU's overflow interrupt
+// PPI 23; the GIC's virtual CPU interface drives the core's virtual IRQ.
 #pragma once
 
 #include <array>
@@ -43,7 +45,9 @@
 #include "models/mem/ram.h"
 #include "models/net/ethernet_link.h"
 #include "models/net/peer_host.h"
+#include "models/pci/pcie_host.h"
 #include "models/psci/psci.h"
+#include "models/rtc/pl031.h"
 #include "models/smmu/smmu.h"
 #include "models/toe/toe.h"
 #include "models/uart/pl011.h"
@@ -73,6 +77,11 @@ struct SystemConfig {
   // The TOE in the platform-bus window with a simulated peer, configured by `scenario` (null:
   // the built-in scenario); off: neither, and no device-tree node.
   bool toe = true;
+  // The PCIe host's device-tree node (its ECAM is always mapped). Off for the platform a
+  // scenario builds (system_config): with Linux's PCI host driver bound, an ISS-mode run
+  // restored from its booted snapshot differs from the booted run in its cache statistics (to
+  // be found), and the studies need the two equal.
+  bool pcie = true;
   const config::Config* scenario = nullptr;
   // The peer's applications that open connections wait for PeerHost::start_apps_now() (the
   // runner calls it when the guest's workload starts) instead of starting at their time: the
@@ -157,6 +166,7 @@ class SystemPlatform : public sc_core::sc_module {
   cpu::iss::Cluster* cluster() { return cluster_.get(); }
   gic::Gic& gic() { return gic_; }
   uart::Pl011& uart() { return uart_; }
+  rtc::Pl031& rtc() { return rtc_; }
   mem::Ram& ram() { return ram_; }
   psci::Psci& psci() { return psci_; }
   // Null when SystemConfig::toe is off.
@@ -195,7 +205,7 @@ class SystemPlatform : public sc_core::sc_module {
   void build_direct_access();
   void guest_console(int vm, char c);
   // DeviceInputLog events: what crossed from the core to the devices outside the bus.
-  enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall };
+  enum InputEvent : std::uint32_t { kTimerLevel, kFirmwareCall, kPmuLevel };
 
   SystemConfig config_;
   mem::Interconnect bus_;
@@ -203,11 +213,13 @@ class SystemPlatform : public sc_core::sc_module {
   gic::Gic gic_;
   gic::GicRegisters gic_regs_;
   uart::Pl011 uart_;
+  rtc::Pl031 rtc_;
+  pci::PcieHost pcie_;
   cpu::iss::IssCpu cpu_;
   BusErrorWatch watch_;
   DeviceInputLog inputs_;
   psci::Psci psci_;
-  sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, idle_line_;
+  sc_core::sc_signal<bool> irq_, virq_, maintenance_, uart_irq_, rtc_irq_, idle_line_;
   std::unique_ptr<Firmware> firmware_;
   std::vector<Secondary> secondaries_;
   std::unique_ptr<cpu::iss::Cluster> cluster_;

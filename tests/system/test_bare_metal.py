@@ -41,6 +41,8 @@ PROGRAMS = {
     "unprivileged": False,
     "hyp_abort": True,
     "page_crossing": False,
+    # The PMU's overflow interrupts through the GIC (PPI 23).
+    "pmu_overflow": False,
 }
 # Where a program makes its first firmware call (lines of output before it): PSCI's SYSTEM_OFF
 # after the last line ("power off") unless listed.

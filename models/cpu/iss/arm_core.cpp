@@ -241,7 +241,14 @@ void ArmCore::switch_mode(uint8_t mode) {
     st_.r[13] = st_.bank_sp[to];
     st_.r[14] = st_.bank_lr[lr_bank_of(mode)];
   }
+  // What the PMU counts depends on the mode (its filters, Hyp mode): counts up to here in the old.
+  const bool pmu = st_.system && mode != st_.mode && st_.pmu.active(st_.cp15.hdcr);
+  if (pmu) st_.pmu.sync(pmu_context());
   st_.mode = mode;
+  if (pmu) {
+    st_.pmu.rebase(pmu_context());
+    pmu_changed();
+  }
   if (st_.system) update_mmu();  // the regime (and so the translation) may change with the mode
 }
 

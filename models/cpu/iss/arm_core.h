@@ -192,6 +192,31 @@ class ArmCore {
   // The physical count at which the next output rises (none: nothing armed).
   std::optional<uint64_t> next_timer_deadline() const { return st_.timer.next_deadline(counter()); }
   GenericTimer& timer() { return st_.timer; }
+  // The PMU (pmu.h): its cycle counter counts `source()` (the SystemC wrapper: the core's
+  // cycles; without a source, instructions retired). The listener is called with the overflow
+  // interrupt's level when it changes (the platform drives PPI 23 with it).
+  void set_cycle_source(std::function<uint64_t()> source) { cycles_ = std::move(source); }
+  void set_pmu_listener(std::function<void(bool)> listener) { pmu_listener_ = std::move(listener); }
+  // Brings the PMU's counters up to date (overflows included) and reports the interrupt's level;
+  // the wrapper calls it at each quantum's end, so an overflow is seen within a quantum.
+  bool pmu_poll();
+  Pmu& pmu() { return st_.pmu; }
+  // What the PMU counts from now (the cycle source, instructions retired, the mode).
+  Pmu::Context pmu_context() const {
+    return {cycles_ ? cycles_() : retired(),
+            retired(),
+            st_.mode == static_cast<uint8_t>(Mode::Usr),
+            st_.mode == kHyp,
+            st_.has_hyp,
+            st_.cp15.hdcr};
+  }
+  // After a PMU register access: the interrupt's level to the listener when it changed.
+  void pmu_changed() {
+    const bool level = st_.pmu.irq();
+    if (level == pmu_level_) return;
+    pmu_level_ = level;
+    if (pmu_listener_) pmu_listener_(level);
+  }
 
   // The architectural state (registers of every mode, CP15, VFP, timer registers), for
   // snapshots, debuggers and tests. restore_state() installs a saved one: the TLB and the
@@ -691,6 +716,9 @@ class ArmCore {
   FirmwareCall* firmware_ = nullptr;
   std::function<uint64_t()> counter_;
   std::function<void()> timer_listener_;
+  std::function<uint64_t()> cycles_;
+  std::function<void(bool)> pmu_listener_;
+  bool pmu_level_ = false;
   std::vector<uint32_t> breakpoints_;
   std::vector<uint8_t> bp_pages_;  // by virtual page: 1 if a breakpoint is on it
   bool bp_hit_ = false;

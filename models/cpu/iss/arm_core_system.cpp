@@ -47,9 +47,9 @@ void ArmCore::reset_system(bool hyp) {
   // MPIDR until Hyp code writes them).
   st_.cp15.vpidr = Cp15::kMidr;
   st_.cp15.vmpidr = st_.mpidr;
-  // HDCR.HPMN resets to the number of event counters QEMU 7.2's Cortex-A15 reports (6); the PMU
-  // itself is not modelled.
-  st_.cp15.hdcr = 6;
+  // HDCR.HPMN resets to the number of event counters QEMU 7.2's Cortex-A15 reports (6).
+  st_.cp15.hdcr = Pmu::kCounters;
+  st_.pmu.reset();
   // The mode's registers keep their values (UNKNOWN at reset); the banks are cleared.
   std::fill(std::begin(st_.spsr), std::end(st_.spsr), 0u);
   st_.elr_hyp = 0;
@@ -62,6 +62,16 @@ void ArmCore::reset_system(bool hyp) {
   st_.mode = m;  // whatever write_cpsr did with the banks, this is the reset mode
   tlb_flush();
   update_attention();
+}
+
+bool ArmCore::pmu_poll() {
+  if (st_.pmu.active(st_.cp15.hdcr)) {
+    const Pmu::Context c = pmu_context();
+    st_.pmu.sync(c);
+    st_.pmu.rebase(c);
+  }
+  pmu_changed();
+  return pmu_level_;
 }
 
 void ArmCore::restore_state(const ArmState& s) {

@@ -1,6 +1,7 @@
 // The architectural state of one ARMv7-A core: what a snapshot must copy and what another core
 // does not share. The registers of every mode (banked SP, LR, SPSR, FIQ's r8-r12), the CPSR's
-// fields, VFP, the CP15 and CP14 registers, the generic timer's registers, the exclusive monitor
+// fields, VFP, the CP15 and CP14 registers, the generic timer's and the PMU's registers, the
+// exclusive monitor
 // and the interrupt inputs. Plain data: ArmCore executes on it, the MMU (mmu.h) translates with
 // its CP15 registers, Cp15 (cp15.h) reads and writes them, ExceptionEntry (exception_entry.h)
 // takes exceptions on it. What the core only caches (decoded instructions, the TLB) and its
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "models/cpu/iss/generic_timer.h"
+#include "models/cpu/iss/pmu.h"
 
 namespace vtoe::cpu::iss {
 
@@ -87,6 +89,7 @@ struct ArmState {
   Cp15Regs cp15 = {};
   Cp14Regs cp14 = {};
   GenericTimer timer;
+  Pmu pmu;
 };
 
 }  // namespace vtoe::cpu::iss

@@ -4,6 +4,7 @@
 #include "models/cpu/iss/cp15.h"
 
 #include <cstdio>
+#include <type_traits>
 
 #include "models/cpu/iss/arm_core.h"
 
@@ -37,7 +38,12 @@ enum Trap : uint8_t {
   kTimerPct,
   kTimerVct,
   kTimerP,
-  kTimerV
+  kTimerV,
+  // The PMU: PL0 access by PMUSERENR.EN, Hyp traps by HDCR.TPM (and TPMCR for PMCR); kTrapTpm:
+  // HDCR.TPM only (PMUSERENR, PMINTEN).
+  kTrapPmu,
+  kTrapPmcr,
+  kTrapTpm
 };
 
 constexpr uint32_t kMidr = Cp15::kMidr;
@@ -55,6 +61,27 @@ struct Cp15::Reg {
   void (*write)(ArmCore&, uint64_t);  // null: read-only
 };
 
+namespace {
+
+// A PMU register write, then the overflow interrupt's level.
+template <typename F>
+void pmu_write(ArmCore& c, F&& f) {
+  f(c.pmu());
+  c.pmu_changed();
+}
+
+// The PMU with its counters brought up to date (PMOVSR reads the overflows up to now).
+Pmu& pmu_synced(ArmCore& c) {
+  if (c.pmu().active(c.state().cp15.hdcr)) {
+    c.pmu().sync(c.pmu_context());
+    c.pmu().rebase(c.pmu_context());
+  }
+  c.pmu_changed();
+  return c.pmu();
+}
+
+}  // namespace
+
 const std::vector<Cp15::Reg>& Cp15::table() {
   using C = ArmCore;
   auto k = [](uint32_t crn, uint32_t opc1, uint32_t crm, uint32_t opc2) {
@@ -68,7 +95,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
   auto flush_is = [](C& c, uint64_t) { c.tlb_flush_shareable(); };
   auto flush_mva_is = [](C& c, uint64_t v) { c.tlb_flush_va_shareable(static_cast<uint32_t>(v)); };
   auto midr = [](C& c) -> uint64_t { return c.below_hyp() ? c.st_.cp15.vpidr : kMidr; };
-  static const std::vector<Reg> table = with_reserved_id_space({
+  static const std::vector<Reg> table = with_pmu_counters(with_reserved_id_space({
       // c0: identification (QEMU's cortex-a15; ID_PFR1 without the Security Extensions, and
       // without the Virtualization Extensions when the core has no Hyp mode, as QEMU clears them)
       {"MIDR", false, k(0, 0, 0, 0), kPl1RO, kTrapNone, midr, nullptr},
@@ -164,7 +191,13 @@ const std::vector<Cp15::Reg>& Cp15::table() {
        }},
       {"HDCR", false, k(1, 4, 1, 1), kHypRW, kTrapNone,
        [](C& c) -> uint64_t { return c.st_.cp15.hdcr; },
-       [](C& c, uint64_t v) { c.st_.cp15.hdcr = static_cast<uint32_t>(v) & 0xfff; }},
+       [](C& c, uint64_t v) {
+         // HPMN and HPME decide which event counters count.
+         c.st_.pmu.sync(c.pmu_context());
+         c.st_.cp15.hdcr = static_cast<uint32_t>(v) & 0xfff;
+         c.st_.pmu.rebase(c.pmu_context());
+         c.pmu_changed();
+       }},
       {"HCPTR", false, k(1, 4, 1, 2), kHypRW, kTrapNone,
        // Read as written, the RES1 bits included (as QEMU 7.2 keeps it; 0 at reset).
        [](C& c) -> uint64_t { return c.st_.cp15.hcptr; },
@@ -353,6 +386,68 @@ const std::vector<Cp15::Reg>& Cp15::table() {
       {"TLBIALLH", false, k(8, 4, 7, 0), kHypW, kTrapNone, nullptr, flush},
       {"TLBIMVAH", false, k(8, 4, 7, 1), kHypW, kTrapNone, nullptr, flush_mva},
       {"TLBIALLNSNH", false, k(8, 4, 7, 4), kHypW, kTrapNone, nullptr, flush},
+      // c9: the Performance Monitors (pmu.h)
+      {"PMCR", false, k(9, 0, 12, 0), kAllRW, kTrapPmcr,
+       [](C& c) -> uint64_t { return c.st_.pmu.pmcr(); },
+       [](C& c, uint64_t v) { pmu_write(c, [&](Pmu& p) { p.set_pmcr(v, c.pmu_context()); }); }},
+      {"PMCNTENSET", false, k(9, 0, 12, 1), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t { return c.st_.pmu.cnten(); },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) { p.set_cnten(v, true, c.pmu_context()); });
+       }},
+      {"PMCNTENCLR", false, k(9, 0, 12, 2), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t { return c.st_.pmu.cnten(); },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) { p.set_cnten(v, false, c.pmu_context()); });
+       }},
+      {"PMOVSR", false, k(9, 0, 12, 3), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t { return pmu_synced(c).ovs(); },
+       [](C& c, uint64_t v) { pmu_write(c, [&](Pmu& p) { p.clear_ovs(v); }); }},
+      {"PMSWINC", false, k(9, 0, 12, 4), kPl0W | kPl1WO, kTrapPmu, nullptr,
+       [](C& c, uint64_t v) { pmu_write(c, [&](Pmu& p) { p.swinc(v, c.pmu_context()); }); }},
+      {"PMSELR", false, k(9, 0, 12, 5), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t { return c.st_.pmu.selr(); },
+       [](C& c, uint64_t v) { c.st_.pmu.set_selr(static_cast<uint32_t>(v)); }},
+      {"PMCCNTR", false, k(9, 0, 13, 0), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t {
+         uint32_t v = c.st_.pmu.ccnt(c.pmu_context());
+         c.pmu_changed();
+         return v;
+       },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) { p.set_ccnt(static_cast<uint32_t>(v), c.pmu_context()); });
+       }},
+      {"PMXEVTYPER", false, k(9, 0, 13, 1), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t { return c.st_.pmu.evtyper(c.st_.pmu.selr()); },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) {
+           p.set_evtyper(p.selr(), static_cast<uint32_t>(v), c.pmu_context());
+         });
+       }},
+      {"PMXEVCNTR", false, k(9, 0, 13, 2), kAllRW, kTrapPmu,
+       [](C& c) -> uint64_t {
+         uint32_t v = c.st_.pmu.evcnt(c.st_.pmu.selr(), c.pmu_context());
+         c.pmu_changed();
+         return v;
+       },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) {
+           p.set_evcnt(p.selr(), static_cast<uint32_t>(v), c.pmu_context());
+         });
+       }},
+      {"PMUSERENR", false, k(9, 0, 14, 0), kPl0R | kPl1RW, kTrapTpm,
+       [](C& c) -> uint64_t { return c.st_.pmu.userenr(); },
+       [](C& c, uint64_t v) { c.st_.pmu.set_userenr(static_cast<uint32_t>(v)); }},
+      {"PMINTENSET", false, k(9, 0, 14, 1), kPl1RW, kTrapTpm,
+       [](C& c) -> uint64_t { return c.st_.pmu.inten(); },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) { p.set_inten(static_cast<uint32_t>(v), true); });
+       }},
+      {"PMINTENCLR", false, k(9, 0, 14, 2), kPl1RW, kTrapTpm,
+       [](C& c) -> uint64_t { return c.st_.pmu.inten(); },
+       [](C& c, uint64_t v) {
+         pmu_write(c, [&](Pmu& p) { p.set_inten(static_cast<uint32_t>(v), false); });
+       }},
       // c9: Cortex-A15's L2 control (implementation defined: HCR.TIDCP)
       {"L2CTLR", false, k(9, 1, 0, 2), kPl1RW, kTrapTidcp, zero, nop},
       {"L2ECTLR", false, k(9, 1, 0, 3), kPl1RW, kTrapTidcp, zero, nop},
@@ -494,7 +589,7 @@ const std::vector<Cp15::Reg>& Cp15::table() {
          c.st_.timer.set_cval(TimerKind::Hyp, v);
          c.timer_changed();
        }},
-  });
+  }));
   return table;
 }
 
@@ -510,6 +605,44 @@ std::vector<Cp15::Reg> Cp15::with_reserved_id_space(std::vector<Reg> t) {
                    nullptr});
     }
   }
+  return t;
+}
+
+// PMEVCNTRn (CRm 8) and PMEVTYPERn (CRm 12) for the six counters: ARMv8's names, which QEMU 7.2
+// defines on its v7 cores too.
+std::vector<Cp15::Reg> Cp15::with_pmu_counters(std::vector<Reg> t) {
+  static const char* const kCntNames[] = {"PMEVCNTR0", "PMEVCNTR1", "PMEVCNTR2",
+                                          "PMEVCNTR3", "PMEVCNTR4", "PMEVCNTR5"};
+  static const char* const kTypeNames[] = {"PMEVTYPER0", "PMEVTYPER1", "PMEVTYPER2",
+                                           "PMEVTYPER3", "PMEVTYPER4", "PMEVTYPER5"};
+  auto add = [&t](auto n) {
+    constexpr uint32_t kN = decltype(n)::value;
+    t.push_back({kCntNames[kN], false, cp15_key(14, 0, 8, kN), kAllRW, kTrapPmu,
+                 [](ArmCore& c) -> uint64_t {
+                   const uint32_t v = c.pmu().evcnt(kN, c.pmu_context());
+                   c.pmu_changed();
+                   return v;
+                 },
+                 [](ArmCore& c, uint64_t v) {
+                   pmu_write(c, [&](Pmu& p) {
+                     p.set_evcnt(kN, static_cast<uint32_t>(v), c.pmu_context());
+                   });
+                 }});
+    t.push_back({kTypeNames[kN], false, cp15_key(14, 0, 12, kN), kAllRW, kTrapPmu,
+                 [](ArmCore& c) -> uint64_t { return c.pmu().evtyper(kN); },
+                 [](ArmCore& c, uint64_t v) {
+                   pmu_write(c, [&](Pmu& p) {
+                     p.set_evtyper(kN, static_cast<uint32_t>(v), c.pmu_context());
+                   });
+                 }});
+  };
+  add(std::integral_constant<uint32_t, 0>{});
+  add(std::integral_constant<uint32_t, 1>{});
+  add(std::integral_constant<uint32_t, 2>{});
+  add(std::integral_constant<uint32_t, 3>{});
+  add(std::integral_constant<uint32_t, 4>{});
+  add(std::integral_constant<uint32_t, 5>{});
+  static_assert(Pmu::kCounters == 6);
   return t;
 }
 
@@ -587,6 +720,10 @@ uint64_t Cp15::access(const Insn& in, bool is64, bool read, uint64_t value) {
     }
     if (!ok) c.undefined(in);
   }
+  // PL0 access to the PMU by PMUSERENR.EN.
+  if (pl0 && (r->trap == kTrapPmu || r->trap == kTrapPmcr) && !(c.st_.pmu.userenr() & 1)) {
+    c.undefined(in);
+  }
   if (c.below_hyp()) {
     bool t = hstr_traps();
     const uint32_t hcr = c.st_.cp15.hcr;
@@ -620,6 +757,13 @@ uint64_t Cp15::access(const Insn& in, bool is64, bool read, uint64_t value) {
         break;
       case kTrapTidcp:
         t = t || (hcr & ArmCore::kHcrTidcp);
+        break;
+      case kTrapPmu:
+      case kTrapTpm:
+        t = t || (c.st_.cp15.hdcr & Pmu::kHdcrTpm);
+        break;
+      case kTrapPmcr:
+        t = t || (c.st_.cp15.hdcr & (Pmu::kHdcrTpm | Pmu::kHdcrTpmcr));
         break;
       case kTimerPct:
         t = t || !(c.st_.timer.cnthctl & 1);

@@ -53,6 +53,7 @@ class Cp15 {
   struct Reg;
   static const std::vector<Reg>& table();
   static std::vector<Reg> with_reserved_id_space(std::vector<Reg> t);
+  static std::vector<Reg> with_pmu_counters(std::vector<Reg> t);
   static const Reg* find(bool is64, uint32_t key);
 
   ArmCore& core_;

@@ -78,6 +78,11 @@ IssCpu::IssCpu(const sc_core::sc_module_name& name, const IssCpuParams& p)
     account();
     return count_at(sc_core::sc_time_stamp() + qk_.get_local_time());
   });
+  // The PMU's cycle counter counts the core's cycles (retired instructions x CPI).
+  core_.set_cycle_source([this] {
+    account();
+    return cycles_;
+  });
   core_.set_timer_listener([this] {
     if (sc_core::sc_is_running()) timer_event_.notify(sc_core::SC_ZERO_TIME);
   });
@@ -339,6 +344,7 @@ void IssCpu::thread() {
         }
       }
       account();
+      core_.pmu_poll();  // a counter's overflow interrupt, within the quantum
       if (core_.halted()) break;
       if (hyp_model_ && core_.hyp_exit_pending()) {
         qk_.sync();

@@ -9,6 +9,7 @@ extern "C" {
 #include <unistd.h>
 }
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -87,6 +88,8 @@ TEST(SystemDeviceTree, DescribesThePlatformAsQemuVirtLaysItOut) {
   sys::check_device_tree(dtb, "generated");
   EXPECT_EQ(prop_string(dtb, "/", "compatible"), "linux,dummy-virt");
   EXPECT_EQ(prop_string(dtb, "/pl011@9000000", "compatible"), "arm,pl011");
+  EXPECT_EQ(prop_string(dtb, "/pl031@9010000", "compatible"), "arm,pl031");
+  EXPECT_GE(fdt_path_offset(dtb.data(), "/pmu"), 0);  // empty, as QEMU's for an ARMv7 core
   EXPECT_EQ(prop_string(dtb, "/intc@8000000", "compatible"), "arm,cortex-a15-gic");
   EXPECT_EQ(prop_string(dtb, "/timer", "compatible"), "arm,armv7-timer");
   EXPECT_EQ(prop_string(dtb, "/psci", "method"), "hvc");
@@ -193,6 +196,35 @@ TEST(SystemBootLoader, PlacesAZImageInitrdAndDtbAsQemu) {
                                 ram.begin() + (b.dtb_start - sys::kRamBase) + b.dtb_size);
   sys::check_device_tree(dtb, "loaded");
   EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "console=ttyAMA0");
+}
+
+// --dtb-as-is: the file's bytes reach the kernel unchanged (no /chosen update, no room added),
+// at the place QEMU gives a blob.
+TEST(SystemBootLoader, GivesADtbAsItIsWhenAsked) {
+  sys::DeviceTreeConfig c;
+  c.ram_size = 128u << 20;
+  c.bootargs = "from the file";
+  const std::vector<std::uint8_t> blob = sys::build_device_tree(c);
+  std::vector<std::uint8_t> ram(128u << 20);
+  sys::BootFiles f;
+  f.kernel = temp_file("zimage.bin", zimage({0xEAFFFFFE}));
+  f.append = "from the command line";
+  f.dtb = temp_file("as-is.dtb", blob);
+  f.dtb_as_is = true;
+  const sys::BootInfo b = sys::load_boot_files(
+      f, sys::kRamBase, ram.size(), [&](std::uint64_t a, const void* d, std::size_t n) {
+        std::memcpy(ram.data() + (a - sys::kRamBase), d, n);
+      });
+  ASSERT_EQ(b.dtb_size, blob.size());
+  EXPECT_TRUE(std::equal(blob.begin(), blob.end(), ram.begin() + (b.dtb_start - sys::kRamBase)));
+  f.dtb_as_is = false;  // the default: /chosen from the command line
+  const sys::BootInfo u = sys::load_boot_files(
+      f, sys::kRamBase, ram.size(), [&](std::uint64_t a, const void* d, std::size_t n) {
+        std::memcpy(ram.data() + (a - sys::kRamBase), d, n);
+      });
+  std::vector<std::uint8_t> dtb(ram.begin() + (u.dtb_start - sys::kRamBase),
+                                ram.begin() + (u.dtb_start - sys::kRamBase) + u.dtb_size);
+  EXPECT_EQ(prop_string(dtb, "/chosen", "bootargs"), "from the command line");
 }
 
 // Neither an ELF nor a zImage: a raw image, loaded and entered as QEMU does (RAM + 0x10000,
