@@ -2,13 +2,15 @@
 
 #include <iterator>
 
+#include "models/core/primecell.h"
+
 namespace vtoe::rtc {
 
 namespace {
 
-// PeriphID0-3 (part 0x031, designer ARM, revision 1) and PCellID0-3, one byte per word.
+// PeriphID0-3 (part 0x031, designer ARM, revision 1) one byte per word (PCellID0-3:
+// core::kPrimeCellId).
 constexpr std::uint8_t kPeriphId[4] = {0x31, 0x10, 0x14, 0x00};
-constexpr std::uint8_t kPCellId[4] = {0x0d, 0xf0, 0x05, 0xb1};
 constexpr std::uint32_t kIntMatch = reg::kImscMatch;
 
 bool running() {
@@ -49,18 +51,8 @@ Pl031::Pl031(const sc_core::sc_module_name& name, std::uint32_t start)
     offset_ += lr_ - count();  // DR reads LR from now on
     set_alarm();
   });
-  imsc_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
-    imsc_.store(0, value, mask);
-    update();
-  });
-  ris_reg_.on_read([this](unsigned) { return ris_; });
-  mis_.on_read([this](unsigned) { return ris_ & imsc_; });
-  icr_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
-    ris_ &= ~(value & mask);
-    update();
-  });
-  periph_id_.on_read([](unsigned i) -> std::uint32_t { return kPeriphId[i]; });
-  pcell_id_.on_read([](unsigned i) -> std::uint32_t { return kPCellId[i]; });
+  core::wire_primecell(imsc_, ris_reg_, mis_, icr_, periph_id_, pcell_id_, ris_, kPeriphId,
+                       [this] { update(); });
   SC_METHOD(drive_irq);
   sensitive << changed_;
   SC_METHOD(match);

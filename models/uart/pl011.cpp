@@ -2,13 +2,15 @@
 
 #include <iterator>
 
+#include "models/core/primecell.h"
+
 namespace vtoe::uart {
 
 namespace {
 
-// PeriphID0-3 (part 0x011, designer ARM, revision 1) and PCellID0-3, one byte per word.
+// PeriphID0-3 (part 0x011, designer ARM, revision 1) one byte per word (PCellID0-3:
+// core::kPrimeCellId).
 constexpr std::uint8_t kPeriphId[4] = {0x11, 0x10, 0x14, 0x00};
-constexpr std::uint8_t kPCellId[4] = {0x0d, 0xf0, 0x05, 0xb1};
 constexpr std::uint32_t kIntRx = reg::kImscRx, kIntTx = reg::kImscTx, kIntOverrun = reg::kImscOe;
 constexpr std::uint32_t kRsrOverrun = 1u << 3;
 
@@ -63,18 +65,8 @@ Pl011::Pl011(const sc_core::sc_module_name& name, std::function<void(char)> outp
     lcr_h_.store(0, value, mask);
     while (rx_.size() > fifo_depth()) rx_.pop_back();
   });
-  imsc_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
-    imsc_.store(0, value, mask);
-    update();
-  });
-  ris_reg_.on_read([this](unsigned) { return ris_; });
-  mis_.on_read([this](unsigned) { return ris_ & imsc_; });
-  icr_.on_write([this](unsigned, std::uint32_t value, std::uint32_t mask) {
-    ris_ &= ~(value & mask);
-    update();
-  });
-  periph_id_.on_read([](unsigned i) -> std::uint32_t { return kPeriphId[i]; });
-  pcell_id_.on_read([](unsigned i) -> std::uint32_t { return kPCellId[i]; });
+  core::wire_primecell(imsc_, ris_reg_, mis_, icr_, periph_id_, pcell_id_, ris_, kPeriphId,
+                       [this] { update(); });
   SC_METHOD(drive_irq);
   sensitive << changed_;
   SC_METHOD(type_next);
